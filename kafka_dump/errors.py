@@ -1,0 +1,42 @@
+"""Errors that carry the file and byte position they are about.
+
+Only ``cli.py`` turns these into messages and exit codes; library code raises them.
+"""
+
+from __future__ import annotations
+
+
+class KafkaDumpError(Exception):
+    """Base of every error kdump raises on purpose, with an optional file and byte position."""
+
+    def __init__(self, reason: str, *, file: str | None = None, position: int | None = None) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.file = file
+        self.position = position
+
+    def with_location(self, file: str | None = None, position: int | None = None) -> KafkaDumpError:
+        """Return a copy of this error that also names a file and/or a position."""
+        return type(self)(
+            self.reason,
+            file=file if file is not None else self.file,
+            position=position if position is not None else self.position,
+        )
+
+    def __str__(self) -> str:
+        where = self.file or ""
+        if self.position is not None:
+            where = f"{where}: byte {self.position}" if where else f"byte {self.position}"
+        return f"{where}: {self.reason}" if where else self.reason
+
+
+class CorruptRecordError(KafkaDumpError):
+    """Bytes that do not decode as Kafka's format says they must."""
+
+
+class CompressionError(CorruptRecordError):
+    """A payload that its codec cannot decompress, or that expands past the size bound."""
+
+
+class NotASegmentError(KafkaDumpError):
+    """A file that cannot be a log segment at all (not a file, unreadable, or wrong kind)."""

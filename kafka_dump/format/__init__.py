@@ -1,0 +1,26 @@
+"""Pure functions over bytes: the wire formats, codecs, varints and checksums.
+
+The hot loop (``decode_v2_records``) has two twins: the compiled ``_speedups`` when it was built and
+loads, else the pure-Python reference ``_pure``. ``KDUMP_PURE=1`` forces the pure one. The choice is
+made once, here, and ``ACTIVE_TWIN`` names it.
+"""
+
+from __future__ import annotations
+
+import os
+
+from kafka_dump.format import _pure
+
+decode_v2_records = _pure.decode_v2_records
+ACTIVE_TWIN = "pure-python"
+
+if os.environ.get("KDUMP_PURE", "") not in ("1", "true", "yes"):
+    try:
+        from kafka_dump.format import _speedups  # type: ignore[attr-defined]
+    except ImportError:
+        pass
+    else:
+        decode_v2_records = _speedups.decode_v2_records
+        ACTIVE_TWIN = "compiled"
+
+__all__ = ["ACTIVE_TWIN", "decode_v2_records"]

@@ -1,0 +1,177 @@
+"""The pure-Python twin of the decoder's hot loop: iterating the records of one v2 batch.
+
+This is the reference implementation. A compiled twin (``_speedups``) implements the same function
+with the same results, errors and positions; ``kafka_dump.format`` picks one of them once.
+
+v2 record (``DefaultRecord``), every integer a zigzag varint unless noted:
+
+    length            varint   bytes after this field
+    attributes        int8     unused
+    timestampDelta    varlong
+    offsetDelta       varint
+    keyLength         varint   negative = null key
+    key
+    valueLength       varint   negative = null value
+    value
+    headerCount       varint
+    headers           [keyLength varint, key, valueLength varint (negative = null), value]...
+"""
+
+from __future__ import annotations
+
+from kafka_dump.errors import CorruptRecordError
+from kafka_dump.format.varint import decode_varint, decode_varlong
+from kafka_dump.model import Header, Record
+
+_EMPTY: tuple[Header, ...] = ()
+_new = tuple.__new__
+_SEQUENCE_WRAP = 2**31
+
+
+def decode_v2_records(
+    data: bytes,
+    pos: int,
+    end: int,
+    count: int,
+    base_offset: int,
+    base_timestamp: int,
+    log_append_time: int | None,
+    base_sequence: int,
+) -> tuple[list[Record], CorruptRecordError | None]:
+    """Decode ``count`` records from ``data[pos:end]``.
+
+    Returns the records decoded and, if the data is corrupt, the error with its position in ``data``
+    (the records before it are kept). Extra bytes after the last record are an error too.
+    """
+    records: list[Record] = []
+    append = records.append
+    record = Record
+    empty = _EMPTY
+    new = _new
+    i = 0
+    start = pos
+    try:
+        while i < count:
+            start = pos
+            if pos >= end:
+                raise CorruptRecordError(f"batch declares {count} records but holds {i}", position=pos)
+            # length (fast path for one- and two-byte varints; the slow path checks sizes)
+            b = data[pos]
+            if b < 0x80:
+                length = (b >> 1) ^ -(b & 1)
+                pos += 1
+            else:
+                length, pos = decode_varint(data, pos)
+            body_end = pos + length
+            if length < 6 or body_end > end:
+                raise CorruptRecordError(f"record length {length} does not fit the batch", position=start)
+            pos += 1  # attributes: unused
+            b = data[pos]
+            if b < 0x80:
+                ts_delta = (b >> 1) ^ -(b & 1)
+                pos += 1
+            else:
+                ts_delta, pos = decode_varlong(data, pos)
+            b = data[pos]
+            if b < 0x80:
+                offset_delta = (b >> 1) ^ -(b & 1)
+                pos += 1
+            else:
+                offset_delta, pos = decode_varint(data, pos)
+            b = data[pos]
+            if b < 0x80:
+                n = (b >> 1) ^ -(b & 1)
+                pos += 1
+            else:
+                n, pos = decode_varint(data, pos)
+            if n < 0:
+                key = None
+            else:
+                if n > body_end - pos:
+                    raise CorruptRecordError(f"key length {n} runs past the record", position=start)
+                key = data[pos : pos + n]
+                pos += n
+            b = data[pos]
+            if b < 0x80:
+                n = (b >> 1) ^ -(b & 1)
+                pos += 1
+            else:
+                n, pos = decode_varint(data, pos)
+            if n < 0:
+                value = None
+            else:
+                if n > body_end - pos:
+                    raise CorruptRecordError(f"value length {n} runs past the record", position=start)
+                value = data[pos : pos + n]
+                pos += n
+            if pos >= body_end:
+                raise CorruptRecordError("record ends before its header count", position=start)
+            b = data[pos]
+            if b == 0:
+                headers = empty
+                pos += 1
+            else:
+                headers, pos = _decode_headers(data, pos, body_end, start)
+            if pos != body_end:
+                raise CorruptRecordError(
+                    f"record declares {length} bytes but its fields take {length + pos - body_end}",
+                    position=start,
+                )
+            if base_sequence >= 0:
+                sequence = base_sequence + offset_delta
+                if sequence >= _SEQUENCE_WRAP:
+                    sequence -= _SEQUENCE_WRAP
+            else:
+                sequence = -1
+            append(
+                new(
+                    record,
+                    (
+                        base_offset + offset_delta,
+                        base_timestamp + ts_delta if log_append_time is None else log_append_time,
+                        key,
+                        value,
+                        headers,
+                        sequence,
+                        body_end - start,
+                        None,
+                        None,
+                        None,
+                    ),
+                )
+            )
+            i += 1
+    except CorruptRecordError as err:
+        return records, err
+    except IndexError:
+        return records, CorruptRecordError("record runs past the end of the batch", position=start)
+    if pos != end:
+        return records, CorruptRecordError(
+            f"{end - pos} bytes remain after the batch's {count} declared records", position=pos
+        )
+    return records, None
+
+
+def _decode_headers(data: bytes, pos: int, body_end: int, start: int) -> tuple[tuple[Header, ...], int]:
+    count, pos = decode_varint(data, pos)
+    if count < 0 or count > body_end - pos:
+        raise CorruptRecordError(f"invalid header count {count}", position=start)
+    headers = []
+    for _ in range(count):
+        n, pos = decode_varint(data, pos)
+        if n < 0:
+            raise CorruptRecordError("header key is null", position=start)
+        if n > body_end - pos:
+            raise CorruptRecordError(f"header key length {n} runs past the record", position=start)
+        key = data[pos : pos + n]
+        pos += n
+        n, pos = decode_varint(data, pos)
+        if n < 0:
+            value = None
+        else:
+            if n > body_end - pos:
+                raise CorruptRecordError(f"header value length {n} runs past the record", position=start)
+            value = data[pos : pos + n]
+            pos += n
+        headers.append(Header(key, value))
+    return tuple(headers), pos

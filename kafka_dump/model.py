@@ -1,0 +1,161 @@
+"""The values that flow from the decoder to every command: batches, records, headers, problems.
+
+Records and batches are NamedTuples rather than frozen dataclasses: they are just as immutable and
+slotted, but about four times cheaper to build, which matters at a million records a second, and the
+compiled twin can build them directly. Field names follow Kafka's Java client (baseOffset,
+lastOffset, partitionLeaderEpoch...) so they can be grepped against Apache Kafka's source.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import IntEnum
+from typing import NamedTuple
+
+
+class Compression(IntEnum):
+    """Codec ids from the attributes' low three bits (Kafka's ``CompressionType``)."""
+
+    NONE = 0
+    GZIP = 1
+    SNAPPY = 2
+    LZ4 = 3
+    ZSTD = 4
+    UNKNOWN = -1
+
+    @classmethod
+    def _missing_(cls, value: object) -> Compression:
+        return cls.UNKNOWN
+
+    @property
+    def label(self) -> str:
+        """Kafka's lower-case ``CompressionType.name`` (``none``, ``gzip``...)."""
+        return self.name.lower()
+
+
+class TimestampType(IntEnum):
+    """Kafka's ``TimestampType``; magic 0 has no timestamp at all."""
+
+    NO_TIMESTAMP_TYPE = -1
+    CREATE_TIME = 0
+    LOG_APPEND_TIME = 1
+
+    @property
+    def label(self) -> str:
+        """The name Kafka prints: ``CreateTime``, ``LogAppendTime`` or ``NoTimestampType``."""
+        return _TIMESTAMP_LABELS[self]
+
+
+_TIMESTAMP_LABELS = {
+    TimestampType.NO_TIMESTAMP_TYPE: "NoTimestampType",
+    TimestampType.CREATE_TIME: "CreateTime",
+    TimestampType.LOG_APPEND_TIME: "LogAppendTime",
+}
+
+
+class ControlType(IntEnum):
+    """Control record types (Kafka's ``ControlRecordType``); others are kept as their number."""
+
+    ABORT = 0
+    COMMIT = 1
+    LEADER_CHANGE = 2
+    SNAPSHOT_HEADER = 3
+    SNAPSHOT_FOOTER = 4
+    KRAFT_VERSION = 5
+    KRAFT_VOTERS = 6
+
+
+class Header(NamedTuple):
+    """One record header. Kafka header keys are UTF-8 strings; kept as bytes so nothing is lost."""
+
+    key: bytes
+    value: bytes | None
+
+
+class ControlRecord(NamedTuple):
+    """The decoded key (and, for ABORT/COMMIT, value) of a control record."""
+
+    type: int  # a ControlType value, or any other number read from the key
+    version: int
+    coordinatorEpoch: int | None  # only for ABORT and COMMIT markers
+
+    @property
+    def type_name(self) -> str:
+        """``COMMIT``, ``LEADER_CHANGE``..., or ``UNKNOWN(n)`` as Kafka prints it."""
+        try:
+            return ControlType(self.type).name
+        except ValueError:
+            return f"UNKNOWN({self.type})"
+
+
+class Record(NamedTuple):
+    """One record: a v2 record, or a v0/v1 message (inner or standalone)."""
+
+    offset: int
+    timestamp: int
+    key: bytes | None
+    value: bytes | None
+    headers: tuple[Header, ...]
+    sequence: int  # -1 when the batch has no producer sequence, and for v0/v1
+    sizeInBytes: int
+    crc: int | None = None  # v0/v1 only: the message's stored CRC32
+    crcValid: bool | None = None  # v0/v1 only
+    control: ControlRecord | None = None
+
+
+class Batch(NamedTuple):
+    """One entry of the log: a v2 RecordBatch, or one outer v0/v1 message (a wrapper or a single one).
+
+    ``records`` is None when the caller asked for headers only.
+    """
+
+    file: str
+    position: int
+    baseOffset: int
+    lastOffset: int
+    magic: int
+    attributes: int
+    compression: Compression
+    timestampType: TimestampType
+    baseTimestamp: int
+    maxTimestamp: int
+    producerId: int
+    producerEpoch: int
+    baseSequence: int
+    lastSequence: int
+    partitionLeaderEpoch: int
+    isTransactional: bool
+    isControl: bool
+    deleteHorizonMs: int | None
+    crc: int
+    crcValid: bool
+    sizeInBytes: int
+    recordCount: int | None
+    records: tuple[Record, ...] | None
+
+
+class ProblemKind(IntEnum):
+    """What a Problem is about; the tail kinds are facts, not corruption."""
+
+    CORRUPT = 0
+    ZERO_TAIL = 1
+    PARTIAL_TAIL = 2
+
+    @property
+    def label(self) -> str:
+        return self.name.lower().replace("_", "-")
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """Something wrong or notable found at a byte position of a file; iteration goes on after it."""
+
+    file: str
+    position: int
+    length: int
+    kind: ProblemKind
+    reason: str
+    baseOffset: int | None = None
+
+    def __str__(self) -> str:
+        return f"{self.file}: byte {self.position}: {self.reason}"

@@ -1,0 +1,251 @@
+"""Reading a segment file: frame its entries, dispatch on each entry's magic, report the tail.
+
+The file is read in chunks, so memory holds one chunk (or one entry, if larger) at a time whatever
+the file's size. Corruption becomes a ``Problem`` in the stream and reading goes on: after the
+entry when its size still frames it, else at the next position where a valid entry starts.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+from kafka_dump.errors import CorruptRecordError, NotASegmentError
+from kafka_dump.format import layout as L
+from kafka_dump.format import legacy, v2
+from kafka_dump.format.checksum import crc32, crc32c
+from kafka_dump.format.codecs import DEFAULT_MAX_BATCH_BYTES
+from kafka_dump.model import Batch, Problem, ProblemKind
+
+CHUNK_SIZE = 4 * 1024 * 1024
+_ENTRY_PREFIX = L.MAGIC_OFFSET + 1  # bytes needed to read offset, size and magic
+_LEGACY_MIN_ENTRY = L.LOG_OVERHEAD + L.LEGACY_MIN_SIZE[0]
+_SEGMENT_NAME = re.compile(r"^(\d{20})\.(log|index|timeindex|txnindex|snapshot)$")
+_SNAPSHOT_NAME = re.compile(r"^(\d{20})-(\d{10})\.checkpoint$")
+SEGMENT_SUFFIXES = (".log", ".checkpoint")
+
+Item = Batch | Problem
+# A filter that may skip a batch by its header alone: (lastOffset, maxTimestamp) -> keep?
+HeaderFilter = Callable[[int, int], bool]
+
+
+def segment_base_offset(path: str | os.PathLike[str]) -> int | None:
+    """The base offset in a file name Kafka wrote (``00000000000000001000.log`` -> 1000)."""
+    match = _SEGMENT_NAME.match(Path(path).name)
+    return int(match.group(1)) if match else None
+
+
+def snapshot_id(path: str | os.PathLike[str]) -> tuple[int, int] | None:
+    """(end offset, epoch) of a KRaft snapshot named ``<endOffset>-<epoch>.checkpoint``."""
+    match = _SNAPSHOT_NAME.match(Path(path).name)
+    return (int(match.group(1)), int(match.group(2))) if match else None
+
+
+def segment_files(path: str | os.PathLike[str]) -> list[Path]:
+    """The segment files to read for a path: itself, or a partition directory's logs in offset order."""
+    p = Path(path)
+    try:
+        if p.is_dir():
+            logs = [c for c in p.iterdir() if c.suffix in SEGMENT_SUFFIXES and c.is_file()]
+            if not logs:
+                raise NotASegmentError("directory holds no .log or .checkpoint segment", file=str(p))
+            return sorted(logs, key=lambda c: (segment_base_offset(c) is None, segment_base_offset(c) or 0, c.name))
+        if not p.exists():
+            raise NotASegmentError("no such file or directory", file=str(p))
+        if not p.is_file():
+            raise NotASegmentError("not a regular file", file=str(p))
+    except PermissionError as exc:
+        raise NotASegmentError(f"permission denied ({exc.strerror})", file=str(p)) from None
+    return [p]
+
+
+class _Window:
+    """A sliding read buffer over the file, so entries can be sliced without reading it all."""
+
+    def __init__(self, f: object, size: int) -> None:
+        self._f = f
+        self.size = size
+        self._buf = b""
+        self._start = 0
+
+    def span(self, pos: int, n: int) -> tuple[bytes, int]:
+        """Return (buffer, index) such that buffer[index:index+n] is file[pos:pos+n]; n is in-file."""
+        start = self._start
+        if start <= pos and pos + n <= start + len(self._buf):
+            return self._buf, pos - start
+        self._f.seek(pos)  # type: ignore[attr-defined]
+        self._buf = self._f.read(max(n, CHUNK_SIZE))  # type: ignore[attr-defined]
+        self._start = pos
+        if len(self._buf) < n:
+            raise NotASegmentError("file shrank while it was being read", position=pos)
+        return self._buf, 0
+
+    def all_zero(self, pos: int) -> bool:
+        while pos < self.size:
+            n = min(CHUNK_SIZE, self.size - pos)
+            buf, i = self.span(pos, n)
+            if buf[i : i + n].count(0) != n:
+                return False
+            pos += n
+        return True
+
+
+def open_segment(path: str | os.PathLike[str]) -> tuple[object, int]:
+    """Open a segment for reading, turning OS errors into one-line NotASegmentError."""
+    try:
+        f = open(path, "rb")  # noqa: SIM115 (closed by the caller's generator)
+        size = os.fstat(f.fileno()).st_size
+    except OSError as exc:
+        raise NotASegmentError(exc.strerror or str(exc), file=str(path)) from None
+    return f, size
+
+
+def read_segment(
+    path: str | os.PathLike[str],
+    *,
+    with_records: bool = True,
+    max_batch_bytes: int = DEFAULT_MAX_BATCH_BYTES,
+    start: int = 0,
+    keep: HeaderFilter | None = None,
+) -> Iterator[Item]:
+    """Yield every batch and problem of a segment file, in file order, from byte ``start``.
+
+    ``keep`` sees (lastOffset, maxTimestamp) of each v2 batch (each v0/v1 message) before its
+    records are decoded; a batch it rejects is skipped without being decoded or yielded.
+    """
+    name = str(path)
+    f, size = open_segment(path)
+    with f:  # type: ignore[attr-defined]
+        yield from _walk(name, _Window(f, size), start, with_records, max_batch_bytes, keep)
+
+
+def _walk(
+    name: str,
+    win: _Window,
+    pos: int,
+    with_records: bool,
+    max_batch_bytes: int,
+    keep: HeaderFilter | None,
+) -> Iterator[Item]:
+    size = win.size
+    entry_limit = max(max_batch_bytes, CHUNK_SIZE)
+    while pos < size:
+        remaining = size - pos
+        if remaining < _ENTRY_PREFIX:
+            yield _tail(name, win, pos)
+            return
+        buf, i = win.span(pos, _ENTRY_PREFIX)
+        offset, length = L.LOG_ENTRY.unpack_from(buf, i)
+        magic = buf[i + L.MAGIC_OFFSET]
+        entry = L.LOG_OVERHEAD + length
+        if entry > remaining or length < _LEGACY_MIN_ENTRY - L.LOG_OVERHEAD:
+            if (offset == 0 and length == 0) or entry > remaining:
+                next_pos = _resync(win, pos + 1)
+                if next_pos is None:
+                    yield _tail(name, win, pos)
+                    return
+            else:
+                next_pos = _resync(win, pos + 1)
+            reason = f"entry size {length} is invalid; skipped to the next valid entry"
+            yield Problem(name, pos, (next_pos or size) - pos, ProblemKind.CORRUPT, reason, offset)
+            if next_pos is None:
+                return
+            pos = next_pos
+            continue
+        if entry > entry_limit:
+            reason = f"entry of {entry} bytes is larger than --max-batch-bytes ({max_batch_bytes}); skipped"
+            yield Problem(name, pos, entry, ProblemKind.CORRUPT, reason, offset)
+            pos += entry
+            continue
+        if keep is not None and not _keep(keep, buf, i, magic, offset):
+            pos += entry
+            continue
+        buf, i = win.span(pos, entry)
+        yield from _decode_entry(name, buf, i, pos, entry, magic, with_records, max_batch_bytes)
+        pos += entry
+
+
+def _keep(keep: HeaderFilter, buf: bytes, i: int, magic: int, offset: int) -> bool:
+    """Ask the filter about an entry from its first bytes only (the v2 header, or the v1 timestamp)."""
+    return True if magic > 2 else keep(offset, -1)
+
+
+def _decode_entry(
+    name: str, buf: bytes, i: int, pos: int, entry: int, magic: int, with_records: bool, max_batch_bytes: int
+) -> Iterator[Item]:
+    batch: Batch | None = None
+    error: CorruptRecordError | None = None
+    try:
+        if magic == 2:
+            if entry < L.V2_HEADER_SIZE:
+                raise CorruptRecordError(f"v2 batch of {entry} bytes is smaller than its header", position=pos)
+            batch, error = v2.decode_batch(
+                name, buf, i, pos, with_records=with_records, max_batch_bytes=max_batch_bytes
+            )
+        elif magic in (0, 1):
+            batch, error = legacy.decode_message(
+                name, buf, i, i + entry, pos, with_records=with_records, max_batch_bytes=max_batch_bytes
+            )
+        else:
+            raise CorruptRecordError(f"unknown magic {magic}", position=pos)
+    except CorruptRecordError as exc:
+        yield Problem(name, pos, entry, ProblemKind.CORRUPT, exc.reason, L.LOG_ENTRY.unpack_from(buf, i)[0])
+        return
+    yield batch
+    if not batch.crcValid:
+        kind = "CRC-32C" if magic == 2 else "CRC-32"
+        reason = f"{kind} mismatch: stored {batch.crc}, computed {_computed_crc(buf, i, entry, magic)}"
+        yield Problem(name, pos, entry, ProblemKind.CORRUPT, reason, batch.baseOffset)
+    if error is not None:
+        where = error.position if error.position is not None else pos
+        yield Problem(name, where, entry - (where - pos), ProblemKind.CORRUPT, error.reason, batch.baseOffset)
+
+
+def _computed_crc(buf: bytes, i: int, entry: int, magic: int) -> int:
+    view = memoryview(buf)
+    if magic == 2:
+        return crc32c(view[i + L.V2_ATTRIBUTES_OFFSET : i + entry])
+    return crc32(view[i + L.MAGIC_OFFSET : i + entry])
+
+
+def _tail(name: str, win: _Window, pos: int) -> Problem:
+    n = win.size - pos
+    if win.all_zero(pos):
+        return Problem(name, pos, n, ProblemKind.ZERO_TAIL, f"{n} zero bytes at the end (preallocated space)")
+    return Problem(name, pos, n, ProblemKind.PARTIAL_TAIL, f"{n} bytes at the end are a partial entry")
+
+
+def _resync(win: _Window, pos: int) -> int | None:
+    """The next position from ``pos`` where a whole entry with a valid CRC starts, if any.
+
+    Checking the CRC makes a false match as unlikely as a CRC collision; the scan is linear.
+    """
+    size = win.size
+    while pos + _ENTRY_PREFIX <= size:
+        n = min(CHUNK_SIZE, size - pos)
+        buf, i = win.span(pos, n)
+        for j in range(i, i + n - _ENTRY_PREFIX + 1):
+            magic = buf[j + L.MAGIC_OFFSET]
+            if magic > 2:
+                continue
+            length = L.INT32.unpack_from(buf, j + 8)[0]
+            entry = L.LOG_OVERHEAD + length
+            p = pos + j - i
+            if length < _LEGACY_MIN_ENTRY - L.LOG_OVERHEAD or entry > size - p:
+                continue
+            if magic == 2 and entry < L.V2_HEADER_SIZE:
+                continue
+            if _entry_crc_ok(win, p, entry, magic):
+                return p
+            buf, i = win.span(pos, n)
+        pos += n - _ENTRY_PREFIX + 1
+    return None
+
+
+def _entry_crc_ok(win: _Window, pos: int, entry: int, magic: int) -> bool:
+    buf, i = win.span(pos, entry)
+    stored_at = L.V2_CRC_OFFSET if magic == 2 else L.LOG_OVERHEAD
+    stored = int.from_bytes(buf[i + stored_at : i + stored_at + 4], "big")
+    return _computed_crc(buf, i, entry, magic) == stored
