@@ -159,17 +159,28 @@ def _walk(
             yield Problem(name, pos, entry, ProblemKind.CORRUPT, reason, offset)
             pos += entry
             continue
-        if keep is not None and not _keep(keep, buf, i, magic, offset):
+        buf, i = win.span(pos, entry)
+        if keep is not None and not _keep(keep, buf, i, entry, magic, offset):
             pos += entry
             continue
-        buf, i = win.span(pos, entry)
         yield from _decode_entry(name, buf, i, pos, entry, magic, with_records, max_batch_bytes)
         pos += entry
 
 
-def _keep(keep: HeaderFilter, buf: bytes, i: int, magic: int, offset: int) -> bool:
-    """Ask the filter about an entry from its first bytes only (the v2 header, or the v1 timestamp)."""
-    return True if magic > 2 else keep(offset, -1)
+
+
+
+
+def _keep(keep: HeaderFilter, buf: bytes, i: int, entry: int, magic: int, offset: int) -> bool:
+    """Ask the filter about an entry from its header alone (v2 header; v0/v1 offset and timestamp)."""
+    if magic == 2 and entry >= L.V2_HEADER_SIZE:
+        last = offset + L.INT32.unpack_from(buf, i + L.V2_LAST_OFFSET_DELTA_OFFSET)[0]
+        return keep(last, L.LEGACY_TIMESTAMP.unpack_from(buf, i + L.V2_MAX_TIMESTAMP_OFFSET)[0])
+    if magic == 1 and entry >= L.LOG_OVERHEAD + L.LEGACY_MIN_SIZE[1]:
+        return keep(offset, L.LEGACY_TIMESTAMP.unpack_from(buf, i + L.LEGACY_HEADER.size)[0])
+    if magic == 0:
+        return keep(offset, -1)
+    return True
 
 
 def _decode_entry(

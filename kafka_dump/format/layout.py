@@ -46,6 +46,8 @@ V2_HEADER = struct.Struct(">qiibIhiqqqhii")
 V2_HEADER_SIZE = V2_HEADER.size  # 61
 V2_CRC_OFFSET = 17
 V2_ATTRIBUTES_OFFSET = 21  # the CRC-32C covers from here to the end of the batch
+V2_LAST_OFFSET_DELTA_OFFSET = 23
+V2_MAX_TIMESTAMP_OFFSET = 35
 V2_MIN_BATCH_LENGTH = V2_HEADER_SIZE - LOG_OVERHEAD  # 49
 
 LEGACY_HEADER = struct.Struct(">qiIbb")  # offset, size, crc, magic, attributes

@@ -1,0 +1,117 @@
+"""The line format of ``kafka-dump-log.sh --deep-iteration --print-data-log`` (Kafka 3.x/4.x).
+
+Format strings follow ``org.apache.kafka.tools.DumpLogSegments`` (printBatchLevel,
+printRecordMetadata, printRecordContents, printTrailingBytes), so scripts written for Kafka's tool
+keep working. Kafka's slips are left out (the Scala tool's stray ``}`` after a legacy crc).
+Problems other than the tail are diagnostics: they go to stderr (see ``cli.py``), not here.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from kafka_dump.model import Batch, ControlType, Problem, ProblemKind, Record
+from kafka_dump.segment import segment_base_offset, snapshot_id
+
+_BOOL = {True: "true", False: "false"}
+_CONTROL_LABELS = {
+    ControlType.LEADER_CHANGE: " LeaderChange:",
+    ControlType.SNAPSHOT_HEADER: " SnapshotHeader",
+    ControlType.SNAPSHOT_FOOTER: " SnapshotFooter",
+    ControlType.KRAFT_VERSION: " KRaftVersion",
+    ControlType.KRAFT_VOTERS: " KRaftVoters",
+}
+
+
+class KafkaTextRenderer:
+    """``records=False`` prints batch lines only (the tool without --deep-iteration)."""
+
+    def __init__(self, *, records: bool = True, print_data: bool = True) -> None:
+        self._records = records
+        self._data = print_data
+
+    def file_start(self, path: str) -> list[str]:
+        lines = [f"Dumping {path}\n"]
+        name = Path(path).name
+        if name.endswith(".log"):
+            base = segment_base_offset(path)
+            lines.append(f"Log starting offset: {base if base is not None else 0}\n")
+        elif name == "bootstrap.checkpoint":
+            lines.append("KRaft bootstrap snapshot\n")
+        elif (snap := snapshot_id(path)) is not None:
+            lines.append(f"Snapshot end offset: {snap[0]}, epoch: {snap[1]}\n")
+        return lines
+
+    def batch(self, b: Batch, records: tuple[Record, ...] | None) -> list[str]:
+        out = [batch_line(b)]
+        if self._records and records is not None:
+            out.extend(record_line(b, r, self._data) for r in records)
+        return out
+
+    def problem(self, problem: Problem) -> list[str]:
+        return []
+
+    def file_end(self, path: str, trailing: int) -> list[str]:
+        if trailing > 0:
+            return [f"Found {trailing} invalid bytes at the end of {Path(path).name}\n"]
+        return []
+
+
+def batch_line(b: Batch) -> str:
+    if b.magic >= 2:
+        horizon = "OptionalLong.empty" if b.deleteHorizonMs is None else f"OptionalLong[{b.deleteHorizonMs}]"
+        head = (
+            f"baseOffset: {b.baseOffset} lastOffset: {b.lastOffset} count: {b.recordCount}"
+            f" baseSequence: {b.baseSequence} lastSequence: {b.lastSequence} producerId: {b.producerId}"
+            f" producerEpoch: {b.producerEpoch} partitionLeaderEpoch: {b.partitionLeaderEpoch}"
+            f" isTransactional: {_BOOL[b.isTransactional]} isControl: {_BOOL[b.isControl]}"
+            f" deleteHorizonMs: {horizon}"
+        )
+    else:
+        head = f"offset: {b.lastOffset}"
+    return (
+        f"{head} position: {b.position} {b.timestampType.label}: {b.maxTimestamp} size: {b.sizeInBytes}"
+        f" magic: {b.magic} compresscodec: {b.compression.label} crc: {b.crc} isvalid: {_BOOL[b.crcValid]}\n"
+    )
+
+
+def record_line(b: Batch, r: Record, print_data: bool) -> str:
+    parts = [
+        f"| offset: {r.offset} {b.timestampType.label}: {r.timestamp}"
+        f" keySize: {-1 if r.key is None else len(r.key)} valueSize: {-1 if r.value is None else len(r.value)}"
+    ]
+    if b.magic >= 2:
+        keys = ",".join(h.key.decode("utf-8", "replace") for h in r.headers)
+        parts.append(f" sequence: {r.sequence} headerKeys: [{keys}]")
+    else:
+        parts.append(f" isValid: {_BOOL[bool(r.crcValid)]} crc: {r.crc}")
+    if b.isControl:
+        parts.append(_control(r))
+    elif print_data:
+        if r.key is not None:
+            parts.append(" key: " + r.key.decode("utf-8", "replace"))
+        if r.value is not None:
+            parts.append(" payload: " + r.value.decode("utf-8", "replace"))
+    parts.append("\n")
+    return "".join(parts)
+
+
+def _control(r: Record) -> str:
+    c = r.control
+    if c is None:
+        return " controlType: UNKNOWN(-1)"
+    if c.type in (ControlType.ABORT, ControlType.COMMIT):
+        return f" endTxnMarker: {c.type_name} coordinatorEpoch: {c.coordinatorEpoch}"
+    label = _CONTROL_LABELS.get(ControlType(c.type)) if c.type in _KNOWN else None
+    if label is not None:
+        # Kafka prints the decoded KRaft message as JSON here; kdump shows its value bytes as hex.
+        return f"{label} {'null' if r.value is None else r.value.hex()}"
+    return f" controlType: {c.type_name}"
+
+
+_KNOWN = frozenset(int(t) for t in ControlType)
+
+
+def trailing_bytes(problem: Problem) -> int:
+    """Bytes Kafka's reader would not return as a batch: the tail kinds."""
+    return problem.length if problem.kind in (ProblemKind.ZERO_TAIL, ProblemKind.PARTIAL_TAIL) else 0

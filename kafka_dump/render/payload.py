@@ -1,0 +1,57 @@
+"""How keys, values and header values are written: text, base64 or hex; and short previews."""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Callable
+from enum import Enum
+
+
+class PayloadEncoding(str, Enum):
+    """``--payload``: ``base64`` and ``hex`` are exact; ``text`` decodes UTF-8, escaping bad bytes."""
+
+    TEXT = "text"
+    BASE64 = "base64"
+    HEX = "hex"
+
+
+def _text(data: bytes) -> str:
+    return data.decode("utf-8", "backslashreplace")
+
+
+def _base64(data: bytes) -> str:
+    return base64.b64encode(data).decode("ascii")
+
+
+def _hex(data: bytes) -> str:
+    return data.hex()
+
+
+ENCODERS: dict[PayloadEncoding, Callable[[bytes], str]] = {
+    PayloadEncoding.TEXT: _text,
+    PayloadEncoding.BASE64: _base64,
+    PayloadEncoding.HEX: _hex,
+}
+
+
+def header_key(key: bytes) -> str:
+    """Header keys are UTF-8 strings in Kafka; bytes that are not UTF-8 are escaped, not lost."""
+    return key.decode("utf-8", "backslashreplace")
+
+
+def preview(data: bytes | None, max_bytes: int) -> str:
+    """Text when the bytes are printable UTF-8, else hex; cut to ``max_bytes`` with an ellipsis."""
+    if data is None:
+        return "null"
+    cut = data[:max_bytes]
+    more = len(data) > max_bytes
+    try:
+        text = cut.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        # A cut through a multi-byte character is still text: drop the partial character.
+        if not (more and exc.start >= len(cut) - 3 and exc.reason == "unexpected end of data"):
+            return "0x" + cut.hex() + ("…" if more else "")
+        text = cut[: exc.start].decode("utf-8")
+    if not text.isprintable():
+        return "0x" + cut.hex() + ("…" if more else "")
+    return text + ("…" if more else "")
