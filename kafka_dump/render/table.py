@@ -41,7 +41,7 @@ class TableRenderer:
     def batch(self, b: Batch, records: tuple[Record, ...] | None) -> list[object]:
         if not self._records or records is None:
             return [Text(batch_title(b), style="" if b.crcValid else "bold red")]
-        table = Table(title=batch_title(b), title_justify="left", expand=False, show_lines=False)
+        table = Table(expand=False, show_lines=False)
         table.add_column("offset", justify="right", no_wrap=True)
         table.add_column("timestamp (UTC)", no_wrap=True)
         table.add_column("ms", justify="right", no_wrap=True)
@@ -68,7 +68,7 @@ class TableRenderer:
                 c = r.control
                 row.append("?" if c is None else _control_text(c.type_name, c.version, c.coordinatorEpoch))
             table.add_row(*row)
-        return [table]
+        return [Text(batch_title(b), style="" if b.crcValid else "bold red"), table]
 
     def problem(self, p: Problem) -> list[object]:
         return [Text(f"PROBLEM at byte {p.position} ({p.length} bytes, {p.kind.label}): {p.reason}", style="bold red")]
