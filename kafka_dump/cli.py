@@ -36,9 +36,7 @@ class _DefaultToDump(click.Group):
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         first = next((a for a in args if not a.startswith("-")), None)
         wants_help = any(a in ("--help", "-h", "--version") for a in args)
-        if first is not None and first not in self.commands and not wants_help:
-            args = ["dump", *args]
-        elif first is None and args and not wants_help:
+        if not wants_help and args and (first is None or first not in self.commands):
             args = ["dump", *args]
         return super().parse_args(ctx, args)
 
@@ -99,7 +97,9 @@ def _write_all(out: TextIO, parts: Iterable[str]) -> None:
 @click.option("--to-offset", type=int, help="Only records at or before this offset.")
 @click.option("--from-time", help="Only records at or after this time (ISO-8601 or epoch ms).")
 @click.option("--to-time", help="Only records at or before this time (ISO-8601 or epoch ms).")
-@click.option("--limit", type=click.IntRange(min=0), help="Stop after N records (N batches with --batches-only).")
+@click.option(
+    "--limit", type=click.IntRange(min=0), help="Stop after N records (N batches with --batches-only)."
+)
 @click.option("--max-batch-bytes", type=click.IntRange(min=1), default=DEFAULT_MAX_BATCH_BYTES, show_default=True,
               help="A batch that decompresses past this size is reported as a problem.")  # fmt: skip
 @_traceback_option
@@ -128,7 +128,9 @@ def dump(
     """
     rng = RangeFilter(from_offset, to_offset, parse_time(from_time), parse_time(to_time), limit)
     summary = Summary()
-    events = iter_dump(list(paths), rng, summary, with_records=not batches_only, max_batch_bytes=max_batch_bytes)
+    events = iter_dump(
+        list(paths), rng, summary, with_records=not batches_only, max_batch_bytes=max_batch_bytes
+    )
     _run(lambda: _render(fmt, events, payload, max_bytes, batches_only), traceback)
     sys.exit(EXIT_CORRUPT if summary.corrupt else EXIT_OK)
 
@@ -155,7 +157,7 @@ def _render(fmt: str, events: Iterable[object], payload: str, max_bytes: int, ba
         if fmt == "kafka" and isinstance(event, Problem) and event.kind is ProblemKind.CORRUPT:
             sys.stderr.write(f"kdump: {event}\n")
             continue
-        _write_all(out, _dispatch(renderer, event))  # type: ignore[arg-type]
+        _write_all(out, _dispatch(renderer, event))
 
 
 def _dispatch(renderer: Any, event: object) -> list[Any]:

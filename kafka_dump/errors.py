@@ -5,6 +5,10 @@ Only ``cli.py`` turns these into messages and exit codes; library code raises th
 
 from __future__ import annotations
 
+from typing import TypeVar
+
+_E = TypeVar("_E", bound="KafkaDumpError")
+
 
 class KafkaDumpError(Exception):
     """Base of every error kdump raises on purpose, with an optional file and byte position."""
@@ -15,7 +19,7 @@ class KafkaDumpError(Exception):
         self.file = file
         self.position = position
 
-    def with_location(self, file: str | None = None, position: int | None = None) -> KafkaDumpError:
+    def with_location(self: _E, file: str | None = None, position: int | None = None) -> _E:
         """Return a copy of this error that also names a file and/or a position."""
         return type(self)(
             self.reason,

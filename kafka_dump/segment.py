@@ -51,7 +51,9 @@ def segment_files(path: str | os.PathLike[str]) -> list[Path]:
             logs = [c for c in p.iterdir() if c.suffix in SEGMENT_SUFFIXES and c.is_file()]
             if not logs:
                 raise NotASegmentError("directory holds no .log or .checkpoint segment", file=str(p))
-            return sorted(logs, key=lambda c: (segment_base_offset(c) is None, segment_base_offset(c) or 0, c.name))
+            return sorted(
+                logs, key=lambda c: (segment_base_offset(c) is None, segment_base_offset(c) or 0, c.name)
+            )
         if not p.exists():
             raise NotASegmentError("no such file or directory", file=str(p))
         if not p.is_file():
@@ -167,10 +169,6 @@ def _walk(
         pos += entry
 
 
-
-
-
-
 def _keep(keep: HeaderFilter, buf: bytes, i: int, entry: int, magic: int, offset: int) -> bool:
     """Ask the filter about an entry from its header alone (v2 header; v0/v1 offset and timestamp)."""
     if magic == 2 and entry >= L.V2_HEADER_SIZE:
@@ -191,7 +189,9 @@ def _decode_entry(
     try:
         if magic == 2:
             if entry < L.V2_HEADER_SIZE:
-                raise CorruptRecordError(f"v2 batch of {entry} bytes is smaller than its header", position=pos)
+                raise CorruptRecordError(
+                    f"v2 batch of {entry} bytes is smaller than its header", position=pos
+                )
             batch, error = v2.decode_batch(
                 name, buf, i, pos, with_records=with_records, max_batch_bytes=max_batch_bytes
             )

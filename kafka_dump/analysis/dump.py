@@ -95,9 +95,13 @@ def iter_dump(
         summary.files += 1
         yield FileStart(str(f))
         trailing = 0
-        start = seek_position(Path(f), from_offset=rng.from_offset, from_time=rng.from_time) if rng.active else 0
+        start = (
+            seek_position(Path(f), from_offset=rng.from_offset, from_time=rng.from_time) if rng.active else 0
+        )
         keep = rng.keep_header if rng.active else None
-        for item in read_segment(f, with_records=with_records, max_batch_bytes=max_batch_bytes, start=start, keep=keep):
+        for item in read_segment(
+            f, with_records=with_records, max_batch_bytes=max_batch_bytes, start=start, keep=keep
+        ):
             if isinstance(item, Problem):
                 if item.kind is ProblemKind.CORRUPT:
                     summary.corrupt += 1

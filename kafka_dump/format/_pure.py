@@ -20,7 +20,7 @@ v2 record (``DefaultRecord``), every integer a zigzag varint unless noted:
 from __future__ import annotations
 
 from kafka_dump.errors import CorruptRecordError
-from kafka_dump.format.varint import decode_varint, decode_varlong
+from kafka_dump.format.varint import read_zigzag as _varint
 from kafka_dump.model import Header, Record
 
 _EMPTY: tuple[Header, ...] = ()
@@ -38,30 +38,30 @@ def decode_v2_records(
     log_append_time: int | None,
     base_sequence: int,
 ) -> tuple[list[Record], CorruptRecordError | None]:
-    """Decode ``count`` records from ``data[pos:end]``.
+    """Decode ``count`` records from ``data[pos:end]`` (``end <= len(data)``).
 
     Returns the records decoded and, if the data is corrupt, the error with its position in ``data``
     (the records before it are kept). Extra bytes after the last record are an error too.
+    Every read is bounded by the record's own length, itself bounded by ``end``.
     """
     records: list[Record] = []
     append = records.append
     record = Record
     empty = _EMPTY
     new = _new
-    i = 0
-    start = pos
+    varint = _varint
     try:
-        while i < count:
+        for i in range(count):
             start = pos
             if pos >= end:
                 raise CorruptRecordError(f"batch declares {count} records but holds {i}", position=pos)
-            # length (fast path for one- and two-byte varints; the slow path checks sizes)
+            # One-byte varints take the fast path; every read stays below body_end.
             b = data[pos]
             if b < 0x80:
                 length = (b >> 1) ^ -(b & 1)
                 pos += 1
             else:
-                length, pos = decode_varint(data, pos)
+                length, pos = varint(data, pos, end, 5)
             body_end = pos + length
             if length < 6 or body_end > end:
                 raise CorruptRecordError(f"record length {length} does not fit the batch", position=start)
@@ -71,19 +71,19 @@ def decode_v2_records(
                 ts_delta = (b >> 1) ^ -(b & 1)
                 pos += 1
             else:
-                ts_delta, pos = decode_varlong(data, pos)
-            b = data[pos]
-            if b < 0x80:
+                ts_delta, pos = varint(data, pos, body_end, 10)
+            if pos < body_end and data[pos] < 0x80:
+                b = data[pos]
                 offset_delta = (b >> 1) ^ -(b & 1)
                 pos += 1
             else:
-                offset_delta, pos = decode_varint(data, pos)
-            b = data[pos]
-            if b < 0x80:
+                offset_delta, pos = varint(data, pos, body_end, 5)
+            if pos < body_end and data[pos] < 0x80:
+                b = data[pos]
                 n = (b >> 1) ^ -(b & 1)
                 pos += 1
             else:
-                n, pos = decode_varint(data, pos)
+                n, pos = varint(data, pos, body_end, 5)
             if n < 0:
                 key = None
             else:
@@ -91,12 +91,12 @@ def decode_v2_records(
                     raise CorruptRecordError(f"key length {n} runs past the record", position=start)
                 key = data[pos : pos + n]
                 pos += n
-            b = data[pos]
-            if b < 0x80:
+            if pos < body_end and data[pos] < 0x80:
+                b = data[pos]
                 n = (b >> 1) ^ -(b & 1)
                 pos += 1
             else:
-                n, pos = decode_varint(data, pos)
+                n, pos = varint(data, pos, body_end, 5)
             if n < 0:
                 value = None
             else:
@@ -104,10 +104,7 @@ def decode_v2_records(
                     raise CorruptRecordError(f"value length {n} runs past the record", position=start)
                 value = data[pos : pos + n]
                 pos += n
-            if pos >= body_end:
-                raise CorruptRecordError("record ends before its header count", position=start)
-            b = data[pos]
-            if b == 0:
+            if pos < body_end and data[pos] == 0:
                 headers = empty
                 pos += 1
             else:
@@ -140,11 +137,8 @@ def decode_v2_records(
                     ),
                 )
             )
-            i += 1
     except CorruptRecordError as err:
         return records, err
-    except IndexError:
-        return records, CorruptRecordError("record runs past the end of the batch", position=start)
     if pos != end:
         return records, CorruptRecordError(
             f"{end - pos} bytes remain after the batch's {count} declared records", position=pos
@@ -153,19 +147,19 @@ def decode_v2_records(
 
 
 def _decode_headers(data: bytes, pos: int, body_end: int, start: int) -> tuple[tuple[Header, ...], int]:
-    count, pos = decode_varint(data, pos)
+    count, pos = _varint(data, pos, body_end, 5)
     if count < 0 or count > body_end - pos:
         raise CorruptRecordError(f"invalid header count {count}", position=start)
     headers = []
     for _ in range(count):
-        n, pos = decode_varint(data, pos)
+        n, pos = _varint(data, pos, body_end, 5)
         if n < 0:
             raise CorruptRecordError("header key is null", position=start)
         if n > body_end - pos:
             raise CorruptRecordError(f"header key length {n} runs past the record", position=start)
         key = data[pos : pos + n]
         pos += n
-        n, pos = decode_varint(data, pos)
+        n, pos = _varint(data, pos, body_end, 5)
         if n < 0:
             value = None
         else:

@@ -83,7 +83,9 @@ def decode_batch(
         producer_id,
         producer_epoch,
         base_sequence,
-        L.NO_SEQUENCE if base_sequence == L.NO_SEQUENCE else increment_sequence(base_sequence, last_offset_delta),
+        L.NO_SEQUENCE
+        if base_sequence == L.NO_SEQUENCE
+        else increment_sequence(base_sequence, last_offset_delta),
         leader_epoch,
         bool(attributes & L.TRANSACTIONAL_BIT),
         is_control,

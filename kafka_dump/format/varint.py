@@ -11,37 +11,41 @@ VARINT_MAX_BYTES = 5
 VARLONG_MAX_BYTES = 10
 
 
-def _read_unsigned(buf: bytes | memoryview, pos: int, max_bytes: int) -> tuple[int, int]:
-    result = 0
-    shift = 0
-    end = min(len(buf), pos + max_bytes)
+_U32 = 0xFFFFFFFF
+_U64 = 0xFFFFFFFFFFFFFFFF
+
+
+def read_zigzag(buf: bytes | memoryview, pos: int, limit: int, max_bytes: int) -> tuple[int, int]:
+    """A zigzag varint at ``pos`` that must end before ``limit``; return (value, next position).
+
+    As Kafka's ``ByteUtils.readVarint``/``readVarlong``: at most ``max_bytes`` bytes (5 or 10), and
+    bits past 32 (64) are dropped, as Java's shifts drop them.
+    """
+    raw = shift = 0
     start = pos
-    while pos < end:
+    while True:
+        if pos >= limit:
+            raise CorruptRecordError("varint runs past the end of its record", position=start)
+        if pos - start >= max_bytes:
+            raise CorruptRecordError(f"varint longer than {max_bytes} bytes", position=start)
         b = buf[pos]
         pos += 1
-        result |= (b & 0x7F) << shift
+        raw |= (b & 0x7F) << shift
         if b < 0x80:
-            return result, pos
+            break
         shift += 7
-    if pos - start >= max_bytes:
-        raise CorruptRecordError(f"varint longer than {max_bytes} bytes", position=start)
-    raise CorruptRecordError("varint runs past the end of the data", position=start)
+    raw &= _U32 if max_bytes == VARINT_MAX_BYTES else _U64
+    return (raw >> 1) ^ -(raw & 1), pos
 
 
-def decode_varint(buf: bytes | memoryview, pos: int) -> tuple[int, int]:
+def decode_varint(buf: bytes | memoryview, pos: int, limit: int | None = None) -> tuple[int, int]:
     """Read a zigzag varint (int32) at ``pos``; return (value, position after it)."""
-    raw, pos = _read_unsigned(buf, pos, VARINT_MAX_BYTES)
-    if raw >> 32:
-        raise CorruptRecordError("varint does not fit in 32 bits", position=pos)
-    return (raw >> 1) ^ -(raw & 1), pos
+    return read_zigzag(buf, pos, len(buf) if limit is None else limit, VARINT_MAX_BYTES)
 
 
-def decode_varlong(buf: bytes | memoryview, pos: int) -> tuple[int, int]:
+def decode_varlong(buf: bytes | memoryview, pos: int, limit: int | None = None) -> tuple[int, int]:
     """Read a zigzag varlong (int64) at ``pos``; return (value, position after it)."""
-    raw, pos = _read_unsigned(buf, pos, VARLONG_MAX_BYTES)
-    if raw >> 64:
-        raise CorruptRecordError("varlong does not fit in 64 bits", position=pos)
-    return (raw >> 1) ^ -(raw & 1), pos
+    return read_zigzag(buf, pos, len(buf) if limit is None else limit, VARLONG_MAX_BYTES)
 
 
 def encode_varint(value: int) -> bytes:

@@ -65,7 +65,8 @@ class JsonRenderer:
             "key": None if r.key is None else enc(r.key),
             "value": None if r.value is None else enc(r.value),
             "headers": [
-                {"key": header_key(h.key), "value": None if h.value is None else enc(h.value)} for h in r.headers
+                {"key": header_key(h.key), "value": None if h.value is None else enc(h.value)}
+                for h in r.headers
             ],
         }
         if b.magic >= 2:

@@ -71,7 +71,12 @@ class TableRenderer:
         return [Text(batch_title(b), style="" if b.crcValid else "bold red"), table]
 
     def problem(self, p: Problem) -> list[object]:
-        return [Text(f"PROBLEM at byte {p.position} ({p.length} bytes, {p.kind.label}): {p.reason}", style="bold red")]
+        return [
+            Text(
+                f"PROBLEM at byte {p.position} ({p.length} bytes, {p.kind.label}): {p.reason}",
+                style="bold red",
+            )
+        ]
 
     def file_end(self, path: str, trailing: int) -> list[object]:
         return []
