@@ -1,0 +1,138 @@
+"""The compiled twin must agree with the pure-Python reference exactly: records, errors, positions.
+
+Skipped where the compiled twin was not built; CI builds it and also fails if it did not load.
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from kafka.record.default_records import DefaultRecordBatchBuilder
+
+import kafka_dump.format as twins
+from kafka_dump.format import _pure
+from kafka_dump.format.varint import encode_varint
+from kafka_dump.segment import read_segment
+from tests.conftest import FIXTURES, SHARED_REAL
+
+speedups = pytest.importorskip("kafka_dump.format._speedups")
+
+
+def test_compiled_twin_is_active_when_expected() -> None:
+    """CI sets KDUMP_EXPECT_COMPILED=1 on the compiled run: a silent fallback must fail there."""
+    if os.environ.get("KDUMP_EXPECT_COMPILED") == "1":
+        assert twins.ACTIVE_TWIN == "compiled"
+    if os.environ.get("KDUMP_PURE") == "1":
+        assert twins.ACTIVE_TWIN == "pure-python"
+
+
+def _both(data: bytes, *args: object) -> None:
+    """Call both twins and assert the same records and the same error (type, reason, position)."""
+    pure_records, pure_error = _pure.decode_v2_records(data, *args)  # type: ignore[arg-type]
+    fast_records, fast_error = speedups.decode_v2_records(data, *args)
+    assert fast_records == pure_records
+    assert [type(r) for r in fast_records] == [type(r) for r in pure_records]
+    if pure_error is None:
+        assert fast_error is None
+    else:
+        assert fast_error is not None
+        assert (type(fast_error), fast_error.reason, fast_error.position) == (
+            type(pure_error),
+            pure_error.reason,
+            pure_error.position,
+        )
+
+
+def _records_payload(batch: bytes) -> tuple[bytes, int]:
+    """(records bytes, declared count) of an uncompressed v2 batch."""
+    return batch[61:], struct.unpack_from(">i", batch, 57)[0]
+
+
+record_strategy = st.tuples(
+    st.integers(0, 2**31 - 1),  # offset delta
+    st.integers(-(2**40), 2**40),  # timestamp
+    st.one_of(st.none(), st.binary(max_size=40)),
+    st.one_of(st.none(), st.binary(max_size=200)),
+    st.lists(st.tuples(st.text(max_size=8), st.one_of(st.none(), st.binary(max_size=20))), max_size=4),
+)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(record_strategy, min_size=1, max_size=20),
+    st.integers(-1, 2**31 - 1),
+    st.one_of(st.none(), st.integers(0, 2**41)),
+)
+def test_twins_agree_on_random_batches(
+    records: list[tuple[int, int, bytes | None, bytes | None, list[tuple[str, bytes | None]]]],
+    base_sequence: int,
+    log_append_time: int | None,
+) -> None:
+    builder = DefaultRecordBatchBuilder(2, 0, False, -1, -1, -1, 10**9)
+    for delta, ts, key, value, headers in sorted(records, key=lambda r: r[0]):
+        builder.append(delta, timestamp=ts, key=key, value=value, headers=headers)
+    data, count = _records_payload(bytes(builder.build()))
+    _both(data, 0, len(data), count, 10**12, 1_700_000_000_000, log_append_time, base_sequence)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.binary(max_size=300), st.integers(-2, 50), st.integers(-1, 5))
+def test_twins_agree_on_arbitrary_bytes(data: bytes, count: int, base_sequence: int) -> None:
+    _both(data, 0, len(data), count, 0, 0, None, base_sequence)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.data())
+def test_twins_agree_on_corrupted_batches(data: st.DataObject) -> None:
+    builder = DefaultRecordBatchBuilder(2, 0, False, -1, -1, -1, 10**9)
+    for i in range(5):
+        builder.append(i, timestamp=i, key=b"k%d" % i, value=b"v" * i, headers=[("h", b"x")] if i % 2 else [])
+    payload, count = _records_payload(bytes(builder.build()))
+    raw = bytearray(payload)
+    for _ in range(data.draw(st.integers(1, 4))):
+        i = data.draw(st.integers(0, len(raw) - 1))
+        raw[i] = data.draw(st.integers(0, 255))
+    cut = data.draw(st.integers(0, len(raw)))
+    # Pad both sides: the twins must stay within [pos, end) whatever lies around it.
+    padded = b"\x01\x81\xff" + bytes(raw[:cut]) + b"\x81" * 7
+    _both(padded, 3, 3 + cut, data.draw(st.sampled_from([count, count - 1, count + 1, 0])), 5, 7, None, 3)
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [
+        encode_varint(-1),  # negative record length
+        encode_varint(2**31 - 1),  # huge record length
+        b"\xff" * 6,  # overlong varint
+        b"\x0c\x00" + b"\xff" * 11,  # overlong varlong timestamp
+        b"\x0c\x00\x00\x00" + encode_varint(2**20) + b"\x00\x00",  # key past the record
+        b"\x0c\x00\x00\x00\x01\x01" + encode_varint(2**20),  # header count huge
+    ],
+)
+def test_twins_agree_on_hostile_lengths(payload: bytes) -> None:
+    _both(payload, 0, len(payload), 1, 0, 0, None, -1)
+
+
+def _segments() -> list[Path]:
+    found = sorted(FIXTURES.glob("*.log"))
+    if SHARED_REAL.is_dir():
+        found += sorted(SHARED_REAL.rglob("*.log"))
+    return found
+
+
+@pytest.mark.parametrize("path", _segments(), ids=lambda p: p.name)
+def test_twins_agree_on_segments(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(twins, "decode_v2_records", _pure.decode_v2_records)
+    pure = list(read_segment(path))
+    monkeypatch.setattr(twins, "decode_v2_records", speedups.decode_v2_records)
+    assert list(read_segment(path)) == pure
+
+
+def test_compiled_twin_rejects_bad_bounds() -> None:
+    with pytest.raises(ValueError):
+        speedups.decode_v2_records(b"abc", 2, 10, 1, 0, 0, None, -1)
