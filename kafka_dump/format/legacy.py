@@ -172,6 +172,11 @@ def _inner_records(wrapper: Message, max_batch_bytes: int) -> tuple[list[Record]
         pos = end
     if not inner:
         return [], error or CorruptRecordError("compressed wrapper message holds no inner messages")
+    if error is not None and wrapper.magic > 0 and wrapper.offset != 0:
+        # v1 offsets are relative to the last inner message; without it none can be placed.
+        return [], CorruptRecordError(
+            f"{error.reason}; the {len(inner)} inner messages before it have unknown offsets"
+        )
     last = inner[-1].offset
     if error is None and wrapper.magic > 0 and 0 < wrapper.offset < last:
         error = CorruptRecordError(f"wrapper offset {wrapper.offset} is below its last inner offset {last}")
