@@ -13,6 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from kafka.record.default_records import DefaultRecordBatchBuilder
+from kafka.record.legacy_records import LegacyRecordBatchBuilder
 
 import kafka_dump.format as twins
 from kafka_dump.format import _pure
@@ -136,3 +137,61 @@ def test_twins_agree_on_segments(path: Path, monkeypatch: pytest.MonkeyPatch) ->
 def test_compiled_twin_rejects_bad_bounds() -> None:
     with pytest.raises(ValueError):
         speedups.decode_v2_records(b"abc", 2, 10, 1, 0, 0, None, -1)
+
+
+def _both_legacy(data: bytes, magic: int, wrapper_offset: int, log_append_time: int | None) -> None:
+    pure_records, pure_error = _pure.decode_legacy_inner(data, magic, wrapper_offset, log_append_time)
+    fast_records, fast_error = speedups.decode_legacy_inner(data, magic, wrapper_offset, log_append_time)
+    assert fast_records == pure_records
+    if pure_error is None:
+        assert fast_error is None
+    else:
+        assert fast_error is not None
+        assert (fast_error.reason, fast_error.position) == (pure_error.reason, pure_error.position)
+
+
+def _message_set(magic: int, messages: list[tuple[bytes | None, bytes | None]], relative: bool) -> bytes:
+    builder = LegacyRecordBatchBuilder(magic, 0, 10**9)
+    for i, (key, value) in enumerate(messages):
+        builder.append(i if relative else 100 + i, timestamp=1_700_000_000_000 + i, key=key, value=value)
+    return bytes(builder.build())
+
+
+legacy_messages = st.lists(
+    st.tuples(st.one_of(st.none(), st.binary(max_size=30)), st.one_of(st.none(), st.binary(max_size=80))),
+    min_size=1,
+    max_size=12,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    legacy_messages,
+    st.sampled_from([0, 1]),
+    st.integers(0, 2**40),
+    st.one_of(st.none(), st.integers(0, 2**41)),
+)
+def test_legacy_twins_agree_on_random_sets(
+    messages: list[tuple[bytes | None, bytes | None]],
+    magic: int,
+    wrapper_offset: int,
+    log_append_time: int | None,
+) -> None:
+    _both_legacy(_message_set(magic, messages, relative=magic == 1), magic, wrapper_offset, log_append_time)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.data())
+def test_legacy_twins_agree_on_corrupted_sets(data: st.DataObject) -> None:
+    magic = data.draw(st.sampled_from([0, 1]))
+    raw = bytearray(_message_set(magic, [(b"k%d" % i, b"v" * i) for i in range(4)], relative=magic == 1))
+    for _ in range(data.draw(st.integers(1, 4))):
+        raw[data.draw(st.integers(0, len(raw) - 1))] = data.draw(st.integers(0, 255))
+    cut = data.draw(st.integers(0, len(raw)))
+    _both_legacy(bytes(raw[:cut]), data.draw(st.sampled_from([0, 1])), data.draw(st.integers(0, 10)), None)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.binary(max_size=200), st.sampled_from([0, 1]), st.integers(0, 5))
+def test_legacy_twins_agree_on_arbitrary_bytes(data: bytes, magic: int, wrapper_offset: int) -> None:
+    _both_legacy(data, magic, wrapper_offset, None)

@@ -1,6 +1,6 @@
 """Pure functions over bytes: the wire formats, codecs, varints and checksums.
 
-The hot loop (``decode_v2_records``) has two twins: the compiled ``_speedups`` when it was built and
+The hot loops (``decode_v2_records``, ``decode_legacy_inner``) have two twins: the compiled ``_speedups`` when it was built and
 loads, else the pure-Python reference ``_pure``. ``KDUMP_PURE=1`` forces the pure one. The choice is
 made once, here, and ``ACTIVE_TWIN`` names it.
 """
@@ -12,6 +12,7 @@ import os
 from kafka_dump.format import _pure
 
 decode_v2_records = _pure.decode_v2_records
+decode_legacy_inner = _pure.decode_legacy_inner
 ACTIVE_TWIN = "pure-python"
 
 if os.environ.get("KDUMP_PURE", "") not in ("1", "true", "yes"):
@@ -21,6 +22,7 @@ if os.environ.get("KDUMP_PURE", "") not in ("1", "true", "yes"):
         pass
     else:
         decode_v2_records = _speedups.decode_v2_records
+        decode_legacy_inner = _speedups.decode_legacy_inner
         ACTIVE_TWIN = "compiled"
 
-__all__ = ["ACTIVE_TWIN", "decode_v2_records"]
+__all__ = ["ACTIVE_TWIN", "decode_legacy_inner", "decode_v2_records"]

@@ -20,8 +20,10 @@ v2 record (``DefaultRecord``), every integer a zigzag varint unless noted:
 from __future__ import annotations
 
 from kafka_dump.errors import CorruptRecordError
+from kafka_dump.format import layout as L
+from kafka_dump.format.message import Message
 from kafka_dump.format.varint import read_zigzag as _varint
-from kafka_dump.model import Header, Record
+from kafka_dump.model import Compression, Header, Record
 
 _EMPTY: tuple[Header, ...] = ()
 _new = tuple.__new__
@@ -169,3 +171,56 @@ def _decode_headers(data: bytes, pos: int, body_end: int, start: int) -> tuple[t
             pos += n
         headers.append(Header(key, value))
     return tuple(headers), pos
+
+
+def decode_legacy_inner(
+    data: bytes, wrapper_magic: int, wrapper_offset: int, log_append_time: int | None
+) -> tuple[list[Record], CorruptRecordError | None]:
+    """The inner message set of a decompressed v0/v1 wrapper (Kafka's ``DeepRecordsIterator``).
+
+    Inner messages must be uncompressed and of the wrapper's magic. v0 inner offsets are absolute;
+    v1 ones are relative and the wrapper's offset is the last one's absolute offset, except that a
+    wrapper offset of 0 means base 0. Returns the records and the first error, if any.
+    """
+    inner: list[Message] = []
+    error: CorruptRecordError | None = None
+    pos = 0
+    size_all = len(data)
+    while pos < size_all:
+        if size_all - pos < L.LOG_OVERHEAD:
+            error = CorruptRecordError(f"{size_all - pos} stray bytes after the last inner message")
+            break
+        (_, size) = L.LOG_ENTRY.unpack_from(data, pos)
+        end = pos + L.LOG_OVERHEAD + size
+        if size < 0 or end > size_all:
+            error = CorruptRecordError(f"inner message at byte {pos} of the payload runs past its end")
+            break
+        try:
+            msg = Message(data, pos, end)
+        except CorruptRecordError as exc:
+            error = CorruptRecordError(f"inner message at byte {pos} of the payload: {exc.reason}")
+            break
+        if msg.magic != wrapper_magic:
+            error = CorruptRecordError(f"inner message has magic {msg.magic} in a v{wrapper_magic} wrapper")
+            break
+        if msg.attributes & L.COMPRESSION_MASK != Compression.NONE:
+            error = CorruptRecordError("inner message is itself compressed")
+            break
+        inner.append(msg)
+        pos = end
+    if not inner:
+        return [], error or CorruptRecordError("compressed wrapper message holds no inner messages")
+    relative = wrapper_magic > 0 and wrapper_offset != 0
+    if error is not None and relative:
+        # v1 offsets are relative to the last inner message; without it none can be placed.
+        return [], CorruptRecordError(
+            f"{error.reason}; the {len(inner)} inner messages before it have unknown offsets"
+        )
+    last = inner[-1].offset
+    if error is None and relative and wrapper_offset < last:
+        error = CorruptRecordError(f"wrapper offset {wrapper_offset} is below its last inner offset {last}")
+    # Kafka rejects a wrapper offset below the last inner offset; kdump still shows the records from 0.
+    base = max(0, wrapper_offset - last) if relative else 0
+    return [
+        m.record(base + m.offset, m.timestamp if log_append_time is None else log_append_time) for m in inner
+    ], error

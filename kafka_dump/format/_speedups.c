@@ -1,7 +1,8 @@
 /*
- * The compiled twin of kdump's hot loop: the records of one v2 batch (DefaultRecord, see _pure.py for
- * the wire schema). It must give exactly what _pure.decode_v2_records gives -- the same records, the
- * same error messages at the same positions -- and tests/test_twins.py checks that it does.
+ * The compiled twin of kdump's hot loops: the records of one v2 batch (DefaultRecord) and the inner
+ * messages of a v0/v1 wrapper (LegacyRecord); see _pure.py for both. It must give exactly what _pure
+ * gives -- the same records, the same error messages at the same positions -- and
+ * tests/test_twins.py checks that it does.
  *
  * Memory safety: every read is checked against the record's own length, which is checked against the
  * end of the batch, which is checked against the buffer. No length from the data sizes an allocation
@@ -298,10 +299,288 @@ done:
     return result;
 }
 
+
+/* ---- v0/v1 inner message sets ------------------------------------------------------------------ */
+
+/* CRC-32 (IEEE, reflected), slicing by 8, as zlib.crc32 computes it; tables built at import. */
+static uint32_t crc_table[8][256];
+
+static void
+crc32_init(void)
+{
+    for (uint32_t i = 0; i < 256; i++) {
+        uint32_t c = i;
+        for (int k = 0; k < 8; k++)
+            c = (c & 1) ? 0xEDB88320u ^ (c >> 1) : c >> 1;
+        crc_table[0][i] = c;
+    }
+    for (uint32_t i = 0; i < 256; i++)
+        for (int t = 1; t < 8; t++)
+            crc_table[t][i] = (crc_table[t - 1][i] >> 8) ^ crc_table[0][crc_table[t - 1][i] & 0xFF];
+}
+
+static uint32_t
+crc32_ieee(const unsigned char *p, Py_ssize_t n)
+{
+    uint32_t c = 0xFFFFFFFFu;
+    while (n >= 8) {
+        uint32_t lo = c ^ ((uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24);
+        c = crc_table[7][lo & 0xFF] ^ crc_table[6][(lo >> 8) & 0xFF] ^ crc_table[5][(lo >> 16) & 0xFF] ^
+            crc_table[4][lo >> 24] ^ crc_table[3][p[4]] ^ crc_table[2][p[5]] ^ crc_table[1][p[6]] ^
+            crc_table[0][p[7]];
+        p += 8;
+        n -= 8;
+    }
+    while (n-- > 0)
+        c = crc_table[0][(c ^ *p++) & 0xFF] ^ (c >> 8);
+    return c ^ 0xFFFFFFFFu;
+}
+
+static int64_t
+be64(const unsigned char *p)
+{
+    uint64_t v = 0;
+    for (int i = 0; i < 8; i++)
+        v = v << 8 | p[i];
+    return (int64_t)v;
+}
+
+static int32_t
+be32(const unsigned char *p)
+{
+    return (int32_t)((uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | (uint32_t)p[3]);
+}
+
+typedef struct {
+    int64_t offset, timestamp;
+    uint32_t crc;
+    int magic, attributes;
+    Py_ssize_t key_pos, key_len, value_pos, value_len; /* len -1: null */
+} Message;
+
+/* Read the length-prefixed bytes at *p_pos (message.py's _read_bytes). Returns 0, or -1 with *reason. */
+static int
+message_bytes(const unsigned char *p, Py_ssize_t *p_pos, Py_ssize_t end, const char *what, Py_ssize_t *at,
+              Py_ssize_t *len, PyObject **reason)
+{
+    Py_ssize_t pos = *p_pos;
+    if (pos + 4 > end) {
+        *reason = PyUnicode_FromFormat("message ends before its %s length", what);
+        return -1;
+    }
+    int32_t n = be32(p + pos);
+    pos += 4;
+    if (n < 0) {
+        *at = pos;
+        *len = -1;
+    }
+    else {
+        if (n > end - pos) {
+            *reason = PyUnicode_FromFormat("%s length %d runs past the message", what, (int)n);
+            return -1;
+        }
+        *at = pos;
+        *len = n;
+        pos += n;
+    }
+    *p_pos = pos;
+    return 0;
+}
+
+/* Decode the message p[pos:end] (message.py's Message). Returns 0, or -1 with *reason (or an exception). */
+static int
+parse_message(const unsigned char *p, Py_ssize_t pos, Py_ssize_t end, Message *m, PyObject **reason)
+{
+    if (end - pos < 12 + 14) {
+        *reason = PyUnicode_FromString("message is shorter than the smallest v0 message");
+        return -1;
+    }
+    m->offset = be64(p + pos);
+    int32_t size = be32(p + pos + 8);
+    m->crc = (uint32_t)be32(p + pos + 12);
+    m->magic = (signed char)p[pos + 16];
+    m->attributes = (signed char)p[pos + 17];
+    if (m->magic != 0 && m->magic != 1) {
+        *reason = PyUnicode_FromFormat("message has magic %d, expected 0 or 1", m->magic);
+        return -1;
+    }
+    if (size < (m->magic == 0 ? 14 : 22)) {
+        *reason = PyUnicode_FromFormat("message size %d is below the v%d minimum", (int)size, m->magic);
+        return -1;
+    }
+    Py_ssize_t q = pos + 18;
+    m->timestamp = -1;
+    if (m->magic == 1) {
+        m->timestamp = be64(p + q);
+        q += 8;
+    }
+    if (message_bytes(p, &q, end, "key", &m->key_pos, &m->key_len, reason) < 0 ||
+        message_bytes(p, &q, end, "value", &m->value_pos, &m->value_len, reason) < 0)
+        return -1;
+    if (q != end) {
+        *reason = PyUnicode_FromFormat("message has %zd bytes after its value", end - q);
+        return -1;
+    }
+    return 0;
+}
+
+static PyObject *
+bytes_or_none(const unsigned char *p, Py_ssize_t at, Py_ssize_t len)
+{
+    if (len < 0)
+        return Py_NewRef(Py_None);
+    return PyBytes_FromStringAndSize((const char *)p + at, len);
+}
+
+static PyObject *
+legacy_record(const unsigned char *p, Py_ssize_t pos, Py_ssize_t end, const Message *m, int64_t base,
+              PyObject *log_append_time)
+{
+    PyObject *items = PyTuple_New(10);
+    if (items == NULL)
+        return NULL;
+    uint32_t crc = crc32_ieee(p + pos + 16, end - pos - 16);
+    PyObject *vals[10] = {
+        add_i64(base, m->offset),
+        log_append_time == Py_None ? PyLong_FromLongLong(m->timestamp) : Py_NewRef(log_append_time),
+        bytes_or_none(p, m->key_pos, m->key_len),
+        bytes_or_none(p, m->value_pos, m->value_len),
+        PyTuple_New(0),
+        PyLong_FromLong(-1),
+        PyLong_FromSsize_t(end - pos),
+        PyLong_FromUnsignedLong(m->crc),
+        Py_NewRef(crc == m->crc ? Py_True : Py_False),
+        Py_NewRef(Py_None),
+    };
+    int ok = 1;
+    for (int i = 0; i < 10; i++) {
+        if (vals[i] == NULL)
+            ok = 0;
+        PyTuple_SET_ITEM(items, i, vals[i]); /* a NULL slot is fine for the DECREF below */
+    }
+    if (!ok) {
+        Py_DECREF(items);
+        return NULL;
+    }
+    return new_namedtuple(RecordType, items);
+}
+
+static PyObject *
+corrupt(PyObject *reason)
+{
+    if (reason == NULL)
+        return NULL;
+    PyObject *exc = PyObject_CallOneArg(CorruptRecordError, reason);
+    Py_DECREF(reason);
+    return exc;
+}
+
+/* The twin of _pure.decode_legacy_inner: (records, error or None). Two passes: the first frames and
+ * checks every inner message (and so learns the last inner offset), the second builds the records. */
+static PyObject *
+decode_legacy_inner(PyObject *self, PyObject *args)
+{
+    Py_buffer view;
+    int wrapper_magic;
+    long long wrapper_offset;
+    PyObject *log_append_time;
+    if (!PyArg_ParseTuple(args, "y*iLO", &view, &wrapper_magic, &wrapper_offset, &log_append_time))
+        return NULL;
+    const unsigned char *p = (const unsigned char *)view.buf;
+    Py_ssize_t total = view.len, pos = 0, n_ok = 0, good_end = 0;
+    PyObject *reason = NULL, *error = NULL, *records = NULL, *result = NULL;
+    Message m;
+    int64_t last = 0;
+    while (pos < total) {
+        if (total - pos < 12) {
+            reason = PyUnicode_FromFormat("%zd stray bytes after the last inner message", total - pos);
+            break;
+        }
+        int32_t size = be32(p + pos + 8);
+        if (size < 0 || size > total - pos - 12) {
+            reason = PyUnicode_FromFormat("inner message at byte %zd of the payload runs past its end", pos);
+            break;
+        }
+        Py_ssize_t end = pos + 12 + size;
+        PyObject *inner_reason = NULL;
+        if (parse_message(p, pos, end, &m, &inner_reason) < 0) {
+            if (inner_reason != NULL)
+                reason = PyUnicode_FromFormat("inner message at byte %zd of the payload: %U", pos, inner_reason);
+            Py_XDECREF(inner_reason);
+            break;
+        }
+        if (m.magic != wrapper_magic) {
+            reason = PyUnicode_FromFormat("inner message has magic %d in a v%d wrapper", m.magic, wrapper_magic);
+            break;
+        }
+        if (m.attributes & 0x07) {
+            reason = PyUnicode_FromString("inner message is itself compressed");
+            break;
+        }
+        last = m.offset;
+        n_ok++;
+        pos = good_end = end;
+    }
+    if (PyErr_Occurred())
+        goto done;
+    int relative = wrapper_magic > 0 && wrapper_offset != 0;
+    if (n_ok == 0) {
+        if (reason == NULL)
+            reason = PyUnicode_FromString("compressed wrapper message holds no inner messages");
+        records = PyList_New(0);
+    }
+    else if (reason != NULL && relative) {
+        PyObject *full = PyUnicode_FromFormat("%U; the %zd inner messages before it have unknown offsets", reason,
+                                              n_ok);
+        Py_SETREF(reason, full);
+        records = PyList_New(0);
+    }
+    else {
+        if (reason == NULL && relative && wrapper_offset < last)
+            reason = PyUnicode_FromFormat("wrapper offset %lld is below its last inner offset %lld",
+                                          wrapper_offset, (long long)last);
+        int64_t base = 0;
+        if (relative && wrapper_offset - last > 0)
+            base = wrapper_offset - last;
+        records = PyList_New(n_ok);
+        for (Py_ssize_t i = 0, at = 0; records != NULL && i < n_ok; i++) {
+            Py_ssize_t end = at + 12 + be32(p + at + 8);
+            PyObject *ignored = NULL;
+            parse_message(p, at, end, &m, &ignored); /* checked in the first pass */
+            PyObject *record = legacy_record(p, at, end, &m, base, log_append_time);
+            if (record == NULL) {
+                Py_CLEAR(records);
+                break;
+            }
+            PyList_SET_ITEM(records, i, record);
+            at = end;
+        }
+        (void)good_end;
+    }
+    if (records == NULL || PyErr_Occurred())
+        goto done;
+    if (reason != NULL) {
+        error = corrupt(reason);
+        reason = NULL;
+        if (error == NULL)
+            goto done;
+    }
+    result = PyTuple_Pack(2, records, error ? error : Py_None);
+done:
+    Py_XDECREF(reason);
+    Py_XDECREF(error);
+    Py_XDECREF(records);
+    PyBuffer_Release(&view);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"decode_v2_records", decode_v2_records, METH_VARARGS,
      "decode_v2_records(data, pos, end, count, base_offset, base_timestamp, log_append_time, base_sequence)\n"
      "-> (records, error or None); the compiled twin of kafka_dump.format._pure.decode_v2_records."},
+    {"decode_legacy_inner", decode_legacy_inner, METH_VARARGS,
+     "decode_legacy_inner(data, wrapper_magic, wrapper_offset, log_append_time) -> (records, error or None);\n"
+     "the compiled twin of kafka_dump.format._pure.decode_legacy_inner."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -326,5 +605,6 @@ PyInit__speedups(void)
     CorruptRecordError = import_attr("kafka_dump.errors", "CorruptRecordError");
     if (!RecordType || !HeaderType || !CorruptRecordError)
         return NULL;
+    crc32_init();
     return PyModule_Create(&module);
 }

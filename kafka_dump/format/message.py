@@ -1,0 +1,66 @@
+"""One v0/v1 message (``LegacyRecord``), its header fields and payload; see ``layout.py``."""
+
+from __future__ import annotations
+
+from kafka_dump.errors import CorruptRecordError
+from kafka_dump.format import layout as L
+from kafka_dump.format.checksum import crc32
+from kafka_dump.model import Compression, Record, TimestampType
+
+_EMPTY: tuple[()] = ()
+
+
+def _read_bytes(buf: bytes, pos: int, end: int, what: str) -> tuple[bytes | None, int]:
+    if pos + 4 > end:
+        raise CorruptRecordError(f"message ends before its {what} length", position=pos)
+    (n,) = L.INT32.unpack_from(buf, pos)
+    pos += 4
+    if n < 0:
+        return None, pos
+    if n > end - pos:
+        raise CorruptRecordError(f"{what} length {n} runs past the message", position=pos - 4)
+    return buf[pos : pos + n], pos + n
+
+
+class Message:
+    """One decoded v0/v1 message, before its offset is made absolute."""
+
+    __slots__ = ("attributes", "crc", "crc_valid", "key", "magic", "offset", "size", "timestamp", "value")
+
+    def __init__(self, buf: bytes, pos: int, end: int) -> None:
+        """Decode the message whose entry is ``buf[pos:end]`` (offset and size fields included)."""
+        if end - pos < L.LOG_OVERHEAD + L.LEGACY_MIN_SIZE[0]:
+            raise CorruptRecordError("message is shorter than the smallest v0 message", position=pos)
+        self.offset, size, self.crc, self.magic, self.attributes = L.LEGACY_HEADER.unpack_from(buf, pos)
+        self.size = L.LOG_OVERHEAD + size
+        if self.magic not in (0, 1):
+            raise CorruptRecordError(f"message has magic {self.magic}, expected 0 or 1", position=pos)
+        if size < L.LEGACY_MIN_SIZE[self.magic]:
+            raise CorruptRecordError(f"message size {size} is below the v{self.magic} minimum", position=pos)
+        self.crc_valid = crc32(memoryview(buf)[pos + L.MAGIC_OFFSET : end]) == self.crc
+        p = pos + L.LEGACY_HEADER.size
+        self.timestamp = -1
+        if self.magic == 1:
+            (self.timestamp,) = L.LEGACY_TIMESTAMP.unpack_from(buf, p)
+            p += 8
+        self.key, p = _read_bytes(buf, p, end, "key")
+        self.value, p = _read_bytes(buf, p, end, "value")
+        if p != end:
+            raise CorruptRecordError(f"message has {end - p} bytes after its value", position=pos)
+
+    @property
+    def compression(self) -> Compression:
+        return Compression(self.attributes & L.COMPRESSION_MASK)
+
+    @property
+    def timestamp_type(self) -> TimestampType:
+        if self.magic == 0:
+            return TimestampType.NO_TIMESTAMP_TYPE
+        if self.attributes & L.TIMESTAMP_TYPE_BIT:
+            return TimestampType.LOG_APPEND_TIME
+        return TimestampType.CREATE_TIME
+
+    def record(self, offset: int, timestamp: int) -> Record:
+        return Record(
+            offset, timestamp, self.key, self.value, _EMPTY, -1, self.size, self.crc, self.crc_valid, None
+        )
