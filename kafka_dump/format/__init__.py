@@ -8,12 +8,14 @@ made once, here, and ``ACTIVE_TWIN`` names it.
 from __future__ import annotations
 
 import os
+from types import ModuleType
 
 from kafka_dump.format import _pure
 
 decode_v2_records = _pure.decode_v2_records
 decode_legacy_inner = _pure.decode_legacy_inner
 ACTIVE_TWIN = "pure-python"
+compiled: ModuleType | None = None  # the compiled twin's module, for other layers' hot loops
 
 if os.environ.get("KDUMP_PURE", "") not in ("1", "true", "yes"):
     try:
@@ -24,5 +26,6 @@ if os.environ.get("KDUMP_PURE", "") not in ("1", "true", "yes"):
         decode_v2_records = _speedups.decode_v2_records
         decode_legacy_inner = _speedups.decode_legacy_inner
         ACTIVE_TWIN = "compiled"
+        compiled = _speedups
 
-__all__ = ["ACTIVE_TWIN", "decode_legacy_inner", "decode_v2_records"]
+__all__ = ["ACTIVE_TWIN", "compiled", "decode_legacy_inner", "decode_v2_records"]
