@@ -5,6 +5,7 @@ Skipped where the compiled twin was not built; CI builds it and also fails if it
 
 from __future__ import annotations
 
+import json
 import os
 import struct
 from pathlib import Path
@@ -18,6 +19,8 @@ from kafka.record.legacy_records import LegacyRecordBatchBuilder
 import kafka_dump.format as twins
 from kafka_dump.format import _pure
 from kafka_dump.format.varint import encode_varint
+from kafka_dump.model import ControlRecord, Header, Record
+from kafka_dump.render.jsonl import records_json
 from kafka_dump.segment import read_segment
 from tests.conftest import FIXTURES, SHARED_REAL
 
@@ -195,3 +198,35 @@ def test_legacy_twins_agree_on_corrupted_sets(data: st.DataObject) -> None:
 @given(st.binary(max_size=200), st.sampled_from([0, 1]), st.integers(0, 5))
 def test_legacy_twins_agree_on_arbitrary_bytes(data: bytes, magic: int, wrapper_offset: int) -> None:
     _both_legacy(data, magic, wrapper_offset, None)
+
+
+header_values = st.one_of(st.none(), st.binary(max_size=20), st.text(max_size=10).map(str.encode))
+json_records = st.lists(
+    st.builds(
+        Record,
+        offset=st.integers(-(2**70), 2**70),
+        timestamp=st.integers(-(2**63), 2**63 - 1),
+        key=st.one_of(st.none(), st.binary(max_size=30), st.text(max_size=15).map(str.encode)),
+        value=st.one_of(st.none(), st.binary(max_size=60), st.text(max_size=30).map(str.encode)),
+        headers=st.lists(st.builds(Header, st.binary(max_size=8), header_values), max_size=3).map(tuple),
+        sequence=st.integers(-1, 2**31),
+        sizeInBytes=st.integers(0, 1000),
+        crc=st.one_of(st.none(), st.integers(0, 2**32 - 1)),
+        crcValid=st.one_of(st.none(), st.booleans()),
+        control=st.one_of(
+            st.none(),
+            st.builds(
+                ControlRecord, st.integers(-1, 9), st.integers(0, 3), st.one_of(st.none(), st.integers())
+            ),
+        ),
+    ),
+    max_size=5,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(json_records, st.sampled_from([0, 1, 2]), st.sampled_from([0, 1, 2]))
+def test_json_twins_write_the_same_bytes(records: list[Record], magic: int, payload: int) -> None:
+    fast = speedups.records_json(records, magic, payload)
+    assert fast == records_json(records, magic, payload)
+    json.loads(fast)  # and it is JSON

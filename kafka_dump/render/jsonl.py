@@ -15,7 +15,7 @@ from kafka_dump.model import Batch, Problem, Record
 from kafka_dump.render.payload import ENCODERS, PayloadEncoding, header_key
 
 _dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
-_quote: Callable[[str], str] = json.encoder.encode_basestring  # type: ignore[attr-defined]
+_quote: Callable[[str], str] = json.encoder.encode_basestring
 _PAYLOAD_CODES = {PayloadEncoding.TEXT: 0, PayloadEncoding.BASE64: 1, PayloadEncoding.HEX: 2}
 _BOOL = {True: "true", False: "false", None: "null"}
 
