@@ -78,19 +78,50 @@ add_i64(int64_t a, int64_t b)
     return sum;
 }
 
-/* tuple.__new__(cls, items): the documented way to build a NamedTuple without calling its __new__. */
+/* A NamedTuple instance of cls from n new references (stolen, NULL-free). Up to 3.13 this is what
+ * tuple.__new__(cls, items) does inside (tp_alloc, then fill, nothing allocated in between); from
+ * 3.14 tuples cache their hash, so the documented tuple.__new__ path is taken there. */
 static PyObject *
-new_namedtuple(PyObject *cls, PyObject *items)
+new_namedtuple(PyObject *cls, Py_ssize_t n, PyObject **vals)
 {
-    if (items == NULL)
-        return NULL;
-    PyObject *args = PyTuple_Pack(1, items);
-    Py_DECREF(items);
-    if (args == NULL)
-        return NULL;
-    PyObject *obj = PyTuple_Type.tp_new((PyTypeObject *)cls, args, NULL);
-    Py_DECREF(args);
-    return obj;
+#if PY_VERSION_HEX < 0x030E0000
+    PyObject *obj = ((PyTypeObject *)cls)->tp_alloc((PyTypeObject *)cls, n);
+    if (obj != NULL) {
+        for (Py_ssize_t i = 0; i < n; i++)
+            PyTuple_SET_ITEM(obj, i, vals[i]);
+        return obj;
+    }
+#else
+    PyObject *items = PyTuple_New(n);
+    if (items != NULL) {
+        for (Py_ssize_t i = 0; i < n; i++)
+            PyTuple_SET_ITEM(items, i, vals[i]);
+        PyObject *args = PyTuple_Pack(1, items);
+        Py_DECREF(items);
+        if (args == NULL)
+            return NULL;
+        PyObject *obj = PyTuple_Type.tp_new((PyTypeObject *)cls, args, NULL);
+        Py_DECREF(args);
+        return obj;
+    }
+#endif
+    for (Py_ssize_t i = 0; i < n; i++)
+        Py_DECREF(vals[i]);
+    return NULL;
+}
+
+/* new_namedtuple for values any of which may be NULL (a failed allocation): then all are released. */
+static PyObject *
+new_namedtuple_checked(PyObject *cls, Py_ssize_t n, PyObject **vals)
+{
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (vals[i] == NULL) {
+            for (Py_ssize_t j = 0; j < n; j++)
+                Py_XDECREF(vals[j]);
+            return NULL;
+        }
+    }
+    return new_namedtuple(cls, n, vals);
 }
 
 static PyObject *
@@ -137,9 +168,9 @@ read_headers(const unsigned char *p, Py_ssize_t *pos, Py_ssize_t body_end, Py_ss
             if (value == NULL)
                 goto fail;
         }
-        PyObject *header = new_namedtuple(HeaderType, PyTuple_Pack(2, key, value));
-        Py_CLEAR(key);
-        Py_CLEAR(value);
+        PyObject *pair[2] = {key, value};
+        key = value = NULL; /* stolen */
+        PyObject *header = new_namedtuple(HeaderType, 2, pair);
         if (header == NULL)
             goto fail;
         PyTuple_SET_ITEM(tuple, j, header);
@@ -235,36 +266,20 @@ decode_v2_records(PyObject *self, PyObject *args)
             if (sequence >= ((int64_t)1 << 31))
                 sequence -= ((int64_t)1 << 31);
         }
-        PyObject *offset_obj = add_i64(base_offset, offset_delta);
-        PyObject *ts_obj = log_append_time == Py_None ? add_i64(base_timestamp, ts_delta)
-                                                      : Py_NewRef(log_append_time);
-        PyObject *seq_obj = PyLong_FromLongLong(sequence);
-        PyObject *size_obj = PyLong_FromSsize_t(body_end - start);
-        PyObject *items = NULL;
-        if (offset_obj && ts_obj && seq_obj && size_obj) {
-            items = PyTuple_New(10);
-            if (items) {
-                PyTuple_SET_ITEM(items, 0, offset_obj);
-                PyTuple_SET_ITEM(items, 1, ts_obj);
-                PyTuple_SET_ITEM(items, 2, key);
-                PyTuple_SET_ITEM(items, 3, value);
-                PyTuple_SET_ITEM(items, 4, headers);
-                PyTuple_SET_ITEM(items, 5, seq_obj);
-                PyTuple_SET_ITEM(items, 6, size_obj);
-                PyTuple_SET_ITEM(items, 7, Py_NewRef(Py_None));
-                PyTuple_SET_ITEM(items, 8, Py_NewRef(Py_None));
-                PyTuple_SET_ITEM(items, 9, Py_NewRef(Py_None));
-                key = value = headers = NULL; /* now owned by items */
-            }
-        }
-        if (items == NULL) {
-            Py_XDECREF(offset_obj);
-            Py_XDECREF(ts_obj);
-            Py_XDECREF(seq_obj);
-            Py_XDECREF(size_obj);
-            goto fail;
-        }
-        PyObject *record = new_namedtuple(RecordType, items);
+        PyObject *vals[10] = {
+            add_i64(base_offset, offset_delta),
+            log_append_time == Py_None ? add_i64(base_timestamp, ts_delta) : Py_NewRef(log_append_time),
+            key,
+            value,
+            headers,
+            PyLong_FromLongLong(sequence),
+            PyLong_FromSsize_t(body_end - start),
+            Py_NewRef(Py_None),
+            Py_NewRef(Py_None),
+            Py_NewRef(Py_None),
+        };
+        key = value = headers = NULL; /* stolen */
+        PyObject *record = new_namedtuple_checked(RecordType, 10, vals);
         if (record == NULL)
             goto fail;
         int appended = PyList_Append(records, record);
@@ -437,9 +452,6 @@ static PyObject *
 legacy_record(const unsigned char *p, Py_ssize_t pos, Py_ssize_t end, const Message *m, int64_t base,
               PyObject *log_append_time)
 {
-    PyObject *items = PyTuple_New(10);
-    if (items == NULL)
-        return NULL;
     uint32_t crc = crc32_ieee(p + pos + 16, end - pos - 16);
     PyObject *vals[10] = {
         add_i64(base, m->offset),
@@ -453,17 +465,7 @@ legacy_record(const unsigned char *p, Py_ssize_t pos, Py_ssize_t end, const Mess
         Py_NewRef(crc == m->crc ? Py_True : Py_False),
         Py_NewRef(Py_None),
     };
-    int ok = 1;
-    for (int i = 0; i < 10; i++) {
-        if (vals[i] == NULL)
-            ok = 0;
-        PyTuple_SET_ITEM(items, i, vals[i]); /* a NULL slot is fine for the DECREF below */
-    }
-    if (!ok) {
-        Py_DECREF(items);
-        return NULL;
-    }
-    return new_namedtuple(RecordType, items);
+    return new_namedtuple_checked(RecordType, 10, vals);
 }
 
 static PyObject *
