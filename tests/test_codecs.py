@@ -153,33 +153,12 @@ def test_xerial_version_fields_are_not_checked(fields: bytes) -> None:
     assert decompress(Compression.SNAPPY, _xerial(data, fields), LIMIT) == data
 
 
-_SNAPPY_JAVA_DIVERGES = (
-    "codecs._unsnappy reads one xerial stream and then requires [int32 length][block] pairs to the "
-    "end; snappy-java's SnappyInputStream.hasNextChunk (what Kafka's SnappyCompression uses) {what}"
-)
-
-
-@pytest.mark.xfail(
-    strict=True,
-    reason=_SNAPPY_JAVA_DIVERGES.format(
-        what="treats a chunk length equal to the magic's first 4 bytes as the start of a concatenated "
-        "stream, skips its 16-byte header and reads on; kdump reads 0x82534E41 as a block length "
-        "and raises 'runs past the payload'"
-    ),
-)
 def test_xerial_concatenated_streams() -> None:
     a, b = b"first stream " * 100, b"second stream " * 100
     packed = kc.snappy_encode(a, xerial_compatible=True) + kc.snappy_encode(b, xerial_compatible=True)
     assert decompress(Compression.SNAPPY, packed, LIMIT) == a + b
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=_SNAPPY_JAVA_DIVERGES.format(
-        what="stops quietly when fewer than 4 bytes remain for the next chunk length; kdump raises "
-        "'xerial snappy block length is cut short'"
-    ),
-)
 @pytest.mark.parametrize("tail", [b"\x00", b"\x00\x00\x00"])
 def test_xerial_short_trailing_bytes(tail: bytes) -> None:
     data = b"payload " * 100
@@ -287,20 +266,7 @@ def test_bomb_raises_quickly(name: str) -> None:
 
 @pytest.mark.parametrize(
     "name",
-    [
-        pytest.param(
-            n,
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="codecs._unsnappy passes the *remaining* room (limit - len(out)) to "
-                "_unsnappy_block, whose _too_big() then names that room as 'the limit' "
-                "(e.g. 'passes the limit of 0 bytes')",
-            ),
-        )
-        if n == "snappy-xerial"
-        else n
-        for n in BOMBS
-    ],
+    [n for n in BOMBS],
 )
 def test_bomb_error_names_the_limit(name: str) -> None:
     codec, packed = BOMBS[name]
@@ -366,15 +332,7 @@ def _truncations() -> list[object]:
     for codec in CODECS:
         packed = compress(codec, data)
         for label, cut in (("half", len(packed) // 2), ("minus-one", len(packed) - 1)):
-            marks = ()
-            if codec is Compression.ZSTD:
-                marks = pytest.mark.xfail(
-                    strict=True,
-                    reason="codecs._unzstd: a zstd frame cut short decompresses silently to a prefix "
-                    "of the data (stream_reader.read stops at the end of input without error); "
-                    "zstd-jni throws 'Truncated source'",
-                )
-            out.append(pytest.param(codec, packed[:cut], id=f"{codec.label}-{label}", marks=marks))
+            out.append(pytest.param(codec, packed[:cut], id=f"{codec.label}-{label}"))
     return out
 
 

@@ -52,11 +52,14 @@ def decode_v2_records(
     empty = _EMPTY
     new = _new
     varint = _varint
-    try:
-        for i in range(count):
-            start = pos
-            if pos >= end:
-                raise CorruptRecordError(f"batch declares {count} records but holds {i}", position=pos)
+    first = pos
+    for i in range(count):
+        if pos >= end:
+            # Reported at the start of the records: the batch's count is what is wrong.
+            error = CorruptRecordError(f"batch declares {count} records but holds {i}", position=first)
+            return records, error
+        start = pos
+        try:
             # One-byte varints take the fast path; every read stays below body_end.
             b = data[pos]
             if b < 0x80:
@@ -139,8 +142,9 @@ def decode_v2_records(
                     ),
                 )
             )
-    except CorruptRecordError as err:
-        return records, err
+        except CorruptRecordError as err:
+            # Every error inside a record is reported at the record's start.
+            return records, CorruptRecordError(err.reason, position=start)
     if pos != end:
         return records, CorruptRecordError(
             f"{end - pos} bytes remain after the batch's {count} declared records", position=pos

@@ -192,6 +192,7 @@ fail:
             (out) = (int64_t)(b_ >> 1) ^ -(int64_t)(b_ & 1);                      \
         }                                                                         \
         else if (read_varint(p, &pos, (limit), (max_bytes), &(out), &err) < 0) { \
+            err.position = start; /* errors inside a record point at its start */ \
             goto fail;                                                            \
         }                                                                         \
     } while (0)
@@ -216,11 +217,12 @@ decode_v2_records(PyObject *self, PyObject *args)
     PyObject *records = PyList_New(0), *key = NULL, *value = NULL, *headers = NULL, *result = NULL;
     if (records == NULL)
         goto done;
+    Py_ssize_t first = pos;
     for (long long i = 0; i < count; i++) {
         Py_ssize_t start = pos;
         int64_t length, ts_delta, offset_delta, n;
-        if (pos >= end)
-            DATA_ERROR(&err, pos, "batch declares %lld records but holds %lld", count, i);
+        if (pos >= end) /* at the start of the records: the batch's count is what is wrong */
+            DATA_ERROR(&err, first, "batch declares %lld records but holds %lld", count, i);
         FAST_VARINT(end, 5, length);
         Py_ssize_t body_end = pos + (Py_ssize_t)length;
         if (length < 6 || length > end - pos)
@@ -253,6 +255,7 @@ decode_v2_records(PyObject *self, PyObject *args)
             pos += 1;
         }
         else if (read_headers(p, &pos, body_end, start, &headers, &err) < 0) {
+            err.position = start;
             goto fail;
         }
         if (headers == NULL)

@@ -82,7 +82,8 @@ def _gunzip(data: bytes | memoryview, limit: int) -> bytes:
         if not d.eof:
             raise CompressionError("gzip payload ends before its end of stream")
         rest = d.unused_data
-        if not rest.strip(b"\x00"):
+        if not rest.startswith(b"\x1f\x8b"):
+            # GZIPInputStream reads a further member only if one starts here, else it stops.
             return bytes(out)
 
 
@@ -98,8 +99,9 @@ def _raw_snappy_length(block: bytes) -> int:
     raise CompressionError("snappy block has no valid length prefix")
 
 
-def _unsnappy_block(block: bytes, limit: int) -> bytes:
-    if _raw_snappy_length(block) > limit:
+def _unsnappy_block(block: bytes, limit: int, done: int = 0) -> bytes:
+    """One raw block, refused before decompressing if it would take the output past ``limit``."""
+    if done + _raw_snappy_length(block) > limit:
         raise _too_big(limit)
     return bytes(snappy.uncompress(block))
 
@@ -111,14 +113,16 @@ def _unsnappy(data: bytes, limit: int) -> bytes:
         raise CompressionError("xerial snappy header is cut short")
     out = bytearray()
     pos = XERIAL_HEADER_SIZE
-    while pos < len(data):
-        if pos + 4 > len(data):
-            raise CompressionError("xerial snappy block length is cut short")
+    while pos + 4 <= len(data):  # snappy-java ignores fewer than 4 bytes left at the end
+        if data.startswith(XERIAL_MAGIC, pos):
+            # Concatenated streams: SnappyInputStream reads on through a further header.
+            pos += XERIAL_HEADER_SIZE
+            continue
         (size,) = _U32BE.unpack_from(data, pos)
         pos += 4
         if size > len(data) - pos:
             raise CompressionError(f"xerial snappy block of {size} bytes runs past the payload")
-        out += _unsnappy_block(data[pos : pos + size], limit - len(out))
+        out += _unsnappy_block(data[pos : pos + size], limit, len(out))
         pos += size
     return bytes(out)
 
@@ -172,12 +176,28 @@ def _unlz4(data: bytes, limit: int) -> bytes:
             raise
 
 
+# zstd expands at most 128 KiB from a 4-byte block; feeding the input in slices this much smaller
+# than the room left keeps each step's output near the limit, never far past it.
+_ZSTD_MAX_RATIO = 65536
+
+
 def _unzstd(data: bytes | memoryview, limit: int) -> bytes:
-    """zstd, read as a stream across frames, since Java writes frames without a content size."""
-    reader = zstandard.ZstdDecompressor().stream_reader(io.BytesIO(data), read_across_frames=True)
-    out = reader.read(limit + 1)
-    if len(out) > limit:
-        raise _too_big(limit)
+    """zstd, frame after frame (Java writes several, without a content size); a cut frame is an error."""
+    dctx = zstandard.ZstdDecompressor()
+    out = bytearray()
+    rest = bytes(data)
+    while rest:
+        obj = dctx.decompressobj()
+        pos = 0
+        while not obj.eof:
+            if pos >= len(rest):
+                raise CompressionError("zstd payload ends inside a frame")
+            step = max(64, min(65536, (limit - len(out)) // _ZSTD_MAX_RATIO))
+            out += obj.decompress(rest[pos : pos + step])
+            pos += step
+            if len(out) > limit:
+                raise _too_big(limit)
+        rest = obj.unused_data + rest[pos:]
     return bytes(out)
 
 

@@ -114,6 +114,9 @@ def _decode_records(
 ) -> tuple[list[Record], CorruptRecordError | None]:
     if count < 0:
         return [], CorruptRecordError(f"invalid record count {count}", position=file_pos)
+    if compression is Compression.UNKNOWN:
+        codec_id = buf[pos + L.V2_ATTRIBUTES_OFFSET + 1] & L.COMPRESSION_MASK
+        return [], CorruptRecordError(f"unknown compression codec id {codec_id}", position=file_pos)
     start = pos + L.V2_HEADER_SIZE
     if compression is Compression.NONE:
         records, error = _twins.decode_v2_records(
