@@ -10,7 +10,7 @@ import os
 import sys
 import traceback
 from collections.abc import Callable, Iterable
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from typing import Any, TextIO, TypeVar
 
 import click
@@ -24,7 +24,6 @@ from kafka_dump.model import Problem, ProblemKind
 from kafka_dump.render.jsonl import JsonRenderer
 from kafka_dump.render.kafka_text import KafkaTextRenderer
 from kafka_dump.render.payload import PayloadEncoding
-from kafka_dump.render.table import TableRenderer
 
 EXIT_OK, EXIT_CORRUPT, EXIT_BAD_INPUT = 0, 1, 2
 F = TypeVar("F", bound=Callable[..., Any])
@@ -59,8 +58,12 @@ def main() -> None:
     """
 
 
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_MS = timedelta(milliseconds=1)
+
+
 def parse_time(value: str | None) -> int | None:
-    """Epoch milliseconds, or an ISO-8601 time (UTC unless it says otherwise)."""
+    """Epoch milliseconds, or an ISO-8601 time (UTC unless it says otherwise), in exact integer ms."""
     if value is None:
         return None
     if value.lstrip("-").isdigit():
@@ -72,7 +75,11 @@ def parse_time(value: str | None) -> int | None:
         raise click.BadParameter(f"{value!r} is neither epoch milliseconds nor an ISO-8601 time") from None
     if dt.tzinfo is None:
         dt = dt.replace(tzinfo=timezone.utc)
-    return int(dt.timestamp() * 1000)
+    return (dt - _EPOCH) // _MS
+
+
+def _time_option(ctx: click.Context, param: click.Parameter, value: str | None) -> int | None:
+    return parse_time(value)
 
 
 def _write_all(out: TextIO, parts: Iterable[str]) -> None:
@@ -95,8 +102,12 @@ def _write_all(out: TextIO, parts: Iterable[str]) -> None:
 @click.option("--batches-only", is_flag=True, help="Show batch headers only; records are not decoded.")
 @click.option("--from-offset", type=int, help="Only records at or after this offset.")
 @click.option("--to-offset", type=int, help="Only records at or before this offset.")
-@click.option("--from-time", help="Only records at or after this time (ISO-8601 or epoch ms).")
-@click.option("--to-time", help="Only records at or before this time (ISO-8601 or epoch ms).")
+@click.option(
+    "--from-time", callback=_time_option, help="Only records at or after this time (ISO-8601 or epoch ms)."
+)
+@click.option(
+    "--to-time", callback=_time_option, help="Only records at or before this time (ISO-8601 or epoch ms)."
+)
 @click.option(
     "--limit", type=click.IntRange(min=0), help="Stop after N records (N batches with --batches-only)."
 )
@@ -111,8 +122,8 @@ def dump(
     batches_only: bool,
     from_offset: int | None,
     to_offset: int | None,
-    from_time: str | None,
-    to_time: str | None,
+    from_time: int | None,
+    to_time: int | None,
     limit: int | None,
     max_batch_bytes: int,
     traceback: bool,
@@ -126,7 +137,7 @@ def dump(
       kdump dump --format kafka 00000000000000000000.log    # kafka-dump-log.sh lines
       kdump dump --from-time 2024-05-01T12:00:00Z --limit 20 00000000000000000000.log
     """
-    rng = RangeFilter(from_offset, to_offset, parse_time(from_time), parse_time(to_time), limit)
+    rng = RangeFilter(from_offset, to_offset, from_time, to_time, limit)
     summary = Summary()
     events = iter_dump(
         list(paths), rng, summary, with_records=not batches_only, max_batch_bytes=max_batch_bytes
@@ -139,14 +150,22 @@ def _render(fmt: str, events: Iterable[object], payload: str, max_bytes: int, ba
     out = sys.stdout
     if fmt == "table":
         from rich.console import Console
+        from rich.text import Text
+
+        from kafka_dump.render.table import TableRenderer
+
+        class _Console(Console):
+            def on_broken_pipe(self) -> None:
+                raise BrokenPipeError  # ends quietly in _run, as the other formats do
 
         # Piped output is not cut to 80 columns: COLUMNS, else wide enough for a full row.
         width = None if out.isatty() else int(os.environ.get("COLUMNS", "200"))
-        console = Console(file=out, soft_wrap=False, width=width)
+        console = _Console(file=out, width=width)
         table = TableRenderer(max_bytes=max_bytes, records=not batches_only)
         for event in events:
             for renderable in _dispatch(table, event):
-                console.print(renderable)
+                # A batch's title line is never wrapped: it is one line to grep.
+                console.print(renderable, soft_wrap=isinstance(renderable, Text))
         return
     renderer: JsonRenderer | KafkaTextRenderer
     if fmt == "json":

@@ -8,12 +8,13 @@ sparse: the first entry repeated as zeros after the real ones ends the list, as 
 
 from __future__ import annotations
 
-import mmap
 import struct
+from itertools import islice
 from pathlib import Path
 
-from kafka_dump.format import layout as L
-from kafka_dump.segment import segment_base_offset
+from kafka_dump.errors import KafkaDumpError
+from kafka_dump.model import Batch, Problem
+from kafka_dump.segment import read_segment, segment_base_offset
 
 OFFSET_ENTRY = struct.Struct(">ii")
 TIME_ENTRY = struct.Struct(">qi")
@@ -58,8 +59,9 @@ def _position_for_offset(entries: list[tuple[int, int]], target: int) -> int:
 def seek_position(log: Path, *, from_offset: int | None, from_time: int | None) -> int:
     """A file position at or before the first batch that can hold records at/after the start.
 
-    Returns 0 when there is no usable index. A position the log does not confirm as the start of
-    an entry with an offset at or below the target is not trusted (0 then, a full scan).
+    Returns 0 (a full scan) when there is no index, or when the log does not confirm what the index
+    says: the entry found must be a whole batch with a valid CRC and an offset at or below the
+    target, and a time index entry (T, O) must match the batch that ends at O (maxTimestamp T).
     """
     base = segment_base_offset(log)
     if base is None or (from_offset is None and from_time is None):
@@ -70,24 +72,42 @@ def seek_position(log: Path, *, from_offset: int | None, from_time: int | None) 
     targets = [] if from_offset is None else [from_offset]
     if from_time is not None:
         # Entries (T, O): every record up to offset O has a timestamp <= T, so none before O+1 counts.
-        after = base
-        for ts, offset in time_index(log, base):
-            if ts >= from_time:
-                break
-            after = offset + 1
-        targets.append(after)
+        earlier = [(ts, offset) for ts, offset in time_index(log, base) if ts < from_time]
+        if earlier:
+            ts, offset = earlier[-1]
+            if not _confirms(log, _position_for_offset(offsets, offset), offset, ts):
+                return 0
+            targets.append(offset + 1)
+        else:
+            targets.append(base)
     target = max(targets)
     position = _position_for_offset(offsets, target)
-    return position if _looks_like_entry(log, position, target) else 0
+    return position if _batch_starts_at(log, position, target) else 0
 
 
-def _looks_like_entry(log: Path, position: int, target: int) -> bool:
+def _first_items(log: Path, position: int, n: int) -> list[Batch | Problem]:
+    if position < 0:
+        return []
     try:
-        with open(log, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as m:
-            if position + L.MAGIC_OFFSET + 1 > len(m):
-                return False
-            offset, size = L.LOG_ENTRY.unpack_from(m, position)
-            magic = m[position + L.MAGIC_OFFSET]
-            return magic <= 2 and 0 < size <= len(m) - position - L.LOG_OVERHEAD and offset <= target
-    except (OSError, ValueError):
-        return False
+        return list(islice(read_segment(log, with_records=False, start=position), n))
+    except KafkaDumpError:
+        return []
+
+
+def _batch_starts_at(log: Path, position: int, target: int) -> bool:
+    items = _first_items(log, position, 1)
+    return bool(items) and isinstance(items[0], Batch) and items[0].crcValid and items[0].baseOffset <= target
+
+
+def _confirms(log: Path, position: int, offset: int, timestamp: int) -> bool:
+    """The batch that ends at ``offset`` lies at or after ``position`` and has maxTimestamp ``timestamp``."""
+    for item in _first_items(log, position, _CONFIRM_SCAN_LIMIT):
+        if not isinstance(item, Batch) or not item.crcValid:
+            return False
+        if item.lastOffset >= offset:
+            return item.lastOffset == offset and item.maxTimestamp == timestamp
+    return False
+
+
+# Kafka indexes every index.interval.bytes (4 KiB): a few hundred small batches at most lie between.
+_CONFIRM_SCAN_LIMIT = 10_000

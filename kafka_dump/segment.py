@@ -143,17 +143,18 @@ def _walk(
         magic = buf[i + L.MAGIC_OFFSET]
         entry = L.LOG_OVERHEAD + length
         if entry > remaining or length < _LEGACY_MIN_ENTRY - L.LOG_OVERHEAD:
-            if (offset == 0 and length == 0) or entry > remaining:
-                next_pos = _resync(win, pos + 1)
-                if next_pos is None:
-                    yield _tail(name, win, pos)
-                    return
-            else:
-                next_pos = _resync(win, pos + 1)
-            reason = f"entry size {length} is invalid; skipped to the next valid entry"
-            yield Problem(name, pos, (next_pos or size) - pos, ProblemKind.CORRUPT, reason, offset)
-            if next_pos is None:
+            if offset == 0 and length == 0 and win.all_zero(pos):
+                yield _tail(name, win, pos)
                 return
+            next_pos = _resync(win, pos + 1)
+            if next_pos is None:
+                if pos == 0 and (magic > 2 or length < _LEGACY_MIN_ENTRY - L.LOG_OVERHEAD):
+                    raise NotASegmentError("not a Kafka log segment: no valid entry in the file", file=name)
+                # Nothing valid follows: the last entry was cut short (an unclean shutdown).
+                yield _tail(name, win, pos)
+                return
+            reason = f"entry size {length} is invalid; skipped {next_pos - pos} bytes to the next valid entry"
+            yield Problem(name, pos, next_pos - pos, ProblemKind.CORRUPT, reason, offset)
             pos = next_pos
             continue
         if entry > entry_limit:
@@ -174,11 +175,16 @@ def _keep(keep: HeaderFilter, buf: bytes, i: int, entry: int, magic: int, offset
     if magic == 2 and entry >= L.V2_HEADER_SIZE:
         last = offset + L.INT32.unpack_from(buf, i + L.V2_LAST_OFFSET_DELTA_OFFSET)[0]
         return keep(last, L.LEGACY_TIMESTAMP.unpack_from(buf, i + L.V2_MAX_TIMESTAMP_OFFSET)[0])
-    if magic == 1 and entry >= L.LOG_OVERHEAD + L.LEGACY_MIN_SIZE[1]:
+    if magic > 1 or entry < L.LOG_OVERHEAD + L.LEGACY_MIN_SIZE[magic]:
+        return True
+    if offset == 0 and buf[i + L.MAGIC_OFFSET + 1] & L.COMPRESSION_MASK:
+        offset = _UNKNOWN_LAST_OFFSET  # a v1 wrapper at 0 holds offsets 0..n-1, n unknown here
+    if magic == 1:
         return keep(offset, L.LEGACY_TIMESTAMP.unpack_from(buf, i + L.LEGACY_HEADER.size)[0])
-    if magic == 0:
-        return keep(offset, -1)
-    return True
+    return keep(offset, -1)
+
+
+_UNKNOWN_LAST_OFFSET = 2**63 - 1
 
 
 def _decode_entry(
@@ -228,30 +234,40 @@ def _tail(name: str, win: _Window, pos: int) -> Problem:
     return Problem(name, pos, n, ProblemKind.PARTIAL_TAIL, f"{n} bytes at the end are a partial entry")
 
 
+# Where an entry could start: a size below 16 MiB (high byte 0) and, at byte 16, magic 2 with the high
+# byte of its int16 attributes 0, or magic 0/1 with codec bits only. A CRC check confirms each one.
+_CANDIDATE = re.compile(rb"(?=[\s\S]{8}\x00[\s\S]{7}(?:\x02[\s\S]{4}\x00|[\x00\x01][\x00-\x0f]))")
+_CANDIDATE_SPAN = 23
+
+
 def _resync(win: _Window, pos: int) -> int | None:
     """The next position from ``pos`` where a whole entry with a valid CRC starts, if any.
 
-    Checking the CRC makes a false match as unlikely as a CRC collision; the scan is linear.
+    A regular expression finds the candidates (in C, chunk by chunk); the CRC makes a false match
+    as unlikely as a CRC collision.
     """
     size = win.size
     while pos + _ENTRY_PREFIX <= size:
         n = min(CHUNK_SIZE, size - pos)
         buf, i = win.span(pos, n)
-        for j in range(i, i + n - _ENTRY_PREFIX + 1):
-            magic = buf[j + L.MAGIC_OFFSET]
-            if magic > 2:
-                continue
-            length = L.INT32.unpack_from(buf, j + 8)[0]
+        window = buf[i : i + n]
+        for match in _CANDIDATE.finditer(window):
+            p = pos + match.start()
+            if p + _CANDIDATE_SPAN > size:
+                break
+            head, j = win.span(p, _CANDIDATE_SPAN)
+            magic = head[j + L.MAGIC_OFFSET]
+            length = L.INT32.unpack_from(head, j + 8)[0]
             entry = L.LOG_OVERHEAD + length
-            p = pos + j - i
             if length < _LEGACY_MIN_ENTRY - L.LOG_OVERHEAD or entry > size - p:
                 continue
             if magic == 2 and entry < L.V2_HEADER_SIZE:
                 continue
             if _entry_crc_ok(win, p, entry, magic):
                 return p
-            buf, i = win.span(pos, n)
-        pos += n - _ENTRY_PREFIX + 1
+        if n < CHUNK_SIZE:
+            return None
+        pos += n - _CANDIDATE_SPAN
     return None
 
 

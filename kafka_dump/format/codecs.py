@@ -9,7 +9,6 @@ ZstdCompression); kafka-python's ``codec.py``.
 from __future__ import annotations
 
 import gzip
-import io
 import struct
 import zlib
 from collections.abc import Callable
