@@ -21,6 +21,7 @@ from kafka_dump.errors import KafkaDumpError
 from kafka_dump.format import ACTIVE_TWIN
 from kafka_dump.format.codecs import DEFAULT_MAX_BATCH_BYTES
 from kafka_dump.model import Problem, ProblemKind
+from kafka_dump.render import progress
 from kafka_dump.render.jsonl import JsonRenderer
 from kafka_dump.render.kafka_text import KafkaTextRenderer
 from kafka_dump.render.payload import PayloadEncoding
@@ -142,6 +143,8 @@ def dump(
     events = iter_dump(
         list(paths), rng, summary, with_records=not batches_only, max_batch_bytes=max_batch_bytes
     )
+    if progress.wanted():
+        events = progress.with_progress(events)
     _run(lambda: _render(fmt, events, payload, max_bytes, batches_only), traceback)
     sys.exit(EXIT_CORRUPT if summary.corrupt else EXIT_OK)
 
