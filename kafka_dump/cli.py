@@ -167,8 +167,11 @@ def _render(fmt: str, events: Iterable[object], payload: str, max_bytes: int, ba
         table = TableRenderer(max_bytes=max_bytes, records=not batches_only)
         for event in events:
             for renderable in _dispatch(table, event):
-                # A batch's title line is never wrapped: it is one line to grep.
-                console.print(renderable, soft_wrap=isinstance(renderable, Text))
+                if isinstance(renderable, str):
+                    out.write(renderable)
+                else:
+                    # A batch's title line is never wrapped: it is one line to grep.
+                    console.print(renderable, soft_wrap=isinstance(renderable, Text))
         return
     renderer: JsonRenderer | KafkaTextRenderer
     if fmt == "json":

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from kafka_dump.format.codecs import DEFAULT_MAX_BATCH_BYTES
 from kafka_dump.index import seek_position
-from kafka_dump.model import Batch, Compression, Problem, ProblemKind, Record
+from kafka_dump.model import Batch, Problem, ProblemKind, Record
 from kafka_dump.segment import read_segment, segment_files
 
 
@@ -45,7 +45,7 @@ class RangeFilter:
         """For --batches-only: the batch may hold a record in range."""
         if not self.keep_header(b.lastOffset, b.maxTimestamp):
             return False
-        return not (self.to_offset is not None and b.baseOffset > self.to_offset and _base_known(b))
+        return not (self.to_offset is not None and b.baseOffset > self.to_offset)
 
 
 @dataclass
@@ -113,7 +113,7 @@ def iter_dump(
                 summary.problems.append(item)
                 yield item
                 continue
-            if rng.to_offset is not None and item.baseOffset > rng.to_offset and _base_known(item):
+            if rng.to_offset is not None and item.baseOffset > rng.to_offset:
                 break
             records = item.records
             if records is not None and rng.active:
@@ -137,8 +137,3 @@ def iter_dump(
             yield FileEnd(str(f), trailing)
             continue
         yield FileEnd(str(f), 0)
-
-
-def _base_known(b: Batch) -> bool:
-    """Undecoded, a v0/v1 wrapper's first offset is unknown: its header holds the last one."""
-    return b.magic >= 2 or b.records is not None or b.compression is Compression.NONE

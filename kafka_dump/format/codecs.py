@@ -53,7 +53,7 @@ def decompress(codec: Compression, data: bytes | memoryview, limit: int) -> byte
         if codec is Compression.SNAPPY:
             return _unsnappy(bytes(data), limit)
         if codec is Compression.LZ4:
-            return _unlz4(bytes(data), limit)
+            return _unlz4(data, limit)
         if codec is Compression.ZSTD:
             return _unzstd(data, limit)
     except CompressionError:
@@ -126,8 +126,9 @@ def _unsnappy(data: bytes, limit: int) -> bytes:
     return bytes(out)
 
 
-def _unlz4(data: bytes, limit: int) -> bytes:
+def _unlz4(data: bytes | memoryview, limit: int) -> bytes:
     """Kafka's LZ4 frame, block by block (independent or linked), with size checks per block."""
+    data = memoryview(data)
     if len(data) < 7 or _U32LE.unpack_from(data, 0)[0] != LZ4_MAGIC:
         raise CompressionError("lz4 payload does not start with the LZ4 frame magic")
     flg, bd = data[4], data[5]
@@ -138,41 +139,42 @@ def _unlz4(data: bytes, limit: int) -> bytes:
         raise CompressionError(f"lz4 frame has an invalid block size code {(bd >> 4) & 7}")
     independent = bool(flg & 0x20)
     block_checksum = bool(flg & 0x10)
-    has_size = bool(flg & 0x08)
-    pos = 6 + (8 if has_size else 0)
+    pos = 6 + (8 if flg & 0x08 else 0)
     if pos + 1 > len(data):
         raise CompressionError("lz4 frame header is cut short")
     # The header checksum byte is not checked: magic 0 computed it over the wrong bytes (KAFKA-3160),
     # and the block sizes and the decompressor's own bounds catch a damaged frame anyway.
     pos += 1
-    out = bytearray()
+    blocks: list[bytes] = []
+    total = 0
     while True:
         if pos + 4 > len(data):
             raise CompressionError("lz4 frame ends without an end mark")
         (word,) = _U32LE.unpack_from(data, pos)
         pos += 4
         if word == 0:
-            return bytes(out)
+            return blocks[0] if len(blocks) == 1 else b"".join(blocks)
         size = word & 0x7FFFFFFF
         if size > max_block or size > len(data) - pos:
             raise CompressionError(f"lz4 block of {size} bytes is larger than the frame allows")
         block = data[pos : pos + size]
         pos += size + (4 if block_checksum else 0)
-        room = min(max_block, limit - len(out))
+        room = min(max_block, limit - total)
         if word & 0x80000000:
             if size > room:
                 raise _too_big(limit)
-            out += block
-            continue
-        if room <= 0:
-            raise _too_big(limit)
-        dictionary = b"" if independent else bytes(out[-65536:])
-        try:
-            out += lz4.block.decompress(block, uncompressed_size=room, dict=dictionary)
-        except lz4.block.LZ4BlockError as exc:
-            if room < max_block:
-                raise _too_big(limit) from exc
-            raise
+            blocks.append(bytes(block))
+        else:
+            if room <= 0:
+                raise _too_big(limit)
+            dictionary = b"" if independent or not blocks else b"".join(blocks)[-65536:]
+            try:
+                blocks.append(lz4.block.decompress(block, uncompressed_size=room, dict=dictionary))
+            except lz4.block.LZ4BlockError as exc:
+                if room < max_block:
+                    raise _too_big(limit) from exc
+                raise
+        total += len(blocks[-1])
 
 
 # zstd expands at most 128 KiB from a 4-byte block; feeding the input in slices this much smaller

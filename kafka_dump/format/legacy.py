@@ -36,18 +36,18 @@ def decode_message(
     except CorruptRecordError as exc:
         raise exc.with_location(position=(exc.position or pos) - pos + file_pos) from None
     codec = msg.compression
-    records: tuple[Record, ...] | None = None
     error: CorruptRecordError | None = None
     base_offset = msg.offset
     if codec is Compression.NONE:
-        records = (msg.record(msg.offset, msg.timestamp),) if with_records else None
-    elif with_records:
+        found = [msg.record(msg.offset, msg.timestamp)]
+    else:
+        # Decoded even for headers only: a wrapper's header holds its last offset, not its first.
         found, error = _inner_records(msg, max_batch_bytes)
         if error is not None:
             error = error.with_location(position=file_pos)
-        records = tuple(found)
         if found:
             base_offset = found[0].offset
+    records = tuple(found) if with_records else None
     batch = Batch(
         file,
         file_pos,
@@ -70,7 +70,7 @@ def decode_message(
         msg.crc,
         msg.crc_valid,
         msg.size,
-        None if records is None else len(records),
+        len(found),
         records,
     )
     return batch, error
