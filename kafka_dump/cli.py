@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import sys
 import traceback
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime, timedelta, timezone
 from typing import Any, TextIO, TypeVar
 
@@ -21,13 +21,14 @@ from kafka_dump.errors import KafkaDumpError
 from kafka_dump.format import ACTIVE_TWIN
 from kafka_dump.format.codecs import DEFAULT_MAX_BATCH_BYTES
 from kafka_dump.model import Problem, ProblemKind
-from kafka_dump.render import progress
+from kafka_dump.render import Renderer, progress
 from kafka_dump.render.jsonl import JsonRenderer
 from kafka_dump.render.kafka_text import KafkaTextRenderer
 from kafka_dump.render.payload import PayloadEncoding
 
 EXIT_OK, EXIT_CORRUPT, EXIT_BAD_INPUT = 0, 1, 2
 F = TypeVar("F", bound=Callable[..., Any])
+T = TypeVar("T")
 
 
 class _DefaultToDump(click.Group):
@@ -185,15 +186,15 @@ def _render(fmt: str, events: Iterable[object], payload: str, max_bytes: int, ba
         _write_all(out, _dispatch(renderer, event))
 
 
-def _dispatch(renderer: Any, event: object) -> list[Any]:
+def _dispatch(renderer: Renderer[T], event: object) -> Sequence[T]:
     if isinstance(event, BatchEvent):
-        return renderer.batch(event.batch, event.records)  # type: ignore[no-any-return]
+        return renderer.batch(event.batch, event.records)
     if isinstance(event, Problem):
-        return renderer.problem(event)  # type: ignore[no-any-return]
+        return renderer.problem(event)
     if isinstance(event, FileStart):
-        return renderer.file_start(event.path)  # type: ignore[no-any-return]
+        return renderer.file_start(event.path)
     if isinstance(event, FileEnd):
-        return renderer.file_end(event.path, event.trailing)  # type: ignore[no-any-return]
+        return renderer.file_end(event.path, event.trailing)
     raise TypeError(f"unknown event {event!r}")
 
 

@@ -11,6 +11,7 @@ import os
 import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import BinaryIO
 
 from kafka_dump.errors import CorruptRecordError, NotASegmentError
 from kafka_dump.format import layout as L
@@ -66,7 +67,7 @@ def segment_files(path: str | os.PathLike[str]) -> list[Path]:
 class _Window:
     """A sliding read buffer over the file, so entries can be sliced without reading it all."""
 
-    def __init__(self, f: object, size: int) -> None:
+    def __init__(self, f: BinaryIO, size: int) -> None:
         self._f = f
         self.size = size
         self._buf = b""
@@ -77,8 +78,8 @@ class _Window:
         start = self._start
         if start <= pos and pos + n <= start + len(self._buf):
             return self._buf, pos - start
-        self._f.seek(pos)  # type: ignore[attr-defined]
-        self._buf = self._f.read(max(n, CHUNK_SIZE))  # type: ignore[attr-defined]
+        self._f.seek(pos)
+        self._buf = self._f.read(max(n, CHUNK_SIZE))
         self._start = pos
         if len(self._buf) < n:
             raise NotASegmentError("file shrank while it was being read", position=pos)
@@ -94,7 +95,7 @@ class _Window:
         return True
 
 
-def open_segment(path: str | os.PathLike[str]) -> tuple[object, int]:
+def open_segment(path: str | os.PathLike[str]) -> tuple[BinaryIO, int]:
     """Open a segment for reading, turning OS errors into one-line NotASegmentError."""
     try:
         f = open(path, "rb")  # noqa: SIM115 (closed by the caller's generator)
@@ -119,7 +120,7 @@ def read_segment(
     """
     name = str(path)
     f, size = open_segment(path)
-    with f:  # type: ignore[attr-defined]
+    with f:
         yield from _walk(name, _Window(f, size), start, with_records, max_batch_bytes, keep)
 
 

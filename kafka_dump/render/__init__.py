@@ -1,0 +1,22 @@
+"""Renderers turn the decoder's stream into output; each builds what to print and never prints."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol, TypeVar
+
+from kafka_dump.model import Batch, Problem, Record
+
+T_co = TypeVar("T_co", covariant=True)
+
+
+class Renderer(Protocol[T_co]):
+    """What a renderer answers for each event of a dump; ``T_co`` is str or a Rich renderable."""
+
+    def file_start(self, path: str) -> Sequence[T_co]: ...
+
+    def batch(self, batch: Batch, records: tuple[Record, ...] | None) -> Sequence[T_co]: ...
+
+    def problem(self, problem: Problem) -> Sequence[T_co]: ...
+
+    def file_end(self, path: str, trailing: int) -> Sequence[T_co]: ...
