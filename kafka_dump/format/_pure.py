@@ -60,11 +60,15 @@ def decode_v2_records(
             return records, error
         start = pos
         try:
-            # One-byte varints take the fast path; every read stays below body_end.
+            # One- and two-byte varints take the fast path; every read stays below its limit.
             b = data[pos]
             if b < 0x80:
                 length = (b >> 1) ^ -(b & 1)
                 pos += 1
+            elif pos + 1 < end and data[pos + 1] < 0x80:
+                u = (b & 0x7F) | (data[pos + 1] << 7)
+                length = (u >> 1) ^ -(u & 1)
+                pos += 2
             else:
                 length, pos = varint(data, pos, end, 5)
             body_end = pos + length
@@ -75,18 +79,30 @@ def decode_v2_records(
             if b < 0x80:
                 ts_delta = (b >> 1) ^ -(b & 1)
                 pos += 1
+            elif pos + 1 < body_end and data[pos + 1] < 0x80:
+                u = (b & 0x7F) | (data[pos + 1] << 7)
+                ts_delta = (u >> 1) ^ -(u & 1)
+                pos += 2
             else:
                 ts_delta, pos = varint(data, pos, body_end, 10)
-            if pos < body_end and data[pos] < 0x80:
-                b = data[pos]
+            b = data[pos] if pos < body_end else 0x80
+            if b < 0x80:
                 offset_delta = (b >> 1) ^ -(b & 1)
                 pos += 1
+            elif pos + 1 < body_end and data[pos + 1] < 0x80:
+                u = (b & 0x7F) | (data[pos + 1] << 7)
+                offset_delta = (u >> 1) ^ -(u & 1)
+                pos += 2
             else:
                 offset_delta, pos = varint(data, pos, body_end, 5)
-            if pos < body_end and data[pos] < 0x80:
-                b = data[pos]
+            b = data[pos] if pos < body_end else 0x80
+            if b < 0x80:
                 n = (b >> 1) ^ -(b & 1)
                 pos += 1
+            elif pos + 1 < body_end and data[pos + 1] < 0x80:
+                u = (b & 0x7F) | (data[pos + 1] << 7)
+                n = (u >> 1) ^ -(u & 1)
+                pos += 2
             else:
                 n, pos = varint(data, pos, body_end, 5)
             if n < 0:
@@ -96,10 +112,14 @@ def decode_v2_records(
                     raise CorruptRecordError(f"key length {n} runs past the record", position=start)
                 key = data[pos : pos + n]
                 pos += n
-            if pos < body_end and data[pos] < 0x80:
-                b = data[pos]
+            b = data[pos] if pos < body_end else 0x80
+            if b < 0x80:
                 n = (b >> 1) ^ -(b & 1)
                 pos += 1
+            elif pos + 1 < body_end and data[pos + 1] < 0x80:
+                u = (b & 0x7F) | (data[pos + 1] << 7)
+                n = (u >> 1) ^ -(u & 1)
+                pos += 2
             else:
                 n, pos = varint(data, pos, body_end, 5)
             if n < 0:
