@@ -17,8 +17,6 @@ What is timed, per segment file:
   ``kdump verify-crc --deep``, stdout to /dev/null. Their peak RSS comes from ``os.wait4``.
 """
 
-# The decoder loops read attributes only to make the decoders produce them: bare expressions on purpose.
-# ruff: noqa: B018
 
 from __future__ import annotations
 

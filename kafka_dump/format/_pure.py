@@ -23,10 +23,9 @@ from kafka_dump.errors import CorruptRecordError
 from kafka_dump.format import layout as L
 from kafka_dump.format.message import Message
 from kafka_dump.format.varint import read_zigzag as _varint
-from kafka_dump.model import Compression, Header, Record
+from kafka_dump.model import Compression, Header, Record, new_record
 
 _EMPTY: tuple[Header, ...] = ()
-_new = tuple.__new__
 _SEQUENCE_WRAP = 2**31
 
 
@@ -48,9 +47,8 @@ def decode_v2_records(
     """
     records: list[Record] = []
     append = records.append
-    record = Record
     empty = _EMPTY
-    new = _new
+    make = new_record
     varint = _varint
     first = pos
     for i in range(count):
@@ -146,20 +144,14 @@ def decode_v2_records(
             else:
                 sequence = -1
             append(
-                new(
-                    record,
-                    (
-                        base_offset + offset_delta,
-                        base_timestamp + ts_delta if log_append_time is None else log_append_time,
-                        key,
-                        value,
-                        headers,
-                        sequence,
-                        body_end - start,
-                        None,
-                        None,
-                        None,
-                    ),
+                make(
+                    base_offset + offset_delta,
+                    base_timestamp + ts_delta if log_append_time is None else log_append_time,
+                    key,
+                    value,
+                    headers,
+                    sequence,
+                    body_end - start,
                 )
             )
         except CorruptRecordError as err:

@@ -12,6 +12,7 @@
 #include <Python.h>
 #include <stdint.h>
 #include <string.h>
+#include <structmember.h>
 
 static PyObject *RecordType;  /* kafka_dump.model.Record (a NamedTuple) */
 static PyObject *HeaderType;  /* kafka_dump.model.Header */
@@ -129,18 +130,62 @@ new_namedtuple(PyObject *cls, Py_ssize_t n, PyObject **vals)
     return NULL;
 }
 
-/* new_namedtuple for values any of which may be NULL (a failed allocation): then all are released. */
-static PyObject *
-new_namedtuple_checked(PyObject *cls, Py_ssize_t n, PyObject **vals)
+/* kafka_dump.model.Record is a frozen, slotted dataclass. Its ten slots are filled directly, at the
+ * offsets its member descriptors give, as object.__new__ plus the slot setters would (the decoders'
+ * pure twin does exactly that); the frozen __init__ is skipped. */
+#define RECORD_FIELDS 10
+static const char *record_fields[RECORD_FIELDS] = {"offset", "timestamp", "key", "value", "headers",
+                                                   "sequence", "sizeInBytes", "crc", "crcValid", "control"};
+static Py_ssize_t record_offsets[RECORD_FIELDS];
+
+static int
+record_layout_init(void)
 {
-    for (Py_ssize_t i = 0; i < n; i++) {
+    for (int i = 0; i < RECORD_FIELDS; i++) {
+        PyObject *descr = PyObject_GetAttrString(RecordType, record_fields[i]);
+        if (descr == NULL)
+            return -1;
+        int ok = Py_IS_TYPE(descr, &PyMemberDescr_Type) &&
+                 ((PyMemberDescrObject *)descr)->d_member->type == T_OBJECT_EX;
+        if (ok)
+            record_offsets[i] = ((PyMemberDescrObject *)descr)->d_member->offset;
+        Py_DECREF(descr);
+        if (!ok) {
+            PyErr_Format(PyExc_ImportError, "kafka_dump.model.Record.%s is not a slot", record_fields[i]);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+#define RECORD_SLOT(obj, i) (*(PyObject **)((char *)(obj) + record_offsets[i]))
+
+/* A Record from ten new references (stolen; any may be NULL after a failed allocation, and then all
+ * are released and NULL is returned). */
+static PyObject *
+new_record(PyObject **vals)
+{
+    int atomic = 1;
+    for (int i = 0; i < RECORD_FIELDS; i++) {
         if (vals[i] == NULL) {
-            for (Py_ssize_t j = 0; j < n; j++)
+            for (int j = 0; j < RECORD_FIELDS; j++)
                 Py_XDECREF(vals[j]);
             return NULL;
         }
+        if (PyObject_IS_GC(vals[i]) && (!PyTuple_Check(vals[i]) || PyObject_GC_IsTracked(vals[i])))
+            atomic = 0;
     }
-    return new_namedtuple(cls, n, vals);
+    PyObject *obj = ((PyTypeObject *)RecordType)->tp_alloc((PyTypeObject *)RecordType, 0);
+    if (obj == NULL) {
+        for (int j = 0; j < RECORD_FIELDS; j++)
+            Py_DECREF(vals[j]);
+        return NULL;
+    }
+    for (int i = 0; i < RECORD_FIELDS; i++)
+        RECORD_SLOT(obj, i) = vals[i];
+    if (atomic && PyObject_GC_IsTracked(obj))
+        PyObject_GC_UnTrack(obj); /* ints, bytes, None and untracked tuples: it can be in no cycle */
+    return obj;
 }
 
 static PyObject *
@@ -302,7 +347,7 @@ decode_v2_records(PyObject *self, PyObject *args)
             Py_NewRef(Py_None),
         };
         key = value = headers = NULL; /* stolen */
-        PyObject *record = new_namedtuple_checked(RecordType, 10, vals);
+        PyObject *record = new_record(vals);
         if (record == NULL)
             goto fail;
         int appended = PyList_Append(records, record);
@@ -488,7 +533,7 @@ legacy_record(const unsigned char *p, Py_ssize_t pos, Py_ssize_t end, const Mess
         Py_NewRef(crc == m->crc ? Py_True : Py_False),
         Py_NewRef(Py_None),
     };
-    return new_namedtuple_checked(RecordType, 10, vals);
+    return new_record(vals);
 }
 
 static PyObject *
@@ -859,19 +904,25 @@ json_control(Buf *b, PyObject *control)
 static int
 json_record(Buf *b, PyObject *r, int magic, int mode)
 {
-    if (!PyTuple_Check(r) || PyTuple_GET_SIZE(r) < 10) {
+    if (!Py_IS_TYPE(r, (PyTypeObject *)RecordType)) {
         PyErr_SetString(PyExc_TypeError, "records_json takes Record values");
         return -1;
     }
-    PyObject *headers = PyTuple_GET_ITEM(r, 4);
+    for (int i = 0; i < RECORD_FIELDS; i++) {
+        if (RECORD_SLOT(r, i) == NULL) {
+            PyErr_Format(PyExc_AttributeError, "Record.%s is not set", record_fields[i]);
+            return -1;
+        }
+    }
+    PyObject *headers = RECORD_SLOT(r, 4);
     if (!PyTuple_Check(headers)) {
         PyErr_SetString(PyExc_TypeError, "record headers must be a tuple");
         return -1;
     }
-    if (PUT_LIT(b, "{\"offset\":") < 0 || buf_number(b, PyTuple_GET_ITEM(r, 0)) < 0 ||
-        PUT_LIT(b, ",\"timestamp\":") < 0 || buf_number(b, PyTuple_GET_ITEM(r, 1)) < 0 ||
-        PUT_LIT(b, ",\"key\":") < 0 || json_payload(b, PyTuple_GET_ITEM(r, 2), mode) < 0 ||
-        PUT_LIT(b, ",\"value\":") < 0 || json_payload(b, PyTuple_GET_ITEM(r, 3), mode) < 0 ||
+    if (PUT_LIT(b, "{\"offset\":") < 0 || buf_number(b, RECORD_SLOT(r, 0)) < 0 ||
+        PUT_LIT(b, ",\"timestamp\":") < 0 || buf_number(b, RECORD_SLOT(r, 1)) < 0 ||
+        PUT_LIT(b, ",\"key\":") < 0 || json_payload(b, RECORD_SLOT(r, 2), mode) < 0 ||
+        PUT_LIT(b, ",\"value\":") < 0 || json_payload(b, RECORD_SLOT(r, 3), mode) < 0 ||
         PUT_LIT(b, ",\"headers\":[") < 0)
         return -1;
     for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(headers); i++) {
@@ -890,17 +941,17 @@ json_record(Buf *b, PyObject *r, int magic, int mode)
     if (PUT_LIT(b, "]") < 0)
         return -1;
     if (magic >= 2) {
-        if (PUT_LIT(b, ",\"sequence\":") < 0 || buf_number(b, PyTuple_GET_ITEM(r, 5)) < 0)
+        if (PUT_LIT(b, ",\"sequence\":") < 0 || buf_number(b, RECORD_SLOT(r, 5)) < 0)
             return -1;
     }
     else {
-        PyObject *valid = PyTuple_GET_ITEM(r, 8);
-        if (PUT_LIT(b, ",\"crc\":") < 0 || buf_number(b, PyTuple_GET_ITEM(r, 7)) < 0 ||
+        PyObject *valid = RECORD_SLOT(r, 8);
+        if (PUT_LIT(b, ",\"crc\":") < 0 || buf_number(b, RECORD_SLOT(r, 7)) < 0 ||
             PUT_LIT(b, ",\"crcValid\":") < 0 ||
             (valid == Py_None ? PUT_LIT(b, "null") : valid == Py_True ? PUT_LIT(b, "true") : PUT_LIT(b, "false")) < 0)
             return -1;
     }
-    PyObject *control = PyTuple_GET_ITEM(r, 9);
+    PyObject *control = RECORD_SLOT(r, 9);
     if (control != Py_None && json_control(b, control) < 0)
         return -1;
     return PUT_LIT(b, "}");
@@ -966,6 +1017,8 @@ PyInit__speedups(void)
     HeaderType = import_attr("kafka_dump.model", "Header");
     CorruptRecordError = import_attr("kafka_dump.errors", "CorruptRecordError");
     if (!RecordType || !HeaderType || !CorruptRecordError)
+        return NULL;
+    if (record_layout_init() < 0)
         return NULL;
     crc32_init();
     return PyModule_Create(&module);

@@ -5,7 +5,7 @@ from __future__ import annotations
 from kafka_dump.errors import CorruptRecordError
 from kafka_dump.format import layout as L
 from kafka_dump.format.checksum import crc32
-from kafka_dump.model import Compression, Record, TimestampType
+from kafka_dump.model import Compression, Record, TimestampType, new_record
 
 _EMPTY: tuple[()] = ()
 
@@ -61,6 +61,6 @@ class Message:
         return TimestampType.CREATE_TIME
 
     def record(self, offset: int, timestamp: int) -> Record:
-        return Record(
-            offset, timestamp, self.key, self.value, _EMPTY, -1, self.size, self.crc, self.crc_valid, None
+        return new_record(
+            offset, timestamp, self.key, self.value, _EMPTY, -1, self.size, self.crc, self.crc_valid
         )

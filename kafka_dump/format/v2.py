@@ -5,6 +5,8 @@ Wire schema: see ``layout.py`` (mirrors Kafka's ``DefaultRecordBatch`` and ``Def
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from kafka_dump import format as _twins
 from kafka_dump.errors import CorruptRecordError
 from kafka_dump.format import layout as L
@@ -164,7 +166,7 @@ def _with_control(records: list[Record]) -> tuple[list[Record], CorruptRecordErr
     error = None
     for record in records:
         try:
-            out.append(record._replace(control=decode_control(record)))
+            out.append(replace(record, control=decode_control(record)))
         except CorruptRecordError as exc:
             error = error or CorruptRecordError(f"{exc.reason} (record at offset {record.offset})")
             out.append(record)
