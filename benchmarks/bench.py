@@ -17,7 +17,6 @@ What is timed, per segment file:
   ``kdump verify-crc --deep``, stdout to /dev/null. Their peak RSS comes from ``os.wait4``.
 """
 
-
 from __future__ import annotations
 
 import argparse
