@@ -91,13 +91,16 @@ SPECS: dict[str, SegmentSpec] = {
     for s in (
         SegmentSpec("v2-none", "v2, uncompressed, 1000 records per batch", ((2, NONE, 1000),)),
         SegmentSpec("v2-lz4", "v2, lz4, 1000 records per batch", ((2, LZ4, 1000),)),
+        SegmentSpec("v2-gzip", "v2, gzip, 1000 records per batch", ((2, GZIP, 1000),)),
+        SegmentSpec("v2-snappy", "v2, snappy, 1000 records per batch", ((2, SNAPPY, 1000),)),
+        SegmentSpec("v2-zstd", "v2, zstd, 1000 records per batch", ((2, ZSTD, 1000),)),
         SegmentSpec("v1-gzip", "v1, gzip wrappers of 100 messages", ((1, GZIP, 100),)),
         SegmentSpec("mixed", "v0/v1/v2 interleaved, every codec", MIXED_PLAN),
         SegmentSpec("big-100m", "v2 lz4, ~100 MB, repeated chunk", big_target_bytes=100 * 10**6),
         SegmentSpec("big-1g", "v2 lz4, ~1 GiB, repeated chunk", big_target_bytes=1 << 30),
     )
 }
-DEFAULT_FILES = ("v2-none", "v2-lz4", "v1-gzip", "mixed")
+DEFAULT_FILES = ("v2-none", "v2-lz4", "v2-gzip", "v2-snappy", "v2-zstd", "v1-gzip", "mixed")
 BIG_FILES = ("big-100m", "big-1g")
 BIG_CHUNK_RECORDS = 100_000
 
