@@ -1,8 +1,9 @@
 """Pure functions over bytes: the wire formats, codecs, varints and checksums.
 
-The hot loops (``decode_v2_records``, ``decode_legacy_inner``) have two twins: the compiled ``_speedups`` when it was built and
-loads, else the pure-Python reference ``_pure``. ``KDUMP_PURE=1`` forces the pure one. The choice is
-made once, here, and ``ACTIVE_TWIN`` names it.
+The hot loops (``decode_v2_records``, ``decode_legacy_inner``, and the JSON writer that
+``render/jsonl.py`` takes from ``compiled``) have two twins: the compiled ``_speedups`` when it was
+built and loads, else the pure-Python reference ``_pure``. ``KDUMP_PURE=1`` forces the pure one. The
+choice is made once, here, and ``ACTIVE_TWIN`` names it.
 """
 
 from __future__ import annotations
