@@ -69,21 +69,22 @@ def _too_big(limit: int) -> CompressionError:
 
 def _gunzip(data: bytes | memoryview, limit: int) -> bytes:
     """gzip, including several concatenated members, as GZIPInputStream reads them."""
-    out = bytearray()
-    rest = bytes(data)
+    parts: list[bytes] = []
+    total = 0
+    rest: bytes | memoryview = data
     while True:
         d = zlib.decompressobj(16 + zlib.MAX_WBITS)
-        out += d.decompress(rest, limit + 1 - len(out))
-        if len(out) > limit:
-            raise _too_big(limit)
-        if d.unconsumed_tail:
+        part = d.decompress(rest, limit + 1 - total)
+        total += len(part)
+        parts.append(part)
+        if total > limit or d.unconsumed_tail:
             raise _too_big(limit)
         if not d.eof:
             raise CompressionError("gzip payload ends before its end of stream")
         rest = d.unused_data
         if not rest.startswith(b"\x1f\x8b"):
             # GZIPInputStream reads a further member only if one starts here, else it stops.
-            return bytes(out)
+            return parts[0] if len(parts) == 1 else b"".join(parts)
 
 
 def _raw_snappy_length(block: bytes) -> int:
