@@ -111,7 +111,8 @@ def _unsnappy(data: bytes, limit: int) -> bytes:
         return _unsnappy_block(data, limit)
     if len(data) < XERIAL_HEADER_SIZE:
         raise CompressionError("xerial snappy header is cut short")
-    out = bytearray()
+    parts: list[bytes] = []
+    total = 0
     pos = XERIAL_HEADER_SIZE
     while pos + 4 <= len(data):  # snappy-java ignores fewer than 4 bytes left at the end
         if data.startswith(XERIAL_MAGIC, pos):
@@ -122,9 +123,10 @@ def _unsnappy(data: bytes, limit: int) -> bytes:
         pos += 4
         if size > len(data) - pos:
             raise CompressionError(f"xerial snappy block of {size} bytes runs past the payload")
-        out += _unsnappy_block(data[pos : pos + size], limit, len(out))
+        parts.append(_unsnappy_block(data[pos : pos + size], limit, total))
+        total += len(parts[-1])
         pos += size
-    return bytes(out)
+    return b"".join(parts)
 
 
 def _unlz4(data: bytes | memoryview, limit: int) -> bytes:
@@ -178,29 +180,70 @@ def _unlz4(data: bytes | memoryview, limit: int) -> bytes:
         total += len(blocks[-1])
 
 
-# zstd expands at most 128 KiB from a 4-byte block; feeding the input in slices this much smaller
-# than the room left keeps each step's output near the limit, never far past it.
-_ZSTD_MAX_RATIO = 65536
+_ZSTD_MAGIC = 0xFD2FB528
+_ZSTD_SKIPPABLE = 0x184D2A50  # ..0x184D2A5F
+_ZSTD_FCS_SIZES = (0, 2, 4, 8)
+_ZSTD_DICT_ID_SIZES = (0, 1, 2, 4)
+
+
+def _zstd_frames_complete(data: memoryview) -> None:
+    """Walk the frames' headers and block headers (RFC 8878) and raise if the payload is cut short.
+
+    The stream decoder below stops quietly at the end of its input, so a truncated frame would
+    otherwise pass for a shorter payload; zstd-jni (Kafka's reader) throws there.
+    """
+    pos, n = 0, len(data)
+    while pos < n:
+        if n - pos < 4:
+            raise CompressionError("zstd payload ends inside a frame header")
+        (magic,) = _U32LE.unpack_from(data, pos)
+        if magic & 0xFFFFFFF0 == _ZSTD_SKIPPABLE:
+            if n - pos < 8:
+                raise CompressionError("zstd payload ends inside a skippable frame")
+            pos += 8 + _U32LE.unpack_from(data, pos + 4)[0]
+            continue
+        if magic != _ZSTD_MAGIC:
+            raise CompressionError(f"zstd payload has no frame magic at byte {pos}")
+        if n - pos < 5:
+            raise CompressionError("zstd payload ends inside a frame header")
+        fhd = data[pos + 4]
+        single = (fhd >> 5) & 1
+        fcs = _ZSTD_FCS_SIZES[fhd >> 6] or single
+        pos += 5 + (0 if single else 1) + _ZSTD_DICT_ID_SIZES[fhd & 3] + fcs
+        while True:
+            if n - pos < 3:
+                raise CompressionError("zstd payload ends inside a frame")
+            header = data[pos] | data[pos + 1] << 8 | data[pos + 2] << 16
+            block_type, size = (header >> 1) & 3, header >> 3
+            pos += 3 + (1 if block_type == 1 else size)
+            if header & 1:
+                break
+        pos += 4 if fhd & 4 else 0
+        if pos > n:
+            raise CompressionError("zstd payload ends inside a frame")
+    if pos > n:
+        raise CompressionError("zstd payload ends inside a skippable frame")
 
 
 def _unzstd(data: bytes | memoryview, limit: int) -> bytes:
-    """zstd, frame after frame (Java writes several, without a content size); a cut frame is an error."""
-    dctx = zstandard.ZstdDecompressor()
-    out = bytearray()
-    rest = bytes(data)
-    while rest:
-        obj = dctx.decompressobj()
-        pos = 0
-        while not obj.eof:
-            if pos >= len(rest):
-                raise CompressionError("zstd payload ends inside a frame")
-            step = max(64, min(65536, (limit - len(out)) // _ZSTD_MAX_RATIO))
-            out += obj.decompress(rest[pos : pos + step])
-            pos += step
-            if len(out) > limit:
-                raise _too_big(limit)
-        rest = obj.unused_data + rest[pos:]
-    return bytes(out)
+    """zstd, read as a stream across frames (Java writes several, without a content size)."""
+    _zstd_frames_complete(memoryview(data))
+    reader = _ZSTD.stream_reader(data, read_across_frames=True)
+    parts: list[bytes] = []
+    total = 0
+    while True:
+        # Modest reads: one read(limit) would allocate the whole limit for every batch.
+        part = reader.read(min(_ZSTD_READ, limit + 1 - total))
+        if not part:
+            return parts[0] if len(parts) == 1 else b"".join(parts)
+        total += len(part)
+        if total > limit:
+            raise _too_big(limit)
+        parts.append(part)
+
+
+_ZSTD = zstandard.ZstdDecompressor()
+_ZSTD_READ = 1 << 20
 
 
 def _gzip(data: bytes) -> bytes:
