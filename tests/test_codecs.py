@@ -390,3 +390,23 @@ def test_unknown_codec_raises(codec_id: int) -> None:
 def test_lz4_block_module_is_what_kdump_uses() -> None:
     # Guard for the bomb tests above: the per-block bound relies on lz4.block's output-size argument.
     assert lz4.block.decompress(lz4.block.compress(b"abc", store_size=False), uncompressed_size=100) == b"abc"
+
+
+def test_zstd_skippable_frames_are_skipped() -> None:
+    data = b"between the frames " * 50
+    frame = zstandard.ZstdCompressor(write_content_size=False).compress(data)
+    skippable = struct.pack("<II", 0x184D2A5E, 5) + b"12345"
+    assert decompress(Compression.ZSTD, skippable + frame + skippable + frame, LIMIT) == data + data
+
+
+@pytest.mark.parametrize("cut", [1, 3, 4, 5, 7])
+def test_zstd_cut_at_any_header_byte_is_an_error(cut: int) -> None:
+    frame = zstandard.ZstdCompressor(write_checksum=True).compress(b"abc" * 1000)
+    with pytest.raises(CompressionError):
+        decompress(Compression.ZSTD, frame + frame[:cut], LIMIT)
+
+
+def test_zstd_garbage_after_the_last_frame_is_an_error() -> None:
+    frame = zstandard.ZstdCompressor().compress(b"abc" * 1000)
+    with pytest.raises(CompressionError, match="no frame magic"):
+        decompress(Compression.ZSTD, frame + b"garbage!", LIMIT)
