@@ -1,8 +1,9 @@
 """The values that flow from the decoder to every command: batches, records, headers, problems.
 
-Records are frozen, slotted dataclasses (fast to read, built through their slots by the decoders);
-batches and headers are NamedTuples, just as immutable and several times cheaper to build than a
-frozen dataclass's ``__init__``, which matters when every v0/v1 message is a batch of its own. Field names follow Kafka's Java client (baseOffset,
+Records and headers are frozen, slotted dataclasses: a field read is a slot read, three times
+faster than a NamedTuple's, and the decoders build them through their slots. Batches are
+NamedTuples, just as immutable and several times cheaper to build than a frozen dataclass's
+``__init__``, which matters when every v0/v1 message is a batch of its own. Field names follow Kafka's Java client (baseOffset,
 lastOffset, partitionLeaderEpoch...) so they can be grepped against Apache Kafka's source.
 """
 
@@ -65,11 +66,26 @@ class ControlType(IntEnum):
     KRAFT_VOTERS = 6
 
 
-class Header(NamedTuple):
+_object_new = object.__new__
+
+
+@dataclass(frozen=True, slots=True)
+class Header:
     """One record header. Kafka header keys are UTF-8 strings; kept as bytes so nothing is lost."""
 
     key: bytes
     value: bytes | None
+
+
+_set_header_key, _set_header_value = (getattr(Header, f.name).__set__ for f in fields(Header))
+
+
+def new_header(key: bytes, value: bytes | None) -> Header:
+    """Build a Header through its slots, as ``new_record`` does for records."""
+    h = _object_new(Header)
+    _set_header_key(h, key)
+    _set_header_value(h, value)
+    return h
 
 
 class ControlRecord(NamedTuple):
@@ -111,7 +127,6 @@ class Record:
 _RECORD_SETTERS = tuple(getattr(Record, f.name).__set__ for f in fields(Record))
 (_set_offset, _set_timestamp, _set_key, _set_value, _set_headers, _set_sequence, _set_size, _set_crc,
  _set_crc_valid, _set_control) = _RECORD_SETTERS  # fmt: skip
-_object_new = object.__new__
 
 
 def new_record(

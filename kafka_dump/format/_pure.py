@@ -23,7 +23,7 @@ from kafka_dump.errors import CorruptRecordError
 from kafka_dump.format import layout as L
 from kafka_dump.format.message import Message
 from kafka_dump.format.varint import read_zigzag as _varint
-from kafka_dump.model import Compression, Header, Record, new_record
+from kafka_dump.model import Compression, Header, Record, new_header, new_record
 
 _EMPTY: tuple[Header, ...] = ()
 _SEQUENCE_WRAP = 2**31
@@ -185,7 +185,7 @@ def _decode_headers(data: bytes, pos: int, body_end: int, start: int) -> tuple[t
                 raise CorruptRecordError(f"header value length {n} runs past the record", position=start)
             value = data[pos : pos + n]
             pos += n
-        headers.append(Header(key, value))
+        headers.append(new_header(key, value))
     return tuple(headers), pos
 
 

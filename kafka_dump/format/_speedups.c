@@ -79,55 +79,20 @@ add_i64(int64_t a, int64_t b)
     return sum;
 }
 
-/* Records and headers hold only ints, bytes, None and such tuples: they can never be part of a
- * reference cycle, so the cycle collector need not track them. Without this, a million records
- * cost a third of the decoding time in collections that find nothing (CPython untracks plain
- * tuples like these itself, but only later, and never tuple subclasses). */
+/* Records, headers and header tuples hold only ints, bytes, None and untracked objects like
+ * themselves: they can never be part of a reference cycle, so the cycle collector need not track
+ * them. Without this, a million records cost a third of the decoding time in collections that find
+ * nothing (CPython untracks such plain tuples itself, but only later, and never class instances). */
 static void
 untrack_if_atomic(PyObject *tuple)
 {
     for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(tuple); i++) {
         PyObject *item = PyTuple_GET_ITEM(tuple, i);
-        if (PyObject_IS_GC(item) && (!PyTuple_Check(item) || PyObject_GC_IsTracked(item)))
+        if (PyObject_IS_GC(item) && PyObject_GC_IsTracked(item))
             return;
     }
     if (PyObject_GC_IsTracked(tuple))
         PyObject_GC_UnTrack(tuple);
-}
-
-/* A NamedTuple instance of cls from n new references (stolen, NULL-free). Up to 3.13 this is what
- * tuple.__new__(cls, items) does inside (tp_alloc, then fill, nothing allocated in between); from
- * 3.14 tuples cache their hash, so the documented tuple.__new__ path is taken there. */
-static PyObject *
-new_namedtuple(PyObject *cls, Py_ssize_t n, PyObject **vals)
-{
-#if PY_VERSION_HEX < 0x030E0000
-    PyObject *obj = ((PyTypeObject *)cls)->tp_alloc((PyTypeObject *)cls, n);
-    if (obj != NULL) {
-        for (Py_ssize_t i = 0; i < n; i++)
-            PyTuple_SET_ITEM(obj, i, vals[i]);
-        untrack_if_atomic(obj);
-        return obj;
-    }
-#else
-    PyObject *items = PyTuple_New(n);
-    if (items != NULL) {
-        for (Py_ssize_t i = 0; i < n; i++)
-            PyTuple_SET_ITEM(items, i, vals[i]);
-        PyObject *args = PyTuple_Pack(1, items);
-        Py_DECREF(items);
-        if (args == NULL)
-            return NULL;
-        PyObject *obj = PyTuple_Type.tp_new((PyTypeObject *)cls, args, NULL);
-        Py_DECREF(args);
-        if (obj != NULL)
-            untrack_if_atomic(obj);
-        return obj;
-    }
-#endif
-    for (Py_ssize_t i = 0; i < n; i++)
-        Py_DECREF(vals[i]);
-    return NULL;
 }
 
 /* kafka_dump.model.Record is a frozen, slotted dataclass. Its ten slots are filled directly, at the
@@ -138,54 +103,64 @@ static const char *record_fields[RECORD_FIELDS] = {"offset", "timestamp", "key",
                                                    "sequence", "sizeInBytes", "crc", "crcValid", "control"};
 static Py_ssize_t record_offsets[RECORD_FIELDS];
 
+/* The offsets of a slotted class's fields, from its member descriptors. */
 static int
-record_layout_init(void)
+slot_offsets(PyObject *cls, const char **names, int n, Py_ssize_t *offsets)
 {
-    for (int i = 0; i < RECORD_FIELDS; i++) {
-        PyObject *descr = PyObject_GetAttrString(RecordType, record_fields[i]);
+    for (int i = 0; i < n; i++) {
+        PyObject *descr = PyObject_GetAttrString(cls, names[i]);
         if (descr == NULL)
             return -1;
         int ok = Py_IS_TYPE(descr, &PyMemberDescr_Type) &&
                  ((PyMemberDescrObject *)descr)->d_member->type == T_OBJECT_EX;
         if (ok)
-            record_offsets[i] = ((PyMemberDescrObject *)descr)->d_member->offset;
+            offsets[i] = ((PyMemberDescrObject *)descr)->d_member->offset;
         Py_DECREF(descr);
         if (!ok) {
-            PyErr_Format(PyExc_ImportError, "kafka_dump.model.Record.%s is not a slot", record_fields[i]);
+            PyErr_Format(PyExc_ImportError, "kafka_dump.model field %s is not a slot", names[i]);
             return -1;
         }
     }
     return 0;
 }
 
+static const char *header_fields[2] = {"key", "value"};
+static Py_ssize_t header_offsets[2];
+
 #define RECORD_SLOT(obj, i) (*(PyObject **)((char *)(obj) + record_offsets[i]))
 
-/* A Record from ten new references (stolen; any may be NULL after a failed allocation, and then all
- * are released and NULL is returned). */
+/* An instance of a slotted class from n new references (stolen; any may be NULL after a failed
+ * allocation, and then all are released and NULL is returned). */
 static PyObject *
-new_record(PyObject **vals)
+new_slotted(PyObject *cls, const Py_ssize_t *offsets, int n, PyObject **vals)
 {
     int atomic = 1;
-    for (int i = 0; i < RECORD_FIELDS; i++) {
+    for (int i = 0; i < n; i++) {
         if (vals[i] == NULL) {
-            for (int j = 0; j < RECORD_FIELDS; j++)
+            for (int j = 0; j < n; j++)
                 Py_XDECREF(vals[j]);
             return NULL;
         }
-        if (PyObject_IS_GC(vals[i]) && (!PyTuple_Check(vals[i]) || PyObject_GC_IsTracked(vals[i])))
+        if (PyObject_IS_GC(vals[i]) && PyObject_GC_IsTracked(vals[i]))
             atomic = 0;
     }
-    PyObject *obj = ((PyTypeObject *)RecordType)->tp_alloc((PyTypeObject *)RecordType, 0);
+    PyObject *obj = ((PyTypeObject *)cls)->tp_alloc((PyTypeObject *)cls, 0);
     if (obj == NULL) {
-        for (int j = 0; j < RECORD_FIELDS; j++)
+        for (int j = 0; j < n; j++)
             Py_DECREF(vals[j]);
         return NULL;
     }
-    for (int i = 0; i < RECORD_FIELDS; i++)
-        RECORD_SLOT(obj, i) = vals[i];
+    for (int i = 0; i < n; i++)
+        *(PyObject **)((char *)obj + offsets[i]) = vals[i];
     if (atomic && PyObject_GC_IsTracked(obj))
-        PyObject_GC_UnTrack(obj); /* ints, bytes, None and untracked tuples: it can be in no cycle */
+        PyObject_GC_UnTrack(obj); /* ints, bytes, None and untracked objects: it can be in no cycle */
     return obj;
+}
+
+static PyObject *
+new_record(PyObject **vals)
+{
+    return new_slotted(RecordType, record_offsets, RECORD_FIELDS, vals);
 }
 
 static PyObject *
@@ -234,7 +209,7 @@ read_headers(const unsigned char *p, Py_ssize_t *pos, Py_ssize_t body_end, Py_ss
         }
         PyObject *pair[2] = {key, value};
         key = value = NULL; /* stolen */
-        PyObject *header = new_namedtuple(HeaderType, 2, pair);
+        PyObject *header = new_slotted(HeaderType, header_offsets, 2, pair);
         if (header == NULL)
             goto fail;
         PyTuple_SET_ITEM(tuple, j, header);
@@ -935,14 +910,19 @@ json_record(Buf *b, PyObject *r, int magic, int mode)
         return -1;
     for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(headers); i++) {
         PyObject *h = PyTuple_GET_ITEM(headers, i);
-        if (!PyTuple_Check(h) || PyTuple_GET_SIZE(h) != 2 || !PyBytes_Check(PyTuple_GET_ITEM(h, 0))) {
-            PyErr_SetString(PyExc_TypeError, "headers must be Header values with bytes keys");
+        if (!Py_IS_TYPE(h, (PyTypeObject *)HeaderType)) {
+            PyErr_SetString(PyExc_TypeError, "headers must be Header values");
             return -1;
         }
-        PyObject *key = PyTuple_GET_ITEM(h, 0);
+        PyObject *key = *(PyObject **)((char *)h + header_offsets[0]);
+        PyObject *hvalue = *(PyObject **)((char *)h + header_offsets[1]);
+        if (key == NULL || hvalue == NULL || !PyBytes_Check(key)) {
+            PyErr_SetString(PyExc_TypeError, "a Header needs a bytes key and a value");
+            return -1;
+        }
         if ((i > 0 && PUT_LIT(b, ",") < 0) || PUT_LIT(b, "{\"key\":") < 0 ||
             json_text(b, (const unsigned char *)PyBytes_AS_STRING(key), PyBytes_GET_SIZE(key)) < 0 ||
-            PUT_LIT(b, ",\"value\":") < 0 || json_payload(b, PyTuple_GET_ITEM(h, 1), mode) < 0 ||
+            PUT_LIT(b, ",\"value\":") < 0 || json_payload(b, hvalue, mode) < 0 ||
             PUT_LIT(b, "}") < 0)
             return -1;
     }
@@ -1026,7 +1006,8 @@ PyInit__speedups(void)
     CorruptRecordError = import_attr("kafka_dump.errors", "CorruptRecordError");
     if (!RecordType || !HeaderType || !CorruptRecordError)
         return NULL;
-    if (record_layout_init() < 0)
+    if (slot_offsets(RecordType, record_fields, RECORD_FIELDS, record_offsets) < 0 ||
+        slot_offsets(HeaderType, header_fields, 2, header_offsets) < 0)
         return NULL;
     crc32_init();
     return PyModule_Create(&module);
