@@ -174,13 +174,17 @@ def _render(fmt: str, events: Iterable[object], payload: str, max_bytes: int, ba
                     # A batch's title line is never wrapped: it is one line to grep.
                     console.print(renderable, soft_wrap=isinstance(renderable, Text))
         return
-    renderer: JsonRenderer | KafkaTextRenderer
     if fmt == "json":
-        renderer = JsonRenderer(PayloadEncoding(payload))
-    else:
-        renderer = KafkaTextRenderer(records=not batches_only)
+        json_renderer = JsonRenderer(PayloadEncoding(payload))
+        out.flush()
+        raw = out.buffer
+        for event in events:
+            for line in _dispatch(json_renderer, event):
+                raw.write(line)
+        return
+    renderer = KafkaTextRenderer(records=not batches_only)
     for event in events:
-        if fmt == "kafka" and isinstance(event, Problem) and event.kind is ProblemKind.CORRUPT:
+        if isinstance(event, Problem) and event.kind is ProblemKind.CORRUPT:
             sys.stderr.write(f"kdump: {event}\n")
             continue
         _write_all(out, _dispatch(renderer, event))
@@ -203,6 +207,7 @@ def _run(work: Callable[[], None], show_traceback: bool) -> None:
     try:
         work()
         sys.stdout.flush()
+        sys.stdout.buffer.flush()
     except KafkaDumpError as exc:
         if show_traceback:
             traceback.print_exc()

@@ -966,7 +966,7 @@ records_json(PyObject *self, PyObject *args)
     }
     if (PUT_LIT(&b, "]") < 0)
         goto done;
-    result = PyUnicode_DecodeUTF8(b.data, b.len, "strict");
+    result = PyBytes_FromStringAndSize(b.data, b.len);
 done:
     PyMem_Free(b.data);
     Py_DECREF(seq);
@@ -981,7 +981,8 @@ static PyMethodDef methods[] = {
      "decode_legacy_inner(data, wrapper_magic, wrapper_offset, log_append_time) -> (records, error or None);\n"
      "the compiled twin of kafka_dump.format._pure.decode_legacy_inner."},
     {"records_json", records_json, METH_VARARGS,
-     "records_json(records, magic, payload) -> str; the compiled twin of kafka_dump.render.jsonl.records_json."},
+     "records_json(records, magic, payload) -> bytes; the compiled twin of kafka_dump.render.jsonl.records_json\n"
+     "(which returns the same text as str)."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -1,7 +1,8 @@
 """JSON Lines: one lossless object per batch (records nested) and one per problem.
 
 The records array is the hot part of ``dump --format json``; it has two twins that write the same
-bytes: ``records_json`` here, the reference, and the compiled one in ``format/_speedups.c``.
+text: ``records_json`` here, the reference, and the compiled one in ``format/_speedups.c``, which
+returns it as UTF-8 bytes. Lines are written as bytes, straight to stdout's buffer.
 """
 
 from __future__ import annotations
@@ -51,6 +52,11 @@ def records_json(records: Sequence[Record], magic: int, payload: int) -> str:
     return "[" + ",".join(parts) + "]"
 
 
+def _records_json_bytes(records: Sequence[Record], magic: int, payload: int) -> bytes:
+    """The pure twin's array, encoded as the compiled twin returns it (UTF-8 bytes)."""
+    return records_json(records, magic, payload).encode()
+
+
 def _number(n: int | None) -> str:
     return "null" if n is None else str(n)
 
@@ -61,20 +67,22 @@ class JsonRenderer:
     def __init__(self, payload: PayloadEncoding = PayloadEncoding.TEXT) -> None:
         self._payload = _PAYLOAD_CODES[payload]
         compiled = _twins.compiled
-        self._records_json = records_json if compiled is None else compiled.records_json
+        self._records_json: Callable[[Sequence[Record], int, int], bytes] = (
+            _records_json_bytes if compiled is None else compiled.records_json
+        )
         self._file = ""
         self._file_json = '""'
 
-    def file_start(self, path: str) -> list[str]:
+    def file_start(self, path: str) -> list[bytes]:
         return []
 
-    def batch(self, batch: Batch, records: tuple[Record, ...] | None) -> list[str]:
+    def batch(self, batch: Batch, records: tuple[Record, ...] | None) -> list[bytes]:
         b = batch
         if b.file != self._file:
             self._file, self._file_json = b.file, _quote(b.file)
         horizon = _number(b.deleteHorizonMs)
-        body = "null" if records is None else self._records_json(records, b.magic, self._payload)
-        return [
+        body = b"null" if records is None else self._records_json(records, b.magic, self._payload)
+        head = (
             f'{{"type":"batch","file":{self._file_json},"position":{b.position},"baseOffset":{b.baseOffset},'
             f'"lastOffset":{b.lastOffset},"magic":{b.magic},"compression":"{b.compression.label}",'
             f'"timestampType":"{b.timestampType.label}","baseTimestamp":{b.baseTimestamp},'
@@ -83,13 +91,14 @@ class JsonRenderer:
             f'"partitionLeaderEpoch":{b.partitionLeaderEpoch},"isTransactional":{_BOOL[b.isTransactional]},'
             f'"isControl":{_BOOL[b.isControl]},"deleteHorizonMs":{horizon},"crc":{b.crc},'
             f'"crcValid":{_BOOL[b.crcValid]},"sizeInBytes":{b.sizeInBytes},'
-            f'"recordCount":{_number(b.recordCount)},"records":{body}}}\n'
-        ]
+            f'"recordCount":{_number(b.recordCount)},"records":'
+        )
+        return [head.encode(), body, b"}\n"]
 
-    def problem(self, problem: Problem) -> list[str]:
-        return [_dumps(problem_object(problem)) + "\n"]
+    def problem(self, problem: Problem) -> list[bytes]:
+        return [(_dumps(problem_object(problem)) + "\n").encode()]
 
-    def file_end(self, path: str, trailing: int) -> list[str]:
+    def file_end(self, path: str, trailing: int) -> list[bytes]:
         return []
 
 
