@@ -8,6 +8,7 @@ from kafka_dump.format.checksum import crc32
 from kafka_dump.model import Compression, Record, TimestampType, new_record
 
 _EMPTY: tuple[()] = ()
+_CODECS = tuple(Compression(i) for i in range(8))  # ids 5-7 are UNKNOWN
 
 
 def _read_bytes(buf: bytes, pos: int, end: int, what: str) -> tuple[bytes | None, int]:
@@ -25,7 +26,18 @@ def _read_bytes(buf: bytes, pos: int, end: int, what: str) -> tuple[bytes | None
 class Message:
     """One decoded v0/v1 message, before its offset is made absolute."""
 
-    __slots__ = ("attributes", "crc", "crc_valid", "key", "magic", "offset", "size", "timestamp", "value")
+    __slots__ = (
+        "attributes",
+        "compression",
+        "crc",
+        "crc_valid",
+        "key",
+        "magic",
+        "offset",
+        "size",
+        "timestamp",
+        "value",
+    )
 
     def __init__(self, buf: bytes, pos: int, end: int) -> None:
         """Decode the message whose entry is ``buf[pos:end]`` (offset and size fields included)."""
@@ -38,6 +50,7 @@ class Message:
         if size < L.LEGACY_MIN_SIZE[self.magic]:
             raise CorruptRecordError(f"message size {size} is below the v{self.magic} minimum", position=pos)
         self.crc_valid = crc32(memoryview(buf)[pos + L.MAGIC_OFFSET : end]) == self.crc
+        self.compression = _CODECS[self.attributes & L.COMPRESSION_MASK]
         p = pos + L.LEGACY_HEADER.size
         self.timestamp = -1
         if self.magic == 1:
@@ -47,10 +60,6 @@ class Message:
         self.value, p = _read_bytes(buf, p, end, "value")
         if p != end:
             raise CorruptRecordError(f"message has {end - p} bytes after its value", position=pos)
-
-    @property
-    def compression(self) -> Compression:
-        return Compression(self.attributes & L.COMPRESSION_MASK)
 
     @property
     def timestamp_type(self) -> TimestampType:
