@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import BinaryIO
 
+from kafka_dump import format as _twins
 from kafka_dump.errors import CorruptRecordError, NotASegmentError
 from kafka_dump.format import layout as L
 from kafka_dump.format import legacy, v2
@@ -164,6 +165,13 @@ def _walk(
             pos += entry
             continue
         buf, i = win.span(pos, entry)
+        if magic < 2 and keep is None:
+            # Old segments hold one message per entry: decode the whole run in one call.
+            batches, used = _twins.decode_legacy_run(name, buf, i, len(buf), pos, with_records)
+            if used:
+                yield from batches
+                pos += used
+                continue
         if keep is not None and not _keep(keep, buf, i, entry, magic, offset):
             pos += entry
             continue

@@ -230,3 +230,39 @@ def test_json_twins_write_the_same_bytes(records: list[Record], magic: int, payl
     fast = speedups.records_json(records, magic, payload)
     assert fast.decode("utf-8") == records_json(records, magic, payload)
     json.loads(fast)  # and it is JSON
+
+
+def _both_run(data: bytes, pos: int, end: int, with_records: bool) -> None:
+    pure = _pure.decode_legacy_run("f.log", data, pos, end, 1000, with_records)
+    fast = speedups.decode_legacy_run("f.log", data, pos, end, 1000, with_records)
+    assert fast == pure
+    assert [type(b) for b in fast[0]] == [type(b) for b in pure[0]]
+
+
+def _plain_messages(magic: int, n: int, attributes: int = 0) -> bytes:
+    out = b""
+    for i in range(n):
+        builder = LegacyRecordBatchBuilder(magic, attributes, 10**9)
+        builder.append(0, timestamp=1_700_000_000_000 + i, key=b"k%d" % i if i % 3 else None, value=b"v" * i)
+        out += bytes(builder.build())
+    return out
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.data())
+def test_legacy_run_twins_agree(data: st.DataObject) -> None:
+    raw = bytearray(_plain_messages(data.draw(st.sampled_from([0, 1])), data.draw(st.integers(0, 6))))
+    raw += bytes(_message_set(1, [(b"a", b"b")], relative=True))[:-1]  # a cut entry ends the run
+    for _ in range(data.draw(st.integers(0, 3))):
+        raw[data.draw(st.integers(0, len(raw) - 1))] = data.draw(st.integers(0, 255))
+    pos = data.draw(st.integers(0, 3))
+    end = data.draw(st.integers(pos, len(raw)))
+    _both_run(bytes(raw), pos, end, data.draw(st.booleans()))
+
+
+def test_legacy_run_stops_at_what_it_does_not_handle() -> None:
+    plain = _plain_messages(1, 3)
+    gzip_wrapper = bytes(_message_set(1, [(b"a", b"b")] * 3, relative=True))
+    batches, used = speedups.decode_legacy_run("f.log", plain + gzip_wrapper, 0, len(plain) + 5, 0, True)
+    assert used == len(plain) and len(batches) == 3
+    _both_run(plain + gzip_wrapper, 0, len(plain) + len(gzip_wrapper), True)

@@ -1,6 +1,6 @@
 """Pure functions over bytes: the wire formats, codecs, varints and checksums.
 
-The hot loops (``decode_v2_records``, ``decode_legacy_inner``, and the JSON writer that
+The hot loops (``decode_v2_records``, ``decode_legacy_inner``, ``decode_legacy_run``, and the JSON writer that
 ``render/jsonl.py`` takes from ``compiled``) have two twins: the compiled ``_speedups`` when it was
 built and loads, else the pure-Python reference ``_pure``. ``KDUMP_PURE=1`` forces the pure one. The
 choice is made once, here, and ``ACTIVE_TWIN`` names it.
@@ -15,6 +15,7 @@ from kafka_dump.format import _pure
 
 decode_v2_records = _pure.decode_v2_records
 decode_legacy_inner = _pure.decode_legacy_inner
+decode_legacy_run = _pure.decode_legacy_run
 ACTIVE_TWIN = "pure-python"
 compiled: ModuleType | None = None  # the compiled twin's module, for other layers' hot loops
 
@@ -26,7 +27,8 @@ if os.environ.get("KDUMP_PURE", "") not in ("1", "true", "yes"):
     else:
         decode_v2_records = _speedups.decode_v2_records
         decode_legacy_inner = _speedups.decode_legacy_inner
+        decode_legacy_run = _speedups.decode_legacy_run
         ACTIVE_TWIN = "compiled"
         compiled = _speedups
 
-__all__ = ["ACTIVE_TWIN", "compiled", "decode_legacy_inner", "decode_v2_records"]
+__all__ = ["ACTIVE_TWIN", "compiled", "decode_legacy_inner", "decode_legacy_run", "decode_v2_records"]

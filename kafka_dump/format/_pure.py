@@ -23,7 +23,7 @@ from kafka_dump.errors import CorruptRecordError
 from kafka_dump.format import layout as L
 from kafka_dump.format.message import Message
 from kafka_dump.format.varint import read_zigzag as _varint
-from kafka_dump.model import Compression, Header, Record, new_header, new_record
+from kafka_dump.model import Batch, Compression, Header, Record, new_header, new_record
 
 _EMPTY: tuple[Header, ...] = ()
 _SEQUENCE_WRAP = 2**31
@@ -240,3 +240,36 @@ def decode_legacy_inner(
     return [
         m.record(base + m.offset, m.timestamp if log_append_time is None else log_append_time) for m in inner
     ], error
+
+
+def decode_legacy_run(
+    file: str, buf: bytes, pos: int, end: int, file_pos: int, with_records: bool
+) -> tuple[list[Batch], int]:
+    """Decode the run of plain v0/v1 messages that starts at ``buf[pos]`` (file position ``file_pos``).
+
+    A plain message is uncompressed, whole within ``buf[pos:end]``, decodes, and has a valid CRC:
+    the common case of an old segment, one log entry per record. The run stops before the first
+    entry that is anything else, which the segment reader then decodes (and reports) the slow way.
+    Returns the batches and the bytes they took.
+    """
+    batches: list[Batch] = []
+    start = pos
+    header = L.LEGACY_HEADER
+    smallest = L.LOG_OVERHEAD + L.LEGACY_MIN_SIZE[0]
+    while end - pos >= smallest:
+        (_, size, _, magic, attributes) = header.unpack_from(buf, pos)
+        if magic not in (0, 1) or attributes & L.COMPRESSION_MASK or size < 0 or size > end - pos - 12:
+            break
+        entry_end = pos + L.LOG_OVERHEAD + size
+        try:
+            msg = Message(buf, pos, entry_end)
+        except CorruptRecordError:
+            break
+        if not msg.crc_valid:
+            break
+        record = msg.record(msg.offset, msg.timestamp)
+        batches.append(
+            msg.batch(file, file_pos + pos - start, msg.offset, (record,) if with_records else None, 1)
+        )
+        pos = entry_end
+    return batches, pos - start

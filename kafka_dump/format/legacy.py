@@ -48,31 +48,7 @@ def decode_message(
         if found:
             base_offset = found[0].offset
     records = tuple(found) if with_records else None
-    batch = Batch(
-        file,
-        file_pos,
-        base_offset,
-        msg.offset,
-        msg.magic,
-        msg.attributes,
-        codec,
-        msg.timestamp_type,
-        msg.timestamp,
-        msg.timestamp,
-        -1,
-        -1,
-        -1,
-        -1,
-        -1,
-        False,
-        False,
-        None,
-        msg.crc,
-        msg.crc_valid,
-        msg.size,
-        len(found),
-        records,
-    )
+    batch = msg.batch(file, file_pos, base_offset, records, len(found))
     return batch, error
 
 

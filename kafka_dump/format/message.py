@@ -5,7 +5,7 @@ from __future__ import annotations
 from kafka_dump.errors import CorruptRecordError
 from kafka_dump.format import layout as L
 from kafka_dump.format.checksum import crc32
-from kafka_dump.model import Compression, Record, TimestampType, new_record
+from kafka_dump.model import Batch, Compression, Record, TimestampType, new_record
 
 _EMPTY: tuple[()] = ()
 _CODECS = tuple(Compression(i) for i in range(8))  # ids 5-7 are UNKNOWN
@@ -72,4 +72,34 @@ class Message:
     def record(self, offset: int, timestamp: int) -> Record:
         return new_record(
             offset, timestamp, self.key, self.value, _EMPTY, -1, self.size, self.crc, self.crc_valid
+        )
+
+    def batch(
+        self, file: str, file_pos: int, base_offset: int, records: tuple[Record, ...] | None, count: int
+    ) -> Batch:
+        """This message as a Batch: the outer message of a v0/v1 log entry and its record(s)."""
+        return Batch(
+            file,
+            file_pos,
+            base_offset,
+            self.offset,
+            self.magic,
+            self.attributes,
+            self.compression,
+            self.timestamp_type,
+            self.timestamp,
+            self.timestamp,
+            -1,
+            -1,
+            -1,
+            -1,
+            -1,
+            False,
+            False,
+            None,
+            self.crc,
+            self.crc_valid,
+            self.size,
+            count,
+            records,
         )
