@@ -96,12 +96,13 @@ SPECS: dict[str, SegmentSpec] = {
         SegmentSpec("v2-snappy", "v2, snappy, 1000 records per batch", ((2, SNAPPY, 1000),)),
         SegmentSpec("v2-zstd", "v2, zstd, 1000 records per batch", ((2, ZSTD, 1000),)),
         SegmentSpec("v1-gzip", "v1, gzip wrappers of 100 messages", ((1, GZIP, 100),)),
+        SegmentSpec("v1-none", "v1, uncompressed: one message per log entry", ((1, NONE, 1),)),
         SegmentSpec("mixed", "v0/v1/v2 interleaved, every codec", MIXED_PLAN),
         SegmentSpec("big-100m", "v2 lz4, ~100 MB, repeated chunk", big_target_bytes=100 * 10**6),
         SegmentSpec("big-1g", "v2 lz4, ~1 GiB, repeated chunk", big_target_bytes=1 << 30),
     )
 }
-DEFAULT_FILES = ("v2-none", "v2-lz4", "v2-gzip", "v2-snappy", "v2-zstd", "v1-gzip", "mixed")
+DEFAULT_FILES = ("v2-none", "v2-lz4", "v2-gzip", "v2-snappy", "v2-zstd", "v1-gzip", "v1-none", "mixed")
 BIG_FILES = ("big-100m", "big-1g")
 BIG_CHUNK_RECORDS = 100_000
 
