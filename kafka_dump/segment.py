@@ -22,6 +22,7 @@ from kafka_dump.format.codecs import DEFAULT_MAX_BATCH_BYTES
 from kafka_dump.model import Batch, Problem, ProblemKind
 
 CHUNK_SIZE = 4 * 1024 * 1024
+_RUN_BYTES = 256 * 1024  # a run of plain v0/v1 messages is decoded this much at a time
 _ENTRY_PREFIX = L.MAGIC_OFFSET + 1  # bytes needed to read offset, size and magic
 _LEGACY_MIN_ENTRY = L.LOG_OVERHEAD + L.LEGACY_MIN_SIZE[0]
 _SEGMENT_NAME = re.compile(r"^(\d{20})\.(log|index|timeindex|txnindex|snapshot)$")
@@ -167,7 +168,8 @@ def _walk(
         buf, i = win.span(pos, entry)
         if magic < 2 and keep is None:
             # Old segments hold one message per entry: decode the whole run in one call.
-            batches, used = _twins.decode_legacy_run(name, buf, i, len(buf), pos, with_records)
+            run_end = min(len(buf), i + _RUN_BYTES)
+            batches, used = _twins.decode_legacy_run(name, buf, i, run_end, pos, with_records)
             if used:
                 yield from batches
                 pos += used

@@ -19,8 +19,8 @@ from kafka.record.legacy_records import LegacyRecordBatchBuilder
 import kafka_dump.format as twins
 from kafka_dump.format import _pure
 from kafka_dump.format.varint import encode_varint
-from kafka_dump.model import ControlRecord, Header, Record
-from kafka_dump.render.jsonl import records_json
+from kafka_dump.model import Batch, ControlRecord, Header, Record
+from kafka_dump.render.jsonl import batch_json, records_json
 from kafka_dump.segment import read_segment
 from tests.conftest import FIXTURES, SHARED_REAL
 
@@ -266,3 +266,15 @@ def test_legacy_run_stops_at_what_it_does_not_handle() -> None:
     batches, used = speedups.decode_legacy_run("f.log", plain + gzip_wrapper, 0, len(plain) + 5, 0, True)
     assert used == len(plain) and len(batches) == 3
     _both_run(plain + gzip_wrapper, 0, len(plain) + len(gzip_wrapper), True)
+
+
+@pytest.mark.parametrize("path", _segments(), ids=lambda p: p.name)
+def test_batch_json_twins_write_the_same_bytes(path: Path) -> None:
+    for item in read_segment(path):
+        if not isinstance(item, Batch):
+            continue
+        for payload in (0, 1, 2):
+            for records in (item.records, None, (item.records or ())[:1]):
+                fast = speedups.batch_json(b'"f \\"q\\""', item, records, payload)
+                assert fast == batch_json(b'"f \\"q\\""', item, records, payload)
+                json.loads(fast)

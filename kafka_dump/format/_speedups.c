@@ -1149,6 +1149,102 @@ done:
     return result;
 }
 
+/* A Batch's labels, as model.py's Compression.label and TimestampType.label give them. */
+static int
+put_label(Buf *b, PyObject *code, int is_compression)
+{
+    long v = PyLong_AsLong(code);
+    if (v == -1 && PyErr_Occurred())
+        return -1;
+    static const char *codecs[] = {"\"none\"", "\"gzip\"", "\"snappy\"", "\"lz4\"", "\"zstd\""};
+    static const char *ts_types[] = {"\"NoTimestampType\"", "\"CreateTime\"", "\"LogAppendTime\""};
+    const char *label;
+    if (is_compression)
+        label = v >= 0 && v <= 4 ? codecs[v] : "\"unknown\"";
+    else if (v >= -1 && v <= 1)
+        label = ts_types[v + 1];
+    else {
+        PyErr_SetString(PyExc_ValueError, "unknown timestamp type");
+        return -1;
+    }
+    return buf_put(b, label, (Py_ssize_t)strlen(label));
+}
+
+static int
+put_bool(Buf *b, PyObject *v)
+{
+    return v == Py_True ? PUT_LIT(b, "true") : v == Py_False ? PUT_LIT(b, "false") : PUT_LIT(b, "null");
+}
+
+/* The twin of render/jsonl.py's batch_json: one batch's whole JSON line. */
+static PyObject *
+batch_json(PyObject *self, PyObject *args)
+{
+    const char *file_json;
+    Py_ssize_t file_len;
+    PyObject *batch, *records;
+    int mode;
+    if (!PyArg_ParseTuple(args, "y#OOi", &file_json, &file_len, &batch, &records, &mode))
+        return NULL;
+    if (!PyTuple_Check(batch) || PyTuple_GET_SIZE(batch) < BATCH_FIELDS) {
+        PyErr_SetString(PyExc_TypeError, "batch_json takes a Batch");
+        return NULL;
+    }
+#define F(i) PyTuple_GET_ITEM(batch, (i))
+    Buf b = {NULL, 0, 0};
+    PyObject *result = NULL, *seq = NULL;
+    int magic = (int)PyLong_AsLong(F(4));
+    if (magic == -1 && PyErr_Occurred())
+        goto done;
+    if (PUT_LIT(&b, "{\"type\":\"batch\",\"file\":") < 0 || buf_put(&b, file_json, file_len) < 0 ||
+        PUT_LIT(&b, ",\"position\":") < 0 || buf_number(&b, F(1)) < 0 ||
+        PUT_LIT(&b, ",\"baseOffset\":") < 0 || buf_number(&b, F(2)) < 0 ||
+        PUT_LIT(&b, ",\"lastOffset\":") < 0 || buf_number(&b, F(3)) < 0 ||
+        PUT_LIT(&b, ",\"magic\":") < 0 || buf_number(&b, F(4)) < 0 ||
+        PUT_LIT(&b, ",\"compression\":") < 0 || put_label(&b, F(6), 1) < 0 ||
+        PUT_LIT(&b, ",\"timestampType\":") < 0 || put_label(&b, F(7), 0) < 0 ||
+        PUT_LIT(&b, ",\"baseTimestamp\":") < 0 || buf_number(&b, F(8)) < 0 ||
+        PUT_LIT(&b, ",\"maxTimestamp\":") < 0 || buf_number(&b, F(9)) < 0 ||
+        PUT_LIT(&b, ",\"producerId\":") < 0 || buf_number(&b, F(10)) < 0 ||
+        PUT_LIT(&b, ",\"producerEpoch\":") < 0 || buf_number(&b, F(11)) < 0 ||
+        PUT_LIT(&b, ",\"baseSequence\":") < 0 || buf_number(&b, F(12)) < 0 ||
+        PUT_LIT(&b, ",\"lastSequence\":") < 0 || buf_number(&b, F(13)) < 0 ||
+        PUT_LIT(&b, ",\"partitionLeaderEpoch\":") < 0 || buf_number(&b, F(14)) < 0 ||
+        PUT_LIT(&b, ",\"isTransactional\":") < 0 || put_bool(&b, F(15)) < 0 ||
+        PUT_LIT(&b, ",\"isControl\":") < 0 || put_bool(&b, F(16)) < 0 ||
+        PUT_LIT(&b, ",\"deleteHorizonMs\":") < 0 || buf_number(&b, F(17)) < 0 ||
+        PUT_LIT(&b, ",\"crc\":") < 0 || buf_number(&b, F(18)) < 0 ||
+        PUT_LIT(&b, ",\"crcValid\":") < 0 || put_bool(&b, F(19)) < 0 ||
+        PUT_LIT(&b, ",\"sizeInBytes\":") < 0 || buf_number(&b, F(20)) < 0 ||
+        PUT_LIT(&b, ",\"recordCount\":") < 0 || buf_number(&b, F(21)) < 0 ||
+        PUT_LIT(&b, ",\"records\":") < 0)
+        goto done;
+#undef F
+    if (records == Py_None) {
+        if (PUT_LIT(&b, "null") < 0)
+            goto done;
+    }
+    else {
+        seq = PySequence_Fast(records, "batch_json takes a sequence of records");
+        if (seq == NULL || PUT_LIT(&b, "[") < 0)
+            goto done;
+        for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(seq); i++) {
+            if ((i > 0 && PUT_LIT(&b, ",") < 0) ||
+                json_record(&b, PySequence_Fast_GET_ITEM(seq, i), magic, mode) < 0)
+                goto done;
+        }
+        if (PUT_LIT(&b, "]") < 0)
+            goto done;
+    }
+    if (PUT_LIT(&b, "}\n") < 0)
+        goto done;
+    result = PyBytes_FromStringAndSize(b.data, b.len);
+done:
+    Py_XDECREF(seq);
+    PyMem_Free(b.data);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"decode_v2_records", decode_v2_records, METH_VARARGS,
      "decode_v2_records(data, pos, end, count, base_offset, base_timestamp, log_append_time, base_sequence)\n"
@@ -1159,6 +1255,9 @@ static PyMethodDef methods[] = {
     {"decode_legacy_run", decode_legacy_run, METH_VARARGS,
      "decode_legacy_run(file, data, pos, end, file_pos, with_records) -> (batches, bytes used);\n"
      "the compiled twin of kafka_dump.format._pure.decode_legacy_run."},
+    {"batch_json", batch_json, METH_VARARGS,
+     "batch_json(file_json, batch, records, payload) -> bytes; the compiled twin of\n"
+     "kafka_dump.render.jsonl.batch_json."},
     {"records_json", records_json, METH_VARARGS,
      "records_json(records, magic, payload) -> bytes; the compiled twin of kafka_dump.render.jsonl.records_json\n"
      "(which returns the same text as str)."},

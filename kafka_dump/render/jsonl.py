@@ -1,8 +1,8 @@
 """JSON Lines: one lossless object per batch (records nested) and one per problem.
 
-The records array is the hot part of ``dump --format json``; it has two twins that write the same
-text: ``records_json`` here, the reference, and the compiled one in ``format/_speedups.c``, which
-returns it as UTF-8 bytes. Lines are written as bytes, straight to stdout's buffer.
+A batch's line is the hot part of ``dump --format json``; it has two twins that write the same
+bytes: ``batch_json`` (with ``records_json``) here, the reference, and the compiled one in
+``format/_speedups.c``. Lines are written as bytes, straight to stdout's buffer.
 """
 
 from __future__ import annotations
@@ -52,13 +52,28 @@ def records_json(records: Sequence[Record], magic: int, payload: int) -> str:
     return "[" + ",".join(parts) + "]"
 
 
-def _records_json_bytes(records: Sequence[Record], magic: int, payload: int) -> bytes:
-    """The pure twin's array, encoded as the compiled twin returns it (UTF-8 bytes)."""
-    return records_json(records, magic, payload).encode()
-
-
 def _number(n: int | None) -> str:
     return "null" if n is None else str(n)
+
+
+def batch_json(file_json: bytes, b: Batch, records: Sequence[Record] | None, payload: int) -> bytes:
+    """One batch's JSON line (``\\n`` included), byte for byte what the compiled twin writes.
+
+    ``file_json`` is the file name already JSON-quoted (once per file); ``records`` may be a
+    filtered subset of ``b.records``, or None for headers only.
+    """
+    body = "null" if records is None else records_json(records, b.magic, payload)
+    return (
+        f'{{"type":"batch","file":{file_json.decode()},"position":{b.position},"baseOffset":{b.baseOffset},'
+        f'"lastOffset":{b.lastOffset},"magic":{b.magic},"compression":"{b.compression.label}",'
+        f'"timestampType":"{b.timestampType.label}","baseTimestamp":{b.baseTimestamp},'
+        f'"maxTimestamp":{b.maxTimestamp},"producerId":{b.producerId},"producerEpoch":{b.producerEpoch},'
+        f'"baseSequence":{b.baseSequence},"lastSequence":{b.lastSequence},'
+        f'"partitionLeaderEpoch":{b.partitionLeaderEpoch},"isTransactional":{_BOOL[b.isTransactional]},'
+        f'"isControl":{_BOOL[b.isControl]},"deleteHorizonMs":{_number(b.deleteHorizonMs)},"crc":{b.crc},'
+        f'"crcValid":{_BOOL[b.crcValid]},"sizeInBytes":{b.sizeInBytes},'
+        f'"recordCount":{_number(b.recordCount)},"records":{body}}}\n'
+    ).encode()
 
 
 class JsonRenderer:
@@ -67,36 +82,23 @@ class JsonRenderer:
     def __init__(self, payload: PayloadEncoding = PayloadEncoding.TEXT) -> None:
         self._payload = _PAYLOAD_CODES[payload]
         compiled = _twins.compiled
-        self._records_json: Callable[[Sequence[Record], int, int], bytes] = (
-            _records_json_bytes if compiled is None else compiled.records_json
+        self._batch_json: Callable[[bytes, Batch, Sequence[Record] | None, int], bytes] = (
+            batch_json if compiled is None else compiled.batch_json
         )
         self._file = ""
-        self._file_json = '""'
+        self._file_json = b'""'
 
     def file_start(self, path: str) -> list[bytes]:
         return []
 
     def batch(self, batch: Batch, records: tuple[Record, ...] | None) -> list[bytes]:
-        b = batch
-        if b.file != self._file:
-            self._file, self._file_json = b.file, _quote(b.file)
-        horizon = _number(b.deleteHorizonMs)
-        body = b"null" if records is None else self._records_json(records, b.magic, self._payload)
-        head = (
-            f'{{"type":"batch","file":{self._file_json},"position":{b.position},"baseOffset":{b.baseOffset},'
-            f'"lastOffset":{b.lastOffset},"magic":{b.magic},"compression":"{b.compression.label}",'
-            f'"timestampType":"{b.timestampType.label}","baseTimestamp":{b.baseTimestamp},'
-            f'"maxTimestamp":{b.maxTimestamp},"producerId":{b.producerId},"producerEpoch":{b.producerEpoch},'
-            f'"baseSequence":{b.baseSequence},"lastSequence":{b.lastSequence},'
-            f'"partitionLeaderEpoch":{b.partitionLeaderEpoch},"isTransactional":{_BOOL[b.isTransactional]},'
-            f'"isControl":{_BOOL[b.isControl]},"deleteHorizonMs":{horizon},"crc":{b.crc},'
-            f'"crcValid":{_BOOL[b.crcValid]},"sizeInBytes":{b.sizeInBytes},'
-            f'"recordCount":{_number(b.recordCount)},"records":'
-        )
-        return [head.encode(), body, b"}\n"]
+        if batch.file != self._file:
+            self._file = batch.file
+            self._file_json = _quote(batch.file).encode("utf-8", "backslashreplace")
+        return [self._batch_json(self._file_json, batch, records, self._payload)]
 
     def problem(self, problem: Problem) -> list[bytes]:
-        return [(_dumps(problem_object(problem)) + "\n").encode()]
+        return [(_dumps(problem_object(problem)) + "\n").encode("utf-8", "backslashreplace")]
 
     def file_end(self, path: str, trailing: int) -> list[bytes]:
         return []
