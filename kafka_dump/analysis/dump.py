@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 from kafka_dump.format.codecs import DEFAULT_MAX_BATCH_BYTES
 from kafka_dump.index import seek_position
@@ -71,8 +72,9 @@ class FileEnd:
     trailing: int
 
 
-@dataclass(frozen=True)
-class BatchEvent:
+class BatchEvent(NamedTuple):
+    """A batch to show, with the records that passed the filters (one per batch: kept cheap)."""
+
     batch: Batch
     records: tuple[Record, ...] | None
 
