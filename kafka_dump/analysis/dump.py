@@ -93,16 +93,15 @@ def iter_dump(
     """Stream the events of dumping ``paths`` (files or partition directories), counting as it goes."""
     files = [f for p in paths for f in segment_files(p)]
     left = rng.limit
+    active = rng.active
     for f in files:
         if left is not None and left <= 0:
             break
         summary.files += 1
         yield FileStart(str(f))
         trailing = 0
-        start = (
-            seek_position(Path(f), from_offset=rng.from_offset, from_time=rng.from_time) if rng.active else 0
-        )
-        keep = rng.keep_header if rng.active else None
+        start = seek_position(Path(f), from_offset=rng.from_offset, from_time=rng.from_time) if active else 0
+        keep = rng.keep_header if active else None
         for item in read_segment(
             f, with_records=with_records, max_batch_bytes=max_batch_bytes, start=start, keep=keep
         ):
@@ -118,11 +117,11 @@ def iter_dump(
             if rng.to_offset is not None and item.baseOffset > rng.to_offset:
                 break
             records = item.records
-            if records is not None and rng.active:
+            if records is not None and active:
                 records = tuple(r for r in records if rng.keep_record(r))
                 if not records and item.records:
                     continue
-            elif records is None and rng.active and not rng.keep_batch(item):
+            elif records is None and active and not rng.keep_batch(item):
                 continue
             if left is not None:
                 if left <= 0:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime, timezone
+from functools import lru_cache
 
 from rich.table import Table
 from rich.text import Text
@@ -11,15 +12,22 @@ from kafka_dump.model import Batch, Problem, Record
 from kafka_dump.render.payload import header_key, preview
 
 
+@lru_cache(maxsize=4096)
+def _iso_second(second: int) -> str:
+    """The date and time of an epoch second; cached, since neighbouring records share seconds."""
+    try:
+        dt = datetime.fromtimestamp(second, tz=timezone.utc)
+    except (OverflowError, OSError, ValueError):
+        return "?"
+    return f"{dt.year:04d}-{dt.month:02d}-{dt.day:02d}T{dt.hour:02d}:{dt.minute:02d}:{dt.second:02d}"
+
+
 def iso(ts: int) -> str:
     """``2024-01-31T12:00:00.123Z``; a negative timestamp (none) is shown as ``-``."""
     if ts < 0:
         return "-"
-    try:
-        dt = datetime.fromtimestamp(ts // 1000, tz=timezone.utc)
-    except (OverflowError, OSError, ValueError):
-        return "?"
-    return f"{dt.strftime('%Y-%m-%dT%H:%M:%S')}.{ts % 1000:03d}Z"
+    second = _iso_second(ts // 1000)
+    return "?" if second == "?" else f"{second}.{ts % 1000:03d}Z"
 
 
 def iso_ms(ts: int) -> str:
