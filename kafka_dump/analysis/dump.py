@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
@@ -58,7 +58,6 @@ class Summary:
     records: int = 0
     corrupt: int = 0
     tail_bytes: int = 0
-    problems: list[Problem] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -111,7 +110,6 @@ def iter_dump(
                 else:
                     trailing += item.length
                     summary.tail_bytes += item.length
-                summary.problems.append(item)
                 yield item
                 continue
             if rng.to_offset is not None and item.baseOffset > rng.to_offset:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kafka_dump.model import Batch, ControlType, Problem, ProblemKind, Record
+from kafka_dump.model import Batch, ControlType, Problem, Record
 from kafka_dump.segment import segment_base_offset, snapshot_id
 
 _BOOL = {True: "true", False: "false"}
@@ -110,8 +110,3 @@ def _control(r: Record) -> str:
 
 
 _KNOWN = frozenset(int(t) for t in ControlType)
-
-
-def trailing_bytes(problem: Problem) -> int:
-    """Bytes Kafka's reader would not return as a batch: the tail kinds."""
-    return problem.length if problem.kind in (ProblemKind.ZERO_TAIL, ProblemKind.PARTIAL_TAIL) else 0
