@@ -171,6 +171,25 @@ read_bytes(const unsigned char *p, Py_ssize_t *pos, Py_ssize_t n)
     return b;
 }
 
+/* A key or a value whose length n was just read: None when negative, else the next n bytes, which
+ * must lie within the record. Returns 0, or -1 with err filled (or an exception set). */
+static int
+read_nullable(const unsigned char *p, Py_ssize_t *pos, Py_ssize_t body_end, int64_t n, Py_ssize_t start,
+              const char *what, PyObject **out, DataError *err)
+{
+    if (n < 0) {
+        *out = Py_NewRef(Py_None);
+        return 0;
+    }
+    if (n > body_end - *pos) {
+        err->message = PyUnicode_FromFormat("%s length %lld runs past the record", what, (long long)n);
+        err->position = start;
+        return -1;
+    }
+    *out = read_bytes(p, pos, (Py_ssize_t)n);
+    return *out == NULL ? -1 : 0;
+}
+
 /* The headers of one record; *headers gets a new tuple. Returns 0, or -1 (err filled or exception). */
 static int
 read_headers(const unsigned char *p, Py_ssize_t *pos, Py_ssize_t body_end, Py_ssize_t start,
@@ -190,23 +209,10 @@ read_headers(const unsigned char *p, Py_ssize_t *pos, Py_ssize_t body_end, Py_ss
             goto fail;
         if (n < 0)
             DATA_ERROR(err, start, "header key is null");
-        if (n > body_end - *pos)
-            DATA_ERROR(err, start, "header key length %lld runs past the record", (long long)n);
-        key = read_bytes(p, pos, (Py_ssize_t)n);
-        if (key == NULL)
+        if (read_nullable(p, pos, body_end, n, start, "header key", &key, err) < 0 ||
+            read_varint(p, pos, body_end, 5, &n, err) < 0 ||
+            read_nullable(p, pos, body_end, n, start, "header value", &value, err) < 0)
             goto fail;
-        if (read_varint(p, pos, body_end, 5, &n, err) < 0)
-            goto fail;
-        if (n < 0) {
-            value = Py_NewRef(Py_None);
-        }
-        else {
-            if (n > body_end - *pos)
-                DATA_ERROR(err, start, "header value length %lld runs past the record", (long long)n);
-            value = read_bytes(p, pos, (Py_ssize_t)n);
-            if (value == NULL)
-                goto fail;
-        }
         PyObject *pair[2] = {key, value};
         key = value = NULL; /* stolen */
         PyObject *header = new_slotted(HeaderType, header_offsets, 2, pair);
@@ -271,25 +277,11 @@ decode_v2_records(PyObject *self, PyObject *args)
         FAST_VARINT(body_end, 10, ts_delta);
         FAST_VARINT(body_end, 5, offset_delta);
         FAST_VARINT(body_end, 5, n);
-        if (n < 0) {
-            key = Py_NewRef(Py_None);
-        }
-        else {
-            if (n > body_end - pos)
-                DATA_ERROR(&err, start, "key length %lld runs past the record", (long long)n);
-            if ((key = read_bytes(p, &pos, (Py_ssize_t)n)) == NULL)
-                goto fail;
-        }
+        if (read_nullable(p, &pos, body_end, n, start, "key", &key, &err) < 0)
+            goto fail;
         FAST_VARINT(body_end, 5, n);
-        if (n < 0) {
-            value = Py_NewRef(Py_None);
-        }
-        else {
-            if (n > body_end - pos)
-                DATA_ERROR(&err, start, "value length %lld runs past the record", (long long)n);
-            if ((value = read_bytes(p, &pos, (Py_ssize_t)n)) == NULL)
-                goto fail;
-        }
+        if (read_nullable(p, &pos, body_end, n, start, "value", &value, &err) < 0)
+            goto fail;
         if (pos < body_end && p[pos] == 0) {
             headers = PyTuple_New(0);
             pos += 1;
