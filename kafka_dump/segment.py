@@ -11,6 +11,8 @@ import errno
 import io
 import os
 import re
+import stat
+import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import BinaryIO
@@ -61,8 +63,10 @@ def segment_files(path: str | os.PathLike[str]) -> list[Path]:
             )
         if not p.exists():
             raise NotASegmentError("no such file or directory", file=str(p))
-        if not p.is_file():
-            raise NotASegmentError("not a regular file", file=str(p))
+        if p.is_char_device() or p.is_block_device():
+            raise NotASegmentError("a device file is not read as a segment", file=str(p))
+        if not p.is_file() and not p.is_fifo():
+            raise NotASegmentError("not a regular file or a pipe", file=str(p))
     except PermissionError as exc:
         raise NotASegmentError(f"permission denied ({exc.strerror})", file=str(p)) from None
     return [p]
@@ -112,10 +116,24 @@ def open_segment(path: str | os.PathLike[str]) -> tuple[BinaryIO, int]:
     """Open a segment for reading, turning OS errors into one-line NotASegmentError."""
     try:
         f = open(path, "rb")  # noqa: SIM115 (closed by the caller's generator)
-        size = os.fstat(f.fileno()).st_size
+        st = os.fstat(f.fileno())
+        if stat.S_ISFIFO(st.st_mode):
+            return _spool(f)
+        size = st.st_size
     except OSError as exc:
         raise NotASegmentError(exc.strerror or str(exc), file=str(path)) from None
     return f, size
+
+
+def _spool(stream: BinaryIO) -> tuple[BinaryIO, int]:
+    """A pipe cannot seek: copy it to an unnamed temporary file (disk, not memory) and read that."""
+    with stream:
+        tmp = tempfile.TemporaryFile()  # noqa: SIM115 (returned to the caller, who closes it)
+        while chunk := stream.read(CHUNK_SIZE):
+            tmp.write(chunk)
+        size = tmp.tell()
+        tmp.seek(0)
+    return tmp, size
 
 
 def read_segment(

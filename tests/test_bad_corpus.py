@@ -125,3 +125,33 @@ def test_more_than_2_gib_sparse(tmp_path: Path) -> None:
     code, objs, _ = dump(path)
     assert code == 0
     assert objs[-1]["kind"] == "zero-tail" and objs[-1]["position"] == len(good)
+
+
+def test_a_fifo_is_read_as_a_stream(tmp_path: Path) -> None:
+    """``kdump dump /dev/stdin`` and named pipes: spooled to an unnamed temporary file, then read."""
+    import threading
+
+    fifo = tmp_path / "00000000000000000000.log"
+    os.mkfifo(fifo)
+    data = (FIXTURES / "v1-gzip.log").read_bytes()
+
+    def feed() -> None:
+        with open(fifo, "wb") as f:
+            f.write(data)
+
+    writer = threading.Thread(target=feed)
+    writer.start()
+    code, objs, _ = dump(fifo)
+    writer.join()
+    assert code == 0
+    from_file = dump(FIXTURES / "v1-gzip.log")[1]
+    assert [o["records"] for o in objs] == [o["records"] for o in from_file]
+
+
+@pytest.mark.parametrize("device", ["/dev/null", "/dev/zero"])
+def test_a_device_file_is_refused(device: str) -> None:
+    if not os.path.exists(device):
+        pytest.skip(f"no {device} here")
+    code, objs, err = dump(Path(device))
+    assert (code, objs) == (2, [])
+    assert err == f"kdump: error: {device}: a device file is not read as a segment\n"

@@ -772,7 +772,7 @@ def test_missing_file_among_good_ones_exits_2_before_output(tmp_path: Path) -> N
 def test_not_a_regular_file_exits_2() -> None:
     if not Path("/dev/null").exists():
         pytest.skip("no /dev/null")
-    assert_one_line_error(run("dump", "/dev/null"), 2, "/dev/null", "not a regular file")
+    assert_one_line_error(run("dump", "/dev/null"), 2, "/dev/null", "device file")
 
 
 def test_unreadable_file_exits_2(tmp_path: Path) -> None:
