@@ -1,34 +1,30 @@
 """Pure functions over bytes: the wire formats, codecs, varints and checksums.
 
-The hot loops (``decode_v2_records``, ``decode_legacy_inner``, ``decode_legacy_run``, and the JSON writer that
-``render/jsonl.py`` takes from ``compiled``) have two twins: the compiled ``_speedups`` when it was
-built and loads, else the pure-Python reference ``_pure``. ``KDUMP_PURE=1`` forces the pure one. The
-choice is made once, here, and ``ACTIVE_TWIN`` names it.
+The decoder's hot loops (``decode_v2_records``, ``decode_legacy_inner``, ``decode_legacy_run``) have
+two twins with one interface (``twins.DecoderTwin``): the compiled ``_speedups`` when it was built
+and loads, else the pure-Python reference ``_pure``. ``KDUMP_PURE=1`` forces the pure one. The
+choice is made once, here, and ``ACTIVE_TWIN`` names it. (The JSON writer's twins belong to the
+render layer and are chosen in ``render/jsonl.py``.)
 """
 
 from __future__ import annotations
 
-import os
-from types import ModuleType
-
 from kafka_dump.format import _pure
+from kafka_dump.format.twins import DecoderTwin, pure_requested
 
-decode_v2_records = _pure.decode_v2_records
-decode_legacy_inner = _pure.decode_legacy_inner
-decode_legacy_run = _pure.decode_legacy_run
+decoder: DecoderTwin = _pure
 ACTIVE_TWIN = "pure-python"
-compiled: ModuleType | None = None  # the compiled twin's module, for other layers' hot loops
-
-if os.environ.get("KDUMP_PURE", "") not in ("1", "true", "yes"):
+if not pure_requested():
     try:
-        from kafka_dump.format import _speedups  # type: ignore[attr-defined]
+        from kafka_dump.format import _speedups
     except ImportError:
         pass
     else:
-        decode_v2_records = _speedups.decode_v2_records
-        decode_legacy_inner = _speedups.decode_legacy_inner
-        decode_legacy_run = _speedups.decode_legacy_run
+        decoder = _speedups
         ACTIVE_TWIN = "compiled"
-        compiled = _speedups
 
-__all__ = ["ACTIVE_TWIN", "compiled", "decode_legacy_inner", "decode_legacy_run", "decode_v2_records"]
+decode_v2_records = decoder.decode_v2_records
+decode_legacy_inner = decoder.decode_legacy_inner
+decode_legacy_run = decoder.decode_legacy_run
+
+__all__ = ["ACTIVE_TWIN", "decode_legacy_inner", "decode_legacy_run", "decode_v2_records", "decoder"]
