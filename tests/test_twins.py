@@ -179,6 +179,15 @@ def test_compiled_twin_rejects_bad_bounds() -> None:
         speedups.decode_v2_records(b"abc", 2, 10, 1, 0, 0, None, -1)
 
 
+def test_compiled_legacy_inner_takes_bytes_only() -> None:
+    """Its second pass trusts what the first checked: the data must be immutable bytes."""
+    data = _message_set(1, [(b"k", b"v")], relative=True)
+    assert speedups.decode_legacy_inner(data, 1, 0, None)[1] is None
+    for other in (bytearray(data), memoryview(data)):
+        with pytest.raises(TypeError):
+            speedups.decode_legacy_inner(other, 1, 0, None)
+
+
 def _both_legacy(data: bytes, magic: int, wrapper_offset: int, log_append_time: int | None) -> None:
     pure_records, pure_error = _pure.decode_legacy_inner(data, magic, wrapper_offset, log_append_time)
     fast_records, fast_error = speedups.decode_legacy_inner(data, magic, wrapper_offset, log_append_time)
