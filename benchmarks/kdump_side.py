@@ -101,12 +101,15 @@ def batches(path: str) -> list[Any]:
 
 
 def encoder() -> tuple[Callable[..., bytes] | None, str]:
-    """`kafka_dump.format.encode_entry`, or None and why not (the writer has not landed yet)."""
+    """`kafka_dump.format.encode_entry` (or `format.encode`'s), or None and why not (the writer's)."""
     try:
         import kafka_dump.format as fmt
     except Exception as e:
         return None, f"kafka_dump.format not importable ({type(e).__name__}: {e})"
     fn = getattr(fmt, "encode_entry", None)
     if fn is None:
-        return None, "kafka_dump.format.encode_entry is not there yet"
-    return fn, "kafka_dump.format.encode_entry"
+        try:
+            from kafka_dump.format.encode import encode_entry as fn
+        except ImportError:
+            return None, "kafka_dump.format.encode_entry is not there yet"
+    return fn, f"{fn.__module__}.encode_entry"
