@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p)
 
-from benchmarks import gen, kdump_side, peers, report  # noqa: E402
+from benchmarks import gen, harness, kdump_side, peers, report  # noqa: E402
 from benchmarks.cases import Context, registry  # noqa: E402
 from benchmarks.harness import Table, log  # noqa: E402
 
@@ -47,13 +47,19 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     p.add_argument("--only", metavar="FILE[,FILE]", help=f"only these files, of: {', '.join(gen.SPECS)}")
     p.add_argument("--cases", metavar="CASE[,CASE]", help=f"only these cases, of: {', '.join(cases)}")
+    p.add_argument(
+        "--timeout",
+        type=float,
+        default=1800,
+        help="seconds a process run may take before it is killed and marked failed (default: %(default)s)",
+    )
     p.add_argument("--skip-peers", action="store_true", help="do not time kafka-python and aiokafka")
     p.add_argument("--skip-kdump", action="store_true", help="do not time kdump")
     p.add_argument("--generate-only", action="store_true", help="make sure the files exist, then stop")
     p.add_argument("--json", type=Path, metavar="OUT", help="also write every raw figure to this JSON file")
     args = p.parse_args(argv)
-    if args.records < 1 or args.repeat < 1:
-        p.error("--records and --repeat must be at least 1")
+    if args.records < 1 or args.repeat < 1 or args.timeout <= 0:
+        p.error("--records and --repeat must be at least 1, --timeout above 0")
     args.files = None
     if args.only:
         args.files = [n.strip() for n in args.only.split(",") if n.strip()]
@@ -83,6 +89,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as e:
         log(f"kafka-python is needed to generate the segments: {e}\n  pip install -e '.[bench]'")
         return 2
+    harness.TIMEOUT_S = args.timeout
     ctx = Context(
         args.cache,
         args.records,

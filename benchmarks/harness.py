@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import gc
 import os
+import signal
 import statistics
 import subprocess
 import sys
@@ -135,13 +136,18 @@ with open(out, "w") as f:
 """
 
 
-def run_child(argv: Sequence[str], stdout: Path | None = None) -> ChildRun:
+# Seconds one process run may take before it is killed and its line marked failed (--timeout).
+TIMEOUT_S: float | None = None
+
+
+def run_child(argv: Sequence[str], stdout: Path | None = None, timeout: float | None = None) -> ChildRun:
     """Run argv with stdout to /dev/null (or a file); its wall time and its own peak RSS (os.wait4).
 
     Not spawned from this process directly: on Linux a child's ru_maxrss starts from the high-water
     RSS of the address space it was forked/vforked from, i.e. this benchmark's own peak (which holds
     whole files for the peers). A small wrapper interpreter spawns and reaps it instead, so the
     figure is the child's, with the wrapper's ~10 MiB as a floor. The wall time is also taken there.
+    The wrapper leads a process group of its own, so a run past ``timeout`` is killed with its child.
     """
     out_path = stdout if stdout is not None else Path(os.devnull)
     with open(out_path, "wb") as out, tempfile.TemporaryFile() as err:
@@ -149,7 +155,15 @@ def run_child(argv: Sequence[str], stdout: Path | None = None) -> ChildRun:
         os.close(fd)
         try:
             wrapper = [sys.executable, "-S", "-c", _SPAWN_WRAPPER, result, *argv]
-            rc = subprocess.run(wrapper, stdin=subprocess.DEVNULL, stdout=out, stderr=err).returncode
+            proc = subprocess.Popen(
+                wrapper, stdin=subprocess.DEVNULL, stdout=out, stderr=err, start_new_session=True
+            )
+            try:
+                rc = proc.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+                return ChildRun(0.0, -signal.SIGKILL, 0, f"timed out after {timeout:g}s (--timeout)")
             fields = Path(result).read_text().split()
         finally:
             Path(result).unlink(missing_ok=True)
@@ -180,7 +194,7 @@ def run_once(c: Contender, line: Line) -> bool:
             line.times_s.append(dt)
             return True
         assert c.argv is not None
-        run = run_child(c.argv, c.stdout)
+        run = run_child(c.argv, c.stdout, TIMEOUT_S)
         if run.returncode != 0:
             last = run.stderr_tail.splitlines()[-1:] or ["(no stderr)"]
             line.note = f"failed: exit {run.returncode}: {last[0]}"[:300]
