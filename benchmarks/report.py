@@ -80,7 +80,7 @@ def print_summary(tables: list[Table]) -> None:
     print("== targets")
     for t, c in checks:
         verdict = {True: "MET", False: "NOT MET", None: "not measured"}[c.met]
-        print(f"  {verdict:<12} {t.case} · {t.file or '-'}: {c.text} (target {c.target})")
+        print(f"  {verdict:<12} {t.case} · {t.file or t.title}: {c.text} (target {c.target})")
 
 
 def write_json(path: Path, meta: dict[str, Any], cases: dict[str, list[Table] | str]) -> None:
