@@ -96,6 +96,8 @@ class Check:
     value: float | None
     target: str
     met: bool | None  # None: no target, or nothing to compare
+    subject: str = ""
+    baseline: str = ""  # "" for a target on one contender's own figure
 
 
 @dataclass
@@ -278,7 +280,7 @@ def check_ratio(r: Ratio, lines: dict[str, Line], stands_for: dict[str, str]) ->
         target = f">= {r.at_least:g}x faster{source}" if r.at_least is not None else "no target"
         shown = "n/a" if not value else f"{value:.2f}x faster" if value >= 1 else f"{1 / value:.2f}x slower"
         text = f"{subject} vs {baseline}: {shown}"
-    return Check(text, value, target, met)
+    return Check(text, value, target, met, subject, baseline)
 
 
 def check_target(t: Target, lines: dict[str, Line]) -> Check:
@@ -289,8 +291,9 @@ def check_target(t: Target, lines: dict[str, Line]) -> Check:
         value = line.records_per_s if line else None
         met = None if value is None else value >= t.min_records_per_s
         shown = f"{value:,.0f} records/s" if value else "n/a"
-        return Check(f"{t.label}: {shown}", value, f">= {t.min_records_per_s:,.0f} records/s{source}", met)
+        target = f">= {t.min_records_per_s:,.0f} records/s{source}"
+        return Check(f"{t.label}: {shown}", value, target, met, t.label)
     value = line.peak_rss_kib / 1024 if line and line.peak_rss_kib else None
     met = None if value is None or t.max_rss_mib is None else value <= t.max_rss_mib
     shown = f"peak RSS {value:,.0f} MiB" if value else "peak RSS n/a"
-    return Check(f"{t.label}: {shown}", value, f"<= {t.max_rss_mib:g} MiB{source}", met)
+    return Check(f"{t.label}: {shown}", value, f"<= {t.max_rss_mib:g} MiB{source}", met, t.label)
