@@ -55,6 +55,18 @@ def test_compiled_twins_are_active_when_expected() -> None:
         assert (twins.ACTIVE_TWIN, jsonl.JSON_TWIN) == ("pure-python", "pure-python")
 
 
+@pytest.mark.parametrize(
+    "source", sorted((ROOT / "kafka_dump").rglob("*.c")), ids=lambda p: str(p.relative_to(ROOT))
+)
+def test_every_c_source_is_built_and_loads(source: Path) -> None:
+    """Each C file is one optional extension module: listed in setup.py, and loaded where expected."""
+    relative = source.relative_to(ROOT)
+    assert f'"{relative.as_posix()}"' in (ROOT / "setup.py").read_text(), (
+        f"setup.py does not build {relative}"
+    )
+    _compiled(".".join(relative.with_suffix("").parts))
+
+
 def test_every_decoder_function_has_two_twins() -> None:
     assert DECODER_FUNCTIONS == ["decode_legacy_inner", "decode_legacy_run", "decode_v2_records"]
     for name in DECODER_FUNCTIONS:
