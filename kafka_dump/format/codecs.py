@@ -11,7 +11,6 @@ ZstdCompression); kafka-python's ``codec.py``.
 from __future__ import annotations
 
 import functools
-import gzip
 import struct
 import zlib
 from collections.abc import Callable
@@ -271,6 +270,8 @@ _ZSTD_READ = 1 << 20
 
 
 def _gzip(data: bytes) -> bytes:
+    import gzip
+
     return gzip.compress(data, mtime=0)
 
 
