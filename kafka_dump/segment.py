@@ -27,6 +27,7 @@ from kafka_dump.format import legacy, v2
 from kafka_dump.format.checks import classify
 from kafka_dump.format.checksum import crc32, crc32c
 from kafka_dump.format.codecs import DEFAULT_MAX_BATCH_BYTES
+from kafka_dump.format.walk import RecordWalk, walk_batch
 from kafka_dump.model import Batch, Check, Problem, ProblemKind
 
 CHUNK_SIZE = 4 * 1024 * 1024
@@ -40,6 +41,8 @@ SEGMENT_SUFFIXES = (".log", ".checkpoint")
 Item = Batch | Problem
 # A filter that may skip a batch by its header alone: (lastOffset, maxTimestamp) -> keep?
 HeaderFilter = Callable[[int, int], bool]
+# Told what the validating walk found in each v2 batch's records: (batch, walk).
+WalkListener = Callable[[Batch, RecordWalk], None]
 
 
 def segment_base_offset(path: str | os.PathLike[str]) -> int | None:
@@ -122,16 +125,22 @@ def read_segment(
     max_batch_bytes: int = DEFAULT_MAX_BATCH_BYTES,
     start: int = 0,
     keep: HeaderFilter | None = None,
+    on_walk: WalkListener | None = None,
 ) -> Iterator[Item]:
     """Yield every batch and problem of a segment file, in file order, from byte ``start``.
 
     ``keep`` sees (lastOffset, maxTimestamp) of each v2 batch (each v0/v1 message) before its
     records are decoded; a batch it rejects is skipped without being decoded or yielded.
+
+    ``on_walk`` (with ``with_records=False``) asks for the records' framing to be checked without
+    building them: each v2 batch's records are walked (``format/walk.py``), their problems yielded
+    as decoding would yield them, and ``on_walk`` told the counts; v2 control batches and v0/v1
+    messages are decoded with their records, which are few or already built.
     """
     name = str(path)
     f, size = open_segment(path)
     with f:
-        yield from _walk(name, _Window(f, size), start, with_records, max_batch_bytes, keep)
+        yield from _walk(name, _Window(f, size), start, with_records, max_batch_bytes, keep, on_walk)
 
 
 def _walk(
@@ -141,6 +150,7 @@ def _walk(
     with_records: bool,
     max_batch_bytes: int,
     keep: HeaderFilter | None,
+    on_walk: WalkListener | None = None,
 ) -> Iterator[Item]:
     size = win.size
     entry_limit = max(max_batch_bytes, CHUNK_SIZE)
@@ -181,7 +191,9 @@ def _walk(
         if magic < 2 and keep is None:
             # Old segments hold one message per entry: decode the whole run in one call.
             run_end = min(len(buf), i + _RUN_BYTES)
-            batches, used = _twins.decode_legacy_run(name, buf, i, run_end, pos, with_records)
+            batches, used = _twins.decode_legacy_run(
+                name, buf, i, run_end, pos, with_records or on_walk is not None
+            )
             if used:
                 yield from batches
                 pos += used
@@ -189,7 +201,9 @@ def _walk(
         if keep is not None and not _keep(keep, buf, i, entry, magic, offset):
             pos += entry
             continue
-        items, broken = _decode_entry(name, buf, i, pos, entry, magic, with_records, max_batch_bytes)
+        items, broken, found = _decode_entry(
+            name, buf, i, pos, entry, magic, with_records, max_batch_bytes, on_walk
+        )
         if broken is not None:
             inner = _resync_inside(win, pos, entry)
             if inner is not None:
@@ -203,6 +217,8 @@ def _walk(
                 )  # fmt: skip
                 pos = inner
                 continue
+        if found is not None and on_walk is not None and isinstance(items[0], Batch):
+            on_walk(items[0], found)
         yield from items
         pos += entry
 
@@ -225,33 +241,50 @@ _UNKNOWN_LAST_OFFSET = 2**63 - 1
 
 
 def _decode_entry(
-    name: str, buf: bytes, i: int, pos: int, entry: int, magic: int, with_records: bool, max_batch_bytes: int
-) -> tuple[list[Item], Problem | None]:
-    """The batch and problems of one framed entry, and the problem that breaks its frame, if any.
+    name: str,
+    buf: bytes,
+    i: int,
+    pos: int,
+    entry: int,
+    magic: int,
+    with_records: bool,
+    max_batch_bytes: int,
+    on_walk: WalkListener | None = None,
+) -> tuple[list[Item], Problem | None, RecordWalk | None]:
+    """The batch and problems of one framed entry, the problem that breaks its frame, if any, and
+    what the walk of its records found, if they were walked.
 
     An entry's frame is broken when it cannot be read as an entry at all, or its CRC fails.
     """
     batch: Batch | None = None
     error: CorruptRecordError | None = None
+    found: RecordWalk | None = None
     try:
         if magic == 2:
             if entry < L.V2_HEADER_SIZE:
                 raise CorruptRecordError(
                     f"v2 batch of {entry} bytes is smaller than its header", position=pos
                 )
+            walk = on_walk is not None and not with_records
+            if walk and buf[i + L.V2_ATTRIBUTES_OFFSET + 1] & L.CONTROL_BIT:
+                with_records = True  # a control batch holds one record, decoded to check it
+                walk = False
             batch, error = v2.decode_batch(
                 name, buf, i, pos, with_records=with_records, max_batch_bytes=max_batch_bytes
             )
+            if walk:
+                found, error = walk_batch(buf, i, pos, batch, max_batch_bytes)
         elif magic in (0, 1):
             batch, error = legacy.decode_message(
-                name, buf, i, i + entry, pos, with_records=with_records, max_batch_bytes=max_batch_bytes
-            )
+                name, buf, i, i + entry, pos, with_records=with_records or on_walk is not None,
+                max_batch_bytes=max_batch_bytes,
+            )  # fmt: skip
         else:
             raise CorruptRecordError(f"unknown magic {magic}", position=pos)
     except CorruptRecordError as exc:
         offset = L.LOG_ENTRY.unpack_from(buf, i)[0]
         broken = problem_from_error(name, pos, entry, exc.reason, offset)
-        return [broken], broken
+        return [broken], broken, None
     items: list[Item] = [batch]
     crc_problem = None
     if not batch.crcValid:
@@ -266,7 +299,7 @@ def _decode_entry(
     if error is not None:
         where = error.position if error.position is not None else pos
         items.append(problem_from_error(name, where, entry - (where - pos), error.reason, batch.baseOffset))
-    return items, crc_problem
+    return items, crc_problem, found
 
 
 def problem_from_error(name: str, pos: int, length: int, reason: str, base_offset: int | None) -> Problem:

@@ -123,6 +123,8 @@ def test_bad_length_resync_names_the_size(tmp_path: Path) -> None:
         ("message size 3 is below the v1 minimum", (Check.BAD_LENGTH, None, 3)),
         ("value length 80 runs past the message", (Check.BAD_LENGTH, None, None)),
         ("v2 batch of 40 bytes is smaller than its header", (Check.BAD_LENGTH, None, 40)),
+        ("record offset delta 1 is not above the previous one (2)", (Check.OFFSET_DELTA, None, 1)),
+        ("record offset delta 5 is past the batch's lastOffsetDelta 3", (Check.OFFSET_DELTA, 3, 5)),
         ("something nobody wrote", (Check.OTHER, None, None)),
     ],
 )

@@ -21,6 +21,13 @@ _RULES: tuple[tuple[re.Pattern[str], str, int, int], ...] = tuple(
         (r"^inner message is itself compressed", Check.CODEC, 0, 0),
         (r"^inner message", Check.INNER_MESSAGE, 0, 0),
         (r"^wrapper offset (-?\d+) is below its last inner offset (-?\d+)", Check.INNER_OFFSET, 2, 1),
+        (r"^record offset delta (-?\d+) is not above the previous one \((-?\d+)\)", Check.OFFSET_DELTA, 0, 1),
+        (
+            r"^record offset delta (-?\d+) is past the batch's lastOffsetDelta (-?\d+)",
+            Check.OFFSET_DELTA,
+            2,
+            1,
+        ),
         (r"^batch declares (-?\d+) records but holds (\d+)", Check.COUNT_MISMATCH, 1, 2),
         (r"^(\d+) bytes remain after the batch's (-?\d+) declared records", Check.COUNT_MISMATCH, 0, 0),
         (r"^invalid record count (-?\d+)", Check.COUNT_MISMATCH, 0, 1),
