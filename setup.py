@@ -42,7 +42,8 @@ setup(
             "kafka_dump.format._speedups",
             sources=["kafka_dump/format/_speedups.c"],
             extra_compile_args=["-O2", "-Wall", "-Wextra", "-Wno-unused-parameter", "-Wno-missing-field-initializers"],
-        )
+        ),
+        Extension("kafka_dump.format._walk", sources=["kafka_dump/format/_walk.c"], extra_compile_args=["-O2", "-Wall", "-Wextra", "-Wno-unused-parameter"]),
     ],
     cmdclass={"build_ext": OptionalBuildExt},
 )
