@@ -515,3 +515,11 @@ def test_salvage_leaves_clean_files_alone(tmp_path: Path) -> None:
     out = tmp_path / "rescued"
     assert run("--salvage", str(out), str(path))[0] == 0
     assert not out.exists() or list(out.rglob("*.log")) == []
+
+
+def test_progress_passes_every_event_through(tmp_path: Path) -> None:
+    from kafka_dump.commands.verify import _with_progress
+
+    path = write(tmp_path, v2_segment())
+    events = list(verify_file(path, VerifyOptions()))
+    assert list(_with_progress(iter(events), path.stat().st_size)) == events

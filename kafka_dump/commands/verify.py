@@ -10,7 +10,6 @@ import json
 import os
 import sys
 from collections.abc import Iterable, Iterator
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -143,6 +142,8 @@ def _events(files: list[Path], options: VerifyOptions, workers: int) -> Iterator
         for f in files:
             yield from verify_file(f, options)
         return
+    from concurrent.futures import ProcessPoolExecutor
+
     with ProcessPoolExecutor(max_workers=workers) as pool:
         for events in pool.map(_check_one, files, [options] * len(files)):
             yield from events
