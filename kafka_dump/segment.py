@@ -202,9 +202,8 @@ def _walk(
         if magic < 2 and keep is None:
             # Old segments hold one message per entry: decode the whole run in one call.
             run_end = min(len(buf), i + _RUN_BYTES)
-            batches, used = _twins.decode_legacy_run(
-                name, buf, i, run_end, pos, with_records or on_walk is not None
-            )
+            # Plain messages hold nothing to walk: their records are built only when asked for.
+            batches, used = _twins.decode_legacy_run(name, buf, i, run_end, pos, with_records)
             if used:
                 yield from batches
                 pos += used

@@ -26,6 +26,7 @@ from kafka_dump.segment import SEGMENT_SUFFIXES, read_segment, segment_base_offs
 
 _PROGRESS_EVERY = 4 * 1024 * 1024  # bytes of file between progress events
 _MARKERS = (ControlType.ABORT, ControlType.COMMIT)
+_NOTHING: list[Problem] = []  # never appended to
 
 
 @dataclass(frozen=True)
@@ -153,32 +154,34 @@ class _FileCheck:
             max_batch_bytes=self.options.max_batch_bytes,
             on_walk=self._walked if deep else None,
         )
+        batches = 0
         for item in items:
-            if isinstance(item, Batch):
-                yield from self._finish_pending()
+            if type(item) is Batch:
+                if self._pending is not None and (found := self._finish_pending()):
+                    yield from found
                 self._pending = item
                 self._pending_bad = False
-                report.batches += 1
+                batches += 1
                 if item.position >= next_progress:
                     next_progress = item.position + _PROGRESS_EVERY
                     yield FileProgress(report.file, item.position)
-                continue
-            yield from self._problem(item)
+            elif isinstance(item, Problem):
+                yield from self._problem(item)
         yield from self._finish_pending()
+        report.batches = batches
         if self._index is not None:
             for p in self._index.finish():
                 report.indexProblems += 1
                 yield p
         yield FileProgress(report.file, report.bytes)
 
-    def _problem(self, p: Problem) -> Iterator[Problem]:
+    def _problem(self, p: Problem) -> list[Problem]:
         report = self.report
         if p.kind is not ProblemKind.CORRUPT:
-            yield from self._finish_pending()
+            found = self._finish_pending()
             report.tail = p
             report.dropped.append(Span(p.position, p.position + p.length, p.reason))
-            yield p
-            return
+            return [*found, p]
         report.problems += 1
         if p.check == Check.CRC_MISMATCH:
             report.crcErrors += 1
@@ -189,40 +192,57 @@ class _FileCheck:
                     Span(pending.position, pending.position + pending.sizeInBytes, p.reason)
                 )
             self._pending_bad = True
-        else:
-            yield from self._finish_pending()
-            report.badRegions += 1
-            self._after_damage = True
-            report.badRegionBytes += p.length
-            report.dropped.append(Span(p.position, p.position + p.length, p.reason))
-        yield p
+            return [p]
+        found = self._finish_pending()
+        report.badRegions += 1
+        self._after_damage = True
+        report.badRegionBytes += p.length
+        report.dropped.append(Span(p.position, p.position + p.length, p.reason))
+        return [*found, p]
 
-    def _finish_pending(self) -> Iterator[Problem]:
-        """The checks of the last batch, once the problems that belong to it have all been seen."""
+    def _finish_pending(self) -> list[Problem]:
+        """The checks of the last batch, once the problems that belong to it have all been seen.
+
+        The common case (a sound batch in order, nothing to look inside) takes the first branch.
+        """
         b = self._pending
         if b is None:
-            return
+            return _NOTHING
         self._pending = None
-        walk = self._walks.pop(b.position, None)
+        report = self.report
+        walk = self._walks.pop(b.position, None) if self._walks else None
+        found: list[Problem] = []
         if self._index is not None:
             self._index.batch(b)
             for p in self._index.take():
-                self.report.indexProblems += 1
-                yield p
+                report.indexProblems += 1
+                found.append(p)
         if walk is not None:
-            self.report.records += walk.records
+            report.records += walk.records
         elif b.records is not None:
-            self.report.records += len(b.records)
+            report.records += len(b.records)
         else:
-            self.report.records += max(b.recordCount or 0, 0)
+            report.records += max(b.recordCount or 0, 0)
         if self._pending_bad:
             self._after_damage = True
-            return  # its header cannot be trusted: order and timestamps are not checked against it
-        found = [*self._order(b), *self._contents(b, walk)]
-        if found:
-            self.report.problems += len(found)
-            self.report.dropped.append(Span(b.position, b.position + b.sizeInBytes, found[0].reason))
-        yield from found
+            return found  # its header cannot be trusted: order and timestamps are not checked against it
+        last = self._last_offset
+        if (
+            (last is None or last < b.baseOffset <= b.lastOffset)
+            and (walk is None or walk.maxTimestampDelta is None)
+            and not b.isControl
+            and (b.magic == 2 or b.compression is Compression.NONE or not self.options.deep)
+        ):
+            if last is not None and b.baseOffset > last + 1 and not self._after_damage:
+                report.gaps += 1
+            self._last_offset = b.lastOffset
+            self._after_damage = False
+            return found
+        problems = [*self._order(b), *self._contents(b, walk)]
+        if problems:
+            report.problems += len(problems)
+            report.dropped.append(Span(b.position, b.position + b.sizeInBytes, problems[0].reason))
+        return found + problems
 
     def _order(self, b: Batch) -> list[Problem]:
         out = []
