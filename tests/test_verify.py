@@ -592,3 +592,14 @@ def test_salvage_of_any_damage_verifies_clean(tmp_path: Path, ops: list[tuple[st
     assert copy.stat().st_size == result.kept_bytes == len(data) - dropped
     problems, again = check(copy, index=False)
     assert corrupt(problems) == [] and again.tail is None, problems
+
+
+def test_salvage_never_overwrites_its_input(tmp_path: Path) -> None:
+    part = tmp_path / "topic-0"
+    part.mkdir()
+    damaged = bytearray(v2_segment())
+    damaged[100] ^= 1
+    path = write(part, bytes(damaged))
+    result = CliRunner().invoke(main, ["verify-crc", "--salvage", str(tmp_path), str(path)])
+    assert result.exit_code == 2 and "overwrite its input" in result.stderr
+    assert path.read_bytes() == bytes(damaged)
