@@ -51,6 +51,7 @@ def compiled_twin(name: str, source: str) -> Extension:
 setup(
     ext_modules=[
         compiled_twin("kafka_dump.format._speedups", "kafka_dump/format/_speedups.c"),
+        compiled_twin("kafka_dump.format._walk", "kafka_dump/format/_walk.c"),
         compiled_twin("kafka_dump.render._jsonfast", "kafka_dump/render/_jsonfast.c"),
     ],
     cmdclass={"build_ext": OptionalBuildExt},

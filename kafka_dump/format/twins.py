@@ -1,7 +1,8 @@
-"""The interface of the decoder's twins: what ``_pure`` and the compiled ``_speedups`` both provide.
+"""The interfaces of the format layer's twins: what each pure module and its compiled twin both provide.
 
-``format/__init__.py`` binds one of them to a variable of this type, so ``mypy --strict`` checks
-both modules (the compiled one through ``_speedups.pyi``) against the same signatures.
+``format/__init__.py`` binds one twin of each pair to a variable of the Protocol's type, so
+``mypy --strict`` checks both modules (the compiled one through its ``.pyi`` stub) against the same
+signatures: ``_pure`` and ``_speedups`` (``DecoderTwin``), ``_walk_pure`` and ``_walk`` (``WalkTwin``).
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ import os
 from typing import Protocol
 
 from kafka_dump.errors import CorruptRecordError
+from kafka_dump.format._walk_pure import RawWalk
 from kafka_dump.model import Batch, Record
 
 
@@ -41,3 +43,11 @@ class DecoderTwin(Protocol):
     def decode_legacy_run(
         self, file: str, buf: bytes, pos: int, end: int, file_pos: int, with_records: bool, /
     ) -> tuple[list[Batch], int]: ...
+
+
+class WalkTwin(Protocol):
+    """The validating walk over a v2 batch's records; see ``_walk_pure.py`` and ``walk.py``."""
+
+    def walk_v2_records(
+        self, data: bytes, pos: int, end: int, count: int, last_offset_delta: int, /
+    ) -> RawWalk: ...
