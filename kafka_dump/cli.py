@@ -20,6 +20,7 @@ from kafka_dump.analysis.dump import BatchEvent, FileEnd, FileStart, RangeFilter
 from kafka_dump.errors import KafkaDumpError
 from kafka_dump.format import ACTIVE_TWIN
 from kafka_dump.format.codecs import DEFAULT_MAX_BATCH_BYTES
+from kafka_dump.internal import DECODE_CHOICES
 from kafka_dump.model import Problem, ProblemKind
 from kafka_dump.render import Renderer, progress
 from kafka_dump.render.jsonl import JsonRenderer
@@ -115,6 +116,11 @@ def _write_all(out: TextIO, parts: Iterable[str]) -> None:
 )
 @click.option("--max-batch-bytes", type=click.IntRange(min=1), default=DEFAULT_MAX_BATCH_BYTES, show_default=True,
               help="A batch that decompresses past this size is reported as a problem.")  # fmt: skip
+@click.option(
+    "--decode", type=click.Choice(DECODE_CHOICES), default="auto", show_default=True,
+    help="Decode Kafka's own records: auto chooses by the directory name (__consumer_offsets-N, "
+    "__transaction_state-N, __cluster_metadata-0) or a .checkpoint file; none shows raw bytes.",
+)  # fmt: skip
 @_traceback_option
 def dump(
     paths: tuple[str, ...],
@@ -128,6 +134,7 @@ def dump(
     to_time: int | None,
     limit: int | None,
     max_batch_bytes: int,
+    decode: str,
     traceback: bool,
 ) -> None:
     """Show every batch and record of segments, or of a partition directory's segments.
@@ -146,11 +153,13 @@ def dump(
     )
     if progress.wanted():
         events = progress.with_progress(events)
-    _run(lambda: _render(fmt, events, payload, max_bytes, batches_only), traceback)
+    _run(lambda: _render(fmt, events, payload, max_bytes, batches_only, decode), traceback)
     sys.exit(EXIT_CORRUPT if summary.corrupt else EXIT_OK)
 
 
-def _render(fmt: str, events: Iterable[object], payload: str, max_bytes: int, batches_only: bool) -> None:
+def _render(
+    fmt: str, events: Iterable[object], payload: str, max_bytes: int, batches_only: bool, decode: str
+) -> None:
     out = sys.stdout
     if fmt == "table":
         from rich.console import Console
@@ -175,14 +184,14 @@ def _render(fmt: str, events: Iterable[object], payload: str, max_bytes: int, ba
                     console.print(renderable, soft_wrap=isinstance(renderable, Text))
         return
     if fmt == "json":
-        json_renderer = JsonRenderer(PayloadEncoding(payload))
+        json_renderer = JsonRenderer(PayloadEncoding(payload), decode)
         out.flush()
         raw = out.buffer
         for event in events:
             for line in _dispatch(json_renderer, event):
                 raw.write(line)
         return
-    renderer = KafkaTextRenderer(records=not batches_only)
+    renderer = KafkaTextRenderer(records=not batches_only, decode=decode)
     for event in events:
         if isinstance(event, Problem) and event.kind is ProblemKind.CORRUPT:
             sys.stderr.write(f"kdump: {event}\n")

@@ -81,3 +81,33 @@ def get_decoder(name: str) -> Decoder:
         "metadata": metadata.decode,
     }
     return table[name]
+
+
+def resolve(choice: str, path: str | Path) -> str | None:
+    """The decoder for a file under ``--decode choice``: ``auto`` goes by Kafka's names, ``none`` is None."""
+    if choice == "none":
+        return None
+    if choice == "auto":
+        return decoder_for_path(path)
+    return choice
+
+
+RecordDecoder = Callable[[bool, Record], "Decoded | None"]
+
+
+def record_decoder(name: str | None, *, control: bool = True) -> RecordDecoder:
+    """A function (is the batch a control batch?, record) -> Decoded or None.
+
+    KRaft control records are decoded whatever the file (as Kafka's tool does) when ``control``;
+    data records by the named decoder, when there is one.
+    """
+    from kafka_dump.internal import control as _control
+
+    data = get_decoder(name) if name is not None else None
+
+    def decode(is_control: bool, r: Record) -> Decoded | None:
+        if is_control:
+            return _control.decode(r) if control else None
+        return data(r) if data is not None else None
+
+    return decode

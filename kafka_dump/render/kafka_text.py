@@ -10,7 +10,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from kafka_dump.internal import RecordDecoder, record_decoder, resolve
 from kafka_dump.model import Batch, ControlType, Problem, Record
+from kafka_dump.render.decoded import kafka_control, kafka_key_payload
 from kafka_dump.segment import segment_base_offset, snapshot_id
 
 _BOOL = {True: "true", False: "false"}
@@ -24,13 +26,22 @@ _CONTROL_LABELS = {
 
 
 class KafkaTextRenderer:
-    """``records=False`` prints batch lines only (the tool without --deep-iteration)."""
+    """``records=False`` prints batch lines only (the tool without --deep-iteration).
 
-    def __init__(self, *, records: bool = True, print_data: bool = True) -> None:
+    ``decode`` is ``--decode``: a file's decoder gives the key and payload strings of the tool's
+    ``--offsets-decoder``, ``--transaction-log-decoder`` or ``--cluster-metadata-decoder``, and KRaft
+    control records print as their JSON unless it is ``none``.
+    """
+
+    def __init__(self, *, records: bool = True, print_data: bool = True, decode: str = "none") -> None:
         self._records = records
         self._data = print_data
+        self._decode_choice = decode
+        self._decode: RecordDecoder | None = None
 
     def file_start(self, path: str) -> list[str]:
+        if self._decode_choice != "none":
+            self._decode = record_decoder(resolve(self._decode_choice, path))
         lines = [f"Dumping {path}\n"]
         name = Path(path).name
         if name.endswith(".log"):
@@ -45,7 +56,7 @@ class KafkaTextRenderer:
     def batch(self, b: Batch, records: tuple[Record, ...] | None) -> list[str]:
         out = [batch_line(b)]
         if self._records and records is not None:
-            out.extend(record_line(b, r, self._data) for r in records)
+            out.extend(record_line(b, r, self._data, self._decode) for r in records)
         return out
 
     def problem(self, problem: Problem) -> list[str]:
@@ -75,7 +86,7 @@ def batch_line(b: Batch) -> str:
     )
 
 
-def record_line(b: Batch, r: Record, print_data: bool) -> str:
+def record_line(b: Batch, r: Record, print_data: bool, decode: RecordDecoder | None = None) -> str:
     parts = [
         f"| offset: {r.offset} {b.timestampType.label}: {r.timestamp}"
         f" keySize: {-1 if r.key is None else len(r.key)} valueSize: {-1 if r.value is None else len(r.value)}"
@@ -85,8 +96,15 @@ def record_line(b: Batch, r: Record, print_data: bool) -> str:
         parts.append(f" sequence: {r.sequence} headerKeys: [{keys}]")
     else:
         parts.append(f" isValid: {_BOOL[bool(r.crcValid)]} crc: {r.crc}")
+    d = decode(b.isControl, r) if decode is not None else None
     if b.isControl:
-        parts.append(_control(r))
+        parts.append(_control(r) if d is None or r.control is None else kafka_control(r.control.type, d))
+    elif d is not None:
+        key, payload = kafka_key_payload(d, r.offset)
+        if key is not None:
+            parts.append(" key: " + key)
+        if payload is not None:
+            parts.append(" payload: " + payload)
     elif print_data:
         if r.key is not None:
             parts.append(" key: " + r.key.decode("utf-8", "replace"))
@@ -104,7 +122,7 @@ def _control(r: Record) -> str:
         return f" endTxnMarker: {c.type_name} coordinatorEpoch: {c.coordinatorEpoch}"
     label = _CONTROL_LABELS.get(ControlType(c.type)) if c.type in _KNOWN else None
     if label is not None:
-        # Kafka prints the decoded KRaft message as JSON here; kdump shows its value bytes as hex.
+        # Kafka prints the decoded KRaft message as JSON here; with --decode none, kdump shows its hex.
         return f"{label} {'null' if r.value is None else r.value.hex()}"
     return f" controlType: {c.type_name}"
 
