@@ -16,7 +16,15 @@ from typing import Any, TextIO, TypeVar
 import click
 
 from kafka_dump import __version__
-from kafka_dump.analysis.dump import BatchEvent, FileEnd, FileStart, RangeFilter, Summary, iter_dump
+from kafka_dump.analysis.dump import (
+    BatchEvent,
+    FileEnd,
+    FileStart,
+    RangeFilter,
+    SideEntry,
+    Summary,
+    iter_dump,
+)
 from kafka_dump.errors import KafkaDumpError
 from kafka_dump.format import ACTIVE_TWIN
 from kafka_dump.format.codecs import DEFAULT_MAX_BATCH_BYTES
@@ -208,6 +216,8 @@ def _dispatch(renderer: Renderer[T], event: object) -> Sequence[T]:
         return renderer.file_start(event.path)
     if isinstance(event, FileEnd):
         return renderer.file_end(event.path, event.trailing)
+    if isinstance(event, SideEntry):
+        return renderer.side(event.path, event.item)
     raise TypeError(f"unknown event {event!r}")
 
 

@@ -7,8 +7,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
+from kafka_dump.errors import NotASegmentError
 from kafka_dump.format.codecs import DEFAULT_MAX_BATCH_BYTES
 from kafka_dump.index import seek_position
+from kafka_dump.internal.sidefiles import SideItem, read_side_file, side_file_kind
 from kafka_dump.model import Batch, Problem, ProblemKind, Record
 from kafka_dump.segment import read_segment, segment_files
 
@@ -78,7 +80,33 @@ class BatchEvent(NamedTuple):
     records: tuple[Record, ...] | None
 
 
-DumpEvent = FileStart | FileEnd | BatchEvent | Problem
+class SideEntry(NamedTuple):
+    """One entry of a file kept beside segments (.index, .snapshot...; see internal/sidefiles.py)."""
+
+    path: str
+    item: SideItem
+
+
+DumpEvent = FileStart | FileEnd | BatchEvent | SideEntry | Problem
+
+
+def _side_events(f: Path, summary: Summary) -> Iterator[DumpEvent]:
+    """A side file's entries (range filters and --limit do not apply: they are not records)."""
+    trailing = 0
+    try:
+        for item in read_side_file(f):
+            if isinstance(item, Problem):
+                if item.kind is ProblemKind.CORRUPT:
+                    summary.corrupt += 1
+                else:
+                    trailing += item.length
+                    summary.tail_bytes += item.length
+                yield item
+            else:
+                yield SideEntry(str(f), item)
+    except OSError as exc:
+        raise NotASegmentError(f"cannot read ({exc.strerror})", file=str(f)) from None
+    yield FileEnd(str(f), trailing)
 
 
 def iter_dump(
@@ -98,6 +126,9 @@ def iter_dump(
             break
         summary.files += 1
         yield FileStart(str(f))
+        if side_file_kind(f) is not None:
+            yield from _side_events(f, summary)
+            continue
         trailing = 0
         start = seek_position(Path(f), from_offset=rng.from_offset, from_time=rng.from_time) if active else 0
         keep = rng.keep_header if active else None

@@ -224,15 +224,43 @@ def side_object(file: str, item: SideItem) -> dict[str, Any]:
     return out
 
 
-def side_columns(item: SideItem) -> tuple[str, ...]:
-    """Column names of a side-file entry's table."""
-    return tuple(side_row_fields(item))
-
-
 def side_row_fields(item: SideItem) -> dict[str, Any]:
+    """A side-file entry's fields by name, as its table row shows them."""
     if isinstance(item, Problem):
         raise TypeError("problems are shown by the table renderer")
     fields: dict[str, Any] = item._asdict()
     if isinstance(item, ProducerEntry):
         fields["firstSequence"] = item.firstSequence if item.lastOffset >= 0 else None
     return fields
+
+
+_BOOL = {True: "true", False: "false"}
+
+
+class SideTable:
+    """Side-file entries as aligned plain rows (an index can hold a million: no Rich Table per row).
+
+    A header row comes first and again whenever the kind of entry changes (a snapshot's header, then
+    its producers).
+    """
+
+    def __init__(self) -> None:
+        self._kind: type | None = None
+        self._widths: tuple[int, ...] = ()
+
+    def reset(self) -> None:
+        self._kind = None
+
+    def rows(self, item: SideItem) -> list[str]:
+        fields = side_row_fields(item)
+        out = []
+        if type(item) is not self._kind:
+            self._kind = type(item)
+            self._widths = tuple(max(len(name), 13) for name in fields)
+            out.append("  ".join(n.rjust(w) for n, w in zip(fields, self._widths, strict=True)) + "\n")
+        cells = (
+            "-" if v is None else _BOOL.get(v, str(v)) if isinstance(v, bool) else str(v)
+            for v in fields.values()
+        )
+        out.append("  ".join(c.rjust(w) for c, w in zip(cells, self._widths, strict=True)) + "\n")
+        return out

@@ -13,8 +13,9 @@ from typing import Any
 
 from kafka_dump import format as _twins
 from kafka_dump.internal import RecordDecoder, record_decoder, resolve
+from kafka_dump.internal.sidefiles import SideItem
 from kafka_dump.model import Batch, Problem, Record
-from kafka_dump.render.decoded import decoded_json
+from kafka_dump.render.decoded import decoded_json, side_object
 from kafka_dump.render.payload import ENCODERS, PayloadEncoding, header_key
 
 _dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
@@ -127,6 +128,9 @@ class JsonRenderer:
 
     def problem(self, problem: Problem) -> list[bytes]:
         return [(_dumps(problem_object(problem)) + "\n").encode("utf-8", "backslashreplace")]
+
+    def side(self, path: str, item: SideItem) -> list[bytes]:
+        return [(_dumps(side_object(path, item)) + "\n").encode("utf-8", "backslashreplace")]
 
     def file_end(self, path: str, trailing: int) -> list[bytes]:
         return []

@@ -11,8 +11,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from kafka_dump.internal import RecordDecoder, record_decoder, resolve
+from kafka_dump.internal.sidefiles import SideItem, side_file_kind
 from kafka_dump.model import Batch, ControlType, Problem, Record
-from kafka_dump.render.decoded import kafka_control, kafka_key_payload
+from kafka_dump.render.decoded import kafka_control, kafka_key_payload, side_kafka_line
 from kafka_dump.segment import segment_base_offset, snapshot_id
 
 _BOOL = {True: "true", False: "false"}
@@ -38,8 +39,10 @@ class KafkaTextRenderer:
         self._data = print_data
         self._decode_choice = decode
         self._decode: RecordDecoder | None = None
+        self._side_entries = 0
 
     def file_start(self, path: str) -> list[str]:
+        self._side_entries = 0
         if self._decode_choice != "none":
             self._decode = record_decoder(resolve(self._decode_choice, path))
         lines = [f"Dumping {path}\n"]
@@ -62,7 +65,16 @@ class KafkaTextRenderer:
     def problem(self, problem: Problem) -> list[str]:
         return []
 
+    def side(self, path: str, item: SideItem) -> list[str]:
+        self._side_entries += 1
+        line = side_kafka_line(item)
+        return [] if line is None else [line]
+
     def file_end(self, path: str, trailing: int) -> list[str]:
+        if path.endswith(".index") and self._side_entries == 0:
+            return [f"{path} is empty.\n"]
+        if side_file_kind(path) is not None:
+            return []  # Kafka's tool reports trailing bytes of logs and snapshots only
         if trailing > 0:
             return [f"Found {trailing} invalid bytes at the end of {Path(path).name}\n"]
         return []

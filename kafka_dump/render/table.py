@@ -8,7 +8,9 @@ from functools import lru_cache
 from rich.table import Table
 from rich.text import Text
 
+from kafka_dump.internal.sidefiles import SideItem
 from kafka_dump.model import Batch, Problem, Record
+from kafka_dump.render.decoded import SideTable
 from kafka_dump.render.payload import header_key, preview
 
 
@@ -42,9 +44,14 @@ class TableRenderer:
         self._max = max_bytes
         self._records = records
         self._header_shown = False
+        self._side = SideTable()
 
     def file_start(self, path: str) -> list[object]:
+        self._side.reset()
         return [Text(f"Dumping {path}", style="bold")]
+
+    def side(self, path: str, item: SideItem) -> list[object]:
+        return list(self._side.rows(item))
 
     def batch(self, b: Batch, records: tuple[Record, ...] | None) -> list[object]:
         if not self._records or records is None:
