@@ -111,7 +111,7 @@ class JsonRenderer:
         self._file = ""
         self._file_json = b'""'
 
-    def file_start(self, path: str) -> list[bytes]:
+    def file_start(self, path: str, base_offset: int | None, snapshot: tuple[int, int] | None) -> list[bytes]:
         if self._decode_choice != "none":
             name = resolve(self._decode_choice, path)
             self._decode = record_decoder(name)
