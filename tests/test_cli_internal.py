@@ -25,8 +25,8 @@ OFFSETS_44 = REAL / "ronem123-kafka41-kraft/__consumer_offsets-44"
 SNAPSHOT_41 = REAL / "ronem123-kafka41-kraft/__cluster_metadata-0/00000000000001734780-0000000001.checkpoint"
 
 
-def run(*args: str) -> Result:
-    return CliRunner().invoke(main, ["dump", *args], env=ENV)
+def run(*args: str, columns: int = 200) -> Result:
+    return CliRunner().invoke(main, ["dump", *args], env={**ENV, "COLUMNS": str(columns)})
 
 
 def json_records(result: Result) -> list[dict[str, Any]]:
@@ -136,3 +136,16 @@ def test_side_file_damage_sets_the_exit_code(tmp_path: Path) -> None:
 def test_unreadable_side_file_is_one_line_and_exit_2(tmp_path: Path) -> None:
     result = run(str(tmp_path / "missing.index"))
     assert result.exit_code == 2 and "Traceback" not in result.output
+
+
+@needs_real
+def test_table_shows_decoded_keys_and_values() -> None:
+    out = run(str(OFFSETS_44), columns=1000).stdout
+    assert "OffsetCommitKey v1 group=rupia-transaction-group topic=topic_transactions partition=0" in out
+    assert "OffsetCommitValue v4 offset=5 leaderEpoch=-1 metadata= commitTimestamp=1765883866522" in out
+    assert "<DELETE>" in out
+    raw = run("--decode", "none", str(OFFSETS_44)).stdout
+    assert "OffsetCommitKey" not in raw and "0x0001001772757069612d" in raw  # the key bytes, as hex
+    control = run(str(SNAPSHOT_41), columns=1000).stdout
+    assert 'KRAFT_VERSION v0 {"version":0,"kRaftVersion":1}' in control
+    assert "TOPIC_RECORD v0 name=topic_transactions topicId=3aJOBeUFT2i-2s4EZqlyqQ" in control
