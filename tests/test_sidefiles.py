@@ -167,3 +167,18 @@ def test_partition_metadata(tmp_path: Path) -> None:
     assert [i.reason for i in items(p) if isinstance(i, Problem)] == [
         "needs 'version: N' and 'topic_id: ID' lines"
     ]
+
+
+def test_oversized_side_files_are_refused_not_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import kafka_dump.internal.sidefiles as sidefiles
+
+    monkeypatch.setattr(sidefiles, "_SNAPSHOT_LIMIT", 100)
+    monkeypatch.setattr(sidefiles, "_TEXT_LIMIT", 100)
+    snap = tmp_path / "00000000000000000001.snapshot"
+    snap.write_bytes(snapshot_bytes([(1, 0, 0, 0, 0, 0, 0, -1)] * 3))
+    (problem,) = items(snap)
+    assert isinstance(problem, Problem) and problem.reason == "larger than 100 bytes: not read"
+    epochs = tmp_path / "leader-epoch-checkpoint"
+    epochs.write_text("0\n30\n" + "1 1\n" * 30)
+    (problem,) = items(epochs)
+    assert isinstance(problem, Problem) and "not a checkpoint file" in problem.reason

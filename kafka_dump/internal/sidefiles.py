@@ -28,6 +28,7 @@ from kafka_dump.segment import segment_base_offset
 
 _CHUNK = 64 * 1024
 _TEXT_LIMIT = 16 * 1024 * 1024  # a checkpoint text file larger than this is not one
+_SNAPSHOT_LIMIT = 256 * 1024 * 1024  # ~5M producers; a larger "snapshot" is refused, not read into memory
 
 
 class OffsetIndexEntry(NamedTuple):
@@ -204,7 +205,12 @@ _SNAPSHOT_ENTRIES_AT = 6  # int16 version, uint32 crc
 
 def _producer_snapshot(path: str) -> Iterator[SideItem]:
     with open(path, "rb") as f:
-        data = f.read()
+        data = f.read(_SNAPSHOT_LIMIT + 1)
+    if len(data) > _SNAPSHOT_LIMIT:
+        yield Problem(
+            path, 0, len(data), ProblemKind.CORRUPT, f"larger than {_SNAPSHOT_LIMIT} bytes: not read"
+        )
+        return
     if len(data) < _SNAPSHOT_ENTRIES_AT:
         yield Problem(
             path, 0, len(data), ProblemKind.CORRUPT, f"{len(data)} bytes: too short for a producer snapshot"
