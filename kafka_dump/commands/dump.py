@@ -73,7 +73,9 @@ def dump(
     decode: str,
     color: ColorMode,
 ) -> int:
-    """Show every batch and record of segments, or of a partition directory's segments.
+    """Show every batch and record of segments, or of a partition directory's segments;
+    and the entries of the files Kafka keeps beside them (.index, .timeindex, .txnindex, .snapshot,
+    leader-epoch-checkpoint, partition.metadata).
 
     \b
     Examples:
