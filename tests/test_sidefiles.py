@@ -8,9 +8,12 @@ Real indexes and snapshots come from ../shared/fixtures-real (README there lists
 from __future__ import annotations
 
 import struct
+import tempfile
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kafka_dump.format.checksum import crc32c
 from kafka_dump.internal.sidefiles import (
@@ -182,3 +185,19 @@ def test_oversized_side_files_are_refused_not_read(tmp_path: Path, monkeypatch: 
     epochs.write_text("0\n30\n" + "1 1\n" * 30)
     (problem,) = items(epochs)
     assert isinstance(problem, Problem) and "not a checkpoint file" in problem.reason
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.sampled_from(["00000000000000000007.index", "00000000000000000007.timeindex", "00000000000000000007.txnindex",
+                     "00000000000000000007.snapshot", "leader-epoch-checkpoint", "partition.metadata"]),
+    st.binary(max_size=200),
+)  # fmt: skip
+def test_arbitrary_bytes_give_entries_and_problems_only(name: str, data: bytes) -> None:
+    with tempfile.TemporaryDirectory() as d:
+        p = Path(d) / name
+        p.write_bytes(data)
+        got = items(p)
+    for item in got:
+        if isinstance(item, Problem):
+            assert 0 <= item.position <= len(data) and item.position + item.length <= len(data)
