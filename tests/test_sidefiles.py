@@ -29,6 +29,7 @@ from kafka_dump.internal.sidefiles import (
     side_file_kind,
 )
 from kafka_dump.model import Problem, ProblemKind
+from tests.batches import v2_batch
 from tests.conftest import SHARED_REAL as REAL
 
 needs_real = pytest.mark.skipif(not REAL.is_dir(), reason="../shared/fixtures-real is absent")
@@ -201,3 +202,23 @@ def test_arbitrary_bytes_give_entries_and_problems_only(name: str, data: bytes) 
     for item in got:
         if isinstance(item, Problem):
             assert 0 <= item.position <= len(data) and item.position + item.length <= len(data)
+
+
+def test_offset_index_checked_against_its_log(tmp_path: Path) -> None:
+    # Three one-record v2 batches at offsets 100, 101, 102 (kafka-python's builder), and an index beside them.
+    batches = [v2_batch([(b"k", b"v" * 10, [])], base_offset=100 + i) for i in range(3)]
+    log = tmp_path / "00000000000000000100.log"
+    log.write_bytes(b"".join(batches))
+    second, third = len(batches[0]), len(batches[0]) + len(batches[1])
+    index = tmp_path / "00000000000000000100.index"
+    index.write_bytes(struct.pack(">iiiiii", 1, second, 1, third, 2, third + len(batches[2])))
+    got = items(index)
+    assert got[0] == OffsetIndexEntry(101, second)
+    # 101 at the third batch's position: that batch ends at 102. Then a position past the last batch.
+    assert [i.reason for i in got if isinstance(i, Problem)] == [
+        f"the entry for offset 101 points at position {third}, where the batch's last offset is 102",
+        f"the entry for offset 102 points at position {third + len(batches[2])}, past the last batch of the log",
+    ]
+    assert [i.position for i in got if isinstance(i, Problem)] == [8, 16]
+    log.unlink()  # without its log, an index is only listed
+    assert all(not isinstance(i, Problem) for i in items(index))

@@ -12,15 +12,18 @@
 Indexes are preallocated: after the real entries, an entry that repeats the base offset ends the
 list, as in Kafka's DumpLogSegments, and the rest is reported as a zero tail (or as damage when it is
 not zeros). Index files are read a chunk at a time; every length is bounded by the file's bytes.
+As Kafka's tool does, each ``.index`` entry is checked against the ``.log`` beside it (when there is
+one): the batch at its position must end at its offset.
 """
 
 from __future__ import annotations
 
 import struct
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import NamedTuple
+from typing import BinaryIO, NamedTuple
 
+from kafka_dump.format import layout as L
 from kafka_dump.format.checksum import crc32c
 from kafka_dump.format.kmessage import KMessageError, schema
 from kafka_dump.model import Problem, ProblemKind
@@ -109,7 +112,17 @@ def read_side_file(path: str | Path) -> Iterator[SideItem]:
     kind = side_file_kind(path)
     name = str(path)
     if kind == ".index":
-        yield from _fixed(name, _OFFSET, lambda a, b, base: OffsetIndexEntry(base + a, b), index=True)
+        log = Path(name).with_suffix(".log")
+        try:
+            f = open(log, "rb")  # noqa: SIM115 (closed below, after the generator is done)
+        except OSError:
+            yield from _fixed(name, _OFFSET, lambda a, b, base: OffsetIndexEntry(base + a, b), index=True)
+            return
+        with f:
+            check = _log_checker(name, f)
+            yield from _fixed(
+                name, _OFFSET, lambda a, b, base: OffsetIndexEntry(base + a, b), index=True, check=check
+            )
     elif kind == ".timeindex":
         yield from _fixed(name, _TIME, lambda a, b, base: TimeIndexEntry(a, base + b), index=True)
     elif kind == ".txnindex":
@@ -138,7 +151,39 @@ def _chunks(path: str) -> Iterator[tuple[int, bytes]]:
             pos += len(chunk)
 
 
-def _fixed(path: str, entry: struct.Struct, make, *, index: bool) -> Iterator[SideItem]:  # type: ignore[no-untyped-def]
+_LAST_OFFSET_DELTA = struct.Struct(">i")
+_HEAD_BYTES = L.V2_LAST_OFFSET_DELTA_OFFSET + _LAST_OFFSET_DELTA.size
+Check = Callable[[OffsetIndexEntry, int], "Problem | None"]
+
+
+def _log_checker(path: str, log: BinaryIO) -> Check:
+    """Checks an offset index entry (at a byte position of the index) against the log beside it."""
+
+    def check(entry: OffsetIndexEntry, at: int) -> Problem | None:
+        log.seek(entry.position)
+        head = log.read(_HEAD_BYTES)
+        if len(head) <= L.MAGIC_OFFSET or (head[L.MAGIC_OFFSET] >= 2 and len(head) < _HEAD_BYTES):
+            why = f"points at position {entry.position}, past the last batch of the log"
+        else:
+            last = struct.unpack_from(">q", head)[0]
+            if head[L.MAGIC_OFFSET] >= 2:  # v0/v1: an entry's offset is its last one already
+                last += _LAST_OFFSET_DELTA.unpack_from(head, L.V2_LAST_OFFSET_DELTA_OFFSET)[0]
+            if last == entry.offset:
+                return None
+            why = f"points at position {entry.position}, where the batch's last offset is {last}"
+        return Problem(
+            path, at, _OFFSET.size, ProblemKind.CORRUPT, f"the entry for offset {entry.offset} {why}"
+        )
+
+    return check
+
+
+Make = Callable[[int, int, int], "OffsetIndexEntry | TimeIndexEntry"]  # (field a, field b, base offset)
+
+
+def _fixed(
+    path: str, entry: struct.Struct, make: Make, *, index: bool, check: Check | None = None
+) -> Iterator[SideItem]:
     """Fixed-size entries: an offset or time index."""
     base = segment_base_offset(path) or 0
     size = entry.size
@@ -163,7 +208,12 @@ def _fixed(path: str, entry: struct.Struct, make, *, index: bool) -> Iterator[Si
                 rest = data[k * size :]
                 nonzero_after = rest.count(0) != len(rest)
                 break
-            yield make(a, b, base)
+            item = make(a, b, base)
+            yield item
+            if check is not None and isinstance(item, OffsetIndexEntry):
+                problem = check(item, start + k * size)
+                if problem is not None:
+                    yield problem
             i += 1
         pending = b"" if stop_at is not None else data[n * size :]
     if stop_at is not None:
