@@ -392,3 +392,47 @@ def test_decoders_never_raise(key: bytes, value: bytes | None) -> None:
     for t in range(2, 7):
         c = control.decode(record(b"\x00\x00\x00" + bytes([t]), value, control_type=t))
         assert c is not None and (c.ok or c.error)
+
+
+def s16(text: str) -> bytes:
+    return struct.pack(">h", len(text)) + text.encode()
+
+
+@pytest.mark.parametrize(
+    ("version", "body", "expected"),
+    [
+        # v0 (Kafka 0.8.2-0.9): offset, metadata, commitTimestamp.
+        (0, struct.pack(">q", 42) + s16("m") + struct.pack(">q", 1000),
+         {"offset": 42, "metadata": "m", "commitTimestamp": 1000}),
+        # v1 (0.10.1-2.0): adds expireTimestamp after commitTimestamp.
+        (1, struct.pack(">q", 42) + s16("") + struct.pack(">qq", 1000, 2000),
+         {"offset": 42, "metadata": "", "commitTimestamp": 1000, "expireTimestamp": 2000}),
+        # v3 (2.1+): leaderEpoch after offset, no expireTimestamp.
+        (3, struct.pack(">qi", 42, 7) + s16("") + struct.pack(">q", 1000),
+         {"offset": 42, "leaderEpoch": 7, "metadata": "", "commitTimestamp": 1000}),
+    ],
+)  # fmt: skip
+def test_offset_commit_values_of_every_layout(version: int, body: bytes, expected: dict[str, Any]) -> None:
+    key = struct.pack(">h", 0) + s16("g") + s16("t") + struct.pack(">i", 3)  # key version 0: Kafka 0.8.2
+    d = offsets.decode(record(key, struct.pack(">h", version) + body))
+    assert d.ok and d.key is not None and d.value is not None
+    assert d.key.data == {"group": "g", "topic": "t", "partition": 3}
+    assert d.value.data == expected
+
+
+def test_group_metadata_value_v0_and_v2() -> None:
+    key = struct.pack(">h", 2) + s16("g")
+    member_v0 = (
+        s16("m") + s16("c") + s16("h") + struct.pack(">i", 3000) + struct.pack(">i", 0) + struct.pack(">i", 0)
+    )
+    v0 = struct.pack(">h", 0) + s16("consumer") + struct.pack(">i", 1) + s16("range") + s16("m")
+    d = offsets.decode(record(key, v0 + struct.pack(">i", 1) + member_v0))
+    assert d.ok and d.value is not None and d.value.data is not None
+    assert d.value.data["members"] == [
+        {"memberId": "m", "clientId": "c", "clientHost": "h", "sessionTimeout": 3000, "subscription": b"", "assignment": b""}
+    ]  # fmt: skip
+    v2 = struct.pack(">h", 2) + s16("") + struct.pack(">i", 0) + struct.pack(">hh", -1, -1)
+    d = offsets.decode(record(key, v2 + struct.pack(">q", 1700000000000) + struct.pack(">i", 0)))
+    assert d.ok and d.value is not None
+    assert d.value.data == {"protocolType": "", "generation": 0, "protocol": None, "leader": None,
+                            "currentStateTimestamp": 1700000000000, "members": []}  # fmt: skip
