@@ -34,7 +34,7 @@ def _plain(value: Any, keep_unknown: bool) -> Any:
         return base64.b64encode(value).decode("ascii")
     if isinstance(value, dict):
         return {
-            (str(k)): _plain(v, keep_unknown) for k, v in value.items() if keep_unknown or k != UNKNOWN_TAGS
+            str(k): _plain(v, keep_unknown) for k, v in value.items() if keep_unknown or k != UNKNOWN_TAGS
         }
     if isinstance(value, list):
         return [_plain(v, keep_unknown) for v in value]
