@@ -1,34 +1,62 @@
 """Pure functions over bytes: the wire formats, codecs, varints and checksums.
 
-The hot loops (``decode_v2_records``, ``decode_legacy_inner``, ``decode_legacy_run``, and the JSON writer that
-``render/jsonl.py`` takes from ``compiled``) have two twins: the compiled ``_speedups`` when it was
-built and loads, else the pure-Python reference ``_pure``. ``KDUMP_PURE=1`` forces the pure one. The
-choice is made once, here, and ``ACTIVE_TWIN`` names it.
+The hot loops have two twins each, with one interface per pair (``twins.py``): a compiled module
+when it was built and loads, else its pure-Python reference. ``KDUMP_PURE=1`` forces the pure ones.
+The choice is made once, here:
+
+* the decoder (``decode_v2_records``, ``decode_legacy_inner``, ``decode_legacy_run``):
+  ``_speedups.c``, else ``_pure.py``; ``ACTIVE_TWIN`` names the choice;
+* the validating record walk (``walk_v2_records``, for ``verify-crc --deep``): ``_walk.c``, else
+  ``_walk_pure.py``; ``WALK_TWIN`` names it.
+
+(The JSON writer's twins belong to the render layer and are chosen in ``render/jsonl.py``.)
+Another pair follows the same shape, in a block of its own below: a ``Protocol`` in ``twins.py``,
+the pure module, the compiled module (its own ``.c`` file, ``.pyi`` stub and line in ``setup.py``),
+and a variable of the Protocol's type bound to one of them, so that mypy checks both.
 """
 
 from __future__ import annotations
 
-import os
-from types import ModuleType
+from kafka_dump.format import _pure, _walk_pure
+from kafka_dump.format.twins import DecoderTwin, WalkTwin, pure_requested
 
-from kafka_dump.format import _pure
-
-decode_v2_records = _pure.decode_v2_records
-decode_legacy_inner = _pure.decode_legacy_inner
-decode_legacy_run = _pure.decode_legacy_run
+# The decoder: _speedups.c, else _pure.py.
+decoder: DecoderTwin = _pure
 ACTIVE_TWIN = "pure-python"
-compiled: ModuleType | None = None  # the compiled twin's module, for other layers' hot loops
-
-if os.environ.get("KDUMP_PURE", "") not in ("1", "true", "yes"):
+if not pure_requested():
     try:
-        from kafka_dump.format import _speedups  # type: ignore[attr-defined]
+        from kafka_dump.format import _speedups
     except ImportError:
         pass
     else:
-        decode_v2_records = _speedups.decode_v2_records
-        decode_legacy_inner = _speedups.decode_legacy_inner
-        decode_legacy_run = _speedups.decode_legacy_run
+        decoder = _speedups
         ACTIVE_TWIN = "compiled"
-        compiled = _speedups
 
-__all__ = ["ACTIVE_TWIN", "compiled", "decode_legacy_inner", "decode_legacy_run", "decode_v2_records"]
+decode_v2_records = decoder.decode_v2_records
+decode_legacy_inner = decoder.decode_legacy_inner
+decode_legacy_run = decoder.decode_legacy_run
+
+# The validating record walk: _walk.c, else _walk_pure.py.
+walker: WalkTwin = _walk_pure
+WALK_TWIN = "pure-python"
+if not pure_requested():
+    try:
+        from kafka_dump.format import _walk
+    except ImportError:
+        pass
+    else:
+        walker = _walk
+        WALK_TWIN = "compiled"
+
+walk_v2_records = walker.walk_v2_records
+
+__all__ = [
+    "ACTIVE_TWIN",
+    "WALK_TWIN",
+    "decode_legacy_inner",
+    "decode_legacy_run",
+    "decode_v2_records",
+    "decoder",
+    "walk_v2_records",
+    "walker",
+]
