@@ -53,6 +53,7 @@ V2_MIN_BATCH_LENGTH = V2_HEADER_SIZE - LOG_OVERHEAD  # 49
 LEGACY_HEADER = struct.Struct(">qiIbb")  # offset, size, crc, magic, attributes
 LEGACY_TIMESTAMP = struct.Struct(">q")
 INT32 = struct.Struct(">i")
+UINT32 = struct.Struct(">I")
 INT16_PAIR = struct.Struct(">hh")  # control record key: version, type
 END_TXN_MARKER = struct.Struct(">hi")  # version, coordinatorEpoch
 
