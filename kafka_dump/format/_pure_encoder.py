@@ -124,7 +124,7 @@ def encode_legacy_messages(
             ts = r.timestamp
             if log_append_time and r.storedTimestamp is not None:
                 ts = r.storedTimestamp
-            body += L.LEGACY_TIMESTAMP.pack(ts)
+            body += L.INT64.pack(ts)
         for field in (r.key, r.value):
             if field is None:
                 body += L.INT32.pack(-1)
