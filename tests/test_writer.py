@@ -179,6 +179,15 @@ def test_never_onto_the_file_being_read(tmp_path: Path) -> None:
     assert src.read_bytes() == (FIXTURES / "v2-none.log").read_bytes()
 
 
+def test_nor_onto_the_indexes_of_the_file_being_read(tmp_path: Path) -> None:
+    src = tmp_path / "src.log"
+    src.write_bytes((FIXTURES / "v2-none.log").read_bytes())
+    (tmp_path / "src.index").write_bytes(b"")
+    os.link(tmp_path / "src.index", tmp_path / "out.index")
+    with pytest.raises(KafkaDumpError, match="being read"):
+        write_segment(tmp_path / "out.log", _batches(src), overwrite=True, sources=[src])
+
+
 def test_a_target_that_appears_meanwhile_is_not_clobbered(tmp_path: Path) -> None:
     out = tmp_path / "out.log"
     w = SegmentWriter(out)
