@@ -50,6 +50,7 @@ setup(
             depends=["kafka_dump/format/_layout.h"],
             extra_compile_args=["-O2", "-Wall", "-Wextra", "-Wno-unused-parameter", "-Wno-missing-field-initializers"],
         ),
+        Extension("kafka_dump.format._walk", sources=["kafka_dump/format/_walk.c"], extra_compile_args=["-O2", "-Wall", "-Wextra", "-Wno-unused-parameter"]),
     ],
     cmdclass={"build_ext": OptionalBuildExt},
 )
