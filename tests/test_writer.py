@@ -18,7 +18,7 @@ from kafka.record import MemoryRecords
 
 from kafka_dump.errors import KafkaDumpError
 from kafka_dump.format import new_batch
-from kafka_dump.index import OFFSET_ENTRY, TIME_ENTRY
+from kafka_dump.index import OFFSET_ENTRY, TIME_ENTRY, IndexCheck
 from kafka_dump.model import Batch, Compression, Record, new_header, new_record
 from kafka_dump.segment import read_segment
 from kafka_dump.writer import IndexBuilder, SegmentWriter, write_segment
@@ -96,6 +96,10 @@ def _kafka_accepts(log: Path, base: int) -> None:
         last_ts = ts
         i = ends[base + rel]  # a batch ends at the entry's offset...
         assert batches[i].maxTimestamp == ts == running[i]  # ...with the largest timestamp so far
+    check = IndexCheck(log)  # and verify-crc's index check finds nothing either
+    for b in batches:
+        check.batch(b)
+    assert check.finish() == []
 
 
 @pytest.mark.parametrize("magic", [0, 1, 2])
