@@ -56,6 +56,46 @@ EXPECTED: dict[str, tuple[int, int, tuple[str, int, str] | None]] = {
 }
 NOT_A_SEGMENT = ("index-as-log.log", "random-bytes.log")
 
+# name: (exit code, (check, position) of each problem, in order) under ``verify-crc --format json``.
+# verify-crc judges what dump only shows: offsets going backwards are a problem here.
+VERIFY: dict[str, tuple[int, list[tuple[str, int]]]] = {
+    "empty.log": (0, []),
+    "one-byte.log": (0, [("partial-tail", 0)]),
+    "eleven-bytes.log": (0, [("partial-tail", 0)]),
+    "all-zeros.log": (0, [("zero-tail", 0)]),
+    "index-as-log.log": (2, []),
+    "random-bytes.log": (2, []),
+    "magic-3.log": (1, [("bad-magic", 0)]),
+    "magic-255.log": (1, [("bad-magic", 0)]),
+    "length-0.log": (1, [("bad-length", 0)]),
+    "length-minus-1.log": (1, [("bad-length", 0)]),
+    "length-max.log": (1, [("bad-length", 0)]),
+    "count-max.log": (1, [("count-mismatch", 61)]),
+    # Key length -2 reads as a null key (as Kafka reads it); the bytes after it then make no record.
+    "key-length-minus-2.log": (1, [("field-length", 61)]),
+    "key-length-past-record.log": (1, [("field-length", 61)]),
+    "header-count-minus-1.log": (1, [("header-count", 61)]),
+    "header-count-1e9.log": (1, [("header-count", 61)]),
+    "varint-10-bytes.log": (0, []),
+    "varint-11-bytes.log": (1, [("varint", 61)]),
+    "codec-5.log": (1, [("codec", 0)]),
+    "codec-6.log": (1, [("codec", 0)]),
+    "codec-7.log": (1, [("codec", 0)]),
+    "zstd-in-v1-wrapper.log": (1, [("codec", 0)]),
+    "lz4-bad-magic.log": (1, [("decompress", 0)]),
+    "lz4-truncated-block.log": (1, [("decompress", 0)]),
+    "snappy-block-past-end.log": (1, [("decompress", 0)]),
+    "nested-compressed-wrapper.log": (1, [("codec", 0)]),
+    "empty-wrapper.log": (1, [("wrapper", 0)]),
+    "control-short-key.log": (1, [("control", 0)]),
+    "control-negative-version.log": (1, [("control", 0)]),
+    "timestamp-minus-2.log": (0, []),
+    "timestamp-long-max.log": (0, []),
+    "offsets-backwards.log": (1, [("offset-order", 106)]),
+    "gzip-bomb.log": (1, [("too-large", 0)]),
+    "lz4-linked-bomb.log": (1, [("too-large", 0)]),
+}
+
 
 def dump(path: Path, *extra: str) -> tuple[int, list[dict[str, Any]], str]:
     res = CliRunner().invoke(
@@ -69,6 +109,37 @@ def dump(path: Path, *extra: str) -> tuple[int, list[dict[str, Any]], str]:
 def test_the_corpus_is_complete() -> None:
     made = {p.name for p in BAD.glob("*.log")}
     assert made == {*EXPECTED, *NOT_A_SEGMENT, "gzip-bomb.log", "lz4-linked-bomb.log"}
+    assert made == set(VERIFY)
+
+
+def run_json(*args: str) -> tuple[int, list[dict[str, Any]], str]:
+    """A command's exit code, its JSON Lines and its stderr; it must not raise nor print a traceback."""
+    res = CliRunner().invoke(main, list(args), env=ENV)
+    assert "Traceback" not in res.stdout + res.stderr
+    assert res.exception is None or isinstance(res.exception, SystemExit), res.exception
+    return res.exit_code, [json.loads(line) for line in res.stdout.splitlines()], res.stderr
+
+
+@pytest.mark.parametrize("name", sorted(VERIFY))
+def test_verify_crc_on_bad_file(name: str) -> None:
+    """Every corpus file under verify-crc: the exact checks, positions and exit code, one summary."""
+    path = BAD / name
+    code, objs, err = run_json(
+        "verify-crc", "--format", "json", "-j", "1", "--max-batch-bytes", str(8 << 20), str(path)
+    )
+    want_code, want_problems = VERIFY[name]
+    assert code == want_code
+    problems = [o for o in objs if o["type"] == "problem"]
+    assert [(p["check"], p["position"]) for p in problems] == want_problems
+    size = path.stat().st_size
+    assert all(0 <= p["position"] and p["position"] + p["length"] <= size for p in problems)
+    (summary,) = [o for o in objs if o["type"] == "summary"]
+    if want_code == 2:
+        assert "not a Kafka log segment" in summary["error"] and name in summary["error"]
+    else:
+        assert summary["error"] is None and summary["problems"] == sum(
+            p["kind"] == "corrupt" for p in problems
+        )
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))
