@@ -209,8 +209,8 @@ class Check:
     """Names of the checks a Problem can report (its ``check`` field), one per rule broken.
 
     Entry framing: CRC_MISMATCH (v2 CRC-32C, v0/v1 CRC-32; ``expected`` = stored, ``found`` =
-    computed), BAD_LENGTH (an entry's size field), BAD_MAGIC, TOO_LARGE (past --max-batch-bytes).
-    Records: COUNT_MISMATCH (declared count vs records found), VARINT, RECORD_LENGTH, FIELD_LENGTH
+    computed), BAD_LENGTH (an entry's size field), BAD_MAGIC, TOO_LARGE (past --max-batch-bytes or
+    --max-records-per-batch). Records: COUNT_MISMATCH (declared count vs records found), VARINT, RECORD_LENGTH, FIELD_LENGTH
     (key, value or header lengths), HEADER_COUNT, CONTROL (control batch or record), DECOMPRESS, CODEC
     (a codec not allowed there), and for v0/v1 wrappers INNER_MESSAGE, INNER_CRC, INNER_MAGIC,
     INNER_OFFSET, WRAPPER. Order across and within batches: OFFSET_ORDER, OFFSET_DELTA, MAX_TIMESTAMP.

@@ -30,7 +30,7 @@ from kafka_dump.format import layout as L
 from kafka_dump.format import legacy, v2
 from kafka_dump.format.checks import classify
 from kafka_dump.format.checksum import crc32, crc32c
-from kafka_dump.format.codecs import DEFAULT_MAX_BATCH_BYTES
+from kafka_dump.format.codecs import DEFAULT_MAX_BATCH_BYTES, DEFAULT_MAX_RECORDS_PER_BATCH
 from kafka_dump.format.walk import RecordWalk, walk_batch
 from kafka_dump.model import Batch, Check, Problem, ProblemKind
 
@@ -155,6 +155,7 @@ def read_segment(
     start: int = 0,
     keep: HeaderFilter | None = None,
     on_walk: WalkListener | None = None,
+    max_records_per_batch: int = DEFAULT_MAX_RECORDS_PER_BATCH,
 ) -> Iterator[Item]:
     """Yield every batch and problem of a segment file, in file order, from byte ``start``.
 
@@ -165,11 +166,16 @@ def read_segment(
     building them: each v2 batch's records are walked (``format/walk.py``), their problems yielded
     as decoding would yield them, and ``on_walk`` told the counts; v2 control batches and v0/v1
     messages are decoded with their records, which are few or already built.
+
+    A batch declaring more than ``max_records_per_batch`` records (a wrapper holding more inner
+    messages) is yielded without its records, followed by a problem at its position.
     """
     name = str(path)
     f, size = open_segment(path)
     with f:
-        yield from _walk(name, _Window(f, size), start, with_records, max_batch_bytes, keep, on_walk)
+        yield from _walk(
+            name, _Window(f, size), start, with_records, max_batch_bytes, keep, on_walk, max_records_per_batch
+        )
 
 
 def _walk(
@@ -180,6 +186,7 @@ def _walk(
     max_batch_bytes: int,
     keep: HeaderFilter | None,
     on_walk: WalkListener | None = None,
+    max_records: int = DEFAULT_MAX_RECORDS_PER_BATCH,
 ) -> Iterator[Item]:
     size = win.size
     entry_limit = max(max_batch_bytes, CHUNK_SIZE)
@@ -230,7 +237,7 @@ def _walk(
             pos += entry
             continue
         items, broken, found = _decode_entry(
-            name, buf, i, pos, entry, magic, with_records, max_batch_bytes, on_walk
+            name, buf, i, pos, entry, magic, with_records, max_batch_bytes, on_walk, max_records
         )
         if broken is not None:
             inner = _resync_inside(win, pos, entry)
@@ -278,6 +285,7 @@ def _decode_entry(
     with_records: bool,
     max_batch_bytes: int,
     on_walk: WalkListener | None = None,
+    max_records: int = DEFAULT_MAX_RECORDS_PER_BATCH,
 ) -> tuple[list[Item], Problem | None, RecordWalk | None]:
     """The batch and problems of one framed entry, the problem that breaks its frame, if any, and
     what the walk of its records found, if they were walked.
@@ -297,15 +305,22 @@ def _decode_entry(
             if walk and buf[i + L.V2_ATTRIBUTES_OFFSET + 1] & L.CONTROL_BIT:
                 with_records = True  # a control batch holds one record, decoded to check it
                 walk = False
+            count = L.INT32.unpack_from(buf, i + L.V2_RECORD_COUNT_OFFSET)[0]
+            too_many = count > max_records
             batch, error = v2.decode_batch(
-                name, buf, i, pos, with_records=with_records, max_batch_bytes=max_batch_bytes
+                name, buf, i, pos, with_records=with_records and not too_many, max_batch_bytes=max_batch_bytes
             )
-            if walk:
+            if too_many:
+                reason = f"batch declares {count} records, more than --max-records-per-batch ({max_records})"
+                error = CorruptRecordError(reason, position=pos)
+                if with_records:
+                    batch = batch._replace(records=())
+            elif walk:
                 found, error = walk_batch(buf, i, pos, batch, max_batch_bytes)
         elif magic in (0, 1):
             batch, error = legacy.decode_message(
                 name, buf, i, i + entry, pos, with_records=with_records or on_walk is not None,
-                max_batch_bytes=max_batch_bytes,
+                max_batch_bytes=max_batch_bytes, max_records=max_records,
             )  # fmt: skip
         else:
             raise CorruptRecordError(f"unknown magic {magic}", position=pos)

@@ -32,7 +32,8 @@ EXPECTED: dict[str, tuple[int, int, tuple[str, int, str] | None]] = {
     "length-0.log": (1, 1, ("corrupt", 0, "size 0")),
     "length-minus-1.log": (1, 1, ("corrupt", 0, "size -1")),
     "length-max.log": (1, 1, ("corrupt", 0, "size 2147483647")),
-    "count-max.log": (1, 2, ("corrupt", 61, "2147483647")),
+    # 2^31-1 declared records is past --max-records-per-batch: refused from the header alone.
+    "count-max.log": (1, 2, ("corrupt", 0, "2147483647 records, more than --max-records-per-batch")),
     "key-length-minus-2.log": (1, 2, ("corrupt", 61, "")),
     "key-length-past-record.log": (1, 2, ("corrupt", 61, "key length 200")),
     "header-count-minus-1.log": (1, 2, ("corrupt", 61, "header count -1")),
@@ -70,7 +71,7 @@ VERIFY: dict[str, tuple[int, list[tuple[str, int]]]] = {
     "length-0.log": (1, [("bad-length", 0)]),
     "length-minus-1.log": (1, [("bad-length", 0)]),
     "length-max.log": (1, [("bad-length", 0)]),
-    "count-max.log": (1, [("count-mismatch", 61)]),
+    "count-max.log": (1, [("too-large", 0)]),
     # Key length -2 reads as a null key (as Kafka reads it); the bytes after it then make no record.
     "key-length-minus-2.log": (1, [("field-length", 61)]),
     "key-length-past-record.log": (1, [("field-length", 61)]),
@@ -124,7 +125,7 @@ def run_json(*args: str) -> tuple[int, list[dict[str, Any]], str]:
 def test_verify_crc_on_bad_file(name: str) -> None:
     """Every corpus file under verify-crc: the exact checks, positions and exit code, one summary."""
     path = BAD / name
-    code, objs, err = run_json(
+    code, objs, _ = run_json(
         "verify-crc", "--format", "json", "-j", "1", "--max-batch-bytes", str(8 << 20), str(path)
     )
     want_code, want_problems = VERIFY[name]
@@ -132,7 +133,7 @@ def test_verify_crc_on_bad_file(name: str) -> None:
     problems = [o for o in objs if o["type"] == "problem"]
     assert [(p["check"], p["position"]) for p in problems] == want_problems
     size = path.stat().st_size
-    assert all(0 <= p["position"] and p["position"] + p["length"] <= size for p in problems)
+    assert all(p["position"] >= 0 and p["position"] + p["length"] <= size for p in problems)
     (summary,) = [o for o in objs if o["type"] == "summary"]
     if want_code == 2:
         assert "not a Kafka log segment" in summary["error"] and name in summary["error"]
@@ -226,3 +227,56 @@ def test_a_device_file_is_refused(device: str) -> None:
     code, objs, err = dump(Path(device))
     assert (code, objs) == (2, [])
     assert err == f"kdump: error: {device}: a device file is not read as a segment\n"
+
+
+@pytest.mark.parametrize(
+    ("fixture", "limit", "problems"),
+    [
+        ("v2-gzip.log", 3, [(202, "batch declares 4 records, more than --max-records-per-batch (3)")]),
+        ("v2-none.log", 100, []),
+        ("v1-gzip.log", 2, [(p, "wrapper holds more than 2 inner messages") for p in (0, 173, 344)]),
+        ("v1-gzip.log", 3, []),
+    ],
+)
+def test_max_records_per_batch(fixture: str, limit: int, problems: list[tuple[int, str]]) -> None:
+    """A batch (a wrapper) past the limit is a too-large problem at its position; reading goes on."""
+    path = FIXTURES / fixture
+    code, objs, _ = dump(path, "--max-records-per-batch", str(limit))
+    found = [o for o in objs if o["type"] == "problem"]
+    assert code == (1 if problems else 0)
+    assert [
+        (p["position"], p["reason"][: len(r)]) for p, (_, r) in zip(found, problems, strict=True)
+    ] == problems
+    assert {p["check"] for p in found} <= {"too-large"} and all(p["expected"] == limit for p in found)
+    batches = [o for o in objs if o["type"] == "batch"]
+    untouched = dump(path)[1]
+    assert [b["position"] for b in batches] == [b["position"] for b in untouched if b["type"] == "batch"]
+    refused = {p["position"] for p in found}
+    for mine, theirs in zip(batches, [b for b in untouched if b["type"] == "batch"], strict=True):
+        assert mine["records"] == ([] if mine["position"] in refused else theirs["records"])
+    vcode, vobjs, _ = run_json(
+        "verify-crc", "--format", "json", "-j", "1", "--max-records-per-batch", str(limit), str(path)
+    )
+    assert vcode == code
+    assert [(o["check"], o["position"]) for o in vobjs if o["type"] == "problem"] == [
+        ("too-large", p) for p, _ in problems
+    ]
+
+
+def test_count_inner_stops_past_the_limit() -> None:
+    from kafka_dump.format.legacy import count_inner
+
+    sys_path = str(BAD)
+    import sys
+
+    sys.path.insert(0, sys_path)
+    try:
+        from make_bad import message
+    finally:
+        sys.path.remove(sys_path)
+    data = b"".join(message(b"x" * i, offset=i) for i in range(10))
+    assert count_inner(data, 100) == 10
+    assert count_inner(data, 3) == 4  # stops one past the limit
+    assert count_inner(data + b"\x00" * 11, 100) == 10  # stray bytes are not a message
+    assert count_inner(bytes(8) + b"\xff" * 4 + bytes(30), 100) == 0  # a negative size ends the count
+    assert count_inner(data[:-1], 100) == 9  # so does a message running past the end

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from kafka_dump.errors import NotASegmentError
-from kafka_dump.format.codecs import DEFAULT_MAX_BATCH_BYTES
+from kafka_dump.format.codecs import DEFAULT_MAX_BATCH_BYTES, DEFAULT_MAX_RECORDS_PER_BATCH
 from kafka_dump.index import seek_position
 from kafka_dump.internal.sidefiles import SideItem, read_side_file, side_file_kind
 from kafka_dump.model import Batch, Problem, ProblemKind, Record
@@ -124,6 +124,7 @@ def iter_dump(
     *,
     with_records: bool = True,
     max_batch_bytes: int = DEFAULT_MAX_BATCH_BYTES,
+    max_records_per_batch: int = DEFAULT_MAX_RECORDS_PER_BATCH,
 ) -> Iterator[DumpEvent]:
     """Stream the events of dumping ``paths`` (files or partition directories); a ``Summary`` ends it."""
     files = [f for p in paths for f in segment_files(p)]
@@ -151,7 +152,12 @@ def iter_dump(
         start = seek_position(Path(f), from_offset=rng.from_offset, from_time=rng.from_time) if active else 0
         keep = rng.keep_header if active else None
         for item in read_segment(
-            f, with_records=with_records, max_batch_bytes=max_batch_bytes, start=start, keep=keep
+            f,
+            with_records=with_records,
+            max_batch_bytes=max_batch_bytes,
+            start=start,
+            keep=keep,
+            max_records_per_batch=max_records_per_batch,
         ):
             if isinstance(item, Problem):
                 if item.kind is ProblemKind.CORRUPT:

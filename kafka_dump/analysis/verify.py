@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from kafka_dump.errors import KafkaDumpError
-from kafka_dump.format.codecs import DEFAULT_MAX_BATCH_BYTES
+from kafka_dump.format.codecs import DEFAULT_MAX_BATCH_BYTES, DEFAULT_MAX_RECORDS_PER_BATCH
 from kafka_dump.format.walk import RecordWalk
 from kafka_dump.index import IndexCheck
 from kafka_dump.model import Batch, Check, Compression, ControlType, Problem, ProblemKind, TimestampType
@@ -31,11 +31,12 @@ _NOTHING: list[Problem] = []  # never appended to
 
 @dataclass(frozen=True)
 class VerifyOptions:
-    """``--deep``/``--shallow``, ``--no-index`` and ``--max-batch-bytes``."""
+    """``--deep``/``--shallow``, ``--no-index``, ``--max-batch-bytes`` and ``--max-records-per-batch``."""
 
     deep: bool = True
     index: bool = True
     max_batch_bytes: int = DEFAULT_MAX_BATCH_BYTES
+    max_records_per_batch: int = DEFAULT_MAX_RECORDS_PER_BATCH
 
 
 class Span(NamedTuple):
@@ -156,6 +157,7 @@ class _FileCheck:
             with_records=False,
             max_batch_bytes=self.options.max_batch_bytes,
             on_walk=self._walked if deep else None,
+            max_records_per_batch=self.options.max_records_per_batch,
         )
         batches = 0
         for item in items:

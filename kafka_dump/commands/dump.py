@@ -24,6 +24,7 @@ from kafka_dump.commands.options import (
     format_option,
     input_paths,
     max_batch_bytes_option,
+    max_records_option,
     range_options,
     traceback_option,
 )
@@ -55,6 +56,7 @@ T = TypeVar("T")
 @click.option("--batches-only", is_flag=True, help="Show batch headers only; records are not decoded.")
 @range_options
 @max_batch_bytes_option
+@max_records_option
 @click.option(
     "--decode", type=click.Choice(DECODE_CHOICES), default="auto", show_default=True,
     help="Decode Kafka's own records: auto chooses by the directory name (__consumer_offsets-N, "
@@ -70,6 +72,7 @@ def dump(
     batches_only: bool,
     rng: RangeFilter,
     max_batch_bytes: int,
+    max_records_per_batch: int,
     decode: str,
     color: ColorMode,
 ) -> int:
@@ -88,7 +91,11 @@ def dump(
     """
     out = Output(color)
     events: Iterable[DumpEvent] = iter_dump(
-        list(paths), rng, with_records=not batches_only, max_batch_bytes=max_batch_bytes
+        list(paths),
+        rng,
+        with_records=not batches_only,
+        max_batch_bytes=max_batch_bytes,
+        max_records_per_batch=max_records_per_batch,
     )
     if progress.wanted():
         events = progress.with_progress(events, progress_position, out.err_console)

@@ -7,9 +7,10 @@ Stack them under ``@click.command()`` (the manner of sqlite-utils' ``output_opti
     @format_option("table", "json")
     @range_options          # gives the command one ``rng: RangeFilter`` argument
     @max_batch_bytes_option
+    @max_records_option     # gives ``max_records_per_batch``
     @color_option           # gives ``color: "auto" | "always" | "never"``: pass it to Output
     @traceback_option       # no argument: cli.py reads it when an error ends the command
-    def verify(paths, fmt, rng, max_batch_bytes, color) -> int: ...
+    def verify(paths, fmt, rng, max_batch_bytes, max_records_per_batch, color) -> int: ...
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from typing import Any, TypeVar
 import click
 
 from kafka_dump.analysis.dump import RangeFilter
-from kafka_dump.format.codecs import DEFAULT_MAX_BATCH_BYTES
+from kafka_dump.format.codecs import DEFAULT_MAX_BATCH_BYTES, DEFAULT_MAX_RECORDS_PER_BATCH
 from kafka_dump.render.output import COLOR_MODES
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -112,6 +113,15 @@ def max_batch_bytes_option(f: F) -> F:
     return click.option(
         "--max-batch-bytes", type=click.IntRange(min=1), default=DEFAULT_MAX_BATCH_BYTES, show_default=True,
         help="A batch that decompresses past this size is reported as a problem.",
+    )(f)  # fmt: skip
+
+
+def max_records_option(f: F) -> F:
+    """``--max-records-per-batch``, passed as ``max_records_per_batch``: a bound on what one batch may declare."""
+    return click.option(
+        "--max-records-per-batch", type=click.IntRange(min=1), default=DEFAULT_MAX_RECORDS_PER_BATCH,
+        show_default=True,
+        help="A batch declaring more records (a wrapper holding more messages) is reported as a problem.",
     )(f)  # fmt: skip
 
 

@@ -23,7 +23,13 @@ from kafka_dump.analysis.verify import (
     verify_files,
 )
 from kafka_dump.commands import EXIT_BAD_INPUT, EXIT_CORRUPT, EXIT_OK
-from kafka_dump.commands.options import color_option, format_option, max_batch_bytes_option, traceback_option
+from kafka_dump.commands.options import (
+    color_option,
+    format_option,
+    max_batch_bytes_option,
+    max_records_option,
+    traceback_option,
+)
 from kafka_dump.model import Problem, ProblemKind
 from kafka_dump.render.jsonl import problem_object
 from kafka_dump.render.output import ColorMode, Output
@@ -53,6 +59,7 @@ if TYPE_CHECKING:
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=None,
               help="Files checked in parallel (default: the number of cores).")  # fmt: skip
 @max_batch_bytes_option
+@max_records_option
 @color_option
 @traceback_option
 def verify_crc(
@@ -64,6 +71,7 @@ def verify_crc(
     salvage_dir: Path | None,
     jobs: int | None,
     max_batch_bytes: int,
+    max_records_per_batch: int,
     color: ColorMode,
 ) -> int:
     """Check the integrity of segments: CRCs, framing, records, offsets, the tail and the indexes.
@@ -81,7 +89,12 @@ def verify_crc(
     """
     files = verify_files(list(paths))
     out = Output(color)
-    options = VerifyOptions(deep=deep, index=not no_index, max_batch_bytes=max_batch_bytes)
+    options = VerifyOptions(
+        deep=deep,
+        index=not no_index,
+        max_batch_bytes=max_batch_bytes,
+        max_records_per_batch=max_records_per_batch,
+    )
     workers = min(jobs or os.cpu_count() or 1, max(len(files), 1))
     events: Iterable[VerifyEvent] = _events(files, options, workers)
     show: _JsonOut | _TableOut = _JsonOut(out) if fmt == "json" else _TableOut(out)

@@ -41,6 +41,13 @@ _RULES: tuple[tuple[re.Pattern[str], str, int, int], ...] = tuple(
         (r"^invalid wrapper compression type (\d+)", Check.CODEC, 0, 1),
         (r"^unknown compression codec(?: id)? (-?\d+)", Check.CODEC, 0, 1),
         (r"^decompressed size passes the limit of (\d+)", Check.TOO_LARGE, 1, 0),
+        (
+            r"^batch declares (\d+) records, more than --max-records-per-batch \((\d+)\)",
+            Check.TOO_LARGE,
+            2,
+            1,
+        ),
+        (r"^wrapper holds more than (\d+) inner messages \(--max-records-per-batch", Check.TOO_LARGE, 1, 0),
         (r"gzip|lz4|snappy|zstd|decompress", Check.DECOMPRESS, 0, 0),
         (r"^compressed wrapper message|stray bytes after the last inner message", Check.WRAPPER, 0, 0),
         (r"^message has magic (-?\d+)", Check.BAD_MAGIC, 0, 1),

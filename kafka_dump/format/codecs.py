@@ -19,6 +19,8 @@ from kafka_dump.errors import CompressionError, UnsupportedEncodingError
 from kafka_dump.model import Compression
 
 DEFAULT_MAX_BATCH_BYTES = 256 * 1024 * 1024
+# The decoder's other limit (not a codec's, but kept beside the first): records a batch may declare.
+DEFAULT_MAX_RECORDS_PER_BATCH = 10_000_000
 
 # Snappy in Java producers is framed by xerial's SnappyOutputStream:
 #   magic "\x82SNAPPY\0", int32 version, int32 compatible version, then [int32 BE length][raw block]...

@@ -11,7 +11,7 @@ from __future__ import annotations
 from kafka_dump import format as _twins
 from kafka_dump.errors import CorruptRecordError
 from kafka_dump.format import layout as L
-from kafka_dump.format.codecs import compress, decompress
+from kafka_dump.format.codecs import DEFAULT_MAX_RECORDS_PER_BATCH, compress, decompress
 from kafka_dump.format.message import Message, encode_message
 from kafka_dump.model import Batch, Compression, Record, TimestampType
 
@@ -25,6 +25,7 @@ def decode_message(
     *,
     with_records: bool,
     max_batch_bytes: int,
+    max_records: int = DEFAULT_MAX_RECORDS_PER_BATCH,
 ) -> tuple[Batch, CorruptRecordError | None]:
     """Decode one outer v0/v1 message entry ``buf[pos:end]`` as a Batch of its record(s).
 
@@ -42,7 +43,7 @@ def decode_message(
         found = [msg.record(msg.offset, msg.timestamp)]
     else:
         # Decoded even for headers only: a wrapper's header holds its last offset, not its first.
-        found, error = _inner_records(msg, max_batch_bytes)
+        found, error = _inner_records(msg, max_batch_bytes, max_records)
         if error is not None:
             error = error.with_location(position=file_pos)
         if found:
@@ -52,7 +53,9 @@ def decode_message(
     return batch, error
 
 
-def _inner_records(wrapper: Message, max_batch_bytes: int) -> tuple[list[Record], CorruptRecordError | None]:
+def _inner_records(
+    wrapper: Message, max_batch_bytes: int, max_records: int
+) -> tuple[list[Record], CorruptRecordError | None]:
     """Decompress a wrapper and read its inner message set (``DeepRecordsIterator``)."""
     if wrapper.compression is Compression.ZSTD or wrapper.compression is Compression.UNKNOWN:
         return [], CorruptRecordError(
@@ -65,9 +68,32 @@ def _inner_records(wrapper: Message, max_batch_bytes: int) -> tuple[list[Record]
         data = decompress(wrapper.compression, wrapper.value, max_batch_bytes)
     except CorruptRecordError as exc:
         return [], exc
+    if len(data) // _SMALLEST_INNER > max_records and count_inner(data, max_records) > max_records:
+        return [], CorruptRecordError(
+            f"wrapper holds more than {max_records} inner messages (--max-records-per-batch)"
+        )
     return _twins.decode_legacy_inner(
         data, wrapper.magic, wrapper.offset, wrapper.timestamp if log_append else None
     )
+
+
+_SMALLEST_INNER = L.LOG_OVERHEAD + L.LEGACY_V0_MIN_SIZE
+
+
+def count_inner(data: bytes, limit: int) -> int:
+    """Inner messages framed in ``data``, counted from their size fields alone, up to ``limit + 1``.
+
+    Only called when ``data`` is large enough to hold more than ``limit`` of the smallest message,
+    so that a wrapper is refused before a Record is built for each of millions of inner messages.
+    """
+    n, pos, size_all = 0, 0, len(data)
+    while n <= limit and size_all - pos >= L.LOG_OVERHEAD:
+        size = L.LOG_ENTRY.unpack_from(data, pos)[1]
+        if size < L.LEGACY_V0_MIN_SIZE or size > size_all - pos - L.LOG_OVERHEAD:
+            break
+        pos += L.LOG_OVERHEAD + size
+        n += 1
+    return n
 
 
 def encode_messages(
