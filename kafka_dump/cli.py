@@ -17,6 +17,7 @@ import click
 
 from kafka_dump import __version__
 from kafka_dump.analysis.dump import BatchEvent, FileEnd, FileStart, RangeFilter, Summary, iter_dump
+from kafka_dump.commands.stats import stats
 from kafka_dump.errors import KafkaDumpError
 from kafka_dump.format import ACTIVE_TWIN
 from kafka_dump.format.codecs import DEFAULT_MAX_BATCH_BYTES
@@ -218,3 +219,6 @@ def _run(work: Callable[[], None], show_traceback: bool) -> None:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         sys.exit(EXIT_OK)
+
+
+main.add_command(stats)

@@ -1,0 +1,342 @@
+"""What ``kdump stats`` gathers: layout, batches, records and overhead of segments, in bounded memory.
+
+``SegmentStats`` takes the decoder's stream one batch or problem at a time and keeps only counts
+and fixed-size histograms; ``merge`` adds one file's figures into a total. A batch followed by a
+problem at its own position (a CRC mismatch, records that do not decode) is counted as corrupt
+and left out of every other figure. No printing here: ``render/stats.py`` shows the result.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import NamedTuple
+
+from kafka_dump.analysis.histogram import BoundedCounter, SizeHistogram, TimeHistogram
+from kafka_dump.errors import NotASegmentError
+from kafka_dump.format import layout as L
+from kafka_dump.format.codecs import DEFAULT_MAX_BATCH_BYTES
+from kafka_dump.model import Batch, Compression, Problem, ProblemKind, Record
+from kafka_dump.segment import SEGMENT_SUFFIXES, read_segment, segment_files
+
+PERCENTILES = (50, 99)
+
+
+@dataclass
+class FormatStats:
+    """Batches of one (magic, codec): how many, their records, and their bytes on disk and unpacked."""
+
+    batches: int = 0
+    records: int = 0
+    disk_bytes: int = 0
+    uncompressed_bytes: int = 0
+
+    def merge(self, other: FormatStats) -> None:
+        self.batches += other.batches
+        self.records += other.records
+        self.disk_bytes += other.disk_bytes
+        self.uncompressed_bytes += other.uncompressed_bytes
+
+    @property
+    def compression_ratio(self) -> float:
+        return self.uncompressed_bytes / self.disk_bytes if self.disk_bytes else 1.0
+
+
+@dataclass
+class SegmentStats:
+    """The figures of one file (or, after ``merge``, of several)."""
+
+    path: str
+    files: int = 1
+    file_bytes: int = 0
+    # Layout
+    batches: int = 0
+    records: int = 0
+    control_records: int = 0
+    first_offset: int | None = None
+    last_offset: int | None = None
+    offset_gaps: int = 0  # places where the next record's offset is not the previous one's + 1
+    missing_offsets: int = 0  # offsets that those gaps skip
+    by_format: dict[tuple[int, Compression], FormatStats] = field(default_factory=dict)
+    # Batches
+    records_per_batch: SizeHistogram = field(default_factory=SizeHistogram)
+    bytes_per_batch: SizeHistogram = field(default_factory=SizeHistogram)
+    transactional_batches: int = 0
+    idempotent_batches: int = 0  # with a producer id and sequence (transactional ones included)
+    control_batches: int = 0
+    producer_ids: BoundedCounter[int] = field(default_factory=lambda: BoundedCounter(100_000))
+    timestamp_types: Counter[str] = field(default_factory=Counter)
+    first_timestamp: int | None = None  # the earliest and latest record timestamps (not -1)
+    last_timestamp: int | None = None
+    # Records
+    record_sizes: SizeHistogram = field(default_factory=SizeHistogram)
+    key_sizes: SizeHistogram = field(default_factory=SizeHistogram)  # non-null keys
+    value_sizes: SizeHistogram = field(default_factory=SizeHistogram)  # non-null values
+    header_sizes: SizeHistogram = field(default_factory=SizeHistogram)  # per record with headers
+    header_counts: SizeHistogram = field(default_factory=SizeHistogram)  # per record
+    null_keys: int = 0
+    tombstones: int = 0
+    header_keys: BoundedCounter[bytes] = field(default_factory=BoundedCounter)
+    times: TimeHistogram = field(default_factory=TimeHistogram)
+    # Problems
+    corrupt: int = 0  # problems of kind corrupt (each a skipped batch or skipped bytes)
+    corrupt_bytes: int = 0
+    tail_bytes: int = 0  # zero-filled or partial tail: facts, not corruption
+    # Called with each batch counted, in file order, and with None at each problem (a break).
+    listener: Callable[[Batch | None], None] | None = field(default=None, repr=False, compare=False)
+    _pending: Batch | None = None
+    _next_offset: int | None = None
+
+    # -- derived figures -------------------------------------------------------------------------
+    @property
+    def data_records(self) -> int:
+        return self.records - self.control_records
+
+    @property
+    def disk_bytes(self) -> int:
+        """Bytes of the batches counted (corrupt ones and the tail left out)."""
+        return sum(f.disk_bytes for f in self.by_format.values())
+
+    @property
+    def uncompressed_bytes(self) -> int:
+        return sum(f.uncompressed_bytes for f in self.by_format.values())
+
+    @property
+    def payload_bytes(self) -> int:
+        """Keys, values, header keys and header values: what the producer sent."""
+        return self.key_sizes.total + self.value_sizes.total + self.header_sizes.total
+
+    @property
+    def distinct_producers(self) -> int:
+        return len(self.producer_ids.counts)
+
+    # -- feeding ---------------------------------------------------------------------------------
+    def add(self, item: Batch | Problem) -> None:
+        """Take the next item of the file's stream, in file order."""
+        pending = self._pending
+        if isinstance(item, Problem):
+            if item.kind is ProblemKind.CORRUPT:
+                self.corrupt += 1
+                if pending is not None and pending.position <= item.position < _end(pending):
+                    # The problem is about this batch: skip it, and count its bytes once.
+                    self.corrupt_bytes += pending.sizeInBytes
+                    self._pending = None
+                    return
+                self.corrupt_bytes += item.length
+            else:
+                self.tail_bytes += item.length
+            self._flush()
+            if self.listener is not None:
+                self.listener(None)
+            return
+        self._flush()
+        self._pending = item
+
+    def finish(self) -> SegmentStats:
+        self._flush()
+        return self
+
+    def _flush(self) -> None:
+        if self._pending is not None:
+            self._count(self._pending)
+            if self.listener is not None:
+                self.listener(self._pending)
+            self._pending = None
+
+    def _count(self, b: Batch) -> None:
+        records: tuple[Record, ...] = b.records or ()
+        n = len(records)
+        self.batches += 1
+        self.records += n
+        size = b.sizeInBytes
+        self.records_per_batch.add(n)
+        self.bytes_per_batch.add(size)
+        self.timestamp_types[b.timestampType.label] += 1
+        if b.isTransactional:
+            self.transactional_batches += 1
+        if b.producerId >= 0:
+            self.producer_ids.add_counts({b.producerId: 1})
+            if b.baseSequence >= 0:
+                self.idempotent_batches += 1
+        if b.isControl:
+            self.control_batches += 1
+            self.control_records += n
+        fmt = self.by_format.get((b.magic, b.compression))
+        if fmt is None:
+            fmt = self.by_format[(b.magic, b.compression)] = FormatStats()
+        fmt.batches += 1
+        fmt.records += n
+        fmt.disk_bytes += size
+        sizes = [r.sizeInBytes for r in records]
+        if b.compression is Compression.NONE:
+            fmt.uncompressed_bytes += size
+        elif b.magic == 2:
+            fmt.uncompressed_bytes += L.V2_HEADER_SIZE + sum(sizes)
+        else:
+            fmt.uncompressed_bytes += sum(sizes)  # the inner messages, as plain entries
+        if not n:
+            return
+        self.record_sizes.add_all(sizes)
+        self._offsets(records)
+        keys = [len(k) for r in records if (k := r.key) is not None]
+        self.null_keys += n - len(keys)
+        self.key_sizes.add_all(keys)
+        values = [len(v) for r in records if (v := r.value) is not None]
+        self.tombstones += n - len(values)
+        self.value_sizes.add_all(values)
+        header_counts = Counter(len(r.headers) for r in records)
+        self.header_counts.add_counts(header_counts)
+        if header_counts.get(0, 0) != n:
+            self._headers(records)
+        stamps = Counter(r.timestamp for r in records)
+        self.times.add_counts(stamps)
+        real = [t for t in stamps if t >= 0]
+        if real:
+            lo, hi = min(real), max(real)
+            self.first_timestamp = lo if self.first_timestamp is None else min(lo, self.first_timestamp)
+            self.last_timestamp = hi if self.last_timestamp is None else max(hi, self.last_timestamp)
+
+    def _offsets(self, records: tuple[Record, ...]) -> None:
+        first, last = records[0].offset, records[-1].offset
+        if self.first_offset is None or first < self.first_offset:
+            self.first_offset = first
+        if self.last_offset is None or last > self.last_offset:
+            self.last_offset = last
+        expected = self._next_offset
+        if last - first + 1 == len(records):  # consecutive inside the batch: check the seam only
+            if expected is not None and first != expected:
+                self._gap(expected, first)
+        else:
+            for r in records:
+                if expected is not None and r.offset != expected:
+                    self._gap(expected, r.offset)
+                expected = r.offset + 1
+        self._next_offset = last + 1
+
+    def _gap(self, expected: int, found: int) -> None:
+        self.offset_gaps += 1
+        if found > expected:
+            self.missing_offsets += found - expected
+
+    def _headers(self, records: tuple[Record, ...]) -> None:
+        keys: Counter[bytes] = Counter()
+        sizes = []
+        for r in records:
+            if r.headers:
+                total = 0
+                for h in r.headers:
+                    keys[h.key] += 1
+                    total += len(h.key) + (len(h.value) if h.value is not None else 0)
+                sizes.append(total)
+        self.header_keys.add_counts(keys)
+        self.header_sizes.add_all(sizes)
+
+    # -- totals ----------------------------------------------------------------------------------
+    def merge(self, other: SegmentStats) -> None:
+        """Add another file's figures (files are not adjacent: no gap is counted between them)."""
+        other.finish()
+        for name in (
+            "files", "file_bytes", "batches", "records", "control_records", "offset_gaps",
+            "missing_offsets", "transactional_batches", "idempotent_batches", "control_batches",
+            "null_keys", "tombstones", "corrupt", "corrupt_bytes", "tail_bytes",
+        ):  # fmt: skip
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        for key, fmt in other.by_format.items():
+            self.by_format.setdefault(key, FormatStats()).merge(fmt)
+        for hist in (
+            "records_per_batch", "bytes_per_batch", "record_sizes", "key_sizes", "value_sizes",
+            "header_sizes", "header_counts",
+        ):  # fmt: skip
+            getattr(self, hist).merge(getattr(other, hist))
+        self.producer_ids.merge(other.producer_ids)
+        self.header_keys.merge(other.header_keys)
+        self.timestamp_types.update(other.timestamp_types)
+        self.times.merge(other.times)
+        self.first_offset = _least(self.first_offset, other.first_offset)
+        self.last_offset = _most(self.last_offset, other.last_offset)
+        self.first_timestamp = _least(self.first_timestamp, other.first_timestamp)
+        self.last_timestamp = _most(self.last_timestamp, other.last_timestamp)
+
+
+def _end(b: Batch) -> int:
+    return b.position + b.sizeInBytes
+
+
+def _least(a: int | None, b: int | None) -> int | None:
+    return b if a is None else a if b is None else min(a, b)
+
+
+def _most(a: int | None, b: int | None) -> int | None:
+    return b if a is None else a if b is None else max(a, b)
+
+
+def stats_files(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
+    """The segment files under each path: a segment, a partition directory, or a log dir (a
+    directory of partition directories), in offset order within each partition."""
+    out: list[Path] = []
+    for path in paths:
+        p = Path(path)
+        if p.is_dir() and not any(c.suffix in SEGMENT_SUFFIXES and c.is_file() for c in _children(p)):
+            partitions = sorted(c for c in _children(p) if c.is_dir())
+            found = [f for d in partitions if _has_segments(d) for f in segment_files(d)]
+            if not found:
+                raise NotASegmentError("directory holds no segment and no partition directory", file=str(p))
+            out.extend(found)
+        else:
+            out.extend(segment_files(p))
+    return out
+
+
+def _children(p: Path) -> Iterator[Path]:
+    try:
+        yield from p.iterdir()
+    except PermissionError as exc:
+        raise NotASegmentError(f"permission denied ({exc.strerror})", file=str(p)) from None
+
+
+def _has_segments(d: Path) -> bool:
+    return any(c.suffix in SEGMENT_SUFFIXES and c.is_file() for c in _children(d))
+
+
+class FileStart(NamedTuple):
+    path: str
+    size: int
+
+
+class BatchSeen(NamedTuple):
+    """A batch read (for the progress bar): where it ends in the file."""
+
+    end: int
+
+
+StatsEvent = FileStart | BatchSeen | Problem | SegmentStats
+
+
+def iter_stats(
+    files: Iterable[Path],
+    *,
+    max_batch_bytes: int = DEFAULT_MAX_BATCH_BYTES,
+    listener: Callable[[Path], Callable[[Batch | None], None] | None] | None = None,
+) -> Iterator[StatsEvent]:
+    """Read each file once: its start, a mark per batch, its problems, then its ``SegmentStats``.
+
+    ``listener(path)`` may give a callable that sees each batch counted (and None at each problem),
+    for work done in the same pass (``--compare``).
+    """
+    for f in files:
+        f_size = os.path.getsize(f)
+        yield FileStart(str(f), f_size)
+        stats = SegmentStats(str(f), file_bytes=f_size)
+        if listener is not None:
+            stats.listener = listener(f)
+        add = stats.add
+        for item in read_segment(f, max_batch_bytes=max_batch_bytes):
+            add(item)
+            if isinstance(item, Problem):
+                yield item
+            else:
+                yield BatchSeen(item.position + item.sizeInBytes)
+        yield stats.finish()

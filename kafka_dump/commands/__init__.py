@@ -1,0 +1,1 @@
+"""One module per command (a ``@click.command``), each registered in ``cli.py`` with one line."""
