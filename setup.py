@@ -42,7 +42,12 @@ setup(
             "kafka_dump.format._speedups",
             sources=["kafka_dump/format/_speedups.c"],
             extra_compile_args=["-O2", "-Wall", "-Wextra", "-Wno-unused-parameter", "-Wno-missing-field-initializers"],
-        )
+        ),
+        Extension(
+            "kafka_dump.format._gather",
+            sources=["kafka_dump/format/_gather.c"],
+            extra_compile_args=["-O2", "-Wall", "-Wextra", "-Wno-unused-parameter", "-Wno-missing-field-initializers"],
+        ),
     ],
     cmdclass={"build_ext": OptionalBuildExt},
 )

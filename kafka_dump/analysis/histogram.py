@@ -13,19 +13,12 @@ from collections import Counter
 from collections.abc import Hashable, Iterable, Mapping
 from typing import Generic, TypeVar
 
+from kafka_dump.format.gather import COUNT, MAX, MIN, NBUCKETS, TOTAL, bucket_of, new_histogram
+
 K = TypeVar("K", bound=Hashable)
 
 _EXACT = 128  # values below this have a bucket each
-_SUB_BITS = 6  # 64 sub-buckets per power of two above it: a bucket is under 1/64 of its values wide
-_SUB = 1 << _SUB_BITS
-
-
-def bucket_of(value: int) -> int:
-    """The bucket index of a non-negative integer."""
-    if value < _EXACT:
-        return value
-    shift = value.bit_length() - _SUB_BITS - 1
-    return _EXACT + (shift - 1) * _SUB + ((value >> shift) - _SUB)
+_SUB = 64  # sub-buckets per power of two above it: a bucket is under 1/64 of its values wide
 
 
 def bucket_low(index: int) -> int:
@@ -37,16 +30,37 @@ def bucket_low(index: int) -> int:
 
 
 class SizeHistogram:
-    """Count, total, min, max and log-spaced bucket counts of non-negative integers."""
+    """Count, total, min, max and log-spaced bucket counts of non-negative integers.
 
-    __slots__ = ("buckets", "count", "max", "min", "total")
+    Kept in one ``array('q')`` of ``SLOTS`` int64s (buckets, then count, total, min, max), the
+    layout that the statistics walk (``format/gather.py``) adds to directly.
+    """
+
+    __slots__ = ("slots",)
 
     def __init__(self) -> None:
-        self.count = 0
-        self.total = 0
-        self.min: int | None = None
-        self.max: int | None = None
-        self.buckets: dict[int, int] = {}
+        self.slots = new_histogram()
+
+    @property
+    def count(self) -> int:
+        return self.slots[COUNT]
+
+    @property
+    def total(self) -> int:
+        return self.slots[TOTAL]
+
+    @property
+    def min(self) -> int | None:
+        return self.slots[MIN] if self.slots[COUNT] else None
+
+    @property
+    def max(self) -> int | None:
+        return self.slots[MAX] if self.slots[COUNT] else None
+
+    @property
+    def buckets(self) -> dict[int, int]:
+        """The non-empty buckets: {index: count}."""
+        return {b: n for b, n in enumerate(self.slots[:NBUCKETS]) if n}
 
     def add(self, value: int, n: int = 1) -> None:
         self.add_counts({value: n})
@@ -58,52 +72,57 @@ class SizeHistogram:
         """Add each value ``counts`` holds, as many times as it says (sizes repeat: one step per size)."""
         if not counts:
             return
-        buckets = self.buckets
+        h = self.slots
+        total = 0
         for value, n in counts.items():
-            b = bucket_of(value)
-            buckets[b] = buckets.get(b, 0) + n
-            self.count += n
-            self.total += value * n
+            h[bucket_of(value)] += n
+            h[COUNT] += n
+            total += value * n
+        h[TOTAL] += total
         lo, hi = min(counts), max(counts)
-        self.min = lo if self.min is None else min(self.min, lo)
-        self.max = hi if self.max is None else max(self.max, hi)
+        if lo < h[MIN]:
+            h[MIN] = lo
+        if hi > h[MAX]:
+            h[MAX] = hi
 
     def merge(self, other: SizeHistogram) -> None:
-        for b, n in other.buckets.items():
-            self.buckets[b] = self.buckets.get(b, 0) + n
-        self.count += other.count
-        self.total += other.total
-        for v in (other.min, other.max):
-            if v is not None:
-                self.min = v if self.min is None else min(self.min, v)
-                self.max = v if self.max is None else max(self.max, v)
+        h, o = self.slots, other.slots
+        for b, n in enumerate(o[:NBUCKETS]):
+            if n:
+                h[b] += n
+        h[COUNT] += o[COUNT]
+        h[TOTAL] += o[TOTAL]
+        h[MIN] = min(h[MIN], o[MIN])
+        h[MAX] = max(h[MAX], o[MAX])
 
     def percentile(self, percent: int) -> int | None:
         """The nearest-rank percentile (1-100): exact below 128; above, the low end of its bucket
         (under 1/64 below the true value), except that the bucket holding the maximum gives the
         maximum; never outside [min, max]. None when empty."""
-        if not self.count or self.min is None or self.max is None:
+        lo, hi = self.min, self.max
+        if lo is None or hi is None:
             return None
         rank = max(1, -(-percent * self.count // 100))
         seen = 0
-        for b in sorted(self.buckets):
-            seen += self.buckets[b]
+        for b, n in sorted(self.buckets.items()):
+            seen += n
             if seen >= rank:
-                if b == bucket_of(self.max):
-                    return self.max  # the top bucket's low end would understate a known value
-                return max(bucket_low(b), self.min)
-        return self.max
+                if b == bucket_of(hi):
+                    return hi  # the top bucket's low end would understate a known value
+                return max(bucket_low(b), lo)
+        return hi
 
     def bands(self) -> list[tuple[int, int, int]]:
         """(low, high, count) per power-of-two band from the smallest to the largest value, for a
         bar chart: 0, 1, 2-3, 4-7, ... Empty bands inside the range are kept."""
-        if self.min is None or self.max is None:
+        lo, hi = self.min, self.max
+        if lo is None or hi is None:
             return []
         counts: dict[int, int] = {}
         for b, n in self.buckets.items():
             band = bucket_low(b).bit_length()
             counts[band] = counts.get(band, 0) + n
-        first, last = self.min.bit_length(), self.max.bit_length()
+        first, last = lo.bit_length(), hi.bit_length()
         return [
             (0 if band == 0 else 1 << (band - 1), 0 if band == 0 else (1 << band) - 1, counts.get(band, 0))
             for band in range(first, last + 1)
@@ -133,7 +152,7 @@ class TimeHistogram:
                 continue
             k = t // width
             counts[k] = counts.get(k, 0) + n
-        self._fit()
+        self.fit()
 
     def merge(self, other: TimeHistogram) -> None:
         while self.width < other.width:
@@ -141,9 +160,10 @@ class TimeHistogram:
         shift = (self.width // other.width).bit_length() - 1
         for k, n in other.counts.items():
             self.counts[k >> shift] = self.counts.get(k >> shift, 0) + n
-        self._fit()
+        self.fit()
 
-    def _fit(self) -> None:
+    def fit(self) -> None:
+        """Double the width until the span fits (after counts were added at the current width)."""
         while self.counts and max(self.counts) - min(self.counts) + 1 > self.limit:
             self._double()
 

@@ -9,18 +9,23 @@ and left out of every other figure. No printing here: ``render/stats.py`` shows 
 from __future__ import annotations
 
 import os
+from array import array
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Generator, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
 
 from kafka_dump.analysis.histogram import BoundedCounter, SizeHistogram, TimeHistogram
-from kafka_dump.errors import NotASegmentError
+from kafka_dump.errors import CorruptRecordError, NotASegmentError
+from kafka_dump.format import decode_legacy_run, legacy, v2
 from kafka_dump.format import layout as L
-from kafka_dump.format.codecs import DEFAULT_MAX_BATCH_BYTES
-from kafka_dump.model import Batch, Compression, Problem, ProblemKind, Record
-from kafka_dump.segment import SEGMENT_SUFFIXES, read_segment, segment_files
+from kafka_dump.format.codecs import DEFAULT_MAX_BATCH_BYTES, decompress
+from kafka_dump.format.gather import gather_v2_records
+from kafka_dump.model import Batch, Compression, Problem, ProblemKind, Record, TimestampType
+from kafka_dump.segment import CHUNK_SIZE, SEGMENT_SUFFIXES, read_segment, segment_files
+
+_RUN_BYTES = 256 * 1024  # plain v0/v1 messages decoded this much at a time, as segment.py does
 
 PERCENTILES = (50, 99)
 
@@ -148,7 +153,19 @@ class SegmentStats:
 
     def _count(self, b: Batch) -> None:
         records: tuple[Record, ...] = b.records or ()
-        n = len(records)
+        sizes = [r.sizeInBytes for r in records]
+        if b.compression is Compression.NONE:
+            uncompressed = b.sizeInBytes
+        elif b.magic == 2:
+            uncompressed = L.V2_HEADER_SIZE + sum(sizes)
+        else:
+            uncompressed = sum(sizes)  # the inner messages, as plain entries
+        self._count_batch(b, len(records), uncompressed)
+        if records:
+            self._count_records(records, sizes)
+
+    def _count_batch(self, b: Batch, n: int, uncompressed: int) -> None:
+        """The figures of a batch's header: the same whether its records were decoded or walked."""
         self.batches += 1
         self.records += n
         size = b.sizeInBytes
@@ -170,15 +187,10 @@ class SegmentStats:
         fmt.batches += 1
         fmt.records += n
         fmt.disk_bytes += size
-        sizes = [r.sizeInBytes for r in records]
-        if b.compression is Compression.NONE:
-            fmt.uncompressed_bytes += size
-        elif b.magic == 2:
-            fmt.uncompressed_bytes += L.V2_HEADER_SIZE + sum(sizes)
-        else:
-            fmt.uncompressed_bytes += sum(sizes)  # the inner messages, as plain entries
-        if not n:
-            return
+        fmt.uncompressed_bytes += uncompressed
+
+    def _count_records(self, records: tuple[Record, ...], sizes: list[int]) -> None:
+        n = len(records)
         self.record_sizes.add_all(sizes)
         self._offsets(records)
         keys = [len(k) for r in records if (k := r.key) is not None]
@@ -195,25 +207,68 @@ class SegmentStats:
         self.times.add_counts(stamps)
         real = [t for t in stamps if t >= 0]
         if real:
-            lo, hi = min(real), max(real)
-            self.first_timestamp = lo if self.first_timestamp is None else min(lo, self.first_timestamp)
-            self.last_timestamp = hi if self.last_timestamp is None else max(hi, self.last_timestamp)
+            self._timestamps(min(real), max(real))
+
+    def _timestamps(self, lo: int, hi: int) -> None:
+        self.first_timestamp = lo if self.first_timestamp is None else min(lo, self.first_timestamp)
+        self.last_timestamp = hi if self.last_timestamp is None else max(hi, self.last_timestamp)
+
+    def _count_walked(self, b: Batch, data: bytes | memoryview, start: int, end: int) -> str | None:
+        """Count a valid v2 batch by walking its (uncompressed) records in ``data[start:end]``, without
+        building them; returns the walk's error instead, having counted nothing, if there is one."""
+        times = self.times
+        (null_keys, null_values, first_od, last_od, gaps, missing, min_ts, max_ts, others, error, _) = (
+            gather_v2_records(
+                data, start, end, b.recordCount or 0, b.baseTimestamp,
+                b.maxTimestamp if b.timestampType is TimestampType.LOG_APPEND_TIME else None,
+                times.width, self._hists, times.counts, self.header_keys.counts, self.header_keys.limit,
+            )
+        )  # fmt: skip
+        if error is not None:
+            return error
+        n = b.recordCount or 0
+        self._count_batch(b, n, L.V2_HEADER_SIZE + end - start)
+        if not n:
+            return None
+        times.fit()
+        self.header_keys.others += others
+        self.null_keys += null_keys
+        self.tombstones += null_values
+        self._seam(b.baseOffset + first_od, b.baseOffset + last_od)
+        self.offset_gaps += gaps
+        self.missing_offsets += missing
+        if min_ts is not None and max_ts is not None:
+            self._timestamps(min_ts, max_ts)
+        return None
+
+    @property
+    def _hists(self) -> tuple[array[int], array[int], array[int], array[int], array[int]]:
+        return (
+            self.record_sizes.slots, self.key_sizes.slots, self.value_sizes.slots, self.header_sizes.slots,
+            self.header_counts.slots,
+        )  # fmt: skip
 
     def _offsets(self, records: tuple[Record, ...]) -> None:
         first, last = records[0].offset, records[-1].offset
+        if last - first + 1 == len(records):  # consecutive inside the batch: check the seam only
+            self._seam(first, last)
+            return
+        self._seam(first, last)
+        expected = first + 1
+        for r in records[1:]:
+            if r.offset != expected:
+                self._gap(expected, r.offset)
+            expected = r.offset + 1
+
+    def _seam(self, first: int, last: int) -> None:
+        """The batch's first and last record offsets: the file's range, and a gap before the batch."""
         if self.first_offset is None or first < self.first_offset:
             self.first_offset = first
         if self.last_offset is None or last > self.last_offset:
             self.last_offset = last
         expected = self._next_offset
-        if last - first + 1 == len(records):  # consecutive inside the batch: check the seam only
-            if expected is not None and first != expected:
-                self._gap(expected, first)
-        else:
-            for r in records:
-                if expected is not None and r.offset != expected:
-                    self._gap(expected, r.offset)
-                expected = r.offset + 1
+        if expected is not None and first != expected:
+            self._gap(expected, first)
         self._next_offset = last + 1
 
     def _gap(self, expected: int, found: int) -> None:
@@ -332,11 +387,116 @@ def iter_stats(
         stats = SegmentStats(str(f), file_bytes=f_size)
         if listener is not None:
             stats.listener = listener(f)
-        add = stats.add
-        for item in read_segment(f, max_batch_bytes=max_batch_bytes):
-            add(item)
-            if isinstance(item, Problem):
-                yield item
-            else:
-                yield BatchSeen(item.position + item.sizeInBytes)
+        pos: int | None = 0
+        if stats.listener is None:
+            pos = yield from _walk_valid(f, stats, max_batch_bytes)
+        if pos is not None:
+            add = stats.add
+            for item in read_segment(f, max_batch_bytes=max_batch_bytes, start=pos):
+                add(item)
+                if isinstance(item, Problem):
+                    yield item
+                else:
+                    yield BatchSeen(item.position + item.sizeInBytes)
         yield stats.finish()
+
+
+def _walk_valid(
+    path: Path, stats: SegmentStats, max_batch_bytes: int
+) -> Generator[BatchSeen, None, int | None]:
+    """Count the file's entries from its start for as long as each is whole and valid, walking v2
+    records without building them (``format/gather.py``); runs of plain v0/v1 messages and control
+    batches are decoded. Returns None at the end of the file, or the position of the first entry
+    that is anything else (corrupt, cut short, a tail...), from which ``read_segment`` takes over:
+    it frames, resyncs and reports exactly as ``dump`` does. Holds one read window at a time.
+    """
+    name = str(path)
+    limit = max(max_batch_bytes, CHUNK_SIZE)
+    with open(path, "rb") as f:
+        size = os.fstat(f.fileno()).st_size
+        buf, buf_start = b"", 0
+        pos = 0
+        while pos < size:
+            if size - pos < L.V2_HEADER_SIZE:
+                return pos
+            if not (buf_start <= pos and pos + L.V2_HEADER_SIZE <= buf_start + len(buf)):
+                f.seek(pos)
+                buf, buf_start = f.read(CHUNK_SIZE), pos
+            i = pos - buf_start
+            _, length = L.LOG_ENTRY.unpack_from(buf, i)
+            magic = buf[i + L.MAGIC_OFFSET]
+            entry = L.LOG_OVERHEAD + length
+            if length < L.LEGACY_MIN_SIZE[0] or entry > size - pos or entry > limit:
+                return pos
+            if pos + entry > buf_start + len(buf):
+                f.seek(pos)
+                buf, buf_start, i = f.read(max(entry, CHUNK_SIZE)), pos, 0
+                if len(buf) < entry:
+                    return pos
+            if magic < 2:
+                used = yield from _count_legacy_run(name, stats, buf, i, pos, min(len(buf), i + _RUN_BYTES))
+                if not used and not _count_legacy(name, stats, buf, i, pos, entry, max_batch_bytes):
+                    return pos
+                pos += used or entry
+                if not used:
+                    yield BatchSeen(pos)
+                continue
+            if magic != 2 or entry < L.V2_HEADER_SIZE:
+                return pos
+            if not _count_v2(name, stats, buf, i, pos, entry, max_batch_bytes):
+                return pos
+            pos += entry
+            yield BatchSeen(pos)
+    return None
+
+
+def _count_v2(
+    name: str, stats: SegmentStats, buf: bytes, i: int, pos: int, entry: int, max_batch_bytes: int
+) -> bool:
+    """Count one v2 batch if it is valid (CRC, codec, records); False, having counted nothing, if not."""
+    batch, _ = v2.decode_batch(name, buf, i, pos, with_records=False, max_batch_bytes=max_batch_bytes)
+    if not batch.crcValid or batch.compression is Compression.UNKNOWN or (batch.recordCount or 0) < 0:
+        return False
+    if batch.isControl:
+        full, error = v2.decode_batch(name, buf, i, pos, with_records=True, max_batch_bytes=max_batch_bytes)
+        if error is not None:
+            return False
+        stats._count(full)
+        return True
+    start, end = i + L.V2_HEADER_SIZE, i + entry
+    data: bytes | memoryview = buf
+    if batch.compression is not Compression.NONE:
+        try:
+            data = decompress(batch.compression, memoryview(buf)[start:end], max_batch_bytes)
+        except CorruptRecordError:
+            return False
+        start, end = 0, len(data)
+    return stats._count_walked(batch, data, start, end) is None
+
+
+def _count_legacy(
+    name: str, stats: SegmentStats, buf: bytes, i: int, pos: int, entry: int, max_batch_bytes: int
+) -> bool:
+    """Count one v0/v1 wrapper (or message) if it and its inner messages are valid."""
+    try:
+        batch, error = legacy.decode_message(
+            name, buf, i, i + entry, pos, with_records=True, max_batch_bytes=max_batch_bytes
+        )
+    except CorruptRecordError:
+        return False
+    if error is not None or not batch.crcValid:
+        return False
+    stats._count(batch)
+    return True
+
+
+def _count_legacy_run(
+    name: str, stats: SegmentStats, buf: bytes, i: int, pos: int, run_end: int
+) -> Generator[BatchSeen, None, int]:
+    """Count the run of plain v0/v1 messages at ``buf[i]`` (decoded, one record each); the bytes used."""
+    batches, used = decode_legacy_run(name, buf, i, run_end, pos, True)
+    for b in batches:
+        stats._count(b)
+    if batches:
+        yield BatchSeen(pos + used)
+    return used

@@ -264,5 +264,7 @@ STATS_THEME = Theme(
         "stats.label": "cyan",
         "stats.bar": "green",
         "stats.spark": "green",
+        "stats.current": "bold yellow",
+        "stats.note": "dim",
     }
 )
