@@ -362,12 +362,24 @@ class FileStart(NamedTuple):
 
 
 class BatchSeen(NamedTuple):
-    """A batch read (for the progress bar): where it ends in the file."""
+    """A batch read (for the progress bar): its file, and where it ends."""
 
+    path: str
     end: int
 
 
 StatsEvent = FileStart | BatchSeen | Problem | SegmentStats
+
+
+def progress_position(event: StatsEvent) -> tuple[str, int] | None:
+    """(file, bytes read so far) that an event shows, for the progress bar."""
+    if isinstance(event, BatchSeen):
+        return event.path, event.end
+    if isinstance(event, Problem):
+        return event.file, event.position + event.length
+    if isinstance(event, FileStart):
+        return event.path, 0
+    return None
 
 
 def iter_stats(
@@ -397,7 +409,7 @@ def iter_stats(
                 if isinstance(item, Problem):
                     yield item
                 else:
-                    yield BatchSeen(item.position + item.sizeInBytes)
+                    yield BatchSeen(item.file, item.position + item.sizeInBytes)
         yield stats.finish()
 
 
@@ -439,14 +451,14 @@ def _walk_valid(
                     return pos
                 pos += used or entry
                 if not used:
-                    yield BatchSeen(pos)
+                    yield BatchSeen(name, pos)
                 continue
             if magic != 2 or entry < L.V2_HEADER_SIZE:
                 return pos
             if not _count_v2(name, stats, buf, i, pos, entry, max_batch_bytes):
                 return pos
             pos += entry
-            yield BatchSeen(pos)
+            yield BatchSeen(name, pos)
     return None
 
 
@@ -498,5 +510,5 @@ def _count_legacy_run(
     for b in batches:
         stats._count(b)
     if batches:
-        yield BatchSeen(pos + used)
+        yield BatchSeen(name, pos + used)
     return used

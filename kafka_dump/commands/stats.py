@@ -4,22 +4,28 @@ from __future__ import annotations
 
 import json
 import os
-import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
-from rich.console import Console
+
+from kafka_dump.analysis.stats import SegmentStats, StatsEvent, iter_stats, progress_position, stats_files
+from kafka_dump.commands import EXIT_OK
+from kafka_dump.commands.options import (
+    color_option,
+    format_option,
+    input_paths,
+    max_batch_bytes_option,
+    traceback_option,
+)
+from kafka_dump.model import Compression, Problem
+from kafka_dump.render import progress
+from kafka_dump.render.output import ColorMode, Output
 
 if TYPE_CHECKING:
     from kafka_dump.analysis.compare import Comparison
-from kafka_dump.analysis.stats import BatchSeen, FileStart, SegmentStats, StatsEvent, iter_stats, stats_files
-from kafka_dump.errors import KafkaDumpError
-from kafka_dump.format.codecs import DEFAULT_MAX_BATCH_BYTES
-from kafka_dump.model import Compression, Problem
 
-EXIT_OK, EXIT_BAD_INPUT = 0, 2
 CODECS = (Compression.NONE, Compression.GZIP, Compression.SNAPPY, Compression.LZ4, Compression.ZSTD)
 
 
@@ -35,14 +41,12 @@ def _codecs_option(ctx: click.Context, param: click.Parameter, value: str) -> tu
 
 
 @click.command()
-@click.argument("paths", nargs=-1, required=True, metavar="PATH...")
-@click.option(
-    "--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True,
-    help="table: Rich tables and charts; json: one JSON object per file, then one for the total.",
+@input_paths
+@format_option(
+    "table", "json", help="table: Rich tables and charts; json: one JSON object per file, then one for the total."
 )  # fmt: skip
 @click.option("--no-charts", is_flag=True, help="Leave out the record-size histogram and the sparkline.")
-@click.option("--max-batch-bytes", type=click.IntRange(min=1), default=DEFAULT_MAX_BATCH_BYTES, show_default=True,
-              help="A batch that decompresses past this size is reported as a problem.")  # fmt: skip
+@max_batch_bytes_option
 @click.option(
     "--compare",
     is_flag=True,
@@ -72,7 +76,8 @@ def _codecs_option(ctx: click.Context, param: click.Parameter, value: str) -> tu
     type=click.IntRange(min=1),
     help="--compare: encode only N batches spread over each file (the figures say so).",
 )
-@click.option("--traceback", is_flag=True, help="On an error, show the Python traceback instead of one line.")
+@color_option
+@traceback_option
 def stats(
     paths: tuple[str, ...],
     fmt: str,
@@ -84,18 +89,18 @@ def stats(
     codecs: tuple[Compression, ...],
     level: int | None,
     sample: int | None,
-    traceback: bool,
-) -> None:
+    color: ColorMode,
+) -> int:  # fmt: skip
     """Count what segments hold: layout, batches, records, overhead per record.
 
-    PATH is a segment, a partition directory or a log dir (a directory of partition
+    FILE|DIR is a segment, a partition directory or a log dir (a directory of partition
     directories). Each file gets a section, then the total (tables: when there are several
-    files; JSON: always, as the last object). Corrupt batches are reported
-    on stderr, counted and skipped.
+    files; JSON: always, as the last object). Corrupt batches are reported on stderr,
+    counted and skipped; the exit code stays 0.
 
     With --compare, the same records (same offsets, timestamps, keys, values, headers and batch
     boundaries) are encoded again in V0/V1 (none, gzip, snappy, lz4) and V2 (none, gzip, snappy,
-    lz4, zstd), and the table gives the exact size of each.
+    lz4, zstd), and a table gives the exact size of each.
 
     \b
     Examples:
@@ -106,58 +111,39 @@ def stats(
     """
     if not compare and (batch_records or batch_bytes or sample or level is not None):
         raise click.UsageError("--batch-records, --batch-bytes, --level and --sample need --compare")
-    try:
-        options = None
-        if compare:
-            from kafka_dump.analysis.compare import CompareOptions
+    out = Output(color)
+    files = stats_files(paths)
+    comparisons: dict[str, Comparison] = {}
+    listener = None
+    if compare:
+        from kafka_dump.analysis.compare import CompareOptions, Comparison
 
-            options = CompareOptions(codecs, level, batch_records, batch_bytes, sample)
-        files = stats_files(paths)
-        comparisons: dict[str, Comparison] = {}
+        options = CompareOptions(codecs, level, batch_records, batch_bytes, sample)
+        options.check()
 
-        def listener(path: Path) -> Comparison | None:
-            if options is None:
-                return None
-            from kafka_dump.analysis.compare import Comparison
-
+        def listener(path: Path) -> Comparison:
             c = comparisons[str(path)] = Comparison(options, file_bytes=os.path.getsize(path))
             return c
 
-        events = iter_stats(files, max_batch_bytes=max_batch_bytes, listener=listener)
-        if _progress_wanted():
-            events = _with_progress(events)
-        _render(events, fmt, charts=not no_charts, comparisons=comparisons)
-        sys.stdout.flush()
-    except KafkaDumpError as exc:
-        if traceback:
-            import traceback as tb
-
-            tb.print_exc()
-        click.echo(f"kdump: error: {exc}", err=True)
-        sys.exit(EXIT_BAD_INPUT)
-    except BrokenPipeError:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-    sys.exit(EXIT_OK)
+    events: Iterable[StatsEvent] = iter_stats(files, max_batch_bytes=max_batch_bytes, listener=listener)
+    if progress.wanted():
+        events = progress.with_progress(events, progress_position, out.err_console)
+    _render(out, events, fmt, charts=not no_charts, comparisons=comparisons)
+    out.flush()
+    return EXIT_OK
 
 
 def _render(
-    events: Iterable[StatsEvent], fmt: str, *, charts: bool, comparisons: dict[str, Comparison]
+    out: Output, events: Iterable[StatsEvent], fmt: str, *, charts: bool, comparisons: dict[str, Comparison]
 ) -> None:
-    from kafka_dump.render.stats import STATS_THEME
-
     total: SegmentStats | None = None
     total_cmp: Comparison | None = None
-    console = None
-    if fmt == "table":
-        width = None if sys.stdout.isatty() else int(os.environ.get("COLUMNS", "120"))
-        console = Console(file=sys.stdout, width=width, theme=STATS_THEME)
     for event in events:
         if isinstance(event, Problem):
-            sys.stderr.write(f"kdump: {event}\n")
+            out.diagnostic(str(event))
         elif isinstance(event, SegmentStats):
             cmp = comparisons.pop(event.path, None)
-            _show(console, event, cmp.finish() if cmp else None, total=False, charts=charts)
+            _show(out, fmt, event, cmp.finish() if cmp else None, total=False, charts=charts)
             if total is None:
                 total = SegmentStats("total", files=0)
             total.merge(event)
@@ -165,51 +151,32 @@ def _render(
                 if total_cmp is None:
                     total_cmp = type(cmp)(cmp.options, files=0)
                 total_cmp.merge(cmp)
-    if total is None or (console is not None and total.files < 2):
+    if total is None or (fmt == "table" and total.files < 2):
         return  # a table of one file needs no total
-    _show(console, total, total_cmp, total=True, charts=charts)
+    _show(out, fmt, total, total_cmp, total=True, charts=charts)
 
 
 def _show(
-    console: Console | None, s: SegmentStats, cmp: Comparison | None, *, total: bool, charts: bool
+    out: Output, fmt: str, s: SegmentStats, cmp: Comparison | None, *, total: bool, charts: bool
 ) -> None:
     from kafka_dump.render.stats import stats_json, stats_renderables
 
+    losses = []
     if cmp is not None:
         from kafka_dump.analysis.compare import downgrade_losses
         from kafka_dump.render.compare import compare_json, compare_renderables
 
         losses = downgrade_losses(s)
-    if console is None:
+    if fmt == "json":
         obj = stats_json(s, total=total)
         if cmp is not None:
             obj["compare"] = compare_json(cmp, losses)
-        sys.stdout.write(json.dumps(obj, separators=(",", ":")) + "\n")
+        out.write(json.dumps(obj, separators=(",", ":")) + "\n")
         return
     for renderable in stats_renderables(s, total=total, charts=charts):
-        console.print(renderable)
+        out.print(renderable)
     if cmp is not None:
         for renderable in compare_renderables(cmp, losses):
-            console.print(renderable)
+            out.print(renderable)
     if not total:
-        console.print()
-
-
-def _progress_wanted() -> bool:
-    return sys.stderr.isatty() and not sys.stdout.isatty()
-
-
-def _with_progress(events: Iterable[StatsEvent]) -> Iterator[StatsEvent]:
-    """A per-file progress bar on stderr, advanced by where the batches end."""
-    from rich.console import Console
-    from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
-
-    columns = (TextColumn("{task.description}"), BarColumn(), DownloadColumn(), TimeRemainingColumn())
-    with Progress(*columns, console=Console(stderr=True), transient=True) as progress:
-        task = None
-        for n, event in enumerate(events):
-            if isinstance(event, FileStart):
-                task = progress.add_task(os.path.basename(event.path), total=event.size)
-            elif isinstance(event, BatchSeen) and task is not None and n % 256 == 0:
-                progress.update(task, completed=event.end)
-            yield event
+        out.write("\n")

@@ -22,7 +22,7 @@ def bar(fraction: float, width: int) -> str:
 
 
 def bar_histogram(
-    rows: Sequence[tuple[str, int]], *, width: int = 40, style: str = "stats.bar", title: str | None = None
+    rows: Sequence[tuple[str, int]], *, width: int = 40, style: str = "kdump.chart", title: str | None = None
 ) -> Table:
     """One row per (label, count): the label, a bar scaled to the largest count, and the count."""
     top = max((n for _, n in rows), default=0)

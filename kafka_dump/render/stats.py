@@ -12,13 +12,13 @@ from typing import Any
 from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
-from rich.theme import Theme
 
 from kafka_dump.analysis.histogram import SizeHistogram
 from kafka_dump.analysis.stats import PERCENTILES, SegmentStats
 from kafka_dump.render.charts import bar_histogram, sparkline
 from kafka_dump.render.payload import header_key, preview
 from kafka_dump.render.table import iso
+from kafka_dump.render.theme import number
 
 TOP_HEADER_KEYS = 10
 
@@ -125,7 +125,7 @@ def _overhead(s: SegmentStats) -> dict[str, Any]:
 
 # -- Rich ----------------------------------------------------------------------------------------
 def _int(v: int | None) -> str:
-    return "-" if v is None else f"{v:,}"
+    return "-" if v is None else number(v)
 
 
 def _num(v: float | None, places: int = 2) -> str:
@@ -141,8 +141,8 @@ def _when(ts: int | None) -> str:
 
 
 def _pairs(title: str, rows: list[tuple[str, str]]) -> Table:
-    table = Table(title=title, title_justify="left", title_style="stats.title", show_header=False)
-    table.add_column(style="stats.label", no_wrap=True)
+    table = Table(title=title, title_justify="left", title_style="kdump.header", show_header=False)
+    table.add_column(style="kdump.label", no_wrap=True)
     table.add_column(justify="right", no_wrap=True)
     for label, value in rows:
         table.add_row(Text(label), Text(value))
@@ -150,8 +150,8 @@ def _pairs(title: str, rows: list[tuple[str, str]]) -> Table:
 
 
 def _sizes_table(title: str, rows: list[tuple[str, SizeHistogram]]) -> Table:
-    table = Table(title=title, title_justify="left", title_style="stats.title")
-    table.add_column("", style="stats.label", no_wrap=True)
+    table = Table(title=title, title_justify="left", title_style="kdump.header")
+    table.add_column("", style="kdump.label", no_wrap=True)
     for head in ("count", "min", *(f"p{p}" for p in PERCENTILES), "max", "total"):
         table.add_column(head, justify="right", no_wrap=True)
     for label, h in rows:
@@ -162,7 +162,7 @@ def _sizes_table(title: str, rows: list[tuple[str, SizeHistogram]]) -> Table:
 
 def stats_renderables(s: SegmentStats, *, total: bool = False, charts: bool = True) -> list[RenderableType]:
     """The tables (and charts) of one file's section, or of the total."""
-    title = Text(f"Total: {s.files:,} files" if total else s.path, style="stats.heading")
+    title = Text(f"Total: {s.files:,} files" if total else s.path, style="kdump.file")
     layout = _pairs(
         "Layout",
         [
@@ -178,7 +178,7 @@ def stats_renderables(s: SegmentStats, *, total: bool = False, charts: bool = Tr
             ("tail bytes", _int(s.tail_bytes)),
         ],
     )
-    formats = Table(title="By format", title_justify="left", title_style="stats.title")
+    formats = Table(title="By format", title_justify="left", title_style="kdump.header")
     for head in ("magic", "codec", "batches", "records", "bytes on disk", "uncompressed", "ratio"):
         formats.add_column(head, justify="left" if head == "codec" else "right", no_wrap=True)
     for (magic, codec), f in sorted(s.by_format.items()):
@@ -243,9 +243,9 @@ def charts_renderables(s: SegmentStats) -> list[RenderableType]:
     start, width, counts = s.times.series()
     if counts:
         end = start + width * len(counts) - 1
-        line = Text(sparkline(counts), style="stats.spark")
+        line = Text(sparkline(counts), style="kdump.chart")
         caption = Text(f"{iso(start)} .. {iso(end)}, {_duration(width)} per bucket, peak {max(counts):,}")
-        out.append(Group(Text("Records over time", style="stats.title"), line, caption))
+        out.append(Group(Text("Records over time", style="kdump.header"), line, caption))
     return out
 
 
@@ -254,17 +254,3 @@ def _duration(ms: int) -> str:
         if ms >= size:
             return f"{ms / size:,.3g} {unit}"
     return f"{ms} ms"
-
-
-# Until the shared theme (render/theme.py) holds them, the styles this module names.
-STATS_THEME = Theme(
-    {
-        "stats.heading": "bold underline",
-        "stats.title": "bold",
-        "stats.label": "cyan",
-        "stats.bar": "green",
-        "stats.spark": "green",
-        "stats.current": "bold yellow",
-        "stats.note": "dim",
-    }
-)
