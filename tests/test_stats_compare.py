@@ -18,7 +18,16 @@ from kafka.record import MemoryRecords
 from kafka.record.default_records import DefaultRecordBatchBuilder
 from kafka.record.legacy_records import LegacyRecordBatchBuilder
 
-from kafka_dump.analysis.compare import ALL_ENCODINGS, CompareOptions, Comparison, as_legacy_batch, as_v2_batch
+from kafka_dump.analysis.compare import (
+    ALL_ENCODINGS,
+    LEGACY_CODECS,
+    V2_CODECS,
+    CompareOptions,
+    Comparison,
+    as_legacy_batch,
+    as_v2_batch,
+    encoded_sizes,
+)
 from kafka_dump.analysis.stats import SegmentStats, iter_stats
 from kafka_dump.cli import main
 from kafka_dump.format import encode_entry
@@ -264,3 +273,31 @@ def test_json_compare_object_and_total(tmp_path: Path) -> None:
     for e in c["encodings"]:
         assert e["bytesPerRecord"] == round(e["bytes"] / c["records"], 4)
         assert e["savingVsNow"] == round(1 - e["bytes"] / c["nowBytes"], 4)
+
+
+def fixture_batches() -> list[Batch]:
+    out = []
+    for path in sorted(FIXTURES.glob("*.log")):
+        out.extend(b for b in read_segment(path) if isinstance(b, Batch) and b.crcValid and not b.isControl)
+    return out
+
+
+@pytest.mark.parametrize("level", [None, 3])
+def test_sizes_from_one_encoding_equal_encode_entry_for_every_codec(level: int | None) -> None:
+    """``encoded_sizes`` encodes the records once; each size must still be encode_entry's length."""
+    opts = CompareOptions(level=level)
+    checked = 0
+    for b in fixture_batches():
+        records = b.records or ()
+        if not records:
+            continue
+        v2 = b if b.magic == 2 else as_v2_batch(b, records)
+        for target, codecs in (
+            (v2, V2_CODECS),
+            *((as_legacy_batch(v2, records, m), LEGACY_CODECS) for m in (0, 1)),
+        ):
+            got = encoded_sizes(target, codecs, opts.level_for)
+            for c in codecs:
+                assert got[c] == len(encode_entry(target, compression=c, level=opts.level_for(c))), (b, c)
+                checked += 1
+    assert checked > 500

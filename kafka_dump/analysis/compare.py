@@ -20,15 +20,21 @@ them. Per-record figures divide by the data records compared.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from kafka_dump.analysis.batching import DEFAULT_BATCH_BYTES, Grouper
 from kafka_dump.analysis.stats import SegmentStats
 from kafka_dump.errors import UnsupportedEncodingError
-from kafka_dump.format import encode_entry, entry_size
+from kafka_dump.format import (
+    encode_entry,
+    encode_legacy_messages,
+    encode_refusals,
+    encode_v2_records,
+    entry_size,
+)
 from kafka_dump.format import layout as L
-from kafka_dump.format.codecs import level_problem
+from kafka_dump.format.codecs import compress, level_problem
 from kafka_dump.format.varint import varint_size
 from kafka_dump.model import Batch, Compression, Record, TimestampType, new_record
 
@@ -200,12 +206,13 @@ class Comparison:
             v2 = as_v2_batch(first, records)
         level_for = self.options.level_for
         sizes = self.sizes
-        for magic, codec in sizes:
-            if magic == 2:
-                if codec is Compression.NONE or v2.isControl:
-                    sizes[(2, codec)] += entry_size(v2._replace(compression=Compression.NONE))
-                else:
-                    sizes[(2, codec)] += len(encode_entry(v2, compression=codec, level=level_for(codec)))
+        v2_codecs = [c for m, c in sizes if m == 2]
+        if v2.isControl:  # never compressed: the same bytes in every V2 row
+            for codec in v2_codecs:
+                sizes[(2, codec)] += entry_size(v2._replace(compression=Compression.NONE))
+        else:
+            for codec, n in encoded_sizes(v2, v2_codecs, level_for).items():
+                sizes[(2, codec)] += n
         if v2.isControl or not records:
             return  # no data record: nothing below V2
         self.records += len(records)
@@ -219,13 +226,8 @@ class Comparison:
             if not wanted:
                 continue
             legacy = as_legacy_batch(v2, records, magic)
-            for codec in wanted:
-                if codec is Compression.NONE:
-                    sizes[(magic, codec)] += entry_size(legacy)
-                else:
-                    sizes[(magic, codec)] += len(
-                        encode_entry(legacy, compression=codec, level=level_for(codec))
-                    )
+            for codec, n in encoded_sizes(legacy, wanted, level_for).items():
+                sizes[(magic, codec)] += n
 
     # -- totals -----------------------------------------------------------------------------------
     def merge(self, other: Comparison) -> None:
@@ -245,6 +247,42 @@ class Comparison:
     def payload_of(self, magic: int) -> int:
         """What an encoding carries of the producer's bytes: V2 the headers too."""
         return self.payload + (self.header_payload if magic == 2 else 0)
+
+
+def encoded_sizes(
+    batch: Batch, codecs: Sequence[Compression], level_for: Callable[[Compression], int | None]
+) -> dict[Compression, int]:
+    """``len(encode_entry(batch, compression=c, level=level_for(c)))`` for each codec ``c``.
+
+    The records are encoded once, not once per codec: a compressed entry is a fixed-size header
+    (the v2 batch header; the v0/v1 wrapper message with a null key) around the codec's output for
+    the same uncompressed bytes that ``encode_entry`` compresses, so its length follows from that
+    output's. ``tests/test_stats_compare.py`` checks the equality on every fixture and codec.
+    """
+    out: dict[Compression, int] = {}
+    compressed = [c for c in codecs if c is not Compression.NONE]
+    if Compression.NONE in codecs or not compressed:
+        out[Compression.NONE] = entry_size(batch._replace(compression=Compression.NONE))
+    if not compressed:
+        return out
+    records = batch.records or ()
+    why = encode_refusals(batch, Compression.NONE)
+    if why or (batch.magic < 2 and not records):  # let the encoder say (or do) what it does
+        for c in compressed:
+            out[c] = len(encode_entry(batch, compression=c, level=level_for(c)))
+        return out
+    log_append = batch.timestampType is TimestampType.LOG_APPEND_TIME
+    if batch.magic == 2:
+        body = encode_v2_records(records, batch.baseOffset, batch.baseTimestamp, log_append)
+        header = L.V2_HEADER_SIZE
+    else:
+        ts_bit = L.TIMESTAMP_TYPE_BIT if batch.magic == 1 and log_append else 0
+        shift = records[0].offset if batch.magic == 1 else 0
+        body = encode_legacy_messages(records, batch.magic, ts_bit, shift, log_append)
+        header = L.LOG_OVERHEAD + L.LEGACY_MIN_SIZE[batch.magic]  # a wrapper: null key, the value
+    for c in compressed:
+        out[c] = header + len(compress(c, body, level=level_for(c), magic=batch.magic))
+    return out
 
 
 def as_v2_batch(template: Batch, records: tuple[Record, ...]) -> Batch:
