@@ -7,6 +7,8 @@ entry when its size still frames it, else at the next position where a valid ent
 
 from __future__ import annotations
 
+import errno
+import io
 import os
 import re
 from collections.abc import Callable, Iterator
@@ -87,8 +89,17 @@ class _Window:
             raise NotASegmentError("file shrank while it was being read", position=pos)
         return self._buf, 0
 
+    def next_data(self, pos: int) -> int:
+        """The first position at or after ``pos`` that is not in a hole of a sparse file (else ``pos``)."""
+        try:
+            return min(os.lseek(self._f.fileno(), pos, os.SEEK_DATA), self.size)
+        except OSError as exc:
+            return self.size if exc.errno == errno.ENXIO else pos  # ENXIO: only a hole follows
+        except (AttributeError, ValueError, io.UnsupportedOperation):
+            return pos  # no SEEK_DATA here, or no file descriptor
+
     def all_zero(self, pos: int) -> bool:
-        while pos < self.size:
+        while (pos := self.next_data(pos)) < self.size:
             n = min(CHUNK_SIZE, self.size - pos)
             buf, i = self.span(pos, n)
             if buf[i : i + n].count(0) != n:
@@ -247,8 +258,9 @@ def _tail(name: str, win: _Window, pos: int) -> Problem:
 
 # Where an entry could start: a size below 16 MiB (high byte 0) and, at byte 16, magic 2 with the high
 # byte of its int16 attributes 0, or magic 0/1 with codec bits only. A CRC check confirms each one.
+# The size's low three bytes are not all zero (no entry is that small), so zero runs never match.
 _CANDIDATE = re.compile(
-    rb"(?=[\s\S]{%d}\x00[\s\S]{%d}(?:\x02[\s\S]{%d}\x00|[\x00\x01][\x00-\x0f]))"
+    rb"(?=[\s\S]{%d}\x00(?!\x00\x00\x00)[\s\S]{%d}(?:\x02[\s\S]{%d}\x00|[\x00\x01][\x00-\x0f]))"
     % (
         L.LOG_ENTRY_SIZE_OFFSET,
         L.MAGIC_OFFSET - L.LOG_ENTRY_SIZE_OFFSET - 1,
@@ -256,6 +268,7 @@ _CANDIDATE = re.compile(
     )
 )
 _CANDIDATE_SPAN = L.V2_LAST_OFFSET_DELTA_OFFSET  # through the v2 attributes
+_SIZE_END = L.LOG_OVERHEAD  # an entry's size field ends where the log overhead does
 
 
 def _resync(win: _Window, pos: int) -> int | None:
@@ -265,10 +278,15 @@ def _resync(win: _Window, pos: int) -> int | None:
     as unlikely as a CRC collision.
     """
     size = win.size
-    while pos + _ENTRY_PREFIX <= size:
+    while (pos := win.next_data(pos)) + _ENTRY_PREFIX <= size:
         n = min(CHUNK_SIZE, size - pos)
         buf, i = win.span(pos, n)
         window = buf[i : i + n]
+        zeros = n - len(window.lstrip(b"\x00"))
+        if zeros > _CANDIDATE_SPAN:
+            # No entry starts where its size field would be zero: skip a zero run, cheaply.
+            pos += zeros - _SIZE_END
+            continue
         for match in _CANDIDATE.finditer(window):
             p = pos + match.start()
             if p + _CANDIDATE_SPAN > size:
