@@ -74,24 +74,15 @@ def compare_renderables(c: Comparison, losses: list[Loss]) -> list[RenderableTyp
     n = c.records
     title = "Size in every format (exact: the same records encoded again)"
     table = Table(title=title, title_justify="left", title_style="kdump.header")
-    for head in (
-        "format",
-        "codec",
-        "total bytes",
-        "bytes/record",
-        "metadata/record",
-        "saving vs now",
-        "saving vs V1 none",
-    ):
-        table.add_column(head, justify="left" if head in ("format", "codec") else "right", no_wrap=True)
-    table.add_column("", no_wrap=True)
-    table.add_row("now (on disk)", "", _int(c.now_bytes), _num(_per(c.now_bytes, n)), "", "", "", "")
+    for head in ("encoding", "bytes", "per record", "metadata/rec", "vs now", "vs V1 none"):
+        table.add_column(head, justify="left" if head == "encoding" else "right", no_wrap=True)
+    table.add_row("now (on disk)", _int(c.now_bytes), _num(_per(c.now_bytes, n)), "", "", "")
     for row in compare_rows(c):
+        current = row["current"]
         table.add_row(
-            f"V{row['magic']}", row["compression"], _int(row["bytes"]), _num(row["bytesPerRecord"]),
-            _num(row["metadataBytesPerRecord"]), _pct(row["savingVsNow"]), _pct(row["savingVsV1None"]),
-            Text("◀ the file's encoding", style="kdump.current") if row["current"] else "",
-            style="kdump.current" if row["current"] else None,
+            f"V{row['magic']} {row['compression']}" + (" ◀" if current else ""), _int(row["bytes"]),
+            _num(row["bytesPerRecord"]), _num(row["metadataBytesPerRecord"]), _pct(row["savingVsNow"]),
+            _pct(row["savingVsV1None"]), style="kdump.current" if current else None,
         )  # fmt: skip
     notes = [
         f"{c.records:,} data records in {c.compared:,} of {c.groups:,} batches"
@@ -103,8 +94,9 @@ def compare_renderables(c: Comparison, losses: list[Loss]) -> list[RenderableTyp
             if c.options.level is not None
             else []
         ),
-        "metadata/record = (total bytes - keys, values and, for V2, headers) / records;"
-        " negative when compression shrinks the payload too.",
+        *(["◀ the file's encoding."] if c.current_encoding is not None else []),
+        "per record: bytes / data records; metadata/rec: the same less keys, values and (V2) headers,"
+        " negative when compression shrinks the payload too; vs: the saving (negative: larger).",
     ]
     out: list[RenderableType] = [table, *(Text(line, style="kdump.note") for line in notes)]
     if losses:
