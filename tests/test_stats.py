@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from kafka.record import MemoryRecords
 
 from kafka_dump.analysis.histogram import BoundedCounter, SizeHistogram, TimeHistogram, bucket_low, bucket_of
-from kafka_dump.analysis.stats import SegmentStats, iter_stats, stats_files
+from kafka_dump.analysis.stats import SegmentStats, iter_stats, progress_position, stats_files
 from kafka_dump.cli import main
 from kafka_dump.render.charts import bar, sparkline
 from tests.batches import legacy_messages, legacy_records, v2_batch
@@ -286,3 +286,34 @@ def test_real_partition_directories_read_without_problems() -> None:
         for f in stats_files([d]):
             s = gather(f)
             assert s.records >= 0 and s.disk_bytes + s.corrupt_bytes + s.tail_bytes == s.file_bytes
+
+
+def test_corrupt_message_inside_a_plain_run_is_skipped_alone(tmp_path: Path) -> None:
+    data = bytearray(legacy_messages(legacy_records(10), magic=1))
+    sizes = []
+    pos = 0
+    while pos < len(data):
+        size = int.from_bytes(data[pos + 8 : pos + 12], "big") + 12
+        sizes.append(size)
+        pos += size
+    third = sum(sizes[:2])
+    data[third + 30] ^= 0x55  # inside message 2's key or value: its CRC no longer matches
+    path = tmp_path / "00000000000000000000.log"
+    path.write_bytes(bytes(data))
+    for walk in (True, False):
+        listener = None if walk else (lambda p: lambda b: None)
+        events = list(iter_stats([path], listener=listener))
+        s = events[-1]
+        assert isinstance(s, SegmentStats)
+        assert (s.records, s.corrupt, s.corrupt_bytes, s.missing_offsets) == (9, 1, sizes[2], 1)
+        ((magic, codec),) = s.by_format
+        assert (magic, codec.label, s.by_format[(magic, codec)].batches) == (1, "none", 9)
+
+
+def test_progress_positions() -> None:
+    events = list(iter_stats([FIXTURES / "corrupt-crc.log"]))
+    positions = [progress_position(e) for e in events]
+    assert positions[0] == (str(FIXTURES / "corrupt-crc.log"), 0)
+    done = [p[1] for p in positions if p is not None]
+    assert done == sorted(done) and done[-1] == (FIXTURES / "corrupt-crc.log").stat().st_size
+    assert positions[-1] is None  # the closing SegmentStats

@@ -154,6 +154,13 @@ class TimeHistogram:
             counts[k] = counts.get(k, 0) + n
         self.fit()
 
+    def add_buckets(self, buckets: Mapping[int, int]) -> None:
+        """Add counts already keyed by bucket at the current width (``t // width``, t >= 0)."""
+        counts = self.counts
+        for k, n in buckets.items():
+            counts[k] = counts.get(k, 0) + n
+        self.fit()
+
     def merge(self, other: TimeHistogram) -> None:
         while self.width < other.width:
             self._double()

@@ -11,8 +11,9 @@ from __future__ import annotations
 import os
 from array import array
 from collections import Counter
-from collections.abc import Callable, Generator, Iterable, Iterator
+from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from operator import attrgetter
 from pathlib import Path
 from typing import NamedTuple
 
@@ -92,7 +93,7 @@ class SegmentStats:
     tail_bytes: int = 0  # zero-filled or partial tail: facts, not corruption
     # Called with each batch counted, in file order, and with None at each problem (a break).
     listener: Callable[[Batch | None], None] | None = field(default=None, repr=False, compare=False)
-    _pending: Batch | None = None
+    _pending: list[Batch] = field(default_factory=list)
     _next_offset: int | None = None
 
     # -- derived figures -------------------------------------------------------------------------
@@ -120,36 +121,74 @@ class SegmentStats:
 
     # -- feeding ---------------------------------------------------------------------------------
     def add(self, item: Batch | Problem) -> None:
-        """Take the next item of the file's stream, in file order."""
+        """Take the next item of the file's stream, in file order.
+
+        Batches wait in ``_pending`` until the next item shows that no problem is about them; runs
+        of plain v0/v1 messages (one record each) wait together and are counted as one run.
+        """
         pending = self._pending
         if isinstance(item, Problem):
             if item.kind is ProblemKind.CORRUPT:
                 self.corrupt += 1
-                if pending is not None and pending.position <= item.position < _end(pending):
+                if pending and pending[-1].position <= item.position < _end(pending[-1]):
                     # The problem is about this batch: skip it, and count its bytes once.
-                    self.corrupt_bytes += pending.sizeInBytes
-                    self._pending = None
-                    return
-                self.corrupt_bytes += item.length
+                    self.corrupt_bytes += pending.pop().sizeInBytes
+                else:
+                    self.corrupt_bytes += item.length
             else:
                 self.tail_bytes += item.length
             self._flush()
             if self.listener is not None:
                 self.listener(None)
             return
-        self._flush()
-        self._pending = item
+        if pending and not (_plain(item) and _plain(pending[-1]) and len(pending) < _RUN_MESSAGES):
+            self._flush()
+        self._pending.append(item)
 
     def finish(self) -> SegmentStats:
         self._flush()
         return self
 
     def _flush(self) -> None:
-        if self._pending is not None:
-            self._count(self._pending)
-            if self.listener is not None:
-                self.listener(self._pending)
-            self._pending = None
+        pending = self._pending
+        if not pending:
+            return
+        if len(pending) == 1:
+            self._count(pending[0])
+        else:
+            self._count_run(pending)
+        if self.listener is not None:
+            for b in pending:
+                self.listener(b)
+        self._pending = []
+
+    def _count_run(self, batches: list[Batch]) -> None:
+        """Count a run of plain v0/v1 messages (uncompressed, no producer, one record each) at once."""
+        sizes = list(map(_SIZE, batches))
+        records = [r for b in batches for r in b.records or ()]
+        self.batches += len(batches)
+        self.records += len(records)
+        if len(records) == len(batches):
+            self.records_per_batch.add(1, len(records))  # one record each, as a plain message holds
+        else:
+            self.records_per_batch.add_all(len(b.records or ()) for b in batches)
+        self.bytes_per_batch.add_all(sizes)
+        for ts_type, count in Counter(map(_TS_TYPE, batches)).items():
+            self.timestamp_types[ts_type.label] += count
+        magics = Counter(map(_MAGIC, batches))
+        for magic in magics:
+            mine = batches if len(magics) == 1 else [b for b in batches if b.magic == magic]
+            fmt = self.by_format.get((magic, Compression.NONE))
+            if fmt is None:
+                fmt = self.by_format[(magic, Compression.NONE)] = FormatStats()
+            on_disk = sum(map(_SIZE, mine))
+            fmt.batches += len(mine)
+            fmt.records += len(records) if len(magics) == 1 else sum(len(b.records or ()) for b in mine)
+            fmt.disk_bytes += on_disk
+            fmt.uncompressed_bytes += on_disk
+        if records:
+            # A plain message's record is the whole message: its size is the entry's.
+            self._count_records(records, [r.sizeInBytes for r in records], headers=False)
 
     def _count(self, b: Batch) -> None:
         records: tuple[Record, ...] = b.records or ()
@@ -189,25 +228,35 @@ class SegmentStats:
         fmt.disk_bytes += size
         fmt.uncompressed_bytes += uncompressed
 
-    def _count_records(self, records: tuple[Record, ...], sizes: list[int]) -> None:
+    def _count_records(self, records: Sequence[Record], sizes: list[int], *, headers: bool = True) -> None:
+        """The figures of records (``headers=False``: v0/v1 ones, which have none); one pass per
+        field through C iterators (``map``, ``Counter``): this runs once per plain v0/v1 message."""
         n = len(records)
         self.record_sizes.add_all(sizes)
         self._offsets(records)
-        keys = [len(k) for r in records if (k := r.key) is not None]
+        keys = [len(k) for k in map(_KEY, records) if k is not None]
         self.null_keys += n - len(keys)
         self.key_sizes.add_all(keys)
-        values = [len(v) for r in records if (v := r.value) is not None]
+        values = [len(v) for v in map(_VALUE, records) if v is not None]
         self.tombstones += n - len(values)
         self.value_sizes.add_all(values)
-        header_counts = Counter(len(r.headers) for r in records)
-        self.header_counts.add_counts(header_counts)
-        if header_counts.get(0, 0) != n:
-            self._headers(records)
-        stamps = Counter(r.timestamp for r in records)
-        self.times.add_counts(stamps)
-        real = [t for t in stamps if t >= 0]
-        if real:
-            self._timestamps(min(real), max(real))
+        if headers:
+            header_counts = Counter(map(len, map(_HEADERS, records)))
+            self.header_counts.add_counts(header_counts)
+            if header_counts.get(0, 0) != n:
+                self._headers(records)
+        else:
+            self.header_counts.add(0, n)
+        stamps = list(map(_TIMESTAMP, records))
+        lo, hi = min(stamps), max(stamps)
+        if hi < 0:
+            return
+        if lo < 0:
+            stamps = [t for t in stamps if t >= 0]
+            lo = min(stamps)
+        width = self.times.width
+        self.times.add_buckets(Counter(stamps if width == 1 else map(width.__rfloordiv__, stamps)))
+        self._timestamps(lo, hi)
 
     def _timestamps(self, lo: int, hi: int) -> None:
         self.first_timestamp = lo if self.first_timestamp is None else min(lo, self.first_timestamp)
@@ -248,7 +297,7 @@ class SegmentStats:
             self.header_counts.slots,
         )  # fmt: skip
 
-    def _offsets(self, records: tuple[Record, ...]) -> None:
+    def _offsets(self, records: Sequence[Record]) -> None:
         first, last = records[0].offset, records[-1].offset
         if last - first + 1 == len(records):  # consecutive inside the batch: check the seam only
             self._seam(first, last)
@@ -276,7 +325,7 @@ class SegmentStats:
         if found > expected:
             self.missing_offsets += found - expected
 
-    def _headers(self, records: tuple[Record, ...]) -> None:
+    def _headers(self, records: Sequence[Record]) -> None:
         keys: Counter[bytes] = Counter()
         sizes = []
         for r in records:
@@ -314,6 +363,15 @@ class SegmentStats:
         self.last_offset = _most(self.last_offset, other.last_offset)
         self.first_timestamp = _least(self.first_timestamp, other.first_timestamp)
         self.last_timestamp = _most(self.last_timestamp, other.last_timestamp)
+
+
+_RUN_MESSAGES = 4096  # plain messages counted together at most
+_KEY, _VALUE, _HEADERS, _TIMESTAMP = (attrgetter(f) for f in ("key", "value", "headers", "timestamp"))
+_SIZE, _MAGIC, _TS_TYPE = (attrgetter(f) for f in ("sizeInBytes", "magic", "timestampType"))
+
+
+def _plain(b: Batch) -> bool:
+    return b.magic < 2 and b.compression is Compression.NONE
 
 
 def _end(b: Batch) -> int:
@@ -507,8 +565,7 @@ def _count_legacy_run(
 ) -> Generator[BatchSeen, None, int]:
     """Count the run of plain v0/v1 messages at ``buf[i]`` (decoded, one record each); the bytes used."""
     batches, used = decode_legacy_run(name, buf, i, run_end, pos, True)
-    for b in batches:
-        stats._count(b)
     if batches:
+        stats._count_run(batches)
         yield BatchSeen(name, pos + used)
     return used
