@@ -162,3 +162,75 @@ def test_walked_and_decoded_agree_on_real_segments() -> None:
     for path in sorted(SHARED_REAL.rglob("*.log"))[:40]:
         if path.stat().st_size < 50_000_000:
             assert figures(path, walk=True) == figures(path, walk=False), path
+
+
+# --- the inner messages of a v0/v1 wrapper --------------------------------------------------------------
+
+
+def inner_set(magic: int, n: int, seed: int) -> bytes:
+    """An uncompressed message set as a wrapper holds it: relative offsets in v1, absolute in v0."""
+    from kafka.record.legacy_records import LegacyRecordBatchBuilder
+
+    builder = LegacyRecordBatchBuilder(magic=magic, compression_type=0, batch_size=1 << 20)
+    for i, (key, value) in enumerate(legacy_records(n, seed=seed)):
+        builder.append(
+            i if magic else 100 + i, timestamp=1_700_000_000_000 + i if magic else None, key=key, value=value
+        )
+    return bytes(builder.build())
+
+
+def run_legacy(fn: Any, data: bytes, magic: int, wrapper: int, lat: int | None = None, width: int = 1) -> Any:
+    hists = tuple(_gather_pure.new_histogram() for _ in range(5))
+    times: dict[int, int] = {}
+    out = fn(data, magic, wrapper, lat, width, hists, times)
+    return out, [h.tobytes() for h in hists], times
+
+
+def legacy_both(data: bytes, magic: int, wrapper: int, **kw: Any) -> Any:
+    pure = run_legacy(_gather_pure.gather_legacy_inner, data, magic, wrapper, **kw)
+    fast = run_legacy(compiled.gather_legacy_inner, data, magic, wrapper, **kw)
+    assert fast == pure
+    return pure
+
+
+@pytest.mark.parametrize("magic", [0, 1])
+@pytest.mark.parametrize("wrapper", [0, 9, 500])
+def test_plain_inner_sets_agree_with_the_decoder(magic: int, wrapper: int) -> None:
+    data = inner_set(magic, 10, seed=wrapper)
+    (result, hists, times) = legacy_both(data, magic, wrapper, lat=None)
+    records, error = _pure.decode_legacy_inner(data, magic, wrapper, None)
+    assert error is None and result is not None  # wrapper 9 is the last relative offset of 10: valid
+    n, null_keys, null_values, first, last, gaps, missing, min_ts, max_ts = result
+    assert (n, first, last) == (len(records), records[0].offset, records[-1].offset)
+    assert null_keys == sum(r.key is None for r in records) and null_values == 0
+    assert gaps == missing == 0
+    assert array("q", hists[0])[gather.TOTAL] == len(data) == sum(r.sizeInBytes for r in records)
+    stamps = [r.timestamp for r in records if r.timestamp >= 0]
+    assert (min_ts, max_ts) == ((min(stamps), max(stamps)) if stamps else (None, None))
+    assert sum(times.values()) == len(stamps)
+
+
+def test_log_append_time_and_a_wrapper_below_its_last_offset() -> None:
+    data = inner_set(1, 5, seed=1)
+    result, _, times = legacy_both(data, 1, 100, lat=1_800_000_000_000, width=1000)
+    assert result is not None and times == {1_800_000_000: 5} and (result[3], result[4]) == (96, 100)
+    assert legacy_both(data, 1, 3)[0] is None  # 3 < 4, the last relative offset: the decoder reports it
+
+
+@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
+@given(st.integers(0, 2**32), st.sampled_from([0, 1]), st.integers(1, 12))
+def test_damaged_inner_sets_agree_and_add_nothing_when_refused(seed: int, magic: int, n: int) -> None:
+    rng = random.Random(seed)
+    b = bytearray(inner_set(magic, n, seed % 5))
+    for _ in range(rng.randrange(1, 3)):
+        if rng.random() < 0.3:
+            b = b[: rng.randrange(len(b))]
+        elif b:
+            b[rng.randrange(len(b))] = rng.choice([0x00, 0x01, 0x02, 0x7F, 0x80, 0xFF, rng.randrange(256)])
+    data = bytes(b)
+    result, hists, times = legacy_both(data, magic, rng.choice([0, n - 1, n + 7]))
+    if result is None:
+        assert hists == [_gather_pure.new_histogram().tobytes()] * 5 and times == {}
+    else:
+        records, error = _pure.decode_legacy_inner(data, magic, 0, None)
+        assert error is None and result[0] == len(records)

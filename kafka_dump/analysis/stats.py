@@ -22,7 +22,8 @@ from kafka_dump.errors import CorruptRecordError, NotASegmentError
 from kafka_dump.format import decode_legacy_run, legacy, v2
 from kafka_dump.format import layout as L
 from kafka_dump.format.codecs import DEFAULT_MAX_BATCH_BYTES, decompress
-from kafka_dump.format.gather import gather_v2_records
+from kafka_dump.format.gather import gather_legacy_inner, gather_v2_records
+from kafka_dump.format.message import Message
 from kafka_dump.model import Batch, Compression, Problem, ProblemKind, Record, TimestampType
 from kafka_dump.segment import CHUNK_SIZE, SEGMENT_SUFFIXES, read_segment, segment_files
 
@@ -277,18 +278,46 @@ class SegmentStats:
             return error
         n = b.recordCount or 0
         self._count_batch(b, n, L.V2_HEADER_SIZE + end - start)
-        if not n:
-            return None
-        times.fit()
-        self.header_keys.others += others
+        if n:
+            self.header_keys.others += others
+            self._count_gathered(
+                b.baseOffset + first_od,
+                b.baseOffset + last_od,
+                gaps,
+                missing,
+                null_keys,
+                null_values,
+                min_ts,
+                max_ts,
+            )
+        return None
+
+    def _count_wrapper_walked(self, msg: Message, name: str, pos: int, data: bytes) -> bool:
+        """Count a v0/v1 wrapper by walking its decompressed inner messages (``data``) without
+        building them; False, having counted nothing, unless they are the plain case."""
+        times = self.times
+        lat = msg.timestamp if msg.timestamp_type is TimestampType.LOG_APPEND_TIME else None
+        found = gather_legacy_inner(data, msg.magic, msg.offset, lat, times.width, self._hists, times.counts)
+        if found is None:
+            return False
+        n, null_keys, null_values, first, last, gaps, missing, min_ts, max_ts = found
+        self._count_batch(msg.batch(name, pos, first, None, n), n, len(data))
+        self._count_gathered(first, last, gaps, missing, null_keys, null_values, min_ts, max_ts)
+        return True
+
+    def _count_gathered(
+        self, first: int, last: int, gaps: int, missing: int, null_keys: int, null_values: int,
+        min_ts: int | None, max_ts: int | None,
+    ) -> None:  # fmt: skip
+        """The figures a walk returns besides what it added to the histograms itself."""
+        self.times.fit()
         self.null_keys += null_keys
         self.tombstones += null_values
-        self._seam(b.baseOffset + first_od, b.baseOffset + last_od)
+        self._seam(first, last)
         self.offset_gaps += gaps
         self.missing_offsets += missing
         if min_ts is not None and max_ts is not None:
             self._timestamps(min_ts, max_ts)
-        return None
 
     @property
     def _hists(self) -> tuple[array[int], array[int], array[int], array[int], array[int]]:
@@ -505,7 +534,7 @@ def _walk_valid(
                     return pos
             if magic < 2:
                 used = yield from _count_legacy_run(name, stats, buf, i, pos, min(len(buf), i + _RUN_BYTES))
-                if not used and not _count_legacy(name, stats, buf, i, pos, entry, max_batch_bytes):
+                if not used and not _count_wrapper(name, stats, buf, i, pos, entry, max_batch_bytes):
                     return pos
                 pos += used or entry
                 if not used:
@@ -542,6 +571,29 @@ def _count_v2(
             return False
         start, end = 0, len(data)
     return stats._count_walked(batch, data, start, end) is None
+
+
+def _count_wrapper(
+    name: str, stats: SegmentStats, buf: bytes, i: int, pos: int, entry: int, max_batch_bytes: int
+) -> bool:
+    """Count one v0/v1 wrapper if it is valid: walked when its inner messages are the plain case,
+    else decoded."""
+    try:
+        msg = Message(buf, i, i + entry)
+    except CorruptRecordError:
+        return False
+    if not msg.crc_valid or msg.value is None or msg.compression in _NOT_WRAPPERS:
+        return _count_legacy(name, stats, buf, i, pos, entry, max_batch_bytes)
+    try:
+        data = decompress(msg.compression, msg.value, max_batch_bytes)
+    except CorruptRecordError:
+        return False
+    if stats._count_wrapper_walked(msg, name, pos, data):
+        return True
+    return _count_legacy(name, stats, buf, i, pos, entry, max_batch_bytes)
+
+
+_NOT_WRAPPERS = (Compression.NONE, Compression.ZSTD, Compression.UNKNOWN)
 
 
 def _count_legacy(

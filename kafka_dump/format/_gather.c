@@ -338,9 +338,189 @@ done:
     return result;
 }
 
+static inline int64_t
+be64(const unsigned char *p)
+{
+    uint64_t v = 0;
+    for (int i = 0; i < 8; i++)
+        v = (v << 8) | p[i];
+    return (int64_t)v;
+}
+
+static inline int32_t
+be32(const unsigned char *p)
+{
+    return (int32_t)(((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) | (uint32_t)p[3]);
+}
+
+/* One pass over a decompressed v0/v1 inner message set (see gather_legacy_inner in _gather_pure.py).
+ * Returns the number of messages, or 0 when the set is not the plain case. With a != NULL (second
+ * pass), adds each message to the histograms and times; base is added to every inner offset. */
+static Py_ssize_t
+legacy_walk(const unsigned char *p, Py_ssize_t end, int magic, int64_t *last_offset, int64_t *max_offset, Acc *a,
+            int64_t base, int has_lat, int64_t lat, int *failed)
+{
+    static const Py_ssize_t min_size[2] = {14, 22};
+    Py_ssize_t pos = 0, n = 0;
+    int64_t prev = 0;
+    *failed = 0;
+    while (pos < end) {
+        if (end - pos < 12)
+            return 0;
+        int64_t size = be32(p + pos + 8);
+        if (size < min_size[magic] || size > end - pos - 12)
+            return 0;
+        Py_ssize_t entry_end = pos + 12 + (Py_ssize_t)size;
+        if (p[pos + 16] != magic || (p[pos + 17] & 0x07))
+            return 0;
+        Py_ssize_t q = pos + 18;
+        int64_t ts = -1;
+        if (magic == 1) {
+            ts = be64(p + q);
+            q += 8;
+        }
+        int64_t len[2] = {-1, -1};
+        for (int k = 0; k < 2; k++) {
+            if (q + 4 > entry_end)
+                return 0;
+            int64_t m = be32(p + q);
+            q += 4;
+            if (m >= 0) {
+                if (m > entry_end - q)
+                    return 0;
+                len[k] = m;
+                q += (Py_ssize_t)m;
+            }
+        }
+        if (q != entry_end)
+            return 0;
+        int64_t offset = be64(p + pos);
+        *last_offset = offset;
+        if (n == 0 || offset > *max_offset)
+            *max_offset = offset;
+        if (a) {
+            hist_add(a->hists[0], 12 + size);
+            if (len[0] < 0)
+                a->null_keys++;
+            else
+                hist_add(a->hists[1], len[0]);
+            if (len[1] < 0)
+                a->null_values++;
+            else
+                hist_add(a->hists[2], len[1]);
+            hist_add(a->hists[4], 0);
+            int64_t abs_offset = offset + base; /* no overflow: base >= 0 and max_offset + base was checked */
+            if (n == 0) {
+                a->first_od = abs_offset;
+            } else if (abs_offset != prev + 1) {
+                a->gaps++;
+                if (abs_offset > prev + 1)
+                    a->missing += abs_offset - prev - 1;
+            }
+            prev = a->last_od = abs_offset;
+            int64_t t = has_lat ? lat : ts;
+            if (t >= 0) {
+                int64_t k = t / a->width;
+                if (a->run_n && k != a->run_k && flush_run(a) < 0) {
+                    *failed = 2;
+                    return 0;
+                }
+                a->run_k = k;
+                a->run_n++;
+                if (!a->have_ts || t < a->min_ts)
+                    a->min_ts = t;
+                if (!a->have_ts || t > a->max_ts)
+                    a->max_ts = t;
+                a->have_ts = 1;
+            }
+        }
+        n++;
+        pos = entry_end;
+    }
+    return n;
+}
+
+static PyObject *
+gather_legacy_inner(PyObject *self, PyObject *args)
+{
+    Py_buffer data;
+    int magic;
+    long long wrapper_offset, width;
+    PyObject *lat_obj, *hist_objs, *times;
+    if (!PyArg_ParseTuple(args, "y*iLOLO!O!", &data, &magic, &wrapper_offset, &lat_obj, &width, &PyTuple_Type,
+                          &hist_objs, &PyDict_Type, &times))
+        return NULL;
+    Py_buffer bufs[NHISTS];
+    int got = 0;
+    PyObject *result = NULL;
+    if ((magic != 0 && magic != 1) || width < 1) {
+        PyErr_SetString(PyExc_ValueError, "magic must be 0 or 1 and width at least 1");
+        goto done;
+    }
+    if (PyTuple_GET_SIZE(hist_objs) != NHISTS) {
+        PyErr_SetString(PyExc_ValueError, "five histograms are needed");
+        goto done;
+    }
+    int has_lat = lat_obj != Py_None;
+    long long lat = 0;
+    if (has_lat) {
+        lat = PyLong_AsLongLong(lat_obj);
+        if (lat == -1 && PyErr_Occurred())
+            goto done;
+    }
+    Acc acc = {0};
+    for (; got < NHISTS; got++) {
+        if (PyObject_GetBuffer(PyTuple_GET_ITEM(hist_objs, got), &bufs[got], PyBUF_WRITABLE | PyBUF_FORMAT) < 0)
+            goto done;
+        if (bufs[got].len != (Py_ssize_t)(SLOTS * sizeof(int64_t)) || bufs[got].itemsize != 8 ||
+            !bufs[got].format || strcmp(bufs[got].format, "q") != 0) {
+            PyErr_SetString(PyExc_ValueError, "a histogram is an array('q') of SLOTS items");
+            got++;
+            goto done;
+        }
+        acc.hists[got] = (int64_t *)bufs[got].buf;
+    }
+    acc.times = times;
+    acc.width = width;
+    const unsigned char *p = (const unsigned char *)data.buf;
+    int64_t last = 0, max_offset = 0;
+    int failed = 0;
+    Py_ssize_t n = legacy_walk(p, data.len, magic, &last, &max_offset, NULL, 0, has_lat, lat, &failed);
+    int relative = magic > 0 && wrapper_offset != 0;
+    if (n == 0 || (relative && wrapper_offset < last)) {
+        result = Py_NewRef(Py_None);
+        goto done;
+    }
+    int64_t base = relative ? wrapper_offset - last : 0;
+    int64_t check;
+    if (__builtin_add_overflow(max_offset, base, &check)) { /* offsets past int64: the decoder reads them */
+        result = Py_NewRef(Py_None);
+        goto done;
+    }
+    n = legacy_walk(p, data.len, magic, &last, &max_offset, &acc, base, has_lat, lat, &failed);
+    if (failed || flush_run(&acc) < 0)
+        goto done; /* a Python exception is set */
+    PyObject *min_ts = acc.have_ts ? PyLong_FromLongLong(acc.min_ts) : Py_NewRef(Py_None);
+    PyObject *max_ts = acc.have_ts ? PyLong_FromLongLong(acc.max_ts) : Py_NewRef(Py_None);
+    if (min_ts && max_ts)
+        result = Py_BuildValue("nLLLLLLOO", n, (long long)acc.null_keys, (long long)acc.null_values,
+                               (long long)acc.first_od, (long long)acc.last_od, (long long)acc.gaps,
+                               (long long)acc.missing, min_ts, max_ts);
+    Py_XDECREF(min_ts);
+    Py_XDECREF(max_ts);
+done:
+    for (int i = 0; i < got; i++)
+        PyBuffer_Release(&bufs[i]);
+    PyBuffer_Release(&data);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"gather_v2_records", gather_v2_records, METH_VARARGS,
      "Validate, then add to histograms the records of one v2 batch (see _gather_pure.py)."},
+    {"gather_legacy_inner", gather_legacy_inner, METH_VARARGS,
+     "Add to histograms the inner messages of a decompressed v0/v1 wrapper, in the plain case (see "
+     "_gather_pure.py); None otherwise."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -192,3 +192,110 @@ def _walk(
             f"{end - pos} bytes remain after the batch's {count} declared records", position=pos
         )
     return null_keys, null_values, first_od, last_od, gaps, missing, min_ts, max_ts, others, None, 0
+
+
+# n, null keys, null values, first offset, last offset, gaps, missing offsets, min timestamp, max timestamp
+GatheredLegacy = tuple[int, int, int, int, int, int, int, "int | None", "int | None"]
+_LOG_OVERHEAD = 12
+_MIN_SIZE = (14, 22)  # crc, magic, attributes, [timestamp], key length, value length
+
+
+def _int(data: bytes | memoryview, pos: int, n: int) -> int:
+    return int.from_bytes(data[pos : pos + n], "big", signed=True)
+
+
+def _legacy_walk(data: bytes | memoryview, magic: int) -> list[tuple[int, int, int, int, int]] | None:
+    """(offset, entry size, key length, value length, timestamp) of each inner message (-1: null),
+    or None when the set is anything but plain messages of ``magic`` that fill ``data`` exactly."""
+    out = []
+    pos, end = 0, len(data)
+    while pos < end:
+        if end - pos < _LOG_OVERHEAD:
+            return None
+        size = _int(data, pos + 8, 4)
+        entry_end = pos + _LOG_OVERHEAD + size
+        if size < _MIN_SIZE[magic] or entry_end > end:
+            return None
+        if data[pos + 16] != magic or data[pos + 17] & 0x07:
+            return None
+        p = pos + 18
+        ts = -1
+        if magic == 1:
+            ts = _int(data, p, 8)
+            p += 8
+        lengths = [-1, -1]
+        for k in (0, 1):
+            if p + 4 > entry_end:
+                return None
+            n = _int(data, p, 4)
+            p += 4
+            if n >= 0:
+                if n > entry_end - p:
+                    return None
+                lengths[k] = n
+                p += n
+        if p != entry_end:
+            return None
+        out.append((_int(data, pos, 8), _LOG_OVERHEAD + size, lengths[0], lengths[1], ts))
+        pos = entry_end
+    return out or None
+
+
+def gather_legacy_inner(
+    data: bytes | memoryview,
+    magic: int,
+    wrapper_offset: int,
+    log_append_time: int | None,
+    width: int,
+    hists: tuple[array[int], array[int], array[int], array[int], array[int]],
+    times: MutableMapping[int, int],
+) -> GatheredLegacy | None:
+    """Add to ``hists`` and ``times`` the inner messages of a decompressed v0/v1 wrapper, when they
+    are the plain case; None (nothing added) for anything else, which the decoder then reads.
+
+    The plain case: whole uncompressed messages of the wrapper's magic fill ``data``, each with its
+    key and value inside it, at least one; v1 offsets are relative (absolute = wrapper offset - last
+    inner offset + inner offset) unless the wrapper's offset is 0, and the wrapper's offset is not
+    below the last inner one. A record's timestamp is the message's (v1), the wrapper's LogAppendTime
+    when given, or none (v0).
+    """
+    if magic not in (0, 1) or width < 1:
+        raise ValueError("magic must be 0 or 1 and width at least 1")
+    found = _legacy_walk(data, magic)
+    if found is None:
+        return None
+    relative = magic > 0 and wrapper_offset != 0
+    last = found[-1][0]
+    if relative and wrapper_offset < last:
+        return None
+    base = wrapper_offset - last if relative else 0
+    if max(f[0] for f in found) + base > INT64_MAX:
+        return None  # offsets past int64 (the compiled twin's integers): the decoder reads them
+    record, keys, values, _, header_counts = hists
+    null_keys = null_values = gaps = missing = 0
+    min_ts: int | None = None
+    max_ts: int | None = None
+    prev = 0
+    for i, (offset, size, key, value, ts) in enumerate(found):
+        hist_add(record, size)
+        if key < 0:
+            null_keys += 1
+        else:
+            hist_add(keys, key)
+        if value < 0:
+            null_values += 1
+        else:
+            hist_add(values, value)
+        hist_add(header_counts, 0)
+        offset += base
+        if i and offset != prev + 1:
+            gaps += 1
+            if offset > prev + 1:
+                missing += offset - prev - 1
+        prev = offset
+        t = log_append_time if log_append_time is not None else ts
+        if 0 <= t <= INT64_MAX:
+            times[t // width] = times.get(t // width, 0) + 1
+            min_ts = t if min_ts is None or t < min_ts else min_ts
+            max_ts = t if max_ts is None or t > max_ts else max_ts
+    return len(found), null_keys, null_values, found[0][0] + base, last + base, gaps, missing, min_ts, max_ts

@@ -16,11 +16,13 @@ from kafka_dump.format._gather_pure import (
     SLOTS,
     TOTAL,
     Gathered,
+    GatheredLegacy,
     bucket_of,
     new_histogram,
-)  # fmt: skip
+)
 
 gather_v2_records = _gather_pure.gather_v2_records
+gather_legacy_inner = _gather_pure.gather_legacy_inner
 GATHER_TWIN = "pure-python"
 
 if os.environ.get("KDUMP_PURE", "") not in ("1", "true", "yes"):
@@ -31,9 +33,10 @@ if os.environ.get("KDUMP_PURE", "") not in ("1", "true", "yes"):
     else:
         if (_gather.NBUCKETS, _gather.SLOTS) == (NBUCKETS, SLOTS):
             gather_v2_records = _gather.gather_v2_records
+            gather_legacy_inner = _gather.gather_legacy_inner
             GATHER_TWIN = "compiled"
 
 __all__ = [
-    "COUNT", "GATHER_TWIN", "MAX", "MIN", "NBUCKETS", "SLOTS", "TOTAL", "Gathered", "bucket_of", "gather_v2_records",
-    "new_histogram",
+    "COUNT", "GATHER_TWIN", "MAX", "MIN", "NBUCKETS", "SLOTS", "TOTAL", "Gathered", "GatheredLegacy",
+    "bucket_of", "gather_legacy_inner", "gather_v2_records", "new_histogram",
 ]  # fmt: skip
