@@ -16,7 +16,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import kafka_dump.format.gather as gather
-from kafka_dump.analysis.stats import SegmentStats, iter_stats
+from kafka_dump.analysis.stats import SegmentStats
+from kafka_dump.analysis.stats_walk import iter_stats
 from kafka_dump.format import _gather_pure, _pure
 from kafka_dump.render.stats import stats_json
 from tests.batches import default_records, legacy_messages, legacy_records, v2_batch

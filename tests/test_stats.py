@@ -18,7 +18,8 @@ from hypothesis import strategies as st
 from kafka.record import MemoryRecords
 
 from kafka_dump.analysis.histogram import BoundedCounter, SizeHistogram, TimeHistogram, bucket_low, bucket_of
-from kafka_dump.analysis.stats import SegmentStats, iter_stats, progress_position, stats_files
+from kafka_dump.analysis.stats import SegmentStats
+from kafka_dump.analysis.stats_walk import iter_stats, progress_position, stats_files
 from kafka_dump.cli import main
 from kafka_dump.render.charts import bar, sparkline
 from tests.batches import legacy_messages, legacy_records, v2_batch

@@ -28,7 +28,8 @@ from kafka_dump.analysis.compare import (
     as_v2_batch,
     encoded_sizes,
 )
-from kafka_dump.analysis.stats import SegmentStats, iter_stats
+from kafka_dump.analysis.stats import SegmentStats
+from kafka_dump.analysis.stats_walk import iter_stats
 from kafka_dump.cli import main
 from kafka_dump.format import encode_entry
 from kafka_dump.model import Batch, Compression

@@ -3,31 +3,23 @@
 ``SegmentStats`` takes the decoder's stream one batch or problem at a time and keeps only counts
 and fixed-size histograms; ``merge`` adds one file's figures into a total. A batch followed by a
 problem at its own position (a CRC mismatch, records that do not decode) is counted as corrupt
-and left out of every other figure. No printing here: ``render/stats.py`` shows the result.
+and left out of every other figure. ``stats_walk.py`` reads the files and feeds it; no printing
+here: ``render/stats.py`` shows the result.
 """
 
 from __future__ import annotations
 
-import os
 from array import array
 from collections import Counter
-from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from operator import attrgetter
-from pathlib import Path
-from typing import NamedTuple
 
 from kafka_dump.analysis.histogram import BoundedCounter, SizeHistogram, TimeHistogram
-from kafka_dump.errors import CorruptRecordError, NotASegmentError
-from kafka_dump.format import decode_legacy_run, legacy, v2
 from kafka_dump.format import layout as L
-from kafka_dump.format.codecs import DEFAULT_MAX_BATCH_BYTES, decompress
 from kafka_dump.format.gather import gather_legacy_inner, gather_v2_records
 from kafka_dump.format.message import Message
 from kafka_dump.model import Batch, Compression, Problem, ProblemKind, Record, TimestampType
-from kafka_dump.segment import CHUNK_SIZE, SEGMENT_SUFFIXES, read_segment, segment_files
-
-_RUN_BYTES = 256 * 1024  # plain v0/v1 messages decoded this much at a time, as segment.py does
 
 PERCENTILES = (50, 99)
 
@@ -155,15 +147,15 @@ class SegmentStats:
         if not pending:
             return
         if len(pending) == 1:
-            self._count(pending[0])
+            self.count(pending[0])
         else:
-            self._count_run(pending)
+            self.count_run(pending)
         if self.listener is not None:
             for b in pending:
                 self.listener(b)
         self._pending = []
 
-    def _count_run(self, batches: list[Batch]) -> None:
+    def count_run(self, batches: list[Batch]) -> None:
         """Count a run of plain v0/v1 messages (uncompressed, no producer, one record each) at once."""
         sizes = list(map(_SIZE, batches))
         records = [r for b in batches for r in b.records or ()]
@@ -191,7 +183,7 @@ class SegmentStats:
             # A plain message's record is the whole message: its size is the entry's.
             self._count_records(records, [r.sizeInBytes for r in records], headers=False)
 
-    def _count(self, b: Batch) -> None:
+    def count(self, b: Batch) -> None:
         records: tuple[Record, ...] = b.records or ()
         sizes = [r.sizeInBytes for r in records]
         if b.compression is Compression.NONE:
@@ -263,7 +255,7 @@ class SegmentStats:
         self.first_timestamp = lo if self.first_timestamp is None else min(lo, self.first_timestamp)
         self.last_timestamp = hi if self.last_timestamp is None else max(hi, self.last_timestamp)
 
-    def _count_walked(self, b: Batch, data: bytes | memoryview, start: int, end: int) -> str | None:
+    def count_walked(self, b: Batch, data: bytes | memoryview, start: int, end: int) -> str | None:
         """Count a valid v2 batch by walking its (uncompressed) records in ``data[start:end]``, without
         building them; returns the walk's error instead, having counted nothing, if there is one."""
         times = self.times
@@ -292,7 +284,7 @@ class SegmentStats:
             )
         return None
 
-    def _count_wrapper_walked(self, msg: Message, name: str, pos: int, data: bytes) -> bool:
+    def count_wrapper_walked(self, msg: Message, name: str, pos: int, data: bytes) -> bool:
         """Count a v0/v1 wrapper by walking its decompressed inner messages (``data``) without
         building them; False, having counted nothing, unless they are the plain case."""
         times = self.times
@@ -413,211 +405,3 @@ def _least(a: int | None, b: int | None) -> int | None:
 
 def _most(a: int | None, b: int | None) -> int | None:
     return b if a is None else a if b is None else max(a, b)
-
-
-def stats_files(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
-    """The segment files under each path: a segment, a partition directory, or a log dir (a
-    directory of partition directories), in offset order within each partition."""
-    out: list[Path] = []
-    for path in paths:
-        p = Path(path)
-        if p.is_dir() and not any(c.suffix in SEGMENT_SUFFIXES and c.is_file() for c in _children(p)):
-            partitions = sorted(c for c in _children(p) if c.is_dir())
-            found = [f for d in partitions if _has_segments(d) for f in segment_files(d)]
-            if not found:
-                raise NotASegmentError("directory holds no segment and no partition directory", file=str(p))
-            out.extend(found)
-        else:
-            out.extend(segment_files(p))
-    return out
-
-
-def _children(p: Path) -> Iterator[Path]:
-    try:
-        yield from p.iterdir()
-    except PermissionError as exc:
-        raise NotASegmentError(f"permission denied ({exc.strerror})", file=str(p)) from None
-
-
-def _has_segments(d: Path) -> bool:
-    return any(c.suffix in SEGMENT_SUFFIXES and c.is_file() for c in _children(d))
-
-
-class FileStart(NamedTuple):
-    path: str
-    size: int
-
-
-class BatchSeen(NamedTuple):
-    """A batch read (for the progress bar): its file, and where it ends."""
-
-    path: str
-    end: int
-
-
-StatsEvent = FileStart | BatchSeen | Problem | SegmentStats
-
-
-def progress_position(event: StatsEvent) -> tuple[str, int] | None:
-    """(file, bytes read so far) that an event shows, for the progress bar."""
-    if isinstance(event, BatchSeen):
-        return event.path, event.end
-    if isinstance(event, Problem):
-        return event.file, event.position + event.length
-    if isinstance(event, FileStart):
-        return event.path, 0
-    return None
-
-
-def iter_stats(
-    files: Iterable[Path],
-    *,
-    max_batch_bytes: int = DEFAULT_MAX_BATCH_BYTES,
-    listener: Callable[[Path], Callable[[Batch | None], None] | None] | None = None,
-) -> Iterator[StatsEvent]:
-    """Read each file once: its start, a mark per batch, its problems, then its ``SegmentStats``.
-
-    ``listener(path)`` may give a callable that sees each batch counted (and None at each problem),
-    for work done in the same pass (``--compare``).
-    """
-    for f in files:
-        f_size = os.path.getsize(f)
-        yield FileStart(str(f), f_size)
-        stats = SegmentStats(str(f), file_bytes=f_size)
-        if listener is not None:
-            stats.listener = listener(f)
-        pos: int | None = 0
-        if stats.listener is None:
-            pos = yield from _walk_valid(f, stats, max_batch_bytes)
-        if pos is not None:
-            add = stats.add
-            for item in read_segment(f, max_batch_bytes=max_batch_bytes, start=pos):
-                add(item)
-                if isinstance(item, Problem):
-                    yield item
-                else:
-                    yield BatchSeen(item.file, item.position + item.sizeInBytes)
-        yield stats.finish()
-
-
-def _walk_valid(
-    path: Path, stats: SegmentStats, max_batch_bytes: int
-) -> Generator[BatchSeen, None, int | None]:
-    """Count the file's entries from its start for as long as each is whole and valid, walking v2
-    records without building them (``format/gather.py``); runs of plain v0/v1 messages and control
-    batches are decoded. Returns None at the end of the file, or the position of the first entry
-    that is anything else (corrupt, cut short, a tail...), from which ``read_segment`` takes over:
-    it frames, resyncs and reports exactly as ``dump`` does. Holds one read window at a time.
-    """
-    name = str(path)
-    limit = max(max_batch_bytes, CHUNK_SIZE)
-    with open(path, "rb") as f:
-        size = os.fstat(f.fileno()).st_size
-        buf, buf_start = b"", 0
-        pos = 0
-        while pos < size:
-            if size - pos < L.V2_HEADER_SIZE:
-                return pos
-            if not (buf_start <= pos and pos + L.V2_HEADER_SIZE <= buf_start + len(buf)):
-                f.seek(pos)
-                buf, buf_start = f.read(CHUNK_SIZE), pos
-            i = pos - buf_start
-            _, length = L.LOG_ENTRY.unpack_from(buf, i)
-            magic = buf[i + L.MAGIC_OFFSET]
-            entry = L.LOG_OVERHEAD + length
-            if length < L.LEGACY_MIN_SIZE[0] or entry > size - pos or entry > limit:
-                return pos
-            if pos + entry > buf_start + len(buf):
-                f.seek(pos)
-                buf, buf_start, i = f.read(max(entry, CHUNK_SIZE)), pos, 0
-                if len(buf) < entry:
-                    return pos
-            if magic < 2:
-                used = yield from _count_legacy_run(name, stats, buf, i, pos, min(len(buf), i + _RUN_BYTES))
-                if not used and not _count_wrapper(name, stats, buf, i, pos, entry, max_batch_bytes):
-                    return pos
-                pos += used or entry
-                if not used:
-                    yield BatchSeen(name, pos)
-                continue
-            if magic != 2 or entry < L.V2_HEADER_SIZE:
-                return pos
-            if not _count_v2(name, stats, buf, i, pos, entry, max_batch_bytes):
-                return pos
-            pos += entry
-            yield BatchSeen(name, pos)
-    return None
-
-
-def _count_v2(
-    name: str, stats: SegmentStats, buf: bytes, i: int, pos: int, entry: int, max_batch_bytes: int
-) -> bool:
-    """Count one v2 batch if it is valid (CRC, codec, records); False, having counted nothing, if not."""
-    batch, _ = v2.decode_batch(name, buf, i, pos, with_records=False, max_batch_bytes=max_batch_bytes)
-    if not batch.crcValid or batch.compression is Compression.UNKNOWN or (batch.recordCount or 0) < 0:
-        return False
-    if batch.isControl:
-        full, error = v2.decode_batch(name, buf, i, pos, with_records=True, max_batch_bytes=max_batch_bytes)
-        if error is not None:
-            return False
-        stats._count(full)
-        return True
-    start, end = i + L.V2_HEADER_SIZE, i + entry
-    data: bytes | memoryview = buf
-    if batch.compression is not Compression.NONE:
-        try:
-            data = decompress(batch.compression, memoryview(buf)[start:end], max_batch_bytes)
-        except CorruptRecordError:
-            return False
-        start, end = 0, len(data)
-    return stats._count_walked(batch, data, start, end) is None
-
-
-def _count_wrapper(
-    name: str, stats: SegmentStats, buf: bytes, i: int, pos: int, entry: int, max_batch_bytes: int
-) -> bool:
-    """Count one v0/v1 wrapper if it is valid: walked when its inner messages are the plain case,
-    else decoded."""
-    try:
-        msg = Message(buf, i, i + entry)
-    except CorruptRecordError:
-        return False
-    if not msg.crc_valid or msg.value is None or msg.compression in _NOT_WRAPPERS:
-        return _count_legacy(name, stats, buf, i, pos, entry, max_batch_bytes)
-    try:
-        data = decompress(msg.compression, msg.value, max_batch_bytes)
-    except CorruptRecordError:
-        return False
-    if stats._count_wrapper_walked(msg, name, pos, data):
-        return True
-    return _count_legacy(name, stats, buf, i, pos, entry, max_batch_bytes)
-
-
-_NOT_WRAPPERS = (Compression.NONE, Compression.ZSTD, Compression.UNKNOWN)
-
-
-def _count_legacy(
-    name: str, stats: SegmentStats, buf: bytes, i: int, pos: int, entry: int, max_batch_bytes: int
-) -> bool:
-    """Count one v0/v1 wrapper (or message) if it and its inner messages are valid."""
-    try:
-        batch, error = legacy.decode_message(
-            name, buf, i, i + entry, pos, with_records=True, max_batch_bytes=max_batch_bytes
-        )
-    except CorruptRecordError:
-        return False
-    if error is not None or not batch.crcValid:
-        return False
-    stats._count(batch)
-    return True
-
-
-def _count_legacy_run(
-    name: str, stats: SegmentStats, buf: bytes, i: int, pos: int, run_end: int
-) -> Generator[BatchSeen, None, int]:
-    """Count the run of plain v0/v1 messages at ``buf[i]`` (decoded, one record each); the bytes used."""
-    batches, used = decode_legacy_run(name, buf, i, run_end, pos, True)
-    if batches:
-        stats._count_run(batches)
-        yield BatchSeen(name, pos + used)
-    return used

@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING
 
 import click
 
-from kafka_dump.analysis.stats import SegmentStats, StatsEvent, iter_stats, progress_position, stats_files
+from kafka_dump.analysis.stats import SegmentStats
+from kafka_dump.analysis.stats_walk import StatsEvent, iter_stats, progress_position, stats_files
 from kafka_dump.commands import EXIT_OK
 from kafka_dump.commands.options import (
     color_option,

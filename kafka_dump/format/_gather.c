@@ -357,8 +357,8 @@ be32(const unsigned char *p)
  * Returns the number of messages, or 0 when the set is not the plain case. With a != NULL (second
  * pass), adds each message to the histograms and times; base is added to every inner offset. */
 static Py_ssize_t
-legacy_walk(const unsigned char *p, Py_ssize_t end, int magic, int64_t *last_offset, int64_t *max_offset, Acc *a,
-            int64_t base, int has_lat, int64_t lat, int *failed)
+legacy_walk(const unsigned char *p, Py_ssize_t end, int magic, int64_t *last_offset, int64_t *max_offset,
+            int64_t *missing_total, Acc *a, int64_t base, int has_lat, int64_t lat, int *failed)
 {
     static const Py_ssize_t min_size[2] = {14, 22};
     Py_ssize_t pos = 0, n = 0;
@@ -395,6 +395,16 @@ legacy_walk(const unsigned char *p, Py_ssize_t end, int magic, int64_t *last_off
         if (q != entry_end)
             return 0;
         int64_t offset = be64(p + pos);
+        if (n > 0 && !a) {
+            /* The gaps must be countable in int64 (Python's ints would not overflow). */
+            int64_t d, total;
+            if (__builtin_sub_overflow(offset, *last_offset, &d))
+                return 0;
+            if (d > 1 && __builtin_add_overflow(*missing_total, d - 1, &total))
+                return 0;
+            if (d > 1)
+                *missing_total = total;
+        }
         *last_offset = offset;
         if (n == 0 || offset > *max_offset)
             *max_offset = offset;
@@ -410,12 +420,13 @@ legacy_walk(const unsigned char *p, Py_ssize_t end, int magic, int64_t *last_off
                 hist_add(a->hists[2], len[1]);
             hist_add(a->hists[4], 0);
             int64_t abs_offset = offset + base; /* no overflow: base >= 0 and max_offset + base was checked */
+            int64_t d = abs_offset - prev; /* fits: the first pass checked every difference */
             if (n == 0) {
                 a->first_od = abs_offset;
-            } else if (abs_offset != prev + 1) {
+            } else if (d != 1) {
                 a->gaps++;
-                if (abs_offset > prev + 1)
-                    a->missing += abs_offset - prev - 1;
+                if (d > 1)
+                    a->missing += d - 1;
             }
             prev = a->last_od = abs_offset;
             int64_t t = has_lat ? lat : ts;
@@ -483,9 +494,9 @@ gather_legacy_inner(PyObject *self, PyObject *args)
     acc.times = times;
     acc.width = width;
     const unsigned char *p = (const unsigned char *)data.buf;
-    int64_t last = 0, max_offset = 0;
+    int64_t last = 0, max_offset = 0, missing_total = 0;
     int failed = 0;
-    Py_ssize_t n = legacy_walk(p, data.len, magic, &last, &max_offset, NULL, 0, has_lat, lat, &failed);
+    Py_ssize_t n = legacy_walk(p, data.len, magic, &last, &max_offset, &missing_total, NULL, 0, has_lat, lat, &failed);
     int relative = magic > 0 && wrapper_offset != 0;
     if (n == 0 || (relative && wrapper_offset < last)) {
         result = Py_NewRef(Py_None);
@@ -497,7 +508,7 @@ gather_legacy_inner(PyObject *self, PyObject *args)
         result = Py_NewRef(Py_None);
         goto done;
     }
-    n = legacy_walk(p, data.len, magic, &last, &max_offset, &acc, base, has_lat, lat, &failed);
+    n = legacy_walk(p, data.len, magic, &last, &max_offset, &missing_total, &acc, base, has_lat, lat, &failed);
     if (failed || flush_run(&acc) < 0)
         goto done; /* a Python exception is set */
     PyObject *min_ts = acc.have_ts ? PyLong_FromLongLong(acc.min_ts) : Py_NewRef(Py_None);

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import MutableMapping
+from itertools import pairwise
 
 from kafka_dump.errors import CorruptRecordError
 from kafka_dump.format.varint import read_zigzag
@@ -271,6 +272,13 @@ def gather_legacy_inner(
     base = wrapper_offset - last if relative else 0
     if max(f[0] for f in found) + base > INT64_MAX:
         return None  # offsets past int64 (the compiled twin's integers): the decoder reads them
+    total = 0
+    for (a, *_), (b, *_) in pairwise(found):  # gaps must be countable in int64 too
+        if not INT64_MIN <= b - a <= INT64_MAX:
+            return None
+        total += max(0, b - a - 1)
+        if total > INT64_MAX:
+            return None
     record, keys, values, _, header_counts = hists
     null_keys = null_values = gaps = missing = 0
     min_ts: int | None = None
