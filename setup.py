@@ -49,6 +49,7 @@ setup(
             sources=["kafka_dump/format/_gather.c"],
             extra_compile_args=["-O2", "-Wall", "-Wextra", "-Wno-unused-parameter", "-Wno-missing-field-initializers"],
         ),
+        Extension("kafka_dump.format._walk", sources=["kafka_dump/format/_walk.c"], extra_compile_args=["-O2", "-Wall", "-Wextra", "-Wno-unused-parameter"]),
     ],
     cmdclass={"build_ext": OptionalBuildExt},
 )
