@@ -21,6 +21,7 @@ from kafka_dump.analysis.histogram import BoundedCounter, SizeHistogram, TimeHis
 from kafka_dump.analysis.stats import SegmentStats
 from kafka_dump.analysis.stats_walk import iter_stats, progress_position, stats_files
 from kafka_dump.cli import main
+from kafka_dump.errors import NotASegmentError
 from kafka_dump.render.charts import bar, sparkline
 from tests.batches import legacy_messages, legacy_records, v2_batch
 from tests.conftest import FIXTURES, SHARED_REAL
@@ -208,6 +209,12 @@ def test_log_dir_holds_partition_directories(tmp_path: Path) -> None:
     (tmp_path / "empty-dir").mkdir()
     files = stats_files([tmp_path])
     assert [f.parent.name for f in files] == ["t-0", "t-1"]
+    # A KRaft log dir keeps bootstrap.checkpoint at its top: it comes first, then the partitions.
+    (tmp_path / "bootstrap.checkpoint").write_bytes((FIXTURES / "v2-none.log").read_bytes())
+    files = stats_files([tmp_path])
+    assert [f.name for f in files] == ["bootstrap.checkpoint", *["00000000000000000000.log"] * 2]
+    with pytest.raises(NotASegmentError):
+        stats_files([tmp_path / "empty-dir"])
 
 
 # --- the command -----------------------------------------------------------------------------------

@@ -26,19 +26,22 @@ _RUN_BYTES = 256 * 1024  # plain v0/v1 messages decoded this much at a time, as 
 
 
 def stats_files(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
-    """The segment files under each path: a segment, a partition directory, or a log dir (a
-    directory of partition directories), in offset order within each partition."""
+    """The segment files under each path: a segment; a partition directory (its segments in offset
+    order); or a log dir: its own segments (a KRaft ``bootstrap.checkpoint``), then those of each
+    partition directory in it, by name."""
     out: list[Path] = []
     for path in paths:
         p = Path(path)
-        if p.is_dir() and not any(c.suffix in SEGMENT_SUFFIXES and c.is_file() for c in _children(p)):
-            partitions = sorted(c for c in _children(p) if c.is_dir())
-            found = [f for d in partitions if _has_segments(d) for f in segment_files(d)]
-            if not found:
-                raise NotASegmentError("directory holds no segment and no partition directory", file=str(p))
-            out.extend(found)
-        else:
+        if not p.is_dir():
             out.extend(segment_files(p))
+            continue
+        partitions = sorted(c for c in _children(p) if c.is_dir() and _has_segments(c))
+        if not partitions:
+            out.extend(segment_files(p))  # a partition directory (or an error naming it)
+            continue
+        if _has_segments(p):
+            out.extend(segment_files(p))
+        out.extend(f for d in partitions for f in segment_files(d))
     return out
 
 

@@ -100,7 +100,9 @@ def compare_renderables(c: Comparison, losses: list[Loss]) -> list[RenderableTyp
     ]
     out: list[RenderableType] = [table, *(Text(line, style="kdump.note") for line in notes)]
     if losses:
-        below = Table(title="What a downgrade loses", title_justify="left", title_style="kdump.header")
+        below = Table(
+            title="What a downgrade loses (the whole file)", title_justify="left", title_style="kdump.header"
+        )
         below.add_column("the records have", no_wrap=True)
         below.add_column("count", justify="right", no_wrap=True)
         below.add_column("lost in", no_wrap=True)
