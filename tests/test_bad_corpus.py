@@ -261,6 +261,11 @@ def test_max_records_per_batch(fixture: str, limit: int, problems: list[tuple[in
     assert [(o["check"], o["position"]) for o in vobjs if o["type"] == "problem"] == [
         ("too-large", p) for p, _ in problems
     ]
+    res = CliRunner().invoke(
+        main, ["stats", "--format", "json", "--max-records-per-batch", str(limit), str(path)], env=ENV
+    )
+    assert res.exit_code == 0 and _stderr_positions(res.stderr, fixture) == [p for p, _ in problems]
+    assert json.loads(res.stdout.splitlines()[0])["layout"]["batches"] == len(batches) - len(problems)
 
 
 def test_count_inner_stops_past_the_limit() -> None:
@@ -280,3 +285,36 @@ def test_count_inner_stops_past_the_limit() -> None:
     assert count_inner(data + b"\x00" * 11, 100) == 10  # stray bytes are not a message
     assert count_inner(bytes(8) + b"\xff" * 4 + bytes(30), 100) == 0  # a negative size ends the count
     assert count_inner(data[:-1], 100) == 9  # so does a message running past the end
+
+
+def _stderr_positions(err: str, name: str) -> list[int]:
+    """The byte positions of the problems a command reported on stderr, one line each."""
+    out = []
+    for line in err.splitlines():
+        assert line.startswith("kdump: ") and name in line, line
+        out.append(int(line.split(": byte ", 1)[1].split(":", 1)[0]))
+    return out
+
+
+@pytest.mark.parametrize("name", sorted(VERIFY))
+def test_stats_on_bad_file(name: str) -> None:
+    """stats counts what is valid and reports on stderr the problems dump reports, at the same bytes."""
+    path = BAD / name
+    limit = ("--max-batch-bytes", str(8 << 20))
+    res = CliRunner().invoke(main, ["stats", "--format", "json", *limit, str(path)], env=ENV)
+    assert "Traceback" not in res.stdout + res.stderr
+    assert res.exception is None or isinstance(res.exception, SystemExit), res.exception
+    if name in NOT_A_SEGMENT:
+        assert (res.exit_code, res.stdout) == (2, "")
+        assert res.stderr.count("\n") == 1 and "not a Kafka log segment" in res.stderr
+        return
+    assert res.exit_code == 0
+    file_obj, total = (json.loads(line) for line in res.stdout.splitlines())
+    assert (file_obj["type"], total["type"]) == ("file", "total")
+    _, objs, _ = dump(path, *limit)
+    assert _stderr_positions(res.stderr, name) == [o["position"] for o in objs if o["type"] == "problem"]
+    at = [o["position"] for o in objs if o["type"] == "problem"]
+    batches = [o for o in objs if o["type"] == "batch"]
+    whole = [b for b in batches if not any(b["position"] <= p < b["position"] + b["sizeInBytes"] for p in at)]
+    assert file_obj["layout"]["batches"] >= len(whole)
+    assert file_obj["layout"]["records"] >= sum(len(b["records"]) for b in whole)

@@ -17,7 +17,7 @@ from kafka_dump.analysis.stats import SegmentStats
 from kafka_dump.errors import CorruptRecordError, NotASegmentError
 from kafka_dump.format import decode_legacy_run, legacy, v2
 from kafka_dump.format import layout as L
-from kafka_dump.format.codecs import DEFAULT_MAX_BATCH_BYTES, decompress
+from kafka_dump.format.codecs import DEFAULT_MAX_BATCH_BYTES, DEFAULT_MAX_RECORDS_PER_BATCH, decompress
 from kafka_dump.format.message import Message
 from kafka_dump.model import Batch, Compression, Problem
 from kafka_dump.segment import CHUNK_SIZE, SEGMENT_SUFFIXES, read_segment, segment_files
@@ -86,6 +86,7 @@ def iter_stats(
     files: Iterable[Path],
     *,
     max_batch_bytes: int = DEFAULT_MAX_BATCH_BYTES,
+    max_records_per_batch: int = DEFAULT_MAX_RECORDS_PER_BATCH,
     listener: Callable[[Path], Callable[[Batch | None], None] | None] | None = None,
 ) -> Iterator[StatsEvent]:
     """Read each file once: its start, a mark per batch, its problems, then its ``SegmentStats``.
@@ -101,10 +102,13 @@ def iter_stats(
             stats.listener = listener(f)
         pos: int | None = 0
         if stats.listener is None:
-            pos = yield from _walk_valid(f, stats, max_batch_bytes)
+            pos = yield from _walk_valid(f, stats, max_batch_bytes, max_records_per_batch)
         if pos is not None:
             add = stats.add
-            for item in read_segment(f, max_batch_bytes=max_batch_bytes, start=pos):
+            items = read_segment(
+                f, max_batch_bytes=max_batch_bytes, start=pos, max_records_per_batch=max_records_per_batch
+            )
+            for item in items:
                 add(item)
                 if isinstance(item, Problem):
                     yield item
@@ -114,7 +118,7 @@ def iter_stats(
 
 
 def _walk_valid(
-    path: Path, stats: SegmentStats, max_batch_bytes: int
+    path: Path, stats: SegmentStats, max_batch_bytes: int, max_records: int = DEFAULT_MAX_RECORDS_PER_BATCH
 ) -> Generator[BatchSeen, None, int | None]:
     """Count the file's entries from its start for as long as each is whole and valid, walking v2
     records without building them (``format/gather.py``); runs of plain v0/v1 messages and control
@@ -147,7 +151,9 @@ def _walk_valid(
                     return pos
             if magic < 2:
                 used = yield from _count_legacy_run(name, stats, buf, i, pos, min(len(buf), i + _RUN_BYTES))
-                if not used and not _count_wrapper(name, stats, buf, i, pos, entry, max_batch_bytes):
+                if not used and not _count_wrapper(
+                    name, stats, buf, i, pos, entry, max_batch_bytes, max_records
+                ):
                     return pos
                 pos += used or entry
                 if not used:
@@ -155,6 +161,8 @@ def _walk_valid(
                 continue
             if magic != 2 or entry < L.V2_HEADER_SIZE:
                 return pos
+            if L.INT32.unpack_from(buf, i + L.V2_RECORD_COUNT_OFFSET)[0] > max_records:
+                return pos  # read_segment reports it
             if not _count_v2(name, stats, buf, i, pos, entry, max_batch_bytes):
                 return pos
             pos += entry
@@ -187,7 +195,14 @@ def _count_v2(
 
 
 def _count_wrapper(
-    name: str, stats: SegmentStats, buf: bytes, i: int, pos: int, entry: int, max_batch_bytes: int
+    name: str,
+    stats: SegmentStats,
+    buf: bytes,
+    i: int,
+    pos: int,
+    entry: int,
+    max_batch_bytes: int,
+    max_records: int = DEFAULT_MAX_RECORDS_PER_BATCH,
 ) -> bool:
     """Count one v0/v1 wrapper if it is valid: walked when its inner messages are the plain case,
     else decoded."""
@@ -201,6 +216,8 @@ def _count_wrapper(
         data = decompress(msg.compression, msg.value, max_batch_bytes)
     except CorruptRecordError:
         return False
+    if legacy.more_inner_than(data, max_records):
+        return False  # read_segment reports it
     if stats.count_wrapper_walked(msg, name, pos, data):
         return True
     return _count_legacy(name, stats, buf, i, pos, entry, max_batch_bytes)

@@ -18,6 +18,7 @@ from kafka_dump.commands.options import (
     format_option,
     input_paths,
     max_batch_bytes_option,
+    max_records_option,
     traceback_option,
 )
 from kafka_dump.model import Compression, Problem
@@ -48,6 +49,7 @@ def _codecs_option(ctx: click.Context, param: click.Parameter, value: str) -> tu
 )  # fmt: skip
 @click.option("--no-charts", is_flag=True, help="Leave out the record-size histogram and the sparkline.")
 @max_batch_bytes_option
+@max_records_option
 @click.option(
     "--compare",
     is_flag=True,
@@ -84,6 +86,7 @@ def stats(
     fmt: str,
     no_charts: bool,
     max_batch_bytes: int,
+    max_records_per_batch: int,
     compare: bool,
     batch_records: int | None,
     batch_bytes: int | None,
@@ -126,7 +129,9 @@ def stats(
             c = comparisons[str(path)] = Comparison(options, file_bytes=os.path.getsize(path))
             return c
 
-    events: Iterable[StatsEvent] = iter_stats(files, max_batch_bytes=max_batch_bytes, listener=listener)
+    events: Iterable[StatsEvent] = iter_stats(
+        files, max_batch_bytes=max_batch_bytes, max_records_per_batch=max_records_per_batch, listener=listener
+    )
     if progress.wanted():
         events = progress.with_progress(events, progress_position, out.err_console)
     _render(out, events, fmt, charts=not no_charts, comparisons=comparisons)

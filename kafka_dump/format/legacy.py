@@ -68,7 +68,7 @@ def _inner_records(
         data = decompress(wrapper.compression, wrapper.value, max_batch_bytes)
     except CorruptRecordError as exc:
         return [], exc
-    if len(data) // _SMALLEST_INNER > max_records and count_inner(data, max_records) > max_records:
+    if more_inner_than(data, max_records):
         return [], CorruptRecordError(
             f"wrapper holds more than {max_records} inner messages (--max-records-per-batch)"
         )
@@ -78,6 +78,11 @@ def _inner_records(
 
 
 _SMALLEST_INNER = L.LOG_OVERHEAD + L.LEGACY_V0_MIN_SIZE
+
+
+def more_inner_than(data: bytes, limit: int) -> bool:
+    """Whether decompressed ``data`` frames more than ``limit`` inner messages (cheap unless it could)."""
+    return len(data) // _SMALLEST_INNER > limit and count_inner(data, limit) > limit
 
 
 def count_inner(data: bytes, limit: int) -> int:
