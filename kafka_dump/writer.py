@@ -302,6 +302,22 @@ class SegmentWriter:
             self.abort()
 
 
+def check_writable(directory: Path) -> None:
+    """Fail now, before any work, when no file can be made in ``directory`` (or, while it does not
+    exist yet, in the nearest existing directory above it, where it would be made): a real attempt,
+    so that read-only file systems, missing permissions and root's exemptions all answer truly."""
+    existing = directory
+    while not existing.exists() and existing.parent != existing:
+        existing = existing.parent
+    if not existing.is_dir():
+        raise KafkaDumpError("not a directory", file=str(existing))
+    try:
+        with tempfile.TemporaryFile(dir=existing):
+            pass
+    except OSError as exc:
+        raise KafkaDumpError(f"cannot write here ({exc.strerror or exc})", file=str(existing)) from None
+
+
 def _fsync_dir(directory: Path) -> None:
     try:
         fd = os.open(directory, os.O_RDONLY)

@@ -42,7 +42,20 @@ def stats_files(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
         if _has_segments(p):
             out.extend(segment_files(p))
         out.extend(f for d in partitions for f in segment_files(d))
-    return out
+    return _once(out)
+
+
+def _once(files: list[Path]) -> list[Path]:
+    """Each file once, however many paths reach it (a symlinked partition directory, a path given
+    twice), in the order first seen."""
+    seen: set[str] = set()
+    unique = []
+    for f in files:
+        real = os.path.realpath(f)
+        if real not in seen:
+            seen.add(real)
+            unique.append(f)
+    return unique
 
 
 def _children(p: Path) -> Iterator[Path]:

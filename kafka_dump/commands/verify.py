@@ -87,6 +87,10 @@ def verify_crc(
       kdump verify-crc --format json 00000000000000000000.log | jq 'select(.type=="summary")'
       kdump verify-crc --salvage /tmp/rescued my-topic-0/  # copies holding only the valid batches
     """
+    if salvage_dir is not None:
+        from kafka_dump.writer import check_writable
+
+        check_writable(salvage_dir)
     files = verify_files(list(paths))
     out = Output(color)
     options = VerifyOptions(
