@@ -13,7 +13,7 @@ from typing import NamedTuple
 
 from kafka_dump.format.codecs import DEFAULT_MAX_BATCH_BYTES
 from kafka_dump.index import seek_position
-from kafka_dump.model import Batch, Problem, ProblemKind, Record
+from kafka_dump.model import Batch, Compression, Problem, ProblemKind, Record
 from kafka_dump.segment import read_segment, segment_base_offset, segment_files, snapshot_id
 
 
@@ -100,6 +100,13 @@ def progress_position(event: DumpEvent) -> tuple[str, int] | None:
     return None
 
 
+def _unread(b: Batch) -> bool:
+    """A batch without records that should have some: the header counts them, or it is a wrapper."""
+    if b.magic >= 2:
+        return (b.recordCount or 0) > 0
+    return b.compression is not Compression.NONE
+
+
 def iter_dump(
     paths: list[str],
     rng: RangeFilter,
@@ -135,6 +142,8 @@ def iter_dump(
             if rng.to_offset is not None and item.baseOffset > rng.to_offset:
                 break
             records = item.records
+            if with_records and not records and _unread(item):
+                records = None  # no record could be read (a codec failed): not the same as none at all
             if records is not None and active:
                 records = tuple(r for r in records if rng.keep_record(r))
                 if not records and item.records:
@@ -147,7 +156,7 @@ def iter_dump(
                 if records is not None:
                     records = records[:left]
                     left -= len(records)
-                else:
+                elif not with_records:
                     left -= 1
             n_batches += 1
             n_records += len(records) if records is not None else 0

@@ -17,7 +17,7 @@ from kafka_dump.analysis.dump import (
     iter_dump,
     progress_position,
 )
-from kafka_dump.commands import EXIT_CORRUPT, EXIT_OK
+from kafka_dump.commands import EXIT_CORRUPT, EXIT_MEANINGS, EXIT_OK
 from kafka_dump.commands.options import (
     color_option,
     format_option,
@@ -28,10 +28,12 @@ from kafka_dump.commands.options import (
 )
 from kafka_dump.model import Problem, ProblemKind
 from kafka_dump.render import Renderer, progress
-from kafka_dump.render.jsonl import JsonRenderer
+from kafka_dump.render.jsonl import JsonRenderer, terminal_safe
 from kafka_dump.render.kafka_text import KafkaTextRenderer
 from kafka_dump.render.output import ColorMode, Output
 from kafka_dump.render.payload import PayloadEncoding
+from kafka_dump.render.summary import closing_summary
+from kafka_dump.render.table import TIME_MODES, TableRenderer, TimeMode
 
 T = TypeVar("T")
 
@@ -51,6 +53,8 @@ T = TypeVar("T")
 @click.option("--max-bytes", type=click.IntRange(min=1), default=64, show_default=True,
               help="Table: cut keys and values to this many bytes.")  # fmt: skip
 @click.option("--batches-only", is_flag=True, help="Show batch headers only; records are not decoded.")
+@click.option("--time", "time_mode", type=click.Choice(list(TIME_MODES)), default="iso", show_default=True,
+              help="Table: times as ISO-8601 (UTC), epoch ms, or both in one column.")  # fmt: skip
 @range_options
 @max_batch_bytes_option
 @color_option
@@ -61,6 +65,7 @@ def dump(
     payload: str,
     max_bytes: int,
     batches_only: bool,
+    time_mode: TimeMode,
     rng: RangeFilter,
     max_batch_bytes: int,
     color: ColorMode,
@@ -86,9 +91,22 @@ def dump(
     elif fmt == "kafka":
         _kafka(out, stream, batches_only)
     else:
-        _table(out, stream, max_bytes, batches_only)
+        table = TableRenderer(
+            max_bytes=max_bytes, records=not batches_only, time=time_mode, width=out.width, color=out.color
+        )
+        _text(out, stream, table)
     out.flush()
-    return EXIT_CORRUPT if stream.summary.corrupt else EXIT_OK
+    summary = stream.summary
+    code = EXIT_CORRUPT if summary.corrupt else EXIT_OK
+    if out.err_is_terminal:
+        out.err_print(
+            closing_summary(
+                files=summary.files, batches=summary.batches, records=summary.records,
+                corrupt=summary.corrupt, tails=summary.tails, tail_bytes=summary.tail_bytes,
+                exit_code=code, meaning=EXIT_MEANINGS[code],
+            )
+        )  # fmt: skip
+    return code
 
 
 class _Stream:
@@ -106,27 +124,21 @@ class _Stream:
             yield event
 
 
-def _table(out: Output, events: _Stream, max_bytes: int, batches_only: bool) -> None:
-    from rich.text import Text
-
-    from kafka_dump.render.table import TableRenderer
-
-    table = TableRenderer(max_bytes=max_bytes, records=not batches_only)
+def _text(out: Output, events: _Stream, renderer: Renderer[str]) -> None:
+    write_lines = out.write_lines
     for event in events:
-        for renderable in _dispatch(table, event):
-            if isinstance(renderable, str):
-                out.write(renderable)
-            else:
-                # A batch's title line is never wrapped: it is one line to grep.
-                out.print(renderable, soft_wrap=isinstance(renderable, Text))  # type: ignore[arg-type]
+        lines = _dispatch(renderer, event)
+        if lines:
+            write_lines(lines)
 
 
 def _json(out: Output, events: _Stream, payload: PayloadEncoding) -> None:
     renderer = JsonRenderer(payload)
     write = out.write_bytes
+    safe = out.is_terminal  # the same JSON, with what a terminal would act on escaped
     for event in events:
         for line in _dispatch(renderer, event):
-            write(line)
+            write(terminal_safe(line) if safe else line)
 
 
 def _kafka(out: Output, events: _Stream, batches_only: bool) -> None:
