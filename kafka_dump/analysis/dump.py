@@ -127,9 +127,31 @@ def iter_dump(
         trailing = 0
         start = seek_position(Path(f), from_offset=rng.from_offset, from_time=rng.from_time) if active else 0
         keep = rng.keep_header if active else None
-        for item in read_segment(
+        items = read_segment(
             f, with_records=with_records, max_batch_bytes=max_batch_bytes, start=start, keep=keep
-        ):
+        )
+        if not active and left is None:
+            # No filter, no limit: the plain loop, once per batch (or per v0/v1 message).
+            for item in items:
+                if isinstance(item, Problem):
+                    if item.kind is ProblemKind.CORRUPT:
+                        corrupt += 1
+                    else:
+                        trailing += item.length
+                        tails += 1
+                        tail_bytes += item.length
+                    yield item
+                    continue
+                records = item.records
+                if records:
+                    n_records += len(records)
+                elif with_records and _unread(item):
+                    records = None  # no record could be read (a codec failed): not the same as none at all
+                n_batches += 1
+                yield BatchEvent(item, records)
+            yield FileEnd(str(f), trailing)
+            continue
+        for item in items:
             if isinstance(item, Problem):
                 if item.kind is ProblemKind.CORRUPT:
                     corrupt += 1

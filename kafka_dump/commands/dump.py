@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import TypeVar
 
 import click
@@ -85,18 +85,20 @@ def dump(
     )
     if progress.wanted():
         events = progress.with_progress(events, progress_position, out.err_console)
-    stream = _Stream(events)
     if fmt == "json":
-        _json(out, stream, PayloadEncoding(payload))
+        json_renderer = JsonRenderer(PayloadEncoding(payload))
+        # On a terminal, the same JSON with what a terminal would act on escaped.
+        write_json = out.write_byte_lines if not out.is_terminal else _terminal_json(out)
+        summary = _render(events, json_renderer, write_json)
     elif fmt == "kafka":
-        _kafka(out, stream, batches_only)
+        kafka = KafkaTextRenderer(records=not batches_only, escape=out.is_terminal)
+        summary = _render(events, kafka, out.write_lines, corrupt=out.diagnostic)
     else:
         table = TableRenderer(
             max_bytes=max_bytes, records=not batches_only, time=time_mode, width=out.width, color=out.color
         )
-        _text(out, stream, table)
+        summary = _render(events, table, out.write_lines)
     out.flush()
-    summary = stream.summary
     code = EXIT_CORRUPT if summary.corrupt else EXIT_OK
     if out.err_is_terminal:
         out.err_print(
@@ -109,54 +111,40 @@ def dump(
     return code
 
 
-class _Stream:
-    """The events of a dump up to its closing ``Summary``, which is kept for the exit code."""
+def _render(
+    events: Iterable[DumpEvent],
+    renderer: Renderer[T],
+    write: Callable[[Sequence[T]], None],
+    corrupt: Callable[[str], None] | None = None,
+) -> Summary:
+    """Feed every event to ``renderer`` and write what it answers; return the closing ``Summary``.
 
-    def __init__(self, events: Iterable[DumpEvent]) -> None:
-        self._events = events
-        self.summary = Summary()
-
-    def __iter__(self) -> Iterator[FileStart | FileEnd | BatchEvent | Problem]:
-        for event in self._events:
-            if isinstance(event, Summary):
-                self.summary = event
-                return
-            yield event
-
-
-def _text(out: Output, events: _Stream, renderer: Renderer[str]) -> None:
-    write_lines = out.write_lines
+    ``corrupt``: where corruption goes instead, when the format has no place for it (Kafka's lines).
+    """
+    batch = renderer.batch
     for event in events:
-        lines = _dispatch(renderer, event)
+        if type(event) is BatchEvent:  # the hot case first: one per batch, or per v0/v1 message
+            lines = batch(event[0], event[1])
+        elif type(event) is Summary:
+            return event
+        elif isinstance(event, Problem):
+            if corrupt is not None and event.kind is ProblemKind.CORRUPT:
+                corrupt(str(event))
+                continue
+            lines = renderer.problem(event)
+        elif isinstance(event, FileStart):
+            lines = renderer.file_start(event.path, event.base_offset, event.snapshot)
+        elif isinstance(event, FileEnd):
+            lines = renderer.file_end(event.path, event.trailing)
+        else:
+            raise TypeError(f"unknown event {event!r}")
         if lines:
-            write_lines(lines)
+            write(lines)
+    return Summary()
 
 
-def _json(out: Output, events: _Stream, payload: PayloadEncoding) -> None:
-    renderer = JsonRenderer(payload)
-    write = out.write_bytes
-    safe = out.is_terminal  # the same JSON, with what a terminal would act on escaped
-    for event in events:
-        for line in _dispatch(renderer, event):
-            write(terminal_safe(line) if safe else line)
+def _terminal_json(out: Output) -> Callable[[Sequence[bytes]], None]:
+    def write(lines: Sequence[bytes]) -> None:
+        out.write_byte_lines([terminal_safe(line) for line in lines])
 
-
-def _kafka(out: Output, events: _Stream, batches_only: bool) -> None:
-    renderer = KafkaTextRenderer(records=not batches_only, escape=out.is_terminal)
-    for event in events:
-        if isinstance(event, Problem) and event.kind is ProblemKind.CORRUPT:
-            out.diagnostic(str(event))  # Kafka's lines have no place for corruption: stderr
-            continue
-        out.write_lines(_dispatch(renderer, event))
-
-
-def _dispatch(renderer: Renderer[T], event: object) -> Sequence[T]:
-    if isinstance(event, BatchEvent):
-        return renderer.batch(event.batch, event.records)
-    if isinstance(event, Problem):
-        return renderer.problem(event)
-    if isinstance(event, FileStart):
-        return renderer.file_start(event.path, event.base_offset, event.snapshot)
-    if isinstance(event, FileEnd):
-        return renderer.file_end(event.path, event.trailing)
-    raise TypeError(f"unknown event {event!r}")
+    return write

@@ -131,6 +131,13 @@ class Output:
             self._bytes_pending = True
         self.stdout.buffer.write(data)
 
+    def write_byte_lines(self, lines: Iterable[bytes]) -> None:
+        """Lines of bytes straight to stdout's buffer."""
+        if not self._bytes_pending:
+            self.stdout.flush()
+            self._bytes_pending = True
+        self.stdout.buffer.writelines(lines)
+
     def print(self, renderable: RenderableType, *, soft_wrap: bool = False) -> None:
         """A Rich renderable on stdout (a ``Text``, a small ``Table``); never a str of data."""
         if self._bytes_pending:

@@ -114,12 +114,18 @@ def _escaped(text: str, data: bytes, more: str) -> Cell:
 
 
 def _headers_cell(record: Record, max_bytes: int) -> Cell:
+    """``key=value, key=null``: header keys escaped like any text from the file, values as keys are."""
     parts = []
     for h in record.headers:
-        value = data_cell(h.value, max_bytes)[0]
-        parts.append(f"{printable(header_key(h.key))}={value}")
+        key, value = h.key, h.value
+        if key.isascii() and (value is None or (value.isascii() and len(value) <= max_bytes)):
+            k, v = key.decode("ascii"), "null" if value is None else value.decode("ascii")
+            if k.isprintable() and v.isprintable():
+                parts.append(f"{k}={v}")
+                continue
+        parts.append(f"{printable(header_key(key))}={data_cell(value, max_bytes)[0]}")
     text = ", ".join(parts)
-    return (text, cell_len(text), "")
+    return (text, len(text) if text.isascii() else cell_len(text), "")
 
 
 def _control_cell(record: Record) -> Cell:
@@ -266,12 +272,16 @@ class TableRenderer:
         self._seconds = _Seconds()
         self._cols: list[list[str]] = [[], [], [], [], [], []]
         self._special: list[tuple[int, int, Cell]] = []  # (column, row, cell) of cells not plain ASCII
-        self._special_width = [0] * 6  # the widest special cell of each column
+        # Widths learnt as cells are added: every column's widest special cell, and the whole width of
+        # the time, headers and note columns (so only offsets, keys and values are measured at a flush).
+        self._known = [0] * 6
         self._sections: list[tuple[int, _Section]] = []  # (row it comes before, section)
         self._widths: list[int] | None = None  # of the open table; 0 for a hidden column
         self._wanted: list[int] = []  # what the open table's rows needed, before fitting the terminal
         self._section_width = 0  # its widest section row
-        self._run: tuple[int, TimestampType] | None = None  # the run of plain v0/v1 messages in progress
+        # The run of plain v0/v1 messages in progress: its magic (-1: none) and timestamp type.
+        self._run_magic = -1
+        self._run_type = TimestampType.NO_TIMESTAMP_TYPE
         self._pending: list[Record] = []  # its records not yet in the columns
         self._pending_invalid: list[int] = []  # which of them have an invalid CRC
         labels = ["offset", _TIME_LABELS[time], "key", "value", "headers", "note"]
@@ -283,55 +293,49 @@ class TableRenderer:
     def file_start(self, path: str, base_offset: int | None, snapshot: tuple[int, int] | None) -> list[str]:
         return [*self._flush(close=True), self._styled([(f"Dumping {printable(path)}", "kdump.file")]) + "\n"]
 
-    def batch(self, b: Batch, records: tuple[Record, ...] | None) -> list[str]:
+    def batch(self, b: Batch, records: tuple[Record, ...] | None) -> Sequence[str]:
         if not self._records:
             return self._batch_line(b)
-        cols = self._cols
         pending = self._pending
         if b.compression is _NONE and b.magic < 2 and records is not None and len(records) == 1:
             # A plain v0/v1 message, a log entry of its own: one row, under one section for the run.
             # Its record waits in ``_pending`` and a run is added a column at a time.
-            run = (b.magic, b.timestampType)
-            if run != self._run:
-                self._end_run()
-                self._run = run
-                self._sections.append((len(cols[0]), _Section(_run_title(b))))
+            if b.magic != self._run_magic or b.timestampType is not self._run_type:
+                self._start_run(b)
             if not b.crcValid:
                 self._pending_invalid.append(len(pending))
             pending.append(records[0])
-            if len(pending) >= self._flush_rows:
-                return self._flush(close=False)
-            return []
+            if len(pending) < self._flush_rows:
+                return ()
+            return self._flush(close=False)
+        cols = self._cols
+        if pending:
+            self._end_run()
+        self._run_magic = -1
+        if records is None:
+            # The records could not be read (a codec failed): the header says so, the problem why.
+            title = [*batch_title(b, with_time=self._time), (" · ", "kdump.label")]
+            self._sections.append((len(cols[0]), _Section([*title, ("records not read", "kdump.problem")])))
         else:
-            if pending:
-                self._end_run()
-            self._run = None
-            if records is None:
-                # The records could not be read (a codec failed): the header says so, the problem why.
-                title = [*batch_title(b, with_time=self._time), (" · ", "kdump.label")]
-                self._sections.append(
-                    (len(cols[0]), _Section([*title, ("records not read", "kdump.problem")]))
-                )
-            else:
-                first = len(cols[0])
-                self._sections.append((first, _Section(batch_title(b))))
-                self._add_rows(records)
-                if b.isControl:
-                    for i, r in enumerate(records, first):
-                        self._set(_NOTE, i, _control_cell(r))
-                elif b.magic < 2:
-                    for i, r in enumerate(records, first):
-                        if r.crcValid is False:
-                            self._set(_NOTE, i, _invalid_cell(r))
+            first = len(cols[0])
+            self._sections.append((first, _Section(batch_title(b))))
+            self._add_rows(records)
+            if b.isControl:
+                for i, r in enumerate(records, first):
+                    self._set(_NOTE, i, _control_cell(r))
+            elif b.magic < 2:
+                for i, r in enumerate(records, first):
+                    if r.crcValid is False:
+                        self._set(_NOTE, i, _invalid_cell(r))
         if len(cols[0]) >= self._flush_rows:
             return self._flush(close=False)
-        return []
+        return ()
 
     def problem(self, p: Problem) -> list[str]:
         if not self._records:
             return self._line(_Section(problem_title(p), wrap=True))
         self._end_run()
-        self._run = None
+        self._run_magic = -1
         self._sections.append((len(self._cols[0]), _Section(problem_title(p), wrap=True)))
         return []
 
@@ -356,6 +360,11 @@ class TableRenderer:
             return [self._styled([(chunk, style)]) + "\n" for chunk in _wrap(text, limit)]
         return [self._styled(_cut_segments(section.segments, limit)) + "\n"]
 
+    def _start_run(self, b: Batch) -> None:
+        self._end_run()
+        self._run_magic, self._run_type = b.magic, b.timestampType
+        self._sections.append((len(self._cols[0]), _Section(_run_title(b))))
+
     def _end_run(self) -> None:
         """Add the rows of the plain v0/v1 messages waiting in ``_pending``."""
         pending = self._pending
@@ -372,8 +381,8 @@ class TableRenderer:
         """Put a cell that is not plain ASCII text (styled, or of wide characters) at (col, row)."""
         self._cols[col][row] = cell[0]
         self._special.append((col, row, cell))
-        if cell[1] > self._special_width[col]:
-            self._special_width[col] = cell[1]
+        if cell[1] > self._known[col]:
+            self._known[col] = cell[1]
 
     def _add_rows(self, records: Sequence[Record]) -> None:
         """The hot loop: the cells of ``records``, a column at a time."""
@@ -385,8 +394,14 @@ class TableRenderer:
         if self._time == "iso" and stamps and min(stamps) >= 0:
             seconds = self._seconds
             times.extend([seconds[t // 1000] + _MILLIS[t % 1000] for t in stamps])
+            shown = 24  # 2023-11-14T22:13:20.000Z
         else:
-            times.extend([time_text(t, self._time) for t in stamps])
+            texts = [time_text(t, self._time) for t in stamps]
+            times.extend(texts)
+            shown = max(map(len, texts), default=0)
+        known = self._known
+        if shown > known[_TIME]:
+            known[_TIME] = shown
         self._data_column(_KEY, keys, [r.key for r in records], first)
         self._data_column(_VALUE, values, [r.value for r in records], first)
         blank = [""] * n
@@ -400,6 +415,8 @@ class TableRenderer:
                         self._set(_HEADERS, i, cell)
                     else:
                         headers[i] = cell[0]
+                        if cell[1] > known[_HEADERS]:
+                            known[_HEADERS] = cell[1]
         else:
             headers.extend(blank)
 
@@ -431,9 +448,9 @@ class TableRenderer:
 
     def _needed(self) -> tuple[list[int], int]:
         """Column widths the buffered rows need (0: a column none of them uses), and the widest section."""
-        widths = [
-            max(max(map(len, c), default=0), s) for c, s in zip(self._cols, self._special_width, strict=True)
-        ]
+        widths = list(self._known)
+        for i in (_OFFSET, _KEY, _VALUE):
+            widths[i] = max(max(map(len, self._cols[i]), default=0), widths[i])
         for i in (_OFFSET, _TIME, _KEY, _VALUE):
             widths[i] = max(widths[i], self._label_widths[i])
         for i in (_HEADERS, _NOTE):
@@ -476,12 +493,12 @@ class TableRenderer:
             self._lines(widths, needed, out)
             self._cols = [[], [], [], [], [], []]
             self._special = []
-            self._special_width = [0] * 6
+            self._known = [0] * 6
             self._sections = []
         if close and self._widths is not None:
             out.append(self._bottom(self._widths))
             self._widths = None
-            self._run = None
+            self._run_magic = -1
         return out
 
     def _top(self, widths: list[int]) -> list[str]:
@@ -508,22 +525,34 @@ class TableRenderer:
     def _lines(self, widths: list[int], needed: list[int], out: list[str]) -> None:
         """Append the buffered rows' lines at ``widths``, a column at a time, with the sections between."""
         bar = _BOX.mid_vertical
-        padded: list[list[str]] = []
-        for col, (column, width) in enumerate(zip(self._cols, widths, strict=True)):
-            if not width:
-                continue
+        shown = [col for col, w in enumerate(widths) if w]
+        columns = []
+        for col in shown:
+            column, width = self._cols[col], widths[col]
             if needed[col] > width:  # cut to fit the terminal
                 column = [c if len(c) <= width else _cut(c, width)[0] for c in column]
-            if col == _OFFSET:
-                padded.append([c.rjust(width) for c in column])
-            else:
-                padded.append([c.ljust(width) for c in column])
-        shown = [col for col, w in enumerate(widths) if w]
-        for col, row, cell in self._special:
-            if widths[col]:
-                padded[shown.index(col)][row] = self._cell(cell, widths[col])
-        pattern = f"{bar} " + f" {bar} ".join(["%s"] * len(padded)) + f" {bar}\n"
-        lines = list(map(pattern.__mod__, zip(*padded, strict=True)))
+            columns.append(column)
+        # Plain cells are padded by ``%``: their width is their length. A row holding another cell
+        # (styled, or of wide characters) is drawn again, each cell padded by its width in cells.
+        specs = [f"%{widths[col]}s" if col == _OFFSET else f"%-{widths[col]}s" for col in shown]
+        sep = f" {bar} "
+        lines = list(map(f"{bar} {sep.join(specs)} {bar}\n".__mod__, zip(*columns, strict=True)))
+        if self._special:
+            special: dict[int, dict[int, Cell]] = {}
+            for col, row, cell in self._special:
+                special.setdefault(row, {})[col] = cell
+            for row, cells in special.items():
+                parts = []
+                for col, column in zip(shown, columns, strict=True):
+                    width = widths[col]
+                    drawn = cells.get(col)
+                    if drawn is not None:
+                        parts.append(self._cell(drawn, width))
+                    elif col == _OFFSET:
+                        parts.append(column[row].rjust(width))
+                    else:
+                        parts.append(column[row].ljust(width))
+                lines[row] = f"{bar} {sep.join(parts)} {bar}\n"
         inner = _table_width(widths) - 5
         done = 0
         for row, section in self._sections:
