@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+from pathlib import Path
 
 import pytest
 
@@ -102,3 +103,12 @@ def test_console_uses_the_theme_and_the_colour_choice() -> None:
         Text("x", style="kdump.problem")
     )
     assert out.getvalue() == "\x1b[1;31mx\x1b[0m\n"
+
+
+def test_a_regular_file_is_never_cut_to_a_terminal(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(output, "_tty_width", lambda: 55)
+    monkeypatch.setattr(output, "_size_of", lambda s: 91)
+    with open(tmp_path / "out.txt", "w") as f:
+        assert terminal_width(f, Stream(True), {}) is None
+        assert terminal_width(f, Stream(True), {"COLUMNS": "70"}) == 70
+    assert terminal_width(Stream(False), Stream(True), {}) == 91  # a pipe: the terminal's width
