@@ -97,3 +97,10 @@ def test_data_cell_is_printable_and_measured(value: bytes, max_bytes: int) -> No
     assert style in ("", "kdump.hex")
     if style == "kdump.hex":
         assert text.startswith("0x") and bytes.fromhex(text[2:].rstrip("…")) == value[:max_bytes]
+
+
+def test_times_outside_iso_years_and_missing_ones() -> None:
+    recs = [new_record(i, ts, b"k", b"v", (), -1, 10) for i, ts in enumerate([2**62, -1, 0])]
+    lines = TableRenderer(flush_rows=1).batch(_batch(recs, 2, Compression.NONE, 0), tuple(recs))
+    rows = [ln for ln in lines if ln.startswith("│")]
+    assert [ln.split("│")[2].strip() for ln in rows] == ["?", "-", "1970-01-01T00:00:00.000Z"]

@@ -10,8 +10,8 @@ Records of consecutive batches share one table: each batch opens with a one-line
 under a single section row. A table lasts a file; it is closed and reopened only when a column
 must grow (or appear) after rows were written with the old widths.
 
-Widths: on a terminal (``width``), the table fits it, cutting the value, headers and key columns
-with ``…``; with no terminal, nothing is cut beyond ``--max-bytes``. Every string from the file is
+Widths: on a terminal (``width``), the table fits it, cutting the value, headers, note, key and
+time columns (in that order) with ``…``; with no width, nothing is cut beyond ``--max-bytes``. Every string from the file is
 shown as text or hex, control characters escaped: nothing reaches Rich or the terminal as markup
 or as an escape sequence.
 """
@@ -42,7 +42,6 @@ _OFFSET, _TIME, _KEY, _VALUE, _HEADERS, _NOTE = range(6)
 _SHRINK = ((_VALUE, 8), (_HEADERS, 5), (_NOTE, 5), (_KEY, 5), (_TIME, 10))
 _NONE = Compression.NONE
 _NULL: Cell = ("null", 4, "kdump.null")
-_EMPTY: Cell = ("", 0, "")
 _TIME_LABELS = {"iso": "time (UTC)", "ms": "timestamp (ms)", "both": "time (UTC) and ms"}
 
 
@@ -241,6 +240,7 @@ class _Seconds(dict[int, str]):
 
 
 _MILLIS = [f".{ms:03d}Z" for ms in range(1000)]
+_YEAR_10000 = 253_402_300_800_000  # epoch ms: ISO times end at 9999-12-31
 
 
 class TableRenderer:
@@ -391,7 +391,7 @@ class TableRenderer:
         n = len(records)
         offsets.extend([str(r.offset) for r in records])
         stamps = [r.timestamp for r in records]
-        if self._time == "iso" and stamps and min(stamps) >= 0:
+        if self._time == "iso" and stamps and min(stamps) >= 0 and max(stamps) < _YEAR_10000:
             seconds = self._seconds
             times.extend([seconds[t // 1000] + _MILLIS[t % 1000] for t in stamps])
             shown = 24  # 2023-11-14T22:13:20.000Z
