@@ -13,6 +13,7 @@ from kafka_dump.analysis.dump import (
     FileEnd,
     FileStart,
     RangeFilter,
+    SideEntry,
     Summary,
     iter_dump,
     progress_position,
@@ -26,6 +27,7 @@ from kafka_dump.commands.options import (
     range_options,
     traceback_option,
 )
+from kafka_dump.internal import DECODE_CHOICES
 from kafka_dump.model import Problem, ProblemKind
 from kafka_dump.render import Renderer, progress
 from kafka_dump.render.jsonl import JsonRenderer, terminal_safe
@@ -57,6 +59,11 @@ T = TypeVar("T")
               help="Table: times as ISO-8601 (UTC), epoch ms, or both in one column.")  # fmt: skip
 @range_options
 @max_batch_bytes_option
+@click.option(
+    "--decode", type=click.Choice(DECODE_CHOICES), default="auto", show_default=True,
+    help="Decode Kafka's own records: auto chooses by the directory name (__consumer_offsets-N, "
+    "__transaction_state-N, __cluster_metadata-0) or a .checkpoint file; none shows raw bytes.",
+)  # fmt: skip
 @color_option
 @traceback_option
 def dump(
@@ -68,9 +75,12 @@ def dump(
     time_mode: TimeMode,
     rng: RangeFilter,
     max_batch_bytes: int,
+    decode: str,
     color: ColorMode,
 ) -> int:
-    """Show every batch and record of segments, or of a partition directory's segments.
+    """Show every batch and record of segments, or of a partition directory's segments;
+    and the entries of the files Kafka keeps beside them (.index, .timeindex, .txnindex, .snapshot,
+    leader-epoch-checkpoint, partition.metadata).
 
     \b
     Examples:
@@ -78,6 +88,8 @@ def dump(
       kdump dump --format json --payload base64 my-topic-0/ > records.jsonl
       kdump dump --format kafka 00000000000000000000.log    # kafka-dump-log.sh lines
       kdump dump --from-time 2024-05-01T12:00:00Z --limit 20 00000000000000000000.log
+      kdump dump --format json __consumer_offsets-12/          # offsets decoded (--decode auto)
+      kdump dump 00000000000000000000.index 00000000000000000042.snapshot
     """
     out = Output(color)
     events: Iterable[DumpEvent] = iter_dump(
@@ -86,16 +98,21 @@ def dump(
     if progress.wanted():
         events = progress.with_progress(events, progress_position, out.err_console)
     if fmt == "json":
-        json_renderer = JsonRenderer(PayloadEncoding(payload))
+        json_renderer = JsonRenderer(PayloadEncoding(payload), decode)
         # On a terminal, the same JSON with what a terminal would act on escaped.
         write_json = out.write_byte_lines if not out.is_terminal else _terminal_json(out)
         summary = _render(events, json_renderer, write_json)
     elif fmt == "kafka":
-        kafka = KafkaTextRenderer(records=not batches_only, escape=out.is_terminal)
+        kafka = KafkaTextRenderer(records=not batches_only, escape=out.is_terminal, decode=decode)
         summary = _render(events, kafka, out.write_lines, corrupt=out.diagnostic)
     else:
         table = TableRenderer(
-            max_bytes=max_bytes, records=not batches_only, time=time_mode, width=out.width, color=out.color
+            max_bytes=max_bytes,
+            records=not batches_only,
+            time=time_mode,
+            width=out.width,
+            color=out.color,
+            decode=decode,
         )
         summary = _render(events, table, out.write_lines)
     out.flush()
@@ -136,6 +153,8 @@ def _render(
             lines = renderer.file_start(event.path, event.base_offset, event.snapshot)
         elif isinstance(event, FileEnd):
             lines = renderer.file_end(event.path, event.trailing)
+        elif isinstance(event, SideEntry):
+            lines = renderer.side(event.path, event.item)
         else:
             raise TypeError(f"unknown event {event!r}")
         if lines:

@@ -14,6 +14,11 @@ Widths: on a terminal (``width``), the table fits it, cutting the value, headers
 time columns (in that order) with ``…``; with no width, nothing is cut beyond ``--max-bytes``. Every string from the file is
 shown as text or hex, control characters escaped: nothing reaches Rich or the terminal as markup
 or as an escape sequence.
+
+With ``decode`` (``--decode``), a record its file's decoder reads shows its decoded key and value
+instead (``OffsetCommitValue v3 offset=5 ...``), cut to 16 times ``max_bytes`` characters, and a
+KRaft control record its JSON in the note column. Entries of side files (``.index``,
+``.snapshot``...) are plain aligned rows (``render/decoded.py``'s ``SideTable``).
 """
 
 from __future__ import annotations
@@ -26,7 +31,10 @@ from typing import Literal, cast
 from rich import box
 from rich.cells import cell_len, set_cell_size
 
+from kafka_dump.internal import RecordDecoder, record_decoder, resolve
+from kafka_dump.internal.sidefiles import SideItem
 from kafka_dump.model import Batch, Compression, ControlType, Problem, ProblemKind, Record, TimestampType
+from kafka_dump.render.decoded import SideTable, kafka_json, part_text
 from kafka_dump.render.payload import header_key, printable
 from kafka_dump.render.theme import STYLES, number, plural, sgr
 
@@ -261,8 +269,13 @@ class TableRenderer:
         width: int | None = None,
         color: bool = False,
         flush_rows: int = FLUSH_ROWS,
+        decode: str = "none",
     ) -> None:
         self._max = max_bytes
+        self._side = SideTable()
+        self._decode_choice = decode
+        self._decode: RecordDecoder | None = None
+        self._decodes_data = False  # the file's records have a decoder (not only KRaft control records)
         self._records = records
         self._time = time
         self._limit = width  # the terminal's width; None: never cut
@@ -291,6 +304,11 @@ class TableRenderer:
     # --- events ------------------------------------------------------------------------------
 
     def file_start(self, path: str, base_offset: int | None, snapshot: tuple[int, int] | None) -> list[str]:
+        self._side.reset()
+        if self._decode_choice != "none":
+            name = resolve(self._decode_choice, path)
+            self._decode = record_decoder(name)
+            self._decodes_data = name is not None
         return [*self._flush(close=True), self._styled([(f"Dumping {printable(path)}", "kdump.file")]) + "\n"]
 
     def batch(self, b: Batch, records: tuple[Record, ...] | None) -> Sequence[str]:
@@ -327,9 +345,16 @@ class TableRenderer:
                 for i, r in enumerate(records, first):
                     if r.crcValid is False:
                         self._set(_NOTE, i, _invalid_cell(r))
+            if self._decode is not None and (self._decodes_data or b.isControl):
+                self._decode_rows(self._decode, first, records, b.isControl)
         if len(cols[0]) >= self._flush_rows:
             return self._flush(close=False)
         return ()
+
+    def side(self, path: str, item: SideItem) -> list[str]:
+        """An entry of a file kept beside segments: a plain aligned row, after any open table."""
+        rows = self._side.rows(item)
+        return [*self._flush(close=True), *(printable(row[:-1]) + "\n" for row in rows)]
 
     def problem(self, p: Problem) -> list[str]:
         if not self._records:
@@ -374,8 +399,36 @@ class TableRenderer:
         self._add_rows(pending)
         for i in self._pending_invalid:
             self._set(_NOTE, first + i, _invalid_cell(pending[i]))
+        if self._decode is not None and self._decodes_data:
+            self._decode_rows(self._decode, first, pending, False)
         self._pending = []
         self._pending_invalid = []
+
+    def _decode_rows(
+        self, decode: RecordDecoder, first: int, records: Sequence[Record], control: bool
+    ) -> None:
+        """Decoded keys and values (internal topics), or a KRaft control record's JSON in its note."""
+        for i, r in enumerate(records, first):
+            d = decode(control, r)
+            if d is None:
+                continue
+            if control:
+                if d.value is not None and d.value.data is not None and r.control is not None:
+                    # With its JSON, the record's version too: it says which schema the JSON follows.
+                    style = _control_cell(r)[2]
+                    label = f"{r.control.type_name} v{r.control.version}"
+                    text = f"{label} {self._decoded_text(kafka_json(d.value.data))}"
+                    self._set(_NOTE, i, (text, cell_len(text), style))
+                continue
+            key = "" if d.key is None and d.decoder == "metadata" else part_text(d.key)
+            value = part_text(d.value, d.tombstone) + ("" if d.error is None else f" ({d.error})")
+            for col, text in ((_KEY, key), (_VALUE, value)):
+                shown = self._decoded_text(text)
+                self._set(col, i, (shown, cell_len(shown), ""))
+
+    def _decoded_text(self, text: str) -> str:
+        limit = 16 * self._max
+        return printable(text if len(text) <= limit else text[:limit] + "…")
 
     def _set(self, col: int, row: int, cell: Cell) -> None:
         """Put a cell that is not plain ASCII text (styled, or of wide characters) at (col, row)."""
@@ -483,6 +536,10 @@ class TableRenderer:
             )
             section = max(section, self._section_width if self._widths else 0)
             widths = self._fit(wanted, section)
+            if self._widths is not None and widths != self._widths and self._limit is not None:
+                # Growing once on a terminal: take its whole width, so that values do not grow it again.
+                wanted[_VALUE] += self._limit
+                widths = self._fit(wanted, section)
             if self._widths is not None and widths != self._widths:
                 # A column must grow or appear: close the table, open one with the new widths.
                 out.append(self._bottom(self._widths))
