@@ -1123,3 +1123,25 @@ def test_json_of_hostile_records_is_exact(in_root: Path) -> None:
     assert [base64.b64decode(v) for v in values] == [
         v for _, _, v, _ in kafka_python_records(FIXTURES / "hostile.log")
     ]
+
+
+def test_piped_output_takes_the_width_of_the_terminal_on_stderr() -> None:
+    """``kdump FILE | less`` in a 72-column terminal: stdout is a pipe, stderr the terminal."""
+    import fcntl
+    import struct
+    import termios
+
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 72, 0, 0))
+    names = [fx(n) for n in ("txn-control.log", "v2-headers.log", "mixed-magic.log")]
+    proc = subprocess.Popen(
+        _kdump_argv("dump", *names), stdout=subprocess.PIPE, stderr=slave, env=_clean_env(), cwd=ROOT
+    )
+    os.close(slave)
+    assert proc.stdout is not None
+    out = proc.stdout.read().decode()
+    assert proc.wait(timeout=60) == 0
+    os.close(master)
+    lines = [ln for ln in out.splitlines() if not ln.startswith("Dumping")]
+    assert lines and max(_cells(ln) for ln in lines) == 72
+    assert not ANSI.search(out)  # a pipe gets no colour, only the width
