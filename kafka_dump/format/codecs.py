@@ -2,22 +2,20 @@
 
 Every decompressor here is given ``limit`` and raises ``CompressionError`` as soon as the output would
 pass it, so a small corrupt or hostile batch can never make kdump allocate gigabytes.
+Each codec library is imported on first use: a command that meets no compressed batch never pays
+for loading them (``kdump --version`` least of all).
 Sources: Kafka's ``common/compress/`` (GzipCompression, SnappyCompression, Lz4BlockInputStream,
 ZstdCompression); kafka-python's ``codec.py``.
 """
 
 from __future__ import annotations
 
-import gzip
+import functools
 import struct
 import zlib
-from collections.abc import Callable
+from typing import Any
 
-import lz4.block
-import snappy
-import zstandard
-
-from kafka_dump.errors import CompressionError
+from kafka_dump.errors import CompressionError, UnsupportedEncodingError
 from kafka_dump.model import Compression
 
 DEFAULT_MAX_BATCH_BYTES = 256 * 1024 * 1024
@@ -34,15 +32,23 @@ _LZ4_BLOCK_SIZES = {4: 64 * 1024, 5: 256 * 1024, 6: 1024 * 1024, 7: 4 * 1024 * 1
 _U32LE = struct.Struct("<I")
 _U32BE = struct.Struct(">I")
 
-_CODEC_ERRORS: tuple[type[BaseException], ...] = (
-    zlib.error,
-    EOFError,
-    OSError,
-    snappy.UncompressError,
-    lz4.block.LZ4BlockError,
-    zstandard.ZstdError,
-    ValueError,
-)
+
+@functools.cache
+def _codec_errors() -> tuple[type[BaseException], ...]:
+    """What the codec libraries raise on bad input; evaluated only once an exception is raised."""
+    import lz4.block
+    import snappy
+    import zstandard
+
+    return (
+        zlib.error,
+        EOFError,
+        OSError,
+        snappy.UncompressError,
+        lz4.block.LZ4BlockError,
+        zstandard.ZstdError,
+        ValueError,
+    )
 
 
 def decompress(codec: Compression, data: bytes | memoryview, limit: int) -> bytes:
@@ -58,7 +64,7 @@ def decompress(codec: Compression, data: bytes | memoryview, limit: int) -> byte
             return _unzstd(data, limit)
     except CompressionError:
         raise
-    except _CODEC_ERRORS as exc:
+    except _codec_errors() as exc:
         raise CompressionError(f"{codec.label} payload does not decompress: {exc}") from exc
     raise CompressionError(f"unknown compression codec {int(codec)}")
 
@@ -101,6 +107,8 @@ def _raw_snappy_length(block: bytes) -> int:
 
 def _unsnappy_block(block: bytes, limit: int, done: int = 0) -> bytes:
     """One raw block, refused before decompressing if it would take the output past ``limit``."""
+    import snappy
+
     if done + _raw_snappy_length(block) > limit:
         raise _too_big(limit)
     return bytes(snappy.uncompress(block))
@@ -134,6 +142,8 @@ _LZ4_WINDOW = 64 * 1024  # how far back a linked LZ4 block may refer
 
 def _unlz4(data: bytes | memoryview, limit: int) -> bytes:
     """Kafka's LZ4 frame, block by block (independent or linked), with size checks per block."""
+    import lz4.block
+
     data = memoryview(data)
     if len(data) < 7 or _U32LE.unpack_from(data, 0)[0] != LZ4_MAGIC:
         raise CompressionError("lz4 payload does not start with the LZ4 frame magic")
@@ -234,7 +244,7 @@ def _zstd_frames_complete(data: memoryview) -> None:
 def _unzstd(data: bytes | memoryview, limit: int) -> bytes:
     """zstd, read as a stream across frames (Java writes several, without a content size)."""
     _zstd_frames_complete(memoryview(data))
-    reader = _ZSTD.stream_reader(data, read_across_frames=True)
+    reader = _zstd_decompressor().stream_reader(data, read_across_frames=True)
     parts: list[bytes] = []
     total = 0
     while True:
@@ -248,46 +258,148 @@ def _unzstd(data: bytes | memoryview, limit: int) -> bytes:
         parts.append(part)
 
 
-_ZSTD = zstandard.ZstdDecompressor()
+@functools.cache
+def _zstd_decompressor() -> Any:  # a zstandard.ZstdDecompressor (the library has no type hints)
+    import zstandard
+
+    return zstandard.ZstdDecompressor()
+
+
 _ZSTD_READ = 1 << 20
 
 
-def _gzip(data: bytes) -> bytes:
-    return gzip.compress(data, mtime=0)
+# --- compression, as Kafka's producers and brokers write it ---------------------------------------------
 
-
-def _snappy_xerial(data: bytes) -> bytes:
-    """Xerial framing as Java's SnappyOutputStream writes it (32 KiB blocks)."""
-    out = bytearray(XERIAL_MAGIC + struct.pack(">ii", 1, 1))
-    for i in range(0, len(data), 32 * 1024):
-        block = snappy.compress(data[i : i + 32 * 1024])
-        out += _U32BE.pack(len(block)) + block
-    return bytes(out)
-
-
-def _lz4_frame(data: bytes) -> bytes:
-    import lz4.frame
-
-    return bytes(lz4.frame.compress(data, block_size=lz4.frame.BLOCKSIZE_MAX64KB, content_checksum=False))
-
-
-def _zstd(data: bytes) -> bytes:
-    return bytes(zstandard.ZstdCompressor(level=3).compress(data))
-
-
-_COMPRESSORS: dict[Compression, Callable[[bytes], bytes]] = {
-    Compression.GZIP: _gzip,
-    Compression.SNAPPY: _snappy_xerial,
-    Compression.LZ4: _lz4_frame,
-    Compression.ZSTD: _zstd,
+# Kafka 3.8's levels (KIP-390): None means the codec's default; snappy has no level.
+_LEVELS = {
+    Compression.GZIP: (1, 9),
+    Compression.LZ4: (1, 17),
+    Compression.ZSTD: (-131072, 22),
 }
+_LZ4_DEFAULT_LEVEL = 9  # Kafka's default: Lz4BlockOutputStream then uses lz4's fast compressor
+_ZSTD_DEFAULT_LEVEL = 3
+
+# java.util.zip.GZIPOutputStream's fixed header: deflate, no flags, mtime 0, XFL 0, OS 255 (unknown,
+# since JDK 16; older JVMs wrote 0). With zlib's deflate below, Kafka 3.8's gzip batches re-encode
+# byte for byte.
+_JAVA_GZIP_HEADER = b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\xff"
+_XERIAL_BLOCK = 32 * 1024  # snappy-java's SnappyOutputStream default block size
+_LZ4_BLOCK = 64 * 1024  # Lz4BlockOutputStream.BLOCKSIZE_64KB
+_LZ4_FLG = 0x60  # version 1, independent blocks, no checksums, no content size
+_LZ4_BD = 0x40  # 64 KiB blocks
+_LZ4_UNCOMPRESSED = 0x80000000
 
 
-def compress(codec: Compression, data: bytes) -> bytes:
-    """Compress as a Java producer would, so that Kafka and kafka-python read the result."""
+def _gzip(data: bytes, level: int | None) -> bytes:
+    """gzip as Java's GZIPOutputStream writes it: its header, raw deflate, CRC-32 and size trailer."""
+    z = zlib.compressobj(-1 if level is None else level, zlib.DEFLATED, -zlib.MAX_WBITS)
+    trailer = struct.pack("<II", zlib.crc32(data) & 0xFFFFFFFF, len(data) & 0xFFFFFFFF)
+    return b"".join((_JAVA_GZIP_HEADER, z.compress(data), z.flush(), trailer))
+
+
+def _snappy_xerial(data: bytes, level: int | None) -> bytes:
+    """Xerial framing as snappy-java's SnappyOutputStream writes it: header, then 32 KiB blocks."""
+    import snappy
+
+    parts = [XERIAL_MAGIC, struct.pack(">ii", 1, 1)]
+    for i in range(0, len(data), _XERIAL_BLOCK):
+        block = snappy.compress(data[i : i + _XERIAL_BLOCK])
+        parts += (_U32BE.pack(len(block)), block)
+    return b"".join(parts)
+
+
+def xxh32(data: bytes, seed: int = 0) -> int:
+    """XXH32 of fewer than 16 bytes: enough for an LZ4 frame descriptor's header checksum."""
+    if len(data) >= 16:
+        raise ValueError("xxh32 here only hashes frame descriptors (under 16 bytes)")
+    m = 0xFFFFFFFF
+    p1, p2, p3, p4, p5 = 2654435761, 2246822519, 3266489917, 668265263, 374761393
+    h = (seed + p5 + len(data)) & m
+    i = 0
+    while i + 4 <= len(data):
+        h = (h + _U32LE.unpack_from(data, i)[0] * p3) & m
+        h = (((h << 17) | (h >> 15)) & m) * p4 & m
+        i += 4
+    for b in data[i:]:
+        h = (h + b * p5) & m
+        h = (((h << 11) | (h >> 21)) & m) * p1 & m
+    h ^= h >> 15
+    h = h * p2 & m
+    h ^= h >> 13
+    h = h * p3 & m
+    return h ^ (h >> 16)
+
+
+def _lz4_header(magic: int) -> bytes:
+    """Magic, FLG, BD and the header checksum; magic 0 hashes the frame magic too (KAFKA-3160)."""
+    head = _U32LE.pack(LZ4_MAGIC) + bytes((_LZ4_FLG, _LZ4_BD))
+    hashed = head if magic == 0 else head[4:]
+    return head + bytes(((xxh32(hashed) >> 8) & 0xFF,))
+
+
+_LZ4_HEADERS = {magic: _lz4_header(magic) for magic in (0, 1, 2)}
+
+
+def _lz4_kafka(data: bytes, level: int | None, magic: int) -> bytes:
+    """Kafka's LZ4 frame (Lz4BlockOutputStream): independent 64 KiB blocks, stored raw when they do
+    not shrink, an end mark, no checksums. Kafka's default level uses lz4's fast compressor, any
+    other level the high-compression one."""
+    import lz4.block
+
+    fast = level is None or level == _LZ4_DEFAULT_LEVEL
+    parts = [_LZ4_HEADERS[magic]]
+    view = memoryview(data)
+    for i in range(0, len(data), _LZ4_BLOCK):
+        chunk = view[i : i + _LZ4_BLOCK]
+        if fast:
+            block = lz4.block.compress(chunk, store_size=False)
+        else:
+            block = lz4.block.compress(chunk, mode="high_compression", compression=level, store_size=False)
+        if len(block) >= len(chunk):
+            parts += (_U32LE.pack(len(chunk) | _LZ4_UNCOMPRESSED), bytes(chunk))
+        else:
+            parts += (_U32LE.pack(len(block)), block)
+    parts.append(b"\x00\x00\x00\x00")
+    return b"".join(parts)
+
+
+def _zstd(data: bytes, level: int | None) -> bytes:
+    import zstandard
+
+    cctx = zstandard.ZstdCompressor(level=_ZSTD_DEFAULT_LEVEL if level is None else level)
+    return bytes(cctx.compress(data))
+
+
+def level_problem(codec: Compression, level: int | None) -> str | None:
+    """Why ``level`` is no level for ``codec`` in Kafka (None when it is, or when no level is asked)."""
+    if level is None:
+        return None
+    bounds = _LEVELS.get(codec)
+    if bounds is None:
+        return f"{codec.label} has no compression level"
+    if not bounds[0] <= level <= bounds[1]:
+        return f"{codec.label} level {level} is outside Kafka's range {bounds[0]}..{bounds[1]}"
+    return None
+
+
+def compress(codec: Compression, data: bytes, *, level: int | None = None, magic: int = 2) -> bytes:
+    """Compress a batch payload as Kafka's producers write it, so that Kafka and kafka-python read it.
+
+    ``level`` is the codec's level (None: Kafka's default); ``magic`` matters for LZ4 only, whose
+    magic-0 frames carry the old, wrong header checksum that magic-0 readers expect.
+    Raises UnsupportedEncodingError for a codec or level Kafka would not accept.
+    """
+    problem = level_problem(codec, level)
+    if problem is not None:
+        raise UnsupportedEncodingError(problem)
     if codec is Compression.NONE:
         return data
-    try:
-        return _COMPRESSORS[codec](data)
-    except KeyError:
-        raise CompressionError(f"cannot compress with codec {int(codec)}") from None
+    if codec is Compression.GZIP:
+        return _gzip(data, level)
+    if codec is Compression.SNAPPY:
+        return _snappy_xerial(data, level)
+    if codec is Compression.LZ4:
+        return _lz4_kafka(data, level, magic)
+    if codec is Compression.ZSTD:
+        return _zstd(data, level)
+    raise UnsupportedEncodingError(f"cannot compress with codec {int(codec)}")
