@@ -17,7 +17,6 @@ import hashlib
 import multiprocessing
 import os
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -26,11 +25,11 @@ def _worker(job: tuple[int, int, float, list[str], int, str]) -> tuple[int, list
     """Run rounds until ``inputs`` are done or ``deadline`` passes; returns (inputs run, failures)."""
     from hypothesis import HealthCheck, given, seed, settings
 
-    from tests.fuzz.harness import check
+    from tests.fuzz.harness import check, remove_work_dir, work_dir
     from tests.fuzz.mutate import fuzz_input
 
     worker, inputs, deadline, cases, per_round, crash_dir = job
-    work = Path(tempfile.mkdtemp(prefix=f"kdump-fuzz-{worker}-"))
+    work = work_dir(f"kdump-fuzz-{worker}-")
     extra = [c for c in cases if c != "dump-json"] or ["dump-json"]
     done = 0
     failures: list[str] = []
@@ -61,6 +60,7 @@ def _worker(job: tuple[int, int, float, list[str], int, str]) -> tuple[int, list
         except AssertionError as exc:
             failures.append(str(exc).splitlines()[0][:2000])
         round_no += 1
+    remove_work_dir(work)
     return done, failures
 
 

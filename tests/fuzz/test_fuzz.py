@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import os
-import tempfile
-from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
 
-from tests.fuzz.harness import available_cases, check
+from tests.fuzz.harness import available_cases, check, work_dir
 from tests.fuzz.mutate import entries, fix_checksums, fuzz_input, seeds
 
-_WORK = Path(tempfile.mkdtemp(prefix="kdump-fuzz-"))
+_WORK = work_dir("kdump-fuzz-")
 _CASES = available_cases()
 
 
