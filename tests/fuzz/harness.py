@@ -10,6 +10,7 @@ from __future__ import annotations
 import atexit
 import json
 import os
+import re
 import shutil
 import tempfile
 import time
@@ -96,6 +97,7 @@ def check(data: bytes, workdir: Path, cases: Sequence[str]) -> list[str]:
             problems.append(f"{where}: took {took:.1f} s on {len(data)} bytes (bound {limit:.1f} s)")
         if "--format" in CASES[case] and "json" in CASES[case]:
             problems += _json_problems(where, res.stdout, len(data))
+        problems += _stderr_problems(where, res.stderr, len(data))
         if case == "convert" and res.exit_code == 0 and out.exists():
             problems += _output_verifies(runner, out)
     return problems
@@ -118,6 +120,18 @@ def _json_problems(where: str, stdout: str, size: int) -> list[str]:
             ):
                 found.append(f"{where}: problem outside the file ({size} bytes): {line[:200]}")
     return found
+
+
+_AT_BYTE = re.compile(r"\.log: byte (-?\d+)[: ]")
+
+
+def _stderr_problems(where: str, stderr: str, size: int) -> list[str]:
+    """Problems reported on stderr (``kdump: FILE: byte N: reason``, as stats does) lie in the file."""
+    return [
+        f"{where}: problem outside the file ({size} bytes) on stderr: {line[:200]}"
+        for line in stderr.splitlines()
+        if (m := _AT_BYTE.search(line)) and not 0 <= int(m.group(1)) <= size
+    ]
 
 
 def _output_verifies(runner: CliRunner, out: Path) -> list[str]:
