@@ -11,7 +11,7 @@ format cannot carry. The rules:
   grouped as a Java producer would (``analysis/batching.py``, 16 KiB). ``batch_records`` and
   ``batch_bytes`` re-batch every run of consecutive records that can share a batch instead.
 - The codec is each batch's own unless ``compression`` says otherwise; zstd below v2 is refused.
-  Control batches are never compressed.
+  Control batches and empty batches are never compressed.
 - Down-conversion (v2 to v1 or v0): headers are dropped and counted; producer id, epoch and
   sequence, the partition leader epoch and the delete horizon are lost and counted; transactional
   and control batches are refused unless ``drop_control``, which leaves the control batches out and
@@ -258,8 +258,8 @@ class Converter:
 
     def _codec(self, batch: Batch) -> Compression:
         codec = batch.compression
-        if batch.isControl:
-            return codec  # Kafka never compresses a control batch
+        if batch.isControl or not batch.records:
+            return codec  # Kafka never compresses a control batch, nor an empty one (writeEmptyHeader)
         wanted = self.options.compression
         if wanted is not None and wanted is not codec:
             self.changes.codecs_changed += 1
