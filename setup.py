@@ -41,6 +41,7 @@ setup(
         Extension(
             "kafka_dump.format._speedups",
             sources=["kafka_dump/format/_speedups.c"],
+            depends=["kafka_dump/format/_layout.h"],
             extra_compile_args=["-O2", "-Wall", "-Wextra", "-Wno-unused-parameter", "-Wno-missing-field-initializers"],
         )
     ],

@@ -7,6 +7,8 @@ entry when its size still frames it, else at the next position where a valid ent
 
 from __future__ import annotations
 
+import errno
+import io
 import os
 import re
 from collections.abc import Callable, Iterator
@@ -24,7 +26,7 @@ from kafka_dump.model import Batch, Problem, ProblemKind
 CHUNK_SIZE = 4 * 1024 * 1024
 _RUN_BYTES = 256 * 1024  # a run of plain v0/v1 messages is decoded this much at a time
 _ENTRY_PREFIX = L.MAGIC_OFFSET + 1  # bytes needed to read offset, size and magic
-_LEGACY_MIN_ENTRY = L.LOG_OVERHEAD + L.LEGACY_MIN_SIZE[0]
+_LEGACY_MIN_ENTRY = L.LOG_OVERHEAD + L.LEGACY_V0_MIN_SIZE
 _SEGMENT_NAME = re.compile(r"^(\d{20})\.(log|index|timeindex|txnindex|snapshot)$")
 _SNAPSHOT_NAME = re.compile(r"^(\d{20})-(\d{10})\.checkpoint$")
 SEGMENT_SUFFIXES = (".log", ".checkpoint")
@@ -87,8 +89,17 @@ class _Window:
             raise NotASegmentError("file shrank while it was being read", position=pos)
         return self._buf, 0
 
+    def next_data(self, pos: int) -> int:
+        """The first position at or after ``pos`` that is not in a hole of a sparse file (else ``pos``)."""
+        try:
+            return min(os.lseek(self._f.fileno(), pos, os.SEEK_DATA), self.size)
+        except OSError as exc:
+            return self.size if exc.errno == errno.ENXIO else pos  # ENXIO: only a hole follows
+        except (AttributeError, ValueError, io.UnsupportedOperation):
+            return pos  # no SEEK_DATA here, or no file descriptor
+
     def all_zero(self, pos: int) -> bool:
-        while pos < self.size:
+        while (pos := self.next_data(pos)) < self.size:
             n = min(CHUNK_SIZE, self.size - pos)
             buf, i = self.span(pos, n)
             if buf[i : i + n].count(0) != n:
@@ -185,13 +196,13 @@ def _keep(keep: HeaderFilter, buf: bytes, i: int, entry: int, magic: int, offset
     """Ask the filter about an entry from its header alone (v2 header; v0/v1 offset and timestamp)."""
     if magic == 2 and entry >= L.V2_HEADER_SIZE:
         last = offset + L.INT32.unpack_from(buf, i + L.V2_LAST_OFFSET_DELTA_OFFSET)[0]
-        return keep(last, L.LEGACY_TIMESTAMP.unpack_from(buf, i + L.V2_MAX_TIMESTAMP_OFFSET)[0])
+        return keep(last, L.INT64.unpack_from(buf, i + L.V2_MAX_TIMESTAMP_OFFSET)[0])
     if magic > 1 or entry < L.LOG_OVERHEAD + L.LEGACY_MIN_SIZE[magic]:
         return True
-    if offset == 0 and buf[i + L.MAGIC_OFFSET + 1] & L.COMPRESSION_MASK:
+    if offset == 0 and buf[i + L.LEGACY_ATTRIBUTES_OFFSET] & L.COMPRESSION_MASK:
         offset = _UNKNOWN_LAST_OFFSET  # a v1 wrapper at 0 holds offsets 0..n-1, n unknown here
     if magic == 1:
-        return keep(offset, L.LEGACY_TIMESTAMP.unpack_from(buf, i + L.LEGACY_HEADER.size)[0])
+        return keep(offset, L.INT64.unpack_from(buf, i + L.LEGACY_V1_TIMESTAMP_OFFSET)[0])
     return keep(offset, -1)
 
 
@@ -247,8 +258,17 @@ def _tail(name: str, win: _Window, pos: int) -> Problem:
 
 # Where an entry could start: a size below 16 MiB (high byte 0) and, at byte 16, magic 2 with the high
 # byte of its int16 attributes 0, or magic 0/1 with codec bits only. A CRC check confirms each one.
-_CANDIDATE = re.compile(rb"(?=[\s\S]{8}\x00[\s\S]{7}(?:\x02[\s\S]{4}\x00|[\x00\x01][\x00-\x0f]))")
-_CANDIDATE_SPAN = 23
+# The size's low three bytes are not all zero (no entry is that small), so zero runs never match.
+_CANDIDATE = re.compile(
+    rb"(?=[\s\S]{%d}\x00(?!\x00\x00\x00)[\s\S]{%d}(?:\x02[\s\S]{%d}\x00|[\x00\x01][\x00-\x0f]))"
+    % (
+        L.LOG_ENTRY_SIZE_OFFSET,
+        L.MAGIC_OFFSET - L.LOG_ENTRY_SIZE_OFFSET - 1,
+        L.V2_ATTRIBUTES_OFFSET - L.MAGIC_OFFSET - 1,
+    )
+)
+_CANDIDATE_SPAN = L.V2_LAST_OFFSET_DELTA_OFFSET  # through the v2 attributes
+_SIZE_END = L.LOG_OVERHEAD  # an entry's size field ends where the log overhead does
 
 
 def _resync(win: _Window, pos: int) -> int | None:
@@ -258,17 +278,22 @@ def _resync(win: _Window, pos: int) -> int | None:
     as unlikely as a CRC collision.
     """
     size = win.size
-    while pos + _ENTRY_PREFIX <= size:
+    while (pos := win.next_data(pos)) + _ENTRY_PREFIX <= size:
         n = min(CHUNK_SIZE, size - pos)
         buf, i = win.span(pos, n)
         window = buf[i : i + n]
+        zeros = n - len(window.lstrip(b"\x00"))
+        if zeros > _CANDIDATE_SPAN:
+            # No entry starts where its size field would be zero: skip a zero run, cheaply.
+            pos += zeros - _SIZE_END
+            continue
         for match in _CANDIDATE.finditer(window):
             p = pos + match.start()
             if p + _CANDIDATE_SPAN > size:
                 break
             head, j = win.span(p, _CANDIDATE_SPAN)
             magic = head[j + L.MAGIC_OFFSET]
-            length = L.INT32.unpack_from(head, j + 8)[0]
+            length = L.INT32.unpack_from(head, j + L.LOG_ENTRY_SIZE_OFFSET)[0]
             entry = L.LOG_OVERHEAD + length
             if length < _LEGACY_MIN_ENTRY - L.LOG_OVERHEAD or entry > size - p:
                 continue
@@ -284,6 +309,6 @@ def _resync(win: _Window, pos: int) -> int | None:
 
 def _entry_crc_ok(win: _Window, pos: int, entry: int, magic: int) -> bool:
     buf, i = win.span(pos, entry)
-    stored_at = L.V2_CRC_OFFSET if magic == 2 else L.LOG_OVERHEAD
-    stored = int.from_bytes(buf[i + stored_at : i + stored_at + 4], "big")
+    stored_at = L.V2_CRC_OFFSET if magic == 2 else L.LEGACY_CRC_OFFSET
+    stored: int = L.UINT32.unpack_from(buf, i + stored_at)[0]
     return _computed_crc(buf, i, entry, magic) == stored

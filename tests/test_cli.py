@@ -29,7 +29,8 @@ from kafka.record import MemoryRecords
 
 import kafka_dump.segment
 from kafka_dump import __version__
-from kafka_dump.cli import main, parse_time
+from kafka_dump.cli import main
+from kafka_dump.commands.options import parse_time
 from kafka_dump.format import ACTIVE_TWIN
 from tests.conftest import FIXTURES, ROOT, SHARED_REAL
 
@@ -904,3 +905,37 @@ def test_no_colour_with_no_color_on_a_terminal() -> None:
     plain, code = _run_on_pty(args, _clean_env(TERM="xterm-256color", NO_COLOR="1"))
     assert code == 1 and b"PROBLEM at byte 257" in plain
     assert not COLOUR_SGR.search(plain)
+
+
+# --- data is never markup, never a terminal escape ---------------------------------------------
+
+MARKUP_RECORDS: list[tuple[bytes | None, bytes | None, list[tuple[str, bytes | None]]]] = [
+    (b"[/]", b"[bold red]x[/bold red]", [("[i]h", b"[/]")]),
+    (b"k", b"[link=file:///etc/passwd]click[/link]", []),
+    (b"\x1b[2J", b"\x1b]0;title\x07", [("\x1b[31m", b"v")]),
+]
+
+
+def test_markup_in_data_is_shown_as_it_is(tmp_path: Path) -> None:
+    from tests.batches import v2_batch
+
+    seg = tmp_path / "00000000000000000000.log"
+    seg.write_bytes(v2_batch(MARKUP_RECORDS))
+    for color in ("never", "always"):
+        result = run("dump", "--color", color, str(seg))
+        assert_clean_exit(result, 0)
+        plain = re.sub(r"\x1b\[[0-9;]*m", "", result.stdout)
+        assert "[bold red]x[/bold red]" in plain
+        assert "[link=file:///etc/passwd]click[/link]" in plain
+        assert "│ [/] " in plain and "[i]h=[/]" in plain
+        assert not re.search(r"\x1b(?!\[[0-9;]*m)", result.stdout)  # only the theme's own colour codes
+        assert "\\x1b[31m=v" in plain
+
+
+def test_colour_always_and_never(in_root: Path) -> None:
+    always = run("dump", "--color", "always", "fixtures/corrupt-crc.log")
+    assert_clean_exit(always, 1)
+    assert COLOUR_SGR.search(always.stdout.encode())
+    never = run("dump", "--color", "never", "fixtures/corrupt-crc.log", env={"FORCE_COLOR": "1"})
+    assert not ANSI.search(never.stdout)
+    assert re.sub(r"\x1b\[[0-9;]*m", "", always.stdout) == never.stdout

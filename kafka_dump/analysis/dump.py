@@ -1,4 +1,8 @@
-"""What ``kdump dump`` asks of the decoder: the files, the range filters, and a running summary."""
+"""What ``kdump dump`` asks of the decoder: the files, the range filters, and a closing summary.
+
+``iter_dump`` streams events (a file starts, a batch with its kept records, a problem, a file ends)
+and ends with one ``Summary`` event; it prints nothing and mutates nothing of its caller's.
+"""
 
 from __future__ import annotations
 
@@ -10,7 +14,7 @@ from typing import NamedTuple
 from kafka_dump.format.codecs import DEFAULT_MAX_BATCH_BYTES
 from kafka_dump.index import seek_position
 from kafka_dump.model import Batch, Problem, ProblemKind, Record
-from kafka_dump.segment import read_segment, segment_files
+from kafka_dump.segment import read_segment, segment_base_offset, segment_files, snapshot_id
 
 
 @dataclass(frozen=True)
@@ -49,26 +53,29 @@ class RangeFilter:
         return not (self.to_offset is not None and b.baseOffset > self.to_offset)
 
 
-@dataclass
+@dataclass(frozen=True)
 class Summary:
-    """Counts for the exit code and the closing line."""
+    """The last event of a dump: counts for the exit code and the closing summary."""
 
     files: int = 0
     batches: int = 0
     records: int = 0
-    corrupt: int = 0
+    corrupt: int = 0  # problems that are corruption (the exit code is 1 when there is any)
+    tails: int = 0  # zero-filled or partial tails: facts, not corruption
     tail_bytes: int = 0
 
 
-@dataclass(frozen=True)
-class FileStart:
+class FileStart(NamedTuple):
+    """A file is about to be read; what its name says, parsed here so renderers need not."""
+
     path: str
+    base_offset: int | None  # from a Kafka segment name: 00000000000000001000.log -> 1000
+    snapshot: tuple[int, int] | None  # (end offset, epoch) from a KRaft snapshot's name
 
 
-@dataclass(frozen=True)
-class FileEnd:
+class FileEnd(NamedTuple):
     path: str
-    trailing: int
+    trailing: int  # bytes of tail (zero-filled or partial) found at its end
 
 
 class BatchEvent(NamedTuple):
@@ -78,26 +85,38 @@ class BatchEvent(NamedTuple):
     records: tuple[Record, ...] | None
 
 
-DumpEvent = FileStart | FileEnd | BatchEvent | Problem
+DumpEvent = FileStart | FileEnd | BatchEvent | Problem | Summary
+
+
+def progress_position(event: DumpEvent) -> tuple[str, int] | None:
+    """(file, bytes read so far) that an event shows, for a progress bar; None when it shows none."""
+    if isinstance(event, BatchEvent):
+        b = event.batch
+        return b.file, b.position + b.sizeInBytes
+    if isinstance(event, Problem):
+        return event.file, event.position + event.length
+    if isinstance(event, FileStart):
+        return event.path, 0
+    return None
 
 
 def iter_dump(
     paths: list[str],
     rng: RangeFilter,
-    summary: Summary,
     *,
     with_records: bool = True,
     max_batch_bytes: int = DEFAULT_MAX_BATCH_BYTES,
 ) -> Iterator[DumpEvent]:
-    """Stream the events of dumping ``paths`` (files or partition directories), counting as it goes."""
+    """Stream the events of dumping ``paths`` (files or partition directories); a ``Summary`` ends it."""
     files = [f for p in paths for f in segment_files(p)]
     left = rng.limit
     active = rng.active
+    n_files = n_batches = n_records = corrupt = tails = tail_bytes = 0
     for f in files:
         if left is not None and left <= 0:
             break
-        summary.files += 1
-        yield FileStart(str(f))
+        n_files += 1
+        yield FileStart(str(f), segment_base_offset(f), snapshot_id(f))
         trailing = 0
         start = seek_position(Path(f), from_offset=rng.from_offset, from_time=rng.from_time) if active else 0
         keep = rng.keep_header if active else None
@@ -106,10 +125,11 @@ def iter_dump(
         ):
             if isinstance(item, Problem):
                 if item.kind is ProblemKind.CORRUPT:
-                    summary.corrupt += 1
+                    corrupt += 1
                 else:
                     trailing += item.length
-                    summary.tail_bytes += item.length
+                    tails += 1
+                    tail_bytes += item.length
                 yield item
                 continue
             if rng.to_offset is not None and item.baseOffset > rng.to_offset:
@@ -129,10 +149,11 @@ def iter_dump(
                     left -= len(records)
                 else:
                     left -= 1
-            summary.batches += 1
-            summary.records += len(records) if records is not None else 0
+            n_batches += 1
+            n_records += len(records) if records is not None else 0
             yield BatchEvent(item, records)
         else:
             yield FileEnd(str(f), trailing)
             continue
         yield FileEnd(str(f), 0)
+    yield Summary(n_files, n_batches, n_records, corrupt, tails, tail_bytes)

@@ -26,7 +26,7 @@ from kafka_dump.format.varint import read_zigzag as _varint
 from kafka_dump.model import Batch, Compression, Header, Record, new_header, new_record
 
 _EMPTY: tuple[Header, ...] = ()
-_SEQUENCE_WRAP = 2**31
+_SEQUENCE_WRAP = L.INT32_MAX + 1
 
 
 def decode_v2_records(
@@ -51,6 +51,8 @@ def decode_v2_records(
     make = new_record
     varint = _varint
     first = pos
+    min_length = L.V2_RECORD_MIN_LENGTH
+    int_bytes = L.VARINT_MAX_BYTES
     for i in range(count):
         if pos >= end:
             # Reported at the start of the records: the batch's count is what is wrong.
@@ -68,9 +70,9 @@ def decode_v2_records(
                 length = (u >> 1) ^ -(u & 1)
                 pos += 2
             else:
-                length, pos = varint(data, pos, end, 5)
+                length, pos = varint(data, pos, end, int_bytes)
             body_end = pos + length
-            if length < 6 or body_end > end:
+            if length < min_length or body_end > end:
                 raise CorruptRecordError(f"record length {length} does not fit the batch", position=start)
             pos += 1  # attributes: unused
             b = data[pos]
@@ -82,7 +84,7 @@ def decode_v2_records(
                 ts_delta = (u >> 1) ^ -(u & 1)
                 pos += 2
             else:
-                ts_delta, pos = varint(data, pos, body_end, 10)
+                ts_delta, pos = varint(data, pos, body_end, L.VARLONG_MAX_BYTES)
             b = data[pos] if pos < body_end else 0x80
             if b < 0x80:
                 offset_delta = (b >> 1) ^ -(b & 1)
@@ -92,7 +94,7 @@ def decode_v2_records(
                 offset_delta = (u >> 1) ^ -(u & 1)
                 pos += 2
             else:
-                offset_delta, pos = varint(data, pos, body_end, 5)
+                offset_delta, pos = varint(data, pos, body_end, int_bytes)
             b = data[pos] if pos < body_end else 0x80
             if b < 0x80:
                 n = (b >> 1) ^ -(b & 1)
@@ -102,7 +104,7 @@ def decode_v2_records(
                 n = (u >> 1) ^ -(u & 1)
                 pos += 2
             else:
-                n, pos = varint(data, pos, body_end, 5)
+                n, pos = varint(data, pos, body_end, int_bytes)
             if n < 0:
                 key = None
             else:
@@ -119,7 +121,7 @@ def decode_v2_records(
                 n = (u >> 1) ^ -(u & 1)
                 pos += 2
             else:
-                n, pos = varint(data, pos, body_end, 5)
+                n, pos = varint(data, pos, body_end, int_bytes)
             if n < 0:
                 value = None
             else:
@@ -165,19 +167,19 @@ def decode_v2_records(
 
 
 def _decode_headers(data: bytes, pos: int, body_end: int, start: int) -> tuple[tuple[Header, ...], int]:
-    count, pos = _varint(data, pos, body_end, 5)
+    count, pos = _varint(data, pos, body_end, L.VARINT_MAX_BYTES)
     if count < 0 or count > body_end - pos:
         raise CorruptRecordError(f"invalid header count {count}", position=start)
     headers = []
     for _ in range(count):
-        n, pos = _varint(data, pos, body_end, 5)
+        n, pos = _varint(data, pos, body_end, L.VARINT_MAX_BYTES)
         if n < 0:
             raise CorruptRecordError("header key is null", position=start)
         if n > body_end - pos:
             raise CorruptRecordError(f"header key length {n} runs past the record", position=start)
         key = data[pos : pos + n]
         pos += n
-        n, pos = _varint(data, pos, body_end, 5)
+        n, pos = _varint(data, pos, body_end, L.VARINT_MAX_BYTES)
         if n < 0:
             value = None
         else:
@@ -255,10 +257,15 @@ def decode_legacy_run(
     batches: list[Batch] = []
     start = pos
     header = L.LEGACY_HEADER
-    smallest = L.LOG_OVERHEAD + L.LEGACY_MIN_SIZE[0]
+    smallest = L.LOG_OVERHEAD + L.LEGACY_V0_MIN_SIZE
     while end - pos >= smallest:
         (_, size, _, magic, attributes) = header.unpack_from(buf, pos)
-        if magic not in (0, 1) or attributes & L.COMPRESSION_MASK or size < 0 or size > end - pos - 12:
+        if (
+            magic not in (0, 1)
+            or attributes & L.COMPRESSION_MASK
+            or size < 0
+            or size > end - pos - L.LOG_OVERHEAD
+        ):
             break
         entry_end = pos + L.LOG_OVERHEAD + size
         try:

@@ -14,6 +14,8 @@
 #include <string.h>
 #include <structmember.h>
 
+#include "_layout.h"
+
 static PyObject *RecordType;  /* kafka_dump.model.Record (a NamedTuple) */
 static PyObject *HeaderType;  /* kafka_dump.model.Header */
 static PyObject *CorruptRecordError;
@@ -57,7 +59,7 @@ read_varint(const unsigned char *p, Py_ssize_t *pos, Py_ssize_t limit, int max_b
             break;
         shift += 7;
     }
-    if (max_bytes == 5)
+    if (max_bytes == VARINT_MAX_BYTES) /* an int32: bits past 32 dropped */
         raw &= 0xFFFFFFFFu;
     *out = (int64_t)(raw >> 1) ^ -(int64_t)(raw & 1);
     *pos = i;
@@ -197,7 +199,7 @@ read_headers(const unsigned char *p, Py_ssize_t *pos, Py_ssize_t body_end, Py_ss
 {
     int64_t count, n;
     PyObject *tuple = NULL, *key = NULL, *value = NULL;
-    if (read_varint(p, pos, body_end, 5, &count, err) < 0)
+    if (read_varint(p, pos, body_end, VARINT_MAX_BYTES, &count, err) < 0)
         return -1;
     if (count < 0 || count > body_end - *pos)
         DATA_ERROR(err, start, "invalid header count %lld", (long long)count);
@@ -205,12 +207,12 @@ read_headers(const unsigned char *p, Py_ssize_t *pos, Py_ssize_t body_end, Py_ss
     if (tuple == NULL)
         return -1;
     for (Py_ssize_t j = 0; j < (Py_ssize_t)count; j++) {
-        if (read_varint(p, pos, body_end, 5, &n, err) < 0)
+        if (read_varint(p, pos, body_end, VARINT_MAX_BYTES, &n, err) < 0)
             goto fail;
         if (n < 0)
             DATA_ERROR(err, start, "header key is null");
         if (read_nullable(p, pos, body_end, n, start, "header key", &key, err) < 0 ||
-            read_varint(p, pos, body_end, 5, &n, err) < 0 ||
+            read_varint(p, pos, body_end, VARINT_MAX_BYTES, &n, err) < 0 ||
             read_nullable(p, pos, body_end, n, start, "header value", &value, err) < 0)
             goto fail;
         PyObject *pair[2] = {key, value};
@@ -269,17 +271,17 @@ decode_v2_records(PyObject *self, PyObject *args)
         int64_t length, ts_delta, offset_delta, n;
         if (pos >= end) /* at the start of the records: the batch's count is what is wrong */
             DATA_ERROR(&err, first, "batch declares %lld records but holds %lld", count, i);
-        FAST_VARINT(end, 5, length);
+        FAST_VARINT(end, VARINT_MAX_BYTES, length);
         Py_ssize_t body_end = pos + (Py_ssize_t)length;
-        if (length < 6 || length > end - pos)
+        if (length < V2_RECORD_MIN_LENGTH || length > end - pos)
             DATA_ERROR(&err, start, "record length %lld does not fit the batch", (long long)length);
         pos += 1; /* attributes: unused */
-        FAST_VARINT(body_end, 10, ts_delta);
-        FAST_VARINT(body_end, 5, offset_delta);
-        FAST_VARINT(body_end, 5, n);
+        FAST_VARINT(body_end, VARLONG_MAX_BYTES, ts_delta);
+        FAST_VARINT(body_end, VARINT_MAX_BYTES, offset_delta);
+        FAST_VARINT(body_end, VARINT_MAX_BYTES, n);
         if (read_nullable(p, &pos, body_end, n, start, "key", &key, &err) < 0)
             goto fail;
-        FAST_VARINT(body_end, 5, n);
+        FAST_VARINT(body_end, VARINT_MAX_BYTES, n);
         if (read_nullable(p, &pos, body_end, n, start, "value", &value, &err) < 0)
             goto fail;
         if (pos < body_end && p[pos] == 0) {
@@ -298,8 +300,8 @@ decode_v2_records(PyObject *self, PyObject *args)
         int64_t sequence = -1;
         if (base_sequence >= 0) {
             sequence = base_sequence + offset_delta;
-            if (sequence >= ((int64_t)1 << 31))
-                sequence -= ((int64_t)1 << 31);
+            if (sequence > INT32_MAX) /* DefaultRecordBatch.incrementSequence wraps to 0 */
+                sequence -= (int64_t)INT32_MAX + 1;
         }
         PyObject *vals[10] = {
             add_i64(base_offset, offset_delta),
@@ -442,28 +444,28 @@ message_bytes(const unsigned char *p, Py_ssize_t *p_pos, Py_ssize_t end, const c
 static int
 parse_message(const unsigned char *p, Py_ssize_t pos, Py_ssize_t end, Message *m, PyObject **reason)
 {
-    if (end - pos < 12 + 14) {
+    if (end - pos < LOG_OVERHEAD + LEGACY_V0_MIN_SIZE) {
         *reason = PyUnicode_FromString("message is shorter than the smallest v0 message");
         return -1;
     }
-    m->offset = be64(p + pos);
-    int32_t size = be32(p + pos + 8);
-    m->crc = (uint32_t)be32(p + pos + 12);
-    m->magic = (signed char)p[pos + 16];
-    m->attributes = (signed char)p[pos + 17];
+    m->offset = be64(p + pos + LEGACY_OFFSET_OFFSET);
+    int32_t size = be32(p + pos + LEGACY_SIZE_OFFSET);
+    m->crc = (uint32_t)be32(p + pos + LEGACY_CRC_OFFSET);
+    m->magic = (signed char)p[pos + LEGACY_MAGIC_OFFSET];
+    m->attributes = (signed char)p[pos + LEGACY_ATTRIBUTES_OFFSET];
     if (m->magic != 0 && m->magic != 1) {
         *reason = PyUnicode_FromFormat("message has magic %d, expected 0 or 1", m->magic);
         return -1;
     }
-    if (size < (m->magic == 0 ? 14 : 22)) {
+    if (size < (m->magic == 0 ? LEGACY_V0_MIN_SIZE : LEGACY_V1_MIN_SIZE)) {
         *reason = PyUnicode_FromFormat("message size %d is below the v%d minimum", (int)size, m->magic);
         return -1;
     }
-    Py_ssize_t q = pos + 18;
+    Py_ssize_t q = pos + LEGACY_HEADER_SIZE;
     m->timestamp = -1;
     if (m->magic == 1) {
-        m->timestamp = be64(p + q);
-        q += 8;
+        m->timestamp = be64(p + pos + LEGACY_V1_TIMESTAMP_OFFSET);
+        q = pos + LEGACY_V1_HEADER_SIZE;
     }
     if (message_bytes(p, &q, end, "key", &m->key_pos, &m->key_len, reason) < 0 ||
         message_bytes(p, &q, end, "value", &m->value_pos, &m->value_len, reason) < 0)
@@ -487,7 +489,7 @@ static PyObject *
 legacy_record(const unsigned char *p, Py_ssize_t pos, Py_ssize_t end, const Message *m, int64_t base,
               PyObject *log_append_time)
 {
-    uint32_t crc = crc32_ieee(p + pos + 16, end - pos - 16);
+    uint32_t crc = crc32_ieee(p + pos + LEGACY_MAGIC_OFFSET, end - pos - LEGACY_MAGIC_OFFSET);
     PyObject *vals[10] = {
         add_i64(base, m->offset),
         log_append_time == Py_None ? PyLong_FromLongLong(m->timestamp) : Py_NewRef(log_append_time),
@@ -530,16 +532,16 @@ decode_legacy_inner(PyObject *self, PyObject *args)
     Message m;
     int64_t last = 0;
     while (pos < total) {
-        if (total - pos < 12) {
+        if (total - pos < LOG_OVERHEAD) {
             reason = PyUnicode_FromFormat("%zd stray bytes after the last inner message", total - pos);
             break;
         }
-        int32_t size = be32(p + pos + 8);
-        if (size < 0 || size > total - pos - 12) {
+        int32_t size = be32(p + pos + LOG_ENTRY_SIZE_OFFSET);
+        if (size < 0 || size > total - pos - LOG_OVERHEAD) {
             reason = PyUnicode_FromFormat("inner message at byte %zd of the payload runs past its end", pos);
             break;
         }
-        Py_ssize_t end = pos + 12 + size;
+        Py_ssize_t end = pos + LOG_OVERHEAD + size;
         PyObject *inner_reason = NULL;
         if (parse_message(p, pos, end, &m, &inner_reason) < 0) {
             if (inner_reason != NULL)
@@ -551,7 +553,7 @@ decode_legacy_inner(PyObject *self, PyObject *args)
             reason = PyUnicode_FromFormat("inner message has magic %d in a v%d wrapper", m.magic, wrapper_magic);
             break;
         }
-        if (m.attributes & 0x07) {
+        if (m.attributes & COMPRESSION_MASK) {
             reason = PyUnicode_FromString("inner message is itself compressed");
             break;
         }
@@ -582,7 +584,7 @@ decode_legacy_inner(PyObject *self, PyObject *args)
             base = wrapper_offset - last;
         records = PyList_New(n_ok);
         for (Py_ssize_t i = 0, at = 0; records != NULL && i < n_ok; i++) {
-            Py_ssize_t end = at + 12 + be32(p + at + 8);
+            Py_ssize_t end = at + LOG_OVERHEAD + be32(p + at + LOG_ENTRY_SIZE_OFFSET);
             PyObject *ignored = NULL;
             parse_message(p, at, end, &m, &ignored); /* checked in the first pass */
             PyObject *record = legacy_record(p, at, end, &m, base, log_append_time);
@@ -1042,7 +1044,7 @@ plain_batch(PyObject *file, Py_ssize_t file_pos, const unsigned char *p, Py_ssiz
     else {
         records = Py_NewRef(Py_None);
     }
-    int ts_type = m->magic == 0 ? 0 : (m->attributes & 0x08) ? 2 : 1;
+    int ts_type = m->magic == 0 ? 0 : (m->attributes & TIMESTAMP_TYPE_BIT) ? 2 : 1;
     PyObject *vals[BATCH_FIELDS] = {
         Py_NewRef(file),
         PyLong_FromSsize_t(file_pos),
@@ -1108,12 +1110,14 @@ decode_legacy_run(PyObject *self, PyObject *args)
     Py_ssize_t start = pos;
     PyObject *batches = PyList_New(0), *result = NULL;
     Message m;
-    while (batches != NULL && end - pos >= 12 + 14) {
-        int magic = (signed char)p[pos + 16], attributes = (signed char)p[pos + 17];
-        int32_t size = be32(p + pos + 8);
-        if ((magic != 0 && magic != 1) || (attributes & 0x07) || size < 0 || size > end - pos - 12)
+    while (batches != NULL && end - pos >= LOG_OVERHEAD + LEGACY_V0_MIN_SIZE) {
+        int magic = (signed char)p[pos + LEGACY_MAGIC_OFFSET];
+        int attributes = (signed char)p[pos + LEGACY_ATTRIBUTES_OFFSET];
+        int32_t size = be32(p + pos + LEGACY_SIZE_OFFSET);
+        if ((magic != 0 && magic != 1) || (attributes & COMPRESSION_MASK) || size < 0 ||
+            size > end - pos - LOG_OVERHEAD)
             break;
-        Py_ssize_t entry_end = pos + 12 + size;
+        Py_ssize_t entry_end = pos + LOG_OVERHEAD + size;
         PyObject *reason = NULL;
         if (parse_message(p, pos, entry_end, &m, &reason) < 0) {
             Py_XDECREF(reason);
@@ -1121,7 +1125,7 @@ decode_legacy_run(PyObject *self, PyObject *args)
                 goto done;
             break;
         }
-        uint32_t crc = crc32_ieee(p + pos + 16, entry_end - pos - 16);
+        uint32_t crc = crc32_ieee(p + pos + LEGACY_MAGIC_OFFSET, entry_end - pos - LEGACY_MAGIC_OFFSET);
         if (crc != m.crc)
             break;
         PyObject *batch = plain_batch(file, file_pos + pos - start, p, pos, entry_end, &m, crc, with_records);

@@ -129,6 +129,9 @@ def _unsnappy(data: bytes, limit: int) -> bytes:
     return b"".join(parts)
 
 
+_LZ4_WINDOW = 64 * 1024  # how far back a linked LZ4 block may refer
+
+
 def _unlz4(data: bytes | memoryview, limit: int) -> bytes:
     """Kafka's LZ4 frame, block by block (independent or linked), with size checks per block."""
     data = memoryview(data)
@@ -150,6 +153,7 @@ def _unlz4(data: bytes | memoryview, limit: int) -> bytes:
     pos += 1
     blocks: list[bytes] = []
     total = 0
+    history = b""
     while True:
         if pos + 4 > len(data):
             raise CompressionError("lz4 frame ends without an end mark")
@@ -170,14 +174,16 @@ def _unlz4(data: bytes | memoryview, limit: int) -> bytes:
         else:
             if room <= 0:
                 raise _too_big(limit)
-            dictionary = b"" if independent or not blocks else b"".join(blocks)[-65536:]
             try:
-                blocks.append(lz4.block.decompress(block, uncompressed_size=room, dict=dictionary))
+                blocks.append(lz4.block.decompress(block, uncompressed_size=room, dict=history))
             except lz4.block.LZ4BlockError as exc:
                 if room < max_block:
                     raise _too_big(limit) from exc
                 raise
         total += len(blocks[-1])
+        if not independent:
+            # Linked blocks see the last 64 KiB before them; keep just that, not a join of every block.
+            history = (history + blocks[-1])[-_LZ4_WINDOW:]
 
 
 _ZSTD_MAGIC = 0xFD2FB528

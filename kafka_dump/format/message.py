@@ -12,14 +12,14 @@ _CODECS = tuple(Compression(i) for i in range(8))  # ids 5-7 are UNKNOWN
 
 
 def _read_bytes(buf: bytes, pos: int, end: int, what: str) -> tuple[bytes | None, int]:
-    if pos + 4 > end:
+    if pos + L.INT32.size > end:
         raise CorruptRecordError(f"message ends before its {what} length", position=pos)
     (n,) = L.INT32.unpack_from(buf, pos)
-    pos += 4
+    pos += L.INT32.size
     if n < 0:
         return None, pos
     if n > end - pos:
-        raise CorruptRecordError(f"{what} length {n} runs past the message", position=pos - 4)
+        raise CorruptRecordError(f"{what} length {n} runs past the message", position=pos - L.INT32.size)
     return buf[pos : pos + n], pos + n
 
 
@@ -41,7 +41,7 @@ class Message:
 
     def __init__(self, buf: bytes, pos: int, end: int) -> None:
         """Decode the message whose entry is ``buf[pos:end]`` (offset and size fields included)."""
-        if end - pos < L.LOG_OVERHEAD + L.LEGACY_MIN_SIZE[0]:
+        if end - pos < L.LOG_OVERHEAD + L.LEGACY_V0_MIN_SIZE:
             raise CorruptRecordError("message is shorter than the smallest v0 message", position=pos)
         self.offset, size, self.crc, self.magic, self.attributes = L.LEGACY_HEADER.unpack_from(buf, pos)
         self.size = L.LOG_OVERHEAD + size
@@ -51,11 +51,11 @@ class Message:
             raise CorruptRecordError(f"message size {size} is below the v{self.magic} minimum", position=pos)
         self.crc_valid = crc32(memoryview(buf)[pos + L.MAGIC_OFFSET : end]) == self.crc
         self.compression = _CODECS[self.attributes & L.COMPRESSION_MASK]
-        p = pos + L.LEGACY_HEADER.size
+        p = pos + L.LEGACY_HEADER_SIZE
         self.timestamp = -1
         if self.magic == 1:
-            (self.timestamp,) = L.LEGACY_TIMESTAMP.unpack_from(buf, p)
-            p += 8
+            (self.timestamp,) = L.INT64.unpack_from(buf, pos + L.LEGACY_V1_TIMESTAMP_OFFSET)
+            p += L.INT64.size
         self.key, p = _read_bytes(buf, p, end, "key")
         self.value, p = _read_bytes(buf, p, end, "value")
         if p != end:

@@ -117,7 +117,7 @@ def _decode_records(
     if count < 0:
         return [], CorruptRecordError(f"invalid record count {count}", position=file_pos)
     if compression is Compression.UNKNOWN:
-        codec_id = buf[pos + L.V2_ATTRIBUTES_OFFSET + 1] & L.COMPRESSION_MASK
+        codec_id = L.V2_ATTRIBUTES.unpack_from(buf, pos + L.V2_ATTRIBUTES_OFFSET)[0] & L.COMPRESSION_MASK
         return [], CorruptRecordError(f"unknown compression codec id {codec_id}", position=file_pos)
     start = pos + L.V2_HEADER_SIZE
     if compression is Compression.NONE:
@@ -145,9 +145,9 @@ def _decode_records(
 def decode_control(record: Record) -> ControlRecord:
     """Read a control record's key (version, type) and, for ABORT/COMMIT, its end-marker value."""
     key = record.key
-    if key is None or len(key) < L.INT16_PAIR.size:
+    if key is None or len(key) < L.CONTROL_KEY.size:
         raise CorruptRecordError("control record key is shorter than 4 bytes")
-    version, ctype = L.INT16_PAIR.unpack_from(key)
+    version, ctype = L.CONTROL_KEY.unpack_from(key)
     if version < 0:
         raise CorruptRecordError(f"control record key has a negative version {version}")
     epoch: int | None = None

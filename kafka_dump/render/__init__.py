@@ -13,7 +13,9 @@ T_co = TypeVar("T_co", covariant=True)
 class Renderer(Protocol[T_co]):
     """What a renderer answers for each event of a dump; ``T_co`` is str or a Rich renderable."""
 
-    def file_start(self, path: str) -> Sequence[T_co]: ...
+    def file_start(
+        self, path: str, base_offset: int | None, snapshot: tuple[int, int] | None
+    ) -> Sequence[T_co]: ...
 
     def batch(self, batch: Batch, records: tuple[Record, ...] | None) -> Sequence[T_co]: ...
 

@@ -88,7 +88,7 @@ class JsonRenderer:
         self._file = ""
         self._file_json = b'""'
 
-    def file_start(self, path: str) -> list[bytes]:
+    def file_start(self, path: str, base_offset: int | None, snapshot: tuple[int, int] | None) -> list[bytes]:
         return []
 
     def batch(self, batch: Batch, records: tuple[Record, ...] | None) -> list[bytes]:

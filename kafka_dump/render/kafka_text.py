@@ -3,7 +3,11 @@
 Format strings follow ``org.apache.kafka.tools.DumpLogSegments`` (printBatchLevel,
 printRecordMetadata, printRecordContents, printTrailingBytes), so scripts written for Kafka's tool
 keep working. Kafka's slips are left out (the Scala tool's stray ``}`` after a legacy crc).
-Problems other than the tail are diagnostics: they go to stderr (see ``cli.py``), not here.
+Problems other than the tail are diagnostics: they go to stderr (``commands/dump.py``), not here.
+
+Keys and values are written as Kafka's tool writes them (UTF-8, bad bytes replaced). On a terminal,
+``escape=True`` shows control characters as escapes, so a record cannot steer the terminal; piped,
+the bytes stay Kafka's.
 """
 
 from __future__ import annotations
@@ -11,7 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from kafka_dump.model import Batch, ControlType, Problem, Record
-from kafka_dump.segment import segment_base_offset, snapshot_id
+from kafka_dump.render.payload import printable
 
 _BOOL = {True: "true", False: "false"}
 _CONTROL_LABELS = {
@@ -26,26 +30,29 @@ _CONTROL_LABELS = {
 class KafkaTextRenderer:
     """``records=False`` prints batch lines only (the tool without --deep-iteration)."""
 
-    def __init__(self, *, records: bool = True, print_data: bool = True) -> None:
+    def __init__(self, *, records: bool = True, print_data: bool = True, escape: bool = False) -> None:
         self._records = records
         self._data = print_data
+        self._escape = escape
 
-    def file_start(self, path: str) -> list[str]:
-        lines = [f"Dumping {path}\n"]
+    def file_start(self, path: str, base_offset: int | None, snapshot: tuple[int, int] | None) -> list[str]:
+        lines = [f"Dumping {printable(path) if self._escape else path}\n"]
         name = Path(path).name
         if name.endswith(".log"):
-            base = segment_base_offset(path)
-            lines.append(f"Log starting offset: {base if base is not None else 0}\n")
+            lines.append(f"Log starting offset: {base_offset if base_offset is not None else 0}\n")
         elif name == "bootstrap.checkpoint":
             lines.append("KRaft bootstrap snapshot\n")
-        elif (snap := snapshot_id(path)) is not None:
-            lines.append(f"Snapshot end offset: {snap[0]}, epoch: {snap[1]}\n")
+        elif snapshot is not None:
+            lines.append(f"Snapshot end offset: {snapshot[0]}, epoch: {snapshot[1]}\n")
         return lines
 
     def batch(self, b: Batch, records: tuple[Record, ...] | None) -> list[str]:
         out = [batch_line(b)]
         if self._records and records is not None:
-            out.extend(record_line(b, r, self._data) for r in records)
+            if self._escape:
+                out.extend(printable(record_line(b, r, self._data)[:-1]) + "\n" for r in records)
+            else:
+                out.extend(record_line(b, r, self._data) for r in records)
         return out
 
     def problem(self, problem: Problem) -> list[str]:
@@ -53,7 +60,10 @@ class KafkaTextRenderer:
 
     def file_end(self, path: str, trailing: int) -> list[str]:
         if trailing > 0:
-            return [f"Found {trailing} invalid bytes at the end of {Path(path).name}\n"]
+            name = Path(path).name
+            return [
+                f"Found {trailing} invalid bytes at the end of {printable(name) if self._escape else name}\n"
+            ]
         return []
 
 

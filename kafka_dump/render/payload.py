@@ -34,6 +34,32 @@ ENCODERS: dict[PayloadEncoding, Callable[[bytes], str]] = {
 }
 
 
+class _Escapes(dict[int, str]):
+    """``str.translate`` table: a printable character stays, any other becomes its escape."""
+
+    def __missing__(self, code: int) -> str:
+        char = chr(code)
+        if char.isprintable():
+            escaped = char
+        elif code < 0x100:
+            escaped = f"\\x{code:02x}"
+        elif code < 0x10000:
+            escaped = f"\\u{code:04x}"
+        else:
+            escaped = f"\\U{code:08x}"
+        self[code] = escaped
+        return escaped
+
+
+_ESCAPES = _Escapes({9: "\\t", 10: "\\n", 13: "\\r"})
+
+
+def printable(text: str) -> str:
+    """``text`` with every control, format or separator character (ESC, CR, tab, bidi overrides,
+    zero-width spaces...) shown as a Python escape: what reaches a terminal cannot steer it."""
+    return text if text.isprintable() else text.translate(_ESCAPES)
+
+
 def header_key(key: bytes) -> str:
     """Header keys are UTF-8 strings in Kafka; bytes that are not UTF-8 are escaped, not lost."""
     return key.decode("utf-8", "backslashreplace")

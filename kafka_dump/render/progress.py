@@ -1,14 +1,18 @@
-"""A progress bar on stderr for long reads, shown only when stderr is a terminal and stdout is not."""
+"""A progress bar on stderr for long reads, shown only when stderr is a terminal and stdout is not.
+
+Any command's stream can drive it: the caller says where each event stands as ``(file, bytes done)``
+(``analysis.dump.progress_position`` for dump), so this module knows no event type.
+"""
 
 from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterable, Iterator
-from typing import TypeVar
+from collections.abc import Callable, Iterable, Iterator
+from typing import TYPE_CHECKING, TypeVar
 
-from kafka_dump.analysis.dump import BatchEvent, FileStart
-from kafka_dump.model import Problem
+if TYPE_CHECKING:
+    from rich.console import Console
 
 T = TypeVar("T")
 _EVERY = 256  # events between updates: a redraw costs more than decoding a small batch
@@ -19,21 +23,40 @@ def wanted() -> bool:
     return sys.stderr.isatty() and not sys.stdout.isatty()
 
 
-def with_progress(events: Iterable[T]) -> Iterator[T]:
-    """Yield ``events`` unchanged, advancing a per-file bar by the byte position they report."""
-    from rich.console import Console
-    from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
+def _size(path: str) -> int | None:
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return None
 
-    columns = (TextColumn("{task.description}"), BarColumn(), DownloadColumn(), TimeRemainingColumn())
-    with Progress(*columns, console=Console(stderr=True), transient=True) as progress:
-        task = None
+
+def with_progress(
+    events: Iterable[T], where: Callable[[T], tuple[str, int] | None], console: Console | None = None
+) -> Iterator[T]:
+    """Yield ``events`` unchanged, advancing one bar per file by the position ``where`` reports."""
+    from rich.console import Console
+    from rich.progress import BarColumn, DownloadColumn, Progress, TaskID, TextColumn, TimeRemainingColumn
+
+    from kafka_dump.render.payload import printable
+
+    columns = (
+        TextColumn("{task.description}", markup=False),
+        BarColumn(),
+        DownloadColumn(),
+        TimeRemainingColumn(),
+    )
+    bar = Progress(*columns, console=console or Console(stderr=True), transient=True)
+    with bar:
+        task: TaskID | None = None
+        current = ""
         for n, event in enumerate(events):
-            if isinstance(event, FileStart):
-                size = os.path.getsize(event.path)
-                task = progress.add_task(os.path.basename(event.path), total=size)
-            elif task is not None and n % _EVERY == 0:
-                if isinstance(event, BatchEvent):
-                    progress.update(task, completed=event.batch.position + event.batch.sizeInBytes)
-                elif isinstance(event, Problem):
-                    progress.update(task, completed=event.position + event.length)
+            if n % _EVERY == 0 and (at := where(event)) is not None:
+                path, done = at
+                if path != current or task is None:
+                    if task is not None:
+                        bar.update(task, visible=False)
+                    current = path
+                    # A file name is data: control characters escaped, and never parsed as markup.
+                    task = bar.add_task(printable(os.path.basename(path)), total=_size(path))
+                bar.update(task, completed=done)
             yield event

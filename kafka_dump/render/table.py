@@ -9,7 +9,7 @@ from rich.table import Table
 from rich.text import Text
 
 from kafka_dump.model import Batch, Problem, Record
-from kafka_dump.render.payload import header_key, preview
+from kafka_dump.render.payload import header_key, preview, printable
 
 
 @lru_cache(maxsize=4096)
@@ -43,8 +43,10 @@ class TableRenderer:
         self._records = records
         self._header_shown = False
 
-    def file_start(self, path: str) -> list[object]:
-        return [Text(f"Dumping {path}", style="bold")]
+    def file_start(
+        self, path: str, base_offset: int | None, snapshot: tuple[int, int] | None
+    ) -> list[object]:
+        return [Text(f"Dumping {printable(path)}", style="bold")]
 
     def batch(self, b: Batch, records: tuple[Record, ...] | None) -> list[object]:
         if not self._records or records is None:
@@ -70,19 +72,19 @@ class TableRenderer:
                 str(r.timestamp),
                 preview(r.key, self._max),
                 preview(r.value, self._max),
-                ", ".join(f"{header_key(h.key)}={preview(h.value, self._max)}" for h in r.headers),
+                ", ".join(f"{printable(header_key(h.key))}={preview(h.value, self._max)}" for h in r.headers),
                 str(r.sequence) if b.magic >= 2 else f"{r.crc}{'' if r.crcValid else ' (invalid)'}",
             ]
             if b.isControl:
                 c = r.control
                 row.append("?" if c is None else _control_text(c.type_name, c.version, c.coordinatorEpoch))
-            table.add_row(*row)
+            table.add_row(*map(Text, row))  # data is never markup
         return [Text(batch_title(b), style="" if b.crcValid else "bold red"), table]
 
     def problem(self, p: Problem) -> list[object]:
         return [
             Text(
-                f"PROBLEM at byte {p.position} ({p.length} bytes, {p.kind.label}): {p.reason}",
+                f"PROBLEM at byte {p.position} ({p.length} bytes, {p.kind.label}): {printable(p.reason)}",
                 style="bold red",
             )
         ]

@@ -1,0 +1,136 @@
+"""Option decorators shared by the commands, so every command spells, parses and documents them alike.
+
+Stack them under ``@click.command()`` (the manner of sqlite-utils' ``output_options``)::
+
+    @click.command()
+    @input_paths
+    @format_option("table", "json")
+    @range_options          # gives the command one ``rng: RangeFilter`` argument
+    @max_batch_bytes_option
+    @color_option           # gives ``color: "auto" | "always" | "never"``: pass it to Output
+    @traceback_option       # no argument: cli.py reads it when an error ends the command
+    def verify(paths, fmt, rng, max_batch_bytes, color) -> int: ...
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from datetime import datetime, timedelta, timezone
+from typing import Any, TypeVar
+
+import click
+
+from kafka_dump.analysis.dump import RangeFilter
+from kafka_dump.format.codecs import DEFAULT_MAX_BATCH_BYTES
+from kafka_dump.render.output import COLOR_MODES
+
+F = TypeVar("F", bound=Callable[..., Any])
+TRACEBACK = "kdump.traceback"  # ctx.meta key that --traceback sets, read by cli.py's error edge
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_MS = timedelta(milliseconds=1)
+
+
+def parse_time(value: str | None) -> int | None:
+    """Epoch milliseconds, or an ISO-8601 time (UTC unless it says otherwise), in exact integer ms."""
+    if value is None:
+        return None
+    if value.lstrip("-").isdigit():
+        return int(value)
+    text = value[:-1] + "+00:00" if value.endswith(("Z", "z")) else value
+    try:
+        dt = datetime.fromisoformat(text)
+    except ValueError:
+        raise click.BadParameter(f"{value!r} is neither epoch milliseconds nor an ISO-8601 time") from None
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=timezone.utc)
+    return (dt - _EPOCH) // _MS
+
+
+def _time_callback(ctx: click.Context, param: click.Parameter, value: str | None) -> int | None:
+    return parse_time(value)
+
+
+def input_paths(f: F) -> F:
+    """``FILE|DIR...``: segment files, or partition directories (their segments in offset order)."""
+    return click.argument("paths", nargs=-1, required=True, metavar="FILE|DIR...")(f)
+
+
+def format_option(
+    *choices: str, default: str | None = None, help: str = "Output format."
+) -> Callable[[F], F]:
+    """``--format`` among ``choices`` (the first is the default unless ``default`` says); passed as ``fmt``."""
+    return click.option(
+        "--format", "fmt", type=click.Choice(list(choices)), default=default or choices[0],
+        show_default=True, help=help,
+    )  # fmt: skip
+
+
+_RANGE = (
+    click.option("--from-offset", type=int, help="Only records at or after this offset."),
+    click.option("--to-offset", type=int, help="Only records at or before this offset."),
+    click.option(
+        "--from-time",
+        callback=_time_callback,
+        help="Only records at or after this time (ISO-8601 or epoch ms).",
+    ),
+    click.option(
+        "--to-time",
+        callback=_time_callback,
+        help="Only records at or before this time (ISO-8601 or epoch ms).",
+    ),
+    click.option(
+        "--limit", type=click.IntRange(min=0), help="Stop after N records (N batches with --batches-only)."
+    ),
+)
+
+
+def range_options(f: F) -> F:
+    """``--from/--to-offset``, ``--from/--to-time``, ``--limit``: the command receives ``rng: RangeFilter``."""
+
+    @functools.wraps(f)
+    def wrapper(
+        *args: Any,
+        from_offset: int | None,
+        to_offset: int | None,
+        from_time: int | None,
+        to_time: int | None,
+        limit: int | None,
+        **kwargs: Any,
+    ) -> Any:
+        return f(*args, rng=RangeFilter(from_offset, to_offset, from_time, to_time, limit), **kwargs)
+
+    decorated: Any = wrapper
+    for option in reversed(_RANGE):
+        decorated = option(decorated)
+    return decorated  # type: ignore[no-any-return]
+
+
+def max_batch_bytes_option(f: F) -> F:
+    """``--max-batch-bytes``: a batch that decompresses past this size is a problem, not a crash."""
+    return click.option(
+        "--max-batch-bytes", type=click.IntRange(min=1), default=DEFAULT_MAX_BATCH_BYTES, show_default=True,
+        help="A batch that decompresses past this size is reported as a problem.",
+    )(f)  # fmt: skip
+
+
+def color_option(f: F) -> F:
+    """``--color auto|always|never``, passed as ``color``; ``auto`` honours ``NO_COLOR``."""
+    return click.option(
+        "--color", type=click.Choice(list(COLOR_MODES)), default="auto", show_default=True,
+        help="Colour: auto (a terminal, unless NO_COLOR is set), always (for less -R) or never.",
+    )(f)  # fmt: skip
+
+
+def _set_traceback(ctx: click.Context, param: click.Parameter, value: bool) -> None:
+    if value:
+        ctx.meta[TRACEBACK] = True
+
+
+def traceback_option(f: F) -> F:
+    """``--traceback``: on an error, the Python trace too (read by ``cli.py``; the command gets nothing)."""
+    return click.option(
+        "--traceback", is_flag=True, expose_value=False, callback=_set_traceback,
+        help="On an error, show the Python traceback instead of one line.",
+    )(f)  # fmt: skip

@@ -1,0 +1,196 @@
+"""The one output path every command writes through: stdout as text or bytes, Rich consoles, stderr.
+
+An ``Output`` decides, once per command, what the streams are:
+
+* **width**: ``COLUMNS`` when set; else the width of the terminal on stdout; when stdout is a pipe
+  but a terminal is attached (stderr, or ``/dev/tty``), that terminal's width, so ``| less`` and
+  ``| head`` read well; with no terminal at all, ``None``: rows are never wrapped (for ``grep``).
+* **colour**: ``--color always`` (for ``less -R``), ``never``, or ``auto``: only when stdout is a
+  terminal and ``NO_COLOR`` is not set. stderr gets colour when it is a terminal, under the same rules.
+* **text and bytes**: ``write`` (str) and ``write_bytes`` (JSON Lines) may be mixed; switching
+  flushes the text layer first, so the order on stdout is the order of the calls.
+* **Rich**: ``console`` and ``err_console`` use the theme; a closed pipe raises ``BrokenPipeError``
+  (which ``cli.py`` ends quietly) instead of Rich's own exit.
+* **diagnostics**: ``diagnostic`` writes one ``kdump: ...`` line to stderr, control characters
+  escaped (a file name or a reason can quote data).
+
+Data from a file never goes to Rich as markup: renderers hand ``Text`` objects or plain strings
+that ``write`` copies as they are.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Literal, TextIO
+
+from kafka_dump.render.payload import printable
+
+if TYPE_CHECKING:
+    from rich.console import Console, RenderableType
+
+ColorMode = Literal["auto", "always", "never"]
+COLOR_MODES: tuple[ColorMode, ...] = ("auto", "always", "never")
+UNWRAPPED = 1000  # Rich needs a width; with no terminal at all, small tables are never cut
+
+
+def _isatty(stream: object) -> bool:
+    isatty = getattr(stream, "isatty", None)
+    try:
+        return bool(isatty and isatty())
+    except (OSError, ValueError):
+        return False
+
+
+def _size_of(stream: object) -> int | None:
+    try:
+        return os.get_terminal_size(stream.fileno()).columns or None  # type: ignore[attr-defined]
+    except (AttributeError, OSError, ValueError):
+        return None
+
+
+def _tty_width() -> int | None:
+    try:
+        fd = os.open("/dev/tty", os.O_RDONLY | os.O_NOCTTY)
+    except OSError:
+        return None
+    try:
+        return os.get_terminal_size(fd).columns or None
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def terminal_width(
+    stdout: TextIO, stderr: TextIO, environ: Mapping[str, str] = os.environ, *, dev_tty: bool = True
+) -> int | None:
+    """The width to lay out for, or None when no terminal will show the output (never wrap)."""
+    columns = environ.get("COLUMNS", "")
+    if columns.isdigit() and int(columns) > 0:
+        return int(columns)
+    for stream in (stdout, stderr):
+        if _isatty(stream) and (width := _size_of(stream)):
+            return width
+    return _tty_width() if dev_tty else None
+
+
+def color_wanted(mode: ColorMode, stream: TextIO, environ: Mapping[str, str] = os.environ) -> bool:
+    """``always`` and ``never`` are what they say; ``auto``: a terminal, without ``NO_COLOR``."""
+    if mode != "auto":
+        return mode == "always"
+    if environ.get("NO_COLOR"):
+        return False
+    if environ.get("FORCE_COLOR"):
+        return True
+    return _isatty(stream) and environ.get("TERM") != "dumb"
+
+
+class Output:
+    """stdout and stderr for one command run, with the width and colour decided once."""
+
+    def __init__(
+        self,
+        color: ColorMode = "auto",
+        *,
+        stdout: TextIO | None = None,
+        stderr: TextIO | None = None,
+        environ: Mapping[str, str] = os.environ,
+    ) -> None:
+        self.stdout = stdout if stdout is not None else sys.stdout
+        self.stderr = stderr if stderr is not None else sys.stderr
+        self.is_terminal = _isatty(self.stdout)  # stdout shows on a terminal: escape what data sends
+        self.err_is_terminal = _isatty(self.stderr)
+        self.color = color_wanted(color, self.stdout, environ)
+        self.err_color = color_wanted(color, self.stderr, environ)
+        self.width = terminal_width(self.stdout, self.stderr, environ)
+        self._console: Console | None = None
+        self._err_console: Console | None = None
+        self._bytes_pending = False
+
+    # --- text and bytes on stdout ------------------------------------------------------------
+
+    def write(self, text: str) -> None:
+        """Text as it is (the renderer has escaped what needs escaping)."""
+        if self._bytes_pending:
+            self.stdout.buffer.flush()
+            self._bytes_pending = False
+        self.stdout.write(text)
+
+    def write_lines(self, lines: Iterable[str]) -> None:
+        if self._bytes_pending:
+            self.stdout.buffer.flush()
+            self._bytes_pending = False
+        self.stdout.writelines(lines)
+
+    def write_bytes(self, data: bytes) -> None:
+        """Bytes straight to stdout's buffer (JSON Lines): no decode and re-encode."""
+        if not self._bytes_pending:
+            self.stdout.flush()
+            self._bytes_pending = True
+        self.stdout.buffer.write(data)
+
+    def print(self, renderable: RenderableType, *, soft_wrap: bool = False) -> None:
+        """A Rich renderable on stdout (a ``Text``, a small ``Table``); never a str of data."""
+        if self._bytes_pending:
+            self.stdout.buffer.flush()
+            self._bytes_pending = False
+        self.console.print(renderable, soft_wrap=soft_wrap)
+
+    def flush(self) -> None:
+        self.stdout.flush()
+        if self._bytes_pending:
+            self.stdout.buffer.flush()
+            self._bytes_pending = False
+
+    # --- stderr -----------------------------------------------------------------------------
+
+    def diagnostic(self, message: str) -> None:
+        """One ``kdump: message`` line on stderr, control characters escaped."""
+        self.flush()
+        self.stderr.write(f"kdump: {printable(message)}\n")
+        self.stderr.flush()
+
+    def err_print(self, renderable: RenderableType) -> None:
+        """A Rich renderable on stderr (a closing summary)."""
+        self.flush()
+        self.err_console.print(renderable)
+
+    # --- Rich consoles ------------------------------------------------------------------------
+
+    @property
+    def console(self) -> Console:
+        if self._console is None:
+            self._console = make_console(self.stdout, self.color, self.width)
+        return self._console
+
+    @property
+    def err_console(self) -> Console:
+        if self._err_console is None:
+            width = self.width if self.err_is_terminal else None
+            self._err_console = make_console(self.stderr, self.err_color, width)
+        return self._err_console
+
+
+def make_console(file: TextIO, color: bool, width: int | None) -> Console:
+    """A Rich console on ``file`` with the theme, colour or none, and a fixed width."""
+    from rich.console import Console
+
+    from kafka_dump.render.theme import THEME
+
+    class _Console(Console):
+        def on_broken_pipe(self) -> None:
+            raise BrokenPipeError  # ended quietly at the CLI's edge, as for every format
+
+    return _Console(
+        file=file,
+        theme=THEME,
+        width=width or UNWRAPPED,
+        force_terminal=color,
+        color_system="auto" if color else None,
+        no_color=not color,
+        highlight=False,
+        emoji=False,
+        markup=False,  # a str handed to print is shown as it is, never parsed as markup
+    )

@@ -1,0 +1,68 @@
+"""One look for every command: the Rich ``Theme`` (style names with a meaning) and number formatting.
+
+Commands and renderers name a style by what it means (``kdump.null``, ``kdump.problem``), never by
+its colour, so the whole tool changes look in one place. Small tables (summaries, stats, reports)
+use these names through ``Text(..., style="kdump.x")`` or ``Table`` column styles; the bulk table
+renderer takes the ANSI codes of the same styles once from ``sgr``.
+
+Numbers: ``number`` puts thousands separators in tables and summaries; JSON keeps exact integers.
+"""
+
+from __future__ import annotations
+
+from rich.color import ColorSystem
+from rich.style import Style
+from rich.theme import Theme
+
+STYLES: dict[str, str] = {
+    # structure
+    "kdump.file": "bold",  # "Dumping FILE", a file heading
+    "kdump.header": "bold",  # column headings of every table
+    "kdump.batch": "bold cyan",  # a batch's header line (a section row of the record table)
+    "kdump.frame": "dim",  # box characters of the bulk table
+    "kdump.label": "dim",  # "offsets", "size": the words before values in a batch line
+    # values
+    "kdump.number": "",  # counts and offsets in tables
+    "kdump.time": "",  # ISO times
+    "kdump.ms": "dim",  # epoch milliseconds beside an ISO time
+    "kdump.null": "dim italic",  # an absent key, value or header value: not the text "null"
+    "kdump.hex": "magenta",  # bytes shown as 0x... (not UTF-8 text)
+    "kdump.escape": "magenta",  # a control character shown as an escape (\x1b, \u202e)
+    "kdump.cut": "dim",  # the ellipsis of a value cut at --max-bytes
+    # meaning
+    "kdump.control": "bold yellow",  # control records and batches (COMMIT, ABORT, LEADER_CHANGE...)
+    "kdump.commit": "bold green",
+    "kdump.abort": "bold red",
+    "kdump.transactional": "blue",  # data written inside a transaction
+    "kdump.ok": "green",  # a valid CRC in a summary, "all good"
+    "kdump.invalid": "bold red",  # an invalid CRC
+    "kdump.problem": "bold red",  # corruption: every Problem of kind corrupt
+    "kdump.tail": "yellow",  # a zero-filled or partial tail: a fact, not corruption
+    "kdump.summary": "dim",  # the closing summary on stderr
+}
+
+THEME = Theme(STYLES)
+
+
+def style(name: str) -> Style:
+    """The parsed Rich style of a theme name (``kdump.null``)."""
+    return Style.parse(STYLES[name]) if STYLES[name] else Style.null()
+
+
+def sgr(name: str) -> tuple[str, str]:
+    """(start, end) ANSI codes of a theme style, rendered once, for writing styled text directly."""
+    rendered = style(name).render("\0", color_system=ColorSystem.STANDARD)
+    start, _, end = rendered.partition("\0")
+    return start, end
+
+
+def number(n: int) -> str:
+    """``1234567`` -> ``1,234,567``: thousands separators for tables and summaries (never for JSON)."""
+    return f"{n:,}"
+
+
+def plural(n: int, word: str) -> str:
+    """``1 batch``, ``3 batches``, ``1,000 records``: a count with its noun, for summaries."""
+    if n == 1:
+        return f"1 {word}"
+    return f"{number(n)} {word}es" if word.endswith(("s", "x", "ch", "sh")) else f"{number(n)} {word}s"

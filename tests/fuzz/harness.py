@@ -1,0 +1,114 @@
+"""Run one input through every kdump command in-process and list what broke the promise.
+
+The promise (issue 11): exit code 0, 1 or 2; no traceback; every problem names a byte range inside
+the file; the run ends within a time bound proportional to the file's size; ``convert`` either
+refuses or writes an output that verifies clean; JSON output is one well-formed object per line.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+import click
+from click.testing import CliRunner
+
+from kafka_dump.cli import main
+
+# Each case: the arguments, with IN for the input file and OUT for an output path.
+CASES: dict[str, tuple[str, ...]] = {
+    "dump-json": ("dump", "--format", "json", "--payload", "hex", "IN"),
+    "dump-table": ("dump", "--max-bytes", "16", "IN"),
+    "dump-kafka": ("dump", "--format", "kafka", "IN"),
+    "dump-batches": ("dump", "--batches-only", "--format", "json", "IN"),
+    "verify-crc": ("verify-crc", "--format", "json", "-j", "1", "IN"),
+    "stats": ("stats", "--format", "json", "IN"),
+    "stats-compare": ("stats", "--compare", "--format", "json", "IN"),
+    "convert": ("convert", "IN", "-o", "OUT", "--skip-corrupt", "--force"),
+}
+ENV = {"COLUMNS": "120", "NO_COLOR": "1", "TERM": "dumb"}
+_SECONDS_BASE, _SECONDS_PER_MIB = 10.0, 2.0  # generous: CI machines are noisy
+
+
+def available_cases() -> list[str]:
+    """The cases whose command and options exist in this build of kdump."""
+    out = []
+    for name, args in CASES.items():
+        cmd = main.commands.get(args[0])
+        if cmd is None:
+            continue
+        opts = {o for p in cmd.params if isinstance(p, click.Option) for o in (*p.opts, *p.secondary_opts)}
+        if all(a in opts for a in args[1:] if a.startswith("-")):
+            out.append(name)
+    return out
+
+
+def _argv(args: Sequence[str], src: Path, out: Path) -> list[str]:
+    return [str(src) if a == "IN" else str(out) if a == "OUT" else a for a in args]
+
+
+def check(data: bytes, workdir: Path, cases: Sequence[str]) -> list[str]:
+    """Violations of the promise for ``data`` under each case (empty when all is well)."""
+    src = workdir / "00000000000000000000.log"
+    out = workdir / "out" / "00000000000000000000.log"
+    out.parent.mkdir(exist_ok=True)
+    src.write_bytes(data)
+    problems: list[str] = []
+    runner = CliRunner()
+    limit = _SECONDS_BASE + _SECONDS_PER_MIB * len(data) / 2**20
+    for case in cases:
+        out.unlink(missing_ok=True)
+        start = time.perf_counter()
+        res = runner.invoke(main, _argv(CASES[case], src, out), env=ENV)
+        took = time.perf_counter() - start
+        where = f"{case}"
+        if res.exit_code not in (0, 1, 2):
+            problems.append(
+                f"{where}: exit code {res.exit_code} ({type(res.exception).__name__}: {res.exception})"
+            )
+        if res.exception is not None and not isinstance(res.exception, SystemExit):
+            problems.append(f"{where}: raised {type(res.exception).__name__}: {res.exception}")
+        if "Traceback" in res.stdout or "Traceback" in res.stderr:
+            problems.append(f"{where}: printed a traceback")
+        if took > limit:
+            problems.append(f"{where}: took {took:.1f} s on {len(data)} bytes (bound {limit:.1f} s)")
+        if "--format" in CASES[case] and "json" in CASES[case]:
+            problems += _json_problems(where, res.stdout, len(data))
+        if case == "convert" and res.exit_code == 0 and out.exists():
+            problems += _output_verifies(runner, out)
+    return problems
+
+
+def _json_problems(where: str, stdout: str, size: int) -> list[str]:
+    found = []
+    for line in stdout.splitlines():
+        try:
+            obj = json.loads(line)
+        except ValueError:
+            found.append(f"{where}: a line is not JSON: {line[:120]!r}")
+            continue
+        if isinstance(obj, dict) and obj.get("type") == "problem" and obj.get("file", "").endswith(".log"):
+            pos, length = obj.get("position"), obj.get("length")
+            if (
+                not isinstance(pos, int)
+                or not 0 <= pos <= size
+                or (isinstance(length, int) and pos + length > size)
+            ):
+                found.append(f"{where}: problem outside the file ({size} bytes): {line[:200]}")
+    return found
+
+
+def _output_verifies(runner: CliRunner, out: Path) -> list[str]:
+    """A converted segment must decode (and verify, where verify-crc exists) with no problem at all."""
+    args = (
+        ["verify-crc", str(out)] if "verify-crc" in main.commands else ["dump", "--format", "json", str(out)]
+    )
+    res = runner.invoke(main, args, env=ENV)
+    if res.exit_code != 0:
+        return [
+            f"convert: its output does not verify clean ({' '.join(args[:1])} exit {res.exit_code}): "
+            f"{(res.stdout + res.stderr)[-300:]!r}"
+        ]
+    return []
