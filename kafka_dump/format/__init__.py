@@ -11,13 +11,20 @@ from __future__ import annotations
 import os
 from types import ModuleType
 
-from kafka_dump.format import _pure
+from kafka_dump.format import _pure, _pure_encoder
 
 decode_v2_records = _pure.decode_v2_records
 decode_legacy_inner = _pure.decode_legacy_inner
 decode_legacy_run = _pure.decode_legacy_run
 ACTIVE_TWIN = "pure-python"
 compiled: ModuleType | None = None  # the compiled twin's module, for other layers' hot loops
+
+# The encoder's twins: the compiled ``_encoder`` when it was built, else ``_pure_encoder``.
+encode_v2_records = _pure_encoder.encode_v2_records
+v2_records_size = _pure_encoder.v2_records_size
+encode_legacy_messages = _pure_encoder.encode_legacy_messages
+legacy_messages_size = _pure_encoder.legacy_messages_size
+ENCODER_TWIN = "pure-python"
 
 if os.environ.get("KDUMP_PURE", "") not in ("1", "true", "yes"):
     try:
@@ -30,5 +37,33 @@ if os.environ.get("KDUMP_PURE", "") not in ("1", "true", "yes"):
         decode_legacy_run = _speedups.decode_legacy_run
         ACTIVE_TWIN = "compiled"
         compiled = _speedups
+    try:
+        from kafka_dump.format import _encoder  # type: ignore[attr-defined]
+    except ImportError:
+        pass
+    else:
+        encode_v2_records = _encoder.encode_v2_records
+        v2_records_size = _encoder.v2_records_size
+        encode_legacy_messages = _encoder.encode_legacy_messages
+        legacy_messages_size = _encoder.legacy_messages_size
+        ENCODER_TWIN = "compiled"
 
-__all__ = ["ACTIVE_TWIN", "compiled", "decode_legacy_inner", "decode_legacy_run", "decode_v2_records"]
+# After the twins: the encoders look them up through this module.
+from kafka_dump.format.encode import encode_entry, encode_refusals, entry_size, new_batch  # noqa: E402
+
+__all__ = [
+    "ACTIVE_TWIN",
+    "ENCODER_TWIN",
+    "compiled",
+    "decode_legacy_inner",
+    "decode_legacy_run",
+    "decode_v2_records",
+    "encode_entry",
+    "encode_legacy_messages",
+    "encode_refusals",
+    "encode_v2_records",
+    "entry_size",
+    "legacy_messages_size",
+    "new_batch",
+    "v2_records_size",
+]

@@ -97,12 +97,13 @@ untrack_if_atomic(PyObject *tuple)
         PyObject_GC_UnTrack(tuple);
 }
 
-/* kafka_dump.model.Record is a frozen, slotted dataclass. Its ten slots are filled directly, at the
+/* kafka_dump.model.Record is a frozen, slotted dataclass. Its slots are filled directly, at the
  * offsets its member descriptors give, as object.__new__ plus the slot setters would (the decoders'
  * pure twin does exactly that); the frozen __init__ is skipped. */
-#define RECORD_FIELDS 10
-static const char *record_fields[RECORD_FIELDS] = {"offset", "timestamp", "key", "value", "headers",
-                                                   "sequence", "sizeInBytes", "crc", "crcValid", "control"};
+#define RECORD_FIELDS 11
+static const char *record_fields[RECORD_FIELDS] = {"offset",   "timestamp", "key",      "value",
+                                                   "headers",  "sequence",  "sizeInBytes", "crc",
+                                                   "crcValid", "control",   "storedTimestamp"};
 static Py_ssize_t record_offsets[RECORD_FIELDS];
 
 /* The offsets of a slotted class's fields, from its member descriptors. */
@@ -303,7 +304,7 @@ decode_v2_records(PyObject *self, PyObject *args)
             if (sequence > INT32_MAX) /* DefaultRecordBatch.incrementSequence wraps to 0 */
                 sequence -= (int64_t)INT32_MAX + 1;
         }
-        PyObject *vals[10] = {
+        PyObject *vals[RECORD_FIELDS] = {
             add_i64(base_offset, offset_delta),
             log_append_time == Py_None ? add_i64(base_timestamp, ts_delta) : Py_NewRef(log_append_time),
             key,
@@ -314,6 +315,7 @@ decode_v2_records(PyObject *self, PyObject *args)
             Py_NewRef(Py_None),
             Py_NewRef(Py_None),
             Py_NewRef(Py_None),
+            log_append_time == Py_None ? Py_NewRef(Py_None) : add_i64(base_timestamp, ts_delta),
         };
         key = value = headers = NULL; /* stolen */
         PyObject *record = new_record(vals);
@@ -490,7 +492,7 @@ legacy_record(const unsigned char *p, Py_ssize_t pos, Py_ssize_t end, const Mess
               PyObject *log_append_time)
 {
     uint32_t crc = crc32_ieee(p + pos + LEGACY_MAGIC_OFFSET, end - pos - LEGACY_MAGIC_OFFSET);
-    PyObject *vals[10] = {
+    PyObject *vals[RECORD_FIELDS] = {
         add_i64(base, m->offset),
         log_append_time == Py_None ? PyLong_FromLongLong(m->timestamp) : Py_NewRef(log_append_time),
         bytes_or_none(p, m->key_pos, m->key_len),
@@ -501,6 +503,7 @@ legacy_record(const unsigned char *p, Py_ssize_t pos, Py_ssize_t end, const Mess
         PyLong_FromUnsignedLong(m->crc),
         Py_NewRef(crc == m->crc ? Py_True : Py_False),
         Py_NewRef(Py_None),
+        log_append_time == Py_None ? Py_NewRef(Py_None) : PyLong_FromLongLong(m->timestamp),
     };
     return new_record(vals);
 }
@@ -1020,7 +1023,7 @@ plain_batch(PyObject *file, Py_ssize_t file_pos, const unsigned char *p, Py_ssiz
     if (offset == NULL || ts == NULL || stored == NULL || size == NULL)
         goto fail;
     if (with_records) {
-        PyObject *rvals[10] = {
+        PyObject *rvals[RECORD_FIELDS] = {
             Py_NewRef(offset),
             Py_NewRef(ts),
             bytes_or_none(p, m->key_pos, m->key_len),
@@ -1030,6 +1033,7 @@ plain_batch(PyObject *file, Py_ssize_t file_pos, const unsigned char *p, Py_ssiz
             Py_NewRef(size),
             Py_NewRef(stored),
             Py_NewRef(valid),
+            Py_NewRef(Py_None),
             Py_NewRef(Py_None),
         };
         PyObject *record = new_record(rvals);

@@ -7,11 +7,11 @@ import zlib
 import crc32c as _crc32c
 
 
-def crc32(data: bytes | memoryview) -> int:
+def crc32(data: bytes | bytearray | memoryview) -> int:
     """IEEE CRC-32, as ``LegacyRecord.computeChecksum`` (unsigned)."""
     return zlib.crc32(data) & 0xFFFFFFFF
 
 
-def crc32c(data: bytes | memoryview) -> int:
-    """Castagnoli CRC-32C, as ``DefaultRecordBatch.computeChecksum`` (unsigned)."""
-    return int(_crc32c.crc32c(data)) & 0xFFFFFFFF
+def crc32c(data: bytes | bytearray | memoryview, value: int = 0) -> int:
+    """Castagnoli CRC-32C, as ``DefaultRecordBatch.computeChecksum`` (unsigned); ``value`` continues one."""
+    return int(_crc32c.crc32c(data, value)) & 0xFFFFFFFF
