@@ -148,9 +148,15 @@ def legacy_message_size(magic: int, record: Record) -> int:
     )
 
 
+def _own_time(record: Record) -> int:
+    """The time a record's bytes hold: under LogAppendTime the decoder reports the batch's instead."""
+    stored = record.storedTimestamp
+    return record.timestamp if stored is None else stored
+
+
 def _v2_fits(first: Record, record: Record) -> bool:
     """Can ``record`` share a v2 batch that starts at ``first`` (deltas within their types)?"""
-    delta = record.timestamp - first.timestamp
+    delta = _own_time(record) - _own_time(first)
     return record.offset - first.offset <= L.INT32_MAX and _INT64_MIN <= delta <= _INT64_MAX
 
 
@@ -171,7 +177,7 @@ class Converter:
 
             def size(first: _Item, item: _Item) -> int:
                 f, r = first[0], item[0]
-                return v2_record_size(r.offset - f.offset, r.timestamp - f.timestamp, r)
+                return v2_record_size(r.offset - f.offset, _own_time(r) - _own_time(f), r)
 
             def joins(first: _Item, item: _Item) -> bool:
                 return first[1] == item[1] and _v2_fits(first[0], item[0])
@@ -227,26 +233,26 @@ class Converter:
             for record in records:
                 done = grouper.add((record, key))
                 if done is not None:
-                    out.extend(self._build(done))
+                    out.extend(self._build_group(done))
             return out
         done = self._grouper.flush()
         if done is not None:
-            out.extend(self._build(done))
+            out.extend(self._build_group(done))
         if target == 2 and batch.magic >= 2:
             attributes = (batch.attributes & ~L.COMPRESSION_MASK) | int(codec)
             out.append(batch._replace(compression=codec, attributes=attributes, records=records))
             return out
         key = self._key(batch, codec)
         if not container:
-            out.extend(self._legacy_entry([(r, key)]) for r in records)
+            out.extend(self._legacy((r,), key, r.timestamp) for r in records)
         elif records:
-            out.extend(self._build([(r, key) for r in records]))
+            out.extend(self._build(records, key))
         return out
 
     def finish(self) -> list[Batch]:
         """The last output batch(es), once the input has ended."""
         done = self._grouper.flush()
-        return self._build(done) if done is not None else []
+        return self._build_group(done) if done is not None else []
 
     def convert(self, batches: Iterable[Batch]) -> Iterator[Batch]:
         """Every output batch for ``batches``, in order."""
@@ -317,7 +323,22 @@ class Converter:
                 if r.headers:
                     changes.records_lost_headers += 1
                     changes.headers_dropped += len(r.headers)
-                out.append(new_record(r.offset, r.timestamp, r.key, r.value, _EMPTY, -1, r.sizeInBytes))
+                stored = r.storedTimestamp
+                out.append(
+                    new_record(
+                        r.offset,
+                        r.timestamp,
+                        r.key,
+                        r.value,
+                        _EMPTY,
+                        -1,
+                        r.sizeInBytes,
+                        None,
+                        None,
+                        None,
+                        stored,
+                    )
+                )
             return tuple(out)
         return records
 
@@ -352,27 +373,48 @@ class Converter:
 
     # -- building output batches ---------------------------------------------------------------
 
-    def _build(self, items: list[_Item]) -> list[Batch]:
-        if self._target == 2:
-            return [self._v2_batch(part) for part in _split_v2(items)]
-        return [self._legacy_wrapper(items)]
+    def _build_group(self, items: list[_Item]) -> list[Batch]:
+        return self._build(tuple(r for r, _ in items), items[0][1])
 
-    def _v2_batch(self, items: list[_Item]) -> Batch:
-        records = tuple(r for r, _ in items)
-        key = items[0][1]
-        first, last = records[0], records[-1]
-        max_ts = key.logAppendTime if key.logAppendTime is not None else max(r.timestamp for r in records)
+    def _build(self, records: tuple[Record, ...], key: _Key) -> list[Batch]:
+        """The batch(es) holding ``records``: one v2 batch (split only where a delta overflows), or
+        one v0/v1 wrapper."""
+        if self._target < 2:
+            if self._target == 0:
+                ts = NO_TIMESTAMP
+            elif key.logAppendTime is not None:
+                ts = key.logAppendTime
+            else:
+                ts = max([r.timestamp for r in records])
+            return [self._legacy(records, key, ts)]
+        times = list(map(_own_time, records))
+        first, first_time = records[0], times[0]
+        if (
+            records[-1].offset - first.offset <= L.INT32_MAX
+            and max(times) - first_time <= _INT64_MAX
+            and min(times) - first_time >= _INT64_MIN
+        ):
+            return [self._v2_batch(records, key, first_time, max(times))]
+        return [
+            self._v2_batch(part, key, _own_time(part[0]), max(map(_own_time, part)))
+            for part in _split_v2(records)
+        ]
+
+    def _v2_batch(self, records: tuple[Record, ...], key: _Key, base_ts: int, max_ts: int) -> Batch:
+        """A v2 batch as ``MemoryRecordsBuilder`` writes it: baseTimestamp the first record's own
+        time, maxTimestamp the largest (or the LogAppendTime)."""
         attributes = int(key.compression)
         if key.timestampType is TimestampType.LOG_APPEND_TIME:
             attributes |= L.TIMESTAMP_TYPE_BIT
+            max_ts = key.logAppendTime if key.logAppendTime is not None else max_ts
         return _new_batch(
-            baseOffset=first.offset,
-            lastOffset=last.offset,
+            baseOffset=records[0].offset,
+            lastOffset=records[-1].offset,
             magic=2,
             attributes=attributes,
             compression=key.compression,
             timestampType=key.timestampType,
-            baseTimestamp=first.timestamp,
+            baseTimestamp=base_ts,
             maxTimestamp=max_ts,
             producerId=key.producerId,
             producerEpoch=key.producerEpoch,
@@ -380,23 +422,8 @@ class Converter:
             records=records,
         )
 
-    def _legacy_wrapper(self, items: list[_Item]) -> Batch:
-        records = tuple(r for r, _ in items)
-        key = items[0][1]
-        if self._target == 0:
-            ts = NO_TIMESTAMP
-        elif key.logAppendTime is not None:
-            ts = key.logAppendTime
-        else:
-            ts = max(r.timestamp for r in records)
-        return self._legacy(records, key, ts)
-
-    def _legacy_entry(self, items: list[_Item]) -> Batch:
-        """One plain v0/v1 message: a record on its own."""
-        record, key = items[0]
-        return self._legacy((record,), key, record.timestamp)
-
     def _legacy(self, records: tuple[Record, ...], key: _Key, timestamp: int) -> Batch:
+        """A v0/v1 entry: a plain message (one record), or a wrapper of ``records``."""
         attributes = int(key.compression)
         if key.timestampType is TimestampType.LOG_APPEND_TIME:
             attributes |= L.TIMESTAMP_TYPE_BIT
@@ -416,14 +443,14 @@ class Converter:
         )
 
 
-def _split_v2(items: list[_Item]) -> Iterator[list[_Item]]:
-    """Split where an offset or timestamp delta would not fit a v2 batch (rare: huge gaps)."""
+def _split_v2(records: tuple[Record, ...]) -> Iterator[tuple[Record, ...]]:
+    """Split where an offset or timestamp delta would not fit one v2 batch (huge gaps, extreme times)."""
     start = 0
-    for i in range(1, len(items)):
-        if not _v2_fits(items[start][0], items[i][0]):
-            yield items[start:i]
+    for i in range(1, len(records)):
+        if not _v2_fits(records[start], records[i]):
+            yield records[start:i]
             start = i
-    yield items[start:] if start else items
+    yield records[start:]
 
 
 def _new_batch(

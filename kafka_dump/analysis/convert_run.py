@@ -1,0 +1,328 @@
+"""Running a conversion: read a segment, map its batches (``analysis/convert.py``), encode them,
+write them to a temporary file beside the output, verify, then rename.
+
+Verification is part of every run. Each entry is decoded again from the very bytes written and
+compared with the batch it was meant to hold: every record's offset, timestamp, key, value and
+headers, the batch fields the target keeps, and every CRC. Once the file is synced it is read back
+and must hold exactly the bytes that were checked. Anything else deletes the temporary file.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+import zlib
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from operator import attrgetter
+from pathlib import Path
+from typing import BinaryIO
+
+from kafka_dump.analysis.convert import Changes, ConversionError, Converter, ConvertOptions
+from kafka_dump.errors import CorruptRecordError, KafkaDumpError, NotASegmentError
+from kafka_dump.format import encode_entry, legacy, v2
+from kafka_dump.format.codecs import DEFAULT_MAX_BATCH_BYTES
+from kafka_dump.model import Batch, Compression, Problem, ProblemKind
+from kafka_dump.segment import CHUNK_SIZE, read_segment, segment_files
+
+
+class CorruptInputError(KafkaDumpError):
+    """A corrupt input batch, met without ``--skip-corrupt``: the conversion stops there."""
+
+
+class VerificationError(KafkaDumpError):
+    """The output, read back, does not hold what the conversion meant to write."""
+
+
+@dataclass
+class Side:
+    """Bytes, batches (log entries) and records of one side of a conversion."""
+
+    bytes: int = 0
+    batches: int = 0
+    records: int = 0
+
+    @property
+    def bytes_per_record(self) -> float | None:
+        return self.bytes / self.records if self.records else None
+
+
+@dataclass
+class FileReport:
+    """What one segment's conversion read, wrote, dropped and changed."""
+
+    input: str
+    output: str
+    to_magic: int
+    before: Side
+    after: Side
+    changes: Changes
+    skipped: list[Problem]  # corrupt input left out (--skip-corrupt)
+    tail: Problem | None = None  # a zero-filled or partial tail, not copied
+
+    @property
+    def saving(self) -> float | None:
+        """Percent of the input's bytes the output saves (negative when it grew)."""
+        if not self.before.bytes:
+            return None
+        return 100.0 * (self.before.bytes - self.after.bytes) / self.before.bytes
+
+
+# Every output path that would clobber an input: the segment itself and the files Kafka keeps beside it.
+_SIBLINGS = (".index", ".timeindex", ".txnindex")
+
+
+def plan(src: Path, dst: Path, *, force: bool, index: bool) -> list[tuple[Path, Path]]:
+    """(input segment, output segment) pairs for a conversion, refusing any unsafe output.
+
+    A directory INPUT gives one output segment per ``.log`` under the same name, in the directory
+    OUTPUT. An existing output is refused unless ``force``; an output that is an input file (same
+    inode), or an index of one, is refused always.
+    """
+    if src.is_dir():
+        logs = [p for p in segment_files(src) if p.suffix == ".log"]
+        if not logs:
+            raise NotASegmentError("directory holds no .log segment", file=str(src))
+        if dst.exists() and not dst.is_dir():
+            raise ConversionError("the input is a directory, so the output must be one too", file=str(dst))
+        if dst.exists() and _same(src, dst):
+            raise ConversionError("the output directory is the input directory", file=str(dst))
+        if dst.exists() and not force:
+            raise ConversionError("the output exists (--force writes into it)", file=str(dst))
+        pairs = [(log, dst / log.name) for log in logs]
+    else:
+        segment_files(src)  # a missing or unreadable input is reported as such
+        if dst.is_dir():
+            raise ConversionError("the output is a directory; name the output segment file", file=str(dst))
+        if not dst.parent.is_dir():
+            raise ConversionError("the output's directory does not exist", file=str(dst))
+        pairs = [(src, dst)]
+    inputs = [p for s, _ in pairs for p in (s, *(s.with_suffix(x) for x in _SIBLINGS)) if p.exists()]
+    for _, out in pairs:
+        targets = [out, *(out.with_suffix(x) for x in _SIBLINGS[:2])] if index else [out]
+        for target in targets:
+            if not target.exists():
+                continue
+            if any(_same(target, p) for p in inputs):
+                raise ConversionError("the output would overwrite an input file", file=str(target))
+            if not force:
+                raise ConversionError("the output exists (--force replaces it)", file=str(target))
+    return pairs
+
+
+def _same(a: Path, b: Path) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+Item = Batch | Problem
+Watch = Callable[[Iterator[Item]], Iterator[Item]]  # sees the input stream go by (a progress bar)
+_CRC_VALID = attrgetter("crcValid")
+_FIELDS = attrgetter("offset", "timestamp", "key", "value", "headers")
+_BATCH_FIELDS = attrgetter(
+    "magic", "compression", "timestampType", "maxTimestamp", "baseOffset", "lastOffset", "producerId",
+    "producerEpoch", "baseSequence", "lastSequence", "partitionLeaderEpoch", "isTransactional", "isControl",
+    "deleteHorizonMs",
+)  # fmt: skip
+
+
+def progress_position(item: Item) -> tuple[str, int]:
+    """(file, bytes done) at an item of the input, for ``render.progress``."""
+    if isinstance(item, Batch):
+        return item.file, item.position + item.sizeInBytes
+    return item.file, item.position + item.length
+
+
+def convert_segment(
+    src: Path,
+    dst: Path,
+    options: ConvertOptions,
+    *,
+    level: int | None = None,
+    index: bool = True,
+    skip_corrupt: bool = False,
+    max_batch_bytes: int = DEFAULT_MAX_BATCH_BYTES,
+    watch: Watch | None = None,
+) -> FileReport:
+    """Convert one segment to ``dst``: through a temporary file beside it, verified, then renamed.
+
+    Every entry written is decoded again from its bytes and compared with the batch it was meant
+    to hold (every record field the target keeps, every CRC); once the file is synced, its bytes
+    are read back and checked against what was written. Any difference raises VerificationError
+    and leaves no output behind, as does any other failure.
+    """
+    converter = Converter(options)
+    report = FileReport(str(src), str(dst), options.to_magic, Side(), Side(), converter.changes, [])
+    report.before.bytes = src.stat().st_size
+    out = _TempSegment(dst)
+    try:
+        items: Iterator[Item] = read_segment(src, max_batch_bytes=max_batch_bytes)
+        if watch is not None:
+            items = watch(items)
+        for batch in _good_batches(items, report, skip_corrupt):
+            for new in converter.feed(batch):
+                out.write_entry(new, level, max_batch_bytes)
+        for new in converter.finish():
+            out.write_entry(new, level, max_batch_bytes)
+        out.finish()
+        report.after = out.side
+        out.commit(dst, index=index)
+    except BaseException:
+        out.discard()
+        raise
+    return report
+
+
+def _good_batches(items: Iterable[Item], report: FileReport, skip_corrupt: bool) -> Iterator[Batch]:
+    """The input's sound batches; a corrupt one stops the conversion, or is left out and listed.
+
+    The decoder yields a batch before the problems found in it, so each batch is held until the
+    next item shows that no problem of its own follows.
+    """
+    before = report.before
+    held: Batch | None = None
+    for item in items:
+        if isinstance(item, Problem):
+            if item.kind is not ProblemKind.CORRUPT:
+                report.tail = item
+                continue
+            if held is not None and held.position <= item.position < held.position + held.sizeInBytes:
+                held = None
+            _corrupt(item, report, skip_corrupt)
+            continue
+        if held is not None:
+            before.batches += 1
+            before.records += len(held.records or ())
+            yield held
+        records = item.records or ()
+        if item.magic < 2 and item.compression is not Compression.NONE and not all(map(_CRC_VALID, records)):
+            bad = next(r for r in records if not r.crcValid)
+            problem = Problem(
+                item.file, item.position, item.sizeInBytes, ProblemKind.CORRUPT,
+                f"inner message at offset {bad.offset} fails its CRC-32", item.baseOffset,
+            )  # fmt: skip
+            _corrupt(problem, report, skip_corrupt)
+            held = None
+            continue
+        held = item
+    if held is not None:
+        before.batches += 1
+        before.records += len(held.records or ())
+        yield held
+
+
+def _corrupt(problem: Problem, report: FileReport, skip_corrupt: bool) -> None:
+    if not skip_corrupt:
+        raise CorruptInputError(
+            f"corrupt input: {problem.reason} (--skip-corrupt leaves such batches out)",
+            file=problem.file,
+            position=problem.position,
+        )
+    report.skipped.append(problem)
+
+
+class _TempSegment:
+    """The output segment while it is written: a temporary file in the output's directory."""
+
+    def __init__(self, dst: Path) -> None:
+        fd, name = tempfile.mkstemp(prefix=f".{dst.name}.", suffix=".kdump-tmp", dir=dst.parent)
+        self.path = Path(name)
+        self.dst = dst
+        self._file: BinaryIO | None = os.fdopen(fd, "wb")
+        self.side = Side()
+        self._crc = 0
+        self._positions: list[tuple[int, int, int]] = []
+
+    def write_entry(self, batch: Batch, level: int | None, max_batch_bytes: int) -> None:
+        """Encode ``batch``, check that its bytes decode to exactly it, and append them."""
+        data = encode_entry(batch, level=level)
+        reason = _check_entry(data, batch, max_batch_bytes)
+        if reason is not None:
+            raise VerificationError(
+                f"verification failed: {reason}; no output written",
+                file=str(self.dst),
+                position=self.side.bytes,
+            )
+        assert self._file is not None
+        self._file.write(data)
+        self._crc = zlib.crc32(data, self._crc)
+        side = self.side
+        side.bytes += len(data)
+        side.batches += 1
+        side.records += len(batch.records or ())
+
+    def finish(self) -> None:
+        """Flush and fsync, then read the file back: it must hold exactly the bytes written."""
+        f = self._file
+        assert f is not None
+        f.flush()
+        os.fsync(f.fileno())
+        f.close()
+        self._file = None
+        crc, size = 0, 0
+        with open(self.path, "rb") as back:
+            while chunk := back.read(CHUNK_SIZE):
+                crc = zlib.crc32(chunk, crc)
+                size += len(chunk)
+        if (crc, size) != (self._crc, self.side.bytes):
+            raise VerificationError(
+                f"verification failed: the file read back ({size} bytes) differs from what was written "
+                f"({self.side.bytes} bytes); no output written",
+                file=str(self.dst),
+            )
+
+    def commit(self, dst: Path, *, index: bool) -> None:
+        os.replace(self.path, dst)
+        _fsync_dir(dst.parent)
+
+    def discard(self) -> None:
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+        with contextlib.suppress(FileNotFoundError):
+            self.path.unlink()
+
+
+def _fsync_dir(path: Path) -> None:
+    """Make a rename durable (POSIX); a no-op where directories cannot be opened."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def _check_entry(data: bytes, expected: Batch, max_batch_bytes: int) -> str | None:
+    """Why ``data`` does not decode to ``expected`` (every field the target keeps), or None."""
+    try:
+        if expected.magic == 2:
+            got, error = v2.decode_batch("", data, 0, 0, with_records=True, max_batch_bytes=max_batch_bytes)
+        else:
+            got, error = legacy.decode_message(
+                "", data, 0, len(data), 0, with_records=True, max_batch_bytes=max_batch_bytes
+            )
+    except CorruptRecordError as exc:
+        return f"the entry at offset {expected.baseOffset} does not decode ({exc.reason})"
+    where = f"the entry at offset {expected.baseOffset}"
+    if error is not None:
+        return f"{where} does not decode ({error.reason})"
+    if not got.crcValid or got.sizeInBytes != len(data):
+        return f"{where} fails its CRC or its size"
+    if _BATCH_FIELDS(got) != _BATCH_FIELDS(expected):
+        return f"{where} has other batch fields than the input's"
+    want, have = expected.records or (), got.records or ()
+    if list(map(_FIELDS, have)) != list(map(_FIELDS, want)):
+        bad = next((w for w, h in zip(want, have, strict=False) if _FIELDS(w) != _FIELDS(h)), None)
+        at = bad.offset if bad is not None else expected.baseOffset
+        return f"the record at offset {at} differs from the input's"
+    if expected.magic < 2 and not all(map(_CRC_VALID, have)):
+        return f"{where} has an inner message that fails its CRC"
+    return None
