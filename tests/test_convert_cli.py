@@ -312,3 +312,60 @@ def test_the_watch_sees_the_whole_input_go_by(src: Path, tmp_path: Path) -> None
     convert_segment(src, tmp_path / "o.log", ConvertOptions(), index=False, watch=watch)
     assert seen[-1] == (str(src), src.stat().st_size)
     assert [n for _, n in seen] == sorted(n for _, n in seen)
+
+
+# -- indexes -----------------------------------------------------------------------------------------
+
+
+def _plain_v1_segment(path: Path, n: int = 400) -> Path:
+    """n plain v1 messages of ~120 bytes, offsets 5000.. with a gap, written by kafka-python."""
+    from kafka.record.legacy_records import LegacyRecordBatchBuilder
+
+    out = bytearray()
+    for i in range(n):
+        b = LegacyRecordBatchBuilder(1, 0, batch_size=1 << 20)
+        b.append(5000 + i + (7 if i > n // 2 else 0), timestamp=1_700_000_000_000 + 10 * i,
+                 key=b"k%d" % i, value=b"v" * 90)  # fmt: skip
+        out += b.build()
+    path.write_bytes(bytes(out))
+    return path
+
+
+@pytest.mark.parametrize("magic", ["2", "1"])
+def test_indexes_are_the_writers_for_the_same_entries(tmp_path: Path, magic: str) -> None:
+    from kafka_dump.writer import write_segment
+
+    src = _plain_v1_segment(tmp_path / "00000000000000005000.log")
+    out_dir = tmp_path / "out"
+    out_dir.mkdir()
+    out = out_dir / src.name
+    result = run(src, "-o", out, "--to-magic", magic, "--batch-bytes", "2000")
+    assert result.exit_code == 0, result.output
+    index, timeindex = out.with_suffix(".index"), out.with_suffix(".timeindex")
+    assert index.stat().st_size > 0 and timeindex.stat().st_size > 0
+    # The writer, given the entries the output holds, writes the same indexes.
+    again = tmp_path / "again" / src.name
+    again.parent.mkdir()
+    write_segment(again, [b for b in read_segment(out) if isinstance(b, Batch)])
+    assert again.read_bytes() == out.read_bytes()
+    assert again.with_suffix(".index").read_bytes() == index.read_bytes()
+    assert again.with_suffix(".timeindex").read_bytes() == timeindex.read_bytes()
+    # Every offset entry points at the start of a batch whose last offset it names.
+    starts = {b.position: b.lastOffset for b in read_segment(out) if isinstance(b, Batch)}
+    data = index.read_bytes()
+    for rel, pos in struct.iter_unpack(">ii", data):
+        assert starts[pos] == 5000 + rel
+
+
+def test_no_index_writes_none_and_an_existing_index_is_refused(src: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out.log"
+    assert run(src, "-o", out, "--no-index").exit_code == 0
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("out")) == ["out.log"]
+    out.unlink()
+    out.with_suffix(".timeindex").write_bytes(b"old")
+    result = run(src, "-o", out)
+    assert result.exit_code == 2 and "out.timeindex" in result.stderr and "--force" in result.stderr
+    assert not out.exists() and out.with_suffix(".timeindex").read_bytes() == b"old"
+    assert run(src, "-o", out, "--force").exit_code == 0
+    assert out.with_suffix(".timeindex").read_bytes() != b"old" and out.with_suffix(".index").exists()
+    assert leftovers(tmp_path) == []

@@ -10,6 +10,7 @@ and must hold exactly the bytes that were checked. Anything else deletes the tem
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import tempfile
 import zlib
@@ -24,7 +25,8 @@ from kafka_dump.errors import CorruptRecordError, KafkaDumpError, NotASegmentErr
 from kafka_dump.format import encode_entry, legacy, v2
 from kafka_dump.format.codecs import DEFAULT_MAX_BATCH_BYTES
 from kafka_dump.model import Batch, Compression, Problem, ProblemKind
-from kafka_dump.segment import CHUNK_SIZE, read_segment, segment_files
+from kafka_dump.segment import CHUNK_SIZE, read_segment, segment_base_offset, segment_files
+from kafka_dump.writer import NO_TIMESTAMP, IndexBuilder
 
 
 class CorruptInputError(KafkaDumpError):
@@ -143,6 +145,7 @@ def convert_segment(
     *,
     level: int | None = None,
     index: bool = True,
+    force: bool = False,
     skip_corrupt: bool = False,
     max_batch_bytes: int = DEFAULT_MAX_BATCH_BYTES,
     watch: Watch | None = None,
@@ -154,10 +157,14 @@ def convert_segment(
     are read back and checked against what was written. Any difference raises VerificationError
     and leaves no output behind, as does any other failure.
     """
+    plan(src, dst, force=force, index=index)  # the input is never written, whoever calls
     converter = Converter(options)
     report = FileReport(str(src), str(dst), options.to_magic, Side(), Side(), converter.changes, [])
     report.before.bytes = src.stat().st_size
-    out = _TempSegment(dst)
+    base = segment_base_offset(dst)
+    out = _TempSegment(
+        dst, index=index, base_offset=segment_base_offset(src) if base is None else base, overwrite=force
+    )
     try:
         items: Iterator[Item] = read_segment(src, max_batch_bytes=max_batch_bytes)
         if watch is not None:
@@ -169,7 +176,7 @@ def convert_segment(
             out.write_entry(new, level, max_batch_bytes)
         out.finish()
         report.after = out.side
-        out.commit(dst, index=index)
+        out.commit()
     except BaseException:
         out.discard()
         raise
@@ -225,16 +232,29 @@ def _corrupt(problem: Problem, report: FileReport, skip_corrupt: bool) -> None:
 
 
 class _TempSegment:
-    """The output segment while it is written: a temporary file in the output's directory."""
+    """The output segment while it is written: temporary files in the output's directory.
 
-    def __init__(self, dst: Path) -> None:
-        fd, name = tempfile.mkstemp(prefix=f".{dst.name}.", suffix=".kdump-tmp", dir=dst.parent)
-        self.path = Path(name)
+    The ``.index`` and ``.timeindex`` entries are the writer's (``writer.IndexBuilder``: those Kafka's
+    ``LogSegment.recover`` builds). The segment is renamed into place first, then its indexes (a
+    segment without indexes is one Kafka rebuilds them for); without ``overwrite`` a target that
+    appeared meanwhile is never replaced (a hard link is made, which fails if it exists).
+    """
+
+    def __init__(self, dst: Path, *, index: bool, base_offset: int | None, overwrite: bool) -> None:
         self.dst = dst
-        self._file: BinaryIO | None = os.fdopen(fd, "wb")
+        self._overwrite = overwrite
+        self._temps: list[Path] = []
+        self.path, self._file = self._temp(dst)
+        self._index: IndexBuilder | None = None
+        self._want_index = index
+        self._base_offset = base_offset
         self.side = Side()
         self._crc = 0
-        self._positions: list[tuple[int, int, int]] = []
+
+    def _temp(self, target: Path) -> tuple[Path, BinaryIO]:
+        fd, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".kdump-tmp", dir=target.parent)
+        self._temps.append(Path(name))
+        return Path(name), os.fdopen(fd, "wb")
 
     def write_entry(self, batch: Batch, level: int | None, max_batch_bytes: int) -> None:
         """Encode ``batch``, check that its bytes decode to exactly it, and append them."""
@@ -246,7 +266,12 @@ class _TempSegment:
                 file=str(self.dst),
                 position=self.side.bytes,
             )
-        assert self._file is not None
+        if self._want_index:
+            if self._index is None:
+                base = batch.baseOffset if self._base_offset is None else self._base_offset
+                self._index = IndexBuilder(base)
+            max_ts = NO_TIMESTAMP if batch.magic == 0 else batch.maxTimestamp
+            self._index.add(len(data), batch.baseOffset, batch.lastOffset, max_ts)
         self._file.write(data)
         self._crc = zlib.crc32(data, self._crc)
         side = self.side
@@ -256,12 +281,7 @@ class _TempSegment:
 
     def finish(self) -> None:
         """Flush and fsync, then read the file back: it must hold exactly the bytes written."""
-        f = self._file
-        assert f is not None
-        f.flush()
-        os.fsync(f.fileno())
-        f.close()
-        self._file = None
+        _sync(self._file)
         crc, size = 0, 0
         with open(self.path, "rb") as back:
             while chunk := back.read(CHUNK_SIZE):
@@ -274,16 +294,62 @@ class _TempSegment:
                 file=str(self.dst),
             )
 
-    def commit(self, dst: Path, *, index: bool) -> None:
-        os.replace(self.path, dst)
-        _fsync_dir(dst.parent)
+    def commit(self) -> None:
+        """Write the indexes, then rename every file into place and sync the directory."""
+        placed: list[Path] = []
+        targets = [(self.path, self.dst)]
+        if self._want_index:
+            index = self._index or IndexBuilder(self._base_offset or 0)
+            index.close()
+            for suffix, data in ((".index", index.index_bytes()), (".timeindex", index.timeindex_bytes())):
+                target = self.dst.with_suffix(suffix)
+                path, f = self._temp(target)
+                f.write(data)
+                _sync(f)
+                targets.append((path, target))
+        try:
+            for tmp, target in targets:
+                _place(tmp, target, self._overwrite)
+                placed.append(target)
+            _fsync_dir(self.dst.parent)
+        except BaseException:
+            if not self._overwrite:  # they did not exist before: half an output is none at all
+                for target in placed:
+                    with contextlib.suppress(OSError):
+                        target.unlink()
+            raise
 
     def discard(self) -> None:
-        if self._file is not None:
+        if not self._file.closed:
             self._file.close()
-            self._file = None
-        with contextlib.suppress(FileNotFoundError):
-            self.path.unlink()
+        for tmp in self._temps:
+            with contextlib.suppress(FileNotFoundError):
+                tmp.unlink()
+
+
+def _sync(f: BinaryIO) -> None:
+    f.flush()
+    os.fsync(f.fileno())
+    f.close()
+
+
+def _place(tmp: Path, target: Path, overwrite: bool) -> None:
+    """Rename ``tmp`` to ``target``; without ``overwrite``, never over a file that exists."""
+    if overwrite:
+        os.replace(tmp, target)
+        return
+    try:
+        os.link(tmp, target)  # fails if the target exists: never clobbered
+    except FileExistsError:
+        raise ConversionError("the output exists (--force replaces it)", file=str(target)) from None
+    except OSError as exc:
+        if exc.errno not in (errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP):
+            raise
+        if target.exists():  # a file system without hard links: check, then rename
+            raise ConversionError("the output exists (--force replaces it)", file=str(target)) from None
+        os.rename(tmp, target)
+        return
+    tmp.unlink()
 
 
 def _fsync_dir(path: Path) -> None:

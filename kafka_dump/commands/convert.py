@@ -110,7 +110,7 @@ def convert(
             output.mkdir(exist_ok=True)
         for src, dst in pairs:
             report = convert_segment(
-                src, dst, options, level=level, index=index, skip_corrupt=skip_corrupt,
+                src, dst, options, level=level, index=index, force=force, skip_corrupt=skip_corrupt,
                 watch=_watch(out),
             )  # fmt: skip
             reports.append(report)
