@@ -369,3 +369,19 @@ def test_no_index_writes_none_and_an_existing_index_is_refused(src: Path, tmp_pa
     assert run(src, "-o", out, "--force").exit_code == 0
     assert out.with_suffix(".timeindex").read_bytes() != b"old" and out.with_suffix(".index").exists()
     assert leftovers(tmp_path) == []
+
+
+def test_level_reaches_the_codec_and_is_checked(tmp_path: Path) -> None:
+    src = _plain_v1_segment(tmp_path / "in.log", n=300)
+    sizes = {}
+    for level in ("1", "9"):
+        out = tmp_path / f"gzip{level}.log"
+        result = run(src, "-o", out, "--compression", "gzip", "--level", level, "--no-index")
+        assert result.exit_code == 0, result.output
+        assert records(out) == records(src)
+        sizes[level] = out.stat().st_size
+    assert sizes["1"] != sizes["9"]
+    bad = run(src, "-o", tmp_path / "bad.log", "--compression", "gzip", "--level", "10")
+    assert bad.exit_code == 2 and "level 10" in bad.stderr
+    # Without --compression, a level goes to the batches whose codec has one: plain ones have none.
+    assert run(src, "-o", tmp_path / "plain.log", "--level", "9").exit_code == 0

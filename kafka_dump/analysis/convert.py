@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, fields
+from operator import attrgetter
 from typing import NamedTuple
 
 from kafka_dump.analysis.batching import DEFAULT_BATCH_BYTES, Grouper
@@ -146,6 +147,9 @@ def legacy_message_size(magic: int, record: Record) -> int:
         + (0 if key is None else len(key))
         + (0 if value is None else len(value))
     )
+
+
+_TIMESTAMP = attrgetter("timestamp")  # a record's own time, but under LogAppendTime
 
 
 def _own_time(record: Record) -> int:
@@ -387,7 +391,8 @@ class Converter:
             else:
                 ts = max([r.timestamp for r in records])
             return [self._legacy(records, key, ts)]
-        times = list(map(_own_time, records))
+        own = _own_time if key.timestampType is TimestampType.LOG_APPEND_TIME else _TIMESTAMP
+        times = list(map(own, records))
         first, first_time = records[0], times[0]
         if (
             records[-1].offset - first.offset <= L.INT32_MAX

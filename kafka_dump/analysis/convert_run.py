@@ -120,6 +120,8 @@ def _same(a: Path, b: Path) -> bool:
         return False
 
 
+# Codecs that take a level (``--level``); the others (none, snappy) are written without one.
+_LEVELLED = frozenset((Compression.GZIP, Compression.LZ4, Compression.ZSTD))
 Item = Batch | Problem
 Watch = Callable[[Iterator[Item]], Iterator[Item]]  # sees the input stream go by (a progress bar)
 _CRC_VALID = attrgetter("crcValid")
@@ -258,7 +260,7 @@ class _TempSegment:
 
     def write_entry(self, batch: Batch, level: int | None, max_batch_bytes: int) -> None:
         """Encode ``batch``, check that its bytes decode to exactly it, and append them."""
-        data = encode_entry(batch, level=level)
+        data = encode_entry(batch, level=level if batch.compression in _LEVELLED else None)
         reason = _check_entry(data, batch, max_batch_bytes)
         if reason is not None:
             raise VerificationError(

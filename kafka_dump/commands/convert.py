@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from kafka_dump.analysis.convert import Changes, ConvertOptions
+from kafka_dump.analysis.convert import Changes, ConversionError, ConvertOptions
 from kafka_dump.analysis.convert_run import (
     CorruptInputError,
     FileReport,
@@ -31,6 +31,7 @@ from kafka_dump.analysis.convert_run import (
 from kafka_dump.commands import EXIT_CORRUPT, EXIT_OK
 from kafka_dump.commands.options import color_option, format_option, traceback_option
 from kafka_dump.errors import KafkaDumpError
+from kafka_dump.format.codecs import level_problem
 from kafka_dump.model import Compression
 from kafka_dump.render import progress
 from kafka_dump.render.output import ColorMode, Output
@@ -50,7 +51,8 @@ _CODECS = [c.label for c in Compression if c is not Compression.UNKNOWN]
               help="The message format to write.")  # fmt: skip
 @click.option("--compression", type=click.Choice(_CODECS),
               help="The codec of every data batch (default: each batch keeps its own).")  # fmt: skip
-@click.option("--level", type=int, help="The codec's compression level.")
+@click.option("--level", type=int,
+              help="The compression level of every gzip, lz4 or zstd batch (Kafka's ranges).")  # fmt: skip
 @click.option("--batch-records", type=click.IntRange(min=1), help="Re-batch: at most N records per batch.")
 @click.option("--batch-bytes", type=click.IntRange(min=1),
               help="Re-batch: at most N bytes per batch (uncompressed; plain v0/v1 messages: 16384).")  # fmt: skip
@@ -102,6 +104,10 @@ def convert(
         timestamp=timestamp,
     )
     options.check()
+    if level is not None and options.compression is not None:
+        problem = level_problem(options.compression, level)
+        if problem is not None:
+            raise ConversionError(f"--level: {problem}")
     pairs = plan(input_path, output, force=force, index=index)
     reports: list[FileReport] = []
     code = EXIT_OK
