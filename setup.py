@@ -43,7 +43,8 @@ setup(
             sources=["kafka_dump/format/_speedups.c"],
             depends=["kafka_dump/format/_layout.h"],
             extra_compile_args=["-O2", "-Wall", "-Wextra", "-Wno-unused-parameter", "-Wno-missing-field-initializers"],
-        )
+        ),
+        Extension("kafka_dump.format._walk", sources=["kafka_dump/format/_walk.c"], extra_compile_args=["-O2", "-Wall", "-Wextra", "-Wno-unused-parameter"]),
     ],
     cmdclass={"build_ext": OptionalBuildExt},
 )

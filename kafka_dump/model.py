@@ -205,9 +205,53 @@ class ProblemKind(IntEnum):
         return self.name.lower().replace("_", "-")
 
 
+class Check:
+    """Names of the checks a Problem can report (its ``check`` field), one per rule broken.
+
+    Entry framing: CRC_MISMATCH (v2 CRC-32C, v0/v1 CRC-32; ``expected`` = stored, ``found`` =
+    computed), BAD_LENGTH (an entry's size field), BAD_MAGIC, TOO_LARGE (past --max-batch-bytes).
+    Records: COUNT_MISMATCH (declared count vs records found), VARINT, RECORD_LENGTH, FIELD_LENGTH
+    (key, value or header lengths), HEADER_COUNT, CONTROL (control batch or record), DECOMPRESS, CODEC
+    (a codec not allowed there), and for v0/v1 wrappers INNER_MESSAGE, INNER_CRC, INNER_MAGIC,
+    INNER_OFFSET, WRAPPER. Order across and within batches: OFFSET_ORDER, OFFSET_DELTA, MAX_TIMESTAMP.
+    Index files: INDEX_MISMATCH, INDEX_ORDER, INDEX_SIZE. The tail: ZERO_TAIL, PARTIAL_TAIL.
+    """
+
+    CRC_MISMATCH = "crc-mismatch"
+    BAD_LENGTH = "bad-length"
+    BAD_MAGIC = "bad-magic"
+    TOO_LARGE = "too-large"
+    COUNT_MISMATCH = "count-mismatch"
+    VARINT = "varint"
+    RECORD_LENGTH = "record-length"
+    FIELD_LENGTH = "field-length"
+    HEADER_COUNT = "header-count"
+    CONTROL = "control"
+    DECOMPRESS = "decompress"
+    CODEC = "codec"
+    INNER_MESSAGE = "inner-message"
+    INNER_CRC = "inner-crc"
+    INNER_MAGIC = "inner-magic"
+    INNER_OFFSET = "inner-offset"
+    WRAPPER = "wrapper"
+    OFFSET_ORDER = "offset-order"
+    OFFSET_DELTA = "offset-delta"
+    MAX_TIMESTAMP = "max-timestamp"
+    INDEX_MISMATCH = "index-mismatch"
+    INDEX_ORDER = "index-order"
+    INDEX_SIZE = "index-size"
+    ZERO_TAIL = "zero-tail"
+    PARTIAL_TAIL = "partial-tail"
+    OTHER = "other"
+
+
 @dataclass(frozen=True, slots=True)
 class Problem:
-    """Something wrong or notable found at a byte position of a file; iteration goes on after it."""
+    """Something wrong or notable found at a byte position of a file; iteration goes on after it.
+
+    ``check`` names the rule that failed (a ``Check`` value); ``expected`` and ``found`` give the two
+    numbers it compared, where it compared two.
+    """
 
     file: str
     position: int
@@ -215,6 +259,9 @@ class Problem:
     kind: ProblemKind
     reason: str
     baseOffset: int | None = None
+    check: str = Check.OTHER
+    expected: int | None = None
+    found: int | None = None
 
     def __str__(self) -> str:
         return f"{self.file}: byte {self.position}: {self.reason}"

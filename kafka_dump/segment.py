@@ -3,6 +3,13 @@
 The file is read in chunks, so memory holds one chunk (or one entry, if larger) at a time whatever
 the file's size. Corruption becomes a ``Problem`` in the stream and reading goes on: after the
 entry when its size still frames it, else at the next position where a valid entry starts.
+
+An entry that fails its CRC (or its magic, or cannot be read at all) may owe that to a damaged size
+field, and an enlarged size would swallow the good entries after it. So its claimed span is searched
+too: when a valid entry starts inside it, and the chain of valid entries from there runs to the
+claimed end or past it, the bytes before it are reported as one bad region and reading goes on there.
+Every byte of a file thus ends up in a batch, in a bad region (a CORRUPT Problem with no batch), or
+in the tail.
 """
 
 from __future__ import annotations
@@ -19,9 +26,11 @@ from kafka_dump import format as _twins
 from kafka_dump.errors import CorruptRecordError, NotASegmentError
 from kafka_dump.format import layout as L
 from kafka_dump.format import legacy, v2
+from kafka_dump.format.checks import classify
 from kafka_dump.format.checksum import crc32, crc32c
 from kafka_dump.format.codecs import DEFAULT_MAX_BATCH_BYTES
-from kafka_dump.model import Batch, Problem, ProblemKind
+from kafka_dump.format.walk import RecordWalk, walk_batch
+from kafka_dump.model import Batch, Check, Problem, ProblemKind
 
 CHUNK_SIZE = 4 * 1024 * 1024
 _RUN_BYTES = 256 * 1024  # a run of plain v0/v1 messages is decoded this much at a time
@@ -34,6 +43,8 @@ SEGMENT_SUFFIXES = (".log", ".checkpoint")
 Item = Batch | Problem
 # A filter that may skip a batch by its header alone: (lastOffset, maxTimestamp) -> keep?
 HeaderFilter = Callable[[int, int], bool]
+# Told what the validating walk found in each v2 batch's records: (batch, walk).
+WalkListener = Callable[[Batch, RecordWalk], None]
 
 
 def segment_base_offset(path: str | os.PathLike[str]) -> int | None:
@@ -125,16 +136,22 @@ def read_segment(
     max_batch_bytes: int = DEFAULT_MAX_BATCH_BYTES,
     start: int = 0,
     keep: HeaderFilter | None = None,
+    on_walk: WalkListener | None = None,
 ) -> Iterator[Item]:
     """Yield every batch and problem of a segment file, in file order, from byte ``start``.
 
     ``keep`` sees (lastOffset, maxTimestamp) of each v2 batch (each v0/v1 message) before its
     records are decoded; a batch it rejects is skipped without being decoded or yielded.
+
+    ``on_walk`` (with ``with_records=False``) asks for the records' framing to be checked without
+    building them: each v2 batch's records are walked (``format/walk.py``), their problems yielded
+    as decoding would yield them, and ``on_walk`` told the counts; v2 control batches and v0/v1
+    messages are decoded with their records, which are few or already built.
     """
     name = str(path)
     f, size = open_segment(path)
     with f:
-        yield from _walk(name, _Window(f, size), start, with_records, max_batch_bytes, keep)
+        yield from _walk(name, _Window(f, size), start, with_records, max_batch_bytes, keep, on_walk)
 
 
 def _walk(
@@ -144,6 +161,7 @@ def _walk(
     with_records: bool,
     max_batch_bytes: int,
     keep: HeaderFilter | None,
+    on_walk: WalkListener | None = None,
 ) -> Iterator[Item]:
     size = win.size
     entry_limit = max(max_batch_bytes, CHUNK_SIZE)
@@ -168,18 +186,23 @@ def _walk(
                 yield _tail(name, win, pos)
                 return
             reason = f"entry size {length} is invalid; skipped {next_pos - pos} bytes to the next valid entry"
-            yield Problem(name, pos, next_pos - pos, ProblemKind.CORRUPT, reason, offset)
+            yield Problem(
+                name, pos, next_pos - pos, ProblemKind.CORRUPT, reason, offset, Check.BAD_LENGTH, None, length
+            )
             pos = next_pos
             continue
         if entry > entry_limit:
             reason = f"entry of {entry} bytes is larger than --max-batch-bytes ({max_batch_bytes}); skipped"
-            yield Problem(name, pos, entry, ProblemKind.CORRUPT, reason, offset)
+            yield Problem(
+                name, pos, entry, ProblemKind.CORRUPT, reason, offset, Check.TOO_LARGE, max_batch_bytes, entry
+            )
             pos += entry
             continue
         buf, i = win.span(pos, entry)
         if magic < 2 and keep is None:
             # Old segments hold one message per entry: decode the whole run in one call.
             run_end = min(len(buf), i + _RUN_BYTES)
+            # Plain messages hold nothing to walk: their records are built only when asked for.
             batches, used = _twins.decode_legacy_run(name, buf, i, run_end, pos, with_records)
             if used:
                 yield from batches
@@ -188,7 +211,25 @@ def _walk(
         if keep is not None and not _keep(keep, buf, i, entry, magic, offset):
             pos += entry
             continue
-        yield from _decode_entry(name, buf, i, pos, entry, magic, with_records, max_batch_bytes)
+        items, broken, found = _decode_entry(
+            name, buf, i, pos, entry, magic, with_records, max_batch_bytes, on_walk
+        )
+        if broken is not None:
+            inner = _resync_inside(win, pos, entry)
+            if inner is not None:
+                reason = (
+                    f"{broken.reason}; a valid entry starts at byte {inner}, inside the {entry} bytes this "
+                    f"entry claims: skipped {inner - pos} bytes to it"
+                )
+                yield Problem(
+                    name, pos, inner - pos, ProblemKind.CORRUPT, reason, offset, broken.check, broken.expected,
+                    broken.found,
+                )  # fmt: skip
+                pos = inner
+                continue
+        if found is not None and on_walk is not None and isinstance(items[0], Batch):
+            on_walk(items[0], found)
+        yield from items
         pos += entry
 
 
@@ -210,36 +251,71 @@ _UNKNOWN_LAST_OFFSET = 2**63 - 1
 
 
 def _decode_entry(
-    name: str, buf: bytes, i: int, pos: int, entry: int, magic: int, with_records: bool, max_batch_bytes: int
-) -> Iterator[Item]:
+    name: str,
+    buf: bytes,
+    i: int,
+    pos: int,
+    entry: int,
+    magic: int,
+    with_records: bool,
+    max_batch_bytes: int,
+    on_walk: WalkListener | None = None,
+) -> tuple[list[Item], Problem | None, RecordWalk | None]:
+    """The batch and problems of one framed entry, the problem that breaks its frame, if any, and
+    what the walk of its records found, if they were walked.
+
+    An entry's frame is broken when it cannot be read as an entry at all, or its CRC fails.
+    """
     batch: Batch | None = None
     error: CorruptRecordError | None = None
+    found: RecordWalk | None = None
     try:
         if magic == 2:
             if entry < L.V2_HEADER_SIZE:
                 raise CorruptRecordError(
                     f"v2 batch of {entry} bytes is smaller than its header", position=pos
                 )
+            walk = on_walk is not None and not with_records
+            if walk and buf[i + L.V2_ATTRIBUTES_OFFSET + 1] & L.CONTROL_BIT:
+                with_records = True  # a control batch holds one record, decoded to check it
+                walk = False
             batch, error = v2.decode_batch(
                 name, buf, i, pos, with_records=with_records, max_batch_bytes=max_batch_bytes
             )
+            if walk:
+                found, error = walk_batch(buf, i, pos, batch, max_batch_bytes)
         elif magic in (0, 1):
             batch, error = legacy.decode_message(
-                name, buf, i, i + entry, pos, with_records=with_records, max_batch_bytes=max_batch_bytes
-            )
+                name, buf, i, i + entry, pos, with_records=with_records or on_walk is not None,
+                max_batch_bytes=max_batch_bytes,
+            )  # fmt: skip
         else:
             raise CorruptRecordError(f"unknown magic {magic}", position=pos)
     except CorruptRecordError as exc:
-        yield Problem(name, pos, entry, ProblemKind.CORRUPT, exc.reason, L.LOG_ENTRY.unpack_from(buf, i)[0])
-        return
-    yield batch
+        offset = L.LOG_ENTRY.unpack_from(buf, i)[0]
+        broken = problem_from_error(name, pos, entry, exc.reason, offset)
+        return [broken], broken, None
+    items: list[Item] = [batch]
+    crc_problem = None
     if not batch.crcValid:
         kind = "CRC-32C" if magic == 2 else "CRC-32"
-        reason = f"{kind} mismatch: stored {batch.crc}, computed {_computed_crc(buf, i, entry, magic)}"
-        yield Problem(name, pos, entry, ProblemKind.CORRUPT, reason, batch.baseOffset)
+        computed = _computed_crc(buf, i, entry, magic)
+        reason = f"{kind} mismatch: stored {batch.crc}, computed {computed}"
+        crc_problem = Problem(
+            name, pos, entry, ProblemKind.CORRUPT, reason, batch.baseOffset, Check.CRC_MISMATCH, batch.crc,
+            computed,
+        )  # fmt: skip
+        items.append(crc_problem)
     if error is not None:
         where = error.position if error.position is not None else pos
-        yield Problem(name, where, entry - (where - pos), ProblemKind.CORRUPT, error.reason, batch.baseOffset)
+        items.append(problem_from_error(name, where, entry - (where - pos), error.reason, batch.baseOffset))
+    return items, crc_problem, found
+
+
+def problem_from_error(name: str, pos: int, length: int, reason: str, base_offset: int | None) -> Problem:
+    """A CORRUPT Problem for a decoder's error, naming the check its reason reports."""
+    check, expected, found = classify(reason)
+    return Problem(name, pos, length, ProblemKind.CORRUPT, reason, base_offset, check, expected, found)
 
 
 def _computed_crc(buf: bytes, i: int, entry: int, magic: int) -> int:
@@ -252,8 +328,10 @@ def _computed_crc(buf: bytes, i: int, entry: int, magic: int) -> int:
 def _tail(name: str, win: _Window, pos: int) -> Problem:
     n = win.size - pos
     if win.all_zero(pos):
-        return Problem(name, pos, n, ProblemKind.ZERO_TAIL, f"{n} zero bytes at the end (preallocated space)")
-    return Problem(name, pos, n, ProblemKind.PARTIAL_TAIL, f"{n} bytes at the end are a partial entry")
+        reason = f"{n} zero bytes at the end (preallocated space)"
+        return Problem(name, pos, n, ProblemKind.ZERO_TAIL, reason, None, Check.ZERO_TAIL)
+    reason = f"{n} bytes at the end are a partial entry"
+    return Problem(name, pos, n, ProblemKind.PARTIAL_TAIL, reason, None, Check.PARTIAL_TAIL)
 
 
 # Where an entry could start: a size below 16 MiB (high byte 0) and, at byte 16, magic 2 with the high
@@ -271,15 +349,16 @@ _CANDIDATE_SPAN = L.V2_LAST_OFFSET_DELTA_OFFSET  # through the v2 attributes
 _SIZE_END = L.LOG_OVERHEAD  # an entry's size field ends where the log overhead does
 
 
-def _resync(win: _Window, pos: int) -> int | None:
-    """The next position from ``pos`` where a whole entry with a valid CRC starts, if any.
+def _resync(win: _Window, pos: int, limit: int | None = None) -> int | None:
+    """The next position from ``pos`` (and before ``limit``) where a whole entry with a valid CRC starts.
 
     A regular expression finds the candidates (in C, chunk by chunk); the CRC makes a false match
     as unlikely as a CRC collision.
     """
     size = win.size
-    while (pos := win.next_data(pos)) + _ENTRY_PREFIX <= size:
-        n = min(CHUNK_SIZE, size - pos)
+    stop = size if limit is None else min(size, limit - 1 + _CANDIDATE_SPAN)
+    while (pos := win.next_data(pos)) + _ENTRY_PREFIX <= stop:
+        n = min(CHUNK_SIZE, stop - pos)
         buf, i = win.span(pos, n)
         window = buf[i : i + n]
         zeros = n - len(window.lstrip(b"\x00"))
@@ -289,7 +368,7 @@ def _resync(win: _Window, pos: int) -> int | None:
             continue
         for match in _CANDIDATE.finditer(window):
             p = pos + match.start()
-            if p + _CANDIDATE_SPAN > size:
+            if p + _CANDIDATE_SPAN > size or (limit is not None and p >= limit):
                 break
             head, j = win.span(p, _CANDIDATE_SPAN)
             magic = head[j + L.MAGIC_OFFSET]
@@ -301,10 +380,44 @@ def _resync(win: _Window, pos: int) -> int | None:
                 continue
             if _entry_crc_ok(win, p, entry, magic):
                 return p
-        if n < CHUNK_SIZE:
+        if pos + n >= stop:
             return None
         pos += n - _CANDIDATE_SPAN
     return None
+
+
+def _resync_inside(win: _Window, pos: int, entry: int) -> int | None:
+    """A position inside ``(pos, pos + entry)`` where a valid entry starts, if the entry's size lied.
+
+    The candidate counts only when the chain of valid entries from it reaches the claimed end or
+    passes it (or reaches the end of the file, or a zero tail): a run of entries that ends inside the
+    span is more likely data inside a sound entry (an embedded message) than the next entries.
+    """
+    end = pos + entry
+    q = _resync(win, pos + 1, limit=end)
+    if q is None:
+        return None
+    p = q
+    while p < end:
+        nxt = _valid_entry_end(win, p)
+        if nxt is None:
+            return None
+        p = nxt
+    return q
+
+
+def _valid_entry_end(win: _Window, p: int) -> int | None:
+    """The end of the whole, CRC-valid entry that starts at ``p``, or None."""
+    if win.size - p < _CANDIDATE_SPAN:
+        return None
+    head, j = win.span(p, _CANDIDATE_SPAN)
+    magic = head[j + L.MAGIC_OFFSET]
+    entry = L.LOG_OVERHEAD + L.INT32.unpack_from(head, j + L.LOG_ENTRY_SIZE_OFFSET)[0]
+    if magic > 2 or entry < _LEGACY_MIN_ENTRY or entry > win.size - p:
+        return None
+    if magic == 2 and entry < L.V2_HEADER_SIZE:
+        return None
+    return p + entry if _entry_crc_ok(win, p, entry, magic) else None
 
 
 def _entry_crc_ok(win: _Window, pos: int, entry: int, magic: int) -> bool:

@@ -1,6 +1,7 @@
 """Pure functions over bytes: the wire formats, codecs, varints and checksums.
 
-The hot loops (``decode_v2_records``, ``decode_legacy_inner``, ``decode_legacy_run``, and the JSON writer that
+The hot loops (``decode_v2_records``, ``decode_legacy_inner``, ``decode_legacy_run``, ``walk_v2_records``
+(in its own module, ``_walk``), and the JSON writer that
 ``render/jsonl.py`` takes from ``compiled``) have two twins: the compiled ``_speedups`` when it was
 built and loads, else the pure-Python reference ``_pure``. ``KDUMP_PURE=1`` forces the pure one. The
 choice is made once, here, and ``ACTIVE_TWIN`` names it.
@@ -11,9 +12,11 @@ from __future__ import annotations
 import os
 from types import ModuleType
 
-from kafka_dump.format import _pure, _pure_encoder
+from kafka_dump.format import _pure, _pure_encoder, _walk_pure
 
 decode_v2_records = _pure.decode_v2_records
+walk_v2_records = _walk_pure.walk_v2_records
+WALK_TWIN = "pure-python"
 decode_legacy_inner = _pure.decode_legacy_inner
 decode_legacy_run = _pure.decode_legacy_run
 ACTIVE_TWIN = "pure-python"
@@ -47,6 +50,13 @@ if os.environ.get("KDUMP_PURE", "") not in ("1", "true", "yes"):
         encode_legacy_messages = _encoder.encode_legacy_messages
         legacy_messages_size = _encoder.legacy_messages_size
         ENCODER_TWIN = "compiled"
+    try:
+        from kafka_dump.format import _walk  # type: ignore[attr-defined]
+    except ImportError:
+        pass
+    else:
+        walk_v2_records = _walk.walk_v2_records
+        WALK_TWIN = "compiled"
 
 # After the twins: the encoders look them up through this module.
 from kafka_dump.format.encode import encode_entry, encode_refusals, entry_size, new_batch  # noqa: E402
@@ -54,6 +64,7 @@ from kafka_dump.format.encode import encode_entry, encode_refusals, entry_size, 
 __all__ = [
     "ACTIVE_TWIN",
     "ENCODER_TWIN",
+    "WALK_TWIN",
     "compiled",
     "decode_legacy_inner",
     "decode_legacy_run",
@@ -66,4 +77,5 @@ __all__ = [
     "legacy_messages_size",
     "new_batch",
     "v2_records_size",
+    "walk_v2_records",
 ]

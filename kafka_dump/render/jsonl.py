@@ -113,4 +113,7 @@ def problem_object(p: Problem) -> dict[str, Any]:
         "kind": p.kind.label,
         "reason": p.reason,
         "baseOffset": p.baseOffset,
+        "check": p.check,
+        "expected": p.expected,
+        "found": p.found,
     }

@@ -1,0 +1,297 @@
+"""What ``kdump verify-crc`` checks in each file, as a stream of problems and one summary per file.
+
+The segment reader already checks each entry's framing and CRC, and (with its validating walk) every
+v2 record's framing, order and count; it reports the tail and resyncs past damage. This module adds
+what needs more than one entry at a time, or the meaning of the fields: offsets increasing across
+batches (gaps counted, not faulted: compaction makes them), ``maxTimestamp`` covering every
+CreateTime record, a transaction marker batch holding exactly one marker, the inner CRCs of v0/v1
+wrappers, and the index files. It sorts every byte of the file into batches, bad regions and the
+tail, so that ``--salvage`` knows what to drop. No printing here.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import NamedTuple
+
+from kafka_dump.errors import KafkaDumpError
+from kafka_dump.format.codecs import DEFAULT_MAX_BATCH_BYTES
+from kafka_dump.format.walk import RecordWalk
+from kafka_dump.index import IndexCheck
+from kafka_dump.model import Batch, Check, Compression, ControlType, Problem, ProblemKind, TimestampType
+from kafka_dump.segment import SEGMENT_SUFFIXES, read_segment, segment_base_offset
+
+_PROGRESS_EVERY = 4 * 1024 * 1024  # bytes of file between progress events
+_MARKERS = (ControlType.ABORT, ControlType.COMMIT)
+_NOTHING: list[Problem] = []  # never appended to
+
+
+@dataclass(frozen=True)
+class VerifyOptions:
+    """``--deep``/``--shallow``, ``--no-index`` and ``--max-batch-bytes``."""
+
+    deep: bool = True
+    index: bool = True
+    max_batch_bytes: int = DEFAULT_MAX_BATCH_BYTES
+
+
+class Span(NamedTuple):
+    """Bytes of a file that hold no valid batch: a bad region, a damaged batch, or the tail."""
+
+    start: int
+    end: int
+    reason: str
+
+
+@dataclass
+class FileReport:
+    """One file's verdict: its counts, and the spans that ``--salvage`` drops.
+
+    ``batches`` counts every framed batch, a CRC failure included, and those found after a bad
+    region; ``problems`` counts corrupt problems in the log (CRC failures included), ``badRegions``
+    the stretches of bytes that hold no batch. ``error`` is set when the file could not be read.
+    """
+
+    file: str
+    bytes: int = 0
+    batches: int = 0
+    records: int = 0
+    crcErrors: int = 0
+    problems: int = 0
+    badRegions: int = 0
+    badRegionBytes: int = 0
+    gaps: int = 0
+    tail: Problem | None = None
+    indexFiles: int = 0
+    indexProblems: int = 0
+    error: str | None = None
+    dropped: list[Span] = field(default_factory=list)
+
+    @property
+    def damaged(self) -> bool:
+        """Corrupt data in the log itself (what ``--salvage`` can repair)."""
+        return self.problems > 0
+
+
+class FileProgress(NamedTuple):
+    """How far the check of one file has come (bytes), every few MiB."""
+
+    file: str
+    done: int
+
+
+VerifyEvent = Problem | FileProgress | FileReport
+
+
+def verify_files(paths: list[str]) -> list[Path]:
+    """The files to check for the paths given: a segment itself, or every ``.log`` and ``.checkpoint``
+    under a directory (a partition directory or a whole log dir), in directory and offset order."""
+    out: list[Path] = []
+    for raw in paths:
+        p = Path(raw)
+        if p.is_dir():
+            found = [c for c in p.rglob("*") if c.suffix in SEGMENT_SUFFIXES and c.is_file()]
+            if not found:
+                raise KafkaDumpError("directory holds no .log or .checkpoint segment", file=raw)
+            found.sort(
+                key=lambda c: (
+                    str(c.parent),
+                    segment_base_offset(c) is None,
+                    segment_base_offset(c) or 0,
+                    c.name,
+                )
+            )
+            out.extend(found)
+        elif p.is_file():
+            out.append(p)
+        elif p.exists():
+            raise KafkaDumpError("not a regular file", file=raw)
+        else:
+            raise KafkaDumpError("no such file or directory", file=raw)
+    return out
+
+
+def verify_file(path: Path, options: VerifyOptions) -> Iterator[VerifyEvent]:
+    """Check one segment: yield its problems in file order (index problems last), progress events,
+    and at the end its ``FileReport``. An unreadable file gives a report with ``error`` set."""
+    check = _FileCheck(path, options)
+    try:
+        yield from check.run()
+    except (KafkaDumpError, OSError) as exc:
+        check.report.error = str(exc) if isinstance(exc, KafkaDumpError) else f"{path}: {exc.strerror or exc}"
+    yield check.report
+
+
+class _FileCheck:
+    def __init__(self, path: Path, options: VerifyOptions) -> None:
+        self.path = path
+        self.options = options
+        self.report = FileReport(str(path))
+        self._walks: dict[int, RecordWalk] = {}  # position -> walk, for the batch about to be yielded
+        self._pending: Batch | None = None
+        self._pending_bad = False
+        self._last_offset: int | None = None
+        self._after_damage = False  # offsets missing after damaged bytes are no compaction gap
+        self._index: IndexCheck | None = None
+
+    def _walked(self, batch: Batch, walk: RecordWalk) -> None:
+        self._walks[batch.position] = walk
+
+    def run(self) -> Iterator[VerifyEvent]:
+        report = self.report
+        report.bytes = os.stat(self.path).st_size
+        if self.options.index and self.path.suffix == ".log":
+            self._index = IndexCheck(self.path)
+            report.indexFiles = len(self._index.files)
+        deep = self.options.deep
+        next_progress = _PROGRESS_EVERY
+        items = read_segment(
+            self.path,
+            with_records=False,
+            max_batch_bytes=self.options.max_batch_bytes,
+            on_walk=self._walked if deep else None,
+        )
+        batches = 0
+        for item in items:
+            if type(item) is Batch:
+                if self._pending is not None and (found := self._finish_pending()):
+                    yield from found
+                self._pending = item
+                self._pending_bad = False
+                batches += 1
+                if item.position >= next_progress:
+                    next_progress = item.position + _PROGRESS_EVERY
+                    yield FileProgress(report.file, item.position)
+            elif isinstance(item, Problem):
+                yield from self._problem(item)
+        yield from self._finish_pending()
+        report.batches = batches
+        if self._index is not None:
+            for p in self._index.finish():
+                report.indexProblems += 1
+                yield p
+        yield FileProgress(report.file, report.bytes)
+
+    def _problem(self, p: Problem) -> list[Problem]:
+        report = self.report
+        if p.kind is not ProblemKind.CORRUPT:
+            found = self._finish_pending()
+            report.tail = p
+            report.dropped.append(Span(p.position, p.position + p.length, p.reason))
+            return [*found, p]
+        report.problems += 1
+        if p.check == Check.CRC_MISMATCH:
+            report.crcErrors += 1
+        pending = self._pending
+        if pending is not None and pending.position <= p.position < pending.position + pending.sizeInBytes:
+            if not self._pending_bad:
+                report.dropped.append(
+                    Span(pending.position, pending.position + pending.sizeInBytes, p.reason)
+                )
+            self._pending_bad = True
+            return [p]
+        found = self._finish_pending()
+        report.badRegions += 1
+        self._after_damage = True
+        report.badRegionBytes += p.length
+        report.dropped.append(Span(p.position, p.position + p.length, p.reason))
+        return [*found, p]
+
+    def _finish_pending(self) -> list[Problem]:
+        """The checks of the last batch, once the problems that belong to it have all been seen.
+
+        The common case (a sound batch in order, nothing to look inside) takes the first branch.
+        """
+        b = self._pending
+        if b is None:
+            return _NOTHING
+        self._pending = None
+        report = self.report
+        walk = self._walks.pop(b.position, None) if self._walks else None
+        found: list[Problem] = []
+        if self._index is not None:
+            self._index.batch(b)
+            for p in self._index.take():
+                report.indexProblems += 1
+                found.append(p)
+        if walk is not None:
+            report.records += walk.records
+        elif b.records is not None:
+            report.records += len(b.records)
+        else:
+            report.records += max(b.recordCount or 0, 0)
+        if self._pending_bad:
+            self._after_damage = True
+            return found  # its header cannot be trusted: order and timestamps are not checked against it
+        last = self._last_offset
+        if (
+            (last is None or last < b.baseOffset <= b.lastOffset)
+            and (walk is None or walk.maxTimestampDelta is None)
+            and not b.isControl
+            and (b.magic == 2 or b.compression is Compression.NONE or not self.options.deep)
+        ):
+            if last is not None and b.baseOffset > last + 1 and not self._after_damage:
+                report.gaps += 1
+            self._last_offset = b.lastOffset
+            self._after_damage = False
+            return found
+        problems = [*self._order(b), *self._contents(b, walk)]
+        if problems:
+            report.problems += len(problems)
+            report.dropped.append(Span(b.position, b.position + b.sizeInBytes, problems[0].reason))
+        return found + problems
+
+    def _order(self, b: Batch) -> list[Problem]:
+        out = []
+        last = self._last_offset
+        if b.lastOffset < b.baseOffset:
+            reason = f"batch's lastOffset {b.lastOffset} is below its baseOffset {b.baseOffset}"
+            out.append(self._at(b, Check.OFFSET_DELTA, reason, b.baseOffset, b.lastOffset))
+        if last is not None:
+            if b.baseOffset <= last:
+                reason = f"batch's baseOffset {b.baseOffset} does not follow the previous batch's last offset {last}"
+                out.append(self._at(b, Check.OFFSET_ORDER, reason, last + 1, b.baseOffset))
+            elif b.baseOffset > last + 1 and not self._after_damage:
+                self.report.gaps += 1
+        if not out:
+            self._last_offset = b.lastOffset
+            self._after_damage = False
+        return out
+
+    def _contents(self, b: Batch, walk: RecordWalk | None) -> list[Problem]:
+        out = []
+        if (
+            walk is not None
+            and walk.maxTimestampDelta is not None
+            and b.timestampType is TimestampType.CREATE_TIME
+            and b.deleteHorizonMs is None
+            and b.baseTimestamp + walk.maxTimestampDelta > b.maxTimestamp
+        ):
+            latest = b.baseTimestamp + walk.maxTimestampDelta
+            reason = f"a record's timestamp {latest} is past the batch's maxTimestamp {b.maxTimestamp}"
+            out.append(self._at(b, Check.MAX_TIMESTAMP, reason, b.maxTimestamp, latest))
+        records = b.records
+        if records is None:
+            return out
+        if b.isControl:
+            # A transaction marker batch holds exactly one marker; KRaft's may hold several records.
+            markers = sum(1 for r in records if r.control is not None and r.control.type in _MARKERS)
+            if not records or (markers and len(records) != 1):
+                reason = f"control batch holds {len(records)} records, not exactly one transaction marker"
+                out.append(self._at(b, Check.CONTROL, reason, 1, len(records)))
+        if b.magic < 2 and b.compression is not Compression.NONE and self.options.deep:
+            for r in records:
+                if r.crcValid is False:
+                    reason = f"inner message at offset {r.offset} fails its CRC-32 (stored {r.crc})"
+                    out.append(self._at(b, Check.INNER_CRC, reason, r.crc, None))
+                    self.report.crcErrors += 1
+        return out
+
+    def _at(self, b: Batch, check: str, reason: str, expected: int | None, found: int | None) -> Problem:
+        return Problem(
+            self.report.file, b.position, b.sizeInBytes, ProblemKind.CORRUPT, reason, b.baseOffset, check,
+            expected, found,
+        )  # fmt: skip

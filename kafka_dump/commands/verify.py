@@ -1,0 +1,351 @@
+"""``kdump verify-crc``: check segments, partitions or whole log dirs; report, exit code, salvage.
+
+The checks are ``analysis/verify.py``'s; this module runs them over the files (in parallel worker
+processes with ``-j``), shows the problems and a summary, and writes the salvage copies.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from kafka_dump.analysis.verify import (
+    FileProgress,
+    FileReport,
+    VerifyEvent,
+    VerifyOptions,
+    verify_file,
+    verify_files,
+)
+from kafka_dump.commands import EXIT_BAD_INPUT, EXIT_CORRUPT, EXIT_OK
+from kafka_dump.commands.options import color_option, format_option, max_batch_bytes_option, traceback_option
+from kafka_dump.model import Problem, ProblemKind
+from kafka_dump.render.jsonl import problem_object
+from kafka_dump.render.output import ColorMode, Output
+from kafka_dump.render.payload import printable
+from kafka_dump.salvage import SalvageResult, salvage
+
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.progress import Progress
+    from rich.text import Text
+
+
+@click.command("verify-crc")
+@click.argument("paths", nargs=-1, required=True, metavar="PATH...")
+@click.option("--deep/--shallow", default=True, show_default=True,
+              help="deep: also decompress every batch and check every record and inner message; "
+                   "shallow: entry framing, CRCs and batch headers only.")  # fmt: skip
+@click.option("--no-index", is_flag=True, help="Do not check the .index, .timeindex and .txnindex files.")
+@format_option(
+    "table",
+    "json",
+    help="table: problems, then a summary table; json: JSON Lines (problems, one summary per file).",
+)
+@click.option("--fail-on-tail", is_flag=True, help="Exit 1 when a file ends with a partial entry.")
+@click.option("--salvage", "salvage_dir", type=click.Path(file_okay=False, path_type=Path),
+              help="Write a copy of each damaged segment holding only its valid batches into this directory.")  # fmt: skip
+@click.option("-j", "--jobs", type=click.IntRange(min=1), default=None,
+              help="Files checked in parallel (default: the number of cores).")  # fmt: skip
+@max_batch_bytes_option
+@color_option
+@traceback_option
+def verify_crc(
+    paths: tuple[str, ...],
+    deep: bool,
+    no_index: bool,
+    fmt: str,
+    fail_on_tail: bool,
+    salvage_dir: Path | None,
+    jobs: int | None,
+    max_batch_bytes: int,
+    color: ColorMode,
+) -> int:
+    """Check the integrity of segments: CRCs, framing, records, offsets, the tail and the indexes.
+
+    PATH is a segment (.log or .checkpoint), a partition directory, or a whole log dir (searched
+    recursively). Exit code 0: all valid (a zero-filled or partial tail is fine); 1: a CRC or
+    structural problem was found; 2: a path could not be read, or a bad option.
+
+    \b
+    Examples:
+      kdump verify-crc /var/lib/kafka/data                 # a whole log dir, every core
+      kdump verify-crc --shallow my-topic-0/               # CRCs and framing only: fastest
+      kdump verify-crc --format json 00000000000000000000.log | jq 'select(.type=="summary")'
+      kdump verify-crc --salvage /tmp/rescued my-topic-0/  # copies holding only the valid batches
+    """
+    files = verify_files(list(paths))
+    out = Output(color)
+    options = VerifyOptions(deep=deep, index=not no_index, max_batch_bytes=max_batch_bytes)
+    workers = min(jobs or os.cpu_count() or 1, max(len(files), 1))
+    events: Iterable[VerifyEvent] = _events(files, options, workers)
+    show: _JsonOut | _TableOut = _JsonOut(out) if fmt == "json" else _TableOut(out)
+    reports: list[FileReport] = []
+    with _Bar(out, sum(_size(f) for f in files)) as bar:
+        if bar.console is not None and out.is_terminal and fmt == "table":
+            show.above = bar.console  # stdout is the bar's terminal too: lines go above the bar
+        for event in bar.track(events):
+            if isinstance(event, Problem):
+                show.problem(event)
+            elif isinstance(event, FileReport):
+                reports.append(event)
+                show.report(event)
+                if salvage_dir is not None and event.damaged and event.error is None:
+                    show.salvaged(salvage(Path(event.file), event.dropped, salvage_dir))
+    show.finish(reports)
+    out.flush()
+    return exit_code(reports, fail_on_tail=fail_on_tail)
+
+
+def exit_code(reports: list[FileReport], *, fail_on_tail: bool) -> int:
+    """2 when a file could not be read; 1 for any problem (and a partial tail under --fail-on-tail)."""
+    if any(r.error is not None for r in reports):
+        return EXIT_BAD_INPUT
+    for r in reports:
+        if r.problems or r.indexProblems:
+            return EXIT_CORRUPT
+        if fail_on_tail and r.tail is not None and r.tail.kind is ProblemKind.PARTIAL_TAIL:
+            return EXIT_CORRUPT
+    return EXIT_OK
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
+
+
+def _events(files: list[Path], options: VerifyOptions, workers: int) -> Iterator[VerifyEvent]:
+    """Every file's events, in file order: streamed in this process, or gathered per file by workers."""
+    if workers <= 1:
+        for f in files:
+            yield from verify_file(f, options)
+        return
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        for events in pool.map(_check_one, files, [options] * len(files)):
+            yield from events
+
+
+def _check_one(path: Path, options: VerifyOptions) -> list[VerifyEvent]:
+    """A worker's whole answer for one file (progress events are dropped: the file is the step)."""
+    return [e for e in verify_file(path, options) if not isinstance(e, FileProgress)]
+
+
+class _Bar:
+    """Bytes done of the total, rate and time left, on stderr when it is a terminal (else nothing)."""
+
+    def __init__(self, out: Output, total: int) -> None:
+        self._out = out
+        self._total = total
+        self._progress: Progress | None = None
+        self.console: Console | None = None
+
+    def __enter__(self) -> _Bar:
+        if self._out.err_is_terminal:
+            from rich.progress import (
+                BarColumn,
+                DownloadColumn,
+                Progress,
+                TimeRemainingColumn,
+                TransferSpeedColumn,
+            )
+
+            columns = (BarColumn(), DownloadColumn(), TransferSpeedColumn(), TimeRemainingColumn())
+            self._progress = Progress(*columns, console=self._out.err_console, transient=True)
+            self._progress.start()
+            self.console = self._progress.console
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._progress is not None:
+            self._progress.stop()
+
+    def track(self, events: Iterable[VerifyEvent]) -> Iterator[VerifyEvent]:
+        """Yield ``events`` unchanged, moving the bar by the file positions they report."""
+        if self._progress is None:
+            yield from events
+            return
+        bar = self._progress
+        task = bar.add_task("verify", total=self._total)
+        done_before = 0  # bytes of the files already finished
+        for event in events:
+            if isinstance(event, FileProgress):
+                bar.update(task, completed=done_before + event.done)
+            elif isinstance(event, FileReport):
+                done_before += event.bytes
+                bar.update(task, completed=done_before)
+            yield event
+
+
+class _JsonOut:
+    """JSON Lines: each problem as dump writes it, then one summary object per file."""
+
+    def __init__(self, out: Output) -> None:
+        self._out = out
+        self.above: Console | None = None
+
+    def problem(self, p: Problem) -> None:
+        self._out.write_bytes(_json(problem_object(p)))
+
+    def report(self, r: FileReport) -> None:
+        self._out.write_bytes(_json(summary_object(r)))
+
+    def salvaged(self, s: SalvageResult) -> None:
+        self._out.write_bytes(_json(salvage_object(s)))
+
+    def finish(self, reports: list[FileReport]) -> None:
+        pass
+
+
+def _json(obj: dict[str, Any]) -> bytes:
+    text = json.dumps(obj, ensure_ascii=False, separators=(",", ":")) + "\n"
+    return text.encode("utf-8", "backslashreplace")
+
+
+def summary_object(r: FileReport) -> dict[str, Any]:
+    """The JSON summary of one file (README: "verify-crc")."""
+    tail = None
+    if r.tail is not None:
+        tail = {"kind": r.tail.kind.label, "position": r.tail.position, "bytes": r.tail.length}
+    return {
+        "type": "summary",
+        "file": r.file,
+        "bytes": r.bytes,
+        "batches": r.batches,
+        "records": r.records,
+        "crcErrors": r.crcErrors,
+        "problems": r.problems,
+        "badRegions": r.badRegions,
+        "badRegionBytes": r.badRegionBytes,
+        "offsetGaps": r.gaps,
+        "tail": tail,
+        "indexFiles": r.indexFiles,
+        "indexProblems": r.indexProblems,
+        "error": r.error,
+    }
+
+
+def salvage_object(s: SalvageResult) -> dict[str, Any]:
+    return {
+        "type": "salvage",
+        "file": s.source,
+        "target": s.target,
+        "report": s.report,
+        "keptBytes": s.kept_bytes,
+        "dropped": [
+            {"start": d.start, "end": d.end, "bytes": d.end - d.start, "reason": d.reason} for d in s.dropped
+        ],
+    }
+
+
+class _TableOut:
+    """One line per problem as it is found, then a Rich summary table: one row per file, then totals.
+
+    File names and reasons are data: they reach Rich only inside ``Text``, control characters escaped.
+    """
+
+    def __init__(self, out: Output) -> None:
+        self._out = out
+        self.above: Console | None = None  # print here instead (above a progress bar on the same terminal)
+
+    def _print(self, text: Text) -> None:
+        if self.above is not None:
+            self.above.print(text, soft_wrap=True)
+        else:
+            self._out.print(text, soft_wrap=True)
+
+    def problem(self, p: Problem) -> None:
+        from rich.text import Text
+
+        from kafka_dump.render.theme import number, plural
+
+        style = "kdump.problem" if p.kind is ProblemKind.CORRUPT else "kdump.tail"
+        where = f"{printable(p.file)}: byte {number(p.position)} ({plural(p.length, 'byte')}) "
+        self._print(Text.assemble(where, (p.check, style), f": {printable(p.reason)}"))
+
+    def report(self, r: FileReport) -> None:
+        from rich.text import Text
+
+        if r.error is not None:
+            self._print(Text.assemble(("error", "kdump.problem"), f": {printable(r.error)}"))
+
+    def salvaged(self, s: SalvageResult) -> None:
+        from rich.text import Text
+
+        from kafka_dump.render.theme import plural
+
+        dropped = sum(d.end - d.start for d in s.dropped)
+        self._print(
+            Text.assemble(
+                ("salvaged ", "kdump.ok"),
+                f"{printable(s.source)} -> {printable(s.target)}: kept {plural(s.kept_bytes, 'byte')}, dropped "
+                f"{plural(dropped, 'byte')} in {plural(len(s.dropped), 'span')} (report: {printable(s.report)})",
+            )
+        )
+
+    def finish(self, reports: list[FileReport]) -> None:
+        from rich.table import Table
+        from rich.text import Text
+
+        from kafka_dump.render.theme import plural
+
+        table = Table(title="verify-crc", title_justify="left", header_style="kdump.header")
+        for name in _COLUMNS:
+            table.add_column(name, justify="left" if name in ("file", "tail") else "right")
+        for r in reports:
+            table.add_row(Text(printable(r.file), style="kdump.file"), *_cells(r))
+        if len(reports) > 1:
+            total = FileReport(f"total ({plural(len(reports), 'file')})")
+            for r in reports:
+                for name in (
+                    "bytes",
+                    "batches",
+                    "records",
+                    "crcErrors",
+                    "problems",
+                    "badRegions",
+                    "indexProblems",
+                ):
+                    setattr(total, name, getattr(total, name) + getattr(r, name))
+            tails = sum(1 for r in reports if r.tail is not None)
+            cells = _cells(total)
+            cells[5] = Text(plural(tails, "file"), style="kdump.tail") if tails else Text("-")
+            table.add_row(Text(total.file, style="bold"), *cells)
+        self._out.print(table)
+
+
+_COLUMNS = ("file", "batches", "records", "bytes", "CRC failures", "structural", "tail", "bad regions",
+            "index problems")  # fmt: skip
+
+
+def _cells(r: FileReport) -> list[Text]:
+    from rich.text import Text
+
+    from kafka_dump.render.theme import number, plural
+
+    def n(value: int, bad: bool = False) -> Text:
+        return Text(number(value), style="kdump.problem" if bad and value else "kdump.number")
+
+    if r.error is not None:
+        return [Text("-")] * 4 + [Text("unreadable", style="kdump.problem")] + [Text("-")] * 3
+    tail = Text("-")
+    if r.tail is not None:
+        tail = Text(f"{r.tail.kind.label} {plural(r.tail.length, 'byte')}", style="kdump.tail")
+    return [
+        n(r.batches),
+        n(r.records),
+        n(r.bytes),
+        n(r.crcErrors, True),
+        n(r.problems - r.crcErrors, True),
+        tail,
+        n(r.badRegions, True),
+        n(r.indexProblems, True),
+    ]

@@ -1,0 +1,121 @@
+"""``verify-crc --salvage``: a copy of a damaged segment that holds only its valid batches.
+
+The copy is the input's bytes less the spans that hold no valid batch (bad regions, damaged batches,
+the tail), so every kept batch is byte for byte what the broker wrote. It goes to a temporary file
+in the target directory, is fsynced and then renamed over the target, so a crash leaves either the
+old copy or the new one, never half of one; the input is only ever opened for reading.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import BinaryIO, NamedTuple
+
+from kafka_dump.errors import KafkaDumpError
+
+_COPY_CHUNK = 4 * 1024 * 1024
+
+
+class DroppedSpan(NamedTuple):
+    start: int
+    end: int
+    reason: str
+
+
+class SalvageResult(NamedTuple):
+    source: str
+    target: str
+    report: str
+    kept_bytes: int
+    dropped: tuple[DroppedSpan, ...]
+
+
+def salvage_target(out_dir: Path, source: Path) -> Path:
+    """Where the copy of ``source`` goes: ``OUT_DIR/<its directory's name>/<its name>``, so that the
+    segments of several partitions (all named by offset) do not collide."""
+    return out_dir / (source.resolve().parent.name or "root") / source.name
+
+
+def merge_spans(spans: Iterable[tuple[int, int, str]]) -> list[DroppedSpan]:
+    """The spans sorted, with overlapping or touching ones joined (the first reason kept)."""
+    out: list[DroppedSpan] = []
+    for start, end, reason in sorted(spans, key=lambda s: (s[0], s[1])):
+        if out and start <= out[-1].end:
+            last = out[-1]
+            out[-1] = DroppedSpan(last.start, max(last.end, end), last.reason)
+        else:
+            out.append(DroppedSpan(start, end, reason))
+    return out
+
+
+def salvage(source: Path, spans: Sequence[tuple[int, int, str]], out_dir: Path) -> SalvageResult:
+    """Write ``source`` less ``spans`` to its target under ``out_dir``, and a JSON report beside it."""
+    target = salvage_target(out_dir, source)
+    dropped = merge_spans(spans)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if target.exists() and os.path.samefile(target, source):
+            raise KafkaDumpError("the salvage copy would overwrite its input", file=str(source))
+        size = os.stat(source).st_size
+        with open(source, "rb") as src:
+            kept = _write_atomically(target, lambda out: _copy_kept(src, out, size, dropped))
+        report = target.with_name(target.name + ".salvage.json")
+        body = {
+            "source": str(source),
+            "target": str(target),
+            "sourceBytes": size,
+            "keptBytes": kept,
+            "dropped": [
+                {"start": s.start, "end": s.end, "bytes": s.end - s.start, "reason": s.reason}
+                for s in dropped
+            ],
+        }
+        _write_atomically(report, lambda out: out.write(json.dumps(body, indent=1).encode() + b"\n"))
+    except OSError as exc:
+        raise KafkaDumpError(
+            f"cannot write the salvage copy: {exc.strerror or exc}", file=str(target)
+        ) from None
+    return SalvageResult(str(source), str(target), str(report), kept, tuple(dropped))
+
+
+def _copy_kept(reader: BinaryIO, writer: BinaryIO, size: int, dropped: Sequence[DroppedSpan]) -> int:
+    kept = 0
+    pos = 0
+    for span in [*dropped, DroppedSpan(size, size, "")]:
+        end = min(span.start, size)
+        reader.seek(pos)
+        while pos < end:
+            chunk = reader.read(min(_COPY_CHUNK, end - pos))
+            if not chunk:
+                raise KafkaDumpError(
+                    "file shrank while it was being copied", file=str(reader.name), position=pos
+                )
+            writer.write(chunk)
+            pos += len(chunk)
+            kept += len(chunk)
+        pos = max(pos, span.end)
+    return kept
+
+
+def _write_atomically(target: Path, fill: Callable[[BinaryIO], int | None]) -> int:
+    """Run ``fill(file)`` on a temporary file beside ``target``, fsync it, and rename it into place."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            result = fill(f) or 0
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    dir_fd = os.open(target.parent, os.O_RDONLY)
+    try:
+        os.fsync(dir_fd)
+    finally:
+        os.close(dir_fd)
+    return result
