@@ -22,6 +22,8 @@ from click.testing import CliRunner, Result
 from kafka_dump.analysis import convert_run
 from kafka_dump.analysis.convert import ConvertOptions
 from kafka_dump.analysis.convert_run import Item, convert_segment, progress_position
+from kafka_dump.analysis.verify import FileReport as VerifyReport
+from kafka_dump.analysis.verify import VerifyOptions, verify_file
 from kafka_dump.cli import main
 from kafka_dump.model import Batch, Problem, ProblemKind
 from kafka_dump.segment import read_segment
@@ -350,6 +352,10 @@ def test_indexes_are_the_writers_for_the_same_entries(tmp_path: Path, magic: str
     assert again.read_bytes() == out.read_bytes()
     assert again.with_suffix(".index").read_bytes() == index.read_bytes()
     assert again.with_suffix(".timeindex").read_bytes() == timeindex.read_bytes()
+    # verify-crc's index checks pass.
+    events = list(verify_file(out, VerifyOptions(index=True)))
+    assert not [e for e in events if isinstance(e, Problem)]
+    assert [(e.indexFiles, e.indexProblems) for e in events if isinstance(e, VerifyReport)] == [(2, 0)]
     # Every offset entry points at the start of a batch whose last offset it names.
     starts = {b.position: b.lastOffset for b in read_segment(out) if isinstance(b, Batch)}
     data = index.read_bytes()
@@ -385,3 +391,29 @@ def test_level_reaches_the_codec_and_is_checked(tmp_path: Path) -> None:
     assert bad.exit_code == 2 and "level 10" in bad.stderr
     # Without --compression, a level goes to the batches whose codec has one: plain ones have none.
     assert run(src, "-o", tmp_path / "plain.log", "--level", "9").exit_code == 0
+
+
+def test_verify_crcs_deep_check_stops_what_each_entry_alone_cannot_show(tmp_path: Path) -> None:
+    """Two sound batches whose offsets overlap: each entry converts faithfully, the file does not."""
+    from kafka.record.default_records import DefaultRecordBatchBuilder
+
+    data = bytearray()
+    for base in (10, 12):
+        b = DefaultRecordBatchBuilder(2, 0, 0, -1, -1, -1, batch_size=1 << 20)
+        for i in range(3):
+            b.append(i, timestamp=1_700_000_000_000 + i, key=None, value=b"v%d" % i, headers=[])
+        entry = bytearray(b.build())
+        struct.pack_into(">q", entry, 0, base)
+        data += entry
+    src = tmp_path / "overlap.log"
+    src.write_bytes(bytes(data))
+    assert all(b.crcValid for b in read_segment(src) if isinstance(b, Batch))
+    out = tmp_path / "out.log"
+    result = run(src, "-o", out, "--compression", "gzip", "--no-index")
+    assert result.exit_code == 1
+    assert "verify-crc finds" in result.stderr and "does not follow" in result.stderr
+    assert not out.exists() and leftovers(tmp_path) == []
+    # With indexes, the index builder refuses such offsets first.
+    result = run(src, "-o", out, "--compression", "gzip")
+    assert result.exit_code == 2 and "offsets must grow" in result.stderr
+    assert not out.exists() and leftovers(tmp_path) == []

@@ -3,8 +3,10 @@ write them to a temporary file beside the output, verify, then rename.
 
 Verification is part of every run. Each entry is decoded again from the very bytes written and
 compared with the batch it was meant to hold: every record's offset, timestamp, key, value and
-headers, the batch fields the target keeps, and every CRC. Once the file is synced it is read back
-and must hold exactly the bytes that were checked. Anything else deletes the temporary file.
+headers, the batch fields the target keeps, and every CRC. Once the file is synced it is read back:
+it must hold exactly the bytes that were checked, and pass verify-crc's deep check (every CRC,
+inner ones too, every record's framing, offsets in order, timestamps within maxTimestamp) with the
+counts written. Anything else deletes the temporary file.
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ from pathlib import Path
 from typing import BinaryIO
 
 from kafka_dump.analysis.convert import Changes, ConversionError, Converter, ConvertOptions
+from kafka_dump.analysis.verify import FileReport as VerifyReport
+from kafka_dump.analysis.verify import VerifyOptions, verify_file
 from kafka_dump.errors import CorruptRecordError, KafkaDumpError, NotASegmentError
 from kafka_dump.format import encode_entry, legacy, v2
 from kafka_dump.format.codecs import DEFAULT_MAX_BATCH_BYTES
@@ -154,10 +158,8 @@ def convert_segment(
 ) -> FileReport:
     """Convert one segment to ``dst``: through a temporary file beside it, verified, then renamed.
 
-    Every entry written is decoded again from its bytes and compared with the batch it was meant
-    to hold (every record field the target keeps, every CRC); once the file is synced, its bytes
-    are read back and checked against what was written. Any difference raises VerificationError
-    and leaves no output behind, as does any other failure.
+    See the module's docstring for the verification. Any difference raises VerificationError and
+    leaves no output behind, as does any other failure.
     """
     plan(src, dst, force=force, index=index)  # the input is never written, whoever calls
     converter = Converter(options)
@@ -177,6 +179,7 @@ def convert_segment(
         for new in converter.finish():
             out.write_entry(new, level, max_batch_bytes)
         out.finish()
+        out.deep_check(max_batch_bytes)
         report.after = out.side
         out.commit()
     except BaseException:
@@ -293,6 +296,33 @@ class _TempSegment:
             raise VerificationError(
                 f"verification failed: the file read back ({size} bytes) differs from what was written "
                 f"({self.side.bytes} bytes); no output written",
+                file=str(self.dst),
+            )
+
+    def deep_check(self, max_batch_bytes: int) -> None:
+        """verify-crc's deep check of the synced file: every CRC (inner ones too), every record's
+        framing, offsets in order, timestamps within maxTimestamp; and the counts written."""
+        options = VerifyOptions(deep=True, index=False, max_batch_bytes=max_batch_bytes)
+        found: VerifyReport | None = None
+        for event in verify_file(self.path, options):
+            if isinstance(event, Problem):
+                raise VerificationError(
+                    f"verification failed: verify-crc finds {event.reason}; no output written",
+                    file=str(self.dst),
+                    position=event.position,
+                )
+            if isinstance(event, VerifyReport):
+                found = event
+        side = self.side
+        if (
+            found is None
+            or found.error is not None
+            or (found.batches, found.records) != (side.batches, side.records)
+        ):
+            counts = "nothing" if found is None else f"{found.batches} batches and {found.records} records"
+            raise VerificationError(
+                f"verification failed: verify-crc reads {counts}, not the {side.batches} batches and "
+                f"{side.records} records written; no output written",
                 file=str(self.dst),
             )
 
