@@ -11,9 +11,11 @@
 
 from __future__ import annotations
 
+import functools
 import itertools
 import struct
 from pathlib import Path
+from typing import NamedTuple
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -24,7 +26,7 @@ from kafka.record.legacy_records import LegacyRecordBatchBuilder
 
 from kafka_dump.analysis.convert import ConvertOptions, record_fields
 from kafka_dump.analysis.convert_run import convert_segment
-from kafka_dump.model import Batch, Compression
+from kafka_dump.model import Batch, Compression, Problem, ProblemKind
 from kafka_dump.segment import read_segment
 from tests.conftest import FIXTURES, SHARED_REAL
 
@@ -101,33 +103,41 @@ def test_kafka_python_reads_v0_given_a_timestamp(tmp_path: Path) -> None:
 # -- byte for byte, where the format is canonical ------------------------------------------------
 
 
-def _uncompressed(path: Path) -> bool:
-    """A clean segment of one magic, every batch uncompressed (empty files too)."""
-    items = list(read_segment(path))
-    return all(isinstance(i, Batch) and i.compression is Compression.NONE for i in items) and (
-        len({i.magic for i in items if isinstance(i, Batch)}) <= 1
+class Survey(NamedTuple):
+    """What a file holds, read once at collection: which tests it is an input for."""
+
+    readable: bool
+    clean: bool  # every entry decodes with a valid CRC (a tail is fine: it is not copied)
+    magics: frozenset[int]
+    uncompressed: bool
+    size: int
+
+
+@functools.cache
+def survey(path: Path) -> Survey:
+    try:
+        items = list(read_segment(path))
+    except Exception:
+        return Survey(False, False, frozenset(), False, 0)
+    batches = [i for i in items if isinstance(i, Batch)]
+    corrupt = any(isinstance(i, Problem) and i.kind is ProblemKind.CORRUPT for i in items)
+    return Survey(
+        True,
+        not corrupt and all(b.crcValid for b in batches),
+        frozenset(b.magic for b in batches),
+        len(batches) == len(items) and all(b.compression is Compression.NONE for b in batches),
+        path.stat().st_size,
     )
 
 
-def _candidates() -> list[Path]:
-    found = sorted(FIXTURES.glob("*.log"))
-    if SHARED_REAL.is_dir():
-        found += sorted(p for p in SHARED_REAL.rglob("*.log") if p.is_file())
-    return [p for p in found if _safe_uncompressed(p)]
-
-
-def _safe_uncompressed(path: Path) -> bool:
-    try:
-        return _uncompressed(path)
-    except Exception:
-        return False
-
-
-UNCOMPRESSED = _candidates()
+OURS = sorted(FIXTURES.glob("*.log"))
+REAL = sorted(p for p in SHARED_REAL.rglob("*.log") if p.is_file()) if SHARED_REAL.is_dir() else []
+JAVA_FILES = sorted(JAVA.glob("*.log")) if JAVA.is_dir() else []
+UNCOMPRESSED = [p for p in [*OURS, *REAL] if survey(p).uncompressed and len(survey(p).magics) <= 1]
 
 
 def _magic(path: Path) -> int:
-    return next((i.magic for i in read_segment(path) if isinstance(i, Batch)), 2)
+    return min(survey(path).magics, default=2)
 
 
 def test_every_uncompressed_java_fixture_is_a_candidate() -> None:
@@ -148,19 +158,7 @@ def test_same_magic_reproduces_the_input_byte_for_byte(tmp_path: Path, src: Path
     assert dst.read_bytes() == src.read_bytes()
 
 
-def _one_magic_clean(path: Path) -> bool:
-    try:
-        items = list(read_segment(path))
-    except Exception:
-        return False
-    return all(isinstance(i, Batch) and i.crcValid for i in items) and len({i.magic for i in items}) == 1  # type: ignore[union-attr]
-
-
-SAME_MAGIC = [
-    p
-    for p in [*sorted(FIXTURES.glob("*.log")), *(sorted(JAVA.glob("*.log")) if JAVA.is_dir() else [])]
-    if _one_magic_clean(p)
-]
+SAME_MAGIC = [p for p in [*OURS, *JAVA_FILES] if survey(p).clean and len(survey(p).magics) == 1]
 
 
 @pytest.mark.parametrize("src", SAME_MAGIC, ids=_id)
@@ -190,18 +188,44 @@ def test_same_magic_keeps_every_entry_and_the_bytes_of_the_uncompressed_ones(
             )
 
 
-@pytest.mark.parametrize("name", ["v1-none.log", "v1-logappendtime.log", "v0-none.log"])
-def test_v1_to_v2_to_v1_gives_the_v1_bytes_back(tmp_path: Path, name: str) -> None:
-    for src in (FIXTURES / name, JAVA / name.replace("-", "_")):
-        if not src.exists() or not _uncompressed(src):
-            continue
-        magic = _magic(src)
-        v2 = convert(src, tmp_path / "v2.log", to_magic=2)
-        assert {b.magic for b in read_segment(v2) if isinstance(b, Batch)} == {2}
-        back = convert(v2, tmp_path / "back.log", to_magic=magic)
-        assert back.read_bytes() == src.read_bytes(), src
-        (tmp_path / "v2.log").unlink()
-        (tmp_path / "back.log").unlink()
+def _plain_log_append_time(path: Path) -> Path:
+    """Plain v1 messages stamped by a broker with LogAppendTime (kafka-python's, then patched)."""
+    from tests.batches import fix_legacy_crc, legacy_messages, legacy_records
+
+    data = legacy_messages(legacy_records(6), magic=1)
+    out = bytearray()
+    pos = 0
+    while pos < len(data):
+        size = struct.unpack_from(">i", data, pos + 8)[0]
+        entry = bytearray(data[pos : pos + 12 + size])
+        entry[17] |= 0x08  # LogAppendTime
+        struct.pack_into(">q", entry, 18, 1_700_000_999_000)
+        out += fix_legacy_crc(entry)
+        pos += 12 + size
+    path.write_bytes(bytes(out))
+    return path
+
+
+ROUND_TRIPS = [
+    p
+    for p in (FIXTURES / "v1-none.log", FIXTURES / "v0-none.log", JAVA / "v1_none.log", JAVA / "v0_none.log")
+    if p.exists()
+]
+
+
+@pytest.mark.parametrize(
+    "src", [*ROUND_TRIPS, None], ids=lambda p: "v1-plain-logappendtime" if p is None else _id(p)
+)
+def test_v1_to_v2_to_v1_gives_the_v1_bytes_back(tmp_path: Path, src: Path | None) -> None:
+    if src is None:
+        src = _plain_log_append_time(tmp_path / "lat.log")
+        assert {b.timestampType.label for b in read_segment(src) if isinstance(b, Batch)} == {"LogAppendTime"}
+    assert survey(src).uncompressed
+    magic = _magic(src)
+    v2 = convert(src, tmp_path / "v2.log", to_magic=2)
+    assert {b.magic for b in read_segment(v2) if isinstance(b, Batch)} == {2}
+    back = convert(v2, tmp_path / "back.log", to_magic=magic)
+    assert back.read_bytes() == src.read_bytes()
 
 
 def test_plain_v1_keeps_one_message_per_entry(tmp_path: Path) -> None:
@@ -290,3 +314,17 @@ def test_decode_of_convert_is_the_input_less_what_the_target_cannot_carry(
     assert all(b.crcValid for b in read_segment(dst) if isinstance(b, Batch))
     # and kafka-python agrees, batch CRCs included
     assert [r[0] for r in kafka_python_records(dst)] == [w[0] for w in want]
+
+
+# (the largest, 0.9 and 2.6 MB of KRaft metadata, add nothing the others lack but time)
+REAL_CLEAN = [p for p in REAL if survey(p).clean and survey(p).magics and survey(p).size < 800_000]
+
+
+@pytest.mark.parametrize("src", REAL_CLEAN, ids=_id)
+def test_kafka_python_reads_every_real_segment_converted(tmp_path: Path, src: Path) -> None:
+    """Real brokers' and Kafka's own segments, up to v2 as they are and down to v1 (gzip)."""
+    want = kafka_python_records(src)
+    up = convert(src, tmp_path / "v2.log", to_magic=2)
+    assert kafka_python_records(up) == expected_for(want, 2)
+    down = convert(src, tmp_path / "v1.log", to_magic=1, compression=Compression.GZIP, drop_control=True)
+    assert kafka_python_records(down) == expected_for(want, 1)
