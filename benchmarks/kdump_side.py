@@ -1,0 +1,115 @@
+"""kdump as the benchmark sees it: the command line to run, and which pieces exist yet.
+
+Every case asks here before it times anything, so a command or function that has not landed is one
+skipped line ("`kdump verify-crc` is not there yet"), never a crash. The kdump measured is the one of
+the checkout this file sits in (``ROOT``): `bench.py` puts it first on ``PYTHONPATH``.
+"""
+
+from __future__ import annotations
+
+import functools
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+
+def command() -> list[str]:
+    """How to start kdump: the console script of this interpreter if there is one, else ``-m``.
+
+    With ``ROOT`` first on ``PYTHONPATH`` the console script imports this checkout's kafka_dump, even
+    when another checkout is the one installed.
+    """
+    exe = Path(sys.executable).parent / "kdump"
+    return [str(exe)] if exe.exists() else [sys.executable, "-m", "kafka_dump"]
+
+
+def child(task: str, *args: str) -> list[str]:
+    """The argv of one of `benchmarks/child.py`'s tasks (peers and baselines as whole processes)."""
+    return [sys.executable, "-m", "benchmarks.child", task, *args]
+
+
+@functools.cache
+def help_text(*subcommand: str) -> str | None:
+    """`kdump SUBCOMMAND --help`, or None if it fails (the command is not there yet)."""
+    try:
+        run = subprocess.run(
+            [*command(), *subcommand, "--help"], capture_output=True, text=True, timeout=60, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return run.stdout if run.returncode == 0 else None
+
+
+def missing(subcommand: str, *options: str) -> str | None:
+    """Why `kdump SUBCOMMAND [OPTIONS]` cannot be timed yet, or None when it can."""
+    text = help_text(subcommand)
+    if text is None:
+        return f"`kdump {subcommand}` is not there yet (`kdump {subcommand} --help` fails)"
+    absent = [o for o in options if o not in text]
+    if absent:
+        return f"`kdump {subcommand}` has no {', '.join(absent)} yet"
+    return None
+
+
+@functools.cache
+def under_test() -> str:
+    """Which kafka_dump the child processes import, and its active twin."""
+    code = "import kafka_dump, kafka_dump.format as f; print(kafka_dump.__file__, f.ACTIVE_TWIN)"
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    return run.stdout.strip() if run.returncode == 0 else f"not importable: {run.stderr.strip()[-200:]}"
+
+
+def decoder() -> tuple[Callable[[str], int] | None, str]:
+    """kdump's in-process decoder (every record, every field), or None and why not."""
+    try:
+        from kafka_dump.segment import read_segment
+    except Exception as e:
+        return None, f"kafka_dump.segment.read_segment not importable ({type(e).__name__}: {e})"
+
+    def run(path: str) -> int:
+        n = problems = 0
+        for item in read_segment(path):
+            recs = getattr(item, "records", None)
+            if recs is None:
+                problems += 1
+                continue
+            for r in recs:
+                r.offset
+                r.timestamp
+                r.key
+                r.value
+                r.sequence
+                for h in r.headers:
+                    h.key
+                    h.value
+                n += 1
+        if problems:
+            raise RuntimeError(f"{problems} Problem(s) reported on a file that should be clean")
+        return n
+
+    return run, "kafka_dump.segment.read_segment"
+
+
+def batches(path: str) -> list[Any]:
+    """Every batch of a (clean) file, decoded by kdump: the encoder's input."""
+    from kafka_dump.segment import read_segment
+
+    out = [item for item in read_segment(path) if getattr(item, "records", None) is not None]
+    return out
+
+
+def encoder() -> tuple[Callable[..., bytes] | None, str]:
+    """`kafka_dump.format.encode_entry` (or `format.encode`'s), or None and why not (the writer's)."""
+    try:
+        import kafka_dump.format as fmt
+    except Exception as e:
+        return None, f"kafka_dump.format not importable ({type(e).__name__}: {e})"
+    fn = getattr(fmt, "encode_entry", None)
+    if fn is None:
+        try:
+            from kafka_dump.format.encode import encode_entry as fn
+        except ImportError:
+            return None, "kafka_dump.format.encode_entry is not there yet"
+    return fn, f"{fn.__module__}.encode_entry"
