@@ -45,6 +45,7 @@ setup(
             extra_compile_args=["-O2", "-Wall", "-Wextra", "-Wno-unused-parameter", "-Wno-missing-field-initializers"],
         ),
         Extension("kafka_dump.format._walk", sources=["kafka_dump/format/_walk.c"], extra_compile_args=["-O2", "-Wall", "-Wextra", "-Wno-unused-parameter"]),
+        Extension("kafka_dump.format._recheck", sources=["kafka_dump/format/_recheck.c"], extra_compile_args=["-O2", "-Wall", "-Wextra", "-Wno-unused-parameter"]),
     ],
     cmdclass={"build_ext": OptionalBuildExt},
 )

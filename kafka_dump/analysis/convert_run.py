@@ -27,8 +27,10 @@ from kafka_dump.analysis.verify import FileReport as VerifyReport
 from kafka_dump.analysis.verify import VerifyOptions, verify_file
 from kafka_dump.errors import CorruptRecordError, KafkaDumpError, NotASegmentError
 from kafka_dump.format import encode_entry, legacy, v2
-from kafka_dump.format.codecs import DEFAULT_MAX_BATCH_BYTES
-from kafka_dump.model import Batch, Compression, Problem, ProblemKind
+from kafka_dump.format import layout as L
+from kafka_dump.format.codecs import DEFAULT_MAX_BATCH_BYTES, decompress
+from kafka_dump.format.recheck import same_v2_records
+from kafka_dump.model import Batch, Compression, Problem, ProblemKind, Record, TimestampType
 from kafka_dump.segment import CHUNK_SIZE, read_segment, segment_base_offset, segment_files
 from kafka_dump.writer import NO_TIMESTAMP, IndexBuilder
 
@@ -399,28 +401,48 @@ def _fsync_dir(path: Path) -> None:
 
 
 def _check_entry(data: bytes, expected: Batch, max_batch_bytes: int) -> str | None:
-    """Why ``data`` does not decode to ``expected`` (every field the target keeps), or None."""
+    """Why ``data`` does not read back as ``expected`` (every field the target keeps), or None."""
+    where = f"the entry at offset {expected.baseOffset}"
+    want = expected.records or ()
     try:
         if expected.magic == 2:
-            got, error = v2.decode_batch("", data, 0, 0, with_records=True, max_batch_bytes=max_batch_bytes)
+            got, error = v2.decode_batch("", data, 0, 0, with_records=False, max_batch_bytes=max_batch_bytes)
         else:
             got, error = legacy.decode_message(
                 "", data, 0, len(data), 0, with_records=True, max_batch_bytes=max_batch_bytes
             )
     except CorruptRecordError as exc:
-        return f"the entry at offset {expected.baseOffset} does not decode ({exc.reason})"
-    where = f"the entry at offset {expected.baseOffset}"
+        return f"{where} does not decode ({exc.reason})"
     if error is not None:
         return f"{where} does not decode ({error.reason})"
-    if not got.crcValid or got.sizeInBytes != len(data):
-        return f"{where} fails its CRC or its size"
+    if not got.crcValid or got.sizeInBytes != len(data) or got.recordCount != len(want):
+        return f"{where} fails its CRC, its size or its count"
     if _BATCH_FIELDS(got) != _BATCH_FIELDS(expected):
         return f"{where} has other batch fields than the input's"
-    want, have = expected.records or (), got.records or ()
+    if expected.magic == 2:
+        return _check_v2_records(data, got, want, max_batch_bytes)
+    have = got.records or ()
     if list(map(_FIELDS, have)) != list(map(_FIELDS, want)):
         bad = next((w for w, h in zip(want, have, strict=False) if _FIELDS(w) != _FIELDS(h)), None)
         at = bad.offset if bad is not None else expected.baseOffset
         return f"the record at offset {at} differs from the input's"
-    if expected.magic < 2 and not all(map(_CRC_VALID, have)):
+    if not all(map(_CRC_VALID, have)):
         return f"{where} has an inner message that fails its CRC"
     return None
+
+
+def _check_v2_records(data: bytes, got: Batch, want: tuple[Record, ...], max_batch_bytes: int) -> str | None:
+    """The records of a v2 entry, read where they lie (decompressed first), against ``want``."""
+    records, start, end = data, L.V2_HEADER_SIZE, len(data)
+    if got.compression is not Compression.NONE:
+        try:
+            records = decompress(got.compression, memoryview(data)[start:], max_batch_bytes)
+        except CorruptRecordError as exc:
+            return f"the entry at offset {got.baseOffset} does not decompress ({exc.reason})"
+        start, end = 0, len(records)
+    lat = got.maxTimestamp if got.timestampType is TimestampType.LOG_APPEND_TIME else None
+    i = same_v2_records(records, start, end, got.baseOffset, got.baseTimestamp, lat, want)
+    if i < 0:
+        return None
+    at = want[i].offset if i < len(want) else got.lastOffset
+    return f"the record at offset {at} differs from the input's"
