@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import gc
 import os
 import tempfile
 import zlib
@@ -172,14 +173,15 @@ def convert_segment(
         dst, index=index, base_offset=segment_base_offset(src) if base is None else base, overwrite=force
     )
     try:
-        items: Iterator[Item] = read_segment(src, max_batch_bytes=max_batch_bytes)
-        if watch is not None:
-            items = watch(items)
-        for batch in _good_batches(items, report, skip_corrupt):
-            for new in converter.feed(batch):
+        with _cycle_collector_paused():
+            items: Iterator[Item] = read_segment(src, max_batch_bytes=max_batch_bytes)
+            if watch is not None:
+                items = watch(items)
+            for batch in _good_batches(items, report, skip_corrupt):
+                for new in converter.feed(batch):
+                    out.write_entry(new, level, max_batch_bytes)
+            for new in converter.finish():
                 out.write_entry(new, level, max_batch_bytes)
-        for new in converter.finish():
-            out.write_entry(new, level, max_batch_bytes)
         out.finish()
         out.deep_check(max_batch_bytes)
         report.after = out.side
@@ -188,6 +190,19 @@ def convert_segment(
         out.discard()
         raise
     return report
+
+
+@contextlib.contextmanager
+def _cycle_collector_paused() -> Iterator[None]:
+    """Batches and records hold no reference cycles, and reference counting frees each as soon as it
+    is written; the cycle collector's passes over millions of young records are pure cost (~8%)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def _good_batches(items: Iterable[Item], report: FileReport, skip_corrupt: bool) -> Iterator[Batch]:
