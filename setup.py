@@ -1,4 +1,4 @@
-"""Builds the optional compiled twin of the decoder's hot loop (kafka_dump/format/_speedups.c).
+"""Builds the optional compiled twins: the decoder's hot loops (_speedups.c) and the encoder's (_encoder.c).
 
 Everything else is in pyproject.toml. Without a working C compiler the build prints one line and
 kdump installs with its pure-Python decoder, which gives the same results, only slower.
@@ -46,6 +46,12 @@ setup(
         ),
         Extension("kafka_dump.format._walk", sources=["kafka_dump/format/_walk.c"], extra_compile_args=["-O2", "-Wall", "-Wextra", "-Wno-unused-parameter"]),
         Extension("kafka_dump.format._recheck", sources=["kafka_dump/format/_recheck.c"], extra_compile_args=["-O2", "-Wall", "-Wextra", "-Wno-unused-parameter"]),
+        Extension(
+            "kafka_dump.format._encoder",
+            sources=["kafka_dump/format/_encoder.c"],
+            depends=["kafka_dump/format/_layout.h"],
+            extra_compile_args=["-O2", "-Wall", "-Wextra", "-Wno-unused-parameter", "-Wno-missing-field-initializers"],
+        ),
     ],
     cmdclass={"build_ext": OptionalBuildExt},
 )

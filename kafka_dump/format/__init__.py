@@ -24,6 +24,7 @@ compiled: ModuleType | None = None  # the compiled twin's module, for other laye
 
 # The encoder's twins: the compiled ``_encoder`` when it was built, else ``_pure_encoder``.
 encode_v2_records = _pure_encoder.encode_v2_records
+encode_v2_entry = _pure_encoder.encode_v2_entry
 v2_records_size = _pure_encoder.v2_records_size
 encode_legacy_messages = _pure_encoder.encode_legacy_messages
 legacy_messages_size = _pure_encoder.legacy_messages_size
@@ -46,6 +47,7 @@ if os.environ.get("KDUMP_PURE", "") not in ("1", "true", "yes"):
         pass
     else:
         encode_v2_records = _encoder.encode_v2_records
+        encode_v2_entry = _encoder.encode_v2_entry
         v2_records_size = _encoder.v2_records_size
         encode_legacy_messages = _encoder.encode_legacy_messages
         legacy_messages_size = _encoder.legacy_messages_size
@@ -72,6 +74,7 @@ __all__ = [
     "encode_entry",
     "encode_legacy_messages",
     "encode_refusals",
+    "encode_v2_entry",
     "encode_v2_records",
     "entry_size",
     "legacy_messages_size",

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 from kafka_dump.errors import UnsupportedEncodingError
 from kafka_dump.format import layout as L
-from kafka_dump.format.checksum import crc32
+from kafka_dump.format.checksum import crc32, crc32c
 from kafka_dump.format.varint import encode_varint, varint_size
 from kafka_dump.model import Record
 
@@ -95,7 +95,35 @@ def v2_records_size(
     return total
 
 
-def _check_legacy(record: Record, magic: int) -> None:
+def _check_header(header: bytes) -> None:
+    if len(header) != L.V2_HEADER_SIZE:
+        raise ValueError(f"a v2 header is {L.V2_HEADER_SIZE} bytes, not {len(header)}")
+
+
+def finish_v2_entry(header: bytes, body: bytes) -> bytes:
+    """A v2 log entry: the 61-byte ``header`` and ``body``, with batchLength and the CRC-32C filled in."""
+    _check_header(header)
+    length = L.V2_MIN_BATCH_LENGTH + len(body)
+    if length > L.INT32_MAX:
+        raise UnsupportedEncodingError(f"a batch of {length} bytes does not fit Kafka's 32-bit batch length")
+    entry = bytearray(header)
+    L.INT32.pack_into(entry, L.LOG_ENTRY_SIZE_OFFSET, length)
+    crc = crc32c(body, crc32c(memoryview(entry)[L.V2_ATTRIBUTES_OFFSET :]))
+    L.UINT32.pack_into(entry, L.V2_CRC_OFFSET, crc)
+    entry += body
+    return bytes(entry)
+
+
+def encode_v2_entry(
+    header: bytes, records: Sequence[Record], base_offset: int, base_timestamp: int, log_append_time: bool
+) -> bytes:
+    """An uncompressed v2 log entry: ``header`` then the records, batchLength and CRC-32C filled in."""
+    _check_header(header)
+    return finish_v2_entry(header, encode_v2_records(records, base_offset, base_timestamp, log_append_time))
+
+
+def _legacy_fields(record: Record, magic: int, offset_shift: int, log_append_time: bool) -> tuple[int, int]:
+    """A message's (offset, timestamp) as written, refused when the format cannot carry the record."""
     if record.headers:
         raise UnsupportedEncodingError(
             f"record at offset {record.offset} has headers, which magic {magic} cannot carry"
@@ -104,6 +132,13 @@ def _check_legacy(record: Record, magic: int) -> None:
         raise UnsupportedEncodingError(
             f"record at offset {record.offset} has timestamp {record.timestamp}, which magic 0 cannot carry"
         )
+    offset = record.offset - offset_shift
+    ts = record.timestamp
+    if log_append_time and record.storedTimestamp is not None:
+        ts = record.storedTimestamp
+    if not (INT64_MIN <= offset <= INT64_MAX and INT64_MIN <= ts <= INT64_MAX):
+        raise UnsupportedEncodingError(f"record at offset {record.offset}: offset or timestamp past 64 bits")
+    return offset, ts
 
 
 def encode_legacy_messages(
@@ -118,12 +153,9 @@ def encode_legacy_messages(
     out = bytearray()
     entry = L.LOG_ENTRY
     for r in records:
-        _check_legacy(r, magic)
+        offset, ts = _legacy_fields(r, magic, offset_shift, log_append_time)
         body = bytearray((magic, attributes))
         if magic == 1:
-            ts = r.timestamp
-            if log_append_time and r.storedTimestamp is not None:
-                ts = r.storedTimestamp
             body += L.INT64.pack(ts)
         for field in (r.key, r.value):
             if field is None:
@@ -131,17 +163,18 @@ def encode_legacy_messages(
             else:
                 body += L.INT32.pack(len(field))
                 body += field
-        out += entry.pack(r.offset - offset_shift, 4 + len(body))
+        out += entry.pack(offset, 4 + len(body))
         out += crc32(body).to_bytes(4, "big")
         out += body
     return bytes(out)
 
 
 def legacy_messages_size(records: Sequence[Record], magic: int) -> int:
-    """``len(encode_legacy_messages(...))`` without building the bytes (and refused alike)."""
+    """``len(encode_legacy_messages(records, magic, ..., 0, False))`` without building the bytes (and
+    refused alike)."""
     overhead = _MESSAGE_OVERHEAD[magic]
     total = 0
     for r in records:
-        _check_legacy(r, magic)
+        _legacy_fields(r, magic, 0, False)
         total += overhead + (0 if r.key is None else len(r.key)) + (0 if r.value is None else len(r.value))
     return total

@@ -10,6 +10,7 @@ from dataclasses import replace
 from kafka_dump import format as _twins
 from kafka_dump.errors import CorruptRecordError
 from kafka_dump.format import layout as L
+from kafka_dump.format._pure_encoder import finish_v2_entry
 from kafka_dump.format.checksum import crc32c
 from kafka_dump.format.codecs import compress, decompress
 from kafka_dump.model import Batch, Compression, ControlRecord, ControlType, Record, TimestampType
@@ -197,30 +198,25 @@ def encode_batch(
     refused what this format cannot carry before.
     """
     log_append = batch.timestampType is TimestampType.LOG_APPEND_TIME
-    body = _twins.encode_v2_records(records, batch.baseOffset, batch.baseTimestamp, log_append)
-    if compression is not Compression.NONE:
-        body = compress(compression, body, level=level, magic=2)
-    header = bytearray(
-        L.V2_HEADER.pack(
-            batch.baseOffset,
-            L.V2_MIN_BATCH_LENGTH + len(body),
-            batch.partitionLeaderEpoch,
-            2,
-            0,  # the CRC, below
-            attributes_of(batch, compression),
-            batch.lastOffset - batch.baseOffset,
-            batch.baseTimestamp,
-            batch.maxTimestamp,
-            batch.producerId,
-            batch.producerEpoch,
-            batch.baseSequence,
-            len(records),
-        )
+    header = L.V2_HEADER.pack(
+        batch.baseOffset,
+        0,  # batchLength and the CRC are filled in with the records
+        batch.partitionLeaderEpoch,
+        2,
+        0,
+        attributes_of(batch, compression),
+        batch.lastOffset - batch.baseOffset,
+        batch.baseTimestamp,
+        batch.maxTimestamp,
+        batch.producerId,
+        batch.producerEpoch,
+        batch.baseSequence,
+        len(records),
     )
-    crc = crc32c(body, crc32c(memoryview(header)[L.V2_ATTRIBUTES_OFFSET :]))
-    L.UINT32.pack_into(header, L.V2_CRC_OFFSET, crc)
-    header += body
-    return bytes(header)
+    if compression is Compression.NONE:
+        return _twins.encode_v2_entry(header, records, batch.baseOffset, batch.baseTimestamp, log_append)
+    body = _twins.encode_v2_records(records, batch.baseOffset, batch.baseTimestamp, log_append)
+    return finish_v2_entry(header, compress(compression, body, level=level, magic=2))
 
 
 def batch_size(batch: Batch, records: tuple[Record, ...]) -> int:
