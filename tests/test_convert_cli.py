@@ -417,3 +417,12 @@ def test_verify_crcs_deep_check_stops_what_each_entry_alone_cannot_show(tmp_path
     result = run(src, "-o", out, "--compression", "gzip")
     assert result.exit_code == 2 and "offsets must grow" in result.stderr
     assert not out.exists() and leftovers(tmp_path) == []
+
+
+def test_file_names_never_reach_the_report_as_escape_sequences(tmp_path: Path) -> None:
+    src = tmp_path / "evil\x1b[31m.log"
+    shutil.copy(FIXTURES / "v1-none.log", src)
+    result = run(src, "-o", tmp_path / "out\x1b]0;x\x07.log", "--color", "never")
+    assert result.exit_code == 0, result.output
+    assert "\x1b" not in result.stdout and "\x07" not in result.stdout
+    assert "evil\\x1b[31m.log" in result.stdout

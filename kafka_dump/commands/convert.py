@@ -35,6 +35,7 @@ from kafka_dump.format.codecs import level_problem
 from kafka_dump.model import Compression
 from kafka_dump.render import progress
 from kafka_dump.render.output import ColorMode, Output
+from kafka_dump.render.payload import printable
 from kafka_dump.render.theme import number
 
 if TYPE_CHECKING:
@@ -172,9 +173,9 @@ def _print_report(out: Output, reports: list[FileReport], fmt: str) -> None:
 
     for r, _ in rows:
         title = Text(style="kdump.file")
-        title.append(r.input)
+        title.append(printable(r.input))  # a file name is data: control characters escaped
         title.append(" → ")
-        title.append(r.output)
+        title.append(printable(r.output))
         title.append(f"  (magic {r.to_magic})")
         out.print(title, soft_wrap=True)  # one line to grep, never wrapped
         out.print(_table(r))
@@ -231,8 +232,8 @@ def _table(r: FileReport) -> Table:
     for what, n in r.changes.lines():
         table.add_row(Text(what, style="kdump.tail"), "", number(n))
     for p in r.skipped:
-        reason = f"skipped corrupt: byte {p.position}, {p.length} bytes: {p.reason}"
+        reason = printable(f"skipped corrupt: byte {p.position}, {p.length} bytes: {p.reason}")
         table.add_row(Text(reason, style="kdump.problem"), "", "")
     if r.tail is not None:
-        table.add_row(Text(f"not copied: {r.tail.reason}", style="kdump.tail"), "", "")
+        table.add_row(Text(printable(f"not copied: {r.tail.reason}"), style="kdump.tail"), "", "")
     return table
