@@ -93,7 +93,10 @@ def verify_files(paths: list[str]) -> list[Path]:
     for raw in paths:
         p = Path(raw)
         if p.is_dir():
-            found = [c for c in p.rglob("*") if c.suffix in SEGMENT_SUFFIXES and c.is_file()]
+            try:
+                found = [c for c in p.rglob("*") if c.suffix in SEGMENT_SUFFIXES and c.is_file()]
+            except OSError as exc:
+                raise KafkaDumpError(f"cannot list the directory ({exc.strerror or exc})", file=raw) from None
             if not found:
                 raise KafkaDumpError("directory holds no .log or .checkpoint segment", file=raw)
             found.sort(
