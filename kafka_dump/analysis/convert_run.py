@@ -4,10 +4,10 @@ write them to a temporary file beside the output, verify, then rename.
 Verification is part of every run. Each entry is read again from the very bytes written and
 compared with the batch it was meant to hold: every record's offset, timestamp, key, value and
 headers, the batch fields the target keeps, and every CRC (v2 records by ``format/recheck.py``,
-whose compiled twin compares them where they lie, building no Record). Once the file is synced it is read back:
-it must hold exactly the bytes that were checked, and pass verify-crc's deep check (every CRC,
-inner ones too, every record's framing, offsets in order, timestamps within maxTimestamp) with the
-counts written. Anything else deletes the temporary file.
+whose compiled twin compares them where they lie, building no Record). Once the file is synced it
+is read back: it must hold exactly the bytes that were checked, and pass verify-crc's deep check
+(every CRC, inner ones too, every record's framing, offsets in order, timestamps within
+maxTimestamp) with the counts written. Anything else deletes the temporary file.
 """
 
 from __future__ import annotations
