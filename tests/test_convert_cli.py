@@ -426,3 +426,20 @@ def test_file_names_never_reach_the_report_as_escape_sequences(tmp_path: Path) -
     assert result.exit_code == 0, result.output
     assert "\x1b" not in result.stdout and "\x07" not in result.stdout
     assert "evil\\x1b[31m.log" in result.stdout
+
+
+def test_the_progress_bar_is_there_only_for_a_terminal_stderr(src: Path, tmp_path: Path) -> None:
+    import io
+
+    from kafka_dump.commands.convert import _watch
+    from kafka_dump.render.output import Output
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    assert _watch(Output(stdout=io.StringIO(), stderr=io.StringIO())) is None
+    watch = _watch(Output(stdout=io.StringIO(), stderr=Terminal()))
+    assert watch is not None
+    report = convert_segment(src, tmp_path / "o.log", ConvertOptions(), index=False, watch=watch)
+    assert report.after.records == len(records(src)) == report.before.records
