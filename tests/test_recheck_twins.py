@@ -73,7 +73,7 @@ def both(
     return next(iter(answers.values()))
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=80, deadline=None)
 @given(st.lists(_RECORD, min_size=1, max_size=12))
 def test_the_records_written_are_the_same(specs: list) -> None:  # type: ignore[type-arg]
     data, records = build(specs)
@@ -96,7 +96,7 @@ _CHANGES = [
 ]
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=80, deadline=None)
 @given(st.lists(_RECORD, min_size=1, max_size=8), st.data())
 def test_one_changed_field_is_found_at_its_record(specs: list, data: st.DataObject) -> None:  # type: ignore[type-arg]
     raw, records = build(specs)
@@ -106,7 +106,7 @@ def test_one_changed_field_is_found_at_its_record(specs: list, data: st.DataObje
     assert both(raw, changed, base_ts=records[0].timestamp) == i
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(st.lists(_RECORD, min_size=1, max_size=6), st.data())
 def test_damaged_bytes_give_the_same_answer(specs: list, data: st.DataObject) -> None:  # type: ignore[type-arg]
     raw, records = build(specs)
