@@ -36,6 +36,7 @@ RANKS = {
     "kafka_dump.segment": 2,
     "kafka_dump.index": 2,
     "kafka_dump.writer": 2,
+    "kafka_dump.internal": 2,
     "kafka_dump.salvage": 2,
     "kafka_dump.analysis": 3,
     "kafka_dump.render": 3,

@@ -11,8 +11,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
+from kafka_dump.errors import NotASegmentError
 from kafka_dump.format.codecs import DEFAULT_MAX_BATCH_BYTES
 from kafka_dump.index import seek_position
+from kafka_dump.internal.sidefiles import SideItem, read_side_file, side_file_kind
 from kafka_dump.model import Batch, Problem, ProblemKind, Record
 from kafka_dump.segment import read_segment, segment_base_offset, segment_files, snapshot_id
 
@@ -85,7 +87,23 @@ class BatchEvent(NamedTuple):
     records: tuple[Record, ...] | None
 
 
-DumpEvent = FileStart | FileEnd | BatchEvent | Problem | Summary
+class SideEntry(NamedTuple):
+    """One entry of a file kept beside segments (.index, .snapshot...; see internal/sidefiles.py)."""
+
+    path: str
+    item: SideItem
+
+
+DumpEvent = FileStart | FileEnd | BatchEvent | SideEntry | Problem | Summary
+
+
+def _side_items(f: Path) -> Iterator[SideEntry | Problem]:
+    """A side file's entries and problems (range filters and --limit do not apply: they are not records)."""
+    try:
+        for item in read_side_file(f):
+            yield item if isinstance(item, Problem) else SideEntry(str(f), item)
+    except OSError as exc:
+        raise NotASegmentError(f"cannot read ({exc.strerror})", file=str(f)) from None
 
 
 def progress_position(event: DumpEvent) -> tuple[str, int] | None:
@@ -118,6 +136,18 @@ def iter_dump(
         n_files += 1
         yield FileStart(str(f), segment_base_offset(f), snapshot_id(f))
         trailing = 0
+        if side_file_kind(f) is not None:
+            for event in _side_items(f):
+                if isinstance(event, Problem):
+                    if event.kind is ProblemKind.CORRUPT:
+                        corrupt += 1
+                    else:
+                        trailing += event.length
+                        tails += 1
+                        tail_bytes += event.length
+                yield event
+            yield FileEnd(str(f), trailing)
+            continue
         start = seek_position(Path(f), from_offset=rng.from_offset, from_time=rng.from_time) if active else 0
         keep = rng.keep_header if active else None
         for item in read_segment(

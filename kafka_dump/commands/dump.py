@@ -13,6 +13,7 @@ from kafka_dump.analysis.dump import (
     FileEnd,
     FileStart,
     RangeFilter,
+    SideEntry,
     Summary,
     iter_dump,
     progress_position,
@@ -26,6 +27,7 @@ from kafka_dump.commands.options import (
     range_options,
     traceback_option,
 )
+from kafka_dump.internal import DECODE_CHOICES
 from kafka_dump.model import Problem, ProblemKind
 from kafka_dump.render import Renderer, progress
 from kafka_dump.render.jsonl import JsonRenderer
@@ -53,6 +55,11 @@ T = TypeVar("T")
 @click.option("--batches-only", is_flag=True, help="Show batch headers only; records are not decoded.")
 @range_options
 @max_batch_bytes_option
+@click.option(
+    "--decode", type=click.Choice(DECODE_CHOICES), default="auto", show_default=True,
+    help="Decode Kafka's own records: auto chooses by the directory name (__consumer_offsets-N, "
+    "__transaction_state-N, __cluster_metadata-0) or a .checkpoint file; none shows raw bytes.",
+)  # fmt: skip
 @color_option
 @traceback_option
 def dump(
@@ -63,9 +70,12 @@ def dump(
     batches_only: bool,
     rng: RangeFilter,
     max_batch_bytes: int,
+    decode: str,
     color: ColorMode,
 ) -> int:
-    """Show every batch and record of segments, or of a partition directory's segments.
+    """Show every batch and record of segments, or of a partition directory's segments;
+    and the entries of the files Kafka keeps beside them (.index, .timeindex, .txnindex, .snapshot,
+    leader-epoch-checkpoint, partition.metadata).
 
     \b
     Examples:
@@ -73,6 +83,8 @@ def dump(
       kdump dump --format json --payload base64 my-topic-0/ > records.jsonl
       kdump dump --format kafka 00000000000000000000.log    # kafka-dump-log.sh lines
       kdump dump --from-time 2024-05-01T12:00:00Z --limit 20 00000000000000000000.log
+      kdump dump --format json __consumer_offsets-12/          # offsets decoded (--decode auto)
+      kdump dump 00000000000000000000.index 00000000000000000042.snapshot
     """
     out = Output(color)
     events: Iterable[DumpEvent] = iter_dump(
@@ -82,11 +94,11 @@ def dump(
         events = progress.with_progress(events, progress_position, out.err_console)
     stream = _Stream(events)
     if fmt == "json":
-        _json(out, stream, PayloadEncoding(payload))
+        _json(out, stream, PayloadEncoding(payload), decode)
     elif fmt == "kafka":
-        _kafka(out, stream, batches_only)
+        _kafka(out, stream, batches_only, decode)
     else:
-        _table(out, stream, max_bytes, batches_only)
+        _table(out, stream, max_bytes, batches_only, decode)
     out.flush()
     return EXIT_CORRUPT if stream.summary.corrupt else EXIT_OK
 
@@ -98,7 +110,7 @@ class _Stream:
         self._events = events
         self.summary = Summary()
 
-    def __iter__(self) -> Iterator[FileStart | FileEnd | BatchEvent | Problem]:
+    def __iter__(self) -> Iterator[FileStart | FileEnd | BatchEvent | SideEntry | Problem]:
         for event in self._events:
             if isinstance(event, Summary):
                 self.summary = event
@@ -106,12 +118,12 @@ class _Stream:
             yield event
 
 
-def _table(out: Output, events: _Stream, max_bytes: int, batches_only: bool) -> None:
+def _table(out: Output, events: _Stream, max_bytes: int, batches_only: bool, decode: str) -> None:
     from rich.text import Text
 
     from kafka_dump.render.table import TableRenderer
 
-    table = TableRenderer(max_bytes=max_bytes, records=not batches_only)
+    table = TableRenderer(max_bytes=max_bytes, records=not batches_only, decode=decode)
     for event in events:
         for renderable in _dispatch(table, event):
             if isinstance(renderable, str):
@@ -121,16 +133,16 @@ def _table(out: Output, events: _Stream, max_bytes: int, batches_only: bool) -> 
                 out.print(renderable, soft_wrap=isinstance(renderable, Text))  # type: ignore[arg-type]
 
 
-def _json(out: Output, events: _Stream, payload: PayloadEncoding) -> None:
-    renderer = JsonRenderer(payload)
+def _json(out: Output, events: _Stream, payload: PayloadEncoding, decode: str) -> None:
+    renderer = JsonRenderer(payload, decode)
     write = out.write_bytes
     for event in events:
         for line in _dispatch(renderer, event):
             write(line)
 
 
-def _kafka(out: Output, events: _Stream, batches_only: bool) -> None:
-    renderer = KafkaTextRenderer(records=not batches_only, escape=out.is_terminal)
+def _kafka(out: Output, events: _Stream, batches_only: bool, decode: str) -> None:
+    renderer = KafkaTextRenderer(records=not batches_only, escape=out.is_terminal, decode=decode)
     for event in events:
         if isinstance(event, Problem) and event.kind is ProblemKind.CORRUPT:
             out.diagnostic(str(event))  # Kafka's lines have no place for corruption: stderr
@@ -147,4 +159,6 @@ def _dispatch(renderer: Renderer[T], event: object) -> Sequence[T]:
         return renderer.file_start(event.path, event.base_offset, event.snapshot)
     if isinstance(event, FileEnd):
         return renderer.file_end(event.path, event.trailing)
+    if isinstance(event, SideEntry):
+        return renderer.side(event.path, event.item)
     raise TypeError(f"unknown event {event!r}")

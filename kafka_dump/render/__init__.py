@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol, TypeVar
 
+from kafka_dump.internal.sidefiles import SideItem
 from kafka_dump.model import Batch, Problem, Record
 
 T_co = TypeVar("T_co", covariant=True)
@@ -20,5 +21,7 @@ class Renderer(Protocol[T_co]):
     def batch(self, batch: Batch, records: tuple[Record, ...] | None) -> Sequence[T_co]: ...
 
     def problem(self, problem: Problem) -> Sequence[T_co]: ...
+
+    def side(self, path: str, item: SideItem) -> Sequence[T_co]: ...
 
     def file_end(self, path: str, trailing: int) -> Sequence[T_co]: ...

@@ -12,7 +12,10 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from kafka_dump import format as _twins
+from kafka_dump.internal import RecordDecoder, record_decoder, resolve
+from kafka_dump.internal.sidefiles import SideItem
 from kafka_dump.model import Batch, Problem, Record
+from kafka_dump.render.decoded import decoded_json, side_object
 from kafka_dump.render.payload import ENCODERS, PayloadEncoding, header_key
 
 _dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
@@ -76,10 +79,30 @@ def batch_json(file_json: bytes, b: Batch, records: Sequence[Record] | None, pay
     ).encode()
 
 
-class JsonRenderer:
-    """Writes each batch as soon as it is read; never holds more than one batch."""
+def decoded_batch_json(
+    file_json: bytes, b: Batch, records: Sequence[Record], payload: int, decode: RecordDecoder
+) -> bytes:
+    """A batch's line with a ``decoded`` object on each record a decoder read (plain Python: rare)."""
+    head = batch_json(file_json, b, None, payload)
+    parts = []
+    for r in records:
+        one = records_json((r,), b.magic, payload)[1:-1]
+        d = decode(b.isControl, r)
+        parts.append(one if d is None else f'{one[:-1]},"decoded":{decoded_json(d)}}}')
+    return head[: -len(b"null}\n")] + ("[" + ",".join(parts) + "]}\n").encode("utf-8", "backslashreplace")
 
-    def __init__(self, payload: PayloadEncoding = PayloadEncoding.TEXT) -> None:
+
+class JsonRenderer:
+    """Writes each batch as soon as it is read; never holds more than one batch.
+
+    ``decode`` is ``--decode``: records of internal topics and KRaft control records get a
+    ``decoded`` object (see ``render/decoded.py``); ``none`` leaves every line as it was.
+    """
+
+    def __init__(self, payload: PayloadEncoding = PayloadEncoding.TEXT, decode: str = "none") -> None:
+        self._decode_choice = decode
+        self._decode: RecordDecoder | None = None
+        self._decodes_data = False
         self._payload = _PAYLOAD_CODES[payload]
         compiled = _twins.compiled
         self._batch_json: Callable[[bytes, Batch, Sequence[Record] | None, int], bytes] = (
@@ -89,16 +112,25 @@ class JsonRenderer:
         self._file_json = b'""'
 
     def file_start(self, path: str, base_offset: int | None, snapshot: tuple[int, int] | None) -> list[bytes]:
+        if self._decode_choice != "none":
+            name = resolve(self._decode_choice, path)
+            self._decode = record_decoder(name)
+            self._decodes_data = name is not None
         return []
 
     def batch(self, batch: Batch, records: tuple[Record, ...] | None) -> list[bytes]:
         if batch.file != self._file:
             self._file = batch.file
             self._file_json = _quote(batch.file).encode("utf-8", "backslashreplace")
+        if self._decode is not None and records and (self._decodes_data or batch.isControl):
+            return [decoded_batch_json(self._file_json, batch, records, self._payload, self._decode)]
         return [self._batch_json(self._file_json, batch, records, self._payload)]
 
     def problem(self, problem: Problem) -> list[bytes]:
         return [(_dumps(problem_object(problem)) + "\n").encode("utf-8", "backslashreplace")]
+
+    def side(self, path: str, item: SideItem) -> list[bytes]:
+        return [(_dumps(side_object(path, item)) + "\n").encode("utf-8", "backslashreplace")]
 
     def file_end(self, path: str, trailing: int) -> list[bytes]:
         return []

@@ -14,7 +14,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from kafka_dump.internal import RecordDecoder, record_decoder, resolve
+from kafka_dump.internal.sidefiles import SideItem, side_file_kind
 from kafka_dump.model import Batch, ControlType, Problem, Record
+from kafka_dump.render.decoded import kafka_control, kafka_key_payload, side_kafka_line
 from kafka_dump.render.payload import printable
 
 _BOOL = {True: "true", False: "false"}
@@ -28,14 +31,27 @@ _CONTROL_LABELS = {
 
 
 class KafkaTextRenderer:
-    """``records=False`` prints batch lines only (the tool without --deep-iteration)."""
+    """``records=False`` prints batch lines only (the tool without --deep-iteration).
 
-    def __init__(self, *, records: bool = True, print_data: bool = True, escape: bool = False) -> None:
+    ``decode`` is ``--decode``: a file's decoder gives the key and payload strings of the tool's
+    ``--offsets-decoder``, ``--transaction-log-decoder`` or ``--cluster-metadata-decoder``, and KRaft
+    control records print as their JSON unless it is ``none``.
+    """
+
+    def __init__(
+        self, *, records: bool = True, print_data: bool = True, escape: bool = False, decode: str = "none"
+    ) -> None:
         self._records = records
         self._data = print_data
         self._escape = escape
+        self._decode_choice = decode
+        self._decode: RecordDecoder | None = None
+        self._side_entries = 0
 
     def file_start(self, path: str, base_offset: int | None, snapshot: tuple[int, int] | None) -> list[str]:
+        self._side_entries = 0
+        if self._decode_choice != "none":
+            self._decode = record_decoder(resolve(self._decode_choice, path))
         lines = [f"Dumping {printable(path) if self._escape else path}\n"]
         name = Path(path).name
         if name.endswith(".log"):
@@ -50,15 +66,28 @@ class KafkaTextRenderer:
         out = [batch_line(b)]
         if self._records and records is not None:
             if self._escape:
-                out.extend(printable(record_line(b, r, self._data)[:-1]) + "\n" for r in records)
+                out.extend(
+                    printable(record_line(b, r, self._data, self._decode)[:-1]) + "\n" for r in records
+                )
             else:
-                out.extend(record_line(b, r, self._data) for r in records)
+                out.extend(record_line(b, r, self._data, self._decode) for r in records)
         return out
 
     def problem(self, problem: Problem) -> list[str]:
         return []
 
+    def side(self, path: str, item: SideItem) -> list[str]:
+        self._side_entries += 1
+        line = side_kafka_line(item)
+        if line is None:
+            return []
+        return [printable(line[:-1]) + "\n"] if self._escape else [line]
+
     def file_end(self, path: str, trailing: int) -> list[str]:
+        if path.endswith(".index") and self._side_entries == 0:
+            return [f"{printable(path) if self._escape else path} is empty.\n"]
+        if side_file_kind(path) is not None:
+            return []  # Kafka's tool reports trailing bytes of logs and snapshots only
         if trailing > 0:
             name = Path(path).name
             return [
@@ -85,7 +114,7 @@ def batch_line(b: Batch) -> str:
     )
 
 
-def record_line(b: Batch, r: Record, print_data: bool) -> str:
+def record_line(b: Batch, r: Record, print_data: bool, decode: RecordDecoder | None = None) -> str:
     parts = [
         f"| offset: {r.offset} {b.timestampType.label}: {r.timestamp}"
         f" keySize: {-1 if r.key is None else len(r.key)} valueSize: {-1 if r.value is None else len(r.value)}"
@@ -95,8 +124,15 @@ def record_line(b: Batch, r: Record, print_data: bool) -> str:
         parts.append(f" sequence: {r.sequence} headerKeys: [{keys}]")
     else:
         parts.append(f" isValid: {_BOOL[bool(r.crcValid)]} crc: {r.crc}")
+    d = decode(b.isControl, r) if decode is not None else None
     if b.isControl:
-        parts.append(_control(r))
+        parts.append(_control(r) if d is None or r.control is None else kafka_control(r.control.type, d))
+    elif d is not None:
+        key, payload = kafka_key_payload(d, r.offset)
+        if key is not None:
+            parts.append(" key: " + key)
+        if payload is not None:
+            parts.append(" payload: " + payload)
     elif print_data:
         if r.key is not None:
             parts.append(" key: " + r.key.decode("utf-8", "replace"))
@@ -114,7 +150,7 @@ def _control(r: Record) -> str:
         return f" endTxnMarker: {c.type_name} coordinatorEpoch: {c.coordinatorEpoch}"
     label = _CONTROL_LABELS.get(ControlType(c.type)) if c.type in _KNOWN else None
     if label is not None:
-        # Kafka prints the decoded KRaft message as JSON here; kdump shows its value bytes as hex.
+        # Kafka prints the decoded KRaft message as JSON here; with --decode none, kdump shows its hex.
         return f"{label} {'null' if r.value is None else r.value.hex()}"
     return f" controlType: {c.type_name}"
 

@@ -8,7 +8,10 @@ from functools import lru_cache
 from rich.table import Table
 from rich.text import Text
 
+from kafka_dump.internal import Decoded, RecordDecoder, record_decoder, resolve
+from kafka_dump.internal.sidefiles import SideItem
 from kafka_dump.model import Batch, Problem, Record
+from kafka_dump.render.decoded import SideTable, kafka_json, part_text
 from kafka_dump.render.payload import header_key, preview, printable
 
 
@@ -36,17 +39,30 @@ def iso_ms(ts: int) -> str:
 
 
 class TableRenderer:
-    """Keys and values show as text when printable UTF-8, else hex, cut to ``max_bytes``."""
+    """Keys and values show as text when printable UTF-8, else hex, cut to ``max_bytes``.
 
-    def __init__(self, *, max_bytes: int = 64, records: bool = True) -> None:
+    With ``decode`` (``--decode``), a record its file's decoder reads shows its decoded key and value
+    instead (``OffsetCommitValue v3 offset=5 ...``), cut to 16 times ``max_bytes`` characters.
+    """
+
+    def __init__(self, *, max_bytes: int = 64, records: bool = True, decode: str = "none") -> None:
         self._max = max_bytes
         self._records = records
         self._header_shown = False
+        self._side = SideTable()
+        self._decode_choice = decode
+        self._decode: RecordDecoder | None = None
 
     def file_start(
         self, path: str, base_offset: int | None, snapshot: tuple[int, int] | None
     ) -> list[object]:
+        self._side.reset()
+        if self._decode_choice != "none":
+            self._decode = record_decoder(resolve(self._decode_choice, path))
         return [Text(f"Dumping {printable(path)}", style="bold")]
+
+    def side(self, path: str, item: SideItem) -> list[object]:
+        return list(self._side.rows(item))
 
     def batch(self, b: Batch, records: tuple[Record, ...] | None) -> list[object]:
         if not self._records or records is None:
@@ -65,21 +81,42 @@ class TableRenderer:
             table.add_column("crc", justify="right")
         if b.isControl:
             table.add_column("control")
+        decode = self._decode
         for r in records:
+            d = decode(b.isControl, r) if decode is not None else None
+            key, value = (
+                (preview(r.key, self._max), preview(r.value, self._max))
+                if d is None or b.isControl
+                else self._decoded_cells(d)
+            )
             row = [
                 str(r.offset),
                 iso(r.timestamp),
                 str(r.timestamp),
-                preview(r.key, self._max),
-                preview(r.value, self._max),
+                key,
+                value,
                 ", ".join(f"{printable(header_key(h.key))}={preview(h.value, self._max)}" for h in r.headers),
                 str(r.sequence) if b.magic >= 2 else f"{r.crc}{'' if r.crcValid else ' (invalid)'}",
             ]
             if b.isControl:
                 c = r.control
-                row.append("?" if c is None else _control_text(c.type_name, c.version, c.coordinatorEpoch))
+                text = "?" if c is None else _control_text(c.type_name, c.version, c.coordinatorEpoch)
+                if d is not None and d.value is not None and d.value.data is not None:
+                    text += " " + self._cut(kafka_json(d.value.data))
+                row.append(text)
             table.add_row(*map(Text, row))  # data is never markup
         return [Text(batch_title(b), style="" if b.crcValid else "bold red"), table]
+
+    def _cut(self, text: str) -> str:
+        limit = 16 * self._max
+        return printable(text if len(text) <= limit else text[:limit] + "…")
+
+    def _decoded_cells(self, d: Decoded) -> tuple[str, str]:
+        key = "" if d.key is None and d.decoder == "metadata" else part_text(d.key)
+        value = part_text(d.value, d.tombstone)
+        if d.error is not None:
+            value += f" ({d.error})"
+        return self._cut(key), self._cut(value)
 
     def problem(self, p: Problem) -> list[object]:
         return [
