@@ -173,10 +173,13 @@ class SegmentWriter:
         self._done = False
 
     def _check_targets(self, sources: Sequence[str | os.PathLike[str]]) -> None:
+        # A segment is read with its indexes (to seek): they count as being read too.
+        read = [Path(s) for s in sources]
+        read += [p.with_suffix(x) for p in read if p.suffix == ".log" for x in (".index", ".timeindex")]
         for target in self._targets:
             if not target.exists():
                 continue
-            for source in sources:
+            for source in read:
                 try:
                     same = os.path.samefile(target, source)
                 except OSError:

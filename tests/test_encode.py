@@ -84,6 +84,17 @@ def test_uncompressed_entries_reencode_byte_for_byte(path: Path) -> None:
             assert entry_size(batch) == len(entry)
 
 
+JAVA_FILES = [p for p in REAL_FILES if p.parent.name == "kafka-3.8.0-java"]
+
+
+@pytest.mark.parametrize("path", JAVA_FILES, ids=_name)
+def test_kafka_38_gzip_entries_reencode_byte_for_byte(path: Path) -> None:
+    """Java's GZIPOutputStream is zlib's deflate under a fixed header: the same bytes as ours."""
+    for batch, entry in _batches(path):
+        if batch.compression is Compression.GZIP:
+            assert encode_entry(batch) == entry, f"{_name(path)} at {batch.position}"
+
+
 def test_the_byte_exact_cases_are_many() -> None:
     """The test above is not vacuous: it covers the uncompressed kinds Kafka writes."""
     kinds = set()
@@ -254,7 +265,7 @@ def test_incompressible_lz4_blocks_are_stored_raw() -> None:
 
 def test_gzip_is_java_framed() -> None:
     packed = compress(Compression.GZIP, b"abc" * 1000, level=9)
-    assert packed[:10] == b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x00"
+    assert packed[:10] == b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\xff"
     assert kc.gzip_decode(packed) == b"abc" * 1000
 
 
@@ -402,3 +413,15 @@ def test_header_values_and_keys_survive() -> None:
     batch = new_batch((new_record(0, 5, None, None, headers, -1, 0),), magic=2)
     (b,) = _decode(encode_entry(batch))
     assert b.records is not None and b.records[0].headers == headers
+
+
+def test_new_batch_keeps_own_times_under_log_append_time() -> None:
+    records = _records(3, headers=False)
+    lat = new_batch(records, magic=2, log_append_time=5)
+    again = new_batch(lat.records or (), magic=2, log_append_time=7)
+    assert [r.storedTimestamp for r in again.records or ()] == [r.timestamp for r in records]
+    assert (again.baseTimestamp, again.maxTimestamp) == (records[0].timestamp, 7)
+    create = new_batch(lat.records or (), magic=2)  # CreateTime: the records' reported times are written
+    assert (create.baseTimestamp, create.maxTimestamp) == (5, 5)
+    (b,) = _decode(encode_entry(create))
+    assert [r.timestamp for r in b.records or ()] == [5, 5, 5]

@@ -18,7 +18,7 @@ from kafka.record import MemoryRecords
 
 from kafka_dump.errors import KafkaDumpError
 from kafka_dump.format import new_batch
-from kafka_dump.index import OFFSET_ENTRY, TIME_ENTRY
+from kafka_dump.index import OFFSET_ENTRY, TIME_ENTRY, IndexCheck
 from kafka_dump.model import Batch, Compression, Record, new_header, new_record
 from kafka_dump.segment import read_segment
 from kafka_dump.writer import IndexBuilder, SegmentWriter, write_segment
@@ -96,6 +96,10 @@ def _kafka_accepts(log: Path, base: int) -> None:
         last_ts = ts
         i = ends[base + rel]  # a batch ends at the entry's offset...
         assert batches[i].maxTimestamp == ts == running[i]  # ...with the largest timestamp so far
+    check = IndexCheck(log)  # and verify-crc's index check finds nothing either
+    for b in batches:
+        check.batch(b)
+    assert check.finish() == []
 
 
 @pytest.mark.parametrize("magic", [0, 1, 2])
@@ -177,6 +181,15 @@ def test_never_onto_the_file_being_read(tmp_path: Path) -> None:
         with pytest.raises(KafkaDumpError, match="being read"):
             write_segment(target, _batches(src), overwrite=True, sources=[src])
     assert src.read_bytes() == (FIXTURES / "v2-none.log").read_bytes()
+
+
+def test_nor_onto_the_indexes_of_the_file_being_read(tmp_path: Path) -> None:
+    src = tmp_path / "src.log"
+    src.write_bytes((FIXTURES / "v2-none.log").read_bytes())
+    (tmp_path / "src.index").write_bytes(b"")
+    os.link(tmp_path / "src.index", tmp_path / "out.index")
+    with pytest.raises(KafkaDumpError, match="being read"):
+        write_segment(tmp_path / "out.log", _batches(src), overwrite=True, sources=[src])
 
 
 def test_a_target_that_appears_meanwhile_is_not_clobbered(tmp_path: Path) -> None:

@@ -4,7 +4,9 @@ The hot loops (``decode_v2_records``, ``decode_legacy_inner``, ``decode_legacy_r
 (in its own module, ``_walk``), and the JSON writer that
 ``render/jsonl.py`` takes from ``compiled``) have two twins: the compiled ``_speedups`` when it was
 built and loads, else the pure-Python reference ``_pure``. ``KDUMP_PURE=1`` forces the pure one. The
-choice is made once, here, and ``ACTIVE_TWIN`` names it.
+choice is made once, here, and ``ACTIVE_TWIN`` names it. The encoder's loops (``encode_v2_records``,
+``encode_v2_entry``, ``encode_legacy_messages`` and their sizes) likewise come from ``_encoder`` or
+``_pure_encoder``, named by ``ENCODER_TWIN``.
 """
 
 from __future__ import annotations

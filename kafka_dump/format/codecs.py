@@ -261,8 +261,10 @@ _LEVELS = {
 _LZ4_DEFAULT_LEVEL = 9  # Kafka's default: Lz4BlockOutputStream then uses lz4's fast compressor
 _ZSTD_DEFAULT_LEVEL = 3
 
-# java.util.zip.GZIPOutputStream's fixed header: deflate, no flags, mtime 0, XFL 0, OS 0.
-_JAVA_GZIP_HEADER = b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x00"
+# java.util.zip.GZIPOutputStream's fixed header: deflate, no flags, mtime 0, XFL 0, OS 255 (unknown,
+# since JDK 16; older JVMs wrote 0). With zlib's deflate below, Kafka 3.8's gzip batches re-encode
+# byte for byte.
+_JAVA_GZIP_HEADER = b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\xff"
 _XERIAL_BLOCK = 32 * 1024  # snappy-java's SnappyOutputStream default block size
 _LZ4_BLOCK = 64 * 1024  # Lz4BlockOutputStream.BLOCKSIZE_64KB
 _LZ4_FLG = 0x60  # version 1, independent blocks, no checksums, no content size

@@ -99,6 +99,10 @@ def entry_size(batch: Batch) -> int:
     return legacy.messages_size(batch, records)
 
 
+def _own_time(record: Record) -> int:
+    return record.timestamp if record.storedTimestamp is None else record.storedTimestamp
+
+
 def new_batch(
     records: tuple[Record, ...],
     *,
@@ -129,10 +133,11 @@ def new_batch(
         ts_type = TimestampType.NO_TIMESTAMP_TYPE
     elif log_append_time is not None:
         ts_type = TimestampType.LOG_APPEND_TIME
-        records = tuple(replace(r, timestamp=log_append_time, storedTimestamp=r.timestamp) for r in records)
+        records = tuple(replace(r, timestamp=log_append_time, storedTimestamp=_own_time(r)) for r in records)
     else:
         ts_type = TimestampType.CREATE_TIME
-    own = [r.timestamp if r.storedTimestamp is None else r.storedTimestamp for r in records]
+    # The timestamps the records' bytes will hold (encode_entry writes storedTimestamp only under LogAppendTime).
+    own = [_own_time(r) if log_append_time is not None else r.timestamp for r in records]
     if log_append_time is not None and magic > 0:
         max_ts = log_append_time
     else:
