@@ -1,7 +1,8 @@
-"""Builds the optional compiled twins: the decoder's hot loops (_speedups.c) and the encoder's (_encoder.c).
+"""Builds kdump's optional compiled twins: one C extension module each, one line each below.
 
 Everything else is in pyproject.toml. Without a working C compiler the build prints one line and
-kdump installs with its pure-Python decoder, which gives the same results, only slower.
+kdump installs with its pure-Python twins, which give the same results, only slower.
+KDUMP_REQUIRE_COMPILED=1 makes a failed build an error instead (CI sets it).
 """
 
 from __future__ import annotations
@@ -33,25 +34,28 @@ class OptionalBuildExt(build_ext):
         if os.environ.get("KDUMP_REQUIRE_COMPILED") == "1":
             raise exc
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        print(f"kdump: compiled decoder not built ({first}); using the pure-Python decoder", file=sys.stderr)
+        print(f"kdump: a compiled twin was not built ({first}); using the pure-Python one", file=sys.stderr)
+
+
+_WARNINGS = ["-O2", "-Wall", "-Wextra", "-Wno-unused-parameter", "-Wno-missing-field-initializers"]
+_SHARED = ["kafka_dump/format/_layout.h", "kafka_dump/format/_model.h", "kafka_dump/format/_wire.h"]
+
+
+def compiled_twin(name: str, source: str) -> Extension:
+    """One optional extension module: its C file, built against the shared headers in format/."""
+    return Extension(
+        name, sources=[source], depends=_SHARED, include_dirs=["kafka_dump/format"], extra_compile_args=_WARNINGS
+    )
 
 
 setup(
     ext_modules=[
-        Extension(
-            "kafka_dump.format._speedups",
-            sources=["kafka_dump/format/_speedups.c"],
-            depends=["kafka_dump/format/_layout.h"],
-            extra_compile_args=["-O2", "-Wall", "-Wextra", "-Wno-unused-parameter", "-Wno-missing-field-initializers"],
-        ),
-        Extension("kafka_dump.format._walk", sources=["kafka_dump/format/_walk.c"], extra_compile_args=["-O2", "-Wall", "-Wextra", "-Wno-unused-parameter"]),
-        Extension("kafka_dump.format._recheck", sources=["kafka_dump/format/_recheck.c"], extra_compile_args=["-O2", "-Wall", "-Wextra", "-Wno-unused-parameter"]),
-        Extension(
-            "kafka_dump.format._encoder",
-            sources=["kafka_dump/format/_encoder.c"],
-            depends=["kafka_dump/format/_layout.h"],
-            extra_compile_args=["-O2", "-Wall", "-Wextra", "-Wno-unused-parameter", "-Wno-missing-field-initializers"],
-        ),
+        compiled_twin("kafka_dump.format._speedups", "kafka_dump/format/_speedups.c"),
+        compiled_twin("kafka_dump.format._walk", "kafka_dump/format/_walk.c"),
+        compiled_twin("kafka_dump.render._jsonfast", "kafka_dump/render/_jsonfast.c"),
+        compiled_twin("kafka_dump.format._encoder", "kafka_dump/format/_encoder.c"),
+        compiled_twin("kafka_dump.format._gather", "kafka_dump/format/_gather.c"),
+        compiled_twin("kafka_dump.format._recheck", "kafka_dump/format/_recheck.c"),
     ],
     cmdclass={"build_ext": OptionalBuildExt},
 )

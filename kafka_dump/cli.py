@@ -19,6 +19,7 @@ from kafka_dump.commands import EXIT_BAD_INPUT, EXIT_OK
 from kafka_dump.commands.convert import convert
 from kafka_dump.commands.dump import dump
 from kafka_dump.commands.options import TRACEBACK, parse_time
+from kafka_dump.commands.stats import stats
 from kafka_dump.commands.verify import verify_crc
 from kafka_dump.errors import KafkaDumpError
 from kafka_dump.format import ACTIVE_TWIN
@@ -71,4 +72,5 @@ def main() -> None:
 
 main.add_command(dump)
 main.add_command(convert)
+main.add_command(stats)
 main.add_command(verify_crc)

@@ -1,14 +1,19 @@
-"""The compiled twin must agree with the pure-Python reference exactly: records, errors, positions.
+"""The compiled twins must agree with the pure-Python references exactly: records, errors, positions, bytes.
 
-Skipped where the compiled twin was not built; CI builds it and also fails if it did not load.
+Skipped where the compiled twins were not built, except under ``KDUMP_EXPECT_COMPILED=1`` (CI's
+compiled run), where a missing or unloadable extension fails the run instead of reading as skipped.
 """
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import struct
+import subprocess
+import sys
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -18,21 +23,54 @@ from kafka.record.legacy_records import LegacyRecordBatchBuilder
 
 import kafka_dump.format as twins
 from kafka_dump.format import _pure
+from kafka_dump.format.twins import DecoderTwin
 from kafka_dump.format.varint import encode_varint
-from kafka_dump.model import Batch, ControlRecord, Header, Record
-from kafka_dump.render.jsonl import batch_json, records_json
+from kafka_dump.model import Batch, Compression, ControlRecord, Header, Record, TimestampType
+from kafka_dump.render import jsonl
+from kafka_dump.render.jsonl import batch_json
 from kafka_dump.segment import read_segment
-from tests.conftest import FIXTURES, SHARED_REAL
+from tests.conftest import FIXTURES, ROOT, SHARED_REAL
 
-speedups = pytest.importorskip("kafka_dump.format._speedups")
+EXPECT_COMPILED = os.environ.get("KDUMP_EXPECT_COMPILED") == "1"
 
 
-def test_compiled_twin_is_active_when_expected() -> None:
+def _compiled(name: str) -> ModuleType:
+    """The compiled module; where it is expected, failing to import it fails the run (no skip)."""
+    if EXPECT_COMPILED:
+        return importlib.import_module(name)
+    return pytest.importorskip(name)
+
+
+speedups = _compiled("kafka_dump.format._speedups")
+jsonfast = _compiled("kafka_dump.render._jsonfast")
+# The decoder's twin functions, from the interface both twins implement: a new one is swapped too.
+DECODER_FUNCTIONS = sorted(n for n, v in vars(DecoderTwin).items() if callable(v) and not n.startswith("_"))
+
+
+def test_compiled_twins_are_active_when_expected() -> None:
     """CI sets KDUMP_EXPECT_COMPILED=1 on the compiled run: a silent fallback must fail there."""
-    if os.environ.get("KDUMP_EXPECT_COMPILED") == "1":
-        assert twins.ACTIVE_TWIN == "compiled"
+    if EXPECT_COMPILED:
+        assert (twins.ACTIVE_TWIN, jsonl.JSON_TWIN) == ("compiled", "compiled")
     if os.environ.get("KDUMP_PURE") == "1":
-        assert twins.ACTIVE_TWIN == "pure-python"
+        assert (twins.ACTIVE_TWIN, jsonl.JSON_TWIN) == ("pure-python", "pure-python")
+
+
+@pytest.mark.parametrize(
+    "source", sorted((ROOT / "kafka_dump").rglob("*.c")), ids=lambda p: str(p.relative_to(ROOT))
+)
+def test_every_c_source_is_built_and_loads(source: Path) -> None:
+    """Each C file is one optional extension module: listed in setup.py, and loaded where expected."""
+    relative = source.relative_to(ROOT)
+    assert f'"{relative.as_posix()}"' in (ROOT / "setup.py").read_text(), (
+        f"setup.py does not build {relative}"
+    )
+    _compiled(".".join(relative.with_suffix("").parts))
+
+
+def test_every_decoder_function_has_two_twins() -> None:
+    assert DECODER_FUNCTIONS == ["decode_legacy_inner", "decode_legacy_run", "decode_v2_records"]
+    for name in DECODER_FUNCTIONS:
+        assert getattr(speedups, name) is not getattr(_pure, name)
 
 
 def _both(data: bytes, *args: object) -> None:
@@ -129,17 +167,37 @@ def _segments() -> list[Path]:
     return found
 
 
+def _read_with(
+    twin: ModuleType, path: Path, monkeypatch: pytest.MonkeyPatch, **kwargs: object
+) -> list[object]:
+    """Read a segment with every decoder function taken from one twin (the segment reader, v2.py and
+    legacy.py look each one up on kafka_dump.format at call time)."""
+    for name in DECODER_FUNCTIONS:
+        monkeypatch.setattr(twins, name, getattr(twin, name))
+    return list(read_segment(path, **kwargs))  # type: ignore[arg-type]
+
+
 @pytest.mark.parametrize("path", _segments(), ids=lambda p: p.name)
 def test_twins_agree_on_segments(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(twins, "decode_v2_records", _pure.decode_v2_records)
-    pure = list(read_segment(path))
-    monkeypatch.setattr(twins, "decode_v2_records", speedups.decode_v2_records)
-    assert list(read_segment(path)) == pure
+    for kwargs in ({}, {"with_records": False}, {"keep": lambda last, ts: last % 3 != 1}):
+        pure = _read_with(_pure, path, monkeypatch, **kwargs)
+        fast = _read_with(speedups, path, monkeypatch, **kwargs)
+        assert fast == pure
+        assert [type(item) for item in fast] == [type(item) for item in pure]
 
 
 def test_compiled_twin_rejects_bad_bounds() -> None:
     with pytest.raises(ValueError):
         speedups.decode_v2_records(b"abc", 2, 10, 1, 0, 0, None, -1)
+
+
+def test_compiled_legacy_inner_takes_bytes_only() -> None:
+    """Its second pass trusts what the first checked: the data must be immutable bytes."""
+    data = _message_set(1, [(b"k", b"v")], relative=True)
+    assert speedups.decode_legacy_inner(data, 1, 0, None)[1] is None
+    for other in (bytearray(data), memoryview(data)):
+        with pytest.raises(TypeError):
+            speedups.decode_legacy_inner(other, 1, 0, None)
 
 
 def _both_legacy(data: bytes, magic: int, wrapper_offset: int, log_append_time: int | None) -> None:
@@ -224,12 +282,56 @@ json_records = st.lists(
 )
 
 
-@settings(max_examples=200, deadline=None)
-@given(json_records, st.sampled_from([0, 1, 2]), st.sampled_from([0, 1, 2]))
-def test_json_twins_write_the_same_bytes(records: list[Record], magic: int, payload: int) -> None:
-    fast = speedups.records_json(records, magic, payload)
-    assert fast.decode("utf-8") == records_json(records, magic, payload)
-    json.loads(fast)  # and it is JSON
+def _int_field(bits: int) -> st.SearchStrategy[int]:
+    """Ints of a field's width, its edges, and beyond (the writer must not assume the width)."""
+    edge = 2 ** (bits - 1)
+    return st.one_of(st.integers(-edge, edge - 1), st.sampled_from([-edge, edge - 1, -1, 0]), st.integers())
+
+
+batch_headers = st.builds(
+    Batch,
+    file=st.text(max_size=10),
+    position=st.integers(0, 2**63),
+    baseOffset=_int_field(64),
+    lastOffset=_int_field(64),
+    magic=st.integers(-2, 3),
+    attributes=_int_field(16),
+    compression=st.sampled_from(list(Compression)),
+    timestampType=st.sampled_from(list(TimestampType)),
+    baseTimestamp=_int_field(64),
+    maxTimestamp=_int_field(64),
+    producerId=_int_field(64),
+    producerEpoch=_int_field(16),
+    baseSequence=_int_field(32),
+    lastSequence=_int_field(32),
+    partitionLeaderEpoch=_int_field(32),
+    isTransactional=st.booleans(),
+    isControl=st.booleans(),
+    deleteHorizonMs=st.one_of(st.none(), _int_field(64)),
+    crc=st.integers(0, 2**32 - 1),
+    crcValid=st.booleans(),
+    sizeInBytes=_int_field(32),
+    recordCount=st.one_of(st.none(), _int_field(32)),
+    records=st.none(),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    batch_headers,
+    st.one_of(st.none(), json_records),
+    st.sampled_from([0, 1, 2]),
+    st.text().map(lambda t: jsonl._quote(t).encode("utf-8", "backslashreplace")),
+)
+def test_batch_json_twins_write_the_same_bytes_for_any_values(
+    batch: Batch, records: list[Record] | None, payload: int, file_json: bytes
+) -> None:
+    """Every header field at its edges and beyond, every record field, every payload encoding."""
+    fast = jsonfast.batch_json(file_json, batch, records, payload)
+    assert fast == batch_json(file_json, batch, records, payload)
+    line = json.loads(fast)  # and it is JSON, one line
+    assert fast.endswith(b"\n") and fast.count(b"\n") == 1
+    assert line["baseOffset"] == batch.baseOffset and line["recordCount"] == batch.recordCount
 
 
 def _both_run(data: bytes, pos: int, end: int, with_records: bool) -> None:
@@ -275,6 +377,63 @@ def test_batch_json_twins_write_the_same_bytes(path: Path) -> None:
             continue
         for payload in (0, 1, 2):
             for records in (item.records, None, (item.records or ())[:1]):
-                fast = speedups.batch_json(b'"f \\"q\\""', item, records, payload)
+                fast = jsonfast.batch_json(b'"f \\"q\\""', item, records, payload)
                 assert fast == batch_json(b'"f \\"q\\""', item, records, payload)
                 json.loads(fast)
+
+
+def _python(code: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
+
+
+_CHANGE_BATCH = """
+import collections, kafka_dump.model as m
+m.Batch = collections.namedtuple("Batch", {fields})
+"""
+
+
+@pytest.mark.parametrize("module", ["kafka_dump.format._speedups", "kafka_dump.render._jsonfast"])
+def test_a_field_added_to_the_model_stops_the_compiled_twins_loading(module: str) -> None:
+    """The C twins place fields by name; one they do not know is an ImportError, never a shifted read."""
+    added = _CHANGE_BATCH.format(fields="m.Batch._fields + ('extra',)") + f"import {module}"
+    result = _python(added)
+    assert result.returncode != 0
+    assert "ImportError: kafka_dump.model.Batch has 24 fields" in result.stderr
+    slot = (
+        "import dataclasses, kafka_dump.model as m\n"
+        "m.Record = dataclasses.make_dataclass('Record', [f.name for f in dataclasses.fields(m.Record)] + ['extra'],"
+        " slots=True)\n"
+        f"import {module}"
+    )
+    result = _python(slot)
+    assert result.returncode != 0
+    assert "ImportError: kafka_dump.model.Record has 12 fields" in result.stderr
+
+
+def test_the_compiled_twins_follow_the_model_s_field_order() -> None:
+    """A Batch whose fields are declared in another order is still built and written field by field."""
+    code = (
+        _CHANGE_BATCH.format(fields="tuple(reversed(m.Batch._fields))")
+        + """
+from kafka_dump.format import _speedups
+from kafka_dump.render import _jsonfast, jsonl
+from kafka.record.legacy_records import LegacyRecordBatchBuilder
+b = LegacyRecordBatchBuilder(1, 0, 10**9)
+b.append(7, timestamp=1234, key=b"k", value=b"v")
+data = bytes(b.build())
+(batch,), used = _speedups.decode_legacy_run("f.log", data, 0, len(data), 100, True)
+got = {k: v for k, v in batch._asdict().items() if k != "records"}
+assert got == dict(
+    file="f.log", position=100, baseOffset=7, lastOffset=7, magic=1, attributes=0, compression=0,
+    timestampType=0, baseTimestamp=1234, maxTimestamp=1234, producerId=-1, producerEpoch=-1,
+    baseSequence=-1, lastSequence=-1, partitionLeaderEpoch=-1, isTransactional=False, isControl=False,
+    deleteHorizonMs=None, crc=batch.crc, crcValid=True, sizeInBytes=used, recordCount=1,
+), got
+assert batch.records[0].key == b"k" and batch.records[0].offset == 7
+line = _jsonfast.batch_json(b'"f"', batch, batch.records, 0)
+assert line == jsonl.batch_json(b'"f"', batch, batch.records, 0), line
+print("ok")
+"""
+    )
+    result = _python(code)
+    assert result.stdout == "ok\n", result.stderr

@@ -1,7 +1,9 @@
-"""The pure-Python twin of the decoder's hot loop: iterating the records of one v2 batch.
+"""The pure-Python twin of the decoder's hot loops: the records of one v2 batch, the inner messages of
+a v0/v1 wrapper, and runs of plain v0/v1 messages.
 
-This is the reference implementation. A compiled twin (``_speedups``) implements the same function
-with the same results, errors and positions; ``kafka_dump.format`` picks one of them once.
+This is the reference implementation. The compiled twin (``_speedups.c``) implements the same
+functions (``twins.DecoderTwin``) with the same results, errors and positions; ``kafka_dump.format``
+picks one of them once.
 
 v2 record (``DefaultRecord``), every integer a zigzag varint unless noted:
 

@@ -2,9 +2,35 @@
 
 from __future__ import annotations
 
+import importlib.machinery
+import importlib.util
 import zlib
+from collections.abc import Callable
 
-import crc32c as _crc32c
+
+def _load_crc32c() -> Callable[..., int]:
+    """The ``crc32c`` package's compiled function, loaded without the package's ``__init__``.
+
+    That ``__init__`` reads the package's own version through ``importlib.metadata``, which scans
+    every installed distribution: it was a third of kdump's start-up. The plain import is the
+    fallback wherever the extension is not where the package keeps it.
+    """
+    package = importlib.util.find_spec("crc32c")
+    if package is not None and package.submodule_search_locations:
+        spec = importlib.machinery.PathFinder.find_spec(
+            "crc32c._crc32c", list(package.submodule_search_locations)
+        )
+        if spec is not None and spec.loader is not None:
+            module = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(module)
+            function: Callable[..., int] = module.crc32c
+            return function
+    import crc32c
+
+    return crc32c.crc32c
+
+
+_crc32c = _load_crc32c()
 
 
 def crc32(data: bytes | bytearray | memoryview) -> int:
@@ -14,4 +40,4 @@ def crc32(data: bytes | bytearray | memoryview) -> int:
 
 def crc32c(data: bytes | bytearray | memoryview, value: int = 0) -> int:
     """Castagnoli CRC-32C, as ``DefaultRecordBatch.computeChecksum`` (unsigned); ``value`` continues one."""
-    return int(_crc32c.crc32c(data, value)) & 0xFFFFFFFF
+    return int(_crc32c(data, value)) & 0xFFFFFFFF

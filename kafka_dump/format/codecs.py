@@ -2,18 +2,18 @@
 
 Every decompressor here is given ``limit`` and raises ``CompressionError`` as soon as the output would
 pass it, so a small corrupt or hostile batch can never make kdump allocate gigabytes.
+Each codec library is imported on first use: a command that meets no compressed batch never pays
+for loading them (``kdump --version`` least of all).
 Sources: Kafka's ``common/compress/`` (GzipCompression, SnappyCompression, Lz4BlockInputStream,
 ZstdCompression); kafka-python's ``codec.py``.
 """
 
 from __future__ import annotations
 
+import functools
 import struct
 import zlib
-
-import lz4.block
-import snappy
-import zstandard
+from typing import Any
 
 from kafka_dump.errors import CompressionError, UnsupportedEncodingError
 from kafka_dump.model import Compression
@@ -32,15 +32,23 @@ _LZ4_BLOCK_SIZES = {4: 64 * 1024, 5: 256 * 1024, 6: 1024 * 1024, 7: 4 * 1024 * 1
 _U32LE = struct.Struct("<I")
 _U32BE = struct.Struct(">I")
 
-_CODEC_ERRORS: tuple[type[BaseException], ...] = (
-    zlib.error,
-    EOFError,
-    OSError,
-    snappy.UncompressError,
-    lz4.block.LZ4BlockError,
-    zstandard.ZstdError,
-    ValueError,
-)
+
+@functools.cache
+def _codec_errors() -> tuple[type[BaseException], ...]:
+    """What the codec libraries raise on bad input; evaluated only once an exception is raised."""
+    import lz4.block
+    import snappy
+    import zstandard
+
+    return (
+        zlib.error,
+        EOFError,
+        OSError,
+        snappy.UncompressError,
+        lz4.block.LZ4BlockError,
+        zstandard.ZstdError,
+        ValueError,
+    )
 
 
 def decompress(codec: Compression, data: bytes | memoryview, limit: int) -> bytes:
@@ -56,7 +64,7 @@ def decompress(codec: Compression, data: bytes | memoryview, limit: int) -> byte
             return _unzstd(data, limit)
     except CompressionError:
         raise
-    except _CODEC_ERRORS as exc:
+    except _codec_errors() as exc:
         raise CompressionError(f"{codec.label} payload does not decompress: {exc}") from exc
     raise CompressionError(f"unknown compression codec {int(codec)}")
 
@@ -99,6 +107,8 @@ def _raw_snappy_length(block: bytes) -> int:
 
 def _unsnappy_block(block: bytes, limit: int, done: int = 0) -> bytes:
     """One raw block, refused before decompressing if it would take the output past ``limit``."""
+    import snappy
+
     if done + _raw_snappy_length(block) > limit:
         raise _too_big(limit)
     return bytes(snappy.uncompress(block))
@@ -132,6 +142,8 @@ _LZ4_WINDOW = 64 * 1024  # how far back a linked LZ4 block may refer
 
 def _unlz4(data: bytes | memoryview, limit: int) -> bytes:
     """Kafka's LZ4 frame, block by block (independent or linked), with size checks per block."""
+    import lz4.block
+
     data = memoryview(data)
     if len(data) < 7 or _U32LE.unpack_from(data, 0)[0] != LZ4_MAGIC:
         raise CompressionError("lz4 payload does not start with the LZ4 frame magic")
@@ -232,7 +244,7 @@ def _zstd_frames_complete(data: memoryview) -> None:
 def _unzstd(data: bytes | memoryview, limit: int) -> bytes:
     """zstd, read as a stream across frames (Java writes several, without a content size)."""
     _zstd_frames_complete(memoryview(data))
-    reader = _ZSTD.stream_reader(data, read_across_frames=True)
+    reader = _zstd_decompressor().stream_reader(data, read_across_frames=True)
     parts: list[bytes] = []
     total = 0
     while True:
@@ -246,7 +258,13 @@ def _unzstd(data: bytes | memoryview, limit: int) -> bytes:
         parts.append(part)
 
 
-_ZSTD = zstandard.ZstdDecompressor()
+@functools.cache
+def _zstd_decompressor() -> Any:  # a zstandard.ZstdDecompressor (the library has no type hints)
+    import zstandard
+
+    return zstandard.ZstdDecompressor()
+
+
 _ZSTD_READ = 1 << 20
 
 
@@ -281,6 +299,8 @@ def _gzip(data: bytes, level: int | None) -> bytes:
 
 def _snappy_xerial(data: bytes, level: int | None) -> bytes:
     """Xerial framing as snappy-java's SnappyOutputStream writes it: header, then 32 KiB blocks."""
+    import snappy
+
     parts = [XERIAL_MAGIC, struct.pack(">ii", 1, 1)]
     for i in range(0, len(data), _XERIAL_BLOCK):
         block = snappy.compress(data[i : i + _XERIAL_BLOCK])
@@ -324,6 +344,8 @@ def _lz4_kafka(data: bytes, level: int | None, magic: int) -> bytes:
     """Kafka's LZ4 frame (Lz4BlockOutputStream): independent 64 KiB blocks, stored raw when they do
     not shrink, an end mark, no checksums. Kafka's default level uses lz4's fast compressor, any
     other level the high-compression one."""
+    import lz4.block
+
     fast = level is None or level == _LZ4_DEFAULT_LEVEL
     parts = [_LZ4_HEADERS[magic]]
     view = memoryview(data)
@@ -342,6 +364,8 @@ def _lz4_kafka(data: bytes, level: int | None, magic: int) -> bytes:
 
 
 def _zstd(data: bytes, level: int | None) -> bytes:
+    import zstandard
+
     cctx = zstandard.ZstdCompressor(level=_ZSTD_DEFAULT_LEVEL if level is None else level)
     return bytes(cctx.compress(data))
 

@@ -5,16 +5,20 @@ choice is made once, here (this check has no other user), ``KDUMP_PURE=1`` forci
 
 from __future__ import annotations
 
-import os
+from collections.abc import Callable
 
 from kafka_dump.format import _recheck_pure
+from kafka_dump.format.twins import pure_requested
+from kafka_dump.model import Record
 
-same_v2_records = _recheck_pure.same_v2_records
+SameRecords = Callable[[bytes, int, int, int, int, "int | None", "tuple[Record, ...]"], int]
+
+same_v2_records: SameRecords = _recheck_pure.same_v2_records
 RECHECK_TWIN = "pure-python"
 
-if os.environ.get("KDUMP_PURE", "") not in ("1", "true", "yes"):
+if not pure_requested():
     try:
-        from kafka_dump.format import _recheck  # type: ignore[attr-defined]
+        from kafka_dump.format import _recheck
     except ImportError:
         pass
     else:

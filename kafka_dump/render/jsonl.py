@@ -1,17 +1,18 @@
 """JSON Lines: one lossless object per batch (records nested) and one per problem.
 
 A batch's line is the hot part of ``dump --format json``; it has two twins that write the same
-bytes: ``batch_json`` (with ``records_json``) here, the reference, and the compiled one in
-``format/_speedups.c``. Lines are written as bytes, straight to stdout's buffer.
+bytes (``BatchJson``): ``batch_json`` (with ``records_json``) here, the reference, and the compiled
+``render/_jsonfast.c``, chosen once below (``KDUMP_PURE=1`` forces the pure one; ``JSON_TWIN`` names
+the choice). Lines are written as bytes, straight to stdout's buffer.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Protocol
 
-from kafka_dump import format as _twins
+from kafka_dump.format.twins import pure_requested
 from kafka_dump.internal import RecordDecoder, record_decoder, resolve
 from kafka_dump.internal.sidefiles import SideItem
 from kafka_dump.model import Batch, Problem, Record
@@ -79,6 +80,28 @@ def batch_json(file_json: bytes, b: Batch, records: Sequence[Record] | None, pay
     ).encode()
 
 
+class BatchJson(Protocol):
+    """The JSON writer's twins: ``batch_json`` here and ``_jsonfast.batch_json``."""
+
+    def __call__(
+        self, file_json: bytes, batch: Batch, records: Sequence[Record] | None, payload: int, /
+    ) -> bytes: ...
+
+
+def _choose_batch_json() -> tuple[BatchJson, str]:
+    if not pure_requested():
+        try:
+            from kafka_dump.render import _jsonfast
+        except ImportError:
+            pass
+        else:
+            return _jsonfast.batch_json, "compiled"
+    return batch_json, "pure-python"
+
+
+BATCH_JSON, JSON_TWIN = _choose_batch_json()
+
+
 def decoded_batch_json(
     file_json: bytes, b: Batch, records: Sequence[Record], payload: int, decode: RecordDecoder
 ) -> bytes:
@@ -104,10 +127,7 @@ class JsonRenderer:
         self._decode: RecordDecoder | None = None
         self._decodes_data = False
         self._payload = _PAYLOAD_CODES[payload]
-        compiled = _twins.compiled
-        self._batch_json: Callable[[bytes, Batch, Sequence[Record] | None, int], bytes] = (
-            batch_json if compiled is None else compiled.batch_json
-        )
+        self._batch_json = BATCH_JSON
         self._file = ""
         self._file_json = b'""'
 

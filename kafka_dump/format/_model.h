@@ -1,0 +1,288 @@
+/*
+ * kafka_dump.model's Record, Header and Batch as the compiled twins see them: each field by name,
+ * its place (a slot's offset, a NamedTuple's index) read from the class at import. A field added to
+ * the model, removed or renamed makes model_init fail with ImportError naming it, instead of shifting
+ * what C reads or writes; reordering the model's fields is harmless. Header-only: each extension
+ * module keeps its own copy, filled by its own model_init.
+ */
+#ifndef KDUMP_MODEL_H
+#define KDUMP_MODEL_H
+
+#ifndef PY_SSIZE_T_CLEAN
+#define PY_SSIZE_T_CLEAN
+#endif
+#include <Python.h>
+#include <structmember.h>
+
+#define FIELD_ID(id, name) id,
+#define FIELD_NAME(id, name) name,
+
+/* Record: a frozen, slotted dataclass, built and read through its slots. */
+#define RECORD_FIELD_LIST(X)     \
+    X(R_OFFSET, "offset")        \
+    X(R_TIMESTAMP, "timestamp")  \
+    X(R_KEY, "key")              \
+    X(R_VALUE, "value")          \
+    X(R_HEADERS, "headers")      \
+    X(R_SEQUENCE, "sequence")    \
+    X(R_SIZE, "sizeInBytes")     \
+    X(R_CRC, "crc")              \
+    X(R_CRC_VALID, "crcValid")   \
+    X(R_CONTROL, "control")      \
+    X(R_STORED_TIMESTAMP, "storedTimestamp")
+enum RecordField { RECORD_FIELD_LIST(FIELD_ID) RECORD_FIELDS };
+
+/* Header: a frozen, slotted dataclass. */
+#define HEADER_FIELD_LIST(X) \
+    X(H_KEY, "key")          \
+    X(H_VALUE, "value")
+enum HeaderField { HEADER_FIELD_LIST(FIELD_ID) HEADER_FIELDS };
+
+/* Batch: a NamedTuple. */
+#define BATCH_FIELD_LIST(X)                              \
+    X(B_FILE, "file")                                    \
+    X(B_POSITION, "position")                            \
+    X(B_BASE_OFFSET, "baseOffset")                       \
+    X(B_LAST_OFFSET, "lastOffset")                       \
+    X(B_MAGIC, "magic")                                  \
+    X(B_ATTRIBUTES, "attributes")                        \
+    X(B_COMPRESSION, "compression")                      \
+    X(B_TIMESTAMP_TYPE, "timestampType")                 \
+    X(B_BASE_TIMESTAMP, "baseTimestamp")                 \
+    X(B_MAX_TIMESTAMP, "maxTimestamp")                   \
+    X(B_PRODUCER_ID, "producerId")                       \
+    X(B_PRODUCER_EPOCH, "producerEpoch")                 \
+    X(B_BASE_SEQUENCE, "baseSequence")                   \
+    X(B_LAST_SEQUENCE, "lastSequence")                   \
+    X(B_PARTITION_LEADER_EPOCH, "partitionLeaderEpoch")  \
+    X(B_IS_TRANSACTIONAL, "isTransactional")             \
+    X(B_IS_CONTROL, "isControl")                         \
+    X(B_DELETE_HORIZON_MS, "deleteHorizonMs")            \
+    X(B_CRC, "crc")                                      \
+    X(B_CRC_VALID, "crcValid")                           \
+    X(B_SIZE, "sizeInBytes")                             \
+    X(B_RECORD_COUNT, "recordCount")                     \
+    X(B_RECORDS, "records")
+enum BatchField { BATCH_FIELD_LIST(FIELD_ID) BATCH_FIELDS };
+
+static const char *const record_field_names[RECORD_FIELDS] = {RECORD_FIELD_LIST(FIELD_NAME)};
+static const char *const header_field_names[HEADER_FIELDS] = {HEADER_FIELD_LIST(FIELD_NAME)};
+static const char *const batch_field_names[BATCH_FIELDS] = {BATCH_FIELD_LIST(FIELD_NAME)};
+
+typedef struct {
+    PyObject *record_type, *header_type, *batch_type;
+    Py_ssize_t record_offsets[RECORD_FIELDS]; /* each field's slot offset in a Record */
+    Py_ssize_t header_offsets[HEADER_FIELDS];
+    Py_ssize_t batch_index[BATCH_FIELDS]; /* each field's position in a Batch */
+} ModelLayout;
+
+static ModelLayout model;
+
+#define RECORD_SLOT(obj, f) (*(PyObject **)((char *)(obj) + model.record_offsets[(f)]))
+#define HEADER_SLOT(obj, f) (*(PyObject **)((char *)(obj) + model.header_offsets[(f)]))
+#define BATCH_ITEM(batch, f) PyTuple_GET_ITEM((batch), model.batch_index[(f)])
+
+/* The number of names in cls.<attr> (a slotted class's __slots__, a NamedTuple's _fields) must be
+ * n: a field C does not know would be left unset or read at the wrong place. */
+static inline PyObject *
+model_names(PyObject *cls, const char *attr, Py_ssize_t n)
+{
+    PyObject *names = PyObject_GetAttrString(cls, attr);
+    if (names == NULL)
+        return NULL;
+    PyObject *tuple = PySequence_Tuple(names);
+    Py_DECREF(names);
+    if (tuple != NULL && PyTuple_GET_SIZE(tuple) != n) {
+        PyErr_Format(PyExc_ImportError,
+                     "kafka_dump.model.%s has %zd fields %R; the compiled twins know %zd (see _model.h)",
+                     ((PyTypeObject *)cls)->tp_name, PyTuple_GET_SIZE(tuple), tuple, n);
+        Py_CLEAR(tuple);
+    }
+    return tuple;
+}
+
+/* The offsets of a slotted class's fields, from its member descriptors. */
+static inline int
+model_slot_offsets(PyObject *cls, const char *const *names, Py_ssize_t n, Py_ssize_t *offsets)
+{
+    PyObject *slots = model_names(cls, "__slots__", n);
+    if (slots == NULL)
+        return -1;
+    Py_DECREF(slots);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *descr = PyObject_GetAttrString(cls, names[i]);
+        if (descr == NULL) {
+            PyErr_Format(PyExc_ImportError, "kafka_dump.model.%s has no field %s", ((PyTypeObject *)cls)->tp_name,
+                         names[i]);
+            return -1;
+        }
+        int ok = Py_IS_TYPE(descr, &PyMemberDescr_Type) &&
+                 ((PyMemberDescrObject *)descr)->d_member->type == T_OBJECT_EX;
+        if (ok)
+            offsets[i] = ((PyMemberDescrObject *)descr)->d_member->offset;
+        Py_DECREF(descr);
+        if (!ok) {
+            PyErr_Format(PyExc_ImportError, "kafka_dump.model field %s is not a slot", names[i]);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* The position of each named field in a NamedTuple. */
+static inline int
+model_tuple_indices(PyObject *cls, const char *const *names, Py_ssize_t n, Py_ssize_t *indices)
+{
+    PyObject *fields = model_names(cls, "_fields", n);
+    if (fields == NULL)
+        return -1;
+    int rc = 0;
+    for (Py_ssize_t i = 0; i < n && rc == 0; i++) {
+        PyObject *name = PyUnicode_FromString(names[i]);
+        indices[i] = name == NULL ? -1 : PySequence_Index(fields, name);
+        Py_XDECREF(name);
+        if (indices[i] < 0) {
+            if (name != NULL) {
+                PyErr_Clear();
+                PyErr_Format(PyExc_ImportError, "kafka_dump.model.%s has no field %s",
+                             ((PyTypeObject *)cls)->tp_name, names[i]);
+            }
+            rc = -1;
+        }
+    }
+    Py_DECREF(fields);
+    return rc;
+}
+
+static inline PyObject *
+model_import(const char *module_name, const char *name)
+{
+    PyObject *mod = PyImport_ImportModule(module_name);
+    if (mod == NULL)
+        return NULL;
+    PyObject *attr = PyObject_GetAttrString(mod, name);
+    Py_DECREF(mod);
+    return attr;
+}
+
+/* Call from the module's init function: reads the model's classes and where each field lives. */
+static inline int
+model_init(void)
+{
+    model.record_type = model_import("kafka_dump.model", "Record");
+    model.header_type = model_import("kafka_dump.model", "Header");
+    model.batch_type = model_import("kafka_dump.model", "Batch");
+    if (!model.record_type || !model.header_type || !model.batch_type)
+        return -1;
+    if (model_slot_offsets(model.record_type, record_field_names, RECORD_FIELDS, model.record_offsets) < 0 ||
+        model_slot_offsets(model.header_type, header_field_names, HEADER_FIELDS, model.header_offsets) < 0 ||
+        model_tuple_indices(model.batch_type, batch_field_names, BATCH_FIELDS, model.batch_index) < 0)
+        return -1;
+    return 0;
+}
+
+/* Records, headers and header tuples hold only ints, bytes, None and untracked objects like
+ * themselves: they can never be part of a reference cycle, so the cycle collector need not track
+ * them. Without this, a million records cost a third of the decoding time in collections that find
+ * nothing (CPython untracks such plain tuples itself, but only later, and never class instances). */
+static inline void
+untrack_if_atomic(PyObject *tuple)
+{
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(tuple); i++) {
+        PyObject *item = PyTuple_GET_ITEM(tuple, i);
+        if (PyObject_IS_GC(item) && PyObject_GC_IsTracked(item))
+            return;
+    }
+    if (PyObject_GC_IsTracked(tuple))
+        PyObject_GC_UnTrack(tuple);
+}
+
+/* An instance of a slotted class from n new references (stolen; any may be NULL after a failed
+ * allocation, and then all are released and NULL is returned). The slots are filled at the offsets
+ * their member descriptors give, as object.__new__ plus the slot setters would (the pure twin does
+ * exactly that); a frozen dataclass's __init__ is skipped. */
+static inline PyObject *
+new_slotted(PyObject *cls, const Py_ssize_t *offsets, Py_ssize_t n, PyObject **vals)
+{
+    int atomic = 1;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (vals[i] == NULL) {
+            for (Py_ssize_t j = 0; j < n; j++)
+                Py_XDECREF(vals[j]);
+            return NULL;
+        }
+        if (PyObject_IS_GC(vals[i]) && PyObject_GC_IsTracked(vals[i]))
+            atomic = 0;
+    }
+    PyObject *obj = ((PyTypeObject *)cls)->tp_alloc((PyTypeObject *)cls, 0);
+    if (obj == NULL) {
+        for (Py_ssize_t j = 0; j < n; j++)
+            Py_DECREF(vals[j]);
+        return NULL;
+    }
+    for (Py_ssize_t i = 0; i < n; i++)
+        *(PyObject **)((char *)obj + offsets[i]) = vals[i];
+    if (atomic && PyObject_GC_IsTracked(obj))
+        PyObject_GC_UnTrack(obj); /* ints, bytes, None and untracked objects: it can be in no cycle */
+    return obj;
+}
+
+/* A Record from RECORD_FIELDS new references, indexed by RecordField (stolen, any may be NULL). */
+static inline PyObject *
+new_record(PyObject **vals)
+{
+    return new_slotted(model.record_type, model.record_offsets, RECORD_FIELDS, vals);
+}
+
+/* A Header from its key and value (stolen, either may be NULL). */
+static inline PyObject *
+new_header(PyObject *key, PyObject *value)
+{
+    PyObject *vals[HEADER_FIELDS];
+    vals[H_KEY] = key;
+    vals[H_VALUE] = value;
+    return new_slotted(model.header_type, model.header_offsets, HEADER_FIELDS, vals);
+}
+
+/* A Batch from BATCH_FIELDS new references, indexed by BatchField (stolen, any may be NULL): placed at
+ * each field's position in the NamedTuple. Up to 3.13 this is what tuple.__new__(cls, items) does
+ * inside: tp_alloc, then fill, nothing allocated in between. From 3.14 tuples cache their hash, so the
+ * documented tuple.__new__ path is taken there. */
+static inline PyObject *
+new_batch(PyObject **vals)
+{
+    for (int i = 0; i < BATCH_FIELDS; i++) {
+        if (vals[i] == NULL) {
+            for (int j = 0; j < BATCH_FIELDS; j++)
+                Py_XDECREF(vals[j]);
+            return NULL;
+        }
+    }
+    PyTypeObject *cls = (PyTypeObject *)model.batch_type;
+#if PY_VERSION_HEX < 0x030E0000
+    PyObject *obj = cls->tp_alloc(cls, BATCH_FIELDS);
+    if (obj != NULL) {
+        for (int i = 0; i < BATCH_FIELDS; i++)
+            PyTuple_SET_ITEM(obj, model.batch_index[i], vals[i]);
+        return obj;
+    }
+#else
+    PyObject *items = PyTuple_New(BATCH_FIELDS);
+    if (items != NULL) {
+        for (int i = 0; i < BATCH_FIELDS; i++)
+            PyTuple_SET_ITEM(items, model.batch_index[i], vals[i]);
+        PyObject *args = PyTuple_Pack(1, items);
+        Py_DECREF(items);
+        if (args == NULL)
+            return NULL;
+        PyObject *obj = PyTuple_Type.tp_new(cls, args, NULL);
+        Py_DECREF(args);
+        return obj;
+    }
+#endif
+    for (int i = 0; i < BATCH_FIELDS; i++)
+        Py_DECREF(vals[i]);
+    return NULL;
+}
+
+#endif

@@ -1,0 +1,88 @@
+"""The interfaces of the format layer's twins: what each pure module and its compiled twin both provide.
+
+``format/__init__.py`` binds one twin of each pair to a variable of the Protocol's type, so
+``mypy --strict`` checks both modules (the compiled one through its ``.pyi`` stub) against the same
+signatures: ``_pure`` and ``_speedups`` (``DecoderTwin``), ``_walk_pure`` and ``_walk`` (``WalkTwin``), ``_pure_encoder`` and ``_encoder`` (``EncoderTwin``).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import Protocol
+
+from kafka_dump.errors import CorruptRecordError
+from kafka_dump.format._walk_pure import RawWalk
+from kafka_dump.model import Batch, Record
+
+
+def pure_requested() -> bool:
+    """``KDUMP_PURE=1`` (or true, yes): every twin, the decoder's and the renderer's, takes its pure one."""
+    return os.environ.get("KDUMP_PURE", "") in ("1", "true", "yes")
+
+
+class DecoderTwin(Protocol):
+    """The decoder's hot loops; see ``_pure.py`` for what each returns."""
+
+    def decode_v2_records(
+        self,
+        data: bytes,
+        pos: int,
+        end: int,
+        count: int,
+        base_offset: int,
+        base_timestamp: int,
+        log_append_time: int | None,
+        base_sequence: int,
+        /,
+    ) -> tuple[list[Record], CorruptRecordError | None]: ...
+
+    def decode_legacy_inner(
+        self, data: bytes, wrapper_magic: int, wrapper_offset: int, log_append_time: int | None, /
+    ) -> tuple[list[Record], CorruptRecordError | None]: ...
+
+    def decode_legacy_run(
+        self, file: str, buf: bytes, pos: int, end: int, file_pos: int, with_records: bool, /
+    ) -> tuple[list[Batch], int]: ...
+
+
+class WalkTwin(Protocol):
+    """The validating walk over a v2 batch's records; see ``_walk_pure.py`` and ``walk.py``."""
+
+    def walk_v2_records(
+        self, data: bytes, pos: int, end: int, count: int, last_offset_delta: int, /
+    ) -> RawWalk: ...
+
+
+class EncoderTwin(Protocol):
+    """The encoder's record loops; see ``_pure_encoder.py`` for what each writes."""
+
+    def encode_v2_records(
+        self, records: Sequence[Record], base_offset: int, base_timestamp: int, log_append_time: bool, /
+    ) -> bytes: ...
+
+    def v2_records_size(
+        self, records: Sequence[Record], base_offset: int, base_timestamp: int, log_append_time: bool, /
+    ) -> int: ...
+
+    def encode_v2_entry(
+        self,
+        header: bytes,
+        records: Sequence[Record],
+        base_offset: int,
+        base_timestamp: int,
+        log_append_time: bool,
+        /,
+    ) -> bytes: ...
+
+    def encode_legacy_messages(
+        self,
+        records: Sequence[Record],
+        magic: int,
+        attributes: int,
+        offset_shift: int,
+        log_append_time: bool,
+        /,
+    ) -> bytes: ...
+
+    def legacy_messages_size(self, records: Sequence[Record], magic: int, /) -> int: ...

@@ -1,0 +1,451 @@
+/*
+ * The compiled twin of render/jsonl.py's batch_json: one batch's whole JSON line, byte for byte what
+ * the pure twin writes (tests/test_twins.py checks that it does, on fixtures and on random values).
+ * It reads Batch, Record and Header fields by name, through _model.h; it renders output, so it is a
+ * module of the render layer, apart from the decoder's compiled twin (format/_speedups.c).
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "_model.h"
+
+/* --payload, as render/jsonl.py's _PAYLOAD_CODES numbers it. */
+enum { PAYLOAD_TEXT = 0, PAYLOAD_BASE64 = 1, PAYLOAD_HEX = 2 };
+
+/* ---- a growing output buffer ---------------------------------------------------------------------- */
+
+typedef struct {
+    char *data;
+    Py_ssize_t len, cap;
+} Buf;
+
+static int
+buf_reserve(Buf *b, Py_ssize_t extra)
+{
+    if (extra > PY_SSIZE_T_MAX - b->len) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    if (b->len + extra <= b->cap)
+        return 0;
+    Py_ssize_t cap = b->cap ? b->cap : 4096;
+    while (cap < b->len + extra) {
+        if (cap > PY_SSIZE_T_MAX / 2) {
+            cap = b->len + extra;
+            break;
+        }
+        cap *= 2;
+    }
+    char *data = PyMem_Realloc(b->data, (size_t)cap);
+    if (data == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    b->data = data;
+    b->cap = cap;
+    return 0;
+}
+
+static int
+buf_put(Buf *b, const char *s, Py_ssize_t n)
+{
+    if (buf_reserve(b, n) < 0)
+        return -1;
+    memcpy(b->data + b->len, s, (size_t)n);
+    b->len += n;
+    return 0;
+}
+
+#define PUT_LIT(b, lit) buf_put((b), (lit), (Py_ssize_t)(sizeof(lit) - 1))
+
+/* A Python int (or None) in decimal. */
+static int
+buf_number(Buf *b, PyObject *n)
+{
+    if (n == Py_None)
+        return PUT_LIT(b, "null");
+    int overflow = 0;
+    long long v = PyLong_AsLongLongAndOverflow(n, &overflow);
+    if (v == -1 && PyErr_Occurred())
+        return -1;
+    if (!overflow) {
+        /* Decimal by hand: snprintf costs more than the rest of a record's JSON. */
+        char tmp[24];
+        char *end = tmp + sizeof tmp, *p = end;
+        unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
+        do {
+            *--p = (char)('0' + u % 10);
+            u /= 10;
+        } while (u);
+        if (v < 0)
+            *--p = '-';
+        return buf_put(b, p, end - p);
+    }
+    PyObject *text = PyObject_Str(n);
+    if (text == NULL)
+        return -1;
+    Py_ssize_t len;
+    const char *utf8 = PyUnicode_AsUTF8AndSize(text, &len);
+    int rc = utf8 == NULL ? -1 : buf_put(b, utf8, len);
+    Py_DECREF(text);
+    return rc;
+}
+
+static const char HEX[] = "0123456789abcdef";
+
+/* One code point's worth of JSON string escaping, as json.encoder.encode_basestring (ensure_ascii off). */
+static int
+json_escape_ascii(Buf *b, unsigned char c)
+{
+    switch (c) {
+    case '"': return PUT_LIT(b, "\\\"");
+    case '\\': return PUT_LIT(b, "\\\\");
+    case '\n': return PUT_LIT(b, "\\n");
+    case '\r': return PUT_LIT(b, "\\r");
+    case '\t': return PUT_LIT(b, "\\t");
+    case '\b': return PUT_LIT(b, "\\b");
+    case '\f': return PUT_LIT(b, "\\f");
+    default:
+        if (c < 0x20) {
+            char u[6] = {'\\', 'u', '0', '0', HEX[c >> 4], HEX[c & 15]};
+            return buf_put(b, u, 6);
+        }
+        return buf_put(b, (const char *)&c, 1);
+    }
+}
+
+/* Length of the valid UTF-8 sequence at p[0..n), or 0 if p[0] does not start one (RFC 3629, as
+ * Python's decoder: no overlong forms, no surrogates, nothing past U+10FFFF). */
+static int
+utf8_sequence(const unsigned char *p, Py_ssize_t n)
+{
+    unsigned char c = p[0];
+    int len;
+    unsigned char lo = 0x80, hi = 0xBF;
+    if (c >= 0xC2 && c <= 0xDF)
+        len = 2;
+    else if (c >= 0xE0 && c <= 0xEF) {
+        len = 3;
+        if (c == 0xE0)
+            lo = 0xA0;
+        if (c == 0xED)
+            hi = 0x9F;
+    }
+    else if (c >= 0xF0 && c <= 0xF4) {
+        len = 4;
+        if (c == 0xF0)
+            lo = 0x90;
+        if (c == 0xF4)
+            hi = 0x8F;
+    }
+    else
+        return 0;
+    if (n < len || p[1] < lo || p[1] > hi)
+        return 0;
+    for (int i = 2; i < len; i++)
+        if (p[i] < 0x80 || p[i] > 0xBF)
+            return 0;
+    return len;
+}
+
+/* bytes.decode("utf-8", "backslashreplace"), then JSON-quoted: text stays text, a byte that is not
+ * UTF-8 becomes the four characters \xNN (escaped for JSON as \\xNN). */
+static int
+json_text(Buf *b, const unsigned char *p, Py_ssize_t n)
+{
+    if (PUT_LIT(b, "\"") < 0)
+        return -1;
+    Py_ssize_t i = 0;
+    while (i < n) {
+        unsigned char c = p[i];
+        if (c < 0x80) {
+            if (json_escape_ascii(b, c) < 0)
+                return -1;
+            i++;
+            continue;
+        }
+        int len = utf8_sequence(p + i, n - i);
+        if (len > 0) {
+            if (buf_put(b, (const char *)p + i, len) < 0)
+                return -1;
+            i += len;
+        }
+        else {
+            char esc[6] = {'\\', '\\', 'x', HEX[c >> 4], HEX[c & 15]};
+            if (buf_put(b, esc, 5) < 0)
+                return -1;
+            i++;
+        }
+    }
+    return PUT_LIT(b, "\"");
+}
+
+static const char B64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+static int
+json_base64(Buf *b, const unsigned char *p, Py_ssize_t n)
+{
+    if (buf_reserve(b, (n + 2) / 3 * 4 + 2) < 0)
+        return -1;
+    char *o = b->data + b->len;
+    *o++ = '"';
+    Py_ssize_t i = 0;
+    for (; i + 3 <= n; i += 3) {
+        uint32_t v = (uint32_t)p[i] << 16 | (uint32_t)p[i + 1] << 8 | p[i + 2];
+        *o++ = B64[v >> 18];
+        *o++ = B64[(v >> 12) & 63];
+        *o++ = B64[(v >> 6) & 63];
+        *o++ = B64[v & 63];
+    }
+    if (n - i == 1) {
+        uint32_t v = (uint32_t)p[i] << 16;
+        *o++ = B64[v >> 18];
+        *o++ = B64[(v >> 12) & 63];
+        *o++ = '=';
+        *o++ = '=';
+    }
+    else if (n - i == 2) {
+        uint32_t v = (uint32_t)p[i] << 16 | (uint32_t)p[i + 1] << 8;
+        *o++ = B64[v >> 18];
+        *o++ = B64[(v >> 12) & 63];
+        *o++ = B64[(v >> 6) & 63];
+        *o++ = '=';
+    }
+    *o++ = '"';
+    b->len = o - b->data;
+    return 0;
+}
+
+static int
+json_hex(Buf *b, const unsigned char *p, Py_ssize_t n)
+{
+    if (n > (PY_SSIZE_T_MAX - 2) / 2 || buf_reserve(b, 2 * n + 2) < 0)
+        return -1;
+    char *o = b->data + b->len;
+    *o++ = '"';
+    for (Py_ssize_t i = 0; i < n; i++) {
+        *o++ = HEX[p[i] >> 4];
+        *o++ = HEX[p[i] & 15];
+    }
+    *o++ = '"';
+    b->len = o - b->data;
+    return 0;
+}
+
+/* A key, value or header value: null, or its bytes in the --payload encoding. */
+static int
+json_payload(Buf *b, PyObject *data, int mode)
+{
+    if (data == Py_None)
+        return PUT_LIT(b, "null");
+    if (!PyBytes_Check(data)) {
+        PyErr_SetString(PyExc_TypeError, "record keys and values must be bytes or None");
+        return -1;
+    }
+    const unsigned char *p = (const unsigned char *)PyBytes_AS_STRING(data);
+    Py_ssize_t n = PyBytes_GET_SIZE(data);
+    return mode == PAYLOAD_BASE64 ? json_base64(b, p, n) : mode == PAYLOAD_HEX ? json_hex(b, p, n) : json_text(b, p, n);
+}
+
+static int
+json_attr_number(Buf *b, PyObject *obj, const char *name)
+{
+    PyObject *v = PyObject_GetAttrString(obj, name);
+    if (v == NULL)
+        return -1;
+    int rc = buf_number(b, v);
+    Py_DECREF(v);
+    return rc;
+}
+
+static int
+json_control(Buf *b, PyObject *control)
+{
+    PyObject *name = PyObject_GetAttrString(control, "type_name");
+    if (name == NULL)
+        return -1;
+    Py_ssize_t len;
+    const char *utf8 = PyUnicode_AsUTF8AndSize(name, &len);
+    int rc = utf8 == NULL || PUT_LIT(b, ",\"control\":{\"type\":") < 0 ||
+             json_text(b, (const unsigned char *)utf8, len) < 0 || PUT_LIT(b, ",\"version\":") < 0 ||
+             json_attr_number(b, control, "version") < 0 || PUT_LIT(b, ",\"coordinatorEpoch\":") < 0 ||
+             json_attr_number(b, control, "coordinatorEpoch") < 0 || PUT_LIT(b, "}") < 0
+                 ? -1
+                 : 0;
+    Py_DECREF(name);
+    return rc;
+}
+
+static int
+json_record(Buf *b, PyObject *r, int magic, int mode)
+{
+    if (!Py_IS_TYPE(r, (PyTypeObject *)model.record_type)) {
+        PyErr_SetString(PyExc_TypeError, "batch_json takes Record values");
+        return -1;
+    }
+    for (int i = 0; i < RECORD_FIELDS; i++) {
+        if (RECORD_SLOT(r, i) == NULL) {
+            PyErr_Format(PyExc_AttributeError, "Record.%s is not set", record_field_names[i]);
+            return -1;
+        }
+    }
+    PyObject *headers = RECORD_SLOT(r, R_HEADERS);
+    if (!PyTuple_Check(headers)) {
+        PyErr_SetString(PyExc_TypeError, "record headers must be a tuple");
+        return -1;
+    }
+    if (PUT_LIT(b, "{\"offset\":") < 0 || buf_number(b, RECORD_SLOT(r, R_OFFSET)) < 0 ||
+        PUT_LIT(b, ",\"timestamp\":") < 0 || buf_number(b, RECORD_SLOT(r, R_TIMESTAMP)) < 0 ||
+        PUT_LIT(b, ",\"key\":") < 0 || json_payload(b, RECORD_SLOT(r, R_KEY), mode) < 0 ||
+        PUT_LIT(b, ",\"value\":") < 0 || json_payload(b, RECORD_SLOT(r, R_VALUE), mode) < 0 ||
+        PUT_LIT(b, ",\"headers\":[") < 0)
+        return -1;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(headers); i++) {
+        PyObject *h = PyTuple_GET_ITEM(headers, i);
+        if (!Py_IS_TYPE(h, (PyTypeObject *)model.header_type)) {
+            PyErr_SetString(PyExc_TypeError, "headers must be Header values");
+            return -1;
+        }
+        PyObject *key = HEADER_SLOT(h, H_KEY), *hvalue = HEADER_SLOT(h, H_VALUE);
+        if (key == NULL || hvalue == NULL || !PyBytes_Check(key)) {
+            PyErr_SetString(PyExc_TypeError, "a Header needs a bytes key and a value");
+            return -1;
+        }
+        if ((i > 0 && PUT_LIT(b, ",") < 0) || PUT_LIT(b, "{\"key\":") < 0 ||
+            json_text(b, (const unsigned char *)PyBytes_AS_STRING(key), PyBytes_GET_SIZE(key)) < 0 ||
+            PUT_LIT(b, ",\"value\":") < 0 || json_payload(b, hvalue, mode) < 0 ||
+            PUT_LIT(b, "}") < 0)
+            return -1;
+    }
+    if (PUT_LIT(b, "]") < 0)
+        return -1;
+    if (magic >= 2) {
+        if (PUT_LIT(b, ",\"sequence\":") < 0 || buf_number(b, RECORD_SLOT(r, R_SEQUENCE)) < 0)
+            return -1;
+    }
+    else {
+        PyObject *valid = RECORD_SLOT(r, R_CRC_VALID);
+        if (PUT_LIT(b, ",\"crc\":") < 0 || buf_number(b, RECORD_SLOT(r, R_CRC)) < 0 ||
+            PUT_LIT(b, ",\"crcValid\":") < 0 ||
+            (valid == Py_None ? PUT_LIT(b, "null") : valid == Py_True ? PUT_LIT(b, "true") : PUT_LIT(b, "false")) < 0)
+            return -1;
+    }
+    PyObject *control = RECORD_SLOT(r, R_CONTROL);
+    if (control != Py_None && json_control(b, control) < 0)
+        return -1;
+    return PUT_LIT(b, "}");
+}
+
+/* A Batch's labels, as model.py's Compression.label and TimestampType.label give them. */
+static int
+put_label(Buf *b, PyObject *code, int is_compression)
+{
+    long v = PyLong_AsLong(code);
+    if (v == -1 && PyErr_Occurred())
+        return -1;
+    static const char *codecs[] = {"\"none\"", "\"gzip\"", "\"snappy\"", "\"lz4\"", "\"zstd\""};
+    static const char *ts_types[] = {"\"NoTimestampType\"", "\"CreateTime\"", "\"LogAppendTime\""};
+    const char *label;
+    if (is_compression)
+        label = v >= 0 && v <= 4 ? codecs[v] : "\"unknown\"";
+    else if (v >= -1 && v <= 1)
+        label = ts_types[v + 1];
+    else {
+        PyErr_SetString(PyExc_ValueError, "unknown timestamp type");
+        return -1;
+    }
+    return buf_put(b, label, (Py_ssize_t)strlen(label));
+}
+
+static int
+put_bool(Buf *b, PyObject *v)
+{
+    return v == Py_True ? PUT_LIT(b, "true") : v == Py_False ? PUT_LIT(b, "false") : PUT_LIT(b, "null");
+}
+
+/* The twin of render/jsonl.py's batch_json: one batch's whole JSON line. */
+static PyObject *
+batch_json(PyObject *self, PyObject *args)
+{
+    const char *file_json;
+    Py_ssize_t file_len;
+    PyObject *batch, *records;
+    int mode;
+    if (!PyArg_ParseTuple(args, "y#OOi", &file_json, &file_len, &batch, &records, &mode))
+        return NULL;
+    if (!Py_IS_TYPE(batch, (PyTypeObject *)model.batch_type) || PyTuple_GET_SIZE(batch) != BATCH_FIELDS) {
+        PyErr_SetString(PyExc_TypeError, "batch_json takes a Batch");
+        return NULL;
+    }
+    Buf b = {NULL, 0, 0};
+    PyObject *result = NULL, *seq = NULL;
+    int magic = (int)PyLong_AsLong(BATCH_ITEM(batch, B_MAGIC));
+    if (magic == -1 && PyErr_Occurred())
+        goto done;
+    if (PUT_LIT(&b, "{\"type\":\"batch\",\"file\":") < 0 || buf_put(&b, file_json, file_len) < 0 ||
+        PUT_LIT(&b, ",\"position\":") < 0 || buf_number(&b, BATCH_ITEM(batch, B_POSITION)) < 0 ||
+        PUT_LIT(&b, ",\"baseOffset\":") < 0 || buf_number(&b, BATCH_ITEM(batch, B_BASE_OFFSET)) < 0 ||
+        PUT_LIT(&b, ",\"lastOffset\":") < 0 || buf_number(&b, BATCH_ITEM(batch, B_LAST_OFFSET)) < 0 ||
+        PUT_LIT(&b, ",\"magic\":") < 0 || buf_number(&b, BATCH_ITEM(batch, B_MAGIC)) < 0 ||
+        PUT_LIT(&b, ",\"compression\":") < 0 || put_label(&b, BATCH_ITEM(batch, B_COMPRESSION), 1) < 0 ||
+        PUT_LIT(&b, ",\"timestampType\":") < 0 || put_label(&b, BATCH_ITEM(batch, B_TIMESTAMP_TYPE), 0) < 0 ||
+        PUT_LIT(&b, ",\"baseTimestamp\":") < 0 || buf_number(&b, BATCH_ITEM(batch, B_BASE_TIMESTAMP)) < 0 ||
+        PUT_LIT(&b, ",\"maxTimestamp\":") < 0 || buf_number(&b, BATCH_ITEM(batch, B_MAX_TIMESTAMP)) < 0 ||
+        PUT_LIT(&b, ",\"producerId\":") < 0 || buf_number(&b, BATCH_ITEM(batch, B_PRODUCER_ID)) < 0 ||
+        PUT_LIT(&b, ",\"producerEpoch\":") < 0 || buf_number(&b, BATCH_ITEM(batch, B_PRODUCER_EPOCH)) < 0 ||
+        PUT_LIT(&b, ",\"baseSequence\":") < 0 || buf_number(&b, BATCH_ITEM(batch, B_BASE_SEQUENCE)) < 0 ||
+        PUT_LIT(&b, ",\"lastSequence\":") < 0 || buf_number(&b, BATCH_ITEM(batch, B_LAST_SEQUENCE)) < 0 ||
+        PUT_LIT(&b, ",\"partitionLeaderEpoch\":") < 0 || buf_number(&b, BATCH_ITEM(batch, B_PARTITION_LEADER_EPOCH)) < 0 ||
+        PUT_LIT(&b, ",\"isTransactional\":") < 0 || put_bool(&b, BATCH_ITEM(batch, B_IS_TRANSACTIONAL)) < 0 ||
+        PUT_LIT(&b, ",\"isControl\":") < 0 || put_bool(&b, BATCH_ITEM(batch, B_IS_CONTROL)) < 0 ||
+        PUT_LIT(&b, ",\"deleteHorizonMs\":") < 0 || buf_number(&b, BATCH_ITEM(batch, B_DELETE_HORIZON_MS)) < 0 ||
+        PUT_LIT(&b, ",\"crc\":") < 0 || buf_number(&b, BATCH_ITEM(batch, B_CRC)) < 0 ||
+        PUT_LIT(&b, ",\"crcValid\":") < 0 || put_bool(&b, BATCH_ITEM(batch, B_CRC_VALID)) < 0 ||
+        PUT_LIT(&b, ",\"sizeInBytes\":") < 0 || buf_number(&b, BATCH_ITEM(batch, B_SIZE)) < 0 ||
+        PUT_LIT(&b, ",\"recordCount\":") < 0 || buf_number(&b, BATCH_ITEM(batch, B_RECORD_COUNT)) < 0 ||
+        PUT_LIT(&b, ",\"records\":") < 0)
+        goto done;
+    if (records == Py_None) {
+        if (PUT_LIT(&b, "null") < 0)
+            goto done;
+    }
+    else {
+        seq = PySequence_Fast(records, "batch_json takes a sequence of records");
+        if (seq == NULL || PUT_LIT(&b, "[") < 0)
+            goto done;
+        for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(seq); i++) {
+            if ((i > 0 && PUT_LIT(&b, ",") < 0) ||
+                json_record(&b, PySequence_Fast_GET_ITEM(seq, i), magic, mode) < 0)
+                goto done;
+        }
+        if (PUT_LIT(&b, "]") < 0)
+            goto done;
+    }
+    if (PUT_LIT(&b, "}\n") < 0)
+        goto done;
+    result = PyBytes_FromStringAndSize(b.data, b.len);
+done:
+    Py_XDECREF(seq);
+    PyMem_Free(b.data);
+    return result;
+}
+
+
+static PyMethodDef methods[] = {
+    {"batch_json", batch_json, METH_VARARGS,
+     "batch_json(file_json, batch, records, payload) -> bytes; the compiled twin of\n"
+     "kafka_dump.render.jsonl.batch_json."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_jsonfast", NULL, -1, methods};
+
+PyMODINIT_FUNC
+PyInit__jsonfast(void)
+{
+    if (model_init() < 0)
+        return NULL;
+    return PyModule_Create(&module);
+}

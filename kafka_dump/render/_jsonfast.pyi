@@ -1,0 +1,8 @@
+# The compiled JSON writer (_jsonfast.c); render/jsonl.py's batch_json is its pure twin.
+from collections.abc import Sequence
+
+from kafka_dump.model import Batch, Record
+
+def batch_json(
+    file_json: bytes, batch: Batch, records: Sequence[Record] | None, payload: int, /
+) -> bytes: ...

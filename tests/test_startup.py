@@ -1,0 +1,43 @@
+"""Start-up loads only what the work needs (issue 13): each codec library on first use, and crc32c's
+compiled function without the package's ``importlib.metadata`` version lookup. Checked by the
+modules a fresh interpreter holds afterwards, not by timings."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from tests.conftest import ROOT
+
+HEAVY = ("importlib.metadata", "lz4", "snappy", "zstandard")
+
+
+def _loaded_after(args: list[str]) -> dict[str, bool]:
+    code = (
+        "import sys, json\n"
+        "from kafka_dump.cli import main\n"
+        f"sys.argv = ['kdump', *{args!r}]\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        f"print(json.dumps({{m: m in sys.modules for m in {HEAVY!r}}}), file=sys.stderr)\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60
+    )
+    loaded: dict[str, bool] = json.loads(result.stderr.strip().splitlines()[-1])
+    return loaded
+
+
+def test_version_loads_no_codec_and_no_metadata() -> None:
+    assert _loaded_after(["--version"]) == dict.fromkeys(HEAVY, False)
+
+
+@pytest.mark.parametrize(
+    ("fixture", "codec"),
+    [("v2-none.log", None), ("v1-none.log", None), ("v2-zstd.log", "zstandard"), ("v1-lz4.log", "lz4")],
+)
+def test_a_dump_loads_only_the_codecs_it_meets(fixture: str, codec: str | None) -> None:
+    loaded = _loaded_after(["dump", "--format", "json", f"fixtures/{fixture}"])
+    assert loaded == {m: m == codec for m in HEAVY}
