@@ -8,6 +8,7 @@ on damaged bytes (never crash).
 
 from __future__ import annotations
 
+import os
 from dataclasses import replace
 
 import pytest
@@ -15,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from kafka.record.default_records import DefaultRecordBatchBuilder
 
-from kafka_dump.format import _recheck_pure
+from kafka_dump.format import _recheck_pure, recheck
 from kafka_dump.model import Record, new_header, new_record
 
 try:
@@ -24,6 +25,7 @@ except ImportError:  # no compiler: only the reference can be checked
     _recheck = None
 
 TWINS = [("pure", _recheck_pure.same_v2_records)]
+EXPECT_COMPILED = os.environ.get("KDUMP_EXPECT_COMPILED") == "1"
 if _recheck is not None:
     TWINS.append(("compiled", _recheck.same_v2_records))
 
@@ -143,3 +145,11 @@ def test_bounds_are_checked(name: str, fn: object) -> None:
         fn(raw, 5, 2, 0, 0, None, records)  # type: ignore[operator]
     with pytest.raises(ValueError):
         fn(raw, 0, len(raw) + 1, 0, 0, None, records)  # type: ignore[operator]
+
+
+def test_the_compiled_twin_is_active_when_expected() -> None:
+    """CI sets KDUMP_EXPECT_COMPILED=1 on the compiled run: a silent fallback must fail there."""
+    if EXPECT_COMPILED:
+        assert _recheck is not None and recheck.RECHECK_TWIN == "compiled"
+    if os.environ.get("KDUMP_PURE") == "1":
+        assert recheck.RECHECK_TWIN == "pure-python"
