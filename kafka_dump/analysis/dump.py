@@ -15,7 +15,7 @@ from kafka_dump.errors import NotASegmentError
 from kafka_dump.format.codecs import DEFAULT_MAX_BATCH_BYTES
 from kafka_dump.index import seek_position
 from kafka_dump.internal.sidefiles import SideItem, read_side_file, side_file_kind
-from kafka_dump.model import Batch, Problem, ProblemKind, Record
+from kafka_dump.model import Batch, Compression, Problem, ProblemKind, Record
 from kafka_dump.segment import read_segment, segment_base_offset, segment_files, snapshot_id
 
 
@@ -118,6 +118,13 @@ def progress_position(event: DumpEvent) -> tuple[str, int] | None:
     return None
 
 
+def _unread(b: Batch) -> bool:
+    """A batch without records that should have some: the header counts them, or it is a wrapper."""
+    if b.magic >= 2:
+        return (b.recordCount or 0) > 0
+    return b.compression is not Compression.NONE
+
+
 def iter_dump(
     paths: list[str],
     rng: RangeFilter,
@@ -150,9 +157,31 @@ def iter_dump(
             continue
         start = seek_position(Path(f), from_offset=rng.from_offset, from_time=rng.from_time) if active else 0
         keep = rng.keep_header if active else None
-        for item in read_segment(
+        items = read_segment(
             f, with_records=with_records, max_batch_bytes=max_batch_bytes, start=start, keep=keep
-        ):
+        )
+        if not active and left is None:
+            # No filter, no limit: the plain loop, once per batch (or per v0/v1 message).
+            for item in items:
+                if isinstance(item, Problem):
+                    if item.kind is ProblemKind.CORRUPT:
+                        corrupt += 1
+                    else:
+                        trailing += item.length
+                        tails += 1
+                        tail_bytes += item.length
+                    yield item
+                    continue
+                records = item.records
+                if records:
+                    n_records += len(records)
+                elif with_records and _unread(item):
+                    records = None  # no record could be read (a codec failed): not the same as none at all
+                n_batches += 1
+                yield BatchEvent(item, records)
+            yield FileEnd(str(f), trailing)
+            continue
+        for item in items:
             if isinstance(item, Problem):
                 if item.kind is ProblemKind.CORRUPT:
                     corrupt += 1
@@ -165,6 +194,8 @@ def iter_dump(
             if rng.to_offset is not None and item.baseOffset > rng.to_offset:
                 break
             records = item.records
+            if with_records and not records and _unread(item):
+                records = None  # no record could be read (a codec failed): not the same as none at all
             if records is not None and active:
                 records = tuple(r for r in records if rng.keep_record(r))
                 if not records and item.records:
@@ -177,7 +208,7 @@ def iter_dump(
                 if records is not None:
                     records = records[:left]
                     left -= len(records)
-                else:
+                elif not with_records:
                     left -= 1
             n_batches += 1
             n_records += len(records) if records is not None else 0

@@ -18,7 +18,7 @@ STYLES: dict[str, str] = {
     # structure
     "kdump.file": "bold",  # "Dumping FILE", a file heading
     "kdump.header": "bold",  # column headings of every table
-    "kdump.batch": "bold cyan",  # a batch's header line (a section row of the record table)
+    "kdump.batch": "bold",  # a batch's header line (a section row of the record table)
     "kdump.frame": "dim",  # box characters of the bulk table
     "kdump.label": "dim",  # "offsets", "size": the words before values in a batch line
     # values
