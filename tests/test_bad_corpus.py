@@ -318,3 +318,43 @@ def test_stats_on_bad_file(name: str) -> None:
     whole = [b for b in batches if not any(b["position"] <= p < b["position"] + b["sizeInBytes"] for p in at)]
     assert file_obj["layout"]["batches"] >= len(whole)
     assert file_obj["layout"]["records"] >= sum(len(b["records"]) for b in whole)
+
+
+CONVERTS_CLEAN = {
+    "empty.log", "one-byte.log", "eleven-bytes.log", "all-zeros.log", "varint-10-bytes.log",
+    "timestamp-minus-2.log", "timestamp-long-max.log",
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("skip", [False, True], ids=["stop", "skip-corrupt"])
+@pytest.mark.parametrize("name", sorted(VERIFY))
+def test_convert_on_bad_file(name: str, skip: bool, tmp_path: Path) -> None:
+    """convert refuses (one line naming the file and byte, nothing written) or writes a segment that
+    verifies clean; with --skip-corrupt, the damaged batches are left out and the rest written."""
+    out = tmp_path / "00000000000000000000.log"
+    args = ["convert", str(BAD / name), "-o", str(out), "--format", "json", "--max-batch-bytes", str(8 << 20)]
+    res = CliRunner().invoke(main, args + (["--skip-corrupt"] if skip else []), env=ENV)
+    assert "Traceback" not in res.stdout + res.stderr
+    assert res.exception is None or isinstance(res.exception, SystemExit), res.exception
+    written = sorted(p.name for p in tmp_path.iterdir())
+    if name in NOT_A_SEGMENT:
+        assert (res.exit_code, written) == (2, [])
+        assert (
+            res.stderr == f"kdump: error: {BAD / name}: not a Kafka log segment: no valid entry in the file\n"
+        )
+        return
+    if name in CONVERTS_CLEAN:
+        assert res.exit_code == 0
+    elif skip and name != "offsets-backwards.log":
+        assert res.exit_code == 1  # written, without the damaged batches (listed in the report)
+        (report,) = (json.loads(line) for line in res.stdout.splitlines())
+        assert [s["position"] for s in report["skipped"]] == [VERIFY[name][1][0][1]]
+    else:
+        # Stopped at the first damaged batch (or, for offsets going backwards, at the output's check).
+        assert (res.exit_code, written) == (1, [])
+        where = f"{out}: byte 106: " if name == "offsets-backwards.log" else f"{BAD / name}: byte "
+        assert res.stderr.count("\n") == 1 and res.stderr.startswith(f"kdump: error: {where}")
+        return
+    assert out.name in written
+    code, objs, _ = run_json("verify-crc", "--format", "json", "-j", "1", str(out))
+    assert code == 0 and [o for o in objs if o["type"] == "problem"] == []

@@ -148,3 +148,33 @@ def test_salvage_on_a_full_disk_leaves_nothing_behind(
         == f"kdump: error: {out_dir / 'in' / src.name}: cannot write the salvage copy: No space left on device\n"
     )
     assert [p for p in out_dir.rglob("*") if p.is_file()] == []
+
+
+def test_convert_into_an_unwritable_directory_fails_before_any_work(tmp_path: Path) -> None:
+    with _read_only_dir(tmp_path) as ro:
+        code, out, err = run(
+            "convert", str(FIXTURES / "v1-gzip.log"), "-o", str(ro / "00000000000000000000.log")
+        )
+        assert (code, out) == (2, "")
+        assert err.count("\n") == 1 and err.startswith(f"kdump: error: {ro}: cannot write here (")
+
+
+@pytest.mark.parametrize("extra", [None, 0, 8], ids=["at-once", "after-the-segment", "in-the-index"])
+def test_convert_on_a_full_disk_leaves_nothing_behind(
+    extra: int | None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """ENOSPC while the segment (or its indexes) is written: one line naming the output, exit 2,
+    and neither the output nor a temporary file left in its directory."""
+    batches = [v2_batch([(b"k", b"v" * 100, [])] * 3, base_offset=3 * i) for i in range(100)]
+    src = tmp_path / "in" / "00000000000000000000.log"
+    src.parent.mkdir()
+    src.write_bytes(b"".join(batches))
+    out_dir = tmp_path / "out"
+    out_dir.mkdir()
+    target = out_dir / "00000000000000000000.log"
+    full_disk(monkeypatch, 0 if extra is None else src.stat().st_size + extra)
+    code, out, err = run("convert", str(src), "-o", str(target), "--compression", "none")
+    monkeypatch.undo()
+    assert (code, out) == (2, "")
+    assert err == f"kdump: error: {target}: No space left on device\n"
+    assert list(out_dir.iterdir()) == []

@@ -169,3 +169,19 @@ def test_stats_problems_on_stderr(segment: Path, tmp_path: Path) -> None:
     out, err = on_terminal("stats", str(damaged))
     assert_safe(out, err)
     assert err.startswith(f"kdump: {printable(str(damaged))}: byte 0: ")
+
+
+def test_convert_report(segment: Path, tmp_path: Path) -> None:
+    """convert's report names its input and output (both hostile here), and the batches it skipped."""
+    damaged = tmp_path / HOSTILE_NAME
+    data = bytearray(segment.read_bytes())
+    data[-1] ^= 0xFF
+    damaged.write_bytes(bytes(data) + segment.read_bytes())
+    out = tmp_path / "out"
+    out.mkdir()
+    target = out / ("00000000000000000000" + HOSTILE_NAME)
+    for source, extra in ((segment, ()), (damaged, ("--skip-corrupt",))):
+        args = ("convert", *extra, "--force", str(source), "-o", str(target))
+        assert_safe(*on_terminal(*args), columns=120)
+        plain = assert_safe(*on_terminal(*args, columns=1000))
+        assert printable(str(source)) in plain and printable(str(target)) in plain

@@ -30,7 +30,7 @@ from kafka_dump.analysis.verify import VerifyOptions, verify_file
 from kafka_dump.errors import CorruptRecordError, KafkaDumpError, NotASegmentError
 from kafka_dump.format import encode_entry, legacy, v2
 from kafka_dump.format import layout as L
-from kafka_dump.format.codecs import DEFAULT_MAX_BATCH_BYTES, decompress
+from kafka_dump.format.codecs import DEFAULT_MAX_BATCH_BYTES, DEFAULT_MAX_RECORDS_PER_BATCH, decompress
 from kafka_dump.format.recheck import same_v2_records
 from kafka_dump.model import Batch, Compression, Problem, ProblemKind, Record, TimestampType
 from kafka_dump.segment import CHUNK_SIZE, read_segment, segment_base_offset, segment_files
@@ -158,6 +158,7 @@ def convert_segment(
     force: bool = False,
     skip_corrupt: bool = False,
     max_batch_bytes: int = DEFAULT_MAX_BATCH_BYTES,
+    max_records_per_batch: int = DEFAULT_MAX_RECORDS_PER_BATCH,
     watch: Watch | None = None,
 ) -> FileReport:
     """Convert one segment to ``dst``: through a temporary file beside it, verified, then renamed.
@@ -175,7 +176,9 @@ def convert_segment(
     )
     try:
         with _cycle_collector_paused():
-            items: Iterator[Item] = read_segment(src, max_batch_bytes=max_batch_bytes)
+            items: Iterator[Item] = read_segment(
+                src, max_batch_bytes=max_batch_bytes, max_records_per_batch=max_records_per_batch
+            )
             if watch is not None:
                 items = watch(items)
             for batch in _good_batches(items, report, skip_corrupt):
@@ -294,7 +297,14 @@ class _TempSegment:
                 base = batch.baseOffset if self._base_offset is None else self._base_offset
                 self._index = IndexBuilder(base)
             max_ts = NO_TIMESTAMP if batch.magic == 0 else batch.maxTimestamp
-            self._index.add(len(data), batch.baseOffset, batch.lastOffset, max_ts)
+            try:
+                self._index.add(len(data), batch.baseOffset, batch.lastOffset, max_ts)
+            except KafkaDumpError as exc:  # offsets going backwards cannot be indexed
+                raise VerificationError(
+                    f"verification failed: {exc.reason}; no output written",
+                    file=str(self.dst),
+                    position=self.side.bytes,
+                ) from None
         self._file.write(data)
         self._crc = zlib.crc32(data, self._crc)
         side = self.side

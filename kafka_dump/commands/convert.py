@@ -29,7 +29,13 @@ from kafka_dump.analysis.convert_run import (
     progress_position,
 )
 from kafka_dump.commands import EXIT_CORRUPT, EXIT_OK
-from kafka_dump.commands.options import color_option, format_option, traceback_option
+from kafka_dump.commands.options import (
+    color_option,
+    format_option,
+    max_batch_bytes_option,
+    max_records_option,
+    traceback_option,
+)
 from kafka_dump.errors import KafkaDumpError
 from kafka_dump.format.codecs import level_problem
 from kafka_dump.model import Compression
@@ -37,6 +43,7 @@ from kafka_dump.render import progress
 from kafka_dump.render.output import ColorMode, Output
 from kafka_dump.render.payload import printable
 from kafka_dump.render.theme import number
+from kafka_dump.writer import check_writable
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -66,6 +73,8 @@ _CODECS = [c.label for c in Compression if c is not Compression.UNKNOWN]
 @click.option("--timestamp", type=int, metavar="MS",
               help="The timestamp (epoch ms) given to v0 records, which have none (default -1).")  # fmt: skip
 @format_option("table", "json", help="The report: a table, or one JSON object per file.")
+@max_batch_bytes_option
+@max_records_option
 @color_option
 @traceback_option
 def convert(
@@ -82,6 +91,8 @@ def convert(
     drop_control: bool,
     timestamp: int | None,
     fmt: str,
+    max_batch_bytes: int,
+    max_records_per_batch: int,
     color: ColorMode,
 ) -> int:
     """Rewrite old v0/v1 segments as v2 (or back), keeping every offset, key, value and timestamp.
@@ -110,6 +121,7 @@ def convert(
         if problem is not None:
             raise ConversionError(f"--level: {problem}")
     pairs = plan(input_path, output, force=force, index=index)
+    check_writable(output if input_path.is_dir() else output.parent)  # before any work
     reports: list[FileReport] = []
     code = EXIT_OK
     try:
@@ -118,6 +130,7 @@ def convert(
         for src, dst in pairs:
             report = convert_segment(
                 src, dst, options, level=level, index=index, force=force, skip_corrupt=skip_corrupt,
+                max_batch_bytes=max_batch_bytes, max_records_per_batch=max_records_per_batch,
                 watch=_watch(out),
             )  # fmt: skip
             reports.append(report)
@@ -125,7 +138,8 @@ def convert(
         out.diagnostic(f"error: {exc}")
         code = EXIT_CORRUPT
     except OSError as exc:
-        raise KafkaDumpError(exc.strerror or str(exc), file=exc.filename) from None
+        # A failed write (a full disk) names no file: it was the output's.
+        raise KafkaDumpError(exc.strerror or str(exc), file=exc.filename or str(output)) from None
     if reports:
         _print_report(out, reports, fmt)
     if any(r.skipped for r in reports):
