@@ -29,7 +29,7 @@ def test_the_harness_sees_the_commands() -> None:
     """Every case's command and options exist: none is silently left out of the fuzzing."""
     from tests.fuzz.harness import CASES
 
-    assert _CASES == list(CASES)
+    assert list(CASES) == _CASES
 
 
 def test_seeds_frame_and_checksums_round_trip() -> None:
