@@ -358,3 +358,25 @@ def test_convert_on_bad_file(name: str, skip: bool, tmp_path: Path) -> None:
     assert out.name in written
     code, objs, _ = run_json("verify-crc", "--format", "json", "-j", "1", str(out))
     assert code == 0 and [o for o in objs if o["type"] == "problem"] == []
+
+
+@pytest.mark.parametrize("step", [1, 7, 4096])
+def test_gzip_inflates_in_steps(step: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """gzip is inflated a step at a time (a bomb is refused before a join doubles it): any step
+    gives the same bytes, the same refusals, concatenated members and trailing bytes included."""
+    import gzip
+
+    from kafka_dump.errors import CompressionError
+    from kafka_dump.format import codecs
+
+    monkeypatch.setattr(codecs, "_GUNZIP_STEP", step)
+    for data in (b"", b"a" * 100, bytes(range(256)) * 50):
+        z = gzip.compress(data, mtime=0)
+        assert codecs._gunzip(z, 10**6) == data
+        assert codecs._gunzip(z + gzip.compress(b"xyz", mtime=0) + b"junk", 10**6) == data + b"xyz"
+        assert codecs._gunzip(z, len(data)) == data
+        if data:
+            with pytest.raises(CompressionError, match="ends before its end of stream"):
+                codecs._gunzip(z[:-9], 10**6)
+            with pytest.raises(CompressionError, match="--max-batch-bytes"):
+                codecs._gunzip(z, len(data) - 1)

@@ -75,18 +75,31 @@ def _too_big(limit: int) -> CompressionError:
     return CompressionError(f"decompressed size passes the limit of {limit} bytes (--max-batch-bytes)")
 
 
+_GUNZIP_STEP = 8 << 20  # output asked of zlib at a time: a bomb is refused before a join doubles it
+
+
 def _gunzip(data: bytes | memoryview, limit: int) -> bytes:
-    """gzip, including several concatenated members, as GZIPInputStream reads them."""
+    """gzip, including several concatenated members, as GZIPInputStream reads them.
+
+    Inflated in steps of ``_GUNZIP_STEP``: asked for ``limit`` bytes at once, zlib builds them in
+    blocks and joins them, twice the limit at its peak, before a bomb could be refused.
+    """
     parts: list[bytes] = []
     total = 0
     rest: bytes | memoryview = data
     while True:
         d = zlib.decompressobj(16 + zlib.MAX_WBITS)
-        part = d.decompress(rest, limit + 1 - total)
-        total += len(part)
-        parts.append(part)
-        if total > limit or d.unconsumed_tail:
-            raise _too_big(limit)
+        pending = rest
+        while True:
+            want = min(_GUNZIP_STEP, limit + 1 - total)
+            part = d.decompress(pending, want)
+            total += len(part)
+            if total > limit:
+                raise _too_big(limit)
+            parts.append(part)
+            pending = d.unconsumed_tail
+            if d.eof or (not pending and len(part) < want):
+                break
         if not d.eof:
             raise CompressionError("gzip payload ends before its end of stream")
         rest = d.unused_data
