@@ -35,6 +35,8 @@ INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 # null keys, null values, first offset delta, last offset delta, gaps, missing offsets,
 # min timestamp, max timestamp (None when no record has one), others, error reason, error position
 Gathered = tuple[int, int, int, int, int, int, "int | None", "int | None", int, "str | None", int]
+# record, key, value, header bytes, header count: each an array('q') of SLOTS (``new_histogram``)
+Histograms = tuple["array[int]", "array[int]", "array[int]", "array[int]", "array[int]"]
 
 
 def bucket_of(value: int) -> int:
@@ -69,7 +71,7 @@ def gather_v2_records(
     base_timestamp: int,
     log_append_time: int | None,
     width: int,
-    hists: tuple[array[int], array[int], array[int], array[int], array[int]],
+    hists: Histograms,
     times: MutableMapping[int, int],
     header_keys: MutableMapping[bytes, int],
     key_limit: int,
@@ -97,7 +99,7 @@ def _walk(
     base_timestamp: int,
     log_append_time: int | None,
     width: int,
-    hists: tuple[array[int], array[int], array[int], array[int], array[int]] | None,
+    hists: Histograms | None,
     times: MutableMapping[int, int],
     header_keys: MutableMapping[bytes, int],
     key_limit: int,
@@ -250,7 +252,7 @@ def gather_legacy_inner(
     wrapper_offset: int,
     log_append_time: int | None,
     width: int,
-    hists: tuple[array[int], array[int], array[int], array[int], array[int]],
+    hists: Histograms,
     times: MutableMapping[int, int],
 ) -> GatheredLegacy | None:
     """Add to ``hists`` and ``times`` the inner messages of a decompressed v0/v1 wrapper, when they
