@@ -237,6 +237,37 @@ walk(const unsigned char *p, Py_ssize_t pos, Py_ssize_t end, int64_t count, int6
     return 0;
 }
 
+/* Open the five histograms (a tuple of array('q')) into acc and read the append time (an int, or
+ * None for none). Returns 0, or -1 with a Python exception set; *got buffers are to be released. */
+static int
+acc_open(Acc *acc, PyObject *hist_objs, Py_buffer *bufs, int *got, PyObject *lat_obj, int *has_lat, int64_t *lat)
+{
+    if (PyTuple_GET_SIZE(hist_objs) != NHISTS) {
+        PyErr_SetString(PyExc_ValueError, "five histograms are needed");
+        return -1;
+    }
+    *has_lat = lat_obj != Py_None;
+    *lat = 0;
+    if (*has_lat) {
+        *lat = PyLong_AsLongLong(lat_obj);
+        if (*lat == -1 && PyErr_Occurred())
+            return -1;
+    }
+    for (; *got < NHISTS; (*got)++) {
+        Py_buffer *b = &bufs[*got];
+        if (PyObject_GetBuffer(PyTuple_GET_ITEM(hist_objs, *got), b, PyBUF_WRITABLE | PyBUF_FORMAT) < 0)
+            return -1;
+        if (b->len != (Py_ssize_t)(SLOTS * sizeof(int64_t)) || b->itemsize != 8 || !b->format ||
+            strcmp(b->format, "q") != 0) {
+            PyErr_SetString(PyExc_ValueError, "a histogram is an array('q') of SLOTS items");
+            (*got)++;
+            return -1;
+        }
+        acc->hists[*got] = (int64_t *)b->buf;
+    }
+    return 0;
+}
+
 static PyObject *
 gather_v2_records(PyObject *self, PyObject *args)
 {
@@ -254,29 +285,11 @@ gather_v2_records(PyObject *self, PyObject *args)
         PyErr_SetString(PyExc_ValueError, "need 0 <= pos <= end <= len(data) and width >= 1");
         goto done;
     }
-    if (PyTuple_GET_SIZE(hist_objs) != NHISTS) {
-        PyErr_SetString(PyExc_ValueError, "five histograms are needed");
-        goto done;
-    }
-    int has_lat = lat_obj != Py_None;
-    long long lat = 0;
-    if (has_lat) {
-        lat = PyLong_AsLongLong(lat_obj);
-        if (lat == -1 && PyErr_Occurred())
-            goto done;
-    }
     Acc acc = {0};
-    for (; got < NHISTS; got++) {
-        if (PyObject_GetBuffer(PyTuple_GET_ITEM(hist_objs, got), &bufs[got], PyBUF_WRITABLE | PyBUF_FORMAT) < 0)
-            goto done;
-        if (bufs[got].len != (Py_ssize_t)(SLOTS * sizeof(int64_t)) || bufs[got].itemsize != 8 ||
-            !bufs[got].format || strcmp(bufs[got].format, "q") != 0) {
-            PyErr_SetString(PyExc_ValueError, "a histogram is an array('q') of SLOTS items");
-            got++;
-            goto done;
-        }
-        acc.hists[got] = (int64_t *)bufs[got].buf;
-    }
+    int has_lat;
+    int64_t lat;
+    if (acc_open(&acc, hist_objs, bufs, &got, lat_obj, &has_lat, &lat) < 0)
+        goto done;
     acc.times = times;
     acc.keys = keys;
     acc.key_limit = key_limit;
@@ -422,29 +435,11 @@ gather_legacy_inner(PyObject *self, PyObject *args)
         PyErr_SetString(PyExc_ValueError, "magic must be 0 or 1 and width at least 1");
         goto done;
     }
-    if (PyTuple_GET_SIZE(hist_objs) != NHISTS) {
-        PyErr_SetString(PyExc_ValueError, "five histograms are needed");
-        goto done;
-    }
-    int has_lat = lat_obj != Py_None;
-    long long lat = 0;
-    if (has_lat) {
-        lat = PyLong_AsLongLong(lat_obj);
-        if (lat == -1 && PyErr_Occurred())
-            goto done;
-    }
     Acc acc = {0};
-    for (; got < NHISTS; got++) {
-        if (PyObject_GetBuffer(PyTuple_GET_ITEM(hist_objs, got), &bufs[got], PyBUF_WRITABLE | PyBUF_FORMAT) < 0)
-            goto done;
-        if (bufs[got].len != (Py_ssize_t)(SLOTS * sizeof(int64_t)) || bufs[got].itemsize != 8 ||
-            !bufs[got].format || strcmp(bufs[got].format, "q") != 0) {
-            PyErr_SetString(PyExc_ValueError, "a histogram is an array('q') of SLOTS items");
-            got++;
-            goto done;
-        }
-        acc.hists[got] = (int64_t *)bufs[got].buf;
-    }
+    int has_lat;
+    int64_t lat;
+    if (acc_open(&acc, hist_objs, bufs, &got, lat_obj, &has_lat, &lat) < 0)
+        goto done;
     acc.times = times;
     acc.width = width;
     const unsigned char *p = (const unsigned char *)data.buf;
