@@ -145,7 +145,7 @@ class Comparison:
     groups: int = 0  # batches seen (after grouping)
     compared: int = 0  # batches compared (all of them unless sampling)
     files: int = 1
-    _grouper: Grouper[Record] | None = None
+    _grouper: Grouper[Record] = field(init=False)
     _open: list[Batch] = field(default_factory=list)  # the plain messages of the open group
     _next_sample: int = 0
 
@@ -159,7 +159,6 @@ class Comparison:
             self._close()
             return
         if batch.magic < 2 and batch.compression is Compression.NONE and batch.records:
-            assert self._grouper is not None
             if self._grouper.add(batch.records[0]) is not None:
                 self._group(self._open)  # the group that this message did not fit closed
                 self._open = []
@@ -173,7 +172,6 @@ class Comparison:
         return self
 
     def _close(self) -> None:
-        assert self._grouper is not None
         if self._grouper.flush() is not None:
             self._group(self._open)
         self._open = []
