@@ -16,6 +16,7 @@ import click
 
 from kafka_dump import __version__
 from kafka_dump.commands import EXIT_BAD_INPUT, EXIT_OK
+from kafka_dump.commands.convert import convert
 from kafka_dump.commands.dump import dump
 from kafka_dump.commands.options import TRACEBACK, parse_time
 from kafka_dump.commands.stats import stats
@@ -70,5 +71,6 @@ def main() -> None:
 
 
 main.add_command(dump)
+main.add_command(convert)
 main.add_command(stats)
 main.add_command(verify_crc)

@@ -136,7 +136,7 @@ def test_version_names_version_and_twin() -> None:
 def test_group_help_lists_dump_with_example(flag: str) -> None:
     result = run(flag)
     assert_clean_exit(result, 0)
-    assert re.search(r"^Commands:\n\s+dump\b", result.stdout, re.M), result.stdout
+    assert re.search(r"^Commands:\n(?:\s+\S.*\n)*\s+dump\b", result.stdout, re.M), result.stdout
     assert "Example" in result.stdout
     assert "kdump dump --format json" in result.stdout
     assert "--version" in result.stdout
