@@ -17,11 +17,12 @@ and a variable of the Protocol's type bound to one of them, so that mypy checks 
 
 from __future__ import annotations
 
-from kafka_dump.format import _pure, _walk_pure
+from kafka_dump.format import _walk_pure
 from kafka_dump.format.twins import DecoderTwin, WalkTwin, pure_requested
 
-# The decoder: _speedups.c, else _pure.py.
-decoder: DecoderTwin = _pure
+# The decoder: _speedups.c, else _pure.py (imported only then: `kdump --version` names the twin and
+# should not pay for the pure one's modules).
+_decoder: DecoderTwin | None = None
 ACTIVE_TWIN = "pure-python"
 if not pure_requested():
     try:
@@ -29,8 +30,13 @@ if not pure_requested():
     except ImportError:
         pass
     else:
-        decoder = _speedups
+        _decoder = _speedups
         ACTIVE_TWIN = "compiled"
+if _decoder is None:
+    from kafka_dump.format import _pure
+
+    _decoder = _pure
+decoder: DecoderTwin = _decoder
 
 decode_v2_records = decoder.decode_v2_records
 decode_legacy_inner = decoder.decode_legacy_inner
