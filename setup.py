@@ -53,6 +53,7 @@ setup(
         compiled_twin("kafka_dump.format._speedups", "kafka_dump/format/_speedups.c"),
         compiled_twin("kafka_dump.format._walk", "kafka_dump/format/_walk.c"),
         compiled_twin("kafka_dump.render._jsonfast", "kafka_dump/render/_jsonfast.c"),
+        compiled_twin("kafka_dump.format._encoder", "kafka_dump/format/_encoder.c"),
     ],
     cmdclass={"build_ext": OptionalBuildExt},
 )

@@ -44,3 +44,10 @@ class CompressionError(CorruptRecordError):
 
 class NotASegmentError(KafkaDumpError):
     """A file that cannot be a log segment at all (not a file, unreadable, or wrong kind)."""
+
+
+class UnsupportedEncodingError(KafkaDumpError):
+    """Records that the asked-for format or codec cannot carry (headers below v2, zstd below v2...).
+
+    The encoders never drop data silently; dropping is the caller's decision.
+    """

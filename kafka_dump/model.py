@@ -122,11 +122,15 @@ class Record:
     crc: int | None = None  # v0/v1 only: the message's stored CRC32
     crcValid: bool | None = None  # v0/v1 only
     control: ControlRecord | None = None
+    # Under LogAppendTime the batch's time replaces every record's ``timestamp``, but the bytes keep the
+    # record's own: a v2 record's baseTimestamp + timestampDelta, a v1 inner message's timestamp field.
+    # Kept here (None otherwise) so the encoders can rebuild those bytes; no renderer shows it.
+    storedTimestamp: int | None = None
 
 
 _RECORD_SETTERS = tuple(getattr(Record, f.name).__set__ for f in fields(Record))
 (_set_offset, _set_timestamp, _set_key, _set_value, _set_headers, _set_sequence, _set_size, _set_crc,
- _set_crc_valid, _set_control) = _RECORD_SETTERS  # fmt: skip
+ _set_crc_valid, _set_control, _set_stored_timestamp) = _RECORD_SETTERS  # fmt: skip
 
 
 def new_record(
@@ -140,6 +144,7 @@ def new_record(
     crc: int | None = None,
     crc_valid: bool | None = None,
     control: ControlRecord | None = None,
+    stored_timestamp: int | None = None,
 ) -> Record:
     """Build a Record through its slots: twice as fast as the frozen ``__init__``, same result."""
     r = _object_new(Record)
@@ -153,6 +158,7 @@ def new_record(
     _set_crc(r, crc)
     _set_crc_valid(r, crc_valid)
     _set_control(r, control)
+    _set_stored_timestamp(r, stored_timestamp)
     return r
 
 

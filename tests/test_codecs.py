@@ -19,7 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from kafka import codec as kc
 
-from kafka_dump.errors import CompressionError
+from kafka_dump.errors import CompressionError, UnsupportedEncodingError
 from kafka_dump.format.codecs import XERIAL_MAGIC, compress, decompress
 from kafka_dump.model import Compression
 
@@ -383,7 +383,7 @@ def test_unknown_codec_ids_map_to_unknown(codec_id: int) -> None:
 def test_unknown_codec_raises(codec_id: int) -> None:
     with pytest.raises(CompressionError):
         decompress(Compression(codec_id), gzip.compress(b"abc"), LIMIT)
-    with pytest.raises(CompressionError):
+    with pytest.raises(UnsupportedEncodingError):
         compress(Compression(codec_id), b"abc")
 
 

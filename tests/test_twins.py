@@ -407,7 +407,7 @@ def test_a_field_added_to_the_model_stops_the_compiled_twins_loading(module: str
     )
     result = _python(slot)
     assert result.returncode != 0
-    assert "ImportError: kafka_dump.model.Record has 11 fields" in result.stderr
+    assert "ImportError: kafka_dump.model.Record has 12 fields" in result.stderr
 
 
 def test_the_compiled_twins_follow_the_model_s_field_order() -> None:

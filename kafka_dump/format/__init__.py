@@ -7,7 +7,10 @@ The choice is made once, here:
 * the decoder (``decode_v2_records``, ``decode_legacy_inner``, ``decode_legacy_run``):
   ``_speedups.c``, else ``_pure.py``; ``ACTIVE_TWIN`` names the choice;
 * the validating record walk (``walk_v2_records``, for ``verify-crc --deep``): ``_walk.c``, else
-  ``_walk_pure.py``; ``WALK_TWIN`` names it.
+  ``_walk_pure.py``; ``WALK_TWIN`` names it;
+* the encoder's record loops (``encode_v2_records``, ``encode_v2_entry``, ``encode_legacy_messages``
+  and their sizes), which ``encode.py`` builds ``encode_entry`` on: ``_encoder.c``, else
+  ``_pure_encoder.py``; ``ENCODER_TWIN`` names it.
 
 (The JSON writer's twins belong to the render layer and are chosen in ``render/jsonl.py``.)
 Another pair follows the same shape, in a block of its own below: a ``Protocol`` in ``twins.py``,
@@ -18,7 +21,7 @@ and a variable of the Protocol's type bound to one of them, so that mypy checks 
 from __future__ import annotations
 
 from kafka_dump.format import _walk_pure
-from kafka_dump.format.twins import DecoderTwin, WalkTwin, pure_requested
+from kafka_dump.format.twins import DecoderTwin, EncoderTwin, WalkTwin, pure_requested
 
 # The decoder: _speedups.c, else _pure.py (imported only then: `kdump --version` names the twin and
 # should not pay for the pure one's modules).
@@ -53,16 +56,52 @@ if not pure_requested():
     else:
         walker = _walk
         WALK_TWIN = "compiled"
-
 walk_v2_records = walker.walk_v2_records
+
+# The encoder's record loops: _encoder.c, else _pure_encoder.py.
+_encoder_twin: EncoderTwin | None = None
+ENCODER_TWIN = "pure-python"
+if not pure_requested():
+    try:
+        from kafka_dump.format import _encoder
+    except ImportError:
+        pass
+    else:
+        _encoder_twin = _encoder
+        ENCODER_TWIN = "compiled"
+if _encoder_twin is None:
+    from kafka_dump.format import _pure_encoder
+
+    _encoder_twin = _pure_encoder
+encoder: EncoderTwin = _encoder_twin
+
+encode_v2_records = encoder.encode_v2_records
+encode_v2_entry = encoder.encode_v2_entry
+v2_records_size = encoder.v2_records_size
+encode_legacy_messages = encoder.encode_legacy_messages
+legacy_messages_size = encoder.legacy_messages_size
+
+# After the twins: the encoders look them up through this module.
+from kafka_dump.format.encode import encode_entry, encode_refusals, entry_size, new_batch  # noqa: E402
 
 __all__ = [
     "ACTIVE_TWIN",
+    "ENCODER_TWIN",
     "WALK_TWIN",
     "decode_legacy_inner",
     "decode_legacy_run",
     "decode_v2_records",
     "decoder",
+    "encode_entry",
+    "encode_legacy_messages",
+    "encode_refusals",
+    "encode_v2_entry",
+    "encode_v2_records",
+    "encoder",
+    "entry_size",
+    "legacy_messages_size",
+    "new_batch",
+    "v2_records_size",
     "walk_v2_records",
     "walker",
 ]

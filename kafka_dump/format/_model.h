@@ -28,7 +28,8 @@
     X(R_SIZE, "sizeInBytes")     \
     X(R_CRC, "crc")              \
     X(R_CRC_VALID, "crcValid")   \
-    X(R_CONTROL, "control")
+    X(R_CONTROL, "control")      \
+    X(R_STORED_TIMESTAMP, "storedTimestamp")
 enum RecordField { RECORD_FIELD_LIST(FIELD_ID) RECORD_FIELDS };
 
 /* Header: a frozen, slotted dataclass. */

@@ -147,17 +147,17 @@ def decode_v2_records(
                     sequence -= _SEQUENCE_WRAP
             else:
                 sequence = -1
-            append(
-                make(
-                    base_offset + offset_delta,
-                    base_timestamp + ts_delta if log_append_time is None else log_append_time,
-                    key,
-                    value,
-                    headers,
-                    sequence,
+            if log_append_time is None:
+                record = make(
+                    base_offset + offset_delta, base_timestamp + ts_delta, key, value, headers, sequence,
                     body_end - start,
-                )
-            )
+                )  # fmt: skip
+            else:
+                record = make(
+                    base_offset + offset_delta, log_append_time, key, value, headers, sequence, body_end - start,
+                    stored_timestamp=base_timestamp + ts_delta,
+                )  # fmt: skip
+            append(record)
         except CorruptRecordError as err:
             # Every error inside a record is reported at the record's start.
             return records, CorruptRecordError(err.reason, position=start)
@@ -241,9 +241,9 @@ def decode_legacy_inner(
         error = CorruptRecordError(f"wrapper offset {wrapper_offset} is below its last inner offset {last}")
     # Kafka rejects a wrapper offset below the last inner offset; kdump still shows the records from 0.
     base = max(0, wrapper_offset - last) if relative else 0
-    return [
-        m.record(base + m.offset, m.timestamp if log_append_time is None else log_append_time) for m in inner
-    ], error
+    if log_append_time is None:
+        return [m.record(base + m.offset, m.timestamp) for m in inner], error
+    return [m.record(base + m.offset, log_append_time, m.timestamp) for m in inner], error
 
 
 def decode_legacy_run(

@@ -198,6 +198,8 @@ decode_v2_records(PyObject *self, PyObject *args)
             [R_CRC] = Py_NewRef(Py_None),
             [R_CRC_VALID] = Py_NewRef(Py_None),
             [R_CONTROL] = Py_NewRef(Py_None),
+            [R_STORED_TIMESTAMP] =
+                log_append_time == Py_None ? Py_NewRef(Py_None) : add_i64(base_timestamp, ts_delta),
         };
         key = value = headers = NULL; /* stolen */
         PyObject *record = new_record(vals);
@@ -336,6 +338,7 @@ legacy_record(const unsigned char *p, Py_ssize_t pos, Py_ssize_t end, const Mess
         [R_CRC] = PyLong_FromUnsignedLong(m->crc),
         [R_CRC_VALID] = Py_NewRef(crc == m->crc ? Py_True : Py_False),
         [R_CONTROL] = Py_NewRef(Py_None),
+        [R_STORED_TIMESTAMP] = log_append_time == Py_None ? Py_NewRef(Py_None) : PyLong_FromLongLong(m->timestamp),
     };
     return new_record(vals);
 }
@@ -465,6 +468,7 @@ plain_batch(PyObject *file, Py_ssize_t file_pos, const unsigned char *p, Py_ssiz
             [R_CRC] = Py_NewRef(stored),
             [R_CRC_VALID] = Py_NewRef(valid),
             [R_CONTROL] = Py_NewRef(Py_None),
+            [R_STORED_TIMESTAMP] = Py_NewRef(Py_None),
         };
         PyObject *record = new_record(rvals);
         if (record == NULL)

@@ -8,7 +8,7 @@ import zlib
 from collections.abc import Callable
 
 
-def _load_crc32c() -> Callable[[bytes | memoryview], int]:
+def _load_crc32c() -> Callable[..., int]:
     """The ``crc32c`` package's compiled function, loaded without the package's ``__init__``.
 
     That ``__init__`` reads the package's own version through ``importlib.metadata``, which scans
@@ -23,7 +23,7 @@ def _load_crc32c() -> Callable[[bytes | memoryview], int]:
         if spec is not None and spec.loader is not None:
             module = importlib.util.module_from_spec(spec)
             spec.loader.exec_module(module)
-            function: Callable[[bytes | memoryview], int] = module.crc32c
+            function: Callable[..., int] = module.crc32c
             return function
     import crc32c
 
@@ -33,11 +33,11 @@ def _load_crc32c() -> Callable[[bytes | memoryview], int]:
 _crc32c = _load_crc32c()
 
 
-def crc32(data: bytes | memoryview) -> int:
+def crc32(data: bytes | bytearray | memoryview) -> int:
     """IEEE CRC-32, as ``LegacyRecord.computeChecksum`` (unsigned)."""
     return zlib.crc32(data) & 0xFFFFFFFF
 
 
-def crc32c(data: bytes | memoryview) -> int:
-    """Castagnoli CRC-32C, as ``DefaultRecordBatch.computeChecksum`` (unsigned)."""
-    return int(_crc32c(data)) & 0xFFFFFFFF
+def crc32c(data: bytes | bytearray | memoryview, value: int = 0) -> int:
+    """Castagnoli CRC-32C, as ``DefaultRecordBatch.computeChecksum`` (unsigned); ``value`` continues one."""
+    return int(_crc32c(data, value)) & 0xFFFFFFFF

@@ -13,10 +13,9 @@ from __future__ import annotations
 import functools
 import struct
 import zlib
-from collections.abc import Callable
 from typing import Any
 
-from kafka_dump.errors import CompressionError
+from kafka_dump.errors import CompressionError, UnsupportedEncodingError
 from kafka_dump.model import Compression
 
 DEFAULT_MAX_BATCH_BYTES = 256 * 1024 * 1024
@@ -269,48 +268,138 @@ def _zstd_decompressor() -> Any:  # a zstandard.ZstdDecompressor (the library ha
 _ZSTD_READ = 1 << 20
 
 
-def _gzip(data: bytes) -> bytes:
-    import gzip
+# --- compression, as Kafka's producers and brokers write it ---------------------------------------------
 
-    return gzip.compress(data, mtime=0)
+# Kafka 3.8's levels (KIP-390): None means the codec's default; snappy has no level.
+_LEVELS = {
+    Compression.GZIP: (1, 9),
+    Compression.LZ4: (1, 17),
+    Compression.ZSTD: (-131072, 22),
+}
+_LZ4_DEFAULT_LEVEL = 9  # Kafka's default: Lz4BlockOutputStream then uses lz4's fast compressor
+_ZSTD_DEFAULT_LEVEL = 3
+
+# java.util.zip.GZIPOutputStream's fixed header: deflate, no flags, mtime 0, XFL 0, OS 255 (unknown,
+# since JDK 16; older JVMs wrote 0). With zlib's deflate below, Kafka 3.8's gzip batches re-encode
+# byte for byte.
+_JAVA_GZIP_HEADER = b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\xff"
+_XERIAL_BLOCK = 32 * 1024  # snappy-java's SnappyOutputStream default block size
+_LZ4_BLOCK = 64 * 1024  # Lz4BlockOutputStream.BLOCKSIZE_64KB
+_LZ4_FLG = 0x60  # version 1, independent blocks, no checksums, no content size
+_LZ4_BD = 0x40  # 64 KiB blocks
+_LZ4_UNCOMPRESSED = 0x80000000
 
 
-def _snappy_xerial(data: bytes) -> bytes:
-    """Xerial framing as Java's SnappyOutputStream writes it (32 KiB blocks)."""
+def _gzip(data: bytes, level: int | None) -> bytes:
+    """gzip as Java's GZIPOutputStream writes it: its header, raw deflate, CRC-32 and size trailer."""
+    z = zlib.compressobj(-1 if level is None else level, zlib.DEFLATED, -zlib.MAX_WBITS)
+    trailer = struct.pack("<II", zlib.crc32(data) & 0xFFFFFFFF, len(data) & 0xFFFFFFFF)
+    return b"".join((_JAVA_GZIP_HEADER, z.compress(data), z.flush(), trailer))
+
+
+def _snappy_xerial(data: bytes, level: int | None) -> bytes:
+    """Xerial framing as snappy-java's SnappyOutputStream writes it: header, then 32 KiB blocks."""
     import snappy
 
-    out = bytearray(XERIAL_MAGIC + struct.pack(">ii", 1, 1))
-    for i in range(0, len(data), 32 * 1024):
-        block = snappy.compress(data[i : i + 32 * 1024])
-        out += _U32BE.pack(len(block)) + block
-    return bytes(out)
+    parts = [XERIAL_MAGIC, struct.pack(">ii", 1, 1)]
+    for i in range(0, len(data), _XERIAL_BLOCK):
+        block = snappy.compress(data[i : i + _XERIAL_BLOCK])
+        parts += (_U32BE.pack(len(block)), block)
+    return b"".join(parts)
 
 
-def _lz4_frame(data: bytes) -> bytes:
-    import lz4.frame
+def xxh32(data: bytes, seed: int = 0) -> int:
+    """XXH32 of fewer than 16 bytes: enough for an LZ4 frame descriptor's header checksum."""
+    if len(data) >= 16:
+        raise ValueError("xxh32 here only hashes frame descriptors (under 16 bytes)")
+    m = 0xFFFFFFFF
+    p1, p2, p3, p4, p5 = 2654435761, 2246822519, 3266489917, 668265263, 374761393
+    h = (seed + p5 + len(data)) & m
+    i = 0
+    while i + 4 <= len(data):
+        h = (h + _U32LE.unpack_from(data, i)[0] * p3) & m
+        h = (((h << 17) | (h >> 15)) & m) * p4 & m
+        i += 4
+    for b in data[i:]:
+        h = (h + b * p5) & m
+        h = (((h << 11) | (h >> 21)) & m) * p1 & m
+    h ^= h >> 15
+    h = h * p2 & m
+    h ^= h >> 13
+    h = h * p3 & m
+    return h ^ (h >> 16)
 
-    return bytes(lz4.frame.compress(data, block_size=lz4.frame.BLOCKSIZE_MAX64KB, content_checksum=False))
+
+def _lz4_header(magic: int) -> bytes:
+    """Magic, FLG, BD and the header checksum; magic 0 hashes the frame magic too (KAFKA-3160)."""
+    head = _U32LE.pack(LZ4_MAGIC) + bytes((_LZ4_FLG, _LZ4_BD))
+    hashed = head if magic == 0 else head[4:]
+    return head + bytes(((xxh32(hashed) >> 8) & 0xFF,))
 
 
-def _zstd(data: bytes) -> bytes:
+_LZ4_HEADERS = {magic: _lz4_header(magic) for magic in (0, 1, 2)}
+
+
+def _lz4_kafka(data: bytes, level: int | None, magic: int) -> bytes:
+    """Kafka's LZ4 frame (Lz4BlockOutputStream): independent 64 KiB blocks, stored raw when they do
+    not shrink, an end mark, no checksums. Kafka's default level uses lz4's fast compressor, any
+    other level the high-compression one."""
+    import lz4.block
+
+    fast = level is None or level == _LZ4_DEFAULT_LEVEL
+    parts = [_LZ4_HEADERS[magic]]
+    view = memoryview(data)
+    for i in range(0, len(data), _LZ4_BLOCK):
+        chunk = view[i : i + _LZ4_BLOCK]
+        if fast:
+            block = lz4.block.compress(chunk, store_size=False)
+        else:
+            block = lz4.block.compress(chunk, mode="high_compression", compression=level, store_size=False)
+        if len(block) >= len(chunk):
+            parts += (_U32LE.pack(len(chunk) | _LZ4_UNCOMPRESSED), bytes(chunk))
+        else:
+            parts += (_U32LE.pack(len(block)), block)
+    parts.append(b"\x00\x00\x00\x00")
+    return b"".join(parts)
+
+
+def _zstd(data: bytes, level: int | None) -> bytes:
     import zstandard
 
-    return bytes(zstandard.ZstdCompressor(level=3).compress(data))
+    cctx = zstandard.ZstdCompressor(level=_ZSTD_DEFAULT_LEVEL if level is None else level)
+    return bytes(cctx.compress(data))
 
 
-_COMPRESSORS: dict[Compression, Callable[[bytes], bytes]] = {
-    Compression.GZIP: _gzip,
-    Compression.SNAPPY: _snappy_xerial,
-    Compression.LZ4: _lz4_frame,
-    Compression.ZSTD: _zstd,
-}
+def level_problem(codec: Compression, level: int | None) -> str | None:
+    """Why ``level`` is no level for ``codec`` in Kafka (None when it is, or when no level is asked)."""
+    if level is None:
+        return None
+    bounds = _LEVELS.get(codec)
+    if bounds is None:
+        return f"{codec.label} has no compression level"
+    if not bounds[0] <= level <= bounds[1]:
+        return f"{codec.label} level {level} is outside Kafka's range {bounds[0]}..{bounds[1]}"
+    return None
 
 
-def compress(codec: Compression, data: bytes) -> bytes:
-    """Compress as a Java producer would, so that Kafka and kafka-python read the result."""
+def compress(codec: Compression, data: bytes, *, level: int | None = None, magic: int = 2) -> bytes:
+    """Compress a batch payload as Kafka's producers write it, so that Kafka and kafka-python read it.
+
+    ``level`` is the codec's level (None: Kafka's default); ``magic`` matters for LZ4 only, whose
+    magic-0 frames carry the old, wrong header checksum that magic-0 readers expect.
+    Raises UnsupportedEncodingError for a codec or level Kafka would not accept.
+    """
+    problem = level_problem(codec, level)
+    if problem is not None:
+        raise UnsupportedEncodingError(problem)
     if codec is Compression.NONE:
         return data
-    try:
-        return _COMPRESSORS[codec](data)
-    except KeyError:
-        raise CompressionError(f"cannot compress with codec {int(codec)}") from None
+    if codec is Compression.GZIP:
+        return _gzip(data, level)
+    if codec is Compression.SNAPPY:
+        return _snappy_xerial(data, level)
+    if codec is Compression.LZ4:
+        return _lz4_kafka(data, level, magic)
+    if codec is Compression.ZSTD:
+        return _zstd(data, level)
+    raise UnsupportedEncodingError(f"cannot compress with codec {int(codec)}")

@@ -11,8 +11,8 @@ from __future__ import annotations
 from kafka_dump import format as _twins
 from kafka_dump.errors import CorruptRecordError
 from kafka_dump.format import layout as L
-from kafka_dump.format.codecs import decompress
-from kafka_dump.format.message import Message
+from kafka_dump.format.codecs import compress, decompress
+from kafka_dump.format.message import Message, encode_message
 from kafka_dump.model import Batch, Compression, Record, TimestampType
 
 
@@ -68,3 +68,32 @@ def _inner_records(wrapper: Message, max_batch_bytes: int) -> tuple[list[Record]
     return _twins.decode_legacy_inner(
         data, wrapper.magic, wrapper.offset, wrapper.timestamp if log_append else None
     )
+
+
+def encode_messages(
+    batch: Batch, records: tuple[Record, ...], compression: Compression, level: int | None
+) -> bytes:
+    """v0/v1 log entries for ``records`` (``MemoryRecordsBuilder`` with a legacy magic).
+
+    Uncompressed, every record is a message of its own, so n records give n entries back to back.
+    Compressed, they are the inner messages of one wrapper: v0 inner offsets absolute, v1 ones
+    relative to the first record (KIP-31); the wrapper's offset is the last record's, its key null,
+    its timestamp (v1) the batch's maxTimestamp (the LogAppendTime when that is the type).
+    ``encode.py`` has refused what this format cannot carry before.
+    """
+    magic = batch.magic
+    log_append = batch.timestampType is TimestampType.LOG_APPEND_TIME
+    ts_bit = L.TIMESTAMP_TYPE_BIT if magic == 1 and log_append else 0
+    if compression is Compression.NONE or not records:
+        return _twins.encode_legacy_messages(records, magic, ts_bit, 0, False)
+    shift = records[0].offset if magic == 1 else 0
+    inner = _twins.encode_legacy_messages(records, magic, ts_bit, shift, log_append)
+    value = compress(compression, inner, level=level, magic=magic)
+    return encode_message(
+        records[-1].offset, magic, int(compression) | ts_bit, batch.maxTimestamp, None, value
+    )
+
+
+def messages_size(batch: Batch, records: tuple[Record, ...]) -> int:
+    """``len(encode_messages(batch, records, Compression.NONE, None))`` without building the bytes."""
+    return _twins.legacy_messages_size(records, batch.magic)

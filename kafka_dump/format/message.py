@@ -69,10 +69,11 @@ class Message:
             return TimestampType.LOG_APPEND_TIME
         return TimestampType.CREATE_TIME
 
-    def record(self, offset: int, timestamp: int) -> Record:
+    def record(self, offset: int, timestamp: int, stored_timestamp: int | None = None) -> Record:
         return new_record(
-            offset, timestamp, self.key, self.value, _EMPTY, -1, self.size, self.crc, self.crc_valid
-        )
+            offset, timestamp, self.key, self.value, _EMPTY, -1, self.size, self.crc, self.crc_valid,
+            stored_timestamp=stored_timestamp,
+        )  # fmt: skip
 
     def batch(
         self, file: str, file_pos: int, base_offset: int, records: tuple[Record, ...] | None, count: int
@@ -103,3 +104,23 @@ class Message:
             count,
             records,
         )
+
+
+def encode_message(
+    offset: int, magic: int, attributes: int, timestamp: int, key: bytes | None, value: bytes | None
+) -> bytes:
+    """One v0/v1 message with its log overhead (``LegacyRecord.write``); the CRC-32 is computed.
+
+    The timestamp is written for magic 1 only. Used for wrapper messages; plain ones come from the
+    encoder twins' loop, which writes the same bytes.
+    """
+    body = bytearray((magic, attributes))
+    if magic == 1:
+        body += L.INT64.pack(timestamp)
+    for field in (key, value):
+        if field is None:
+            body += L.INT32.pack(-1)
+        else:
+            body += L.INT32.pack(len(field))
+            body += field
+    return L.LOG_ENTRY.pack(offset, 4 + len(body)) + L.UINT32.pack(crc32(body)) + bytes(body)

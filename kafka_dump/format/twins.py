@@ -2,12 +2,13 @@
 
 ``format/__init__.py`` binds one twin of each pair to a variable of the Protocol's type, so
 ``mypy --strict`` checks both modules (the compiled one through its ``.pyi`` stub) against the same
-signatures: ``_pure`` and ``_speedups`` (``DecoderTwin``), ``_walk_pure`` and ``_walk`` (``WalkTwin``).
+signatures: ``_pure`` and ``_speedups`` (``DecoderTwin``), ``_walk_pure`` and ``_walk`` (``WalkTwin``), ``_pure_encoder`` and ``_encoder`` (``EncoderTwin``).
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from typing import Protocol
 
 from kafka_dump.errors import CorruptRecordError
@@ -51,3 +52,37 @@ class WalkTwin(Protocol):
     def walk_v2_records(
         self, data: bytes, pos: int, end: int, count: int, last_offset_delta: int, /
     ) -> RawWalk: ...
+
+
+class EncoderTwin(Protocol):
+    """The encoder's record loops; see ``_pure_encoder.py`` for what each writes."""
+
+    def encode_v2_records(
+        self, records: Sequence[Record], base_offset: int, base_timestamp: int, log_append_time: bool, /
+    ) -> bytes: ...
+
+    def v2_records_size(
+        self, records: Sequence[Record], base_offset: int, base_timestamp: int, log_append_time: bool, /
+    ) -> int: ...
+
+    def encode_v2_entry(
+        self,
+        header: bytes,
+        records: Sequence[Record],
+        base_offset: int,
+        base_timestamp: int,
+        log_append_time: bool,
+        /,
+    ) -> bytes: ...
+
+    def encode_legacy_messages(
+        self,
+        records: Sequence[Record],
+        magic: int,
+        attributes: int,
+        offset_shift: int,
+        log_append_time: bool,
+        /,
+    ) -> bytes: ...
+
+    def legacy_messages_size(self, records: Sequence[Record], magic: int, /) -> int: ...

@@ -10,8 +10,9 @@ from dataclasses import replace
 from kafka_dump import format as _twins
 from kafka_dump.errors import CorruptRecordError
 from kafka_dump.format import layout as L
+from kafka_dump.format._pure_encoder import finish_v2_entry
 from kafka_dump.format.checksum import crc32c
-from kafka_dump.format.codecs import decompress
+from kafka_dump.format.codecs import compress, decompress
 from kafka_dump.model import Batch, Compression, ControlRecord, ControlType, Record, TimestampType
 
 _TIMESTAMP_TYPES = (TimestampType.CREATE_TIME, TimestampType.LOG_APPEND_TIME)
@@ -171,3 +172,56 @@ def _with_control(records: list[Record]) -> tuple[list[Record], CorruptRecordErr
             error = error or CorruptRecordError(f"{exc.reason} (record at offset {record.offset})")
             out.append(record)
     return out, error
+
+
+def attributes_of(batch: Batch, compression: Compression) -> int:
+    """The attributes a batch's fields say (codec, timestamp type, transactional, control, delete horizon)."""
+    attributes = int(compression)
+    if batch.timestampType is TimestampType.LOG_APPEND_TIME:
+        attributes |= L.TIMESTAMP_TYPE_BIT
+    if batch.isTransactional:
+        attributes |= L.TRANSACTIONAL_BIT
+    if batch.isControl:
+        attributes |= L.CONTROL_BIT
+    if batch.deleteHorizonMs is not None:
+        attributes |= L.DELETE_HORIZON_BIT
+    return attributes
+
+
+def encode_batch(
+    batch: Batch, records: tuple[Record, ...], compression: Compression, level: int | None
+) -> bytes:
+    """One v2 log entry (``MemoryRecordsBuilder`` + ``DefaultRecordBatch.writeHeader``) for ``records``.
+
+    The header's fields come from ``batch`` as they are (baseOffset, lastOffset, timestamps, producer,
+    sequence, leader epoch), the count from ``records``, the CRC-32C is computed. ``encode.py`` has
+    refused what this format cannot carry before.
+    """
+    log_append = batch.timestampType is TimestampType.LOG_APPEND_TIME
+    header = L.V2_HEADER.pack(
+        batch.baseOffset,
+        0,  # batchLength and the CRC are filled in with the records
+        batch.partitionLeaderEpoch,
+        2,
+        0,
+        attributes_of(batch, compression),
+        batch.lastOffset - batch.baseOffset,
+        batch.baseTimestamp,
+        batch.maxTimestamp,
+        batch.producerId,
+        batch.producerEpoch,
+        batch.baseSequence,
+        len(records),
+    )
+    if compression is Compression.NONE:
+        return _twins.encode_v2_entry(header, records, batch.baseOffset, batch.baseTimestamp, log_append)
+    body = _twins.encode_v2_records(records, batch.baseOffset, batch.baseTimestamp, log_append)
+    return finish_v2_entry(header, compress(compression, body, level=level, magic=2))
+
+
+def batch_size(batch: Batch, records: tuple[Record, ...]) -> int:
+    """``len(encode_batch(batch, records, Compression.NONE, None))`` without building the bytes."""
+    log_append = batch.timestampType is TimestampType.LOG_APPEND_TIME
+    return L.V2_HEADER_SIZE + _twins.v2_records_size(
+        records, batch.baseOffset, batch.baseTimestamp, log_append
+    )
