@@ -9,6 +9,7 @@ import click
 
 from kafka_dump.analysis.dump import (
     BatchEvent,
+    BatchRun,
     DumpEvent,
     FileEnd,
     FileStart,
@@ -110,7 +111,7 @@ class _Stream:
         self._events = events
         self.summary = Summary()
 
-    def __iter__(self) -> Iterator[FileStart | FileEnd | BatchEvent | SideEntry | Problem]:
+    def __iter__(self) -> Iterator[FileStart | FileEnd | BatchEvent | BatchRun | SideEntry | Problem]:
         for event in self._events:
             if isinstance(event, Summary):
                 self.summary = event
@@ -137,8 +138,8 @@ def _json(out: Output, events: _Stream, payload: PayloadEncoding, decode: str) -
     renderer = JsonRenderer(payload, decode)
     write = out.write_bytes
     for event in events:
-        for line in _dispatch(renderer, event):
-            write(line)
+        if lines := _dispatch(renderer, event):
+            write(b"".join(lines))
 
 
 def _kafka(out: Output, events: _Stream, batches_only: bool, decode: str) -> None:
@@ -153,6 +154,8 @@ def _kafka(out: Output, events: _Stream, batches_only: bool, decode: str) -> Non
 def _dispatch(renderer: Renderer[T], event: object) -> Sequence[T]:
     if isinstance(event, BatchEvent):
         return renderer.batch(event.batch, event.records)
+    if isinstance(event, BatchRun):
+        return [out for b in event.batches for out in renderer.batch(b, b.records)]
     if isinstance(event, Problem):
         return renderer.problem(event)
     if isinstance(event, FileStart):
