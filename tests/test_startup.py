@@ -45,13 +45,15 @@ def test_a_dump_loads_only_the_codecs_it_meets(fixture: str, codec: str | None) 
 
 
 def test_version_loads_no_command_and_no_ui() -> None:
-    """``kdump --version`` imports the group and the decoder twin it names, not the commands behind it."""
+    """``kdump --version`` imports the group and the decoder twin it names, not the commands behind it
+    nor the encoders."""
     code = (
         "import sys\n"
         "from kafka_dump.cli import main\n"
         "sys.argv = ['kdump', '--version']\n"
         "try:\n    main()\nexcept SystemExit:\n    pass\n"
-        "print(sorted(m for m in sys.modules if m == 'kafka_dump.format._pure' or m.startswith(('rich', "
+        "print(sorted(m for m in sys.modules if m in ('kafka_dump.format._pure', 'kafka_dump.format.encode') "
+        "or m.startswith(('rich', "
         "'kafka_dump.commands.', 'kafka_dump.segment', 'kafka_dump.render'))), file=sys.stderr)\n"
     )
     env = {k: v for k, v in os.environ.items() if k != "KDUMP_PURE"}

@@ -20,6 +20,8 @@ and a variable of the Protocol's type bound to one of them, so that mypy checks 
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from kafka_dump.format import _walk_pure
 from kafka_dump.format.twins import DecoderTwin, EncoderTwin, WalkTwin, pure_requested
 
@@ -81,8 +83,21 @@ v2_records_size = encoder.v2_records_size
 encode_legacy_messages = encoder.encode_legacy_messages
 legacy_messages_size = encoder.legacy_messages_size
 
-# After the twins: the encoders look them up through this module.
-from kafka_dump.format.encode import encode_entry, encode_refusals, entry_size, new_batch  # noqa: E402
+# After the twins, which the encoders look up through this module; imported on first use, so that a
+# command that writes nothing (and `kdump --version`) does not load the encoders' modules.
+if TYPE_CHECKING:
+    from kafka_dump.format.encode import encode_entry, encode_refusals, entry_size, new_batch
+
+_ENCODE_NAMES = frozenset({"encode_entry", "encode_refusals", "entry_size", "new_batch"})
+
+
+def __getattr__(name: str) -> Any:
+    if name in _ENCODE_NAMES:
+        from kafka_dump.format import encode
+
+        return getattr(encode, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "ACTIVE_TWIN",
