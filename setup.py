@@ -54,6 +54,8 @@ setup(
         compiled_twin("kafka_dump.format._walk", "kafka_dump/format/_walk.c"),
         compiled_twin("kafka_dump.render._jsonfast", "kafka_dump/render/_jsonfast.c"),
         compiled_twin("kafka_dump.format._encoder", "kafka_dump/format/_encoder.c"),
+        compiled_twin("kafka_dump.format._gather", "kafka_dump/format/_gather.c"),
+        compiled_twin("kafka_dump.format._recheck", "kafka_dump/format/_recheck.c"),
     ],
     cmdclass={"build_ext": OptionalBuildExt},
 )

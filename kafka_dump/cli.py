@@ -136,4 +136,6 @@ def main() -> None:
 
 
 main.add_lazy_command("dump", "kafka_dump.commands.dump:dump")
+main.add_lazy_command("convert", "kafka_dump.commands.convert:convert")
+main.add_lazy_command("stats", "kafka_dump.commands.stats:stats")
 main.add_lazy_command("verify-crc", "kafka_dump.commands.verify:verify_crc")

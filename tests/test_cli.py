@@ -71,7 +71,7 @@ def problems(result: Result) -> list[dict[str, Any]]:
 
 
 def offsets(result: Result) -> list[int]:
-    return [r["offset"] for b in batches(result) for r in b["records"]]
+    return [r["offset"] for b in batches(result) for r in b["records"] or ()]
 
 
 def json_dump(*args: str) -> Result:
@@ -136,7 +136,7 @@ def test_version_names_version_and_twin() -> None:
 def test_group_help_lists_dump_with_example(flag: str) -> None:
     result = run(flag)
     assert_clean_exit(result, 0)
-    assert re.search(r"^Commands:\n\s+dump\b", result.stdout, re.M), result.stdout
+    assert re.search(r"^Commands:\n(?:\s+\S.*\n)*\s+dump\b", result.stdout, re.M), result.stdout
     assert "Example" in result.stdout
     assert "kdump dump --format json" in result.stdout
     assert "--version" in result.stdout
@@ -173,18 +173,25 @@ def test_format_table(in_root: Path) -> None:
     result = run("dump", "--format", "table", "fixtures/txn-control.log")
     assert_clean_exit(result, 0)
     out = result.stdout
-    assert out.startswith("Dumping fixtures/txn-control.log\n")
-    assert "position 0 · offsets 0..2 · magic 2 · none · CreateTime" in out
-    assert "position 698 · offsets 10..10" in out
-    assert "ABORT v0 coordinatorEpoch=7" in out
-    assert re.search(r"│\s+1 │ 2023-11-14T22:13:21.000Z │ 1700000001000 │ key-1 │", out)
+    assert out.startswith("Dumping fixtures/txn-control.log\n┏━━━━━━━━┳")
+    assert (
+        "├─ offsets 0..2 · 3 records · transactional · v2 · 257 B at 0 · producer 4001/2 seq 0..2 · leaderEpoch 1 ─"
+        in out
+    )
+    assert (
+        "├─ offsets 10..10 · 1 record · transactional · control · v2 · 78 B at 698 · producer 4001/2 ·" in out
+    )
+    assert re.search(r"│ 0x00000000 │ 0x000000000007 +│ ABORT +│", out)
+    assert re.search(r"^│\s+1 │ 2023-11-14T22:13:21.000Z │ key-1 +│ value-1: ", out, re.M)
+    assert out.count("┏") == 1 and out.count("┘") == 1  # five batches, one table
     assert not ANSI.search(out)
     assert result.stderr == ""
 
 
 def test_table_batch_title_is_one_line(in_root: Path) -> None:
     out = run("dump", "fixtures/txn-control.log").stdout
-    assert re.search(r"^position 698 · offsets 10\.\.10 · .* · transactional · control$", out, re.M)
+    assert re.search(r"^├─ offsets 10\.\.10 · 1 record · transactional · control · v2 · .* ─+┤$", out, re.M)
+    assert "CreateTime" not in out and "- (-1)" not in out  # defaults and absent fields are left out
 
 
 def test_format_table_is_default(in_root: Path) -> None:
@@ -371,7 +378,8 @@ def test_batches_only_kafka_is_the_deep_output_without_record_lines(name: str) -
 def test_batches_only_table_has_no_record_rows() -> None:
     out = run("dump", "--batches-only", fx("v2-none.log")).stdout
     assert "┃ offset" not in out and "key-0" not in out
-    assert out.count("position ") == 3
+    assert out.count("\noffsets ") == 3
+    assert "offsets 0..2 · 3 records · v2 · 314 B at 0 · maxTime 2023-11-14T22:13:22.000Z" in out
 
 
 # --- --from-offset / --to-offset -----------------------------------------------------------------
@@ -584,6 +592,9 @@ def test_small_max_batch_bytes_makes_compressed_batches_problems(name: str) -> N
     assert [p["position"] for p in found] == positions
     assert all(p["kind"] == "corrupt" and "--max-batch-bytes" in p["reason"] for p in found)
     assert offsets(result) == []
+    assert [b["records"] for b in batches(result)] == [None] * len(positions)  # not read, not empty
+    table = run("dump", "--max-batch-bytes", "10", fx(name)).stdout
+    assert table.count("records not read") == len(positions)
 
 
 def test_small_max_batch_bytes_leaves_uncompressed_entries_alone() -> None:
@@ -717,7 +728,7 @@ def test_tails_are_reported_but_exit_0(
 
     table = run("dump", f"fixtures/{name}")
     assert_clean_exit(table, 0)
-    assert f"PROBLEM at byte {position} ({length} bytes, {kind})" in table.stdout
+    assert f"TAIL at byte {position} ({length:,} bytes, {kind})" in table.stdout
 
 
 def test_corrupt_crc_exits_1_and_reads_on(in_root: Path) -> None:
@@ -745,7 +756,7 @@ def test_corrupt_crc_in_kafka_format_goes_to_stderr(in_root: Path) -> None:
 def test_corrupt_crc_in_table(in_root: Path) -> None:
     result = run("dump", "fixtures/corrupt-crc.log")
     assert_clean_exit(result, 1)
-    assert "crc 3974637417 INVALID" in result.stdout
+    assert "CRC INVALID (stored 3974637417)" in result.stdout
     assert "PROBLEM at byte 257 (199 bytes, corrupt)" in result.stdout
 
 
@@ -939,3 +950,198 @@ def test_colour_always_and_never(in_root: Path) -> None:
     never = run("dump", "--color", "never", "fixtures/corrupt-crc.log", env={"FORCE_COLOR": "1"})
     assert not ANSI.search(never.stdout)
     assert re.sub(r"\x1b\[[0-9;]*m", "", always.stdout) == never.stdout
+
+
+# --- the table: one table, widths, streaming, time, summary ------------------------------------
+
+SGR = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def _cells(line: str) -> int:
+    from rich.cells import cell_len
+
+    return cell_len(SGR.sub("", line))
+
+
+def test_v1_uncompressed_is_one_table_with_one_row_per_message(in_root: Path) -> None:
+    out = run("dump", "fixtures/v1-none.log").stdout
+    assert out.count("┏") == 1 and out.count("┗") + out.count("┘") == 1
+    rows = [ln for ln in out.splitlines() if ln.startswith("│")]
+    assert [int(ln.split("│")[1]) for ln in rows] == list(range(6))
+    assert out.count("├─") == 1  # one section for the run of messages, no frame per message
+    assert "v1 messages, one per log entry, uncompressed" in out
+
+
+@pytest.mark.parametrize("columns", [60, 80, 100, 120])
+def test_no_line_is_wider_than_the_terminal(columns: int) -> None:
+    names = [fx(n) for n in sorted(p.name for p in FIXTURES.glob("*.log"))]
+    for args in (["dump"], ["dump", "--time", "both"], ["dump", "--batches-only"]):
+        result = run(*args, "--color", "always", *names, env={"COLUMNS": str(columns)})
+        assert result.exit_code == 1  # corrupt-crc.log is among them
+        wide = [ln for ln in result.stdout.splitlines() if _cells(ln) > columns and "Dumping" not in ln]
+        assert not wide, (args, wide[:3])
+
+
+def test_narrow_terminal_cuts_values_with_an_ellipsis_and_keeps_rows_one_line(in_root: Path) -> None:
+    out = run("dump", "fixtures/v2-none.log", env={"COLUMNS": "70"}).stdout
+    rows = [ln for ln in out.splitlines() if ln.startswith("│")]
+    assert len(rows) == 10 and all(_cells(ln) == 70 for ln in rows)
+    assert all("…" in ln for ln in rows if "null" not in ln)
+
+
+def test_without_a_terminal_nothing_is_cut(monkeypatch: pytest.MonkeyPatch, in_root: Path) -> None:
+    from kafka_dump.render import output
+
+    monkeypatch.setattr(output, "_tty_width", lambda: None)
+    out = run("dump", "fixtures/v2-headers.log", env={"COLUMNS": None}).stdout
+    assert "binary=0x00fffe80c328206e6f74207574662d38 │" in out
+    assert max(_cells(ln) for ln in out.splitlines()) > 140
+
+
+def test_records_are_written_before_the_file_ends(tmp_path: Path) -> None:
+    from kafka_dump.analysis.dump import BatchEvent, RangeFilter, iter_dump
+    from kafka_dump.render.table import TableRenderer
+    from tests.batches import v2_batch
+
+    seg = tmp_path / "00000000000000000000.log"
+    seg.write_bytes(b"".join(v2_batch([(b"k", b"v", [])] * 200, base_offset=200 * i) for i in range(5)))
+    renderer = TableRenderer(flush_rows=256)
+    chunks = []
+    for event in iter_dump([str(seg)], RangeFilter()):
+        if isinstance(event, BatchEvent):
+            chunks.append(renderer.batch(event.batch, event.records))
+    assert not chunks[0] and sum(1 for c in chunks if c) >= 2  # a flush every few hundred rows
+    lines = [ln for c in chunks for ln in c] + list(renderer.file_end(str(seg), 0))
+    assert sum(ln.startswith("│") for ln in lines) == 1000
+    assert sum(ln.startswith("┏") for ln in lines) == 1 and lines[-1].startswith("└")
+
+
+@pytest.mark.parametrize(
+    ("mode", "shown"),
+    [("iso", r"2023-11-14T22:13:21\.000Z │"), ("ms", r"│ 1700000001000 +│"),
+     ("both", r"2023-11-14T22:13:21\.000Z \(1700000001000\) │")],
+)  # fmt: skip
+def test_time_column(mode: str, shown: str) -> None:
+    out = run("dump", "--time", mode, fx("v2-none.log")).stdout
+    assert re.search(shown, out)
+    assert out.count("1700000001000") == (0 if mode == "iso" else 1)
+
+
+def test_time_iso_is_the_default() -> None:
+    assert run("dump", fx("v2-none.log")).stdout == run("dump", "--time", "iso", fx("v2-none.log")).stdout
+
+
+def test_null_is_styled_apart_from_the_text_null(tmp_path: Path) -> None:
+    from tests.batches import v2_batch
+
+    seg = tmp_path / "00000000000000000000.log"
+    seg.write_bytes(v2_batch([(None, b"null", [])]))
+    out = run("dump", "--color", "always", str(seg)).stdout
+    assert "\x1b[2;3mnull\x1b[0m" in out  # the absent key: dim italic
+    assert re.search(r"│ null +│", out)  # the value, the text "null": plain
+
+
+def test_colour_means_something(in_root: Path) -> None:
+    out = run("dump", "--color", "always", "fixtures/txn-control.log", "fixtures/corrupt-crc.log").stdout
+    assert "\x1b[1;32mCOMMIT\x1b[0m" in out
+    assert "\x1b[1;31mABORT\x1b[0m" in out
+    assert "\x1b[34mtransactional\x1b[0m" in out
+    assert "\x1b[1;31mCRC INVALID (stored 3974637417)" in out
+    assert "\x1b[1;31mPROBLEM at byte 257" in out
+    assert "\x1b[35m0x00000001" in out  # hex keys of the control records
+    tail = run("dump", "--color", "always", "fixtures/zero-tail.log").stdout
+    assert "\x1b[33mTAIL at byte 421" in tail
+
+
+def _run_with_stderr_on_pty(args: list[str]) -> tuple[bytes, bytes, int]:
+    master, slave = pty.openpty()
+    proc = subprocess.Popen(
+        args, stdout=subprocess.PIPE, stderr=slave, env=_clean_env(COLUMNS="120"), cwd=ROOT
+    )
+    os.close(slave)
+    assert proc.stdout is not None
+    out = proc.stdout.read()
+    code = proc.wait(timeout=60)
+    err = b""
+    while select.select([master], [], [], 0.5)[0]:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        err += chunk
+    os.close(master)
+    return out, err, code
+
+
+def test_closing_summary_on_a_terminal_stderr() -> None:
+    out, err, code = _run_with_stderr_on_pty(
+        _kdump_argv("dump", "--format", "json", "fixtures/corrupt-crc.log", "fixtures/zero-tail.log")
+    )
+    assert code == 1 and out.startswith(b"{")
+    plain = re.sub(rb"\x1b\[[0-9;?]*[a-zA-Z]", b"", err)
+    assert b"2 files \xc2\xb7 5 batches \xc2\xb7 15 records \xc2\xb7 1 problem" in plain
+    assert b"1 tail (4,096 bytes)" in plain
+    assert b"exit 1: corrupt data was found" in plain
+
+
+def test_no_summary_when_stderr_is_not_a_terminal(in_root: Path) -> None:
+    result = run("dump", "fixtures/corrupt-crc.log")
+    assert result.stderr == ""
+
+
+def test_kafka_lines_escape_control_characters_on_a_terminal() -> None:
+    shown, code = _run_on_pty(_kdump_argv("dump", "--format", "kafka", "fixtures/hostile.log"), _clean_env())
+    assert code == 0
+    assert b"\x1b" not in shown and b"\x08" not in shown
+    assert b"payload: \\x1b]0;pwned\\x07title" in shown
+    assert b"payload: safe\\rEVIL" in shown and b"user\\u202egnp.exe" in shown
+    assert b"headerKeys: [\\x1b[31mred]" in shown
+
+
+def test_kafka_lines_piped_keep_the_exact_bytes(in_root: Path) -> None:
+    result = run("dump", "--format", "kafka", "fixtures/hostile.log")
+    assert b"payload: \x1b]0;pwned\x07title\n" in result.stdout_bytes
+    assert b"payload: safe\rEVIL\n" in result.stdout_bytes
+
+
+@pytest.mark.parametrize("fmt", ["table", "kafka", "json"])
+def test_hostile_records_on_a_terminal_send_no_escape_sequence(fmt: str) -> None:
+    shown, code = _run_on_pty(_kdump_argv("dump", "--format", fmt, "fixtures/hostile.log"), _clean_env())
+    assert code == 0 and b"Traceback" not in shown
+    # Only the theme's colour codes: no CSI other than SGR, no OSC, no backspace, no bare CR.
+    assert not re.search(rb"\x1b(?!\[[0-9;]*m)", shown)
+    assert b"\x08" not in shown and not re.search(rb"\r(?!\n)", shown)
+    assert "\u202e".encode() not in shown and "\u200b".encode() not in shown
+
+
+def test_json_of_hostile_records_is_exact(in_root: Path) -> None:
+    values = [r["value"] for b in batches(json_dump("--payload", "base64", "fixtures/hostile.log"))
+              for r in b["records"]]  # fmt: skip
+    assert base64.b64decode(values[2]) == b"\x1b]0;pwned\x07title"
+    assert [base64.b64decode(v) for v in values] == [
+        v for _, _, v, _ in kafka_python_records(FIXTURES / "hostile.log")
+    ]
+
+
+def test_piped_output_takes_the_width_of_the_terminal_on_stderr() -> None:
+    """``kdump FILE | less`` in a 72-column terminal: stdout is a pipe, stderr the terminal."""
+    import fcntl
+    import struct
+    import termios
+
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 72, 0, 0))
+    names = [fx(n) for n in ("txn-control.log", "v2-headers.log", "mixed-magic.log")]
+    proc = subprocess.Popen(
+        _kdump_argv("dump", *names), stdout=subprocess.PIPE, stderr=slave, env=_clean_env(), cwd=ROOT
+    )
+    os.close(slave)
+    assert proc.stdout is not None
+    out = proc.stdout.read().decode()
+    assert proc.wait(timeout=60) == 0
+    os.close(master)
+    lines = [ln for ln in out.splitlines() if not ln.startswith("Dumping")]
+    assert lines and max(_cells(ln) for ln in lines) == 72
+    assert not ANSI.search(out)  # a pipe gets no colour, only the width

@@ -33,8 +33,9 @@ def test_golden(name: str, fmt: str, in_root: Path) -> None:
     assert result.exit_code == expected_code, result.output
     golden = GOLDEN / f"{name}.{fmt}.txt"
     if os.environ.get("KDUMP_UPDATE_GOLDENS") == "1":
-        golden.write_text(result.stdout, encoding="utf-8")
-    assert result.stdout == golden.read_text(encoding="utf-8")
+        golden.write_bytes(result.stdout_bytes)
+    # Bytes, not text: a record's CR must stay a CR (hostile.log), not become a newline.
+    assert result.stdout_bytes == golden.read_bytes()
 
 
 def test_every_fixture_has_goldens() -> None:

@@ -16,8 +16,14 @@ from kafka_dump.errors import NotASegmentError
 from kafka_dump.format.codecs import DEFAULT_MAX_BATCH_BYTES
 from kafka_dump.index import seek_position
 from kafka_dump.internal.sidefiles import SideItem, read_side_file, side_file_kind
-from kafka_dump.model import Batch, Problem, ProblemKind, Record
-from kafka_dump.segment import read_segment_runs, segment_base_offset, segment_files, snapshot_id
+from kafka_dump.model import Batch, Compression, Problem, ProblemKind, Record
+from kafka_dump.segment import (
+    read_segment,
+    read_segment_runs,
+    segment_base_offset,
+    segment_files,
+    snapshot_id,
+)
 
 
 @dataclass(frozen=True)
@@ -128,6 +134,13 @@ def progress_position(event: DumpEvent) -> tuple[str, int] | None:
     return None
 
 
+def _unread(b: Batch) -> bool:
+    """A batch without records that should have some: the header counts them, or it is a wrapper."""
+    if b.magic >= 2:
+        return (b.recordCount or 0) > 0
+    return b.compression is not Compression.NONE
+
+
 def iter_dump(
     paths: list[str],
     rng: RangeFilter,
@@ -160,19 +173,41 @@ def iter_dump(
             continue
         start = seek_position(Path(f), from_offset=rng.from_offset, from_time=rng.from_time) if active else 0
         keep = rng.keep_header if active else None
-        whole = not active and left is None  # every batch is shown as it is: runs pass through
-        for item in _items(
-            read_segment_runs(
+        if not active and left is None:
+            # No filter, no limit: the plain loop, once per batch; a run of plain v0/v1 messages (a
+            # list of two or more batches, no problem) passes on whole, as one BatchRun.
+            runs = read_segment_runs(
                 f, with_records=with_records, max_batch_bytes=max_batch_bytes, start=start, keep=keep
-            ),
-            whole,
-        ):
-            if isinstance(item, BatchRun):
-                n_batches += len(item.batches)
-                if with_records:
-                    n_records += sum(map(len, map(_records_of, item.batches)))
-                yield item
-                continue
+            )
+            for item in (x for run in runs for x in _one_or_run(run)):
+                if isinstance(item, BatchRun):
+                    n_batches += len(item.batches)
+                    if with_records:
+                        n_records += sum(map(len, map(_records_of, item.batches)))
+                    yield item
+                    continue
+                if isinstance(item, Problem):
+                    if item.kind is ProblemKind.CORRUPT:
+                        corrupt += 1
+                    else:
+                        trailing += item.length
+                        tails += 1
+                        tail_bytes += item.length
+                    yield item
+                    continue
+                records = item.records
+                if records:
+                    n_records += len(records)
+                elif with_records and _unread(item):
+                    records = None  # no record could be read (a codec failed): not the same as none at all
+                n_batches += 1
+                yield BatchEvent(item, records)
+            yield FileEnd(str(f), trailing)
+            continue
+        items = read_segment(
+            f, with_records=with_records, max_batch_bytes=max_batch_bytes, start=start, keep=keep
+        )
+        for item in items:
             if isinstance(item, Problem):
                 if item.kind is ProblemKind.CORRUPT:
                     corrupt += 1
@@ -185,6 +220,8 @@ def iter_dump(
             if rng.to_offset is not None and item.baseOffset > rng.to_offset:
                 break
             records = item.records
+            if with_records and not records and _unread(item):
+                records = None  # no record could be read (a codec failed): not the same as none at all
             if records is not None and active:
                 records = tuple(r for r in records if rng.keep_record(r))
                 if not records and item.records:
@@ -197,7 +234,7 @@ def iter_dump(
                 if records is not None:
                     records = records[:left]
                     left -= len(records)
-                else:
+                elif not with_records:
                     left -= 1
             n_batches += 1
             n_records += len(records) if records is not None else 0
@@ -209,10 +246,9 @@ def iter_dump(
     yield Summary(n_files, n_batches, n_records, corrupt, tails, tail_bytes)
 
 
-def _items(runs: Iterator[Sequence[Batch | Problem]], whole: bool) -> Iterator[Batch | Problem | BatchRun]:
-    """The segment reader's items; with ``whole``, a run of two or more batches as one ``BatchRun``."""
-    for run in runs:
-        if whole and len(run) > 1 and Problem not in map(type, run):
-            yield BatchRun(run)  # type: ignore[arg-type]  # batches only: checked just above
-        else:
-            yield from run
+def _one_or_run(run: Sequence[Batch | Problem]) -> Sequence[Batch | Problem | BatchRun]:
+    """A run of two or more batches and no problem (plain v0/v1 messages, whose records are all
+    read) as one ``BatchRun``; any other list of items as it is."""
+    if len(run) > 1 and Problem not in map(type, run):
+        return (BatchRun(run),)  # type: ignore[arg-type]  # batches only: checked just above
+    return run

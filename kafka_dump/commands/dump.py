@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import TypeVar
 
 import click
@@ -19,7 +19,7 @@ from kafka_dump.analysis.dump import (
     iter_dump,
     progress_position,
 )
-from kafka_dump.commands import EXIT_CORRUPT, EXIT_OK
+from kafka_dump.commands import EXIT_CORRUPT, EXIT_MEANINGS, EXIT_OK
 from kafka_dump.commands.options import (
     color_option,
     format_option,
@@ -31,10 +31,12 @@ from kafka_dump.commands.options import (
 from kafka_dump.internal import DECODE_CHOICES
 from kafka_dump.model import Problem, ProblemKind
 from kafka_dump.render import Renderer, progress
-from kafka_dump.render.jsonl import JsonRenderer
+from kafka_dump.render.jsonl import JsonRenderer, terminal_safe
 from kafka_dump.render.kafka_text import KafkaTextRenderer
 from kafka_dump.render.output import ColorMode, Output
 from kafka_dump.render.payload import PayloadEncoding
+from kafka_dump.render.summary import closing_summary
+from kafka_dump.render.table import TIME_MODES, TableRenderer, TimeMode
 
 T = TypeVar("T")
 
@@ -54,6 +56,8 @@ T = TypeVar("T")
 @click.option("--max-bytes", type=click.IntRange(min=1), default=64, show_default=True,
               help="Table: cut keys and values to this many bytes.")  # fmt: skip
 @click.option("--batches-only", is_flag=True, help="Show batch headers only; records are not decoded.")
+@click.option("--time", "time_mode", type=click.Choice(list(TIME_MODES)), default="iso", show_default=True,
+              help="Table: times as ISO-8601 (UTC), epoch ms, or both in one column.")  # fmt: skip
 @range_options
 @max_batch_bytes_option
 @click.option(
@@ -69,6 +73,7 @@ def dump(
     payload: str,
     max_bytes: int,
     batches_only: bool,
+    time_mode: TimeMode,
     rng: RangeFilter,
     max_batch_bytes: int,
     decode: str,
@@ -93,75 +98,75 @@ def dump(
     )
     if progress.wanted():
         events = progress.with_progress(events, progress_position, out.err_console)
-    stream = _Stream(events)
     if fmt == "json":
-        _json(out, stream, PayloadEncoding(payload), decode)
+        json_renderer = JsonRenderer(PayloadEncoding(payload), decode)
+        # On a terminal, the same JSON with what a terminal would act on escaped.
+        write_json = out.write_byte_lines if not out.is_terminal else _terminal_json(out)
+        summary = _render(events, json_renderer, write_json)
     elif fmt == "kafka":
-        _kafka(out, stream, batches_only, decode)
+        kafka = KafkaTextRenderer(records=not batches_only, escape=out.is_terminal, decode=decode)
+        summary = _render(events, kafka, out.write_lines, corrupt=out.diagnostic)
     else:
-        _table(out, stream, max_bytes, batches_only, decode)
+        table = TableRenderer(
+            max_bytes=max_bytes,
+            records=not batches_only,
+            time=time_mode,
+            width=out.width,
+            color=out.color,
+            decode=decode,
+        )
+        summary = _render(events, table, out.write_lines)
     out.flush()
-    return EXIT_CORRUPT if stream.summary.corrupt else EXIT_OK
+    code = EXIT_CORRUPT if summary.corrupt else EXIT_OK
+    if out.err_is_terminal:
+        out.err_print(
+            closing_summary(
+                files=summary.files, batches=summary.batches, records=summary.records,
+                corrupt=summary.corrupt, tails=summary.tails, tail_bytes=summary.tail_bytes,
+                exit_code=code, meaning=EXIT_MEANINGS[code],
+            )
+        )  # fmt: skip
+    return code
 
 
-class _Stream:
-    """The events of a dump up to its closing ``Summary``, which is kept for the exit code."""
+def _render(
+    events: Iterable[DumpEvent],
+    renderer: Renderer[T],
+    write: Callable[[Sequence[T]], None],
+    corrupt: Callable[[str], None] | None = None,
+) -> Summary:
+    """Feed every event to ``renderer`` and write what it answers; return the closing ``Summary``.
 
-    def __init__(self, events: Iterable[DumpEvent]) -> None:
-        self._events = events
-        self.summary = Summary()
-
-    def __iter__(self) -> Iterator[FileStart | FileEnd | BatchEvent | BatchRun | SideEntry | Problem]:
-        for event in self._events:
-            if isinstance(event, Summary):
-                self.summary = event
-                return
-            yield event
-
-
-def _table(out: Output, events: _Stream, max_bytes: int, batches_only: bool, decode: str) -> None:
-    from rich.text import Text
-
-    from kafka_dump.render.table import TableRenderer
-
-    table = TableRenderer(max_bytes=max_bytes, records=not batches_only, decode=decode)
+    ``corrupt``: where corruption goes instead, when the format has no place for it (Kafka's lines).
+    """
+    batch = renderer.batch
     for event in events:
-        for renderable in _dispatch(table, event):
-            if isinstance(renderable, str):
-                out.write(renderable)
-            else:
-                # A batch's title line is never wrapped: it is one line to grep.
-                out.print(renderable, soft_wrap=isinstance(renderable, Text))  # type: ignore[arg-type]
+        if type(event) is BatchEvent:  # the hot case first: one per batch, or per v0/v1 message
+            lines = batch(event[0], event[1])
+        elif type(event) is BatchRun:  # a run of plain v0/v1 messages: one write for them all
+            lines = [line for b in event[0] for line in batch(b, b.records)]
+        elif type(event) is Summary:
+            return event
+        elif isinstance(event, Problem):
+            if corrupt is not None and event.kind is ProblemKind.CORRUPT:
+                corrupt(str(event))
+                continue
+            lines = renderer.problem(event)
+        elif isinstance(event, FileStart):
+            lines = renderer.file_start(event.path, event.base_offset, event.snapshot)
+        elif isinstance(event, FileEnd):
+            lines = renderer.file_end(event.path, event.trailing)
+        elif isinstance(event, SideEntry):
+            lines = renderer.side(event.path, event.item)
+        else:
+            raise TypeError(f"unknown event {event!r}")
+        if lines:
+            write(lines)
+    return Summary()
 
 
-def _json(out: Output, events: _Stream, payload: PayloadEncoding, decode: str) -> None:
-    renderer = JsonRenderer(payload, decode)
-    write = out.write_bytes
-    for event in events:
-        if lines := _dispatch(renderer, event):
-            write(b"".join(lines))
+def _terminal_json(out: Output) -> Callable[[Sequence[bytes]], None]:
+    def write(lines: Sequence[bytes]) -> None:
+        out.write_byte_lines([terminal_safe(line) for line in lines])
 
-
-def _kafka(out: Output, events: _Stream, batches_only: bool, decode: str) -> None:
-    renderer = KafkaTextRenderer(records=not batches_only, escape=out.is_terminal, decode=decode)
-    for event in events:
-        if isinstance(event, Problem) and event.kind is ProblemKind.CORRUPT:
-            out.diagnostic(str(event))  # Kafka's lines have no place for corruption: stderr
-            continue
-        out.write_lines(_dispatch(renderer, event))
-
-
-def _dispatch(renderer: Renderer[T], event: object) -> Sequence[T]:
-    if isinstance(event, BatchEvent):
-        return renderer.batch(event.batch, event.records)
-    if isinstance(event, BatchRun):
-        return [out for b in event.batches for out in renderer.batch(b, b.records)]
-    if isinstance(event, Problem):
-        return renderer.problem(event)
-    if isinstance(event, FileStart):
-        return renderer.file_start(event.path, event.base_offset, event.snapshot)
-    if isinstance(event, FileEnd):
-        return renderer.file_end(event.path, event.trailing)
-    if isinstance(event, SideEntry):
-        return renderer.side(event.path, event.item)
-    raise TypeError(f"unknown event {event!r}")
+    return write

@@ -91,12 +91,14 @@ if TYPE_CHECKING:
 _ENCODE_NAMES = frozenset({"encode_entry", "encode_refusals", "entry_size", "new_batch"})
 
 
-def __getattr__(name: str) -> Any:
-    if name in _ENCODE_NAMES:
-        from kafka_dump.format import encode
+if not TYPE_CHECKING:  # hidden from mypy, which would otherwise let any name pass as this module's
 
-        return getattr(encode, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    def __getattr__(name: str) -> Any:
+        if name in _ENCODE_NAMES:
+            from kafka_dump.format import encode
+
+            return getattr(encode, name)
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 __all__ = [

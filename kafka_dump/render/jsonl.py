@@ -9,6 +9,7 @@ the choice). Lines are written as bytes, straight to stdout's buffer.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
@@ -169,3 +170,19 @@ def problem_object(p: Problem) -> dict[str, Any]:
         "expected": p.expected,
         "found": p.found,
     }
+
+
+# Characters JSON leaves raw (ensure_ascii=False) that a terminal acts on: C1 controls (U+0080-009F,
+# U+009B is a CSI), zero-width and direction marks and overrides, line/paragraph separators, BOM.
+_TERMINAL_UNSAFE = re.compile(
+    rb"\xc2[\x80-\x9f]|\xe2\x80[\x8b-\x8f\xa8-\xae]|\xe2\x81[\xa0-\xaf]|\xef\xbb\xbf"  # in UTF-8
+)
+
+
+def _json_escape(match: re.Match[bytes]) -> bytes:
+    return b"\\u%04x" % ord(match.group().decode())
+
+
+def terminal_safe(line: bytes) -> bytes:
+    """A JSON line for a terminal: the same JSON value, with characters a terminal acts on as ``\\uXXXX``."""
+    return _TERMINAL_UNSAFE.sub(_json_escape, line)

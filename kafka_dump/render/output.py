@@ -4,7 +4,8 @@ An ``Output`` decides, once per command, what the streams are:
 
 * **width**: ``COLUMNS`` when set; else the width of the terminal on stdout; when stdout is a pipe
   but a terminal is attached (stderr, or ``/dev/tty``), that terminal's width, so ``| less`` and
-  ``| head`` read well; with no terminal at all, ``None``: rows are never wrapped (for ``grep``).
+  ``| head`` read well; written to a regular file (``> out.txt``), or with no terminal at all,
+  ``None``: rows are never cut to a width (for ``grep``).
 * **colour**: ``--color always`` (for ``less -R``), ``never``, or ``auto``: only when stdout is a
   terminal and ``NO_COLOR`` is not set. stderr gets colour when it is a terminal, under the same rules.
 * **text and bytes**: ``write`` (str) and ``write_bytes`` (JSON Lines) may be mixed; switching
@@ -21,6 +22,7 @@ that ``write`` copies as they are.
 from __future__ import annotations
 
 import os
+import stat
 import sys
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Literal, TextIO
@@ -70,10 +72,21 @@ def terminal_width(
     columns = environ.get("COLUMNS", "")
     if columns.isdigit() and int(columns) > 0:
         return int(columns)
-    for stream in (stdout, stderr):
-        if _isatty(stream) and (width := _size_of(stream)):
-            return width
+    if _isatty(stdout):
+        return _size_of(stdout)
+    if _is_file(stdout):
+        return None
+    if _isatty(stderr) and (width := _size_of(stderr)):
+        return width
     return _tty_width() if dev_tty else None
+
+
+def _is_file(stream: object) -> bool:
+    """stdout is a regular file (``> out.txt``): kept whole, whatever terminal started the command."""
+    try:
+        return stat.S_ISREG(os.fstat(stream.fileno()).st_mode)  # type: ignore[attr-defined]
+    except (AttributeError, OSError, ValueError):
+        return False
 
 
 def color_wanted(mode: ColorMode, stream: TextIO, environ: Mapping[str, str] = os.environ) -> bool:
@@ -130,6 +143,13 @@ class Output:
             self.stdout.flush()
             self._bytes_pending = True
         self.stdout.buffer.write(data)
+
+    def write_byte_lines(self, lines: Iterable[bytes]) -> None:
+        """Lines of bytes straight to stdout's buffer."""
+        if not self._bytes_pending:
+            self.stdout.flush()
+            self._bytes_pending = True
+        self.stdout.buffer.writelines(lines)
 
     def print(self, renderable: RenderableType, *, soft_wrap: bool = False) -> None:
         """A Rich renderable on stdout (a ``Text``, a small ``Table``); never a str of data."""

@@ -1,18 +1,56 @@
-"""Readable tables: one Rich table per batch, built as the file is read. Builds, never prints."""
+"""Readable tables, streamed: rows of known widths written directly with Rich's box characters.
+
+Rich's ``Table`` costs about 0.75 ms a row, so the bulk rows are formatted here: each record becomes
+a row of cells (text, width in terminal cells, theme style), rows are buffered a few hundred at a
+time, the column widths are taken from the buffer, and the lines are written with the box
+characters of ``rich.box.HEAVY_HEAD`` and the ANSI codes of the theme's styles (rendered once).
+
+Records of consecutive batches share one table: each batch opens with a one-line section row
+(its header), and a run of plain v0/v1 messages (one message per log entry) is one row per message
+under a single section row. A table lasts a file; it is closed and reopened only when a column
+must grow (or appear) after rows were written with the old widths.
+
+Widths: on a terminal (``width``), the table fits it, cutting the value, headers, note, key and
+time columns (in that order) with ``…``; with no width, nothing is cut beyond ``--max-bytes``. Every string from the file is
+shown as text or hex, control characters escaped: nothing reaches Rich or the terminal as markup
+or as an escape sequence.
+
+With ``decode`` (``--decode``), a record its file's decoder reads shows its decoded key and value
+instead (``OffsetCommitValue v3 offset=5 ...``), cut to 16 times ``max_bytes`` characters, and a
+KRaft control record its JSON in the note column. Entries of side files (``.index``,
+``.snapshot``...) are plain aligned rows (``render/decoded.py``'s ``SideTable``).
+"""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime, timezone
 from functools import lru_cache
+from typing import Literal, cast
 
-from rich.table import Table
-from rich.text import Text
+from rich import box
+from rich.cells import cell_len, set_cell_size
 
-from kafka_dump.internal import Decoded, RecordDecoder, record_decoder, resolve
+from kafka_dump.internal import RecordDecoder, record_decoder, resolve
 from kafka_dump.internal.sidefiles import SideItem
-from kafka_dump.model import Batch, Problem, Record
+from kafka_dump.model import Batch, Compression, ControlType, Problem, ProblemKind, Record, TimestampType
 from kafka_dump.render.decoded import SideTable, kafka_json, part_text
-from kafka_dump.render.payload import header_key, preview, printable
+from kafka_dump.render.payload import header_key, printable
+from kafka_dump.render.theme import STYLES, number, plural, sgr
+
+TimeMode = Literal["iso", "ms", "both"]
+TIME_MODES: tuple[TimeMode, ...] = ("iso", "ms", "both")
+FLUSH_ROWS = 256  # rows buffered before they are written: the first rows show at once, memory stays flat
+
+Cell = tuple[str, int, str]  # text, width in terminal cells, theme style name ("" for none)
+
+_BOX = box.HEAVY_HEAD
+_OFFSET, _TIME, _KEY, _VALUE, _HEADERS, _NOTE = range(6)
+# Columns cut to fit a terminal, in this order, and the least width each keeps.
+_SHRINK = ((_VALUE, 8), (_HEADERS, 5), (_NOTE, 5), (_KEY, 5), (_TIME, 10))
+_NONE = Compression.NONE
+_NULL: Cell = ("null", 4, "kdump.null")
+_TIME_LABELS = {"iso": "time (UTC)", "ms": "timestamp (ms)", "both": "time (UTC) and ms"}
 
 
 @lru_cache(maxsize=4096)
@@ -33,130 +71,627 @@ def iso(ts: int) -> str:
     return "?" if second == "?" else f"{second}.{ts % 1000:03d}Z"
 
 
-def iso_ms(ts: int) -> str:
-    """``2024-01-31T12:00:00.123Z (1706702400123)``."""
+def time_text(ts: int, mode: TimeMode) -> str:
+    """A timestamp as ``--time`` asks: ISO, epoch ms, or both (``ISO (ms)``); ``-`` when there is none."""
+    if mode == "iso" or ts < 0:
+        return iso(ts)
+    if mode == "ms":
+        return str(ts)
     return f"{iso(ts)} ({ts})"
 
 
-class TableRenderer:
-    """Keys and values show as text when printable UTF-8, else hex, cut to ``max_bytes``.
+def data_cell(data: bytes | None, max_bytes: int) -> Cell:
+    """A key or value: text when it is UTF-8 (control characters escaped), else ``0x`` hex; cut at
+    ``max_bytes`` with ``…``; ``null`` (styled apart from the text "null") when absent."""
+    if data is None:
+        return _NULL
+    if len(data) <= max_bytes:
+        try:
+            text = data.decode()
+        except UnicodeDecodeError:
+            return _hex(data, "")
+        if text.isprintable():
+            return (text, len(text) if text.isascii() else cell_len(text), "")
+        return _escaped(text, data, "")
+    cut = data[:max_bytes]
+    try:
+        text = cut.decode()
+    except UnicodeDecodeError as exc:
+        # A cut through a multi-byte character is still text: drop the partial character.
+        if not (exc.start >= len(cut) - 3 and exc.reason == "unexpected end of data"):
+            return _hex(cut, "…")
+        text = cut[: exc.start].decode()
+    if text.isprintable():
+        return (text + "…", (len(text) if text.isascii() else cell_len(text)) + 1, "")
+    return _escaped(text, cut, "…")
 
-    With ``decode`` (``--decode``), a record its file's decoder reads shows its decoded key and value
-    instead (``OffsetCommitValue v3 offset=5 ...``), cut to 16 times ``max_bytes`` characters.
+
+def _hex(data: bytes, more: str) -> Cell:
+    text = "0x" + data.hex() + more
+    return (text, len(text), "kdump.hex")
+
+
+def _escaped(text: str, data: bytes, more: str) -> Cell:
+    """Mostly text with a few control characters: escaped; binary that happens to be UTF-8: hex."""
+    shown = printable(text)
+    if "\x00" in text or (len(shown) - len(text)) > len(text):
+        return _hex(data, more)
+    shown += more
+    return (shown, cell_len(shown), "")
+
+
+def _headers_cell(record: Record, max_bytes: int) -> Cell:
+    """``key=value, key=null``: header keys escaped like any text from the file, values as keys are."""
+    parts = []
+    for h in record.headers:
+        key, value = h.key, h.value
+        if key.isascii() and (value is None or (value.isascii() and len(value) <= max_bytes)):
+            k, v = key.decode("ascii"), "null" if value is None else value.decode("ascii")
+            if k.isprintable() and v.isprintable():
+                parts.append(f"{k}={v}")
+                continue
+        parts.append(f"{printable(header_key(key))}={data_cell(value, max_bytes)[0]}")
+    text = ", ".join(parts)
+    return (text, len(text) if text.isascii() else cell_len(text), "")
+
+
+def _control_cell(record: Record) -> Cell:
+    c = record.control
+    if c is None:
+        return ("control record, key unreadable", 31, "kdump.problem")
+    # The type alone (its version when not 0): the coordinator epoch is in --format json and kafka.
+    text = c.type_name if c.version == 0 else f"{c.type_name} v{c.version}"
+    return (text, len(text), _CONTROL_STYLES.get(c.type, "kdump.control"))
+
+
+_CONTROL_STYLES = {int(ControlType.COMMIT): "kdump.commit", int(ControlType.ABORT): "kdump.abort"}
+
+
+def _invalid_cell(record: Record) -> Cell:
+    text = f"CRC INVALID (stored {record.crc})"
+    return (text, len(text), "kdump.invalid")
+
+
+Segment = tuple[str, str]  # text, theme style name
+
+
+def batch_title(b: Batch, *, with_time: TimeMode | None = None) -> list[Segment]:
+    """A batch header on one line, short enough for 120 columns: what is default or absent is left
+    out (no codec when none, no producer fields without a producer, no time without one), and what
+    must not be missed (transactional, control, an invalid CRC) comes first, before any cut.
+    ``--format json`` has every field."""
+    count = b.recordCount if b.recordCount is not None else 0
+    parts: list[Segment] = [(f"offsets {b.baseOffset}..{b.lastOffset}", ""), (plural(count, "record"), "")]
+    if not b.crcValid:
+        parts.append((f"CRC INVALID (stored {b.crc})", "kdump.invalid"))
+    if b.isTransactional:
+        parts.append(("transactional", "kdump.transactional"))
+    if b.isControl:
+        parts.append(("control", "kdump.control"))
+    codec = "" if b.compression is _NONE else f" {b.compression.label}"
+    parts += [(f"v{b.magic}{codec}", ""), (f"{number(b.sizeInBytes)} B at {b.position}", "")]
+    if b.timestampType is TimestampType.LOG_APPEND_TIME:
+        parts.append(
+            ("LogAppendTime" + (f" {time_text(b.maxTimestamp, with_time)}" if with_time else ""), "")
+        )
+    elif with_time and b.maxTimestamp >= 0:
+        parts.append((f"maxTime {time_text(b.maxTimestamp, with_time)}", ""))
+    if b.magic >= 2:
+        if b.producerId >= 0:
+            seq = f" seq {b.baseSequence}..{b.lastSequence}" if b.baseSequence >= 0 else ""
+            parts.append((f"producer {b.producerId}/{b.producerEpoch}{seq}", ""))
+        if b.partitionLeaderEpoch >= 0:
+            parts.append((f"leaderEpoch {b.partitionLeaderEpoch}", ""))
+        if b.deleteHorizonMs is not None:
+            parts.append((f"deleteHorizon {time_text(b.deleteHorizonMs, with_time or 'iso')}", ""))
+    return _joined(parts)
+
+
+def message_title(b: Batch, *, with_time: TimeMode | None = None) -> list[Segment]:
+    """One plain v0/v1 message (a log entry of its own) for ``--batches-only``."""
+    parts: list[Segment] = [(f"offset {b.lastOffset}", "")]
+    if not b.crcValid:
+        parts.append((f"CRC INVALID (stored {b.crc})", "kdump.invalid"))
+    parts += [(f"v{b.magic} message", ""), (f"{number(b.sizeInBytes)} B at {b.position}", "")]
+    if b.timestampType is TimestampType.LOG_APPEND_TIME:
+        parts.append(("LogAppendTime", ""))
+    if with_time and b.maxTimestamp >= 0:
+        parts.append((time_text(b.maxTimestamp, with_time), ""))
+    return _joined(parts)
+
+
+def _run_title(b: Batch) -> list[Segment]:
+    text = f"v{b.magic} messages, one per log entry, uncompressed"
+    if b.timestampType is TimestampType.LOG_APPEND_TIME:
+        text += " · LogAppendTime"
+    return [(text, "kdump.batch")]
+
+
+def problem_title(p: Problem) -> list[Segment]:
+    """A problem: corruption in red, a tail (a fact, not corruption) in yellow."""
+    if p.kind is ProblemKind.CORRUPT:
+        head, style = f"PROBLEM at byte {p.position} ({number(p.length)} bytes, corrupt)", "kdump.problem"
+    else:
+        head, style = f"TAIL at byte {p.position} ({number(p.length)} bytes, {p.kind.label})", "kdump.tail"
+    return [(f"{head}: {printable(p.reason)}", style)]
+
+
+def _joined(parts: list[Segment]) -> list[Segment]:
+    """The parts of a title, `` · `` between them; unstyled parts take the batch line's style."""
+    out: list[Segment] = []
+    for text, style in parts:
+        if out:
+            out.append((" · ", "kdump.label"))
+        out.append((text, style or "kdump.batch"))
+    return out
+
+
+class _Section:
+    """A row that spans the table: a batch's header, the start of a run of messages, a problem."""
+
+    __slots__ = ("segments", "width", "wrap")
+
+    def __init__(self, segments: list[Segment], *, wrap: bool = False) -> None:
+        self.segments = segments
+        self.width = sum(len(t) if t.isascii() else cell_len(t) for t, _ in segments)
+        self.wrap = wrap  # a problem is wrapped, never cut: its reason matters; a batch line is cut
+
+
+class _Seconds(dict[int, str]):
+    """Epoch second -> ``2024-01-31T12:00:00``, filled on first use (neighbouring records share seconds)."""
+
+    def __missing__(self, second: int) -> str:
+        if len(self) > 4096:
+            self.clear()
+        text = self[second] = _iso_second(second)
+        return text
+
+
+_MILLIS = [f".{ms:03d}Z" for ms in range(1000)]
+_YEAR_10000 = 253_402_300_800_000  # epoch ms: ISO times end at 9999-12-31
+
+
+class TableRenderer:
+    """Builds the lines of the record tables (strings with the theme's ANSI codes when ``color``).
+
+    The buffer is kept by column (offsets, times, keys, values, headers, notes): the common cell,
+    printable ASCII, is a plain ``str`` whose width is its length, so widths, padding and lines are
+    made a column at a time by C loops (``max(map(len, ...))``, ``str.ljust``, ``%``). Any other
+    cell (styled, wide characters) is listed in ``_special`` by (column, row) and drawn apart.
     """
 
-    def __init__(self, *, max_bytes: int = 64, records: bool = True, decode: str = "none") -> None:
+    def __init__(
+        self,
+        *,
+        max_bytes: int = 64,
+        records: bool = True,
+        time: TimeMode = "iso",
+        width: int | None = None,
+        color: bool = False,
+        flush_rows: int = FLUSH_ROWS,
+        decode: str = "none",
+    ) -> None:
         self._max = max_bytes
-        self._records = records
-        self._header_shown = False
         self._side = SideTable()
         self._decode_choice = decode
         self._decode: RecordDecoder | None = None
+        self._decodes_data = False  # the file's records have a decoder (not only KRaft control records)
+        self._records = records
+        self._time = time
+        self._limit = width  # the terminal's width; None: never cut
+        self._flush_rows = flush_rows
+        self._sgr = {name: sgr(name) if color else ("", "") for name in STYLES}
+        self._sgr[""] = ("", "")
+        self._seconds = _Seconds()
+        self._cols: list[list[str]] = [[], [], [], [], [], []]
+        self._special: list[tuple[int, int, Cell]] = []  # (column, row, cell) of cells not plain ASCII
+        # Widths learnt as cells are added: every column's widest special cell, and the whole width of
+        # the time, headers and note columns (so only offsets, keys and values are measured at a flush).
+        self._known = [0] * 6
+        self._sections: list[tuple[int, _Section]] = []  # (row it comes before, section)
+        self._widths: list[int] | None = None  # of the open table; 0 for a hidden column
+        self._wanted: list[int] = []  # what the open table's rows needed, before fitting the terminal
+        self._section_width = 0  # its widest section row
+        # The run of plain v0/v1 messages in progress: its magic (-1: none) and timestamp type.
+        self._run_magic = -1
+        self._run_type = TimestampType.NO_TIMESTAMP_TYPE
+        self._pending: list[Record] = []  # its records not yet in the columns
+        self._pending_invalid: list[int] = []  # which of them have an invalid CRC
+        labels = ["offset", _TIME_LABELS[time], "key", "value", "headers", "note"]
+        self._labels = labels
+        self._label_widths = [len(x) for x in labels]
 
-    def file_start(
-        self, path: str, base_offset: int | None, snapshot: tuple[int, int] | None
-    ) -> list[object]:
+    # --- events ------------------------------------------------------------------------------
+
+    def file_start(self, path: str, base_offset: int | None, snapshot: tuple[int, int] | None) -> list[str]:
         self._side.reset()
         if self._decode_choice != "none":
-            self._decode = record_decoder(resolve(self._decode_choice, path))
-        return [Text(f"Dumping {printable(path)}", style="bold")]
+            name = resolve(self._decode_choice, path)
+            self._decode = record_decoder(name)
+            self._decodes_data = name is not None
+        return [*self._flush(close=True), self._styled([(f"Dumping {printable(path)}", "kdump.file")]) + "\n"]
 
-    def side(self, path: str, item: SideItem) -> list[object]:
-        return list(self._side.rows(item))
-
-    def batch(self, b: Batch, records: tuple[Record, ...] | None) -> list[object]:
-        if not self._records or records is None:
-            # One plain line per batch: Rich's per-renderable cost would dominate here.
-            return [batch_title(b) + "\n"] if b.crcValid else [Text(batch_title(b), style="bold red")]
-        table = Table(expand=False, show_lines=False)
-        table.add_column("offset", justify="right", no_wrap=True)
-        table.add_column("timestamp (UTC)", no_wrap=True)
-        table.add_column("ms", justify="right", no_wrap=True)
-        table.add_column("key", overflow="fold")
-        table.add_column("value", overflow="fold")
-        table.add_column("headers", overflow="fold")
-        if b.magic >= 2:
-            table.add_column("sequence", justify="right")
+    def batch(self, b: Batch, records: tuple[Record, ...] | None) -> Sequence[str]:
+        if not self._records:
+            return self._batch_line(b)
+        pending = self._pending
+        if b.compression is _NONE and b.magic < 2 and records is not None and len(records) == 1:
+            # A plain v0/v1 message, a log entry of its own: one row, under one section for the run.
+            # Its record waits in ``_pending`` and a run is added a column at a time.
+            if b.magic != self._run_magic or b.timestampType is not self._run_type:
+                self._start_run(b)
+            if not b.crcValid:
+                self._pending_invalid.append(len(pending))
+            pending.append(records[0])
+            if len(pending) < self._flush_rows:
+                return ()
+            return self._flush(close=False)
+        cols = self._cols
+        if pending:
+            self._end_run()
+        self._run_magic = -1
+        if records is None:
+            # The records could not be read (a codec failed): the header says so, the problem why.
+            title = [*batch_title(b, with_time=self._time), (" · ", "kdump.label")]
+            self._sections.append((len(cols[0]), _Section([*title, ("records not read", "kdump.problem")])))
         else:
-            table.add_column("crc", justify="right")
-        if b.isControl:
-            table.add_column("control")
-        decode = self._decode
-        for r in records:
-            d = decode(b.isControl, r) if decode is not None else None
-            key, value = (
-                (preview(r.key, self._max), preview(r.value, self._max))
-                if d is None or b.isControl
-                else self._decoded_cells(d)
-            )
-            row = [
-                str(r.offset),
-                iso(r.timestamp),
-                str(r.timestamp),
-                key,
-                value,
-                ", ".join(f"{printable(header_key(h.key))}={preview(h.value, self._max)}" for h in r.headers),
-                str(r.sequence) if b.magic >= 2 else f"{r.crc}{'' if r.crcValid else ' (invalid)'}",
-            ]
+            first = len(cols[0])
+            self._sections.append((first, _Section(batch_title(b))))
+            self._add_rows(records)
             if b.isControl:
-                c = r.control
-                text = "?" if c is None else _control_text(c.type_name, c.version, c.coordinatorEpoch)
-                if d is not None and d.value is not None and d.value.data is not None:
-                    text += " " + self._cut(kafka_json(d.value.data))
-                row.append(text)
-            table.add_row(*map(Text, row))  # data is never markup
-        return [Text(batch_title(b), style="" if b.crcValid else "bold red"), table]
+                for i, r in enumerate(records, first):
+                    self._set(_NOTE, i, _control_cell(r))
+            elif b.magic < 2:
+                for i, r in enumerate(records, first):
+                    if r.crcValid is False:
+                        self._set(_NOTE, i, _invalid_cell(r))
+            if self._decode is not None and (self._decodes_data or b.isControl):
+                self._decode_rows(self._decode, first, records, b.isControl)
+        if len(cols[0]) >= self._flush_rows:
+            return self._flush(close=False)
+        return ()
 
-    def _cut(self, text: str) -> str:
+    def side(self, path: str, item: SideItem) -> list[str]:
+        """An entry of a file kept beside segments: a plain aligned row, after any open table."""
+        rows = self._side.rows(item)
+        return [*self._flush(close=True), *(printable(row[:-1]) + "\n" for row in rows)]
+
+    def problem(self, p: Problem) -> list[str]:
+        if not self._records:
+            return self._line(_Section(problem_title(p), wrap=True))
+        self._end_run()
+        self._run_magic = -1
+        self._sections.append((len(self._cols[0]), _Section(problem_title(p), wrap=True)))
+        return []
+
+    def file_end(self, path: str, trailing: int) -> list[str]:
+        return self._flush(close=True)
+
+    # --- rows ----------------------------------------------------------------------------------
+
+    def _batch_line(self, b: Batch) -> list[str]:
+        """``--batches-only``: one line per batch, no table."""
+        plain = b.magic < 2 and b.compression is Compression.NONE
+        title = message_title(b, with_time=self._time) if plain else batch_title(b, with_time=self._time)
+        return self._line(_Section(title))
+
+    def _line(self, section: _Section) -> list[str]:
+        """A line outside any table (``--batches-only``), cut or wrapped to a terminal's width."""
+        limit = self._limit
+        if limit is None or section.width <= limit:
+            return [self._styled(section.segments) + "\n"]
+        if section.wrap:
+            text, style = _plain(section.segments)
+            return [self._styled([(chunk, style)]) + "\n" for chunk in _wrap(text, limit)]
+        return [self._styled(_cut_segments(section.segments, limit)) + "\n"]
+
+    def _start_run(self, b: Batch) -> None:
+        self._end_run()
+        self._run_magic, self._run_type = b.magic, b.timestampType
+        self._sections.append((len(self._cols[0]), _Section(_run_title(b))))
+
+    def _end_run(self) -> None:
+        """Add the rows of the plain v0/v1 messages waiting in ``_pending``."""
+        pending = self._pending
+        if not pending:
+            return
+        first = len(self._cols[0])
+        self._add_rows(pending)
+        for i in self._pending_invalid:
+            self._set(_NOTE, first + i, _invalid_cell(pending[i]))
+        if self._decode is not None and self._decodes_data:
+            self._decode_rows(self._decode, first, pending, False)
+        self._pending = []
+        self._pending_invalid = []
+
+    def _decode_rows(
+        self, decode: RecordDecoder, first: int, records: Sequence[Record], control: bool
+    ) -> None:
+        """Decoded keys and values (internal topics), or a KRaft control record's JSON in its note."""
+        for i, r in enumerate(records, first):
+            d = decode(control, r)
+            if d is None:
+                continue
+            if control:
+                if d.value is not None and d.value.data is not None and r.control is not None:
+                    # With its JSON, the record's version too: it says which schema the JSON follows.
+                    style = _control_cell(r)[2]
+                    label = f"{r.control.type_name} v{r.control.version}"
+                    text = f"{label} {self._decoded_text(kafka_json(d.value.data))}"
+                    self._set(_NOTE, i, (text, cell_len(text), style))
+                continue
+            key = "" if d.key is None and d.decoder == "metadata" else part_text(d.key)
+            value = part_text(d.value, d.tombstone) + ("" if d.error is None else f" ({d.error})")
+            for col, text in ((_KEY, key), (_VALUE, value)):
+                shown = self._decoded_text(text)
+                self._set(col, i, (shown, cell_len(shown), ""))
+
+    def _decoded_text(self, text: str) -> str:
         limit = 16 * self._max
         return printable(text if len(text) <= limit else text[:limit] + "…")
 
-    def _decoded_cells(self, d: Decoded) -> tuple[str, str]:
-        key = "" if d.key is None and d.decoder == "metadata" else part_text(d.key)
-        value = part_text(d.value, d.tombstone)
-        if d.error is not None:
-            value += f" ({d.error})"
-        return self._cut(key), self._cut(value)
+    def _set(self, col: int, row: int, cell: Cell) -> None:
+        """Put a cell that is not plain ASCII text (styled, or of wide characters) at (col, row)."""
+        self._cols[col][row] = cell[0]
+        self._special.append((col, row, cell))
+        if cell[1] > self._known[col]:
+            self._known[col] = cell[1]
 
-    def problem(self, p: Problem) -> list[object]:
-        return [
-            Text(
-                f"PROBLEM at byte {p.position} ({p.length} bytes, {p.kind.label}): {printable(p.reason)}",
-                style="bold red",
+    def _add_rows(self, records: Sequence[Record]) -> None:
+        """The hot loop: the cells of ``records``, a column at a time."""
+        offsets, times, keys, values, headers, notes = self._cols
+        first = len(offsets)
+        n = len(records)
+        offsets.extend([str(r.offset) for r in records])
+        stamps = [r.timestamp for r in records]
+        if self._time == "iso" and stamps and min(stamps) >= 0 and max(stamps) < _YEAR_10000:
+            seconds = self._seconds
+            times.extend([seconds[t // 1000] + _MILLIS[t % 1000] for t in stamps])
+            shown = 24  # 2023-11-14T22:13:20.000Z
+        else:
+            texts = [time_text(t, self._time) for t in stamps]
+            times.extend(texts)
+            shown = max(map(len, texts), default=0)
+        known = self._known
+        if shown > known[_TIME]:
+            known[_TIME] = shown
+        self._data_column(_KEY, keys, [r.key for r in records], first)
+        self._data_column(_VALUE, values, [r.value for r in records], first)
+        blank = [""] * n
+        notes.extend(blank)
+        if any(r.headers for r in records):
+            headers.extend(blank)
+            for i, r in enumerate(records, first):
+                if r.headers:
+                    cell = _headers_cell(r, self._max)
+                    if cell[2] or cell[1] != len(cell[0]):
+                        self._set(_HEADERS, i, cell)
+                    else:
+                        headers[i] = cell[0]
+                        if cell[1] > known[_HEADERS]:
+                            known[_HEADERS] = cell[1]
+        else:
+            headers.extend(blank)
+
+    def _data_column(self, col: int, column: list[str], datas: list[bytes | None], first: int) -> None:
+        """Keys or values: all printable ASCII in one go when they are (the usual case), else one by one."""
+        mx = self._max
+        if None not in datas:
+            present = cast("list[bytes]", datas)
+            longest = max(map(len, present), default=0)
+            shortest = min(map(len, present), default=0)
+            if longest <= mx or shortest > mx:
+                cut = longest > mx
+                joined = b"\n".join([d[:mx] for d in present] if cut else present)
+                if joined.isascii():
+                    text = joined.decode("ascii")
+                    if text.count("\n") == len(datas) - 1 and text.replace("\n", "").isprintable():
+                        parts = text.split("\n")
+                        column.extend([t + "…" for t in parts] if cut else parts)
+                        return
+        column.extend([""] * len(datas))
+        for i, data in enumerate(datas, first):
+            cell = data_cell(data, mx)
+            if cell[2] or cell[1] != len(cell[0]):
+                self._set(col, i, cell)
+            else:
+                column[i] = cell[0]
+
+    # --- layout --------------------------------------------------------------------------------
+
+    def _needed(self) -> tuple[list[int], int]:
+        """Column widths the buffered rows need (0: a column none of them uses), and the widest section."""
+        widths = list(self._known)
+        for i in (_OFFSET, _KEY, _VALUE):
+            widths[i] = max(max(map(len, self._cols[i]), default=0), widths[i])
+        for i in (_OFFSET, _TIME, _KEY, _VALUE):
+            widths[i] = max(widths[i], self._label_widths[i])
+        for i in (_HEADERS, _NOTE):
+            if widths[i]:
+                widths[i] = max(widths[i], self._label_widths[i])
+        section = max((s.width for _, s in self._sections), default=0)
+        return widths, section
+
+    def _fit(self, wanted: list[int], section: int) -> list[int]:
+        """Widen the value column for the section rows, then cut columns to fit the terminal."""
+        widths = list(wanted)
+        widths[_VALUE] += max(0, section + 5 - _table_width(widths))
+        if self._limit is not None:
+            excess = _table_width(widths) - self._limit
+            for col, least in _SHRINK:
+                if excess <= 0:
+                    break
+                cut = min(excess, max(0, widths[col] - least))
+                widths[col] -= cut
+                excess -= cut
+        return widths
+
+    def _flush(self, *, close: bool) -> list[str]:
+        out: list[str] = []
+        self._end_run()
+        if self._cols[0] or self._sections:
+            needed, section = self._needed()
+            wanted = (
+                [max(n, w) for n, w in zip(needed, self._wanted, strict=True)] if self._widths else needed
             )
-        ]
+            section = max(section, self._section_width if self._widths else 0)
+            widths = self._fit(wanted, section)
+            if self._widths is not None and widths != self._widths and self._limit is not None:
+                # Growing once on a terminal: take its whole width, so that values do not grow it again.
+                wanted[_VALUE] += self._limit
+                widths = self._fit(wanted, section)
+            if self._widths is not None and widths != self._widths:
+                # A column must grow or appear: close the table, open one with the new widths.
+                out.append(self._bottom(self._widths))
+                self._widths = None
+            if self._widths is None:
+                out.extend(self._top(widths))
+            self._widths, self._wanted, self._section_width = widths, wanted, section
+            self._lines(widths, needed, out)
+            self._cols = [[], [], [], [], [], []]
+            self._special = []
+            self._known = [0] * 6
+            self._sections = []
+        if close and self._widths is not None:
+            out.append(self._bottom(self._widths))
+            self._widths = None
+            self._run_magic = -1
+        return out
 
-    def file_end(self, path: str, trailing: int) -> list[object]:
-        return []
+    def _top(self, widths: list[int]) -> list[str]:
+        shown = [w + 2 for w in widths if w]
+        start, end = self._sgr["kdump.header"]
+        cells = []
+        for label, w in zip(self._labels, widths, strict=True):
+            if w:
+                if len(label) > w:
+                    label = _cut(label, w)[0]
+                pad = " " * (w - len(label))
+                cells.append(f" {label}{pad} " if label != "offset" else f" {pad}{label} ")
+        vertical = _BOX.head_vertical
+        head = (
+            _BOX.head_left
+            + vertical.join(f"{start}{c}{end}" if start else c for c in cells)
+            + _BOX.head_right
+        )
+        return [_BOX.get_top(shown) + "\n", head + "\n", _BOX.get_row(shown, "head") + "\n"]
+
+    def _bottom(self, widths: list[int]) -> str:
+        return _BOX.get_bottom([w + 2 for w in widths if w]) + "\n"
+
+    def _lines(self, widths: list[int], needed: list[int], out: list[str]) -> None:
+        """Append the buffered rows' lines at ``widths``, a column at a time, with the sections between."""
+        bar = _BOX.mid_vertical
+        shown = [col for col, w in enumerate(widths) if w]
+        columns = []
+        for col in shown:
+            column, width = self._cols[col], widths[col]
+            if needed[col] > width:  # cut to fit the terminal
+                column = [c if len(c) <= width else _cut(c, width)[0] for c in column]
+            columns.append(column)
+        # Plain cells are padded by ``%``: their width is their length. A row holding another cell
+        # (styled, or of wide characters) is drawn again, each cell padded by its width in cells.
+        specs = [f"%{widths[col]}s" if col == _OFFSET else f"%-{widths[col]}s" for col in shown]
+        sep = f" {bar} "
+        lines = list(map(f"{bar} {sep.join(specs)} {bar}\n".__mod__, zip(*columns, strict=True)))
+        if self._special:
+            special: dict[int, dict[int, Cell]] = {}
+            for col, row, cell in self._special:
+                special.setdefault(row, {})[col] = cell
+            for row, cells in special.items():
+                parts = []
+                for col, column in zip(shown, columns, strict=True):
+                    width = widths[col]
+                    drawn = cells.get(col)
+                    if drawn is not None:
+                        parts.append(self._cell(drawn, width))
+                    elif col == _OFFSET:
+                        parts.append(column[row].rjust(width))
+                    else:
+                        parts.append(column[row].ljust(width))
+                lines[row] = f"{bar} {sep.join(parts)} {bar}\n"
+        inner = _table_width(widths) - 5
+        done = 0
+        for row, section in self._sections:
+            out.extend(lines[done:row])
+            out.append(self._section(section, inner))
+            done = row
+        out.extend(lines[done:])
+
+    def _cell(self, cell: Cell, width: int) -> str:
+        text, w, style = cell
+        if w > width:
+            text, w = _cut(text, width)
+        if style:
+            start, end = self._sgr[style]
+            text = f"{start}{text}{end}"
+        return text + " " * (width - w)
+
+    def _section(self, section: _Section, inner: int) -> str:
+        """``├─ offsets 0..2 · 3 records · … ───┤``: cut with ``…`` only when a terminal is too narrow."""
+        segments = section.segments
+        width = section.width
+        rule = _BOX.row_horizontal
+        if width > inner and section.wrap:
+            text, style = _plain(segments)
+            first, *rest = _wrap(text, inner)
+            lines = [
+                f"{_BOX.row_left}{rule} {self._styled([(first, style)])} {rule * (inner - cell_len(first))}{_BOX.row_right}\n"
+            ]
+            bar = _BOX.mid_vertical
+            lines += [
+                f"{bar} {self._styled([(chunk, style)])}{' ' * (inner + 1 - cell_len(chunk))} {bar}\n"
+                for chunk in rest
+            ]
+            return "".join(lines)
+        if width > inner:
+            segments = _cut_segments(segments, inner)
+            width = inner
+        return f"{_BOX.row_left}{rule} {self._styled(segments)} {rule * (inner - width)}{_BOX.row_right}\n"
+
+    def _styled(self, segments: list[Segment]) -> str:
+        sgr_ = self._sgr
+        out = []
+        for text, style in segments:
+            start, end = sgr_[style]
+            out.append(f"{start}{text}{end}" if start else text)
+        return "".join(out)
 
 
-def _control_text(name: str, version: int, epoch: int | None) -> str:
-    return f"{name} v{version}" + ("" if epoch is None else f" coordinatorEpoch={epoch}")
+def _table_width(widths: list[int]) -> int:
+    return 1 + sum(w + 3 for w in widths if w)
 
 
-def batch_title(b: Batch) -> str:
-    """The batch header in one line: what an operator needs to place and judge the batch."""
-    parts = [
-        f"position {b.position}",
-        f"offsets {b.baseOffset}..{b.lastOffset}",
-        f"magic {b.magic}",
-        b.compression.label,
-        f"{b.timestampType.label} {iso_ms(b.maxTimestamp)}",
-        f"size {b.sizeInBytes}",
-        f"crc {b.crc} {'valid' if b.crcValid else 'INVALID'}",
-    ]
-    if b.recordCount is not None:
-        parts.append(f"count {b.recordCount}")
-    if b.magic >= 2:
-        parts += [
-            f"producer {b.producerId}/{b.producerEpoch}",
-            f"seq {b.baseSequence}..{b.lastSequence}",
-            f"leaderEpoch {b.partitionLeaderEpoch}",
-        ]
-        if b.isTransactional:
-            parts.append("transactional")
-        if b.isControl:
-            parts.append("control")
-        if b.deleteHorizonMs is not None:
-            parts.append(f"deleteHorizon {iso_ms(b.deleteHorizonMs)}")
-    return " · ".join(parts)
+def _cut(text: str, width: int) -> tuple[str, int]:
+    """``text`` cut to ``width`` terminal cells, the last one an ellipsis."""
+    if text.isascii():
+        return text[: width - 1] + "…", width
+    return set_cell_size(text, width - 1) + "…", width
+
+
+def _plain(segments: list[Segment]) -> Segment:
+    """The text of ``segments`` and the style of the first: for wrapping a one-style line."""
+    return "".join(t for t, _ in segments), segments[0][1] if segments else ""
+
+
+def _wrap(text: str, width: int) -> list[str]:
+    """``text`` in lines of at most ``width`` cells, broken at spaces where it can be."""
+    import textwrap
+
+    lines = textwrap.wrap(text, width, break_long_words=True, break_on_hyphens=False) or [""]
+    return [ln if cell_len(ln) <= width else set_cell_size(ln, width) for ln in lines]
+
+
+def _cut_segments(segments: list[Segment], width: int) -> list[Segment]:
+    """Segments cut to ``width`` cells in all, the last one ending in ``…`` (their total is wider)."""
+    out: list[Segment] = []
+    left = width
+    for text, style in segments:
+        w = cell_len(text)
+        if w < left:
+            out.append((text, style))
+            left -= w
+            continue
+        out.append((_cut(text, left)[0], style))
+        break
+    return out

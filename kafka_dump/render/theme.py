@@ -18,7 +18,7 @@ STYLES: dict[str, str] = {
     # structure
     "kdump.file": "bold",  # "Dumping FILE", a file heading
     "kdump.header": "bold",  # column headings of every table
-    "kdump.batch": "bold cyan",  # a batch's header line (a section row of the record table)
+    "kdump.batch": "bold",  # a batch's header line (a section row of the record table)
     "kdump.frame": "dim",  # box characters of the bulk table
     "kdump.label": "dim",  # "offsets", "size": the words before values in a batch line
     # values
@@ -39,6 +39,10 @@ STYLES: dict[str, str] = {
     "kdump.problem": "bold red",  # corruption: every Problem of kind corrupt
     "kdump.tail": "yellow",  # a zero-filled or partial tail: a fact, not corruption
     "kdump.summary": "dim",  # the closing summary on stderr
+    # stats
+    "kdump.chart": "green",  # bars of a histogram, a sparkline
+    "kdump.current": "bold yellow",  # the file's own encoding in a size comparison
+    "kdump.note": "dim",  # a line that says how figures were made
 }
 
 THEME = Theme(STYLES)

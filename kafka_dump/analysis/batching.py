@@ -1,0 +1,92 @@
+"""The rule that groups consecutive records into batches, as a Java producer fills its batches.
+
+Plain v0/v1 messages have no batch: each is a log entry of its own. Written again as v2 batches (or
+as compressed v0/v1 wrappers) they are grouped the way Kafka's producer groups records: a record
+joins the open batch while the batch stays within ``max_bytes`` (``batch.size``, 16 KiB by default)
+and ``max_records``; the first record of a batch always joins, however large it is
+(``MemoryRecordsBuilder.hasRoomFor``). Sizes are the uncompressed sizes in the target format, so
+the grouping does not depend on how well a codec does. ``stats --compare`` and ``convert`` share it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from typing import Generic, TypeVar
+
+T = TypeVar("T")
+
+DEFAULT_BATCH_BYTES = 16 * 1024  # the Java producer's default batch.size
+
+# size(first item of the open group, item) -> bytes the item adds to that group
+SizeOf = Callable[[T, T], int]
+# joins(first item of the open group, item) -> may the item share a batch with it at all?
+Joins = Callable[[T, T], bool]
+
+
+class Grouper(Generic[T]):
+    """Fills one batch at a time from items fed in order; holds at most one open batch."""
+
+    def __init__(
+        self,
+        *,
+        overhead: int,
+        size: SizeOf[T],
+        max_bytes: int | None = DEFAULT_BATCH_BYTES,
+        max_records: int | None = None,
+        joins: Joins[T] | None = None,
+    ) -> None:
+        if (max_bytes is not None and max_bytes < 1) or (max_records is not None and max_records < 1):
+            raise ValueError("batch limits must be positive")
+        self._overhead = overhead
+        self._size = size
+        self._max_bytes = max_bytes
+        self._max_records = max_records
+        self._joins = joins
+        self._open: list[T] = []
+        self._bytes = 0
+
+    def add(self, item: T) -> list[T] | None:
+        """Add ``item``; return the batch it closed (the one before it), if it closed one."""
+        group = self._open
+        if not group:
+            self._open = [item]
+            self._bytes = self._overhead + self._size(item, item)
+            return None
+        first = group[0]
+        grow = self._size(first, item)
+        if (
+            (self._max_records is None or len(group) < self._max_records)
+            and (self._max_bytes is None or self._bytes + grow <= self._max_bytes)
+            and (self._joins is None or self._joins(first, item))
+        ):
+            group.append(item)
+            self._bytes += grow
+            return None
+        self._open = [item]
+        self._bytes = self._overhead + self._size(item, item)
+        return group
+
+    def flush(self) -> list[T] | None:
+        """Close the open batch, if there is one, and return it."""
+        group, self._open = self._open, []
+        return group or None
+
+
+def group(
+    items: Iterable[T],
+    *,
+    overhead: int,
+    size: SizeOf[T],
+    max_bytes: int | None = DEFAULT_BATCH_BYTES,
+    max_records: int | None = None,
+    joins: Joins[T] | None = None,
+) -> Iterator[list[T]]:
+    """Group ``items`` into consecutive batches by the rule above (every item lands in one batch)."""
+    grouper = Grouper(overhead=overhead, size=size, max_bytes=max_bytes, max_records=max_records, joins=joins)
+    for item in items:
+        done = grouper.add(item)
+        if done is not None:
+            yield done
+    last = grouper.flush()
+    if last is not None:
+        yield last

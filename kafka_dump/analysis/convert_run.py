@@ -1,0 +1,464 @@
+"""Running a conversion: read a segment, map its batches (``analysis/convert.py``), encode them,
+write them to a temporary file beside the output, verify, then rename.
+
+Verification is part of every run. Each entry is read again from the very bytes written and
+compared with the batch it was meant to hold: every record's offset, timestamp, key, value and
+headers, the batch fields the target keeps, and every CRC (v2 records by ``format/recheck.py``,
+whose compiled twin compares them where they lie, building no Record). Once the file is synced it
+is read back: it must hold exactly the bytes that were checked, and pass verify-crc's deep check
+(every CRC, inner ones too, every record's framing, offsets in order, timestamps within
+maxTimestamp) with the counts written. Anything else deletes the temporary file.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import gc
+import os
+import tempfile
+import zlib
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from operator import attrgetter
+from pathlib import Path
+from typing import BinaryIO
+
+from kafka_dump.analysis.convert import Changes, ConversionError, Converter, ConvertOptions
+from kafka_dump.analysis.verify import FileReport as VerifyReport
+from kafka_dump.analysis.verify import VerifyOptions, verify_file
+from kafka_dump.errors import CorruptRecordError, KafkaDumpError, NotASegmentError
+from kafka_dump.format import encode_entry, legacy, v2
+from kafka_dump.format import layout as L
+from kafka_dump.format.codecs import DEFAULT_MAX_BATCH_BYTES, decompress
+from kafka_dump.format.recheck import same_v2_records
+from kafka_dump.model import Batch, Compression, Problem, ProblemKind, Record, TimestampType
+from kafka_dump.segment import CHUNK_SIZE, read_segment, segment_base_offset, segment_files
+from kafka_dump.writer import NO_TIMESTAMP, IndexBuilder
+
+
+class CorruptInputError(KafkaDumpError):
+    """A corrupt input batch, met without ``--skip-corrupt``: the conversion stops there."""
+
+
+class VerificationError(KafkaDumpError):
+    """The output, read back, does not hold what the conversion meant to write."""
+
+
+@dataclass
+class Side:
+    """Bytes, batches (log entries) and records of one side of a conversion."""
+
+    bytes: int = 0
+    batches: int = 0
+    records: int = 0
+
+    @property
+    def bytes_per_record(self) -> float | None:
+        return self.bytes / self.records if self.records else None
+
+
+@dataclass
+class FileReport:
+    """What one segment's conversion read, wrote, dropped and changed."""
+
+    input: str
+    output: str
+    to_magic: int
+    before: Side
+    after: Side
+    changes: Changes
+    skipped: list[Problem]  # corrupt input left out (--skip-corrupt)
+    tail: Problem | None = None  # a zero-filled or partial tail, not copied
+
+    @property
+    def saving(self) -> float | None:
+        """Percent of the input's bytes the output saves (negative when it grew)."""
+        if not self.before.bytes:
+            return None
+        return 100.0 * (self.before.bytes - self.after.bytes) / self.before.bytes
+
+
+# Every output path that would clobber an input: the segment itself and the files Kafka keeps beside it.
+_SIBLINGS = (".index", ".timeindex", ".txnindex")
+
+
+def plan(src: Path, dst: Path, *, force: bool, index: bool) -> list[tuple[Path, Path]]:
+    """(input segment, output segment) pairs for a conversion, refusing any unsafe output.
+
+    A directory INPUT gives one output segment per ``.log`` under the same name, in the directory
+    OUTPUT. An existing output is refused unless ``force``; an output that is an input file (same
+    inode), or an index of one, is refused always.
+    """
+    if src.is_dir():
+        logs = [p for p in segment_files(src) if p.suffix == ".log"]
+        if not logs:
+            raise NotASegmentError("directory holds no .log segment", file=str(src))
+        if dst.exists() and not dst.is_dir():
+            raise ConversionError("the input is a directory, so the output must be one too", file=str(dst))
+        if dst.exists() and _same(src, dst):
+            raise ConversionError("the output directory is the input directory", file=str(dst))
+        if dst.exists() and not force:
+            raise ConversionError("the output exists (--force writes into it)", file=str(dst))
+        pairs = [(log, dst / log.name) for log in logs]
+    else:
+        segment_files(src)  # a missing or unreadable input is reported as such
+        if dst.is_dir():
+            raise ConversionError("the output is a directory; name the output segment file", file=str(dst))
+        if not dst.parent.is_dir():
+            raise ConversionError("the output's directory does not exist", file=str(dst))
+        pairs = [(src, dst)]
+    inputs = [p for s, _ in pairs for p in (s, *(s.with_suffix(x) for x in _SIBLINGS)) if p.exists()]
+    for _, out in pairs:
+        targets = [out, *(out.with_suffix(x) for x in _SIBLINGS[:2])] if index else [out]
+        for target in targets:
+            if not target.exists():
+                continue
+            if any(_same(target, p) for p in inputs):
+                raise ConversionError("the output would overwrite an input file", file=str(target))
+            if not force:
+                raise ConversionError("the output exists (--force replaces it)", file=str(target))
+    return pairs
+
+
+def _same(a: Path, b: Path) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+# Codecs that take a level (``--level``); the others (none, snappy) are written without one.
+_LEVELLED = frozenset((Compression.GZIP, Compression.LZ4, Compression.ZSTD))
+Item = Batch | Problem
+Watch = Callable[[Iterator[Item]], Iterator[Item]]  # sees the input stream go by (a progress bar)
+_CRC_VALID = attrgetter("crcValid")
+_FIELDS = attrgetter("offset", "timestamp", "key", "value", "headers")
+_BATCH_FIELDS = attrgetter(
+    "magic", "compression", "timestampType", "maxTimestamp", "baseOffset", "lastOffset", "producerId",
+    "producerEpoch", "baseSequence", "lastSequence", "partitionLeaderEpoch", "isTransactional", "isControl",
+    "deleteHorizonMs",
+)  # fmt: skip
+
+
+def progress_position(item: Item) -> tuple[str, int]:
+    """(file, bytes done) at an item of the input, for ``render.progress``."""
+    if isinstance(item, Batch):
+        return item.file, item.position + item.sizeInBytes
+    return item.file, item.position + item.length
+
+
+def convert_segment(
+    src: Path,
+    dst: Path,
+    options: ConvertOptions,
+    *,
+    level: int | None = None,
+    index: bool = True,
+    force: bool = False,
+    skip_corrupt: bool = False,
+    max_batch_bytes: int = DEFAULT_MAX_BATCH_BYTES,
+    watch: Watch | None = None,
+) -> FileReport:
+    """Convert one segment to ``dst``: through a temporary file beside it, verified, then renamed.
+
+    See the module's docstring for the verification. Any difference raises VerificationError and
+    leaves no output behind, as does any other failure.
+    """
+    plan(src, dst, force=force, index=index)  # the input is never written, whoever calls
+    converter = Converter(options)
+    report = FileReport(str(src), str(dst), options.to_magic, Side(), Side(), converter.changes, [])
+    report.before.bytes = src.stat().st_size
+    base = segment_base_offset(dst)
+    out = _TempSegment(
+        dst, index=index, base_offset=segment_base_offset(src) if base is None else base, overwrite=force
+    )
+    try:
+        with _cycle_collector_paused():
+            items: Iterator[Item] = read_segment(src, max_batch_bytes=max_batch_bytes)
+            if watch is not None:
+                items = watch(items)
+            for batch in _good_batches(items, report, skip_corrupt):
+                for new in converter.feed(batch):
+                    out.write_entry(new, level, max_batch_bytes)
+            for new in converter.finish():
+                out.write_entry(new, level, max_batch_bytes)
+        out.finish()
+        out.deep_check(max_batch_bytes)
+        report.after = out.side
+        out.commit()
+    except BaseException:
+        out.discard()
+        raise
+    return report
+
+
+@contextlib.contextmanager
+def _cycle_collector_paused() -> Iterator[None]:
+    """Batches and records hold no reference cycles, and reference counting frees each as soon as it
+    is written; the cycle collector's passes over millions of young records are pure cost (~8%)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _good_batches(items: Iterable[Item], report: FileReport, skip_corrupt: bool) -> Iterator[Batch]:
+    """The input's sound batches; a corrupt one stops the conversion, or is left out and listed.
+
+    The decoder yields a batch before the problems found in it, so each batch is held until the
+    next item shows that no problem of its own follows.
+    """
+    before = report.before
+    held: Batch | None = None
+    for item in items:
+        if isinstance(item, Problem):
+            if item.kind is not ProblemKind.CORRUPT:
+                report.tail = item
+                continue
+            if held is not None and held.position <= item.position < held.position + held.sizeInBytes:
+                held = None
+            _corrupt(item, report, skip_corrupt)
+            continue
+        if held is not None:
+            before.batches += 1
+            before.records += len(held.records or ())
+            yield held
+        records = item.records or ()
+        if item.magic < 2 and item.compression is not Compression.NONE and not all(map(_CRC_VALID, records)):
+            bad = next(r for r in records if not r.crcValid)
+            problem = Problem(
+                item.file, item.position, item.sizeInBytes, ProblemKind.CORRUPT,
+                f"inner message at offset {bad.offset} fails its CRC-32", item.baseOffset,
+            )  # fmt: skip
+            _corrupt(problem, report, skip_corrupt)
+            held = None
+            continue
+        held = item
+    if held is not None:
+        before.batches += 1
+        before.records += len(held.records or ())
+        yield held
+
+
+def _corrupt(problem: Problem, report: FileReport, skip_corrupt: bool) -> None:
+    if not skip_corrupt:
+        raise CorruptInputError(
+            f"corrupt input: {problem.reason} (--skip-corrupt leaves such batches out)",
+            file=problem.file,
+            position=problem.position,
+        )
+    report.skipped.append(problem)
+
+
+class _TempSegment:
+    """The output segment while it is written: temporary files in the output's directory.
+
+    The ``.index`` and ``.timeindex`` entries are the writer's (``writer.IndexBuilder``: those Kafka's
+    ``LogSegment.recover`` builds). The segment is renamed into place first, then its indexes (a
+    segment without indexes is one Kafka rebuilds them for); without ``overwrite`` a target that
+    appeared meanwhile is never replaced (a hard link is made, which fails if it exists).
+    """
+
+    def __init__(self, dst: Path, *, index: bool, base_offset: int | None, overwrite: bool) -> None:
+        self.dst = dst
+        self._overwrite = overwrite
+        self._temps: list[Path] = []
+        self.path, self._file = self._temp(dst)
+        self._index: IndexBuilder | None = None
+        self._want_index = index
+        self._base_offset = base_offset
+        self.side = Side()
+        self._crc = 0
+
+    def _temp(self, target: Path) -> tuple[Path, BinaryIO]:
+        fd, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".kdump-tmp", dir=target.parent)
+        self._temps.append(Path(name))
+        return Path(name), os.fdopen(fd, "wb")
+
+    def write_entry(self, batch: Batch, level: int | None, max_batch_bytes: int) -> None:
+        """Encode ``batch``, check that its bytes decode to exactly it, and append them."""
+        data = encode_entry(batch, level=level if batch.compression in _LEVELLED else None)
+        reason = _check_entry(data, batch, max_batch_bytes)
+        if reason is not None:
+            raise VerificationError(
+                f"verification failed: {reason}; no output written",
+                file=str(self.dst),
+                position=self.side.bytes,
+            )
+        if self._want_index:
+            if self._index is None:
+                base = batch.baseOffset if self._base_offset is None else self._base_offset
+                self._index = IndexBuilder(base)
+            max_ts = NO_TIMESTAMP if batch.magic == 0 else batch.maxTimestamp
+            self._index.add(len(data), batch.baseOffset, batch.lastOffset, max_ts)
+        self._file.write(data)
+        self._crc = zlib.crc32(data, self._crc)
+        side = self.side
+        side.bytes += len(data)
+        side.batches += 1
+        side.records += len(batch.records or ())
+
+    def finish(self) -> None:
+        """Flush and fsync, then read the file back: it must hold exactly the bytes written."""
+        _sync(self._file)
+        crc, size = 0, 0
+        with open(self.path, "rb") as back:
+            while chunk := back.read(CHUNK_SIZE):
+                crc = zlib.crc32(chunk, crc)
+                size += len(chunk)
+        if (crc, size) != (self._crc, self.side.bytes):
+            raise VerificationError(
+                f"verification failed: the file read back ({size} bytes) differs from what was written "
+                f"({self.side.bytes} bytes); no output written",
+                file=str(self.dst),
+            )
+
+    def deep_check(self, max_batch_bytes: int) -> None:
+        """verify-crc's deep check of the synced file: every CRC (inner ones too), every record's
+        framing, offsets in order, timestamps within maxTimestamp; and the counts written."""
+        options = VerifyOptions(deep=True, index=False, max_batch_bytes=max_batch_bytes)
+        found: VerifyReport | None = None
+        for event in verify_file(self.path, options):
+            if isinstance(event, Problem):
+                raise VerificationError(
+                    f"verification failed: verify-crc finds {event.reason}; no output written",
+                    file=str(self.dst),
+                    position=event.position,
+                )
+            if isinstance(event, VerifyReport):
+                found = event
+        side = self.side
+        if (
+            found is None
+            or found.error is not None
+            or (found.batches, found.records) != (side.batches, side.records)
+        ):
+            counts = "nothing" if found is None else f"{found.batches} batches and {found.records} records"
+            raise VerificationError(
+                f"verification failed: verify-crc reads {counts}, not the {side.batches} batches and "
+                f"{side.records} records written; no output written",
+                file=str(self.dst),
+            )
+
+    def commit(self) -> None:
+        """Write the indexes, then rename every file into place and sync the directory."""
+        placed: list[Path] = []
+        targets = [(self.path, self.dst)]
+        if self._want_index:
+            index = self._index or IndexBuilder(self._base_offset or 0)
+            index.close()
+            for suffix, data in ((".index", index.index_bytes()), (".timeindex", index.timeindex_bytes())):
+                target = self.dst.with_suffix(suffix)
+                path, f = self._temp(target)
+                f.write(data)
+                _sync(f)
+                targets.append((path, target))
+        try:
+            for tmp, target in targets:
+                _place(tmp, target, self._overwrite)
+                placed.append(target)
+            _fsync_dir(self.dst.parent)
+        except BaseException:
+            if not self._overwrite:  # they did not exist before: half an output is none at all
+                for target in placed:
+                    with contextlib.suppress(OSError):
+                        target.unlink()
+            raise
+
+    def discard(self) -> None:
+        if not self._file.closed:
+            self._file.close()
+        for tmp in self._temps:
+            with contextlib.suppress(FileNotFoundError):
+                tmp.unlink()
+
+
+def _sync(f: BinaryIO) -> None:
+    f.flush()
+    os.fsync(f.fileno())
+    f.close()
+
+
+def _place(tmp: Path, target: Path, overwrite: bool) -> None:
+    """Rename ``tmp`` to ``target``; without ``overwrite``, never over a file that exists."""
+    if overwrite:
+        os.replace(tmp, target)
+        return
+    try:
+        os.link(tmp, target)  # fails if the target exists: never clobbered
+    except FileExistsError:
+        raise ConversionError("the output exists (--force replaces it)", file=str(target)) from None
+    except OSError as exc:
+        if exc.errno not in (errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP):
+            raise
+        if target.exists():  # a file system without hard links: check, then rename
+            raise ConversionError("the output exists (--force replaces it)", file=str(target)) from None
+        os.rename(tmp, target)
+        return
+    tmp.unlink()
+
+
+def _fsync_dir(path: Path) -> None:
+    """Make a rename durable (POSIX); a no-op where directories cannot be opened."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def _check_entry(data: bytes, expected: Batch, max_batch_bytes: int) -> str | None:
+    """Why ``data`` does not read back as ``expected`` (every field the target keeps), or None."""
+    where = f"the entry at offset {expected.baseOffset}"
+    want = expected.records or ()
+    try:
+        if expected.magic == 2:
+            got, error = v2.decode_batch("", data, 0, 0, with_records=False, max_batch_bytes=max_batch_bytes)
+        else:
+            got, error = legacy.decode_message(
+                "", data, 0, len(data), 0, with_records=True, max_batch_bytes=max_batch_bytes
+            )
+    except CorruptRecordError as exc:
+        return f"{where} does not decode ({exc.reason})"
+    if error is not None:
+        return f"{where} does not decode ({error.reason})"
+    if not got.crcValid or got.sizeInBytes != len(data) or got.recordCount != len(want):
+        return f"{where} fails its CRC, its size or its count"
+    if _BATCH_FIELDS(got) != _BATCH_FIELDS(expected):
+        return f"{where} has other batch fields than the input's"
+    if expected.magic == 2:
+        return _check_v2_records(data, got, want, max_batch_bytes)
+    have = got.records or ()
+    if list(map(_FIELDS, have)) != list(map(_FIELDS, want)):
+        bad = next((w for w, h in zip(want, have, strict=False) if _FIELDS(w) != _FIELDS(h)), None)
+        at = bad.offset if bad is not None else expected.baseOffset
+        return f"the record at offset {at} differs from the input's"
+    if not all(map(_CRC_VALID, have)):
+        return f"{where} has an inner message that fails its CRC"
+    return None
+
+
+def _check_v2_records(data: bytes, got: Batch, want: tuple[Record, ...], max_batch_bytes: int) -> str | None:
+    """The records of a v2 entry, read where they lie (decompressed first), against ``want``."""
+    records, start, end = data, L.V2_HEADER_SIZE, len(data)
+    if got.compression is not Compression.NONE:
+        try:
+            records = decompress(got.compression, memoryview(data)[start:], max_batch_bytes)
+        except CorruptRecordError as exc:
+            return f"the entry at offset {got.baseOffset} does not decompress ({exc.reason})"
+        start, end = 0, len(records)
+    lat = got.maxTimestamp if got.timestampType is TimestampType.LOG_APPEND_TIME else None
+    i = same_v2_records(records, start, end, got.baseOffset, got.baseTimestamp, lat, want)
+    if i < 0:
+        return None
+    at = want[i].offset if i < len(want) else got.lastOffset
+    return f"the record at offset {at} differs from the input's"

@@ -1,0 +1,407 @@
+"""What ``kdump stats`` gathers: layout, batches, records and overhead of segments, in bounded memory.
+
+``SegmentStats`` takes the decoder's stream one batch or problem at a time and keeps only counts
+and fixed-size histograms; ``merge`` adds one file's figures into a total. A batch followed by a
+problem at its own position (a CRC mismatch, records that do not decode) is counted as corrupt
+and left out of every other figure. ``stats_walk.py`` reads the files and feeds it; no printing
+here: ``render/stats.py`` shows the result.
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from operator import attrgetter
+
+from kafka_dump.analysis.histogram import BoundedCounter, SizeHistogram, TimeHistogram
+from kafka_dump.format import layout as L
+from kafka_dump.format.gather import gather_legacy_inner, gather_v2_records
+from kafka_dump.format.message import Message
+from kafka_dump.model import Batch, Compression, Problem, ProblemKind, Record, TimestampType
+
+PERCENTILES = (50, 99)
+
+
+@dataclass
+class FormatStats:
+    """Batches of one (magic, codec): how many, their records, and their bytes on disk and unpacked."""
+
+    batches: int = 0
+    records: int = 0
+    disk_bytes: int = 0
+    uncompressed_bytes: int = 0
+
+    def merge(self, other: FormatStats) -> None:
+        self.batches += other.batches
+        self.records += other.records
+        self.disk_bytes += other.disk_bytes
+        self.uncompressed_bytes += other.uncompressed_bytes
+
+    @property
+    def compression_ratio(self) -> float:
+        return self.uncompressed_bytes / self.disk_bytes if self.disk_bytes else 1.0
+
+
+@dataclass
+class SegmentStats:
+    """The figures of one file (or, after ``merge``, of several)."""
+
+    path: str
+    files: int = 1
+    file_bytes: int = 0
+    # Layout
+    batches: int = 0
+    records: int = 0
+    control_records: int = 0
+    first_offset: int | None = None
+    last_offset: int | None = None
+    offset_gaps: int = 0  # places where the next record's offset is not the previous one's + 1
+    missing_offsets: int = 0  # offsets that those gaps skip
+    by_format: dict[tuple[int, Compression], FormatStats] = field(default_factory=dict)
+    # Batches
+    records_per_batch: SizeHistogram = field(default_factory=SizeHistogram)
+    bytes_per_batch: SizeHistogram = field(default_factory=SizeHistogram)
+    transactional_batches: int = 0
+    idempotent_batches: int = 0  # with a producer id and sequence (transactional ones included)
+    control_batches: int = 0
+    producer_ids: BoundedCounter[int] = field(default_factory=lambda: BoundedCounter(100_000))
+    timestamp_types: Counter[str] = field(default_factory=Counter)
+    first_timestamp: int | None = None  # the earliest and latest record timestamps (not -1)
+    last_timestamp: int | None = None
+    # Records
+    record_sizes: SizeHistogram = field(default_factory=SizeHistogram)
+    key_sizes: SizeHistogram = field(default_factory=SizeHistogram)  # non-null keys
+    value_sizes: SizeHistogram = field(default_factory=SizeHistogram)  # non-null values
+    header_sizes: SizeHistogram = field(default_factory=SizeHistogram)  # per record with headers
+    header_counts: SizeHistogram = field(default_factory=SizeHistogram)  # per record
+    null_keys: int = 0
+    tombstones: int = 0
+    header_keys: BoundedCounter[bytes] = field(default_factory=BoundedCounter)
+    times: TimeHistogram = field(default_factory=TimeHistogram)
+    # Problems
+    corrupt: int = 0  # problems of kind corrupt (each a skipped batch or skipped bytes)
+    corrupt_bytes: int = 0
+    tail_bytes: int = 0  # zero-filled or partial tail: facts, not corruption
+    # Called with each batch counted, in file order, and with None at each problem (a break).
+    listener: Callable[[Batch | None], None] | None = field(default=None, repr=False, compare=False)
+    _pending: list[Batch] = field(default_factory=list)
+    _next_offset: int | None = None
+
+    # -- derived figures -------------------------------------------------------------------------
+    @property
+    def data_records(self) -> int:
+        return self.records - self.control_records
+
+    @property
+    def disk_bytes(self) -> int:
+        """Bytes of the batches counted (corrupt ones and the tail left out)."""
+        return sum(f.disk_bytes for f in self.by_format.values())
+
+    @property
+    def uncompressed_bytes(self) -> int:
+        return sum(f.uncompressed_bytes for f in self.by_format.values())
+
+    @property
+    def payload_bytes(self) -> int:
+        """Keys, values, header keys and header values: what the producer sent."""
+        return self.key_sizes.total + self.value_sizes.total + self.header_sizes.total
+
+    @property
+    def distinct_producers(self) -> int:
+        return len(self.producer_ids.counts)
+
+    # -- feeding ---------------------------------------------------------------------------------
+    def add(self, item: Batch | Problem) -> None:
+        """Take the next item of the file's stream, in file order.
+
+        Batches wait in ``_pending`` until the next item shows that no problem is about them; runs
+        of plain v0/v1 messages (one record each) wait together and are counted as one run.
+        """
+        pending = self._pending
+        if isinstance(item, Problem):
+            if item.kind is ProblemKind.CORRUPT:
+                self.corrupt += 1
+                if pending and pending[-1].position <= item.position < _end(pending[-1]):
+                    # The problem is about this batch: skip it, and count its bytes once.
+                    self.corrupt_bytes += pending.pop().sizeInBytes
+                else:
+                    self.corrupt_bytes += item.length
+            else:
+                self.tail_bytes += item.length
+            self._flush()
+            if self.listener is not None:
+                self.listener(None)
+            return
+        if pending and not (_plain(item) and _plain(pending[-1]) and len(pending) < _RUN_MESSAGES):
+            self._flush()
+        self._pending.append(item)
+
+    def finish(self) -> SegmentStats:
+        self._flush()
+        return self
+
+    def _flush(self) -> None:
+        pending = self._pending
+        if not pending:
+            return
+        if len(pending) == 1:
+            self.count(pending[0])
+        else:
+            self.count_run(pending)
+        if self.listener is not None:
+            for b in pending:
+                self.listener(b)
+        self._pending = []
+
+    def count_run(self, batches: list[Batch]) -> None:
+        """Count a run of plain v0/v1 messages (uncompressed, no producer, one record each) at once."""
+        sizes = list(map(_SIZE, batches))
+        records = [r for b in batches for r in b.records or ()]
+        self.batches += len(batches)
+        self.records += len(records)
+        if len(records) == len(batches):
+            self.records_per_batch.add(1, len(records))  # one record each, as a plain message holds
+        else:
+            self.records_per_batch.add_all(len(b.records or ()) for b in batches)
+        self.bytes_per_batch.add_all(sizes)
+        for ts_type, count in Counter(map(_TS_TYPE, batches)).items():
+            self.timestamp_types[ts_type.label] += count
+        magics = Counter(map(_MAGIC, batches))
+        for magic in magics:
+            mine = batches if len(magics) == 1 else [b for b in batches if b.magic == magic]
+            fmt = self.by_format.get((magic, Compression.NONE))
+            if fmt is None:
+                fmt = self.by_format[(magic, Compression.NONE)] = FormatStats()
+            on_disk = sum(map(_SIZE, mine))
+            fmt.batches += len(mine)
+            fmt.records += len(records) if len(magics) == 1 else sum(len(b.records or ()) for b in mine)
+            fmt.disk_bytes += on_disk
+            fmt.uncompressed_bytes += on_disk
+        if records:
+            # A plain message's record is the whole message: its size is the entry's.
+            self._count_records(records, [r.sizeInBytes for r in records], headers=False)
+
+    def count(self, b: Batch) -> None:
+        records: tuple[Record, ...] = b.records or ()
+        sizes = [r.sizeInBytes for r in records]
+        if b.compression is Compression.NONE:
+            uncompressed = b.sizeInBytes
+        elif b.magic == 2:
+            uncompressed = L.V2_HEADER_SIZE + sum(sizes)
+        else:
+            uncompressed = sum(sizes)  # the inner messages, as plain entries
+        self._count_batch(b, len(records), uncompressed)
+        if records:
+            self._count_records(records, sizes)
+
+    def _count_batch(self, b: Batch, n: int, uncompressed: int) -> None:
+        """The figures of a batch's header: the same whether its records were decoded or walked."""
+        self.batches += 1
+        self.records += n
+        size = b.sizeInBytes
+        self.records_per_batch.add(n)
+        self.bytes_per_batch.add(size)
+        self.timestamp_types[b.timestampType.label] += 1
+        if b.isTransactional:
+            self.transactional_batches += 1
+        if b.producerId >= 0:
+            self.producer_ids.add_counts({b.producerId: 1})
+            if b.baseSequence >= 0:
+                self.idempotent_batches += 1
+        if b.isControl:
+            self.control_batches += 1
+            self.control_records += n
+        fmt = self.by_format.get((b.magic, b.compression))
+        if fmt is None:
+            fmt = self.by_format[(b.magic, b.compression)] = FormatStats()
+        fmt.batches += 1
+        fmt.records += n
+        fmt.disk_bytes += size
+        fmt.uncompressed_bytes += uncompressed
+
+    def _count_records(self, records: Sequence[Record], sizes: list[int], *, headers: bool = True) -> None:
+        """The figures of records (``headers=False``: v0/v1 ones, which have none); one pass per
+        field through C iterators (``map``, ``Counter``): this runs once per plain v0/v1 message."""
+        n = len(records)
+        self.record_sizes.add_all(sizes)
+        self._offsets(records)
+        keys = [len(k) for k in map(_KEY, records) if k is not None]
+        self.null_keys += n - len(keys)
+        self.key_sizes.add_all(keys)
+        values = [len(v) for v in map(_VALUE, records) if v is not None]
+        self.tombstones += n - len(values)
+        self.value_sizes.add_all(values)
+        if headers:
+            header_counts = Counter(map(len, map(_HEADERS, records)))
+            self.header_counts.add_counts(header_counts)
+            if header_counts.get(0, 0) != n:
+                self._headers(records)
+        else:
+            self.header_counts.add(0, n)
+        stamps = list(map(_TIMESTAMP, records))
+        lo, hi = min(stamps), max(stamps)
+        if hi < 0:
+            return
+        if lo < 0:
+            stamps = [t for t in stamps if t >= 0]
+            lo = min(stamps)
+        width = self.times.width
+        self.times.add_buckets(Counter(stamps if width == 1 else map(width.__rfloordiv__, stamps)))
+        self._timestamps(lo, hi)
+
+    def _timestamps(self, lo: int, hi: int) -> None:
+        self.first_timestamp = lo if self.first_timestamp is None else min(lo, self.first_timestamp)
+        self.last_timestamp = hi if self.last_timestamp is None else max(hi, self.last_timestamp)
+
+    def count_walked(self, b: Batch, data: bytes | memoryview, start: int, end: int) -> str | None:
+        """Count a valid v2 batch by walking its (uncompressed) records in ``data[start:end]``, without
+        building them; returns the walk's error instead, having counted nothing, if there is one."""
+        times = self.times
+        (null_keys, null_values, first_od, last_od, gaps, missing, min_ts, max_ts, others, error, _) = (
+            gather_v2_records(
+                data, start, end, b.recordCount or 0, b.baseTimestamp,
+                b.maxTimestamp if b.timestampType is TimestampType.LOG_APPEND_TIME else None,
+                times.width, self._hists, times.counts, self.header_keys.counts, self.header_keys.limit,
+            )
+        )  # fmt: skip
+        if error is not None:
+            return error
+        n = b.recordCount or 0
+        self._count_batch(b, n, L.V2_HEADER_SIZE + end - start)
+        if n:
+            self.header_keys.others += others
+            self._count_gathered(
+                b.baseOffset + first_od,
+                b.baseOffset + last_od,
+                gaps,
+                missing,
+                null_keys,
+                null_values,
+                min_ts,
+                max_ts,
+            )
+        return None
+
+    def count_wrapper_walked(self, msg: Message, name: str, pos: int, data: bytes) -> bool:
+        """Count a v0/v1 wrapper by walking its decompressed inner messages (``data``) without
+        building them; False, having counted nothing, unless they are the plain case."""
+        times = self.times
+        lat = msg.timestamp if msg.timestamp_type is TimestampType.LOG_APPEND_TIME else None
+        found = gather_legacy_inner(data, msg.magic, msg.offset, lat, times.width, self._hists, times.counts)
+        if found is None:
+            return False
+        n, null_keys, null_values, first, last, gaps, missing, min_ts, max_ts = found
+        self._count_batch(msg.batch(name, pos, first, None, n), n, len(data))
+        self._count_gathered(first, last, gaps, missing, null_keys, null_values, min_ts, max_ts)
+        return True
+
+    def _count_gathered(
+        self, first: int, last: int, gaps: int, missing: int, null_keys: int, null_values: int,
+        min_ts: int | None, max_ts: int | None,
+    ) -> None:  # fmt: skip
+        """The figures a walk returns besides what it added to the histograms itself."""
+        self.times.fit()
+        self.null_keys += null_keys
+        self.tombstones += null_values
+        self._seam(first, last)
+        self.offset_gaps += gaps
+        self.missing_offsets += missing
+        if min_ts is not None and max_ts is not None:
+            self._timestamps(min_ts, max_ts)
+
+    @property
+    def _hists(self) -> tuple[array[int], array[int], array[int], array[int], array[int]]:
+        return (
+            self.record_sizes.slots, self.key_sizes.slots, self.value_sizes.slots, self.header_sizes.slots,
+            self.header_counts.slots,
+        )  # fmt: skip
+
+    def _offsets(self, records: Sequence[Record]) -> None:
+        first, last = records[0].offset, records[-1].offset
+        if last - first + 1 == len(records):  # consecutive inside the batch: check the seam only
+            self._seam(first, last)
+            return
+        self._seam(first, last)
+        expected = first + 1
+        for r in records[1:]:
+            if r.offset != expected:
+                self._gap(expected, r.offset)
+            expected = r.offset + 1
+
+    def _seam(self, first: int, last: int) -> None:
+        """The batch's first and last record offsets: the file's range, and a gap before the batch."""
+        if self.first_offset is None or first < self.first_offset:
+            self.first_offset = first
+        if self.last_offset is None or last > self.last_offset:
+            self.last_offset = last
+        expected = self._next_offset
+        if expected is not None and first != expected:
+            self._gap(expected, first)
+        self._next_offset = last + 1
+
+    def _gap(self, expected: int, found: int) -> None:
+        self.offset_gaps += 1
+        if found > expected:
+            self.missing_offsets += found - expected
+
+    def _headers(self, records: Sequence[Record]) -> None:
+        keys: Counter[bytes] = Counter()
+        sizes = []
+        for r in records:
+            if r.headers:
+                total = 0
+                for h in r.headers:
+                    keys[h.key] += 1
+                    total += len(h.key) + (len(h.value) if h.value is not None else 0)
+                sizes.append(total)
+        self.header_keys.add_counts(keys)
+        self.header_sizes.add_all(sizes)
+
+    # -- totals ----------------------------------------------------------------------------------
+    def merge(self, other: SegmentStats) -> None:
+        """Add another file's figures (files are not adjacent: no gap is counted between them)."""
+        other.finish()
+        for name in (
+            "files", "file_bytes", "batches", "records", "control_records", "offset_gaps",
+            "missing_offsets", "transactional_batches", "idempotent_batches", "control_batches",
+            "null_keys", "tombstones", "corrupt", "corrupt_bytes", "tail_bytes",
+        ):  # fmt: skip
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        for key, fmt in other.by_format.items():
+            self.by_format.setdefault(key, FormatStats()).merge(fmt)
+        for hist in (
+            "records_per_batch", "bytes_per_batch", "record_sizes", "key_sizes", "value_sizes",
+            "header_sizes", "header_counts",
+        ):  # fmt: skip
+            getattr(self, hist).merge(getattr(other, hist))
+        self.producer_ids.merge(other.producer_ids)
+        self.header_keys.merge(other.header_keys)
+        self.timestamp_types.update(other.timestamp_types)
+        self.times.merge(other.times)
+        self.first_offset = _least(self.first_offset, other.first_offset)
+        self.last_offset = _most(self.last_offset, other.last_offset)
+        self.first_timestamp = _least(self.first_timestamp, other.first_timestamp)
+        self.last_timestamp = _most(self.last_timestamp, other.last_timestamp)
+
+
+_RUN_MESSAGES = 4096  # plain messages counted together at most
+_KEY, _VALUE, _HEADERS, _TIMESTAMP = (attrgetter(f) for f in ("key", "value", "headers", "timestamp"))
+_SIZE, _MAGIC, _TS_TYPE = (attrgetter(f) for f in ("sizeInBytes", "magic", "timestampType"))
+
+
+def _plain(b: Batch) -> bool:
+    return b.magic < 2 and b.compression is Compression.NONE
+
+
+def _end(b: Batch) -> int:
+    return b.position + b.sizeInBytes
+
+
+def _least(a: int | None, b: int | None) -> int | None:
+    return b if a is None else a if b is None else min(a, b)
+
+
+def _most(a: int | None, b: int | None) -> int | None:
+    return b if a is None else a if b is None else max(a, b)

@@ -1,0 +1,236 @@
+"""How ``kdump stats`` reads files: which files a path holds, and one pass over each that feeds a
+``SegmentStats`` (and, for ``--compare``, a listener), yielding events for the progress bar.
+
+Valid entries are counted without building records where the format allows (``format/gather.py``);
+from the first entry that is anything else, ``read_segment`` takes over, so that corruption and
+tails are framed, resynced and reported exactly as ``dump`` reports them.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Generator, Iterable, Iterator
+from pathlib import Path
+from typing import NamedTuple
+
+from kafka_dump.analysis.stats import SegmentStats
+from kafka_dump.errors import CorruptRecordError, NotASegmentError
+from kafka_dump.format import decode_legacy_run, legacy, v2
+from kafka_dump.format import layout as L
+from kafka_dump.format.codecs import DEFAULT_MAX_BATCH_BYTES, decompress
+from kafka_dump.format.message import Message
+from kafka_dump.model import Batch, Compression, Problem
+from kafka_dump.segment import CHUNK_SIZE, SEGMENT_SUFFIXES, read_segment, segment_files
+
+_RUN_BYTES = 256 * 1024  # plain v0/v1 messages decoded this much at a time, as segment.py does
+
+
+def stats_files(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
+    """The segment files under each path: a segment; a partition directory (its segments in offset
+    order); or a log dir: its own segments (a KRaft ``bootstrap.checkpoint``), then those of each
+    partition directory in it, by name."""
+    out: list[Path] = []
+    for path in paths:
+        p = Path(path)
+        if not p.is_dir():
+            out.extend(segment_files(p))
+            continue
+        partitions = sorted(c for c in _children(p) if c.is_dir() and _has_segments(c))
+        if not partitions:
+            out.extend(segment_files(p))  # a partition directory (or an error naming it)
+            continue
+        if _has_segments(p):
+            out.extend(segment_files(p))
+        out.extend(f for d in partitions for f in segment_files(d))
+    return out
+
+
+def _children(p: Path) -> Iterator[Path]:
+    try:
+        yield from p.iterdir()
+    except PermissionError as exc:
+        raise NotASegmentError(f"permission denied ({exc.strerror})", file=str(p)) from None
+
+
+def _has_segments(d: Path) -> bool:
+    return any(c.suffix in SEGMENT_SUFFIXES and c.is_file() for c in _children(d))
+
+
+class FileStart(NamedTuple):
+    path: str
+    size: int
+
+
+class BatchSeen(NamedTuple):
+    """A batch read (for the progress bar): its file, and where it ends."""
+
+    path: str
+    end: int
+
+
+StatsEvent = FileStart | BatchSeen | Problem | SegmentStats
+
+
+def progress_position(event: StatsEvent) -> tuple[str, int] | None:
+    """(file, bytes read so far) that an event shows, for the progress bar."""
+    if isinstance(event, BatchSeen):
+        return event.path, event.end
+    if isinstance(event, Problem):
+        return event.file, event.position + event.length
+    if isinstance(event, FileStart):
+        return event.path, 0
+    return None
+
+
+def iter_stats(
+    files: Iterable[Path],
+    *,
+    max_batch_bytes: int = DEFAULT_MAX_BATCH_BYTES,
+    listener: Callable[[Path], Callable[[Batch | None], None] | None] | None = None,
+) -> Iterator[StatsEvent]:
+    """Read each file once: its start, a mark per batch, its problems, then its ``SegmentStats``.
+
+    ``listener(path)`` may give a callable that sees each batch counted (and None at each problem),
+    for work done in the same pass (``--compare``).
+    """
+    for f in files:
+        f_size = os.path.getsize(f)
+        yield FileStart(str(f), f_size)
+        stats = SegmentStats(str(f), file_bytes=f_size)
+        if listener is not None:
+            stats.listener = listener(f)
+        pos: int | None = 0
+        if stats.listener is None:
+            pos = yield from _walk_valid(f, stats, max_batch_bytes)
+        if pos is not None:
+            add = stats.add
+            for item in read_segment(f, max_batch_bytes=max_batch_bytes, start=pos):
+                add(item)
+                if isinstance(item, Problem):
+                    yield item
+                else:
+                    yield BatchSeen(item.file, item.position + item.sizeInBytes)
+        yield stats.finish()
+
+
+def _walk_valid(
+    path: Path, stats: SegmentStats, max_batch_bytes: int
+) -> Generator[BatchSeen, None, int | None]:
+    """Count the file's entries from its start for as long as each is whole and valid, walking v2
+    records without building them (``format/gather.py``); runs of plain v0/v1 messages and control
+    batches are decoded. Returns None at the end of the file, or the position of the first entry
+    that is anything else (corrupt, cut short, a tail...), from which ``read_segment`` takes over:
+    it frames, resyncs and reports exactly as ``dump`` does. Holds one read window at a time.
+    """
+    name = str(path)
+    limit = max(max_batch_bytes, CHUNK_SIZE)
+    with open(path, "rb") as f:
+        size = os.fstat(f.fileno()).st_size
+        buf, buf_start = b"", 0
+        pos = 0
+        while pos < size:
+            if size - pos < L.V2_HEADER_SIZE:
+                return pos
+            if not (buf_start <= pos and pos + L.V2_HEADER_SIZE <= buf_start + len(buf)):
+                f.seek(pos)
+                buf, buf_start = f.read(CHUNK_SIZE), pos
+            i = pos - buf_start
+            _, length = L.LOG_ENTRY.unpack_from(buf, i)
+            magic = buf[i + L.MAGIC_OFFSET]
+            entry = L.LOG_OVERHEAD + length
+            if length < L.LEGACY_MIN_SIZE[0] or entry > size - pos or entry > limit:
+                return pos
+            if pos + entry > buf_start + len(buf):
+                f.seek(pos)
+                buf, buf_start, i = f.read(max(entry, CHUNK_SIZE)), pos, 0
+                if len(buf) < entry:
+                    return pos
+            if magic < 2:
+                used = yield from _count_legacy_run(name, stats, buf, i, pos, min(len(buf), i + _RUN_BYTES))
+                if not used and not _count_wrapper(name, stats, buf, i, pos, entry, max_batch_bytes):
+                    return pos
+                pos += used or entry
+                if not used:
+                    yield BatchSeen(name, pos)
+                continue
+            if magic != 2 or entry < L.V2_HEADER_SIZE:
+                return pos
+            if not _count_v2(name, stats, buf, i, pos, entry, max_batch_bytes):
+                return pos
+            pos += entry
+            yield BatchSeen(name, pos)
+    return None
+
+
+def _count_v2(
+    name: str, stats: SegmentStats, buf: bytes, i: int, pos: int, entry: int, max_batch_bytes: int
+) -> bool:
+    """Count one v2 batch if it is valid (CRC, codec, records); False, having counted nothing, if not."""
+    batch, _ = v2.decode_batch(name, buf, i, pos, with_records=False, max_batch_bytes=max_batch_bytes)
+    if not batch.crcValid or batch.compression is Compression.UNKNOWN or (batch.recordCount or 0) < 0:
+        return False
+    if batch.isControl:
+        full, error = v2.decode_batch(name, buf, i, pos, with_records=True, max_batch_bytes=max_batch_bytes)
+        if error is not None:
+            return False
+        stats.count(full)
+        return True
+    start, end = i + L.V2_HEADER_SIZE, i + entry
+    data: bytes | memoryview = buf
+    if batch.compression is not Compression.NONE:
+        try:
+            data = decompress(batch.compression, memoryview(buf)[start:end], max_batch_bytes)
+        except CorruptRecordError:
+            return False
+        start, end = 0, len(data)
+    return stats.count_walked(batch, data, start, end) is None
+
+
+def _count_wrapper(
+    name: str, stats: SegmentStats, buf: bytes, i: int, pos: int, entry: int, max_batch_bytes: int
+) -> bool:
+    """Count one v0/v1 wrapper if it is valid: walked when its inner messages are the plain case,
+    else decoded."""
+    try:
+        msg = Message(buf, i, i + entry)
+    except CorruptRecordError:
+        return False
+    if not msg.crc_valid or msg.value is None or msg.compression in _NOT_WRAPPERS:
+        return _count_legacy(name, stats, buf, i, pos, entry, max_batch_bytes)
+    try:
+        data = decompress(msg.compression, msg.value, max_batch_bytes)
+    except CorruptRecordError:
+        return False
+    if stats.count_wrapper_walked(msg, name, pos, data):
+        return True
+    return _count_legacy(name, stats, buf, i, pos, entry, max_batch_bytes)
+
+
+_NOT_WRAPPERS = (Compression.NONE, Compression.ZSTD, Compression.UNKNOWN)
+
+
+def _count_legacy(
+    name: str, stats: SegmentStats, buf: bytes, i: int, pos: int, entry: int, max_batch_bytes: int
+) -> bool:
+    """Count one v0/v1 wrapper (or message) if it and its inner messages are valid."""
+    try:
+        batch, error = legacy.decode_message(
+            name, buf, i, i + entry, pos, with_records=True, max_batch_bytes=max_batch_bytes
+        )
+    except CorruptRecordError:
+        return False
+    if error is not None or not batch.crcValid:
+        return False
+    stats.count(batch)
+    return True
+
+
+def _count_legacy_run(
+    name: str, stats: SegmentStats, buf: bytes, i: int, pos: int, run_end: int
+) -> Generator[BatchSeen, None, int]:
+    """Count the run of plain v0/v1 messages at ``buf[i]`` (decoded, one record each); the bytes used."""
+    batches, used = decode_legacy_run(name, buf, i, run_end, pos, True)
+    if batches:
+        stats.count_run(batches)
+        yield BatchSeen(name, pos + used)
+    return used

@@ -1,0 +1,239 @@
+"""``kdump convert``: rewrite a segment, or a partition directory's segments, in another message format.
+
+The rules live in ``analysis/convert.py`` and the run (temporary file, verification, rename) in
+``analysis/convert_run.py``; this module parses options, shows progress and prints the report.
+Exit codes: 0 converted; 1 corrupt input (the conversion stopped, or with ``--skip-corrupt`` left
+it out) or an output that failed verification (nothing written); 2 a bad option, an input that
+cannot be read, an output that is refused, or a record the target cannot carry.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+from kafka_dump.analysis.convert import Changes, ConversionError, ConvertOptions
+from kafka_dump.analysis.convert_run import (
+    CorruptInputError,
+    FileReport,
+    Item,
+    Side,
+    VerificationError,
+    Watch,
+    convert_segment,
+    plan,
+    progress_position,
+)
+from kafka_dump.commands import EXIT_CORRUPT, EXIT_OK
+from kafka_dump.commands.options import color_option, format_option, traceback_option
+from kafka_dump.errors import KafkaDumpError
+from kafka_dump.format.codecs import level_problem
+from kafka_dump.model import Compression
+from kafka_dump.render import progress
+from kafka_dump.render.output import ColorMode, Output
+from kafka_dump.render.payload import printable
+from kafka_dump.render.theme import number
+
+if TYPE_CHECKING:
+    from rich.table import Table
+
+_CODECS = [c.label for c in Compression if c is not Compression.UNKNOWN]
+
+
+@click.command()
+@click.argument("input_path", metavar="INPUT", type=click.Path(path_type=Path))
+@click.option("-o", "--output", required=True, type=click.Path(path_type=Path),
+              help="The new segment file (or, for a directory INPUT, the new directory).")  # fmt: skip
+@click.option("--to-magic", type=click.Choice(["2", "1", "0"]), default="2", show_default=True,
+              help="The message format to write.")  # fmt: skip
+@click.option("--compression", type=click.Choice(_CODECS),
+              help="The codec of every data batch (default: each batch keeps its own).")  # fmt: skip
+@click.option("--level", type=int,
+              help="The compression level of every gzip, lz4 or zstd batch (Kafka's ranges).")  # fmt: skip
+@click.option("--batch-records", type=click.IntRange(min=1), help="Re-batch: at most N records per batch.")
+@click.option("--batch-bytes", type=click.IntRange(min=1),
+              help="Re-batch: at most N bytes per batch (uncompressed; plain v0/v1 messages: 16384).")  # fmt: skip
+@click.option("--index/--no-index", default=True, show_default=True,
+              help="Also write the new segment's .index and .timeindex.")  # fmt: skip
+@click.option("--force", is_flag=True, help="Replace an existing OUTPUT (never the input).")
+@click.option("--skip-corrupt", is_flag=True, help="Leave corrupt input batches out, and report them.")
+@click.option("--drop-control", is_flag=True,
+              help="Below magic 2: leave control batches out and write transactional ones as plain data.")  # fmt: skip
+@click.option("--timestamp", type=int, metavar="MS",
+              help="The timestamp (epoch ms) given to v0 records, which have none (default -1).")  # fmt: skip
+@format_option("table", "json", help="The report: a table, or one JSON object per file.")
+@color_option
+@traceback_option
+def convert(
+    input_path: Path,
+    output: Path,
+    to_magic: str,
+    compression: str | None,
+    level: int | None,
+    batch_records: int | None,
+    batch_bytes: int | None,
+    index: bool,
+    force: bool,
+    skip_corrupt: bool,
+    drop_control: bool,
+    timestamp: int | None,
+    fmt: str,
+    color: ColorMode,
+) -> int:
+    """Rewrite old v0/v1 segments as v2 (or back), keeping every offset, key, value and timestamp.
+
+    The input is never written to. The output is written to a temporary file beside it, verified
+    (read back: every record equal to the input's, every CRC valid), then renamed into place.
+
+    \b
+    Examples:
+      kdump convert 00000000000000000000.log -o new/00000000000000000000.log
+      kdump convert --compression lz4 my-topic-0/ -o my-topic-0.v2/
+      kdump convert --to-magic 1 --drop-control 00000000000000000000.log -o v1.log
+    """
+    out = Output(color)
+    options = ConvertOptions(
+        to_magic=int(to_magic),
+        compression=None if compression is None else Compression[compression.upper()],
+        batch_records=batch_records,
+        batch_bytes=batch_bytes,
+        drop_control=drop_control,
+        timestamp=timestamp,
+    )
+    options.check()
+    if level is not None and options.compression is not None:
+        problem = level_problem(options.compression, level)
+        if problem is not None:
+            raise ConversionError(f"--level: {problem}")
+    pairs = plan(input_path, output, force=force, index=index)
+    reports: list[FileReport] = []
+    code = EXIT_OK
+    try:
+        if input_path.is_dir():
+            output.mkdir(exist_ok=True)
+        for src, dst in pairs:
+            report = convert_segment(
+                src, dst, options, level=level, index=index, force=force, skip_corrupt=skip_corrupt,
+                watch=_watch(out),
+            )  # fmt: skip
+            reports.append(report)
+    except (CorruptInputError, VerificationError) as exc:
+        out.diagnostic(f"error: {exc}")
+        code = EXIT_CORRUPT
+    except OSError as exc:
+        raise KafkaDumpError(exc.strerror or str(exc), file=exc.filename) from None
+    if reports:
+        _print_report(out, reports, fmt)
+    if any(r.skipped for r in reports):
+        code = EXIT_CORRUPT
+    out.flush()
+    return code
+
+
+def _watch(out: Output) -> Watch | None:
+    """A bar on stderr (bytes of input done) when stderr is a terminal."""
+    if not out.err_is_terminal:
+        return None
+
+    def watch(items: Iterator[Item]) -> Iterator[Item]:
+        return progress.with_progress(items, progress_position, out.err_console)
+
+    return watch
+
+
+# -- the report -------------------------------------------------------------------------------
+
+
+def _total(reports: list[FileReport]) -> FileReport:
+    before, after, changes = Side(), Side(), Changes()
+    for r in reports:
+        for total, side in ((before, r.before), (after, r.after)):
+            total.bytes += side.bytes
+            total.batches += side.batches
+            total.records += side.records
+        for name, n in r.changes.as_dict().items():
+            setattr(changes, name, getattr(changes, name) + n)
+    skipped = [p for r in reports for p in r.skipped]
+    return FileReport("(all)", "(all)", reports[0].to_magic, before, after, changes, skipped)
+
+
+def _print_report(out: Output, reports: list[FileReport], fmt: str) -> None:
+    rows = [(r, "convert") for r in reports]
+    if len(reports) > 1:
+        rows.append((_total(reports), "total"))
+    if fmt == "json":
+        for r, kind in rows:
+            out.write(json.dumps(_json(r, kind), separators=(",", ":")) + "\n")
+        return
+    from rich.text import Text
+
+    for r, _ in rows:
+        title = Text(style="kdump.file")
+        title.append(printable(r.input))  # a file name is data: control characters escaped
+        title.append(" → ")
+        title.append(printable(r.output))
+        title.append(f"  (magic {r.to_magic})")
+        out.print(title, soft_wrap=True)  # one line to grep, never wrapped
+        out.print(_table(r))
+
+
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(w.title() for w in rest)
+
+
+def _json(r: FileReport, kind: str) -> dict[str, object]:
+    def side(s: Side) -> dict[str, object]:
+        bpr = s.bytes_per_record
+        return {
+            "bytes": s.bytes,
+            "batches": s.batches,
+            "records": s.records,
+            "bytesPerRecord": None if bpr is None else round(bpr, 2),
+        }
+
+    saving = r.saving
+    tail = r.tail
+    return {
+        "type": kind,
+        "input": r.input,
+        "output": r.output,
+        "toMagic": r.to_magic,
+        "before": side(r.before),
+        "after": side(r.after),
+        "savingPercent": None if saving is None else round(saving, 2),
+        "changes": {_camel(k): v for k, v in r.changes.as_dict().items()},
+        "skipped": [{"position": p.position, "length": p.length, "reason": p.reason} for p in r.skipped],
+        "tail": None
+        if tail is None
+        else {"kind": tail.kind.label, "position": tail.position, "length": tail.length},
+    }
+
+
+def _table(r: FileReport) -> Table:
+    """A small summary table (Rich's ``Table`` is fine at this size)."""
+    from rich.table import Table
+    from rich.text import Text
+
+    table = Table(header_style="kdump.header")
+    table.add_column("")
+    table.add_column("input", justify="right", style="kdump.number")
+    table.add_column("output", justify="right", style="kdump.number")
+    for label, attr in (("bytes", "bytes"), ("batches", "batches"), ("records", "records")):
+        table.add_row(label, number(getattr(r.before, attr)), number(getattr(r.after, attr)))
+    bpr = [s.bytes_per_record for s in (r.before, r.after)]
+    table.add_row("bytes/record", *("-" if b is None else f"{b:.1f}" for b in bpr))
+    saving = r.saving
+    table.add_row("saving", "", "-" if saving is None else f"{saving:.1f} %")
+    for what, n in r.changes.lines():
+        table.add_row(Text(what, style="kdump.tail"), "", number(n))
+    for p in r.skipped:
+        reason = printable(f"skipped corrupt: byte {p.position}, {p.length} bytes: {p.reason}")
+        table.add_row(Text(reason, style="kdump.problem"), "", "")
+    if r.tail is not None:
+        table.add_row(Text(printable(f"not copied: {r.tail.reason}"), style="kdump.tail"), "", "")
+    return table

@@ -1,0 +1,183 @@
+"""``kdump stats``: what segments hold, and (``--compare``) their exact size in every format and codec."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+from kafka_dump.analysis.stats import SegmentStats
+from kafka_dump.analysis.stats_walk import StatsEvent, iter_stats, progress_position, stats_files
+from kafka_dump.commands import EXIT_OK
+from kafka_dump.commands.options import (
+    color_option,
+    format_option,
+    input_paths,
+    max_batch_bytes_option,
+    traceback_option,
+)
+from kafka_dump.model import Compression, Problem
+from kafka_dump.render import progress
+from kafka_dump.render.output import ColorMode, Output
+
+if TYPE_CHECKING:
+    from kafka_dump.analysis.compare import Comparison
+
+CODECS = (Compression.NONE, Compression.GZIP, Compression.SNAPPY, Compression.LZ4, Compression.ZSTD)
+
+
+def _codecs_option(ctx: click.Context, param: click.Parameter, value: str) -> tuple[Compression, ...]:
+    names = {c.label: c for c in CODECS}
+    chosen = []
+    for part in value.split(","):
+        name = part.strip().lower()
+        if name not in names:
+            raise click.BadParameter(f"{part!r} is not one of {', '.join(names)}")
+        chosen.append(names[name])
+    return tuple(c for c in CODECS if c in chosen)
+
+
+@click.command()
+@input_paths
+@format_option(
+    "table", "json", help="table: Rich tables and charts; json: one JSON object per file, then one for the total."
+)  # fmt: skip
+@click.option("--no-charts", is_flag=True, help="Leave out the record-size histogram and the sparkline.")
+@max_batch_bytes_option
+@click.option(
+    "--compare",
+    is_flag=True,
+    help="Also encode the records in V0, V1 and V2 with every codec and report the exact sizes.",
+)
+@click.option(
+    "--batch-records",
+    type=click.IntRange(min=1),
+    help="--compare: group plain v0/v1 messages into batches of at most N records.",
+)
+@click.option(
+    "--batch-bytes",
+    type=click.IntRange(min=1),
+    help="--compare: group plain v0/v1 messages into batches of at most N bytes (as V2). "
+    "Default 16384 when --batch-records is not given.",
+)
+@click.option(
+    "--codecs",
+    callback=_codecs_option,
+    default=",".join(c.label for c in CODECS),
+    show_default=True,
+    help="--compare: the codecs to compare, comma-separated (V1 none is always shown).",
+)
+@click.option("--level", type=int, help="--compare: the compression level (each codec's default otherwise).")
+@click.option(
+    "--sample",
+    type=click.IntRange(min=1),
+    help="--compare: encode only N batches spread over each file (the figures say so).",
+)
+@color_option
+@traceback_option
+def stats(
+    paths: tuple[str, ...],
+    fmt: str,
+    no_charts: bool,
+    max_batch_bytes: int,
+    compare: bool,
+    batch_records: int | None,
+    batch_bytes: int | None,
+    codecs: tuple[Compression, ...],
+    level: int | None,
+    sample: int | None,
+    color: ColorMode,
+) -> int:  # fmt: skip
+    """Count what segments hold: layout, batches, records, overhead per record.
+
+    FILE|DIR is a segment, a partition directory or a log dir (a directory of partition
+    directories). Each file gets a section, then the total (tables: when there are several
+    files; JSON: always, as the last object). Corrupt batches are reported on stderr,
+    counted and skipped; the exit code stays 0.
+
+    With --compare, the same records (same offsets, timestamps, keys, values, headers and batch
+    boundaries) are encoded again in V0/V1 (none, gzip, snappy, lz4) and V2 (none, gzip, snappy,
+    lz4, zstd), and a table gives the exact size of each.
+
+    \b
+    Examples:
+      kdump stats 00000000000000000000.log
+      kdump stats --format json /var/lib/kafka/data/my-topic-0/ | jq .
+      kdump stats --compare --batch-records 1000 00000000000000000000.log
+      kdump stats --compare --codecs lz4,zstd --sample 200 big-topic-0/
+    """
+    if not compare and (batch_records or batch_bytes or sample or level is not None):
+        raise click.UsageError("--batch-records, --batch-bytes, --level and --sample need --compare")
+    out = Output(color)
+    files = stats_files(paths)
+    comparisons: dict[str, Comparison] = {}
+    listener = None
+    if compare:
+        from kafka_dump.analysis.compare import CompareOptions, Comparison
+
+        options = CompareOptions(codecs, level, batch_records, batch_bytes, sample)
+        options.check()
+
+        def listener(path: Path) -> Comparison:
+            c = comparisons[str(path)] = Comparison(options, file_bytes=os.path.getsize(path))
+            return c
+
+    events: Iterable[StatsEvent] = iter_stats(files, max_batch_bytes=max_batch_bytes, listener=listener)
+    if progress.wanted():
+        events = progress.with_progress(events, progress_position, out.err_console)
+    _render(out, events, fmt, charts=not no_charts, comparisons=comparisons)
+    out.flush()
+    return EXIT_OK
+
+
+def _render(
+    out: Output, events: Iterable[StatsEvent], fmt: str, *, charts: bool, comparisons: dict[str, Comparison]
+) -> None:
+    total: SegmentStats | None = None
+    total_cmp: Comparison | None = None
+    for event in events:
+        if isinstance(event, Problem):
+            out.diagnostic(str(event))
+        elif isinstance(event, SegmentStats):
+            cmp = comparisons.pop(event.path, None)
+            _show(out, fmt, event, cmp.finish() if cmp else None, total=False, charts=charts)
+            if total is None:
+                total = SegmentStats("total", files=0)
+            total.merge(event)
+            if cmp is not None:
+                if total_cmp is None:
+                    total_cmp = type(cmp)(cmp.options, files=0)
+                total_cmp.merge(cmp)
+    if total is None or (fmt == "table" and total.files < 2):
+        return  # a table of one file needs no total
+    _show(out, fmt, total, total_cmp, total=True, charts=charts)
+
+
+def _show(
+    out: Output, fmt: str, s: SegmentStats, cmp: Comparison | None, *, total: bool, charts: bool
+) -> None:
+    from kafka_dump.render.stats import stats_json, stats_renderables
+
+    losses = []
+    if cmp is not None:
+        from kafka_dump.analysis.compare import downgrade_losses
+        from kafka_dump.render.compare import compare_json, compare_renderables
+
+        losses = downgrade_losses(s)
+    if fmt == "json":
+        obj = stats_json(s, total=total)
+        if cmp is not None:
+            obj["compare"] = compare_json(cmp, losses)
+        out.write(json.dumps(obj, separators=(",", ":")) + "\n")
+        return
+    for renderable in stats_renderables(s, total=total, charts=charts):
+        out.print(renderable)
+    if cmp is not None:
+        for renderable in compare_renderables(cmp, losses):
+            out.print(renderable)
+    if not total:
+        out.write("\n")

@@ -1,0 +1,309 @@
+"""The pure-Python twin of the statistics walk over v2 records (the reference); ``_gather.c`` is
+the compiled one, and ``gather.py`` picks one of them.
+
+``kdump stats`` needs sizes and counts, not Record objects. This walk reads the records of one v2
+batch (``DefaultRecord``, see ``_pure.py``) with exactly the decoder's checks, reasons and
+positions, and adds what it finds to fixed-size histograms, without building a record:
+
+- a first pass validates every record; on the first error nothing is added and the error returned;
+- a second pass adds each record's size, key and value sizes (when not null), header bytes (for
+  records with headers) and header count to five histograms, each an ``array('q')`` of ``SLOTS``
+  int64s: ``NBUCKETS`` bucket counts (``histogram.bucket_of``), then count, total, min, max;
+- timestamps go to ``times`` as ``{t // width: count}`` (negative ones left out), header keys to
+  ``header_keys`` as ``{key: count}`` until it holds ``key_limit`` keys (later new keys: ``others``).
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections.abc import MutableMapping
+from itertools import pairwise
+
+from kafka_dump.errors import CorruptRecordError
+from kafka_dump.format.varint import read_zigzag
+
+EXACT = 128
+SUB_BITS = 6
+SUB = 1 << SUB_BITS
+NBUCKETS = 3712  # bucket_of(2**63 - 1) + 1
+SLOTS = NBUCKETS + 4
+COUNT, TOTAL, MIN, MAX = NBUCKETS, NBUCKETS + 1, NBUCKETS + 2, NBUCKETS + 3
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+
+# null keys, null values, first offset delta, last offset delta, gaps, missing offsets,
+# min timestamp, max timestamp (None when no record has one), others, error reason, error position
+Gathered = tuple[int, int, int, int, int, int, "int | None", "int | None", int, "str | None", int]
+
+
+def bucket_of(value: int) -> int:
+    if value < EXACT:
+        return value
+    shift = value.bit_length() - SUB_BITS - 1
+    return EXACT + (shift - 1) * SUB + ((value >> shift) - SUB)
+
+
+def new_histogram() -> array[int]:
+    h = array("q", bytes(8 * SLOTS))
+    h[MIN] = INT64_MAX
+    h[MAX] = -1
+    return h
+
+
+def hist_add(h: array[int], value: int) -> None:
+    h[bucket_of(value)] += 1
+    h[COUNT] += 1
+    h[TOTAL] += value
+    if value < h[MIN]:
+        h[MIN] = value
+    if value > h[MAX]:
+        h[MAX] = value
+
+
+def gather_v2_records(
+    data: bytes | memoryview,
+    pos: int,
+    end: int,
+    count: int,
+    base_timestamp: int,
+    log_append_time: int | None,
+    width: int,
+    hists: tuple[array[int], array[int], array[int], array[int], array[int]],
+    times: MutableMapping[int, int],
+    header_keys: MutableMapping[bytes, int],
+    key_limit: int,
+) -> Gathered:
+    """Validate, then add to ``hists`` (record, key, value, header bytes, header count), ``times``
+    and ``header_keys``, the ``count`` records in ``data[pos:end]``; see the module's docstring."""
+    if pos < 0 or end < pos or end > len(data) or width < 1:
+        raise ValueError("need 0 <= pos <= end <= len(data) and width >= 1")
+    try:
+        _walk(
+            data, pos, end, count, base_timestamp, log_append_time, width, None, times, header_keys, key_limit
+        )
+    except CorruptRecordError as err:
+        return 0, 0, 0, 0, 0, 0, None, None, 0, err.reason, err.position or 0
+    return _walk(
+        data, pos, end, count, base_timestamp, log_append_time, width, hists, times, header_keys, key_limit
+    )
+
+
+def _walk(
+    data: bytes | memoryview,
+    pos: int,
+    end: int,
+    count: int,
+    base_timestamp: int,
+    log_append_time: int | None,
+    width: int,
+    hists: tuple[array[int], array[int], array[int], array[int], array[int]] | None,
+    times: MutableMapping[int, int],
+    header_keys: MutableMapping[bytes, int],
+    key_limit: int,
+) -> Gathered:
+    varint = read_zigzag
+    null_keys = null_values = gaps = missing = others = 0
+    first_od = last_od = 0
+    prev = -1
+    min_ts: int | None = None
+    max_ts: int | None = None
+    first = pos
+    for i in range(count):
+        if pos >= end:
+            raise CorruptRecordError(f"batch declares {count} records but holds {i}", position=first)
+        start = pos
+        try:
+            length, pos = varint(data, pos, end, 5)
+            body_end = pos + length
+            if length < 6 or body_end > end:
+                raise CorruptRecordError(f"record length {length} does not fit the batch")
+            pos += 1  # attributes: unused
+            ts_delta, pos = varint(data, pos, body_end, 10)
+            od, pos = varint(data, pos, body_end, 5)
+            key, pos = varint(data, pos, body_end, 5)
+            if key > body_end - pos:
+                raise CorruptRecordError(f"key length {key} runs past the record")
+            if key > 0:
+                pos += key
+            value, pos = varint(data, pos, body_end, 5)
+            if value > body_end - pos:
+                raise CorruptRecordError(f"value length {value} runs past the record")
+            if value > 0:
+                pos += value
+            n_headers, pos = varint(data, pos, body_end, 5)
+            if n_headers < 0 or n_headers > body_end - pos:
+                raise CorruptRecordError(f"invalid header count {n_headers}")
+            header_bytes = 0
+            for _ in range(n_headers):
+                n, pos = varint(data, pos, body_end, 5)
+                if n < 0:
+                    raise CorruptRecordError("header key is null")
+                if n > body_end - pos:
+                    raise CorruptRecordError(f"header key length {n} runs past the record")
+                if hists is not None:
+                    k = bytes(data[pos : pos + n])
+                    if k in header_keys:
+                        header_keys[k] += 1
+                    elif len(header_keys) < key_limit:
+                        header_keys[k] = 1
+                    else:
+                        others += 1
+                header_bytes += n
+                pos += n
+                n, pos = varint(data, pos, body_end, 5)
+                if n > body_end - pos:
+                    raise CorruptRecordError(f"header value length {n} runs past the record")
+                if n > 0:
+                    header_bytes += n
+                    pos += n
+            if pos != body_end:
+                raise CorruptRecordError(
+                    f"record declares {length} bytes but its fields take {length + pos - body_end}"
+                )
+        except CorruptRecordError as err:
+            raise CorruptRecordError(err.reason, position=start) from None
+        if hists is None:
+            continue
+        record, keys, values, headers, header_counts = hists
+        hist_add(record, body_end - start)
+        if key < 0:
+            null_keys += 1
+        else:
+            hist_add(keys, key)
+        if value < 0:
+            null_values += 1
+        else:
+            hist_add(values, value)
+        if n_headers:
+            hist_add(headers, header_bytes)
+        hist_add(header_counts, n_headers)
+        if i == 0:
+            first_od = od
+        elif od != prev + 1:
+            gaps += 1
+            if od > prev + 1:
+                missing += od - prev - 1
+        prev = last_od = od
+        t = log_append_time if log_append_time is not None else base_timestamp + ts_delta
+        if 0 <= t <= INT64_MAX:
+            times[t // width] = times.get(t // width, 0) + 1
+            min_ts = t if min_ts is None or t < min_ts else min_ts
+            max_ts = t if max_ts is None or t > max_ts else max_ts
+    if pos != end:
+        raise CorruptRecordError(
+            f"{end - pos} bytes remain after the batch's {count} declared records", position=pos
+        )
+    return null_keys, null_values, first_od, last_od, gaps, missing, min_ts, max_ts, others, None, 0
+
+
+# n, null keys, null values, first offset, last offset, gaps, missing offsets, min timestamp, max timestamp
+GatheredLegacy = tuple[int, int, int, int, int, int, int, "int | None", "int | None"]
+_LOG_OVERHEAD = 12
+_MIN_SIZE = (14, 22)  # crc, magic, attributes, [timestamp], key length, value length
+
+
+def _int(data: bytes | memoryview, pos: int, n: int) -> int:
+    return int.from_bytes(data[pos : pos + n], "big", signed=True)
+
+
+def _legacy_walk(data: bytes | memoryview, magic: int) -> list[tuple[int, int, int, int, int]] | None:
+    """(offset, entry size, key length, value length, timestamp) of each inner message (-1: null),
+    or None when the set is anything but plain messages of ``magic`` that fill ``data`` exactly."""
+    out = []
+    pos, end = 0, len(data)
+    while pos < end:
+        if end - pos < _LOG_OVERHEAD:
+            return None
+        size = _int(data, pos + 8, 4)
+        entry_end = pos + _LOG_OVERHEAD + size
+        if size < _MIN_SIZE[magic] or entry_end > end:
+            return None
+        if data[pos + 16] != magic or data[pos + 17] & 0x07:
+            return None
+        p = pos + 18
+        ts = -1
+        if magic == 1:
+            ts = _int(data, p, 8)
+            p += 8
+        lengths = [-1, -1]
+        for k in (0, 1):
+            if p + 4 > entry_end:
+                return None
+            n = _int(data, p, 4)
+            p += 4
+            if n >= 0:
+                if n > entry_end - p:
+                    return None
+                lengths[k] = n
+                p += n
+        if p != entry_end:
+            return None
+        out.append((_int(data, pos, 8), _LOG_OVERHEAD + size, lengths[0], lengths[1], ts))
+        pos = entry_end
+    return out or None
+
+
+def gather_legacy_inner(
+    data: bytes | memoryview,
+    magic: int,
+    wrapper_offset: int,
+    log_append_time: int | None,
+    width: int,
+    hists: tuple[array[int], array[int], array[int], array[int], array[int]],
+    times: MutableMapping[int, int],
+) -> GatheredLegacy | None:
+    """Add to ``hists`` and ``times`` the inner messages of a decompressed v0/v1 wrapper, when they
+    are the plain case; None (nothing added) for anything else, which the decoder then reads.
+
+    The plain case: whole uncompressed messages of the wrapper's magic fill ``data``, each with its
+    key and value inside it, at least one; v1 offsets are relative (absolute = wrapper offset - last
+    inner offset + inner offset) unless the wrapper's offset is 0, and the wrapper's offset is not
+    below the last inner one. A record's timestamp is the message's (v1), the wrapper's LogAppendTime
+    when given, or none (v0).
+    """
+    if magic not in (0, 1) or width < 1:
+        raise ValueError("magic must be 0 or 1 and width at least 1")
+    found = _legacy_walk(data, magic)
+    if found is None:
+        return None
+    relative = magic > 0 and wrapper_offset != 0
+    last = found[-1][0]
+    if relative and wrapper_offset < last:
+        return None
+    base = wrapper_offset - last if relative else 0
+    if max(f[0] for f in found) + base > INT64_MAX:
+        return None  # offsets past int64 (the compiled twin's integers): the decoder reads them
+    total = 0
+    for (a, *_), (b, *_) in pairwise(found):  # gaps must be countable in int64 too
+        if not INT64_MIN <= b - a <= INT64_MAX:
+            return None
+        total += max(0, b - a - 1)
+        if total > INT64_MAX:
+            return None
+    record, keys, values, _, header_counts = hists
+    null_keys = null_values = gaps = missing = 0
+    min_ts: int | None = None
+    max_ts: int | None = None
+    prev = 0
+    for i, (offset, size, key, value, ts) in enumerate(found):
+        hist_add(record, size)
+        if key < 0:
+            null_keys += 1
+        else:
+            hist_add(keys, key)
+        if value < 0:
+            null_values += 1
+        else:
+            hist_add(values, value)
+        hist_add(header_counts, 0)
+        offset += base
+        if i and offset != prev + 1:
+            gaps += 1
+            if offset > prev + 1:
+                missing += offset - prev - 1
+        prev = offset
+        t = log_append_time if log_append_time is not None else ts
+        if 0 <= t <= INT64_MAX:
+            times[t // width] = times.get(t // width, 0) + 1
+            min_ts = t if min_ts is None or t < min_ts else min_ts
+            max_ts = t if max_ts is None or t > max_ts else max_ts
+    return len(found), null_keys, null_values, found[0][0] + base, last + base, gaps, missing, min_ts, max_ts

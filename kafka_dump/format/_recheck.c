@@ -1,0 +1,229 @@
+/*
+ * The compiled twin of the record check that `kdump convert` runs on every v2 batch it writes
+ * (_recheck_pure.py is the reference): the records of the batch, as written, are compared with the
+ * Records they must hold, field by field, without building a Python object per record. It must give
+ * exactly what _recheck_pure gives (the index of the first record that differs, or -1), and
+ * tests/test_recheck_twins.py checks that.
+ *
+ * Memory safety: every read is checked against the record's own length, which is checked against
+ * the end of the records, which is checked against the buffer. Nothing is allocated from a length.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <string.h>
+
+static PyObject *s_offset, *s_timestamp, *s_stored, *s_key, *s_value, *s_headers;
+
+/* A zigzag varint of at most max_bytes that must end before limit, as ByteUtils.readVarint/Varlong
+ * (bits past 32 or 64 are dropped, as Java's shifts drop them). Returns 0, or -1. */
+static int
+read_varint(const unsigned char *p, Py_ssize_t *pos, Py_ssize_t limit, int max_bytes, int64_t *out)
+{
+    uint64_t raw = 0;
+    int shift = 0;
+    Py_ssize_t start = *pos, i = *pos;
+    for (;;) {
+        if (i >= limit || i - start >= max_bytes)
+            return -1;
+        unsigned char b = p[i++];
+        if (shift < 64)
+            raw |= (uint64_t)(b & 0x7F) << shift;
+        if (b < 0x80)
+            break;
+        shift += 7;
+    }
+    if (max_bytes == 5)
+        raw &= 0xFFFFFFFFu;
+    *out = (int64_t)(raw >> 1) ^ -(int64_t)(raw & 1);
+    *pos = i;
+    return 0;
+}
+
+/* 1 when obj is None (n < 0) or the bytes at[0:n], else 0. */
+static int
+same_bytes(PyObject *obj, const unsigned char *at, int64_t n)
+{
+    if (n < 0)
+        return obj == Py_None;
+    if (!PyBytes_Check(obj) || PyBytes_GET_SIZE(obj) != n)
+        return 0;
+    return n == 0 || memcmp(PyBytes_AS_STRING(obj), at, (size_t)n) == 0;
+}
+
+/* 1 when obj is an int equal to v, 0 when not, -1 on an error. */
+static int
+same_int(PyObject *obj, int64_t v)
+{
+    if (!PyLong_Check(obj))
+        return 0;
+    int overflow = 0;
+    long long x = PyLong_AsLongLongAndOverflow(obj, &overflow);
+    if (x == -1 && PyErr_Occurred())
+        return -1;
+    return !overflow && x == (long long)v;
+}
+
+/* The attribute name of rec, as a new reference (NULL with an exception set). */
+#define GET(rec, name) PyObject_GetAttr((rec), (name))
+
+/* Check one field: `test` uses o; 1 goes on, 0 ends with "differs", -1 with the error. */
+#define CHECK(rec, name, test)          \
+    do {                                \
+        PyObject *o = GET(rec, name);   \
+        if (o == NULL)                  \
+            goto error;                 \
+        int same_ = (test);             \
+        Py_DECREF(o);                   \
+        if (same_ < 0)                  \
+            goto error;                 \
+        if (same_ == 0)                 \
+            goto differs;               \
+    } while (0)
+
+#define VARINT(limit, max_bytes, out)                               \
+    do {                                                            \
+        if (read_varint(p, &pos, (limit), (max_bytes), &(out)) < 0) \
+            goto differs;                                           \
+    } while (0)
+
+static PyObject *
+same_v2_records(PyObject *self, PyObject *args)
+{
+    Py_buffer view;
+    Py_ssize_t pos, end;
+    long long base_offset, base_timestamp;
+    PyObject *log_append_time, *expected;
+    if (!PyArg_ParseTuple(args, "y*nnLLOO!", &view, &pos, &end, &base_offset, &base_timestamp,
+                          &log_append_time, &PyTuple_Type, &expected))
+        return NULL;
+    if (pos < 0 || end < pos || end > view.len) {
+        PyBuffer_Release(&view);
+        PyErr_SetString(PyExc_ValueError, "pos and end must satisfy 0 <= pos <= end <= len(data)");
+        return NULL;
+    }
+    int64_t lat = 0;
+    int has_lat = log_append_time != Py_None;
+    if (has_lat) {
+        lat = PyLong_AsLongLong(log_append_time);
+        if (lat == -1 && PyErr_Occurred()) {
+            PyBuffer_Release(&view);
+            return NULL;
+        }
+    }
+    const unsigned char *p = (const unsigned char *)view.buf;
+    Py_ssize_t n = PyTuple_GET_SIZE(expected), i = 0;
+    for (; i < n; i++) {
+        PyObject *rec = PyTuple_GET_ITEM(expected, i);
+        int64_t length, ts_delta, offset_delta, key_len, value_len, count;
+        int64_t offset, own_ts;
+        VARINT(end, 5, length);
+        if (length < 1 || length > end - pos)
+            goto differs;
+        Py_ssize_t body_end = pos + (Py_ssize_t)length;
+        pos += 1; /* attributes: unused */
+        VARINT(body_end, 10, ts_delta);
+        VARINT(body_end, 5, offset_delta);
+        if (__builtin_add_overflow((int64_t)base_offset, offset_delta, &offset) ||
+            __builtin_add_overflow((int64_t)base_timestamp, ts_delta, &own_ts))
+            goto differs;
+        VARINT(body_end, 5, key_len);
+        if (key_len > body_end - pos)
+            goto differs;
+        const unsigned char *key = p + pos;
+        if (key_len > 0)
+            pos += (Py_ssize_t)key_len;
+        VARINT(body_end, 5, value_len);
+        if (value_len > body_end - pos)
+            goto differs;
+        const unsigned char *value = p + pos;
+        if (value_len > 0)
+            pos += (Py_ssize_t)value_len;
+        VARINT(body_end, 5, count);
+        if (count < 0 || count > body_end - pos)
+            goto differs;
+        CHECK(rec, s_offset, same_int(o, offset));
+        CHECK(rec, s_timestamp, same_int(o, has_lat ? lat : own_ts));
+        /* Under LogAppendTime the bytes keep a record's own time: storedTimestamp, when it has one. */
+        CHECK(rec, s_stored, o == Py_None ? 1 : same_int(o, own_ts));
+        CHECK(rec, s_key, same_bytes(o, key, key_len));
+        CHECK(rec, s_value, same_bytes(o, value, value_len));
+        PyObject *headers = GET(rec, s_headers);
+        if (headers == NULL)
+            goto error;
+        if (!PyTuple_Check(headers) || PyTuple_GET_SIZE(headers) != count) {
+            Py_DECREF(headers);
+            goto differs;
+        }
+        for (int64_t j = 0; j < count; j++) {
+            int64_t hk, hv;
+            PyObject *h = PyTuple_GET_ITEM(headers, j);
+            if (read_varint(p, &pos, body_end, 5, &hk) < 0 || hk < 0 || hk > body_end - pos) {
+                Py_DECREF(headers);
+                goto differs;
+            }
+            const unsigned char *hkey = p + pos;
+            pos += (Py_ssize_t)hk;
+            if (read_varint(p, &pos, body_end, 5, &hv) < 0 || hv > body_end - pos) {
+                Py_DECREF(headers);
+                goto differs;
+            }
+            const unsigned char *hvalue = p + pos;
+            if (hv > 0)
+                pos += (Py_ssize_t)hv;
+            PyObject *o = GET(h, s_key);
+            if (o == NULL) {
+                Py_DECREF(headers);
+                goto error;
+            }
+            int same = same_bytes(o, hkey, hk);
+            Py_DECREF(o);
+            if (same) {
+                o = GET(h, s_value);
+                if (o == NULL) {
+                    Py_DECREF(headers);
+                    goto error;
+                }
+                same = same_bytes(o, hvalue, hv);
+                Py_DECREF(o);
+            }
+            if (!same) {
+                Py_DECREF(headers);
+                goto differs;
+            }
+        }
+        Py_DECREF(headers);
+        if (pos != body_end)
+            goto differs;
+    }
+    PyBuffer_Release(&view);
+    /* Every record matched: the bytes must end there too. */
+    return PyLong_FromSsize_t(pos == end ? -1 : n);
+differs:
+    PyBuffer_Release(&view);
+    return PyLong_FromSsize_t(i);
+error:
+    PyBuffer_Release(&view);
+    return NULL;
+}
+
+static PyMethodDef methods[] = {
+    {"same_v2_records", same_v2_records, METH_VARARGS,
+     "same_v2_records(data, pos, end, base_offset, base_timestamp, log_append_time, expected) -> int\n"
+     "The index of the first record of data[pos:end] that differs from expected, or -1."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_recheck", NULL, -1, methods, NULL, NULL, NULL, NULL};
+
+PyMODINIT_FUNC
+PyInit__recheck(void)
+{
+    if (!(s_offset = PyUnicode_InternFromString("offset")) ||
+        !(s_timestamp = PyUnicode_InternFromString("timestamp")) ||
+        !(s_stored = PyUnicode_InternFromString("storedTimestamp")) ||
+        !(s_key = PyUnicode_InternFromString("key")) || !(s_value = PyUnicode_InternFromString("value")) ||
+        !(s_headers = PyUnicode_InternFromString("headers")))
+        return NULL;
+    return PyModule_Create(&module);
+}

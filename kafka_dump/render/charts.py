@@ -1,0 +1,46 @@
+"""Small terminal charts for ``kdump stats``: a bar histogram and a sparkline, as Rich ``Text``.
+
+Only numbers reach these functions, never data from a file, so nothing here can be read as markup.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rich.table import Table
+from rich.text import Text
+
+_SPARKS = "▁▂▃▄▅▆▇█"
+_EIGHTHS = " ▏▎▍▌▋▊▉█"
+
+
+def bar(fraction: float, width: int) -> str:
+    """A horizontal bar ``fraction`` (0..1) of ``width`` cells long, in eighths of a cell."""
+    eighths = round(max(0.0, min(1.0, fraction)) * width * 8)
+    full, part = divmod(eighths, 8)
+    return "█" * full + (_EIGHTHS[part] if part else "")
+
+
+def bar_histogram(
+    rows: Sequence[tuple[str, int]], *, width: int = 40, style: str = "kdump.chart", title: str | None = None
+) -> Table:
+    """One row per (label, count): the label, a bar scaled to the largest count, and the count."""
+    top = max((n for _, n in rows), default=0)
+    table = Table(box=None, show_header=False, pad_edge=False, title=title, title_justify="left")
+    table.add_column(justify="right", no_wrap=True)
+    table.add_column(no_wrap=True, min_width=width)
+    table.add_column(justify="right", no_wrap=True)
+    for label, n in rows:
+        table.add_row(Text(label), Text(bar(n / top if top else 0.0, width), style=style), Text(f"{n:,}"))
+    return table
+
+
+def sparkline(values: Sequence[int]) -> str:
+    """One character per value, from ▁ (zero or the least) to █ (the most); empty input, empty line."""
+    if not values:
+        return ""
+    top = max(values)
+    if top <= 0:
+        return _SPARKS[0] * len(values)
+    last = len(_SPARKS) - 1
+    return "".join(_SPARKS[0] if v <= 0 else _SPARKS[max(1, round(v / top * last))] for v in values)

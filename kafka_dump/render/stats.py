@@ -1,0 +1,256 @@
+"""``kdump stats`` output: small Rich tables and charts per file, or one JSON object per file.
+
+Builds renderables and dicts; the command prints them. Figures are exact integers in JSON and
+shown with thousands separators in tables. Header keys come from the file: they reach Rich as
+``Text`` previews (printable text or hex), never as markup.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+
+from kafka_dump.analysis.histogram import SizeHistogram
+from kafka_dump.analysis.stats import PERCENTILES, SegmentStats
+from kafka_dump.render.charts import bar_histogram, sparkline
+from kafka_dump.render.payload import header_key, preview
+from kafka_dump.render.table import iso
+from kafka_dump.render.theme import number
+
+TOP_HEADER_KEYS = 10
+
+
+# -- JSON ----------------------------------------------------------------------------------------
+def summary_json(h: SizeHistogram) -> dict[str, int | None]:
+    out: dict[str, int | None] = {"count": h.count, "min": h.min}
+    for p in PERCENTILES:
+        out[f"p{p}"] = h.percentile(p)
+    out["max"] = h.max
+    out["total"] = h.total
+    return out
+
+
+def _per(n: int, d: int) -> float | None:
+    return round(n / d, 4) if d else None
+
+
+def stats_json(s: SegmentStats, *, total: bool = False) -> dict[str, Any]:
+    """Every figure of ``s`` as a JSON-ready dict (exact integers; ratios rounded to 4 places)."""
+    n = s.records
+    start, width, counts = s.times.series()
+    overhead = _overhead(s)
+    return {
+        "type": "total" if total else "file",
+        "path": s.path,
+        "files": s.files,
+        "fileBytes": s.file_bytes,
+        "layout": {
+            "batches": s.batches,
+            "records": n,
+            "dataRecords": s.data_records,
+            "controlRecords": s.control_records,
+            "firstOffset": s.first_offset,
+            "lastOffset": s.last_offset,
+            "offsetGaps": s.offset_gaps,
+            "missingOffsets": s.missing_offsets,
+            "diskBytes": s.disk_bytes,
+            "uncompressedBytes": s.uncompressed_bytes,
+            "formats": [
+                {
+                    "magic": magic,
+                    "compression": codec.label,
+                    "batches": f.batches,
+                    "records": f.records,
+                    "diskBytes": f.disk_bytes,
+                    "uncompressedBytes": f.uncompressed_bytes,
+                    "compressionRatio": round(f.compression_ratio, 4),
+                }
+                for (magic, codec), f in sorted(s.by_format.items())
+            ],
+        },
+        "batches": {
+            "recordsPerBatch": summary_json(s.records_per_batch),
+            "bytesPerBatch": summary_json(s.bytes_per_batch),
+            "transactional": s.transactional_batches,
+            "idempotent": s.idempotent_batches,
+            "control": s.control_batches,
+            "distinctProducerIds": s.distinct_producers,
+            "distinctProducerIdsExact": s.producer_ids.complete,
+            "timestampTypes": dict(sorted(s.timestamp_types.items())),
+            "firstTimestamp": s.first_timestamp,
+            "lastTimestamp": s.last_timestamp,
+        },
+        "records": {
+            "recordSize": summary_json(s.record_sizes),
+            "keySize": summary_json(s.key_sizes),
+            "valueSize": summary_json(s.value_sizes),
+            "headerSize": summary_json(s.header_sizes),
+            "headersPerRecord": summary_json(s.header_counts),
+            "nullKeys": s.null_keys,
+            "tombstones": s.tombstones,
+            "headerKeys": [
+                {"key": header_key(k), "count": c} for k, c in s.header_keys.most_common(TOP_HEADER_KEYS)
+            ],
+            "headerKeysExact": s.header_keys.complete,
+        },
+        "overhead": overhead,
+        "charts": {
+            "recordSizes": [{"low": lo, "high": hi, "count": c} for lo, hi, c in s.record_sizes.bands()],
+            "recordsPerTime": {"start": start, "bucketMs": width, "counts": counts},
+        },
+        "problems": {"corrupt": s.corrupt, "corruptBytes": s.corrupt_bytes, "tailBytes": s.tail_bytes},
+    }
+
+
+def _overhead(s: SegmentStats) -> dict[str, Any]:
+    """Bytes per record on disk = payload + metadata - what compression took away (all exact sums)."""
+    n = s.records
+    disk, unpacked, payload = s.disk_bytes, s.uncompressed_bytes, s.payload_bytes
+    return {
+        "diskBytes": disk,
+        "payloadBytes": payload,
+        "metadataBytes": unpacked - payload,
+        "compressedAwayBytes": unpacked - disk,
+        "diskBytesPerRecord": _per(disk, n),
+        "payloadBytesPerRecord": _per(payload, n),
+        "metadataBytesPerRecord": _per(unpacked - payload, n),
+        "compressedAwayBytesPerRecord": _per(unpacked - disk, n),
+        "payloadShare": _per(payload, unpacked),
+        "metadataShare": _per(unpacked - payload, unpacked),
+    }
+
+
+# -- Rich ----------------------------------------------------------------------------------------
+def _int(v: int | None) -> str:
+    return "-" if v is None else number(v)
+
+
+def _num(v: float | None, places: int = 2) -> str:
+    return "-" if v is None else f"{v:,.{places}f}"
+
+
+def _pct(v: float | None) -> str:
+    return "-" if v is None else f"{v * 100:.1f}%"
+
+
+def _when(ts: int | None) -> str:
+    return "-" if ts is None else f"{iso(ts)} ({ts})"
+
+
+def _pairs(title: str, rows: list[tuple[str, str]]) -> Table:
+    table = Table(title=title, title_justify="left", title_style="kdump.header", show_header=False)
+    table.add_column(style="kdump.label", no_wrap=True)
+    table.add_column(justify="right", no_wrap=True)
+    for label, value in rows:
+        table.add_row(Text(label), Text(value))
+    return table
+
+
+def _sizes_table(title: str, rows: list[tuple[str, SizeHistogram]]) -> Table:
+    table = Table(title=title, title_justify="left", title_style="kdump.header")
+    table.add_column("", style="kdump.label", no_wrap=True)
+    for head in ("count", "min", *(f"p{p}" for p in PERCENTILES), "max", "total"):
+        table.add_column(head, justify="right", no_wrap=True)
+    for label, h in rows:
+        cells = [h.count, h.min, *(h.percentile(p) for p in PERCENTILES), h.max, h.total]
+        table.add_row(label, *(_int(c) for c in cells))
+    return table
+
+
+def stats_renderables(s: SegmentStats, *, total: bool = False, charts: bool = True) -> list[RenderableType]:
+    """The tables (and charts) of one file's section, or of the total."""
+    title = Text(f"Total: {s.files:,} files" if total else s.path, style="kdump.file")
+    layout = _pairs(
+        "Layout",
+        [
+            ("file bytes", _int(s.file_bytes)),
+            ("batches", _int(s.batches)),
+            ("records", _int(s.records)),
+            ("data records", _int(s.data_records)),
+            ("control records", _int(s.control_records)),
+            ("first offset", _int(s.first_offset)),
+            ("last offset", _int(s.last_offset)),
+            ("offset gaps", f"{s.offset_gaps:,} ({s.missing_offsets:,} offsets missing)"),
+            ("corrupt (skipped)", f"{s.corrupt:,} ({s.corrupt_bytes:,} bytes)"),
+            ("tail bytes", _int(s.tail_bytes)),
+        ],
+    )
+    formats = Table(title="By format", title_justify="left", title_style="kdump.header")
+    for head in ("magic", "codec", "batches", "records", "bytes on disk", "uncompressed", "ratio"):
+        formats.add_column(head, justify="left" if head == "codec" else "right", no_wrap=True)
+    for (magic, codec), f in sorted(s.by_format.items()):
+        formats.add_row(
+            str(magic), codec.label, _int(f.batches), _int(f.records), _int(f.disk_bytes),
+            _int(f.uncompressed_bytes), f"{f.compression_ratio:.2f}",
+        )  # fmt: skip
+    batch_sizes = _sizes_table(
+        "Batches", [("records per batch", s.records_per_batch), ("bytes per batch", s.bytes_per_batch)]
+    )
+    types = ", ".join(f"{k} {v:,}" for k, v in sorted(s.timestamp_types.items())) or "-"
+    producers = f"{s.distinct_producers:,}" + ("" if s.producer_ids.complete else "+")
+    batches = _pairs(
+        "Producers and time",
+        [
+            ("transactional batches", _int(s.transactional_batches)),
+            ("idempotent batches", _int(s.idempotent_batches)),
+            ("control batches", _int(s.control_batches)),
+            ("distinct producer ids", producers),
+            ("timestamp types", types),
+            ("first timestamp", _when(s.first_timestamp)),
+            ("last timestamp", _when(s.last_timestamp)),
+        ],
+    )
+    records = _sizes_table(
+        "Records (bytes)",
+        [
+            ("record size", s.record_sizes),
+            ("key size", s.key_sizes),
+            ("value size", s.value_sizes),
+            ("header bytes", s.header_sizes),
+            ("headers per record", s.header_counts),
+        ],
+    )
+    nulls = _pairs(
+        "Nulls and header keys",
+        [("null keys", _int(s.null_keys)), ("tombstones (null values)", _int(s.tombstones))]
+        + [(f"header {preview(k, 40)}", _int(c)) for k, c in s.header_keys.most_common(TOP_HEADER_KEYS)],
+    )
+    o = _overhead(s)
+    overhead = _pairs(
+        "Overhead per record",
+        [
+            ("on disk", _num(o["diskBytesPerRecord"])),
+            ("payload (keys, values, headers)", f"{_num(o['payloadBytesPerRecord'])}  {_pct(o['payloadShare'])}"),
+            ("metadata (everything else)", f"{_num(o['metadataBytesPerRecord'])}  {_pct(o['metadataShare'])}"),
+            ("taken away by compression", _num(o["compressedAwayBytesPerRecord"])),
+        ],
+    )  # fmt: skip
+    out: list[RenderableType] = [title, layout, formats, batch_sizes, batches, records, nulls, overhead]
+    if charts:
+        out.extend(charts_renderables(s))
+    return out
+
+
+def charts_renderables(s: SegmentStats) -> list[RenderableType]:
+    out: list[RenderableType] = []
+    bands = s.record_sizes.bands()
+    if bands:
+        rows = [(f"{lo:,}-{hi:,}" if hi > lo else f"{lo:,}", c) for lo, hi, c in bands]
+        out.append(bar_histogram(rows, title="Record sizes (bytes)"))
+    start, width, counts = s.times.series()
+    if counts:
+        end = start + width * len(counts) - 1
+        line = Text(sparkline(counts), style="kdump.chart")
+        caption = Text(f"{iso(start)} .. {iso(end)}, {_duration(width)} per bucket, peak {max(counts):,}")
+        out.append(Group(Text("Records over time", style="kdump.header"), line, caption))
+    return out
+
+
+def _duration(ms: int) -> str:
+    for unit, size in (("d", 86_400_000), ("h", 3_600_000), ("min", 60_000), ("s", 1000)):
+        if ms >= size:
+            return f"{ms / size:,.3g} {unit}"
+    return f"{ms} ms"
