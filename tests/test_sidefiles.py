@@ -173,6 +173,28 @@ def test_partition_metadata(tmp_path: Path) -> None:
     ]
 
 
+def test_text_numbers_are_ascii_decimals_or_problems(tmp_path: Path) -> None:
+    """``str.isdigit`` passes "²" and a doubled minus passes ``lstrip("-")``; int() refuses both."""
+    epochs = tmp_path / "leader-epoch-checkpoint"
+    epochs.write_text("0\n2\n--1 5\n1 \u00b2\n")
+    assert [i.reason for i in items(epochs) if isinstance(i, Problem)] == [
+        "line 3 is not 'epoch startOffset': '--1 5'",
+        "line 4 is not 'epoch startOffset': '1 \u00b2'",
+        "the count line says 2 entries, 0 follow",
+    ]
+    epochs.write_text("0\n\u00b2\n")
+    assert [i.reason for i in items(epochs) if isinstance(i, Problem)] == [
+        "entry count '\u00b2' is not a number"
+    ]
+    epochs.write_text("0\n1\n-3 -1\n")
+    assert items(epochs) == [LeaderEpochEntry(-3, -1)]
+    meta = tmp_path / "partition.metadata"
+    meta.write_text("version: \u00b2\ntopic_id: x\n")
+    assert [i.reason for i in items(meta) if isinstance(i, Problem)] == [
+        "needs 'version: N' and 'topic_id: ID' lines"
+    ]
+
+
 def test_oversized_side_files_are_refused_not_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import kafka_dump.internal.sidefiles as sidefiles
 

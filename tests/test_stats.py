@@ -287,6 +287,15 @@ def test_header_keys_are_not_markup(tmp_path: Path) -> None:
     assert "[bold]x[/bold]" in out and "\x1b" not in out
 
 
+def test_file_names_reach_the_table_escaped(tmp_path: Path) -> None:
+    """A file name is data too: its control characters are shown as escapes, not sent to the terminal."""
+    d = tmp_path / "t\x1b[31m-0"
+    d.mkdir()
+    (d / "00000000000000000000.log").write_bytes(v2_batch([(None, b"v", [])]))
+    out = run(str(d / "00000000000000000000.log")).stdout
+    assert "\x1b" not in out and "\\x1b[31m-0" in out
+
+
 @pytest.mark.skipif(not SHARED_REAL.is_dir(), reason="../shared/fixtures-real is absent")
 def test_real_partition_directories_read_without_problems() -> None:
     dirs = sorted({p.parent for p in SHARED_REAL.glob("*/*/*.log")})[:6]

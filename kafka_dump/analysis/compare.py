@@ -145,7 +145,7 @@ class Comparison:
     groups: int = 0  # batches seen (after grouping)
     compared: int = 0  # batches compared (all of them unless sampling)
     files: int = 1
-    _grouper: Grouper[Record] | None = None
+    _grouper: Grouper[Record] = field(init=False)
     _open: list[Batch] = field(default_factory=list)  # the plain messages of the open group
     _next_sample: int = 0
 
@@ -159,7 +159,6 @@ class Comparison:
             self._close()
             return
         if batch.magic < 2 and batch.compression is Compression.NONE and batch.records:
-            assert self._grouper is not None
             if self._grouper.add(batch.records[0]) is not None:
                 self._group(self._open)  # the group that this message did not fit closed
                 self._open = []
@@ -173,7 +172,6 @@ class Comparison:
         return self
 
     def _close(self) -> None:
-        assert self._grouper is not None
         if self._grouper.flush() is not None:
             self._group(self._open)
         self._open = []
@@ -285,25 +283,10 @@ def encoded_sizes(
     return out
 
 
-def as_v2_batch(template: Batch, records: tuple[Record, ...]) -> Batch:
-    """A v2 batch holding v0/v1 ``records``, as Kafka's up-conversion writes it: no producer (id,
-    epoch and sequence -1), no leader epoch (-1), the first record's timestamp as the base."""
-    ts_type = template.timestampType
-    if ts_type is TimestampType.NO_TIMESTAMP_TYPE:
-        ts_type = TimestampType.CREATE_TIME
-    attributes = L.TIMESTAMP_TYPE_BIT if ts_type is TimestampType.LOG_APPEND_TIME else 0
-    base_ts = records[0].timestamp if records else -1
-    if ts_type is TimestampType.LOG_APPEND_TIME and records and records[0].storedTimestamp is not None:
-        base_ts = records[0].storedTimestamp
-    return template._replace(
-        baseOffset=records[0].offset if records else template.baseOffset,
-        lastOffset=records[-1].offset if records else template.lastOffset,
-        magic=2,
-        attributes=attributes,
-        compression=Compression.NONE,
-        timestampType=ts_type,
-        baseTimestamp=base_ts,
-        maxTimestamp=max((r.timestamp for r in records), default=-1),
+def _plain(batch: Batch, records: tuple[Record, ...]) -> Batch:
+    """``batch`` holding ``records``, as a writer without producer state writes it: no producer
+    (id, epoch and sequences -1), no leader epoch, not transactional, not a control batch."""
+    return batch._replace(
         producerId=-1,
         producerEpoch=-1,
         baseSequence=-1,
@@ -314,6 +297,28 @@ def as_v2_batch(template: Batch, records: tuple[Record, ...]) -> Batch:
         deleteHorizonMs=None,
         recordCount=len(records),
         records=records,
+    )
+
+
+def as_v2_batch(template: Batch, records: tuple[Record, ...]) -> Batch:
+    """A v2 batch holding v0/v1 ``records``, as Kafka's up-conversion writes it: no producer (id,
+    epoch and sequence -1), no leader epoch (-1), the first record's timestamp as the base."""
+    ts_type = template.timestampType
+    if ts_type is TimestampType.NO_TIMESTAMP_TYPE:
+        ts_type = TimestampType.CREATE_TIME
+    attributes = L.TIMESTAMP_TYPE_BIT if ts_type is TimestampType.LOG_APPEND_TIME else 0
+    base_ts = records[0].timestamp if records else -1
+    if ts_type is TimestampType.LOG_APPEND_TIME and records and records[0].storedTimestamp is not None:
+        base_ts = records[0].storedTimestamp
+    return _plain(template, records)._replace(
+        baseOffset=records[0].offset if records else template.baseOffset,
+        lastOffset=records[-1].offset if records else template.lastOffset,
+        magic=2,
+        attributes=attributes,
+        compression=Compression.NONE,
+        timestampType=ts_type,
+        baseTimestamp=base_ts,
+        maxTimestamp=max((r.timestamp for r in records), default=-1),
     )
 
 
@@ -338,7 +343,7 @@ def as_legacy_batch(v2: Batch, records: tuple[Record, ...], magic: int) -> Batch
                 for r in records
             )
         ts_type = v2.timestampType
-    return v2._replace(
+    return _plain(v2, records)._replace(
         magic=magic,
         attributes=L.TIMESTAMP_TYPE_BIT if ts_type is TimestampType.LOG_APPEND_TIME else 0,
         compression=Compression.NONE,
@@ -346,16 +351,6 @@ def as_legacy_batch(v2: Batch, records: tuple[Record, ...], magic: int) -> Batch
         baseOffset=records[0].offset,
         lastOffset=records[-1].offset,
         maxTimestamp=-1 if magic == 0 else v2.maxTimestamp,
-        producerId=-1,
-        producerEpoch=-1,
-        baseSequence=-1,
-        lastSequence=-1,
-        partitionLeaderEpoch=-1,
-        isTransactional=False,
-        isControl=False,
-        deleteHorizonMs=None,
-        recordCount=len(records),
-        records=records,
     )
 
 

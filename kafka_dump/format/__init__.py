@@ -8,6 +8,9 @@ The choice is made once, here:
   ``_speedups.c``, else ``_pure.py``; ``ACTIVE_TWIN`` names the choice;
 * the validating record walk (``walk_v2_records``, for ``verify-crc --deep``): ``_walk.c``, else
   ``_walk_pure.py``; ``WALK_TWIN`` names it;
+* the statistics walk (``gather_v2_records``, ``gather_legacy_inner``, for ``stats``; re-exported
+  by ``gather.py`` with its histogram layout): ``_gather.c``, else ``_gather_pure.py``, and only
+  when both have the same histogram layout; ``GATHER_TWIN`` names it;
 * the encoder's record loops (``encode_v2_records``, ``encode_v2_entry``, ``encode_legacy_messages``
   and their sizes), which ``encode.py`` builds ``encode_entry`` on: ``_encoder.c``, else
   ``_pure_encoder.py``; ``ENCODER_TWIN`` names it.
@@ -22,8 +25,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from kafka_dump.format import _walk_pure
-from kafka_dump.format.twins import DecoderTwin, EncoderTwin, WalkTwin, pure_requested
+from kafka_dump.format import _gather_pure, _walk_pure
+from kafka_dump.format.twins import DecoderTwin, EncoderTwin, GatherTwin, WalkTwin, pure_requested
 
 # The decoder: _speedups.c, else _pure.py (imported only then: `kdump --version` names the twin and
 # should not pay for the pure one's modules).
@@ -59,6 +62,21 @@ if not pure_requested():
         walker = _walk
         WALK_TWIN = "compiled"
 walk_v2_records = walker.walk_v2_records
+
+# The statistics walk: _gather.c, else _gather_pure.py (and the pure one if their buckets differ).
+gatherer: GatherTwin = _gather_pure
+GATHER_TWIN = "pure-python"
+if not pure_requested():
+    try:
+        from kafka_dump.format import _gather
+    except ImportError:
+        pass
+    else:
+        if (_gather.NBUCKETS, _gather.SLOTS) == (_gather_pure.NBUCKETS, _gather_pure.SLOTS):
+            gatherer = _gather
+            GATHER_TWIN = "compiled"
+gather_v2_records = gatherer.gather_v2_records
+gather_legacy_inner = gatherer.gather_legacy_inner
 
 # The encoder's record loops: _encoder.c, else _pure_encoder.py.
 _encoder_twin: EncoderTwin | None = None
@@ -104,6 +122,7 @@ if not TYPE_CHECKING:  # hidden from mypy, which would otherwise let any name pa
 __all__ = [
     "ACTIVE_TWIN",
     "ENCODER_TWIN",
+    "GATHER_TWIN",
     "WALK_TWIN",
     "decode_legacy_inner",
     "decode_legacy_run",
@@ -116,6 +135,9 @@ __all__ = [
     "encode_v2_records",
     "encoder",
     "entry_size",
+    "gather_legacy_inner",
+    "gather_v2_records",
+    "gatherer",
     "legacy_messages_size",
     "new_batch",
     "v2_records_size",

@@ -15,39 +15,14 @@
 #include <structmember.h>
 
 #include "_layout.h"
+#include "_model.h"
+#include "_wire.h"
 
-static PyObject *RecordType;               /* kafka_dump.model.Record, a slotted dataclass */
-static PyObject *HeaderType;               /* kafka_dump.model.Header */
 static PyObject *UnsupportedEncodingError; /* kafka_dump.errors.UnsupportedEncodingError */
 
-/* The Record and Header slots read here, at the offsets their member descriptors give. */
-enum { R_OFFSET, R_TIMESTAMP, R_KEY, R_VALUE, R_HEADERS, R_STORED_TIMESTAMP, R_FIELDS };
-static const char *record_fields[R_FIELDS] = {"offset", "timestamp", "key", "value", "headers", "storedTimestamp"};
-static Py_ssize_t record_offsets[R_FIELDS];
-static const char *header_fields[2] = {"key", "value"};
-static Py_ssize_t header_offsets[2];
-
-#define SLOT(obj, offsets, i) (*(PyObject **)((char *)(obj) + (offsets)[i]))
-
-static int
-slot_offsets(PyObject *cls, const char **names, int n, Py_ssize_t *offsets)
-{
-    for (int i = 0; i < n; i++) {
-        PyObject *descr = PyObject_GetAttrString(cls, names[i]);
-        if (descr == NULL)
-            return -1;
-        int ok = Py_IS_TYPE(descr, &PyMemberDescr_Type) &&
-                 ((PyMemberDescrObject *)descr)->d_member->type == T_OBJECT_EX;
-        if (ok)
-            offsets[i] = ((PyMemberDescrObject *)descr)->d_member->offset;
-        Py_DECREF(descr);
-        if (!ok) {
-            PyErr_Format(PyExc_ImportError, "kafka_dump.model field %s is not a slot", names[i]);
-            return -1;
-        }
-    }
-    return 0;
-}
+/* The Record slots read here (their offsets are in _model.h's model). */
+static const int record_read[] = {R_OFFSET, R_TIMESTAMP, R_KEY, R_VALUE, R_HEADERS, R_STORED_TIMESTAMP};
+#define RECORD_READ ((int)(sizeof record_read / sizeof record_read[0]))
 
 /* A record's fields, borrowed; the record's type and every slot checked. */
 typedef struct {
@@ -57,24 +32,22 @@ typedef struct {
 static int
 record_fields_of(PyObject *r, Fields *f)
 {
-    if (!Py_IS_TYPE(r, (PyTypeObject *)RecordType)) {
+    if (!Py_IS_TYPE(r, (PyTypeObject *)model.record_type)) {
         PyErr_SetString(PyExc_TypeError, "the encoders take Record values");
         return -1;
     }
-    PyObject *vals[R_FIELDS];
-    for (int i = 0; i < R_FIELDS; i++) {
-        vals[i] = SLOT(r, record_offsets, i);
-        if (vals[i] == NULL) {
-            PyErr_Format(PyExc_AttributeError, "Record.%s is not set", record_fields[i]);
+    for (int i = 0; i < RECORD_READ; i++) {
+        if (RECORD_SLOT(r, record_read[i]) == NULL) {
+            PyErr_Format(PyExc_AttributeError, "Record.%s is not set", record_field_names[record_read[i]]);
             return -1;
         }
     }
-    f->offset = vals[R_OFFSET];
-    f->timestamp = vals[R_TIMESTAMP];
-    f->key = vals[R_KEY];
-    f->value = vals[R_VALUE];
-    f->headers = vals[R_HEADERS];
-    f->stored = vals[R_STORED_TIMESTAMP];
+    f->offset = RECORD_SLOT(r, R_OFFSET);
+    f->timestamp = RECORD_SLOT(r, R_TIMESTAMP);
+    f->key = RECORD_SLOT(r, R_KEY);
+    f->value = RECORD_SLOT(r, R_VALUE);
+    f->headers = RECORD_SLOT(r, R_HEADERS);
+    f->stored = RECORD_SLOT(r, R_STORED_TIMESTAMP);
     if ((f->key != Py_None && !PyBytes_Check(f->key)) || (f->value != Py_None && !PyBytes_Check(f->value))) {
         PyErr_SetString(PyExc_TypeError, "a record's key and value must be bytes or None");
         return -1;
@@ -204,8 +177,8 @@ v2_sizes(const Fields *f, PyObject *base_offset, PyObject *base_timestamp, int l
     n += f->value == Py_None ? 1 : varint_size(PyBytes_GET_SIZE(f->value)) + PyBytes_GET_SIZE(f->value);
     for (Py_ssize_t i = 0; i < nh; i++) {
         PyObject *h = PyTuple_GET_ITEM(f->headers, i);
-        PyObject *hk = Py_IS_TYPE(h, (PyTypeObject *)HeaderType) ? SLOT(h, header_offsets, 0) : NULL;
-        PyObject *hv = hk != NULL ? SLOT(h, header_offsets, 1) : NULL;
+        PyObject *hk = Py_IS_TYPE(h, (PyTypeObject *)model.header_type) ? HEADER_SLOT(h, H_KEY) : NULL;
+        PyObject *hv = hk != NULL ? HEADER_SLOT(h, H_VALUE) : NULL;
         if (hk == NULL || hv == NULL || !PyBytes_Check(hk) || (hv != Py_None && !PyBytes_Check(hv))) {
             PyErr_SetString(PyExc_TypeError, "headers must be Header values of bytes (the value may be None)");
             return -1;
@@ -274,8 +247,8 @@ write_v2_records(PyObject *seq, PyObject *base_offset, PyObject *base_timestamp,
         p = put_varint(p, nh);
         for (Py_ssize_t j = 0; j < nh; j++) {
             PyObject *h = PyTuple_GET_ITEM(f.headers, j);
-            p = put_field(p, SLOT(h, header_offsets, 0));
-            p = put_field(p, SLOT(h, header_offsets, 1));
+            p = put_field(p, HEADER_SLOT(h, H_KEY));
+            p = put_field(p, HEADER_SLOT(h, H_VALUE));
         }
     }
     return p == end ? 0 : changed_meanwhile();
@@ -376,40 +349,6 @@ encode_v2_entry(PyObject *self, PyObject *args)
 }
 
 /* ---- v0/v1 messages ---------------------------------------------------------------------------- */
-
-/* CRC-32 (IEEE, reflected), slicing by 8, as zlib.crc32 computes it; tables built at import. */
-static uint32_t crc_table[8][256];
-
-static void
-crc32_init(void)
-{
-    for (uint32_t i = 0; i < 256; i++) {
-        uint32_t c = i;
-        for (int k = 0; k < 8; k++)
-            c = (c & 1) ? 0xEDB88320u ^ (c >> 1) : c >> 1;
-        crc_table[0][i] = c;
-    }
-    for (uint32_t i = 0; i < 256; i++)
-        for (int t = 1; t < 8; t++)
-            crc_table[t][i] = (crc_table[t - 1][i] >> 8) ^ crc_table[0][crc_table[t - 1][i] & 0xFF];
-}
-
-static uint32_t
-crc32_ieee(const unsigned char *p, Py_ssize_t n)
-{
-    uint32_t c = 0xFFFFFFFFu;
-    while (n >= 8) {
-        uint32_t lo = c ^ ((uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24);
-        c = crc_table[7][lo & 0xFF] ^ crc_table[6][(lo >> 8) & 0xFF] ^ crc_table[5][(lo >> 16) & 0xFF] ^
-            crc_table[4][lo >> 24] ^ crc_table[3][p[4]] ^ crc_table[2][p[5]] ^ crc_table[1][p[6]] ^
-            crc_table[0][p[7]];
-        p += 8;
-        n -= 8;
-    }
-    while (n-- > 0)
-        c = crc_table[0][(c ^ *p++) & 0xFF] ^ (c >> 8);
-    return c ^ 0xFFFFFFFFu;
-}
 
 /* A message's offset and timestamp as written, as _pure_encoder._legacy_fields. */
 static int
@@ -570,30 +509,16 @@ static struct PyModuleDef module = {
     methods,
 };
 
-static PyObject *
-import_attr(const char *module_name, const char *name)
-{
-    PyObject *mod = PyImport_ImportModule(module_name);
-    if (mod == NULL)
-        return NULL;
-    PyObject *attr = PyObject_GetAttrString(mod, name);
-    Py_DECREF(mod);
-    return attr;
-}
-
 PyMODINIT_FUNC
 PyInit__encoder(void)
 {
-    RecordType = import_attr("kafka_dump.model", "Record");
-    HeaderType = import_attr("kafka_dump.model", "Header");
-    UnsupportedEncodingError = import_attr("kafka_dump.errors", "UnsupportedEncodingError");
-    Crc32c = import_attr("kafka_dump.format.checksum", "crc32c");
+    if (model_init() < 0)
+        return NULL;
+    UnsupportedEncodingError = model_import("kafka_dump.errors", "UnsupportedEncodingError");
+    Crc32c = model_import("kafka_dump.format.checksum", "crc32c");
     ZERO = PyLong_FromLong(0);
     MINUS_ONE = PyLong_FromLong(-1);
-    if (!RecordType || !HeaderType || !UnsupportedEncodingError || !Crc32c || !ZERO || !MINUS_ONE)
-        return NULL;
-    if (slot_offsets(RecordType, record_fields, R_FIELDS, record_offsets) < 0 ||
-        slot_offsets(HeaderType, header_fields, 2, header_offsets) < 0)
+    if (!UnsupportedEncodingError || !Crc32c || !ZERO || !MINUS_ONE)
         return NULL;
     crc32_init();
     return PyModule_Create(&module);

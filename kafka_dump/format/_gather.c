@@ -11,7 +11,10 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <stdint.h>
-#include <stdio.h>
+#include <string.h>
+
+#include "_layout.h"
+#include "_wire.h"
 
 #define EXACT 128
 #define SUB_BITS 6
@@ -23,11 +26,6 @@
 #define H_MIN (NBUCKETS + 2)
 #define H_MAX (NBUCKETS + 3)
 #define NHISTS 5
-
-typedef struct {
-    char reason[160];
-    Py_ssize_t position;
-} Err;
 
 static inline int
 bucket_of(int64_t v) /* v >= 0 */
@@ -49,37 +47,6 @@ hist_add(int64_t *h, int64_t v)
         h[H_MIN] = v;
     if (v > h[H_MAX])
         h[H_MAX] = v;
-}
-
-/* A zigzag varint of at most max_bytes ending before limit; as read_zigzag in varint.py. */
-static int
-varint(const unsigned char *p, Py_ssize_t *pos, Py_ssize_t limit, int max_bytes, int64_t *out, Err *err)
-{
-    uint64_t raw = 0;
-    int shift = 0;
-    Py_ssize_t start = *pos, i = *pos;
-    for (;;) {
-        if (i >= limit) {
-            snprintf(err->reason, sizeof err->reason, "varint runs past the end of its record");
-            err->position = start;
-            return -1;
-        }
-        if (i - start >= max_bytes) {
-            snprintf(err->reason, sizeof err->reason, "varint longer than %d bytes", max_bytes);
-            err->position = start;
-            return -1;
-        }
-        unsigned char b = p[i++];
-        raw |= (uint64_t)(b & 0x7F) << shift;
-        if (b < 0x80)
-            break;
-        shift += 7;
-    }
-    if (max_bytes == 5)
-        raw &= 0xFFFFFFFFu;
-    *out = (int64_t)(raw >> 1) ^ -(int64_t)(raw & 1);
-    *pos = i;
-    return 0;
 }
 
 typedef struct {
@@ -149,17 +116,18 @@ count_key(Acc *a, const unsigned char *p, Py_ssize_t n)
     return rc;
 }
 
-#define FAIL(pos_, ...)                                              \
-    do {                                                             \
-        snprintf(err->reason, sizeof err->reason, __VA_ARGS__);     \
-        err->position = (pos_);                                      \
-        return -1;                                                   \
+/* A data error: its reason and position in err, and -1 returned (-2 if the reason could not be built). */
+#define FAIL(pos_, ...)                                    \
+    do {                                                   \
+        err->message = PyUnicode_FromFormat(__VA_ARGS__);  \
+        err->position = (pos_);                            \
+        return err->message ? -1 : -2;                     \
     } while (0)
 
 /* Returns 0, -1 with err filled (data error), or -2 with a Python exception set. */
 static int
 walk(const unsigned char *p, Py_ssize_t pos, Py_ssize_t end, int64_t count, int64_t base_ts, int has_lat,
-     int64_t lat, Acc *a, Err *err)
+     int64_t lat, Acc *a, DataError *err)
 {
     Py_ssize_t first = pos;
     int64_t prev = -1;
@@ -168,32 +136,33 @@ walk(const unsigned char *p, Py_ssize_t pos, Py_ssize_t end, int64_t count, int6
             FAIL(first, "batch declares %lld records but holds %lld", (long long)count, (long long)i);
         Py_ssize_t start = pos;
         int64_t length, ts_delta, od, key, value, nh, n;
-        if (varint(p, &pos, end, 5, &length, err) < 0)
+        if (read_varint(p, &pos, end, VARINT_MAX_BYTES, &length, err) < 0)
             goto at_start;
         Py_ssize_t body_end = pos + (Py_ssize_t)length;
-        if (length < 6 || length > end - pos)
+        if (length < V2_RECORD_MIN_LENGTH || length > end - pos)
             FAIL(start, "record length %lld does not fit the batch", (long long)length);
         pos += 1; /* attributes: unused */
-        if (varint(p, &pos, body_end, 10, &ts_delta, err) < 0 || varint(p, &pos, body_end, 5, &od, err) < 0 ||
-            varint(p, &pos, body_end, 5, &key, err) < 0)
+        if (read_varint(p, &pos, body_end, VARLONG_MAX_BYTES, &ts_delta, err) < 0 ||
+            read_varint(p, &pos, body_end, VARINT_MAX_BYTES, &od, err) < 0 ||
+            read_varint(p, &pos, body_end, VARINT_MAX_BYTES, &key, err) < 0)
             goto at_start;
         if (key > body_end - pos)
             FAIL(start, "key length %lld runs past the record", (long long)key);
         if (key > 0)
             pos += (Py_ssize_t)key;
-        if (varint(p, &pos, body_end, 5, &value, err) < 0)
+        if (read_varint(p, &pos, body_end, VARINT_MAX_BYTES, &value, err) < 0)
             goto at_start;
         if (value > body_end - pos)
             FAIL(start, "value length %lld runs past the record", (long long)value);
         if (value > 0)
             pos += (Py_ssize_t)value;
-        if (varint(p, &pos, body_end, 5, &nh, err) < 0)
+        if (read_varint(p, &pos, body_end, VARINT_MAX_BYTES, &nh, err) < 0)
             goto at_start;
         if (nh < 0 || nh > body_end - pos)
             FAIL(start, "invalid header count %lld", (long long)nh);
         int64_t header_bytes = 0;
         for (int64_t h = 0; h < nh; h++) {
-            if (varint(p, &pos, body_end, 5, &n, err) < 0)
+            if (read_varint(p, &pos, body_end, VARINT_MAX_BYTES, &n, err) < 0)
                 goto at_start;
             if (n < 0)
                 FAIL(start, "header key is null");
@@ -203,7 +172,7 @@ walk(const unsigned char *p, Py_ssize_t pos, Py_ssize_t end, int64_t count, int6
                 return -2;
             header_bytes += n;
             pos += (Py_ssize_t)n;
-            if (varint(p, &pos, body_end, 5, &n, err) < 0)
+            if (read_varint(p, &pos, body_end, VARINT_MAX_BYTES, &n, err) < 0)
                 goto at_start;
             if (n > body_end - pos)
                 FAIL(start, "header value length %lld runs past the record", (long long)n);
@@ -258,13 +227,44 @@ walk(const unsigned char *p, Py_ssize_t pos, Py_ssize_t end, int64_t count, int6
         continue;
     at_start:
         err->position = start; /* every error inside a record is reported at the record's start */
-        return -1;
+        return err->message ? -1 : -2;
     }
     if (pos != end)
         FAIL(pos, "%lld bytes remain after the batch's %lld declared records", (long long)(end - pos),
              (long long)count);
     if (a && flush_run(a) < 0)
         return -2;
+    return 0;
+}
+
+/* Open the five histograms (a tuple of array('q')) into acc and read the append time (an int, or
+ * None for none). Returns 0, or -1 with a Python exception set; *got buffers are to be released. */
+static int
+acc_open(Acc *acc, PyObject *hist_objs, Py_buffer *bufs, int *got, PyObject *lat_obj, int *has_lat, int64_t *lat)
+{
+    if (PyTuple_GET_SIZE(hist_objs) != NHISTS) {
+        PyErr_SetString(PyExc_ValueError, "five histograms are needed");
+        return -1;
+    }
+    *has_lat = lat_obj != Py_None;
+    *lat = 0;
+    if (*has_lat) {
+        *lat = PyLong_AsLongLong(lat_obj);
+        if (*lat == -1 && PyErr_Occurred())
+            return -1;
+    }
+    for (; *got < NHISTS; (*got)++) {
+        Py_buffer *b = &bufs[*got];
+        if (PyObject_GetBuffer(PyTuple_GET_ITEM(hist_objs, *got), b, PyBUF_WRITABLE | PyBUF_FORMAT) < 0)
+            return -1;
+        if (b->len != (Py_ssize_t)(SLOTS * sizeof(int64_t)) || b->itemsize != 8 || !b->format ||
+            strcmp(b->format, "q") != 0) {
+            PyErr_SetString(PyExc_ValueError, "a histogram is an array('q') of SLOTS items");
+            (*got)++;
+            return -1;
+        }
+        acc->hists[*got] = (int64_t *)b->buf;
+    }
     return 0;
 }
 
@@ -285,34 +285,16 @@ gather_v2_records(PyObject *self, PyObject *args)
         PyErr_SetString(PyExc_ValueError, "need 0 <= pos <= end <= len(data) and width >= 1");
         goto done;
     }
-    if (PyTuple_GET_SIZE(hist_objs) != NHISTS) {
-        PyErr_SetString(PyExc_ValueError, "five histograms are needed");
-        goto done;
-    }
-    int has_lat = lat_obj != Py_None;
-    long long lat = 0;
-    if (has_lat) {
-        lat = PyLong_AsLongLong(lat_obj);
-        if (lat == -1 && PyErr_Occurred())
-            goto done;
-    }
     Acc acc = {0};
-    for (; got < NHISTS; got++) {
-        if (PyObject_GetBuffer(PyTuple_GET_ITEM(hist_objs, got), &bufs[got], PyBUF_WRITABLE | PyBUF_FORMAT) < 0)
-            goto done;
-        if (bufs[got].len != (Py_ssize_t)(SLOTS * sizeof(int64_t)) || bufs[got].itemsize != 8 ||
-            !bufs[got].format || strcmp(bufs[got].format, "q") != 0) {
-            PyErr_SetString(PyExc_ValueError, "a histogram is an array('q') of SLOTS items");
-            got++;
-            goto done;
-        }
-        acc.hists[got] = (int64_t *)bufs[got].buf;
-    }
+    int has_lat;
+    int64_t lat;
+    if (acc_open(&acc, hist_objs, bufs, &got, lat_obj, &has_lat, &lat) < 0)
+        goto done;
     acc.times = times;
     acc.keys = keys;
     acc.key_limit = key_limit;
     acc.width = width;
-    Err err = {{0}, 0};
+    DataError err = {NULL, 0};
     const unsigned char *p = (const unsigned char *)data.buf;
     int rc = walk(p, pos, end, count, base_ts, has_lat, lat, NULL, &err);
     if (rc == 0)
@@ -320,7 +302,7 @@ gather_v2_records(PyObject *self, PyObject *args)
     if (rc == -2)
         goto done;
     if (rc == -1) {
-        result = Py_BuildValue("iiiiiiOOisn", 0, 0, 0, 0, 0, 0, Py_None, Py_None, 0, err.reason, err.position);
+        result = Py_BuildValue("iiiiiiOOiNn", 0, 0, 0, 0, 0, 0, Py_None, Py_None, 0, err.message, err.position);
         goto done;
     }
     PyObject *min_ts = acc.have_ts ? PyLong_FromLongLong(acc.min_ts) : Py_NewRef(Py_None);
@@ -338,21 +320,6 @@ done:
     return result;
 }
 
-static inline int64_t
-be64(const unsigned char *p)
-{
-    uint64_t v = 0;
-    for (int i = 0; i < 8; i++)
-        v = (v << 8) | p[i];
-    return (int64_t)v;
-}
-
-static inline int32_t
-be32(const unsigned char *p)
-{
-    return (int32_t)(((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) | (uint32_t)p[3]);
-}
-
 /* One pass over a decompressed v0/v1 inner message set (see gather_legacy_inner in _gather_pure.py).
  * Returns the number of messages, or 0 when the set is not the plain case. With a != NULL (second
  * pass), adds each message to the histograms and times; base is added to every inner offset. */
@@ -360,24 +327,24 @@ static Py_ssize_t
 legacy_walk(const unsigned char *p, Py_ssize_t end, int magic, int64_t *last_offset, int64_t *max_offset,
             int64_t *missing_total, Acc *a, int64_t base, int has_lat, int64_t lat, int *failed)
 {
-    static const Py_ssize_t min_size[2] = {14, 22};
+    static const Py_ssize_t min_size[2] = {LEGACY_V0_MIN_SIZE, LEGACY_V1_MIN_SIZE};
     Py_ssize_t pos = 0, n = 0;
     int64_t prev = 0;
     *failed = 0;
     while (pos < end) {
-        if (end - pos < 12)
+        if (end - pos < LOG_OVERHEAD)
             return 0;
-        int64_t size = be32(p + pos + 8);
-        if (size < min_size[magic] || size > end - pos - 12)
+        int64_t size = be32(p + pos + LOG_ENTRY_SIZE_OFFSET);
+        if (size < min_size[magic] || size > end - pos - LOG_OVERHEAD)
             return 0;
-        Py_ssize_t entry_end = pos + 12 + (Py_ssize_t)size;
-        if (p[pos + 16] != magic || (p[pos + 17] & 0x07))
+        Py_ssize_t entry_end = pos + LOG_OVERHEAD + (Py_ssize_t)size;
+        if (p[pos + LEGACY_MAGIC_OFFSET] != magic || (p[pos + LEGACY_ATTRIBUTES_OFFSET] & COMPRESSION_MASK))
             return 0;
-        Py_ssize_t q = pos + 18;
+        Py_ssize_t q = pos + LEGACY_HEADER_SIZE;
         int64_t ts = -1;
         if (magic == 1) {
             ts = be64(p + q);
-            q += 8;
+            q += LEGACY_V1_TIMESTAMP_LENGTH;
         }
         int64_t len[2] = {-1, -1};
         for (int k = 0; k < 2; k++) {
@@ -409,7 +376,7 @@ legacy_walk(const unsigned char *p, Py_ssize_t end, int magic, int64_t *last_off
         if (n == 0 || offset > *max_offset)
             *max_offset = offset;
         if (a) {
-            hist_add(a->hists[0], 12 + size);
+            hist_add(a->hists[0], LOG_OVERHEAD + size);
             if (len[0] < 0)
                 a->null_keys++;
             else
@@ -468,29 +435,11 @@ gather_legacy_inner(PyObject *self, PyObject *args)
         PyErr_SetString(PyExc_ValueError, "magic must be 0 or 1 and width at least 1");
         goto done;
     }
-    if (PyTuple_GET_SIZE(hist_objs) != NHISTS) {
-        PyErr_SetString(PyExc_ValueError, "five histograms are needed");
-        goto done;
-    }
-    int has_lat = lat_obj != Py_None;
-    long long lat = 0;
-    if (has_lat) {
-        lat = PyLong_AsLongLong(lat_obj);
-        if (lat == -1 && PyErr_Occurred())
-            goto done;
-    }
     Acc acc = {0};
-    for (; got < NHISTS; got++) {
-        if (PyObject_GetBuffer(PyTuple_GET_ITEM(hist_objs, got), &bufs[got], PyBUF_WRITABLE | PyBUF_FORMAT) < 0)
-            goto done;
-        if (bufs[got].len != (Py_ssize_t)(SLOTS * sizeof(int64_t)) || bufs[got].itemsize != 8 ||
-            !bufs[got].format || strcmp(bufs[got].format, "q") != 0) {
-            PyErr_SetString(PyExc_ValueError, "a histogram is an array('q') of SLOTS items");
-            got++;
-            goto done;
-        }
-        acc.hists[got] = (int64_t *)bufs[got].buf;
-    }
+    int has_lat;
+    int64_t lat;
+    if (acc_open(&acc, hist_objs, bufs, &got, lat_obj, &has_lat, &lat) < 0)
+        goto done;
     acc.times = times;
     acc.width = width;
     const unsigned char *p = (const unsigned char *)data.buf;

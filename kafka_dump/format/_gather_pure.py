@@ -20,6 +20,8 @@ from collections.abc import MutableMapping
 from itertools import pairwise
 
 from kafka_dump.errors import CorruptRecordError
+from kafka_dump.format import layout as L
+from kafka_dump.format.layout import V2_RECORD_MIN_LENGTH
 from kafka_dump.format.varint import read_zigzag
 
 EXACT = 128
@@ -33,6 +35,8 @@ INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 # null keys, null values, first offset delta, last offset delta, gaps, missing offsets,
 # min timestamp, max timestamp (None when no record has one), others, error reason, error position
 Gathered = tuple[int, int, int, int, int, int, "int | None", "int | None", int, "str | None", int]
+# record, key, value, header bytes, header count: each an array('q') of SLOTS (``new_histogram``)
+Histograms = tuple["array[int]", "array[int]", "array[int]", "array[int]", "array[int]"]
 
 
 def bucket_of(value: int) -> int:
@@ -67,7 +71,7 @@ def gather_v2_records(
     base_timestamp: int,
     log_append_time: int | None,
     width: int,
-    hists: tuple[array[int], array[int], array[int], array[int], array[int]],
+    hists: Histograms,
     times: MutableMapping[int, int],
     header_keys: MutableMapping[bytes, int],
     key_limit: int,
@@ -95,7 +99,7 @@ def _walk(
     base_timestamp: int,
     log_append_time: int | None,
     width: int,
-    hists: tuple[array[int], array[int], array[int], array[int], array[int]] | None,
+    hists: Histograms | None,
     times: MutableMapping[int, int],
     header_keys: MutableMapping[bytes, int],
     key_limit: int,
@@ -114,7 +118,7 @@ def _walk(
         try:
             length, pos = varint(data, pos, end, 5)
             body_end = pos + length
-            if length < 6 or body_end > end:
+            if length < V2_RECORD_MIN_LENGTH or body_end > end:
                 raise CorruptRecordError(f"record length {length} does not fit the batch")
             pos += 1  # attributes: unused
             ts_delta, pos = varint(data, pos, body_end, 10)
@@ -197,8 +201,8 @@ def _walk(
 
 # n, null keys, null values, first offset, last offset, gaps, missing offsets, min timestamp, max timestamp
 GatheredLegacy = tuple[int, int, int, int, int, int, int, "int | None", "int | None"]
-_LOG_OVERHEAD = 12
-_MIN_SIZE = (14, 22)  # crc, magic, attributes, [timestamp], key length, value length
+_LOG_OVERHEAD = L.LOG_OVERHEAD
+_MIN_SIZE = L.LEGACY_MIN_SIZE  # crc, magic, attributes, [timestamp], key length, value length
 
 
 def _int(data: bytes | memoryview, pos: int, n: int) -> int:
@@ -217,9 +221,9 @@ def _legacy_walk(data: bytes | memoryview, magic: int) -> list[tuple[int, int, i
         entry_end = pos + _LOG_OVERHEAD + size
         if size < _MIN_SIZE[magic] or entry_end > end:
             return None
-        if data[pos + 16] != magic or data[pos + 17] & 0x07:
+        if data[pos + L.MAGIC_OFFSET] != magic or data[pos + L.LEGACY_ATTRIBUTES_OFFSET] & L.COMPRESSION_MASK:
             return None
-        p = pos + 18
+        p = pos + L.LEGACY_HEADER_SIZE
         ts = -1
         if magic == 1:
             ts = _int(data, p, 8)
@@ -248,7 +252,7 @@ def gather_legacy_inner(
     wrapper_offset: int,
     log_append_time: int | None,
     width: int,
-    hists: tuple[array[int], array[int], array[int], array[int], array[int]],
+    hists: Histograms,
     times: MutableMapping[int, int],
 ) -> GatheredLegacy | None:
     """Add to ``hists`` and ``times`` the inner messages of a decompressed v0/v1 wrapper, when they

@@ -11,43 +11,8 @@
 #include <Python.h>
 #include <stdint.h>
 
-typedef struct {
-    const char *format; /* NULL: no error */
-    long long a, b;     /* the numbers the reason names */
-    Py_ssize_t position;
-} WalkError;
-
-/* A zigzag varint of at most max_bytes that must end before limit, as ByteUtils.readVarint/Varlong
- * (bits past 32 or 64 are dropped as Java's shifts drop them). Returns 0, or -1 with err set. */
-static int
-read_varint(const unsigned char *p, Py_ssize_t *pos, Py_ssize_t limit, int max_bytes, int64_t *out,
-            WalkError *err)
-{
-    uint64_t raw = 0;
-    int shift = 0;
-    Py_ssize_t start = *pos, i = *pos;
-    for (;;) {
-        if (i >= limit) {
-            err->format = "varint runs past the end of its record";
-            return -1;
-        }
-        if (i - start >= max_bytes) {
-            err->format = "varint longer than %lld bytes";
-            err->a = max_bytes;
-            return -1;
-        }
-        unsigned char b = p[i++];
-        raw |= (uint64_t)(b & 0x7F) << shift;
-        if (b < 0x80)
-            break;
-        shift += 7;
-    }
-    if (max_bytes == 5)
-        raw &= 0xFFFFFFFFu;
-    *out = (int64_t)(raw >> 1) ^ -(int64_t)(raw & 1);
-    *pos = i;
-    return 0;
-}
+#include "_layout.h"
+#include "_wire.h"
 
 /* Read one varint into out, or fail the record (errors inside a record point at its start). */
 #define VARINT(limit, max_bytes, out)                                                  \
@@ -58,17 +23,16 @@ read_varint(const unsigned char *p, Py_ssize_t *pos, Py_ssize_t limit, int max_b
         }                                                                              \
         else if (read_varint(p, &pos, (limit), (max_bytes), &(out), &err) < 0) {       \
             err.position = start;                                                      \
+            failed = 1;                                                                \
             goto fail;                                                                 \
         }                                                                              \
     } while (0)
 
-#define FAIL(where, fmt, x, y)  \
-    do {                        \
-        err.format = (fmt);     \
-        err.a = (x);            \
-        err.b = (y);            \
-        err.position = (where); \
-        goto fail;              \
+/* Fail the walk with a reason at a position (DATA_ERROR jumps to fail). */
+#define FAIL(where, ...)                         \
+    do {                                         \
+        failed = 1;                              \
+        DATA_ERROR(&err, (where), __VA_ARGS__);  \
     } while (0)
 
 static PyObject *
@@ -79,13 +43,13 @@ walk_v2_records(PyObject *self, PyObject *args)
     long long count, last_offset_delta;
     if (!PyArg_ParseTuple(args, "y*nnLL", &view, &pos, &end, &count, &last_offset_delta))
         return NULL;
-    if (pos < 0 || end < pos || end > view.len) {
+    if (check_window(pos, end, view.len) < 0) {
         PyBuffer_Release(&view);
-        PyErr_SetString(PyExc_ValueError, "pos and end must satisfy 0 <= pos <= end <= len(data)");
         return NULL;
     }
     const unsigned char *p = (const unsigned char *)view.buf;
-    WalkError err = {NULL, 0, 0, 0};
+    DataError err = {NULL, 0};
+    int failed = 0;
     long long i = 0, keys = 0, values = 0, header_bytes = 0, null_keys = 0, null_values = 0, headers = 0;
     int64_t max_ts = 0, previous = -1;
     int have_ts = 0;
@@ -96,37 +60,37 @@ walk_v2_records(PyObject *self, PyObject *args)
         long long record_header_bytes = 0;
         if (pos >= end)
             FAIL(first, "batch declares %lld records but holds %lld", count, i);
-        VARINT(end, 5, length);
-        if (length < 6 || length > end - pos)
-            FAIL(start, "record length %lld does not fit the batch", (long long)length, 0);
+        VARINT(end, VARINT_MAX_BYTES, length);
+        if (length < V2_RECORD_MIN_LENGTH || length > end - pos)
+            FAIL(start, "record length %lld does not fit the batch", (long long)length);
         Py_ssize_t body_end = pos + (Py_ssize_t)length;
         pos += 1; /* attributes: unused */
-        VARINT(body_end, 10, ts_delta);
-        VARINT(body_end, 5, offset_delta);
-        VARINT(body_end, 5, key);
+        VARINT(body_end, VARLONG_MAX_BYTES, ts_delta);
+        VARINT(body_end, VARINT_MAX_BYTES, offset_delta);
+        VARINT(body_end, VARINT_MAX_BYTES, key);
         if (key > body_end - pos)
-            FAIL(start, "key length %lld runs past the record", (long long)key, 0);
+            FAIL(start, "key length %lld runs past the record", (long long)key);
         if (key > 0)
             pos += (Py_ssize_t)key;
-        VARINT(body_end, 5, value);
+        VARINT(body_end, VARINT_MAX_BYTES, value);
         if (value > body_end - pos)
-            FAIL(start, "value length %lld runs past the record", (long long)value, 0);
+            FAIL(start, "value length %lld runs past the record", (long long)value);
         if (value > 0)
             pos += (Py_ssize_t)value;
-        VARINT(body_end, 5, h);
+        VARINT(body_end, VARINT_MAX_BYTES, h);
         if (h < 0 || h > body_end - pos)
-            FAIL(start, "invalid header count %lld", (long long)h, 0);
+            FAIL(start, "invalid header count %lld", (long long)h);
         for (int64_t j = 0; j < h; j++) {
-            VARINT(body_end, 5, n);
+            VARINT(body_end, VARINT_MAX_BYTES, n);
             if (n < 0)
-                FAIL(start, "header key is null", 0, 0);
+                FAIL(start, "header key is null");
             if (n > body_end - pos)
-                FAIL(start, "header key length %lld runs past the record", (long long)n, 0);
+                FAIL(start, "header key length %lld runs past the record", (long long)n);
             record_header_bytes += n;
             pos += (Py_ssize_t)n;
-            VARINT(body_end, 5, n);
+            VARINT(body_end, VARINT_MAX_BYTES, n);
             if (n > body_end - pos)
-                FAIL(start, "header value length %lld runs past the record", (long long)n, 0);
+                FAIL(start, "header value length %lld runs past the record", (long long)n);
             if (n > 0) {
                 record_header_bytes += n;
                 pos += (Py_ssize_t)n;
@@ -162,22 +126,16 @@ walk_v2_records(PyObject *self, PyObject *args)
 
 fail:
     PyBuffer_Release(&view);
+    if (failed && err.message == NULL)
+        return NULL; /* the reason could not be built: a Python exception is set */
     PyObject *ts = have_ts ? PyLong_FromLongLong(max_ts) : Py_NewRef(Py_None);
-    if (ts == NULL)
+    if (ts == NULL) {
+        Py_XDECREF(err.message);
         return NULL;
-    PyObject *reason = Py_None;
-    Py_INCREF(reason);
-    if (err.format != NULL) {
-        Py_DECREF(reason);
-        reason = PyUnicode_FromFormat(err.format, err.a, err.b);
-        if (reason == NULL) {
-            Py_DECREF(ts);
-            return NULL;
-        }
     }
-    PyObject *result = Py_BuildValue("(LLLLLLLNNn)", i, keys, values, header_bytes, null_keys, null_values,
-                                     headers, ts, reason, err.format != NULL ? err.position : (Py_ssize_t)0);
-    return result;
+    PyObject *reason = failed ? err.message : Py_NewRef(Py_None);
+    return Py_BuildValue("(LLLLLLLNNn)", i, keys, values, header_bytes, null_keys, null_values, headers, ts, reason,
+                         failed ? err.position : (Py_ssize_t)0);
 }
 
 static PyMethodDef methods[] = {

@@ -9,6 +9,7 @@ batch's ``lastOffsetDelta``. ``_walk.c`` is the compiled twin.
 from __future__ import annotations
 
 from kafka_dump.errors import CorruptRecordError
+from kafka_dump.format.layout import V2_RECORD_MIN_LENGTH
 from kafka_dump.format.varint import read_zigzag
 
 # records, keyBytes, valueBytes, headerBytes, nullKeys, nullValues, headers, maxTimestampDelta,
@@ -34,7 +35,7 @@ def walk_v2_records(data: bytes, pos: int, end: int, count: int, last_offset_del
             try:
                 length, pos = varint(data, pos, end, 5)
                 body_end = pos + length
-                if length < 6 or body_end > end:
+                if length < V2_RECORD_MIN_LENGTH or body_end > end:
                     raise CorruptRecordError(f"record length {length} does not fit the batch")
                 pos += 1  # attributes: unused
                 ts_delta, pos = varint(data, pos, body_end, 10)

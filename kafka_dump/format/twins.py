@@ -2,7 +2,8 @@
 
 ``format/__init__.py`` binds one twin of each pair to a variable of the Protocol's type, so
 ``mypy --strict`` checks both modules (the compiled one through its ``.pyi`` stub) against the same
-signatures: ``_pure`` and ``_speedups`` (``DecoderTwin``), ``_walk_pure`` and ``_walk`` (``WalkTwin``), ``_pure_encoder`` and ``_encoder`` (``EncoderTwin``).
+signatures: ``_pure`` and ``_speedups`` (``DecoderTwin``), ``_walk_pure`` and ``_walk`` (``WalkTwin``),
+``_pure_encoder`` and ``_encoder`` (``EncoderTwin``), ``_gather_pure`` and ``_gather`` (``GatherTwin``).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from collections.abc import Sequence
 from typing import Protocol
 
 from kafka_dump.errors import CorruptRecordError
+from kafka_dump.format._gather_pure import Gathered, GatheredLegacy, Histograms
 from kafka_dump.format._walk_pure import RawWalk
 from kafka_dump.model import Batch, Record
 
@@ -86,3 +88,35 @@ class EncoderTwin(Protocol):
     ) -> bytes: ...
 
     def legacy_messages_size(self, records: Sequence[Record], magic: int, /) -> int: ...
+
+
+class GatherTwin(Protocol):
+    """The statistics walk, for ``stats``; see ``_gather_pure.py`` (``format/gather.py`` re-exports it)."""
+
+    def gather_v2_records(
+        self,
+        data: bytes | memoryview,
+        pos: int,
+        end: int,
+        count: int,
+        base_timestamp: int,
+        log_append_time: int | None,
+        width: int,
+        hists: Histograms,
+        times: dict[int, int],
+        header_keys: dict[bytes, int],
+        key_limit: int,
+        /,
+    ) -> Gathered: ...
+
+    def gather_legacy_inner(
+        self,
+        data: bytes | memoryview,
+        magic: int,
+        wrapper_offset: int,
+        log_append_time: int | None,
+        width: int,
+        hists: Histograms,
+        times: dict[int, int],
+        /,
+    ) -> GatheredLegacy | None: ...

@@ -18,6 +18,7 @@ one): the batch at its position must end at its offset.
 
 from __future__ import annotations
 
+import re
 import struct
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -32,6 +33,9 @@ from kafka_dump.segment import segment_base_offset
 _CHUNK = 64 * 1024
 _TEXT_LIMIT = 16 * 1024 * 1024  # a checkpoint text file larger than this is not one
 _SNAPSHOT_LIMIT = 256 * 1024 * 1024  # ~5M producers; a larger "snapshot" is refused, not read into memory
+# Numbers in the text files: ASCII decimals only (str.isdigit also passes "²", which int() refuses).
+_COUNT = re.compile(r"[0-9]+")
+_SIGNED = re.compile(r"-?[0-9]+")
 
 
 class OffsetIndexEntry(NamedTuple):
@@ -329,12 +333,12 @@ def _leader_epochs(path: str) -> Iterator[SideItem]:
                 return
             continue
         if n == 1:
-            if not text.strip().isdigit():
+            if not _COUNT.fullmatch(text.strip()):
                 yield Problem(path, pos, length, ProblemKind.CORRUPT, f"entry count {text!r} is not a number")
                 return
             expected = int(text)
             continue
-        if len(parts) != 2 or not all(p.lstrip("-").isdigit() for p in parts):
+        if len(parts) != 2 or not all(_SIGNED.fullmatch(p) for p in parts):
             yield Problem(
                 path, pos, length, ProblemKind.CORRUPT, f"line {n + 1} is not 'epoch startOffset': {text!r}"
             )
@@ -362,7 +366,7 @@ def _partition_metadata(path: str) -> Iterator[SideItem]:
             continue
         fields[key.strip()] = value.strip()
     version, topic_id = fields.get("version"), fields.get("topic_id")
-    if version is None or topic_id is None or not version.isdigit():
+    if version is None or topic_id is None or not _COUNT.fullmatch(version):
         yield Problem(path, 0, 0, ProblemKind.CORRUPT, "needs 'version: N' and 'topic_id: ID' lines")
         return
     yield PartitionMetadata(int(version), topic_id)

@@ -16,7 +16,7 @@ from rich.text import Text
 from kafka_dump.analysis.histogram import SizeHistogram
 from kafka_dump.analysis.stats import PERCENTILES, SegmentStats
 from kafka_dump.render.charts import bar_histogram, sparkline
-from kafka_dump.render.payload import header_key, preview
+from kafka_dump.render.payload import header_key, preview, printable
 from kafka_dump.render.table import iso
 from kafka_dump.render.theme import number
 
@@ -162,7 +162,7 @@ def _sizes_table(title: str, rows: list[tuple[str, SizeHistogram]]) -> Table:
 
 def stats_renderables(s: SegmentStats, *, total: bool = False, charts: bool = True) -> list[RenderableType]:
     """The tables (and charts) of one file's section, or of the total."""
-    title = Text(f"Total: {s.files:,} files" if total else s.path, style="kdump.file")
+    title = Text(f"Total: {s.files:,} files" if total else printable(s.path), style="kdump.file")
     layout = _pairs(
         "Layout",
         [

@@ -1,0 +1,30 @@
+# The compiled twin of the statistics walk (_gather.c); _gather_pure.py is the reference.
+from kafka_dump.format._gather_pure import Gathered, GatheredLegacy, Histograms
+
+NBUCKETS: int
+SLOTS: int
+
+def gather_v2_records(
+    data: bytes | memoryview,
+    pos: int,
+    end: int,
+    count: int,
+    base_timestamp: int,
+    log_append_time: int | None,
+    width: int,
+    hists: Histograms,
+    times: dict[int, int],
+    header_keys: dict[bytes, int],
+    key_limit: int,
+    /,
+) -> Gathered: ...
+def gather_legacy_inner(
+    data: bytes | memoryview,
+    magic: int,
+    wrapper_offset: int,
+    log_append_time: int | None,
+    width: int,
+    hists: Histograms,
+    times: dict[int, int],
+    /,
+) -> GatheredLegacy | None: ...
