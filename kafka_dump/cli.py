@@ -3,33 +3,76 @@
 Exit codes: 0 all good; 1 corrupt data was found (and reported in place); 2 the input could not be
 read at all (missing file, not a segment, bad option). A command returns 0 or 1; the group turns a
 ``KafkaDumpError`` into one line on stderr and exit 2, and ends quietly on a closed pipe.
+
+Start-up stays cheap (issue 13): a command's module, and the decoder, renderers and Rich behind it,
+is imported when that command runs or is listed (``_LazyCommands``), not for ``kdump --version``.
 """
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
-import traceback
+from collections.abc import Iterator, MutableMapping
 from typing import Any
 
 import click
 
 from kafka_dump import __version__
 from kafka_dump.commands import EXIT_BAD_INPUT, EXIT_OK
-from kafka_dump.commands.convert import convert
-from kafka_dump.commands.dump import dump
-from kafka_dump.commands.options import TRACEBACK, parse_time
-from kafka_dump.commands.stats import stats
-from kafka_dump.commands.verify import verify_crc
 from kafka_dump.errors import KafkaDumpError
-from kafka_dump.format import ACTIVE_TWIN
-from kafka_dump.render.payload import printable
 
-__all__ = ["main", "parse_time"]
+__all__ = ["main"]
+
+
+class _LazyCommands(MutableMapping[str, click.Command]):
+    """The group's commands by name; one registered as ``"module:attribute"`` is imported on first use.
+
+    Reading a command (``[]``, ``get``, ``values``) loads it; its name alone (``in``, iteration, the
+    listing that ``--help`` sorts) imports nothing.
+    """
+
+    def __init__(self) -> None:
+        self._loaded: dict[str, click.Command] = {}
+        self._where: dict[str, str] = {}
+
+    def register(self, name: str, where: str) -> None:
+        self._where[name] = where
+
+    def __getitem__(self, name: str) -> click.Command:
+        if name not in self._loaded and name in self._where:
+            module, _, attribute = self._where[name].partition(":")
+            command: click.Command = getattr(importlib.import_module(module), attribute)
+            self._loaded[name] = command
+        return self._loaded[name]
+
+    def __setitem__(self, name: str, command: click.Command) -> None:
+        self._loaded[name] = command
+
+    def __delitem__(self, name: str) -> None:
+        self._where.pop(name, None)
+        del self._loaded[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter({**dict.fromkeys(self._where), **dict.fromkeys(self._loaded)})
+
+    def __len__(self) -> int:
+        return len(self._where.keys() | self._loaded.keys())
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._where or name in self._loaded
 
 
 class _Kdump(click.Group):
     """``kdump FILE`` means ``kdump dump FILE``; and the one place where errors become exit codes."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.commands = self._lazy = _LazyCommands()
+
+    def add_lazy_command(self, name: str, where: str) -> None:
+        """Register the command ``where`` names (``"package.module:attribute"``), imported when used."""
+        self._lazy.register(name, where)
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         first = next((a for a in args if not a.startswith("-")), None)
@@ -44,7 +87,12 @@ class _Kdump(click.Group):
             code = super().invoke(ctx)
             sys.stdout.flush()
         except KafkaDumpError as exc:
+            from kafka_dump.commands.options import TRACEBACK
+            from kafka_dump.render.payload import printable
+
             if ctx.meta.get(TRACEBACK):
+                import traceback
+
                 traceback.print_exc()
             click.echo(f"kdump: error: {printable(str(exc))}", err=True)
             ctx.exit(EXIT_BAD_INPUT)
@@ -58,8 +106,25 @@ class _Kdump(click.Group):
         return code
 
 
+def _show_version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    """``--version``: the decoder twin is named, so only the decoder's package is imported for it."""
+    if not value or ctx.resilient_parsing:
+        return
+    from kafka_dump.format import ACTIVE_TWIN
+
+    click.echo(f"kdump {__version__} (decoder: {ACTIVE_TWIN})", color=ctx.color)
+    ctx.exit()
+
+
 @click.group(cls=_Kdump, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, message=f"kdump %(version)s (decoder: {ACTIVE_TWIN})")
+@click.option(
+    "--version",
+    is_flag=True,
+    expose_value=False,
+    is_eager=True,
+    callback=_show_version,
+    help="Show the version and exit.",
+)
 def main() -> None:
     """Inspect Apache Kafka log segments: every message format (v0, v1, v2) and codec.
 
@@ -70,7 +135,7 @@ def main() -> None:
     """
 
 
-main.add_command(dump)
-main.add_command(convert)
-main.add_command(stats)
-main.add_command(verify_crc)
+main.add_lazy_command("dump", "kafka_dump.commands.dump:dump")
+main.add_lazy_command("convert", "kafka_dump.commands.convert:convert")
+main.add_lazy_command("stats", "kafka_dump.commands.stats:stats")
+main.add_lazy_command("verify-crc", "kafka_dump.commands.verify:verify_crc")

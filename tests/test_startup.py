@@ -5,6 +5,7 @@ modules a fresh interpreter holds afterwards, not by timings."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -41,3 +42,25 @@ def test_version_loads_no_codec_and_no_metadata() -> None:
 def test_a_dump_loads_only_the_codecs_it_meets(fixture: str, codec: str | None) -> None:
     loaded = _loaded_after(["dump", "--format", "json", f"fixtures/{fixture}"])
     assert loaded == {m: m == codec for m in HEAVY}
+
+
+def test_version_loads_no_command_and_no_ui() -> None:
+    """``kdump --version`` imports the group and the decoder twin it names, not the commands behind it
+    nor the encoders."""
+    code = (
+        "import sys\n"
+        "from kafka_dump.cli import main\n"
+        "sys.argv = ['kdump', '--version']\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "print(sorted(m for m in sys.modules if m in ('kafka_dump.format._pure', 'kafka_dump.format.encode') "
+        "or m.startswith(('rich', "
+        "'kafka_dump.commands.', 'kafka_dump.segment', 'kafka_dump.render'))), file=sys.stderr)\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "KDUMP_PURE"}
+    result = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60, env=env
+    )
+    assert result.stdout.startswith("kdump ")
+    loaded = result.stderr.strip().splitlines()[-1]
+    expected = "[]" if "(decoder: compiled)" in result.stdout else "['kafka_dump.format._pure']"
+    assert loaded == expected

@@ -6,8 +6,9 @@ and ends with one ``Summary`` event; it prints nothing and mutates nothing of it
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from operator import attrgetter
 from pathlib import Path
 from typing import NamedTuple
 
@@ -16,7 +17,13 @@ from kafka_dump.format.codecs import DEFAULT_MAX_BATCH_BYTES, DEFAULT_MAX_RECORD
 from kafka_dump.index import seek_position
 from kafka_dump.internal.sidefiles import SideItem, read_side_file, side_file_kind
 from kafka_dump.model import Batch, Compression, Problem, ProblemKind, Record
-from kafka_dump.segment import read_segment, segment_base_offset, segment_files, snapshot_id
+from kafka_dump.segment import (
+    read_segment,
+    read_segment_runs,
+    segment_base_offset,
+    segment_files,
+    snapshot_id,
+)
 
 
 @dataclass(frozen=True)
@@ -87,6 +94,14 @@ class BatchEvent(NamedTuple):
     records: tuple[Record, ...] | None
 
 
+class BatchRun(NamedTuple):
+    """Batches to show whole, in file order (no range filter or --limit is active): each stands for
+    ``BatchEvent(batch, batch.records)``. A run of plain v0/v1 messages comes as one event, not one
+    per message, so that each layer spends one step on the run instead of one on every message."""
+
+    batches: Sequence[Batch]
+
+
 class SideEntry(NamedTuple):
     """One entry of a file kept beside segments (.index, .snapshot...; see internal/sidefiles.py)."""
 
@@ -94,7 +109,8 @@ class SideEntry(NamedTuple):
     item: SideItem
 
 
-DumpEvent = FileStart | FileEnd | BatchEvent | SideEntry | Problem | Summary
+DumpEvent = FileStart | FileEnd | BatchEvent | BatchRun | SideEntry | Problem | Summary
+_records_of = attrgetter("records")
 
 
 def _side_items(f: Path) -> Iterator[SideEntry | Problem]:
@@ -108,8 +124,8 @@ def _side_items(f: Path) -> Iterator[SideEntry | Problem]:
 
 def progress_position(event: DumpEvent) -> tuple[str, int] | None:
     """(file, bytes read so far) that an event shows, for a progress bar; None when it shows none."""
-    if isinstance(event, BatchEvent):
-        b = event.batch
+    if isinstance(event, BatchEvent | BatchRun):
+        b = event.batch if isinstance(event, BatchEvent) else event.batches[-1]
         return b.file, b.position + b.sizeInBytes
     if isinstance(event, Problem):
         return event.file, event.position + event.length
@@ -158,17 +174,24 @@ def iter_dump(
             continue
         start = seek_position(Path(f), from_offset=rng.from_offset, from_time=rng.from_time) if active else 0
         keep = rng.keep_header if active else None
-        items = read_segment(
-            f,
-            with_records=with_records,
-            max_batch_bytes=max_batch_bytes,
-            start=start,
-            keep=keep,
-            max_records_per_batch=max_records_per_batch,
-        )
         if not active and left is None:
-            # No filter, no limit: the plain loop, once per batch (or per v0/v1 message).
-            for item in items:
+            # No filter, no limit: the plain loop, once per batch; a run of plain v0/v1 messages (a
+            # list of two or more batches, no problem) passes on whole, as one BatchRun.
+            runs = read_segment_runs(
+                f,
+                with_records=with_records,
+                max_batch_bytes=max_batch_bytes,
+                start=start,
+                keep=keep,
+                max_records_per_batch=max_records_per_batch,
+            )
+            for item in (x for run in runs for x in _one_or_run(run)):
+                if isinstance(item, BatchRun):
+                    n_batches += len(item.batches)
+                    if with_records:
+                        n_records += sum(map(len, map(_records_of, item.batches)))
+                    yield item
+                    continue
                 if isinstance(item, Problem):
                     if item.kind is ProblemKind.CORRUPT:
                         corrupt += 1
@@ -187,6 +210,14 @@ def iter_dump(
                 yield BatchEvent(item, records)
             yield FileEnd(str(f), trailing)
             continue
+        items = read_segment(
+            f,
+            with_records=with_records,
+            max_batch_bytes=max_batch_bytes,
+            start=start,
+            keep=keep,
+            max_records_per_batch=max_records_per_batch,
+        )
         for item in items:
             if isinstance(item, Problem):
                 if item.kind is ProblemKind.CORRUPT:
@@ -224,3 +255,11 @@ def iter_dump(
             continue
         yield FileEnd(str(f), 0)
     yield Summary(n_files, n_batches, n_records, corrupt, tails, tail_bytes)
+
+
+def _one_or_run(run: Sequence[Batch | Problem]) -> Sequence[Batch | Problem | BatchRun]:
+    """A run of two or more batches and no problem (plain v0/v1 messages, whose records are all
+    read) as one ``BatchRun``; any other list of items as it is."""
+    if len(run) > 1 and Problem not in map(type, run):
+        return (BatchRun(run),)  # type: ignore[arg-type]  # batches only: checked just above
+    return run

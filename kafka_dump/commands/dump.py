@@ -9,6 +9,7 @@ import click
 
 from kafka_dump.analysis.dump import (
     BatchEvent,
+    BatchRun,
     DumpEvent,
     FileEnd,
     FileStart,
@@ -149,6 +150,8 @@ def _render(
     for event in events:
         if type(event) is BatchEvent:  # the hot case first: one per batch, or per v0/v1 message
             lines = batch(event[0], event[1])
+        elif type(event) is BatchRun:  # a run of plain v0/v1 messages: one write for them all
+            lines = [line for b in event[0] for line in batch(b, b.records)]
         elif type(event) is Summary:
             return event
         elif isinstance(event, Problem):

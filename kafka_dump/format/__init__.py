@@ -23,11 +23,14 @@ and a variable of the Protocol's type bound to one of them, so that mypy checks 
 
 from __future__ import annotations
 
-from kafka_dump.format import _gather_pure, _pure, _pure_encoder, _walk_pure
+from typing import TYPE_CHECKING, Any
+
+from kafka_dump.format import _gather_pure, _walk_pure
 from kafka_dump.format.twins import DecoderTwin, EncoderTwin, GatherTwin, WalkTwin, pure_requested
 
-# The decoder: _speedups.c, else _pure.py.
-decoder: DecoderTwin = _pure
+# The decoder: _speedups.c, else _pure.py (imported only then: `kdump --version` names the twin and
+# should not pay for the pure one's modules).
+_decoder: DecoderTwin | None = None
 ACTIVE_TWIN = "pure-python"
 if not pure_requested():
     try:
@@ -35,8 +38,13 @@ if not pure_requested():
     except ImportError:
         pass
     else:
-        decoder = _speedups
+        _decoder = _speedups
         ACTIVE_TWIN = "compiled"
+if _decoder is None:
+    from kafka_dump.format import _pure
+
+    _decoder = _pure
+decoder: DecoderTwin = _decoder
 
 decode_v2_records = decoder.decode_v2_records
 decode_legacy_inner = decoder.decode_legacy_inner
@@ -71,7 +79,7 @@ gather_v2_records = gatherer.gather_v2_records
 gather_legacy_inner = gatherer.gather_legacy_inner
 
 # The encoder's record loops: _encoder.c, else _pure_encoder.py.
-encoder: EncoderTwin = _pure_encoder
+_encoder_twin: EncoderTwin | None = None
 ENCODER_TWIN = "pure-python"
 if not pure_requested():
     try:
@@ -79,8 +87,13 @@ if not pure_requested():
     except ImportError:
         pass
     else:
-        encoder = _encoder
+        _encoder_twin = _encoder
         ENCODER_TWIN = "compiled"
+if _encoder_twin is None:
+    from kafka_dump.format import _pure_encoder
+
+    _encoder_twin = _pure_encoder
+encoder: EncoderTwin = _encoder_twin
 
 encode_v2_records = encoder.encode_v2_records
 encode_v2_entry = encoder.encode_v2_entry
@@ -88,8 +101,23 @@ v2_records_size = encoder.v2_records_size
 encode_legacy_messages = encoder.encode_legacy_messages
 legacy_messages_size = encoder.legacy_messages_size
 
-# After the twins: the encoders look them up through this module.
-from kafka_dump.format.encode import encode_entry, encode_refusals, entry_size, new_batch  # noqa: E402
+# After the twins, which the encoders look up through this module; imported on first use, so that a
+# command that writes nothing (and `kdump --version`) does not load the encoders' modules.
+if TYPE_CHECKING:
+    from kafka_dump.format.encode import encode_entry, encode_refusals, entry_size, new_batch
+
+_ENCODE_NAMES = frozenset({"encode_entry", "encode_refusals", "entry_size", "new_batch"})
+
+
+if not TYPE_CHECKING:  # hidden from mypy, which would otherwise let any name pass as this module's
+
+    def __getattr__(name: str) -> Any:
+        if name in _ENCODE_NAMES:
+            from kafka_dump.format import encode
+
+            return getattr(encode, name)
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "ACTIVE_TWIN",

@@ -74,6 +74,8 @@ typedef struct {
     Py_ssize_t record_offsets[RECORD_FIELDS]; /* each field's slot offset in a Record */
     Py_ssize_t header_offsets[HEADER_FIELDS];
     Py_ssize_t batch_index[BATCH_FIELDS]; /* each field's position in a Batch */
+    int record_plain, header_plain; /* slots_only(): new_slotted may allocate them untracked */
+    int batch_plain; /* a tuple subclass adding nothing: new_batch may allocate it untracked */
 } ModelLayout;
 
 static ModelLayout model;
@@ -165,6 +167,18 @@ model_import(const char *module_name, const char *name)
     return attr;
 }
 
+/* True when cls's instances are exactly its n slots after the object header (no __dict__, no
+ * __weakref__, nothing else): then new_slotted may allocate one without zeroing or tracking it,
+ * since it fills every slot at once. A model class that grows anything else takes tp_alloc. */
+static inline int
+slots_only(PyObject *cls, Py_ssize_t n)
+{
+    PyTypeObject *t = (PyTypeObject *)cls;
+    return PyType_IS_GC(t) && t->tp_alloc == PyType_GenericAlloc && t->tp_itemsize == 0 &&
+           t->tp_dictoffset == 0 && t->tp_weaklistoffset == 0 &&
+           t->tp_basicsize == (Py_ssize_t)sizeof(PyObject) + n * (Py_ssize_t)sizeof(PyObject *);
+}
+
 /* Call from the module's init function: reads the model's classes and where each field lives. */
 static inline int
 model_init(void)
@@ -178,7 +192,21 @@ model_init(void)
         model_slot_offsets(model.header_type, header_field_names, HEADER_FIELDS, model.header_offsets) < 0 ||
         model_tuple_indices(model.batch_type, batch_field_names, BATCH_FIELDS, model.batch_index) < 0)
         return -1;
+    model.record_plain = slots_only(model.record_type, RECORD_FIELDS);
+    model.header_plain = slots_only(model.header_type, HEADER_FIELDS);
+    PyTypeObject *bt = (PyTypeObject *)model.batch_type;
+    model.batch_plain = PyType_IS_GC(bt) && bt->tp_alloc == PyType_GenericAlloc && bt->tp_dictoffset == 0 &&
+                        bt->tp_weaklistoffset == 0 && bt->tp_basicsize == PyTuple_Type.tp_basicsize &&
+                        bt->tp_itemsize == PyTuple_Type.tp_itemsize;
     return 0;
+}
+
+/* Tracked by the cycle collector: only a GC type's instances can be (ints, bytes and None never are).
+ * The type test is a flag read, so the common field costs no call. */
+static inline int
+gc_tracked(PyObject *obj)
+{
+    return PyType_IS_GC(Py_TYPE(obj)) && PyObject_GC_IsTracked(obj);
 }
 
 /* Records, headers and header tuples hold only ints, bytes, None and untracked objects like
@@ -190,7 +218,7 @@ untrack_if_atomic(PyObject *tuple)
 {
     for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(tuple); i++) {
         PyObject *item = PyTuple_GET_ITEM(tuple, i);
-        if (PyObject_IS_GC(item) && PyObject_GC_IsTracked(item))
+        if (gc_tracked(item))
             return;
     }
     if (PyObject_GC_IsTracked(tuple))
@@ -200,9 +228,12 @@ untrack_if_atomic(PyObject *tuple)
 /* An instance of a slotted class from n new references (stolen; any may be NULL after a failed
  * allocation, and then all are released and NULL is returned). The slots are filled at the offsets
  * their member descriptors give, as object.__new__ plus the slot setters would (the pure twin does
- * exactly that); a frozen dataclass's __init__ is skipped. */
+ * exactly that); a frozen dataclass's __init__ is skipped. An instance whose fields are all ints,
+ * bytes, None and untracked objects can be in no cycle, so it is left untracked by the cycle
+ * collector: allocated untracked when the class is slots_only (no zeroing, no track and untrack),
+ * else untracked after tp_alloc. */
 static inline PyObject *
-new_slotted(PyObject *cls, const Py_ssize_t *offsets, Py_ssize_t n, PyObject **vals)
+new_slotted(PyObject *cls, const Py_ssize_t *offsets, Py_ssize_t n, PyObject **vals, int plain)
 {
     int atomic = 1;
     for (Py_ssize_t i = 0; i < n; i++) {
@@ -211,10 +242,11 @@ new_slotted(PyObject *cls, const Py_ssize_t *offsets, Py_ssize_t n, PyObject **v
                 Py_XDECREF(vals[j]);
             return NULL;
         }
-        if (PyObject_IS_GC(vals[i]) && PyObject_GC_IsTracked(vals[i]))
+        if (atomic && gc_tracked(vals[i]))
             atomic = 0;
     }
-    PyObject *obj = ((PyTypeObject *)cls)->tp_alloc((PyTypeObject *)cls, 0);
+    PyObject *obj = plain ? PyObject_GC_New(PyObject, (PyTypeObject *)cls)
+                          : ((PyTypeObject *)cls)->tp_alloc((PyTypeObject *)cls, 0);
     if (obj == NULL) {
         for (Py_ssize_t j = 0; j < n; j++)
             Py_DECREF(vals[j]);
@@ -222,8 +254,13 @@ new_slotted(PyObject *cls, const Py_ssize_t *offsets, Py_ssize_t n, PyObject **v
     }
     for (Py_ssize_t i = 0; i < n; i++)
         *(PyObject **)((char *)obj + offsets[i]) = vals[i];
-    if (atomic && PyObject_GC_IsTracked(obj))
-        PyObject_GC_UnTrack(obj); /* ints, bytes, None and untracked objects: it can be in no cycle */
+    if (plain) {
+        if (!atomic)
+            PyObject_GC_Track(obj);
+    }
+    else if (atomic && PyObject_GC_IsTracked(obj)) {
+        PyObject_GC_UnTrack(obj);
+    }
     return obj;
 }
 
@@ -231,7 +268,7 @@ new_slotted(PyObject *cls, const Py_ssize_t *offsets, Py_ssize_t n, PyObject **v
 static inline PyObject *
 new_record(PyObject **vals)
 {
-    return new_slotted(model.record_type, model.record_offsets, RECORD_FIELDS, vals);
+    return new_slotted(model.record_type, model.record_offsets, RECORD_FIELDS, vals, model.record_plain);
 }
 
 /* A Header from its key and value (stolen, either may be NULL). */
@@ -241,13 +278,16 @@ new_header(PyObject *key, PyObject *value)
     PyObject *vals[HEADER_FIELDS];
     vals[H_KEY] = key;
     vals[H_VALUE] = value;
-    return new_slotted(model.header_type, model.header_offsets, HEADER_FIELDS, vals);
+    return new_slotted(model.header_type, model.header_offsets, HEADER_FIELDS, vals, model.header_plain);
 }
 
 /* A Batch from BATCH_FIELDS new references, indexed by BatchField (stolen, any may be NULL): placed at
  * each field's position in the NamedTuple. Up to 3.13 this is what tuple.__new__(cls, items) does
  * inside: tp_alloc, then fill, nothing allocated in between. From 3.14 tuples cache their hash, so the
- * documented tuple.__new__ path is taken there. */
+ * documented tuple.__new__ path is taken there. The batch is returned untracked by the cycle collector:
+ * build one only from fields that cannot refer back to it (a file name, ints, bools, None, enum members,
+ * an untracked records tuple), as decode_legacy_run does. Tracked, a run of 200k such batches spends
+ * three quarters of its time in collections that find nothing. */
 static inline PyObject *
 new_batch(PyObject **vals)
 {
@@ -260,10 +300,14 @@ new_batch(PyObject **vals)
     }
     PyTypeObject *cls = (PyTypeObject *)model.batch_type;
 #if PY_VERSION_HEX < 0x030E0000
-    PyObject *obj = cls->tp_alloc(cls, BATCH_FIELDS);
+    /* Allocated untracked where the class allows it (see the note above: the caller's to keep). */
+    PyObject *obj = model.batch_plain ? (PyObject *)PyObject_GC_NewVar(PyTupleObject, cls, BATCH_FIELDS)
+                                      : cls->tp_alloc(cls, BATCH_FIELDS);
     if (obj != NULL) {
         for (int i = 0; i < BATCH_FIELDS; i++)
             PyTuple_SET_ITEM(obj, model.batch_index[i], vals[i]);
+        if (PyObject_GC_IsTracked(obj))
+            PyObject_GC_UnTrack(obj);
         return obj;
     }
 #else
@@ -277,6 +321,8 @@ new_batch(PyObject **vals)
             return NULL;
         PyObject *obj = PyTuple_Type.tp_new(cls, args, NULL);
         Py_DECREF(args);
+        if (obj != NULL && PyObject_GC_IsTracked(obj))
+            PyObject_GC_UnTrack(obj);
         return obj;
     }
 #endif
