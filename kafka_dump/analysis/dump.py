@@ -153,7 +153,8 @@ def iter_dump(
     files = [f for p in paths for f in segment_files(p)]
     left = rng.limit
     active = rng.active
-    n_files = n_batches = n_records = corrupt = tails = tail_bytes = 0
+    n_files = n_batches = n_records = 0
+    problems = _ProblemCounts()
     for f in files:
         if left is not None and left <= 0:
             break
@@ -163,12 +164,7 @@ def iter_dump(
         if side_file_kind(f) is not None:
             for event in _side_items(f):
                 if isinstance(event, Problem):
-                    if event.kind is ProblemKind.CORRUPT:
-                        corrupt += 1
-                    else:
-                        trailing += event.length
-                        tails += 1
-                        tail_bytes += event.length
+                    trailing += problems.count(event)
                 yield event
             yield FileEnd(str(f), trailing)
             continue
@@ -193,12 +189,7 @@ def iter_dump(
                     yield item
                     continue
                 if isinstance(item, Problem):
-                    if item.kind is ProblemKind.CORRUPT:
-                        corrupt += 1
-                    else:
-                        trailing += item.length
-                        tails += 1
-                        tail_bytes += item.length
+                    trailing += problems.count(item)
                     yield item
                     continue
                 records = item.records
@@ -220,12 +211,7 @@ def iter_dump(
         )
         for item in items:
             if isinstance(item, Problem):
-                if item.kind is ProblemKind.CORRUPT:
-                    corrupt += 1
-                else:
-                    trailing += item.length
-                    tails += 1
-                    tail_bytes += item.length
+                trailing += problems.count(item)
                 yield item
                 continue
             if rng.to_offset is not None and item.baseOffset > rng.to_offset:
@@ -254,7 +240,25 @@ def iter_dump(
             yield FileEnd(str(f), trailing)
             continue
         yield FileEnd(str(f), 0)
-    yield Summary(n_files, n_batches, n_records, corrupt, tails, tail_bytes)
+    yield Summary(n_files, n_batches, n_records, problems.corrupt, problems.tails, problems.tail_bytes)
+
+
+@dataclass
+class _ProblemCounts:
+    """Corrupt entries and tails seen so far, for the closing Summary."""
+
+    corrupt: int = 0
+    tails: int = 0
+    tail_bytes: int = 0
+
+    def count(self, p: Problem) -> int:
+        """Count ``p``; returns the tail bytes it adds to its file (0 for corruption)."""
+        if p.kind is ProblemKind.CORRUPT:
+            self.corrupt += 1
+            return 0
+        self.tails += 1
+        self.tail_bytes += p.length
+        return p.length
 
 
 def _one_or_run(run: Sequence[Batch | Problem]) -> Sequence[Batch | Problem | BatchRun]:
