@@ -20,7 +20,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from kafka_dump.analysis import convert_run
-from kafka_dump.analysis.convert import ConvertOptions
+from kafka_dump.analysis.convert import Converter, ConvertOptions
 from kafka_dump.analysis.convert_run import Item, convert_segment, progress_position
 from kafka_dump.analysis.verify import FileReport as VerifyReport
 from kafka_dump.analysis.verify import VerifyOptions, verify_file
@@ -223,6 +223,24 @@ def test_a_verification_mismatch_deletes_the_temporary_file(
         assert not out.exists() and leftovers(tmp_path) == []
 
 
+def test_a_converter_whose_batches_lie_consistently_is_caught(
+    src: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Batches the encoder writes faithfully and that read back as meant, but whose maxTimestamp is
+    below their records' times: what verify-crc's deep check finds, the conversion finds too."""
+    real = Converter.finish
+
+    def finish(self: Converter) -> list[Batch]:
+        return [b._replace(maxTimestamp=b.maxTimestamp - 1) for b in real(self)]
+
+    monkeypatch.setattr(Converter, "finish", finish)
+    out = tmp_path / "out.log"
+    result = run(src, "-o", out, "--to-magic", "2")
+    assert result.exit_code == 1, result.output
+    assert "verification failed" in result.stderr and "past its maxTimestamp" in result.stderr
+    assert not out.exists() and leftovers(tmp_path) == []
+
+
 def test_a_file_that_reads_back_otherwise_is_not_renamed(
     src: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -393,7 +411,7 @@ def test_level_reaches_the_codec_and_is_checked(tmp_path: Path) -> None:
     assert run(src, "-o", tmp_path / "plain.log", "--level", "9").exit_code == 0
 
 
-def test_verify_crcs_deep_check_stops_what_each_entry_alone_cannot_show(tmp_path: Path) -> None:
+def test_the_checks_across_entries_stop_what_each_entry_alone_cannot_show(tmp_path: Path) -> None:
     """Two sound batches whose offsets overlap: each entry converts faithfully, the file does not."""
     from kafka.record.default_records import DefaultRecordBatchBuilder
 
@@ -411,11 +429,11 @@ def test_verify_crcs_deep_check_stops_what_each_entry_alone_cannot_show(tmp_path
     out = tmp_path / "out.log"
     result = run(src, "-o", out, "--compression", "gzip", "--no-index")
     assert result.exit_code == 1
-    assert "verify-crc finds" in result.stderr and "does not follow" in result.stderr
+    assert "verification failed" in result.stderr and "does not follow" in result.stderr
     assert not out.exists() and leftovers(tmp_path) == []
-    # With indexes, the index builder refuses such offsets first: a failed verification too, placed.
+    # With indexes too: a failed verification, placed.
     result = run(src, "-o", out, "--compression", "gzip")
-    assert result.exit_code == 1 and "offsets must grow" in result.stderr
+    assert result.exit_code == 1 and "does not follow" in result.stderr
     assert result.stderr.startswith(f"kdump: error: {out}: byte ")
     assert not out.exists() and leftovers(tmp_path) == []
 
