@@ -41,10 +41,15 @@ _WARNINGS = ["-O2", "-Wall", "-Wextra", "-Wno-unused-parameter", "-Wno-missing-f
 _SHARED = ["kafka_dump/format/_layout.h", "kafka_dump/format/_model.h", "kafka_dump/format/_wire.h"]
 
 
-def compiled_twin(name: str, source: str) -> Extension:
+def compiled_twin(name: str, source: str, libraries: list[str] | None = None) -> Extension:
     """One optional extension module: its C file, built against the shared headers in format/."""
     return Extension(
-        name, sources=[source], depends=_SHARED, include_dirs=["kafka_dump/format"], extra_compile_args=_WARNINGS
+        name,
+        sources=[source],
+        depends=_SHARED,
+        include_dirs=["kafka_dump/format"],
+        extra_compile_args=_WARNINGS,
+        libraries=libraries or [],
     )
 
 
@@ -53,7 +58,8 @@ setup(
         compiled_twin("kafka_dump.format._speedups", "kafka_dump/format/_speedups.c"),
         compiled_twin("kafka_dump.format._walk", "kafka_dump/format/_walk.c"),
         compiled_twin("kafka_dump.render._jsonfast", "kafka_dump/render/_jsonfast.c"),
-        compiled_twin("kafka_dump.format._encoder", "kafka_dump/format/_encoder.c"),
+        # zlib's CRC-32 (the one Python's zlib module calls): the v1 inner messages convert transcodes.
+        compiled_twin("kafka_dump.format._encoder", "kafka_dump/format/_encoder.c", ["z"]),
         compiled_twin("kafka_dump.format._gather", "kafka_dump/format/_gather.c"),
         compiled_twin("kafka_dump.format._recheck", "kafka_dump/format/_recheck.c"),
     ],

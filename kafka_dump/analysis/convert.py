@@ -253,6 +253,22 @@ class Converter:
             out.extend(self._build(records, key))
         return out
 
+    @property
+    def transcodes(self) -> bool:
+        """May v1 CreateTime wrappers skip their Records (``convert_fast``)? Without re-batching, a
+        v2 target gives each one a v2 batch of its own holding its records as they are."""
+        return self._target == 2 and not self.options.rebatch
+
+    def feed_transcoded(self, codec: Compression) -> tuple[list[Batch], Compression]:
+        """What ``feed`` does for a v1 CreateTime wrapper of ``codec`` (``transcodes`` must hold):
+        close the open group, count a codec change. The batches closed, and the new batch's codec."""
+        done = self._grouper.flush()
+        wanted = self.options.compression
+        if wanted is not None and wanted is not codec:
+            self.changes.codecs_changed += 1
+            codec = wanted
+        return (self._build_group(done) if done is not None else []), codec
+
     def finish(self) -> list[Batch]:
         """The last output batch(es), once the input has ended."""
         done = self._grouper.flush()

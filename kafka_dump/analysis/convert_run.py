@@ -26,13 +26,20 @@ from pathlib import Path
 from typing import BinaryIO
 
 from kafka_dump.analysis.convert import Changes, ConversionError, Converter, ConvertOptions
+from kafka_dump.analysis.convert_fast import Item, Transcoded, read_input
 from kafka_dump.errors import CorruptRecordError, KafkaDumpError, NotASegmentError
 from kafka_dump.format import encode_entry, legacy, v2
 from kafka_dump.format import layout as L
-from kafka_dump.format.codecs import DEFAULT_MAX_BATCH_BYTES, DEFAULT_MAX_RECORDS_PER_BATCH, decompress
-from kafka_dump.format.recheck import same_v2_records
+from kafka_dump.format._pure_encoder import finish_v2_entry
+from kafka_dump.format.codecs import (
+    DEFAULT_MAX_BATCH_BYTES,
+    DEFAULT_MAX_RECORDS_PER_BATCH,
+    compress,
+    decompress,
+)
+from kafka_dump.format.recheck import same_as_v1_inner, same_v2_records
 from kafka_dump.model import Batch, Compression, ControlType, Problem, ProblemKind, Record, TimestampType
-from kafka_dump.segment import CHUNK_SIZE, read_segment, segment_base_offset, segment_files
+from kafka_dump.segment import CHUNK_SIZE, segment_base_offset, segment_files
 from kafka_dump.writer import NO_TIMESTAMP, IndexBuilder
 
 
@@ -129,7 +136,6 @@ def _same(a: Path, b: Path) -> bool:
 
 # Codecs that take a level (``--level``); the others (none, snappy) are written without one.
 _LEVELLED = frozenset((Compression.GZIP, Compression.LZ4, Compression.ZSTD))
-Item = Batch | Problem
 Watch = Callable[[Iterator[Item]], Iterator[Item]]  # sees the input stream go by (a progress bar)
 _CRC_VALID = attrgetter("crcValid")
 _TIMESTAMP = attrgetter("timestamp")
@@ -144,9 +150,9 @@ _BATCH_FIELDS = attrgetter(
 
 def progress_position(item: Item) -> tuple[str, int]:
     """(file, bytes done) at an item of the input, for ``render.progress``."""
-    if isinstance(item, Batch):
-        return item.file, item.position + item.sizeInBytes
-    return item.file, item.position + item.length
+    if isinstance(item, Problem):
+        return item.file, item.position + item.length
+    return item.file, item.position + item.sizeInBytes
 
 
 def convert_segment(
@@ -177,12 +183,21 @@ def convert_segment(
     )
     try:
         with _cycle_collector_paused():
-            items: Iterator[Item] = read_segment(
-                src, max_batch_bytes=max_batch_bytes, max_records_per_batch=max_records_per_batch
+            items: Iterator[Item] = read_input(
+                src,
+                fast=converter.transcodes,
+                max_batch_bytes=max_batch_bytes,
+                max_records_per_batch=max_records_per_batch,
             )
             if watch is not None:
                 items = watch(items)
             for batch in _good_batches(items, report, skip_corrupt):
+                if isinstance(batch, Transcoded):
+                    closed, codec = converter.feed_transcoded(batch.codec)
+                    for new in closed:
+                        out.write_entry(new, level, max_batch_bytes)
+                    out.write_transcoded(batch, codec, level, max_batch_bytes)
+                    continue
                 for new in converter.feed(batch):
                     out.write_entry(new, level, max_batch_bytes)
             for new in converter.finish():
@@ -209,7 +224,9 @@ def _cycle_collector_paused() -> Iterator[None]:
             gc.enable()
 
 
-def _good_batches(items: Iterable[Item], report: FileReport, skip_corrupt: bool) -> Iterator[Batch]:
+def _good_batches(
+    items: Iterable[Item], report: FileReport, skip_corrupt: bool
+) -> Iterator[Batch | Transcoded]:
     """The input's sound batches; a corrupt one stops the conversion, or is left out and listed.
 
     The decoder yields a batch before the problems found in it, so each batch is held until the
@@ -218,6 +235,16 @@ def _good_batches(items: Iterable[Item], report: FileReport, skip_corrupt: bool)
     before = report.before
     held: Batch | None = None
     for item in items:
+        if isinstance(item, Transcoded):  # sound, with no problem of its own: nothing to hold
+            if held is not None:
+                before.batches += 1
+                before.records += len(held.records or ())
+                yield held
+                held = None
+            before.batches += 1
+            before.records += item.recordCount
+            yield item
+            continue
         if isinstance(item, Problem):
             if item.kind is not ProblemKind.CORRUPT:
                 report.tail = item
@@ -286,44 +313,67 @@ class _TempSegment:
     def write_entry(self, batch: Batch, level: int | None, max_batch_bytes: int) -> None:
         """Encode ``batch``, check that its bytes decode to exactly it, and append them."""
         data = encode_entry(batch, level=level if batch.compression in _LEVELLED else None)
-        reason = _check_entry(data, batch, max_batch_bytes) or self._check_order(batch)
+        self._fail(_check_entry(data, batch, max_batch_bytes) or self._check_order(batch))
+        max_ts = NO_TIMESTAMP if batch.magic == 0 else batch.maxTimestamp
+        self._append(data, batch.baseOffset, batch.lastOffset, max_ts, len(batch.records or ()))
+
+    def write_transcoded(
+        self, t: Transcoded, codec: Compression, level: int | None, max_batch_bytes: int
+    ) -> None:
+        """Write the v2 batch of a transcoded wrapper (``convert_fast``), as ``write_entry`` writes
+        the batch ``Converter`` makes of it, checked against the wrapper's inner messages."""
+        header = L.V2_HEADER.pack(
+            t.baseOffset, 0, -1, 2, 0, int(codec), t.lastOffset - t.baseOffset, t.baseTimestamp, t.maxTimestamp,
+            -1, -1, -1, t.recordCount,
+        )  # fmt: skip
+        body = t.records
+        if codec is not Compression.NONE:
+            body = compress(codec, body, level=level if codec in _LEVELLED else None, magic=2)
+        data = finish_v2_entry(header, body)
+        self._fail(
+            _check_transcoded(data, t, codec, max_batch_bytes) or self._check_next(t.baseOffset, t.lastOffset)
+        )
+        self._append(data, t.baseOffset, t.lastOffset, t.maxTimestamp, t.recordCount)
+
+    def _fail(self, reason: str | None) -> None:
         if reason is not None:
             raise VerificationError(
                 f"verification failed: {reason}; no output written",
                 file=str(self.dst),
                 position=self.side.bytes,
             )
+
+    def _append(self, data: bytes, first: int, last: int, max_ts: int, records: int) -> None:
         if self._want_index:
             if self._index is None:
-                base = batch.baseOffset if self._base_offset is None else self._base_offset
-                self._index = IndexBuilder(base)
-            max_ts = NO_TIMESTAMP if batch.magic == 0 else batch.maxTimestamp
+                self._index = IndexBuilder(first if self._base_offset is None else self._base_offset)
             try:
-                self._index.add(len(data), batch.baseOffset, batch.lastOffset, max_ts)
+                self._index.add(len(data), first, last, max_ts)
             except KafkaDumpError as exc:  # offsets going backwards cannot be indexed
-                raise VerificationError(
-                    f"verification failed: {exc.reason}; no output written",
-                    file=str(self.dst),
-                    position=self.side.bytes,
-                ) from None
+                self._fail(exc.reason)
         self._file.write(data)
         self._crc = zlib.crc32(data, self._crc)
         side = self.side
         side.bytes += len(data)
         side.batches += 1
-        side.records += len(batch.records or ())
+        side.records += records
+
+    def _check_next(self, first: int, last: int) -> str | None:
+        """The entry's offsets grow from the previous entry's (then it becomes the previous one)."""
+        if last < first:
+            return f"the entry at offset {first}: lastOffset {last} is below its baseOffset"
+        previous = self._last_offset
+        if previous is not None and first <= previous:
+            return f"the entry at offset {first} does not follow the previous entry's last offset {previous}"
+        self._last_offset = last
+        return None
 
     def _check_order(self, batch: Batch) -> str | None:
         """What no entry alone can show (verify-crc's deep check of the whole file): offsets that grow
         from entry to entry, and no record time past the batch's maxTimestamp (records outside their
         batch's offsets the encoder refuses). ``batch`` holds what the entry was just checked to hold."""
         records = batch.records or ()
-        first, last = batch.baseOffset, batch.lastOffset
-        if last < first:
-            return f"the entry at offset {first}: lastOffset {last} is below its baseOffset"
-        previous = self._last_offset
-        if previous is not None and first <= previous:
-            return f"the entry at offset {first} does not follow the previous entry's last offset {previous}"
+        first = batch.baseOffset
         if (
             records
             and batch.magic == 2
@@ -338,8 +388,7 @@ class _TempSegment:
             markers = sum(1 for r in records if r.control is not None and r.control.type in _MARKERS)
             if not records or (markers and len(records) != 1):
                 return f"the control entry at offset {first} holds {len(records)} records, not one marker"
-        self._last_offset = last
-        return None
+        return self._check_next(first, batch.lastOffset)
 
     def finish(self) -> None:
         """Flush and fsync, then read the file back: it must hold exactly the bytes written."""
@@ -474,3 +523,47 @@ def _check_v2_records(data: bytes, got: Batch, want: tuple[Record, ...], max_bat
         return None
     at = want[i].offset if i < len(want) else got.lastOffset
     return f"the record at offset {at} differs from the input's"
+
+
+def _check_transcoded(data: bytes, t: Transcoded, codec: Compression, max_batch_bytes: int) -> str | None:
+    """Why the v2 entry ``data`` does not read back as the batch ``Converter`` makes of the wrapper
+    ``t`` (every field, every CRC, every record against the wrapper's inner messages), or None."""
+    where = f"the entry at offset {t.baseOffset}"
+    try:
+        got, error = v2.decode_batch("", data, 0, 0, with_records=False, max_batch_bytes=max_batch_bytes)
+    except CorruptRecordError as exc:
+        return f"{where} does not decode ({exc.reason})"
+    if error is not None:
+        return f"{where} does not decode ({error.reason})"
+    if not got.crcValid or got.sizeInBytes != len(data) or got.recordCount != t.recordCount:
+        return f"{where} fails its CRC, its size or its count"
+    meant = (
+        2,
+        codec,
+        TimestampType.CREATE_TIME,
+        t.maxTimestamp,
+        t.baseOffset,
+        t.lastOffset,
+        -1,
+        -1,
+        -1,
+        -1,
+        -1,
+    )
+    if _BATCH_FIELDS(got) != (*meant, False, False, None):
+        return f"{where} has other batch fields than the input's"
+    records, start, end = data, L.V2_HEADER_SIZE, len(data)
+    if codec is not Compression.NONE:
+        try:
+            records = decompress(codec, memoryview(data)[start:], max_batch_bytes)
+        except CorruptRecordError as exc:
+            return f"{where} does not decompress ({exc.reason})"
+        start, end = 0, len(records)
+    i, latest = same_as_v1_inner(
+        records, start, end, got.baseOffset, got.baseTimestamp, t.inner, t.wrapperOffset
+    )
+    if i >= 0:
+        return f"the record at index {i} of {where} differs from the input's"
+    if latest > got.maxTimestamp:
+        return f"{where} holds a record time past its maxTimestamp {got.maxTimestamp}"
+    return None

@@ -17,10 +17,10 @@ from typing import TYPE_CHECKING
 import click
 
 from kafka_dump.analysis.convert import Changes, ConversionError, ConvertOptions
+from kafka_dump.analysis.convert_fast import Item
 from kafka_dump.analysis.convert_run import (
     CorruptInputError,
     FileReport,
-    Item,
     Side,
     VerificationError,
     Watch,

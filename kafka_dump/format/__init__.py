@@ -100,6 +100,7 @@ encode_v2_entry = encoder.encode_v2_entry
 v2_records_size = encoder.v2_records_size
 encode_legacy_messages = encoder.encode_legacy_messages
 legacy_messages_size = encoder.legacy_messages_size
+v1_inner_to_v2 = encoder.v1_inner_to_v2
 
 # After the twins, which the encoders look up through this module; imported on first use, so that a
 # command that writes nothing (and `kdump --version`) does not load the encoders' modules.
@@ -140,6 +141,7 @@ __all__ = [
     "gatherer",
     "legacy_messages_size",
     "new_batch",
+    "v1_inner_to_v2",
     "v2_records_size",
     "walk_v2_records",
     "walker",

@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <string.h>
 #include <structmember.h>
+#include <zlib.h>
 
 #include "_layout.h"
 #include "_model.h"
@@ -491,6 +492,142 @@ encode_legacy_messages(PyObject *self, PyObject *args)
     return out;
 }
 
+/* ---- v1 inner messages straight to v2 records (kdump convert's fast path) ---------------------- */
+
+/* One inner message of a decompressed v1 wrapper, as the fast path accepts it. */
+typedef struct {
+    int64_t offset, timestamp;
+    int64_t key_len, value_len; /* -1: null */
+    const unsigned char *key, *value;
+} Inner;
+
+/* Read the inner message at p[*pos..]; 1 and *pos past it when it is a plain, sound v1 message that
+ * the decoder reads with no problem (uncompressed, attributes 0, CRC valid, nothing after its value),
+ * 0 for anything else. Every length is checked against the bytes there before it is used. */
+static int
+next_inner(const unsigned char *p, Py_ssize_t len, Py_ssize_t *pos, Inner *m, int check_crc)
+{
+    Py_ssize_t at = *pos;
+    if (len - at < LOG_OVERHEAD + LEGACY_V1_MIN_SIZE)
+        return 0;
+    int32_t size = be32(p + at + LEGACY_SIZE_OFFSET);
+    if (size < LEGACY_V1_MIN_SIZE || size > len - at - LOG_OVERHEAD)
+        return 0;
+    Py_ssize_t end = at + LOG_OVERHEAD + size;
+    if (p[at + LEGACY_MAGIC_OFFSET] != 1 || p[at + LEGACY_ATTRIBUTES_OFFSET] != 0)
+        return 0;
+    if (check_crc && (uint32_t)be32(p + at + LEGACY_CRC_OFFSET) !=
+        (uint32_t)crc32(0, p + at + LEGACY_MAGIC_OFFSET, (uInt)(end - at - LEGACY_MAGIC_OFFSET)))
+        return 0;
+    m->offset = be64(p + at);
+    m->timestamp = be64(p + at + LEGACY_V1_TIMESTAMP_OFFSET);
+    Py_ssize_t q = at + LEGACY_V1_HEADER_SIZE; /* the key's length: within the minimum size */
+    int32_t n = be32(p + q);
+    q += 4;
+    if (n > end - q)
+        return 0;
+    m->key_len = n < 0 ? -1 : n;
+    m->key = p + q;
+    q += n < 0 ? 0 : n;
+    if (end - q < 4)
+        return 0;
+    n = be32(p + q);
+    q += 4;
+    if (n > end - q)
+        return 0;
+    m->value_len = n < 0 ? -1 : n;
+    m->value = p + q;
+    q += n < 0 ? 0 : n;
+    if (q != end)
+        return 0;
+    *pos = end;
+    return 1;
+}
+
+static PyObject *
+v1_inner_to_v2(PyObject *self, PyObject *args)
+{
+    Py_buffer view;
+    long long wrapper_offset;
+    Py_ssize_t max_records;
+    if (!PyArg_ParseTuple(args, "y*Ln", &view, &wrapper_offset, &max_records))
+        return NULL;
+    const unsigned char *p = (const unsigned char *)view.buf;
+    Py_ssize_t len = view.len, pos = 0, n = 0;
+    Inner m;
+    int64_t last = 0;
+    PyObject *out = NULL;
+    /* First pass: every message sound, and the last one's offset, which places the others. */
+    while (pos < len) {
+        if (!next_inner(p, len, &pos, &m, 1) || n >= max_records)
+            goto decline;
+        last = m.offset;
+        n++;
+    }
+    if (n == 0)
+        goto decline;
+    int relative = wrapper_offset != 0;
+    if (relative && wrapper_offset < last)
+        goto decline;
+    int64_t base = relative ? (int64_t)wrapper_offset - last : 0;
+    /* Second pass: the deltas (which must fit) and the size of the records. */
+    int64_t first_offset = 0, last_offset = 0, base_ts = 0, max_ts = 0, total = 0;
+    for (pos = 0, n = 0; pos < len; n++) {
+        next_inner(p, len, &pos, &m, 0); /* read whole in the first pass */
+        int64_t offset, od, td;
+        if (__builtin_add_overflow(base, m.offset, &offset))
+            goto decline;
+        if (n == 0) {
+            first_offset = offset;
+            base_ts = max_ts = m.timestamp;
+        }
+        if (__builtin_sub_overflow(offset, first_offset, &od) || od < 0 || od > INT32_MAX ||
+            __builtin_sub_overflow(m.timestamp, base_ts, &td))
+            goto decline;
+        if (m.timestamp > max_ts)
+            max_ts = m.timestamp;
+        last_offset = offset;
+        int64_t body = 1 + varint_size(td) + varint_size(od) + 1;
+        body += m.key_len < 0 ? 1 : varint_size(m.key_len) + m.key_len;
+        body += m.value_len < 0 ? 1 : varint_size(m.value_len) + m.value_len;
+        total += varint_size(body) + body;
+    }
+    out = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)total);
+    if (out == NULL) {
+        PyBuffer_Release(&view);
+        return NULL;
+    }
+    unsigned char *w = (unsigned char *)PyBytes_AS_STRING(out);
+    for (pos = 0; pos < len;) {
+        next_inner(p, len, &pos, &m, 0); /* read whole in the first pass */
+        int64_t od = base + m.offset - first_offset, td = m.timestamp - base_ts;
+        int64_t body = 1 + varint_size(td) + varint_size(od) + 1;
+        body += m.key_len < 0 ? 1 : varint_size(m.key_len) + m.key_len;
+        body += m.value_len < 0 ? 1 : varint_size(m.value_len) + m.value_len;
+        w = put_varint(w, body);
+        *w++ = 0; /* attributes: unused */
+        w = put_varint(w, td);
+        w = put_varint(w, od);
+        w = put_varint(w, m.key_len);
+        if (m.key_len > 0) {
+            memcpy(w, m.key, (size_t)m.key_len);
+            w += m.key_len;
+        }
+        w = put_varint(w, m.value_len);
+        if (m.value_len > 0) {
+            memcpy(w, m.value, (size_t)m.value_len);
+            w += m.value_len;
+        }
+        *w++ = 0; /* no headers */
+    }
+    PyBuffer_Release(&view);
+    return Py_BuildValue("NnLLLL", out, n, (long long)first_offset, (long long)last_offset, (long long)base_ts,
+                         (long long)max_ts);
+decline:
+    PyBuffer_Release(&view);
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef methods[] = {
     {"encode_v2_records", encode_v2_records, METH_VARARGS,
      "encode_v2_records(records, base_offset, base_timestamp, log_append_time) -> bytes"},
@@ -501,6 +638,9 @@ static PyMethodDef methods[] = {
     {"encode_legacy_messages", encode_legacy_messages, METH_VARARGS,
      "encode_legacy_messages(records, magic, attributes, offset_shift, log_append_time) -> bytes"},
     {"legacy_messages_size", legacy_messages_size, METH_VARARGS, "legacy_messages_size(records, magic) -> int"},
+    {"v1_inner_to_v2", v1_inner_to_v2, METH_VARARGS,
+     "v1_inner_to_v2(data, wrapper_offset, max_records) -> (records, count, first_offset, last_offset, "
+     "base_timestamp, max_timestamp) | None"},
     {NULL, NULL, 0, NULL},
 };
 

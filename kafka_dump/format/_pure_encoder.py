@@ -178,3 +178,84 @@ def legacy_messages_size(records: Sequence[Record], magic: int) -> int:
         _legacy_fields(r, magic, 0, False)
         total += overhead + (0 if r.key is None else len(r.key)) + (0 if r.value is None else len(r.value))
     return total
+
+
+# -- v1 inner messages straight to v2 records (kdump convert's fast path) -------------------------
+
+_V1_SMALLEST = L.LOG_OVERHEAD + L.LEGACY_MIN_SIZE[1]
+_Inner = tuple[int, int, bytes | None, bytes | None]  # offset, timestamp, key, value
+
+
+def _sound_inner(data: bytes, pos: int) -> tuple[_Inner, int] | None:
+    """The inner message at ``data[pos]`` and the position after it, when it is a plain, sound v1
+    message the decoder reads with no problem (uncompressed, attributes 0, CRC valid, nothing after
+    its value); None for anything else."""
+    if len(data) - pos < _V1_SMALLEST:
+        return None
+    offset, size, crc, magic, attributes = L.LEGACY_HEADER.unpack_from(data, pos)
+    if size < L.LEGACY_MIN_SIZE[1] or size > len(data) - pos - L.LOG_OVERHEAD:
+        return None
+    end = pos + L.LOG_OVERHEAD + size
+    if magic != 1 or attributes != 0 or crc32(memoryview(data)[pos + L.MAGIC_OFFSET : end]) != crc:
+        return None
+    (timestamp,) = L.INT64.unpack_from(data, pos + L.LEGACY_V1_TIMESTAMP_OFFSET)
+    q = pos + L.LEGACY_V1_TIMESTAMP_OFFSET + L.INT64.size
+    fields: list[bytes | None] = []
+    for _ in range(2):
+        if end - q < L.INT32.size:
+            return None
+        (n,) = L.INT32.unpack_from(data, q)
+        q += L.INT32.size
+        if n > end - q:
+            return None
+        fields.append(None if n < 0 else data[q : q + n])
+        q += max(n, 0)
+    if q != end:
+        return None
+    return (offset, timestamp, fields[0], fields[1]), end
+
+
+def v1_inner_to_v2(
+    data: bytes, wrapper_offset: int, max_records: int
+) -> tuple[bytes, int, int, int, int, int] | None:
+    """The v2 records (one batch, no headers) for the inner messages of a decompressed v1 wrapper
+    with CreateTime, and (count, first offset, last offset, baseTimestamp, maxTimestamp); None when
+    any inner message is not sound, there are more than ``max_records``, the wrapper's offset is
+    below the last inner one, or a delta does not fit one batch: ``convert`` then takes the
+    decoder's Records the slow way, which reports or refuses such input.
+
+    Offsets are placed as the decoder places them (``decode_legacy_inner``): relative to the last
+    inner message, whose absolute offset is the wrapper's, except that a wrapper offset of 0 means base 0.
+    """
+    inner: list[_Inner] = []
+    pos = 0
+    while pos < len(data):
+        found = _sound_inner(data, pos)
+        if found is None or len(inner) >= max_records:
+            return None
+        message, pos = found
+        inner.append(message)
+    if not inner:
+        return None
+    last = inner[-1][0]
+    if wrapper_offset != 0 and wrapper_offset < last:
+        return None
+    base = wrapper_offset - last if wrapper_offset != 0 else 0
+    first_offset, base_ts = base + inner[0][0], inner[0][1]
+    out = bytearray()
+    for offset, ts, key, value in inner:
+        od, td = base + offset - first_offset, ts - base_ts
+        if not (
+            0 <= od <= L.INT32_MAX
+            and INT64_MIN <= td <= INT64_MAX
+            and INT64_MIN <= base + offset <= INT64_MAX
+        ):
+            return None
+        body = bytearray(b"\0")
+        body += encode_varint(td) + encode_varint(od)
+        for field in (key, value):
+            body += _NULL if field is None else encode_varint(len(field)) + field
+        body += b"\0"
+        out += encode_varint(len(body)) + body
+    times = [ts for _, ts, _, _ in inner]
+    return bytes(out), len(inner), first_offset, base + last, base_ts, max(times)

@@ -207,10 +207,136 @@ error:
     return NULL;
 }
 
+static inline int64_t
+get_be(const unsigned char *p, int n)
+{
+    uint64_t v = 0;
+    for (int i = 0; i < n; i++)
+        v = v << 8 | p[i];
+    return n == 4 ? (int64_t)(int32_t)(uint32_t)v : (int64_t)v;
+}
+
+/* The v1 inner message at in[*at..len]: its offset, timestamp, key and value (n < 0: null), and *at
+ * past it; -1 when it cannot be read (every length checked against the bytes there). */
+static int
+read_inner(const unsigned char *in, Py_ssize_t len, Py_ssize_t *at, int64_t *offset, int64_t *ts,
+           const unsigned char **key, int64_t *key_len, const unsigned char **value, int64_t *value_len)
+{
+    Py_ssize_t i = *at;
+    if (len - i < 12 + 22)
+        return -1;
+    int64_t size = get_be(in + i + 8, 4);
+    if (size < 22 || size > len - i - 12)
+        return -1;
+    Py_ssize_t end = i + 12 + (Py_ssize_t)size;
+    *offset = get_be(in + i, 8);
+    *ts = get_be(in + i + 18, 8);
+    Py_ssize_t q = i + 26;
+    *key_len = get_be(in + q, 4);
+    q += 4;
+    if (*key_len > end - q)
+        return -1;
+    *key = in + q;
+    q += *key_len > 0 ? (Py_ssize_t)*key_len : 0;
+    if (end - q < 4)
+        return -1;
+    *value_len = get_be(in + q, 4);
+    q += 4;
+    if (*value_len > end - q)
+        return -1;
+    *value = in + q;
+    *at = end;
+    return 0;
+}
+
+/* 1 when a[0:an] (null when an < 0) is b[0:bn] (null when bn < 0). */
+static int
+same_field(const unsigned char *a, int64_t an, const unsigned char *b, int64_t bn)
+{
+    if (an < 0 || bn < 0)
+        return an < 0 && bn < 0;
+    return an == bn && (an == 0 || memcmp(a, b, (size_t)an) == 0);
+}
+
+static PyObject *
+same_as_v1_inner(PyObject *self, PyObject *args)
+{
+    Py_buffer view, inner;
+    Py_ssize_t pos, end;
+    long long base_offset, base_timestamp, wrapper_offset;
+    if (!PyArg_ParseTuple(args, "y*nnLLy*L", &view, &pos, &end, &base_offset, &base_timestamp, &inner,
+                          &wrapper_offset))
+        return NULL;
+    if (pos < 0 || end < pos || end > view.len) {
+        PyBuffer_Release(&view);
+        PyBuffer_Release(&inner);
+        PyErr_SetString(PyExc_ValueError, "pos and end must satisfy 0 <= pos <= end <= len(data)");
+        return NULL;
+    }
+    const unsigned char *p = (const unsigned char *)view.buf, *in = (const unsigned char *)inner.buf;
+    Py_ssize_t in_len = inner.len, at = 0, i = 0;
+    int64_t off, ts, kl, vl, last = 0, max_ts = INT64_MIN;
+    const unsigned char *k, *v;
+    /* The inner offsets of a v1 wrapper are relative to the last one, whose absolute offset is the
+     * wrapper's (a wrapper offset of 0: base 0). */
+    while (at < in_len) {
+        if (read_inner(in, in_len, &at, &off, &ts, &k, &kl, &v, &vl) < 0)
+            goto differs;
+        last = off;
+    }
+    int64_t base = wrapper_offset != 0 ? (int64_t)wrapper_offset - last : 0;
+    for (at = 0; at < in_len; i++) {
+        int64_t length, ts_delta, offset_delta, key_len, value_len, count, offset, own_ts;
+        read_inner(in, in_len, &at, &off, &ts, &k, &kl, &v, &vl);
+        VARINT(end, 5, length);
+        if (length < 1 || length > end - pos)
+            goto differs;
+        Py_ssize_t body_end = pos + (Py_ssize_t)length;
+        pos += 1; /* attributes: unused */
+        VARINT(body_end, 10, ts_delta);
+        VARINT(body_end, 5, offset_delta);
+        if (__builtin_add_overflow((int64_t)base_offset, offset_delta, &offset) ||
+            __builtin_add_overflow((int64_t)base_timestamp, ts_delta, &own_ts))
+            goto differs;
+        VARINT(body_end, 5, key_len);
+        if (key_len > body_end - pos)
+            goto differs;
+        const unsigned char *key = p + pos;
+        if (key_len > 0)
+            pos += (Py_ssize_t)key_len;
+        VARINT(body_end, 5, value_len);
+        if (value_len > body_end - pos)
+            goto differs;
+        const unsigned char *value = p + pos;
+        if (value_len > 0)
+            pos += (Py_ssize_t)value_len;
+        VARINT(body_end, 5, count);
+        int64_t want;
+        if (count != 0 || pos != body_end || __builtin_add_overflow(base, off, &want) || offset != want ||
+            own_ts != ts || !same_field(key, key_len, k, kl) || !same_field(value, value_len, v, vl))
+            goto differs;
+        if (own_ts > max_ts)
+            max_ts = own_ts;
+    }
+    PyBuffer_Release(&view);
+    PyBuffer_Release(&inner);
+    if (pos != end)
+        return Py_BuildValue("nL", i, (long long)max_ts);
+    return Py_BuildValue("iL", -1, (long long)max_ts);
+differs:
+    PyBuffer_Release(&view);
+    PyBuffer_Release(&inner);
+    return Py_BuildValue("nL", i, (long long)max_ts);
+}
+
 static PyMethodDef methods[] = {
     {"same_v2_records", same_v2_records, METH_VARARGS,
      "same_v2_records(data, pos, end, base_offset, base_timestamp, log_append_time, expected) -> int\n"
      "The index of the first record of data[pos:end] that differs from expected, or -1."},
+    {"same_as_v1_inner", same_as_v1_inner, METH_VARARGS,
+     "same_as_v1_inner(data, pos, end, base_offset, base_timestamp, inner, wrapper_offset) -> (int, int)\n"
+     "The index of the first v2 record of data[pos:end] that differs from the v1 inner messages of a\n"
+     "decompressed wrapper (or -1), and the largest record time read."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -11,3 +11,6 @@ def same_v2_records(
     expected: tuple[Record, ...],
     /,
 ) -> int: ...
+def same_as_v1_inner(
+    data: bytes, pos: int, end: int, base_offset: int, base_timestamp: int, inner: bytes, wrapper_offset: int, /
+) -> tuple[int, int]: ...

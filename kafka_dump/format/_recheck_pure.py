@@ -13,8 +13,9 @@ keeps one as ``storedTimestamp``, its key, value and headers (None for a negativ
 from __future__ import annotations
 
 from kafka_dump.errors import CorruptRecordError
+from kafka_dump.format import layout as L
 from kafka_dump.format.varint import VARINT_MAX_BYTES, VARLONG_MAX_BYTES, read_zigzag
-from kafka_dump.model import Record
+from kafka_dump.model import Record, new_record
 
 _INT64 = range(-(2**63), 2**63)
 
@@ -103,3 +104,61 @@ def _same_record(
         if not (_same_bytes(h.key, data, hk_at, hk) and _same_bytes(h.value, data, hv_at, hv)):
             return -1
     return pos if pos == body_end else -1
+
+
+def _inner_messages(inner: bytes) -> list[tuple[int, int, bytes | None, bytes | None]] | None:
+    """(offset, timestamp, key, value) of every v1 inner message, or None when one cannot be read."""
+    found = []
+    at = 0
+    while at < len(inner):
+        if len(inner) - at < 12 + 22:
+            return None
+        offset, size = L.LOG_ENTRY.unpack_from(inner, at)
+        if size < 22 or size > len(inner) - at - 12:
+            return None
+        end = at + 12 + size
+        (ts,) = L.INT64.unpack_from(inner, at + 18)
+        q = at + 26
+        fields: list[bytes | None] = []
+        for _ in range(2):
+            if end - q < 4:
+                return None
+            (n,) = L.INT32.unpack_from(inner, q)
+            q += 4
+            if n > end - q:
+                return None
+            fields.append(None if n < 0 else inner[q : q + n])
+            q += max(n, 0)
+        found.append((offset, ts, fields[0], fields[1]))
+        at = end
+    return found
+
+
+def same_as_v1_inner(
+    data: bytes, pos: int, end: int, base_offset: int, base_timestamp: int, inner: bytes, wrapper_offset: int
+) -> tuple[int, int]:
+    """The index of the first v2 record of ``data[pos:end]`` that differs from the v1 inner messages
+    of a decompressed wrapper (``len`` of them when bytes are left after the last), else -1; and the
+    largest record time read (``INT64_MIN`` when none was).
+
+    Offsets are placed as Kafka's ``DeepRecordsIterator`` places them: relative to the last inner
+    message, whose absolute offset is the wrapper's (a wrapper offset of 0: base 0).
+    """
+    if not 0 <= pos <= end <= len(data):
+        raise ValueError("pos and end must satisfy 0 <= pos <= end <= len(data)")
+    latest = -(2**63)
+    messages = _inner_messages(inner)
+    if messages is None:
+        return 0, latest
+    base = wrapper_offset - messages[-1][0] if wrapper_offset != 0 and messages else 0
+    for i, (offset, ts, key, value) in enumerate(messages):
+        want = new_record(base + offset, ts, key, value, (), -1, 0)
+        try:
+            after = _same_record(data, pos, end, base_offset, base_timestamp, None, want)
+        except CorruptRecordError:
+            return i, latest
+        if after < 0:
+            return i, latest
+        latest = max(latest, ts)  # the record's own time, which it was just found to hold
+        pos = after
+    return (-1 if pos == end else len(messages)), latest

@@ -1,19 +1,16 @@
-"""The check ``kdump convert`` runs on every v2 batch it writes: its records, read back, are the Records
-it was built from. Two twins: ``_recheck_pure`` (the reference) and the compiled ``_recheck.c``; the
-choice is made once, here (this check has no other user), ``KDUMP_PURE=1`` forcing the pure one.
+"""The checks ``kdump convert`` runs on every v2 batch it writes: its records, read back, are the
+Records it was built from (``same_v2_records``), or the v1 inner messages it was transcoded from
+(``same_as_v1_inner``). Two twins behind ``twins.RecheckTwin``: ``_recheck_pure`` (the reference) and
+the compiled ``_recheck.c``; the choice is made once, here (these checks have no other user),
+``KDUMP_PURE=1`` forcing the pure one.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from kafka_dump.format import _recheck_pure
-from kafka_dump.format.twins import pure_requested
-from kafka_dump.model import Record
+from kafka_dump.format.twins import RecheckTwin, pure_requested
 
-SameRecords = Callable[[bytes, int, int, int, int, "int | None", "tuple[Record, ...]"], int]
-
-same_v2_records: SameRecords = _recheck_pure.same_v2_records
+recheck: RecheckTwin = _recheck_pure
 RECHECK_TWIN = "pure-python"
 
 if not pure_requested():
@@ -22,7 +19,10 @@ if not pure_requested():
     except ImportError:
         pass
     else:
-        same_v2_records = _recheck.same_v2_records
+        recheck = _recheck
         RECHECK_TWIN = "compiled"
 
-__all__ = ["RECHECK_TWIN", "same_v2_records"]
+same_v2_records = recheck.same_v2_records
+same_as_v1_inner = recheck.same_as_v1_inner
+
+__all__ = ["RECHECK_TWIN", "recheck", "same_as_v1_inner", "same_v2_records"]

@@ -89,6 +89,31 @@ class EncoderTwin(Protocol):
 
     def legacy_messages_size(self, records: Sequence[Record], magic: int, /) -> int: ...
 
+    def v1_inner_to_v2(
+        self, data: bytes, wrapper_offset: int, max_records: int, /
+    ) -> tuple[bytes, int, int, int, int, int] | None: ...
+
+
+class RecheckTwin(Protocol):
+    """Convert's check of the v2 records it wrote; see ``_recheck_pure.py`` (``format/recheck.py``)."""
+
+    def same_v2_records(
+        self,
+        data: bytes,
+        pos: int,
+        end: int,
+        base_offset: int,
+        base_timestamp: int,
+        log_append_time: int | None,
+        expected: tuple[Record, ...],
+        /,
+    ) -> int: ...
+
+    def same_as_v1_inner(
+        self, data: bytes, pos: int, end: int, base_offset: int, base_timestamp: int, inner: bytes,
+        wrapper_offset: int, /,
+    ) -> tuple[int, int]: ...  # fmt: skip
+
 
 class GatherTwin(Protocol):
     """The statistics walk, for ``stats``; see ``_gather_pure.py`` (``format/gather.py`` re-exports it)."""
