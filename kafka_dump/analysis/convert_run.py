@@ -559,11 +559,13 @@ def _check_transcoded(data: bytes, t: Transcoded, codec: Compression, max_batch_
         except CorruptRecordError as exc:
             return f"{where} does not decompress ({exc.reason})"
         start, end = 0, len(records)
-    i, latest = same_as_v1_inner(
+    i, same, latest = same_as_v1_inner(
         records, start, end, got.baseOffset, got.baseTimestamp, t.inner, t.wrapperOffset
     )
     if i >= 0:
         return f"the record at index {i} of {where} differs from the input's"
+    if same != got.recordCount:
+        return f"{where} holds {same} records, not the {got.recordCount} its header declares"
     if latest > got.maxTimestamp:
         return f"{where} holds a record time past its maxTimestamp {got.maxTimestamp}"
     return None

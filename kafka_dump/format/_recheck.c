@@ -292,7 +292,8 @@ same_as_v1_inner(PyObject *self, PyObject *args)
         if (length < 1 || length > end - pos)
             goto differs;
         Py_ssize_t body_end = pos + (Py_ssize_t)length;
-        pos += 1; /* attributes: unused */
+        if (p[pos++] != 0) /* attributes: unused, and the transcoder writes 0 */
+            goto differs;
         VARINT(body_end, 10, ts_delta);
         VARINT(body_end, 5, offset_delta);
         if (__builtin_add_overflow((int64_t)base_offset, offset_delta, &offset) ||
@@ -320,13 +321,11 @@ same_as_v1_inner(PyObject *self, PyObject *args)
     }
     PyBuffer_Release(&view);
     PyBuffer_Release(&inner);
-    if (pos != end)
-        return Py_BuildValue("nL", i, (long long)max_ts);
-    return Py_BuildValue("iL", -1, (long long)max_ts);
+    return Py_BuildValue("nnL", pos != end ? i : (Py_ssize_t)-1, i, (long long)max_ts);
 differs:
     PyBuffer_Release(&view);
     PyBuffer_Release(&inner);
-    return Py_BuildValue("nL", i, (long long)max_ts);
+    return Py_BuildValue("nnL", i, i, (long long)max_ts);
 }
 
 static PyMethodDef methods[] = {
@@ -334,9 +333,9 @@ static PyMethodDef methods[] = {
      "same_v2_records(data, pos, end, base_offset, base_timestamp, log_append_time, expected) -> int\n"
      "The index of the first record of data[pos:end] that differs from expected, or -1."},
     {"same_as_v1_inner", same_as_v1_inner, METH_VARARGS,
-     "same_as_v1_inner(data, pos, end, base_offset, base_timestamp, inner, wrapper_offset) -> (int, int)\n"
+     "same_as_v1_inner(data, pos, end, base_offset, base_timestamp, inner, wrapper_offset) -> (int, int, int)\n"
      "The index of the first v2 record of data[pos:end] that differs from the v1 inner messages of a\n"
-     "decompressed wrapper (or -1), and the largest record time read."},
+     "decompressed wrapper (or -1), the records found the same, and the largest record time among them."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -12,5 +12,12 @@ def same_v2_records(
     /,
 ) -> int: ...
 def same_as_v1_inner(
-    data: bytes, pos: int, end: int, base_offset: int, base_timestamp: int, inner: bytes, wrapper_offset: int, /
-) -> tuple[int, int]: ...
+    data: bytes,
+    pos: int,
+    end: int,
+    base_offset: int,
+    base_timestamp: int,
+    inner: bytes,
+    wrapper_offset: int,
+    /,
+) -> tuple[int, int, int]: ...

@@ -1,0 +1,317 @@
+"""convert's fast path (``analysis/convert_fast.py``): v1 CreateTime wrappers to v2 without Records.
+
+What it must hold: the twins of ``v1_inner_to_v2`` and ``same_as_v1_inner`` agree; what the
+transcoder gives is what the decoder's Records give through the encoder (the slow path), and it
+takes only what the decoder reads with no problem; the items the fast reader yields are the
+segment reader's, item for item; a conversion writes the same bytes and report with the fast path
+as without, on every fixture, the bad corpus included; and a fast-path batch that does not hold
+its wrapper's records is caught by the verification.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import struct
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from kafka.record.legacy_records import LegacyRecordBatchBuilder
+
+from kafka_dump.analysis import convert_fast, convert_run
+from kafka_dump.analysis.convert import Converter, ConvertOptions
+from kafka_dump.analysis.convert_fast import Transcoded, read_input
+from kafka_dump.analysis.convert_run import convert_segment
+from kafka_dump.errors import KafkaDumpError
+from kafka_dump.format import _pure, _pure_encoder, _recheck_pure
+from kafka_dump.format.codecs import DEFAULT_MAX_BATCH_BYTES, DEFAULT_MAX_RECORDS_PER_BATCH
+from kafka_dump.model import Batch, Compression, Problem
+from kafka_dump.segment import read_segment
+from tests.conftest import FIXTURES
+
+try:
+    from kafka_dump.format import _encoder, _recheck  # type: ignore[attr-defined]
+except ImportError:  # no compiler: only the references can be checked
+    _encoder = _recheck = None
+
+TRANSCODERS = [_pure_encoder.v1_inner_to_v2] + ([] if _encoder is None else [_encoder.v1_inner_to_v2])
+COMPARERS = [_recheck_pure.same_as_v1_inner] + ([] if _recheck is None else [_recheck.same_as_v1_inner])
+
+_PAYLOAD = st.none() | st.just(b"") | st.binary(min_size=1, max_size=30)
+_MESSAGE = st.tuples(st.integers(0, 3), st.integers(-(2**40), 2**40), _PAYLOAD, _PAYLOAD)
+TS = 1_700_000_000_000
+LIMITS = {"max_batch_bytes": DEFAULT_MAX_BATCH_BYTES, "max_records_per_batch": DEFAULT_MAX_RECORDS_PER_BATCH}
+
+
+def inner_set(specs: list[tuple[int, int, bytes | None, bytes | None]]) -> bytes:
+    """Uncompressed v1 messages with relative offsets (gaps allowed), as kafka-python writes them."""
+    builder = LegacyRecordBatchBuilder(1, 0, batch_size=1 << 30)
+    offset = -1
+    for gap, ts, key, value in specs:
+        offset += 1 + gap
+        builder.append(offset, timestamp=TS + ts, key=key, value=value)
+    return bytes(builder.build())
+
+
+def reference(data: bytes, wrapper_offset: int) -> tuple[bytes, int, int, int, int, int] | None:
+    """The slow path: the decoder's Records, then the encoder's v2 records (None when it reports)."""
+    records, error = _pure.decode_legacy_inner(data, 1, wrapper_offset, None)
+    if error is not None or not records or not all(r.crcValid for r in records):
+        return None
+    first = records[0]
+    body = _pure_encoder.encode_v2_records(records, first.offset, first.timestamp, False)
+    times = [r.timestamp for r in records]
+    return body, len(records), first.offset, records[-1].offset, first.timestamp, max(times)
+
+
+def transcode(data: bytes, wrapper_offset: int, max_records: int = 1000) -> Any:
+    answers = [fn(data, wrapper_offset, max_records) for fn in TRANSCODERS]
+    assert all(a == answers[0] for a in answers), answers
+    return answers[0]
+
+
+def compare(records: bytes, found: Any, data: bytes, wrapper_offset: int) -> tuple[int, int, int]:
+    args = (records, 0, len(records), found[2], found[4], data, wrapper_offset)
+    answers = [fn(*args) for fn in COMPARERS]
+    assert all(a == answers[0] for a in answers), answers
+    return answers[0]  # type: ignore[no-any-return]
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(_MESSAGE, min_size=1, max_size=10), st.sampled_from(["zero", "last", "above"]))
+def test_the_transcoder_writes_what_the_decoder_and_encoder_write(specs: list, where: str) -> None:  # type: ignore[type-arg]
+    data = inner_set(specs)
+    last = sum(1 + gap for gap, *_ in specs) - 1
+    wrapper_offset = {"zero": 0, "last": last, "above": last + 1000}[where]
+    found = transcode(data, wrapper_offset)
+    assert found is not None and found == reference(data, wrapper_offset)
+    assert compare(found[0], found, data, wrapper_offset) == (-1, found[1], found[5])
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(_MESSAGE, min_size=1, max_size=6), st.data())
+def test_damaged_inner_messages_are_taken_only_when_the_decoder_reads_them_soundly(
+    specs: list,  # type: ignore[type-arg]
+    data: st.DataObject,
+) -> None:
+    raw = bytearray(inner_set(specs))
+    for _ in range(data.draw(st.integers(1, 3))):
+        at = data.draw(st.integers(0, len(raw) - 1))
+        raw[at] = data.draw(st.integers(0, 255))
+    if data.draw(st.booleans()):
+        del raw[data.draw(st.integers(0, len(raw) - 1)) :]
+    damaged = bytes(raw)
+    wrapper_offset = data.draw(st.sampled_from([0, 5, 2**40]))
+    found = transcode(damaged, wrapper_offset)
+    if found is not None:  # a fast path never takes what the slow path would report or refuse
+        assert found == reference(damaged, wrapper_offset)
+
+
+def test_what_one_wrapper_cannot_hold_is_left_to_the_slow_path() -> None:
+    data = inner_set([(0, 0, b"k", b"v")] * 5)
+    assert transcode(data, 4, max_records=4) is None  # more than --max-records-per-batch
+    assert transcode(data, 3) is None  # wrapper offset below the last inner one
+    assert transcode(b"", 0) is None
+    assert transcode(data, 4) is not None and transcode(data, 4, max_records=5) is not None
+    huge_gap = inner_set([(0, 0, None, b"a"), (2**31, 0, None, b"b")])
+    assert transcode(huge_gap, 2**31 + 1) is None  # offset delta past int32: the converter splits
+    compressed = bytearray(data)
+    compressed[17] = 1  # an inner message that is itself compressed (its CRC then fails too)
+    assert transcode(bytes(compressed), 4) is None
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(_MESSAGE, min_size=1, max_size=6), st.data())
+def test_the_comparers_agree_on_damaged_records(specs: list, data: st.DataObject) -> None:  # type: ignore[type-arg]
+    inner = inner_set(specs)
+    found = transcode(inner, 0)
+    records = bytearray(found[0])
+    at = data.draw(st.integers(0, len(records) - 1))
+    records[at] = data.draw(st.integers(0, 255))
+    compare(bytes(records), found, inner, 0)  # the same answer (a length of -2 is a null too)
+
+
+def test_a_changed_value_byte_is_found_at_its_record() -> None:
+    inner = inner_set([(0, i, b"k", b"value-%d" % i) for i in range(5)])
+    found = transcode(inner, 0)
+    at = found[0].index(b"value-3") + 2
+    records = found[0][:at] + b"X" + found[0][at + 1 :]
+    assert compare(records, found, inner, 0)[:2] == (3, 3)
+    assert compare(found[0] + b"\0", found, inner, 0)[0] == 5  # bytes after the last record
+
+
+# -- the fast reader and the conversion ------------------------------------------------------------
+
+
+def _wrapper_segment(path: Path, codec: int = 1, n: int = 30, per: int = 7) -> Path:
+    """v1 wrappers of ``per`` messages each (kafka-python's builder), offsets 100.. with a gap."""
+    out = bytearray()
+    offset = 100
+    for w in range(n):
+        builder = LegacyRecordBatchBuilder(1, codec, batch_size=1 << 20)
+        for i in range(per):
+            builder.append(
+                i, timestamp=TS + 10 * w + (i * 7) % 5, key=None if i % 3 else b"k%d" % i, value=b"v" * i
+            )
+        entry = bytearray(builder.build())
+        offset += per + (5 if w == n // 2 else 0)
+        struct.pack_into(">q", entry, 0, offset - 1)
+        out += entry
+    path.write_bytes(bytes(out))
+    return path
+
+
+def _segments(tmp_path: Path) -> list[Path]:
+    made = [_wrapper_segment(tmp_path / f"w{codec}.log", codec) for codec in (1, 2, 3)]
+    return [*made, *sorted(FIXTURES.glob("*.log")), *sorted((FIXTURES / "bad").glob("*.log"))]
+
+
+def test_the_fast_reader_yields_the_segment_readers_items(tmp_path: Path) -> None:
+    taken = 0
+    for path in _segments(tmp_path):
+        try:
+            want = list(read_segment(path))
+        except KafkaDumpError as exc:
+            with pytest.raises(type(exc)):
+                list(read_input(path, fast=True, **LIMITS))
+            continue
+        got = list(read_input(path, fast=True, **LIMITS))
+        assert len(got) == len(want), path
+        for g, w in zip(got, want, strict=True):
+            if isinstance(g, Transcoded):
+                taken += 1
+                assert isinstance(w, Batch) and w.records and w.magic == 1, path
+                assert (g.position, g.sizeInBytes, g.recordCount) == (
+                    w.position,
+                    w.sizeInBytes,
+                    len(w.records),
+                )
+                first = w.records[0]
+                body = _pure_encoder.encode_v2_records(w.records, first.offset, first.timestamp, False)
+                assert (g.records, g.baseOffset, g.lastOffset) == (
+                    body,
+                    first.offset,
+                    w.records[-1].offset,
+                ), path
+            else:
+                assert g == w, path
+    assert taken >= 90  # the made segments, and the v1 fixtures' wrappers
+
+
+def _convert(src: Path, dst: Path, options: ConvertOptions, **kw: Any) -> tuple[str, Any]:
+    try:
+        report = convert_segment(src, dst, options, **kw)
+    except KafkaDumpError as exc:
+        return "error", (type(exc).__name__, str(exc).replace(str(dst), "OUT"))
+    files = sorted(p.name for p in dst.parent.iterdir())
+    data = {name: (dst.parent / name).read_bytes() for name in files}
+    return "ok", (report.before, report.after, report.changes, report.skipped, report.tail, data)
+
+
+def _old(path: Path) -> bool:
+    """Does the segment start with a v0/v1 entry, or hold one (the fast path's ground)?"""
+    head = path.read_bytes()[:17]
+    return (len(head) == 17 and head[16] < 2) or any(
+        isinstance(b, Batch) and b.magic < 2 for b in read_segment(path) if not isinstance(b, Problem)
+    )
+
+
+@pytest.mark.parametrize(
+    "options",
+    [ConvertOptions(compression=Compression.LZ4), ConvertOptions(compression=Compression.NONE, timestamp=7)],
+)
+def test_a_conversion_is_the_same_with_the_fast_path_as_without(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, options: ConvertOptions
+) -> None:
+    monkeypatch.setattr(os, "fsync", lambda fd: None)  # the same bytes either way; durability aside
+    segments = []
+    for src in _segments(tmp_path):
+        try:
+            if _old(src):
+                segments.append(src)
+        except KafkaDumpError:
+            segments.append(src)
+    assert len(segments) >= 20
+    for i, src in enumerate(segments):
+        for skip in (False, True):
+            outcomes = []
+            for fast in (True, False):
+                monkeypatch.setattr(Converter, "transcodes", property(lambda self, fast=fast: fast))
+                out = tmp_path / f"out-{i}-{skip}-{fast}"
+                out.mkdir()
+                outcomes.append(_convert(src, out / "00000000000000000000.log", options, skip_corrupt=skip))
+            assert outcomes[0] == outcomes[1], src
+
+
+def _tampered_run(src: Path, tmp_path: Path) -> Any:
+    from click.testing import CliRunner
+
+    from kafka_dump.cli import main
+
+    out = tmp_path / "out"
+    out.mkdir()
+    result = CliRunner().invoke(main, ["convert", str(src), "-o", str(out / "x.log"), "--compression", "lz4"])
+    return result, out
+
+
+def test_a_fast_batch_that_does_not_hold_its_wrappers_records_is_caught(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    src = _wrapper_segment(tmp_path / "in.log")
+    real = convert_run.compress
+
+    def tampered(codec: Compression, data: bytes, **kw: Any) -> bytes:
+        """One byte of the last record's value changed before compression: CRC valid, record wrong."""
+        return real(codec, data[:-2] + bytes([data[-2] ^ 1]) + data[-1:], **kw)
+
+    monkeypatch.setattr(convert_run, "compress", tampered)
+    result, out = _tampered_run(src, tmp_path)
+    assert result.exit_code == 1, result.output
+    assert "verification failed" in result.stderr and "differs" in result.stderr
+    assert os.listdir(out) == []
+
+
+@pytest.mark.parametrize("lie", ["max_timestamp", "last_offset", "count"])
+def test_a_transcoder_that_lies_is_caught(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, lie: str) -> None:
+    src = _wrapper_segment(tmp_path / "in.log")
+    real = convert_fast._twins.v1_inner_to_v2
+
+    def lying(data: bytes, wrapper_offset: int, max_records: int) -> Any:
+        found = real(data, wrapper_offset, max_records)
+        if found is None:
+            return None
+        records, count, first, last, base_ts, max_ts = found
+        if lie == "max_timestamp":
+            return records, count, first, last, base_ts, max_ts - 1
+        if lie == "last_offset":
+            return records, count, first, last + 1, base_ts, max_ts
+        return records, count - 1, first, last, base_ts, max_ts
+
+    monkeypatch.setattr(convert_fast._twins, "v1_inner_to_v2", lying)
+    result, out = _tampered_run(src, tmp_path)
+    assert result.exit_code == 1, result.output
+    assert "verification failed" in result.stderr
+    assert os.listdir(out) == []
+
+
+def test_a_pipe_input_is_read_the_slow_way(tmp_path: Path) -> None:
+    src = _wrapper_segment(tmp_path / "in.log")
+    fifo = tmp_path / "pipe.log"
+    os.mkfifo(fifo)
+    import threading
+
+    writer = threading.Thread(target=lambda: fifo.write_bytes(src.read_bytes()))
+    writer.start()
+    got = list(read_input(fifo, fast=True, **LIMITS))
+    writer.join()
+    assert [i._replace(file="") for i in got] == [i._replace(file="") for i in read_segment(src)]
+
+
+def test_gzip_wrappers_of_the_fixture_are_taken(tmp_path: Path) -> None:
+    src = tmp_path / "00000000000000000000.log"
+    shutil.copy(FIXTURES / "v1-gzip.log", src)
+    items = list(read_input(src, fast=True, **LIMITS))
+    assert any(isinstance(i, Transcoded) for i in items)
