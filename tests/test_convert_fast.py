@@ -108,6 +108,7 @@ def test_damaged_inner_messages_are_taken_only_when_the_decoder_reads_them_sound
     found = transcode(damaged, wrapper_offset)
     if found is not None:  # a fast path never takes what the slow path would report or refuse
         assert found == reference(damaged, wrapper_offset)
+        assert compare(found[0], found, damaged, wrapper_offset) == (-1, found[1], found[5])
 
 
 def test_what_one_wrapper_cannot_hold_is_left_to_the_slow_path() -> None:

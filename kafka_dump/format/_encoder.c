@@ -554,56 +554,41 @@ v1_inner_to_v2(PyObject *self, PyObject *args)
         return NULL;
     const unsigned char *p = (const unsigned char *)view.buf;
     Py_ssize_t len = view.len, pos = 0, n = 0;
-    Inner m;
-    int64_t last = 0;
-    PyObject *out = NULL;
-    /* First pass: every message sound, and the last one's offset, which places the others. */
-    while (pos < len) {
-        if (!next_inner(p, len, &pos, &m, 1) || n >= max_records)
-            goto decline;
-        last = m.offset;
-        n++;
-    }
-    if (n == 0)
+    if (len == 0)
         goto decline;
-    int relative = wrapper_offset != 0;
-    if (relative && wrapper_offset < last)
-        goto decline;
-    int64_t base = relative ? (int64_t)wrapper_offset - last : 0;
-    /* Second pass: the deltas (which must fit) and the size of the records. */
-    int64_t first_offset = 0, last_offset = 0, base_ts = 0, max_ts = 0, total = 0;
-    for (pos = 0, n = 0; pos < len; n++) {
-        next_inner(p, len, &pos, &m, 0); /* read whole in the first pass */
-        int64_t offset, od, td;
-        if (__builtin_add_overflow(base, m.offset, &offset))
-            goto decline;
-        if (n == 0) {
-            first_offset = offset;
-            base_ts = max_ts = m.timestamp;
-        }
-        if (__builtin_sub_overflow(offset, first_offset, &od) || od < 0 || od > INT32_MAX ||
-            __builtin_sub_overflow(m.timestamp, base_ts, &td))
-            goto decline;
-        if (m.timestamp > max_ts)
-            max_ts = m.timestamp;
-        last_offset = offset;
-        int64_t body = 1 + varint_size(td) + varint_size(od) + 1;
-        body += m.key_len < 0 ? 1 : varint_size(m.key_len) + m.key_len;
-        body += m.value_len < 0 ? 1 : varint_size(m.value_len) + m.value_len;
-        total += varint_size(body) + body;
-    }
-    out = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)total);
+    /* One pass. A v2 record is never longer than the v1 message it comes from (32 bytes of framing at
+     * most against 34), so the records fit in len bytes; the deltas do not depend on where the
+     * wrapper places the offsets (the base cancels out), which is known at the last message. */
+    PyObject *out = PyBytes_FromStringAndSize(NULL, len);
     if (out == NULL) {
         PyBuffer_Release(&view);
         return NULL;
     }
-    unsigned char *w = (unsigned char *)PyBytes_AS_STRING(out);
-    for (pos = 0; pos < len;) {
-        next_inner(p, len, &pos, &m, 0); /* read whole in the first pass */
-        int64_t od = base + m.offset - first_offset, td = m.timestamp - base_ts;
+    unsigned char *start = (unsigned char *)PyBytes_AS_STRING(out), *w = start;
+    Inner m;
+    int64_t first = 0, last = 0, highest = 0, base_ts = 0, max_ts = 0;
+    while (pos < len) {
+        if (!next_inner(p, len, &pos, &m, 1) || n >= max_records)
+            goto decline_out;
+        if (n == 0) {
+            first = highest = m.offset;
+            base_ts = max_ts = m.timestamp;
+        }
+        int64_t od, td;
+        if (__builtin_sub_overflow(m.offset, first, &od) || od < 0 || od > INT32_MAX ||
+            __builtin_sub_overflow(m.timestamp, base_ts, &td))
+            goto decline_out;
+        if (m.timestamp > max_ts)
+            max_ts = m.timestamp;
+        if (m.offset > highest)
+            highest = m.offset;
+        last = m.offset;
+        n++;
         int64_t body = 1 + varint_size(td) + varint_size(od) + 1;
         body += m.key_len < 0 ? 1 : varint_size(m.key_len) + m.key_len;
         body += m.value_len < 0 ? 1 : varint_size(m.value_len) + m.value_len;
+        if (varint_size(body) + body > pos - (w - start)) /* cannot happen (see above); never past len */
+            goto decline_out;
         w = put_varint(w, body);
         *w++ = 0; /* attributes: unused */
         w = put_varint(w, td);
@@ -620,9 +605,19 @@ v1_inner_to_v2(PyObject *self, PyObject *args)
         }
         *w++ = 0; /* no headers */
     }
+    /* The decoder's placing: relative to the last inner offset, which is the wrapper's (0: base 0). */
+    int relative = wrapper_offset != 0;
+    __int128 base = relative ? (__int128)wrapper_offset - last : 0; /* as the decoder's Python ints */
+    __int128 first_offset = base + first, last_offset = base + last, top = base + highest;
+    if ((relative && wrapper_offset < last) || first_offset < INT64_MIN || top > INT64_MAX)
+        goto decline_out; /* (last lies between first and the highest) */
     PyBuffer_Release(&view);
+    if (_PyBytes_Resize(&out, w - start) < 0)
+        return NULL;
     return Py_BuildValue("NnLLLL", out, n, (long long)first_offset, (long long)last_offset, (long long)base_ts,
                          (long long)max_ts);
+decline_out:
+    Py_DECREF(out);
 decline:
     PyBuffer_Release(&view);
     Py_RETURN_NONE;

@@ -284,7 +284,7 @@ same_as_v1_inner(PyObject *self, PyObject *args)
             goto differs;
         last = off;
     }
-    int64_t base = wrapper_offset != 0 ? (int64_t)wrapper_offset - last : 0;
+    __int128 base = wrapper_offset != 0 ? (__int128)wrapper_offset - last : 0; /* as Python ints would */
     for (at = 0; at < in_len; i++) {
         int64_t length, ts_delta, offset_delta, key_len, value_len, count, offset, own_ts;
         read_inner(in, in_len, &at, &off, &ts, &k, &kl, &v, &vl);
@@ -312,8 +312,7 @@ same_as_v1_inner(PyObject *self, PyObject *args)
         if (value_len > 0)
             pos += (Py_ssize_t)value_len;
         VARINT(body_end, 5, count);
-        int64_t want;
-        if (count != 0 || pos != body_end || __builtin_add_overflow(base, off, &want) || offset != want ||
+        if (count != 0 || pos != body_end || (__int128)offset != base + off ||
             own_ts != ts || !same_field(key, key_len, k, kl) || !same_field(value, value_len, v, vl))
             goto differs;
         if (own_ts > max_ts)
