@@ -31,6 +31,7 @@ from kafka_dump.errors import CorruptRecordError, KafkaDumpError, NotASegmentErr
 from kafka_dump.format import encode_entry, legacy, v2
 from kafka_dump.format import layout as L
 from kafka_dump.format._pure_encoder import finish_v2_entry
+from kafka_dump.format.checksum import crc32c
 from kafka_dump.format.codecs import (
     DEFAULT_MAX_BATCH_BYTES,
     DEFAULT_MAX_RECORDS_PER_BATCH,
@@ -139,6 +140,7 @@ _LEVELLED = frozenset((Compression.GZIP, Compression.LZ4, Compression.ZSTD))
 Watch = Callable[[Iterator[Item]], Iterator[Item]]  # sees the input stream go by (a progress bar)
 _CRC_VALID = attrgetter("crcValid")
 _TIMESTAMP = attrgetter("timestamp")
+_V2_CRC = 4  # the CRC's index among V2_HEADER's fields
 _MARKERS = (ControlType.ABORT, ControlType.COMMIT)
 _FIELDS = attrgetter("offset", "timestamp", "key", "value", "headers")
 _BATCH_FIELDS = attrgetter(
@@ -284,6 +286,9 @@ def _corrupt(problem: Problem, report: FileReport, skip_corrupt: bool) -> None:
     report.skipped.append(problem)
 
 
+_WRITE_BUFFER = 1 << 20  # entries are a few KiB: written a MiB at a time, not one system call each
+
+
 class _TempSegment:
     """The output segment while it is written: temporary files in the output's directory.
 
@@ -308,7 +313,7 @@ class _TempSegment:
     def _temp(self, target: Path) -> tuple[Path, BinaryIO]:
         fd, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".kdump-tmp", dir=target.parent)
         self._temps.append(Path(name))
-        return Path(name), os.fdopen(fd, "wb")
+        return Path(name), os.fdopen(fd, "wb", buffering=_WRITE_BUFFER)
 
     def write_entry(self, batch: Batch, level: int | None, max_batch_bytes: int) -> None:
         """Encode ``batch``, check that its bytes decode to exactly it, and append them."""
@@ -527,30 +532,19 @@ def _check_v2_records(data: bytes, got: Batch, want: tuple[Record, ...], max_bat
 
 def _check_transcoded(data: bytes, t: Transcoded, codec: Compression, max_batch_bytes: int) -> str | None:
     """Why the v2 entry ``data`` does not read back as the batch ``Converter`` makes of the wrapper
-    ``t`` (every field, every CRC, every record against the wrapper's inner messages), or None."""
+    ``t`` (every header field, the CRC, every record against the wrapper's inner messages), or None."""
     where = f"the entry at offset {t.baseOffset}"
-    try:
-        got, error = v2.decode_batch("", data, 0, 0, with_records=False, max_batch_bytes=max_batch_bytes)
-    except CorruptRecordError as exc:
-        return f"{where} does not decode ({exc.reason})"
-    if error is not None:
-        return f"{where} does not decode ({error.reason})"
-    if not got.crcValid or got.sizeInBytes != len(data) or got.recordCount != t.recordCount:
-        return f"{where} fails its CRC, its size or its count"
+    if len(data) < L.V2_HEADER_SIZE:
+        return f"{where} is shorter than a v2 header"
+    got = L.V2_HEADER.unpack_from(data)
+    crc = got[_V2_CRC]
     meant = (
-        2,
-        codec,
-        TimestampType.CREATE_TIME,
-        t.maxTimestamp,
-        t.baseOffset,
-        t.lastOffset,
-        -1,
-        -1,
-        -1,
-        -1,
-        -1,
-    )
-    if _BATCH_FIELDS(got) != (*meant, False, False, None):
+        t.baseOffset, len(data) - L.LOG_OVERHEAD, -1, 2, crc, int(codec), t.lastOffset - t.baseOffset,
+        t.baseTimestamp, t.maxTimestamp, -1, -1, -1, t.recordCount,
+    )  # fmt: skip
+    if crc32c(memoryview(data)[L.V2_ATTRIBUTES_OFFSET :]) != crc:
+        return f"{where} fails its CRC-32C"
+    if got != meant:
         return f"{where} has other batch fields than the input's"
     records, start, end = data, L.V2_HEADER_SIZE, len(data)
     if codec is not Compression.NONE:
@@ -560,12 +554,12 @@ def _check_transcoded(data: bytes, t: Transcoded, codec: Compression, max_batch_
             return f"{where} does not decompress ({exc.reason})"
         start, end = 0, len(records)
     i, same, latest = same_as_v1_inner(
-        records, start, end, got.baseOffset, got.baseTimestamp, t.inner, t.wrapperOffset
+        records, start, end, t.baseOffset, t.baseTimestamp, t.inner, t.wrapperOffset
     )
     if i >= 0:
         return f"the record at index {i} of {where} differs from the input's"
-    if same != got.recordCount:
-        return f"{where} holds {same} records, not the {got.recordCount} its header declares"
-    if latest > got.maxTimestamp:
-        return f"{where} holds a record time past its maxTimestamp {got.maxTimestamp}"
+    if same != t.recordCount:
+        return f"{where} holds {same} records, not the {t.recordCount} its header declares"
+    if latest > t.maxTimestamp:
+        return f"{where} holds a record time past its maxTimestamp {t.maxTimestamp}"
     return None

@@ -106,12 +106,19 @@ def finish_v2_entry(header: bytes, body: bytes) -> bytes:
     length = L.V2_MIN_BATCH_LENGTH + len(body)
     if length > L.INT32_MAX:
         raise UnsupportedEncodingError(f"a batch of {length} bytes does not fit Kafka's 32-bit batch length")
-    entry = bytearray(header)
-    L.INT32.pack_into(entry, L.LOG_ENTRY_SIZE_OFFSET, length)
-    crc = crc32c(body, crc32c(memoryview(entry)[L.V2_ATTRIBUTES_OFFSET :]))
-    L.UINT32.pack_into(entry, L.V2_CRC_OFFSET, crc)
-    entry += body
-    return bytes(entry)
+    covered = header[L.V2_ATTRIBUTES_OFFSET :]
+    crc = crc32c(body, crc32c(covered))
+    # One join: the body (most of the entry) is copied once.
+    return b"".join(
+        (
+            header[: L.LOG_ENTRY_SIZE_OFFSET],
+            L.INT32.pack(length),
+            header[L.LOG_OVERHEAD : L.V2_CRC_OFFSET],
+            L.UINT32.pack(crc),
+            covered,
+            body,
+        )
+    )
 
 
 def encode_v2_entry(
