@@ -544,51 +544,46 @@ next_inner(const unsigned char *p, Py_ssize_t len, Py_ssize_t *pos, Inner *m, in
     return 1;
 }
 
-static PyObject *
-v1_inner_to_v2(PyObject *self, PyObject *args)
+/* What v1_inner_to_v2's pass found: the records' bounds, times and count. */
+typedef struct {
+    Py_ssize_t n;
+    int64_t first, last, highest, base_ts, max_ts;
+} Transcoding;
+
+/* The pass of v1_inner_to_v2 over p[0:len], writing at start: the bytes written, or -1 to decline.
+ * Touches no Python object, so that it runs without the GIL (convert inflates the next wrapper
+ * meanwhile). A v2 record is never longer than the v1 message it comes from (32 bytes of framing at
+ * most against 34), so the records fit in len bytes; the deltas do not depend on where the wrapper
+ * places the offsets (the base cancels out), which is known only at the last message. */
+static Py_ssize_t
+transcode_pass(const unsigned char *p, Py_ssize_t len, Py_ssize_t max_records, unsigned char *start, Transcoding *t)
 {
-    Py_buffer view;
-    long long wrapper_offset;
-    Py_ssize_t max_records;
-    if (!PyArg_ParseTuple(args, "y*Ln", &view, &wrapper_offset, &max_records))
-        return NULL;
-    const unsigned char *p = (const unsigned char *)view.buf;
-    Py_ssize_t len = view.len, pos = 0, n = 0;
-    if (len == 0)
-        goto decline;
-    /* One pass. A v2 record is never longer than the v1 message it comes from (32 bytes of framing at
-     * most against 34), so the records fit in len bytes; the deltas do not depend on where the
-     * wrapper places the offsets (the base cancels out), which is known at the last message. */
-    PyObject *out = PyBytes_FromStringAndSize(NULL, len);
-    if (out == NULL) {
-        PyBuffer_Release(&view);
-        return NULL;
-    }
-    unsigned char *start = (unsigned char *)PyBytes_AS_STRING(out), *w = start;
+    unsigned char *w = start;
+    Py_ssize_t pos = 0;
     Inner m;
-    int64_t first = 0, last = 0, highest = 0, base_ts = 0, max_ts = 0;
+    t->n = 0;
     while (pos < len) {
-        if (!next_inner(p, len, &pos, &m, 1) || n >= max_records)
-            goto decline_out;
-        if (n == 0) {
-            first = highest = m.offset;
-            base_ts = max_ts = m.timestamp;
+        if (!next_inner(p, len, &pos, &m, 1) || t->n >= max_records)
+            return -1;
+        if (t->n == 0) {
+            t->first = t->highest = m.offset;
+            t->base_ts = t->max_ts = m.timestamp;
         }
         int64_t od, td;
-        if (__builtin_sub_overflow(m.offset, first, &od) || od < 0 || od > INT32_MAX ||
-            __builtin_sub_overflow(m.timestamp, base_ts, &td))
-            goto decline_out;
-        if (m.timestamp > max_ts)
-            max_ts = m.timestamp;
-        if (m.offset > highest)
-            highest = m.offset;
-        last = m.offset;
-        n++;
+        if (__builtin_sub_overflow(m.offset, t->first, &od) || od < 0 || od > INT32_MAX ||
+            __builtin_sub_overflow(m.timestamp, t->base_ts, &td))
+            return -1;
+        if (m.timestamp > t->max_ts)
+            t->max_ts = m.timestamp;
+        if (m.offset > t->highest)
+            t->highest = m.offset;
+        t->last = m.offset;
+        t->n++;
         int64_t body = 1 + varint_size(td) + varint_size(od) + 1;
         body += m.key_len < 0 ? 1 : varint_size(m.key_len) + m.key_len;
         body += m.value_len < 0 ? 1 : varint_size(m.value_len) + m.value_len;
         if (varint_size(body) + body > pos - (w - start)) /* cannot happen (see above); never past len */
-            goto decline_out;
+            return -1;
         w = put_varint(w, body);
         *w++ = 0; /* attributes: unused */
         w = put_varint(w, td);
@@ -605,22 +600,46 @@ v1_inner_to_v2(PyObject *self, PyObject *args)
         }
         *w++ = 0; /* no headers */
     }
-    /* The decoder's placing: relative to the last inner offset, which is the wrapper's (0: base 0). */
-    int relative = wrapper_offset != 0;
-    __int128 base = relative ? (__int128)wrapper_offset - last : 0; /* as the decoder's Python ints */
-    __int128 first_offset = base + first, last_offset = base + last, top = base + highest;
-    if ((relative && wrapper_offset < last) || first_offset < INT64_MIN || top > INT64_MAX)
-        goto decline_out; /* (last lies between first and the highest) */
-    PyBuffer_Release(&view);
-    if (_PyBytes_Resize(&out, w - start) < 0)
+    return t->n == 0 ? -1 : w - start;
+}
+
+static PyObject *
+v1_inner_to_v2(PyObject *self, PyObject *args)
+{
+    Py_buffer view;
+    long long wrapper_offset;
+    Py_ssize_t max_records;
+    if (!PyArg_ParseTuple(args, "y*Ln", &view, &wrapper_offset, &max_records))
         return NULL;
-    return Py_BuildValue("NnLLLL", out, n, (long long)first_offset, (long long)last_offset, (long long)base_ts,
-                         (long long)max_ts);
-decline_out:
-    Py_DECREF(out);
-decline:
+    if (view.len == 0) {
+        PyBuffer_Release(&view);
+        Py_RETURN_NONE;
+    }
+    PyObject *out = PyBytes_FromStringAndSize(NULL, view.len);
+    if (out == NULL) {
+        PyBuffer_Release(&view);
+        return NULL;
+    }
+    Transcoding t = {0, 0, 0, 0, 0, 0};
+    Py_ssize_t written;
+    Py_BEGIN_ALLOW_THREADS
+    written = transcode_pass((const unsigned char *)view.buf, view.len, max_records,
+                             (unsigned char *)PyBytes_AS_STRING(out), &t);
+    Py_END_ALLOW_THREADS
     PyBuffer_Release(&view);
-    Py_RETURN_NONE;
+    /* The decoder's placing: relative to the last inner offset, which is the wrapper's (0: base 0),
+     * in 128 bits as the decoder's Python ints. */
+    int relative = wrapper_offset != 0;
+    __int128 base = written < 0 || !relative ? 0 : (__int128)wrapper_offset - t.last;
+    __int128 first_offset = base + t.first, last_offset = base + t.last, top = base + t.highest;
+    if (written < 0 || (relative && wrapper_offset < t.last) || first_offset < INT64_MIN || top > INT64_MAX) {
+        Py_DECREF(out);
+        Py_RETURN_NONE; /* (the last offset lies between the first and the highest) */
+    }
+    if (_PyBytes_Resize(&out, written) < 0)
+        return NULL;
+    return Py_BuildValue("NnLLLL", out, t.n, (long long)first_offset, (long long)last_offset, (long long)t.base_ts,
+                         (long long)t.max_ts);
 }
 
 static PyMethodDef methods[] = {
