@@ -73,7 +73,7 @@ def transcode(data: bytes, wrapper_offset: int, max_records: int = 1000) -> Any:
     return answers[0]
 
 
-def compare(records: bytes, found: Any, data: bytes, wrapper_offset: int) -> tuple[int, int, int]:
+def compare(records: bytes, found: Any, data: bytes, wrapper_offset: int) -> tuple[int, int, int, int]:
     args = (records, 0, len(records), found[2], found[4], data, wrapper_offset)
     answers = [fn(*args) for fn in COMPARERS]
     assert all(a == answers[0] for a in answers), answers
@@ -88,7 +88,7 @@ def test_the_transcoder_writes_what_the_decoder_and_encoder_write(specs: list, w
     wrapper_offset = {"zero": 0, "last": last, "above": last + 1000}[where]
     found = transcode(data, wrapper_offset)
     assert found is not None and found == reference(data, wrapper_offset)
-    assert compare(found[0], found, data, wrapper_offset) == (-1, found[1], found[5])
+    assert compare(found[0], found, data, wrapper_offset) == (-1, found[1], found[5], found[3])
 
 
 @settings(max_examples=150, deadline=None)
@@ -108,7 +108,7 @@ def test_damaged_inner_messages_are_taken_only_when_the_decoder_reads_them_sound
     found = transcode(damaged, wrapper_offset)
     if found is not None:  # a fast path never takes what the slow path would report or refuse
         assert found == reference(damaged, wrapper_offset)
-        assert compare(found[0], found, damaged, wrapper_offset) == (-1, found[1], found[5])
+        assert compare(found[0], found, damaged, wrapper_offset) == (-1, found[1], found[5], found[3])
 
 
 def test_what_one_wrapper_cannot_hold_is_left_to_the_slow_path() -> None:
@@ -119,6 +119,11 @@ def test_what_one_wrapper_cannot_hold_is_left_to_the_slow_path() -> None:
     assert transcode(data, 4) is not None and transcode(data, 4, max_records=5) is not None
     huge_gap = inner_set([(0, 0, None, b"a"), (2**31, 0, None, b"b")])
     assert transcode(huge_gap, 2**31 + 1) is None  # offset delta past int32: the converter splits
+    assert transcode(inner_set([(0, 0, None, b"a")] * 3), 2) is not None
+    again = LegacyRecordBatchBuilder(1, 0, batch_size=1 << 30)
+    for offset in (0, 1, 1):  # offsets that do not grow: verify-crc's walk would refuse the batch
+        again.append(offset, timestamp=TS, key=None, value=b"a")
+    assert transcode(bytes(again.build()), 1) is None
     compressed = bytearray(data)
     compressed[17] = 1  # an inner message that is itself compressed (its CRC then fails too)
     assert transcode(bytes(compressed), 4) is None
@@ -316,3 +321,19 @@ def test_gzip_wrappers_of_the_fixture_are_taken(tmp_path: Path) -> None:
     shutil.copy(FIXTURES / "v1-gzip.log", src)
     items = list(read_input(src, fast=True, **LIMITS))
     assert any(isinstance(i, Transcoded) for i in items)
+
+
+def test_record_offsets_that_do_not_grow_fail_the_verification(tmp_path: Path) -> None:
+    """Plain v1 messages at offsets 0, 0, 1 group into one v2 batch that verify-crc refuses."""
+    out = bytearray()
+    for offset in (0, 0, 1):
+        builder = LegacyRecordBatchBuilder(1, 0, batch_size=1 << 20)
+        builder.append(offset, timestamp=TS, key=None, value=b"v")
+        out += builder.build()
+    src = tmp_path / "in.log"
+    src.write_bytes(bytes(out))
+    dst = tmp_path / "out" / "00000000000000000000.log"
+    dst.parent.mkdir()
+    with pytest.raises(convert_run.VerificationError, match="do not grow"):
+        convert_segment(src, dst, ConvertOptions(), index=False)
+    assert os.listdir(dst.parent) == []

@@ -21,6 +21,7 @@ import tempfile
 import zlib
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from itertools import pairwise
 from operator import attrgetter
 from pathlib import Path
 from typing import BinaryIO
@@ -389,6 +390,8 @@ class _TempSegment:
             return (
                 f"the entry at offset {first} holds a record time past its maxTimestamp {batch.maxTimestamp}"
             )
+        if batch.magic == 2 and any(a.offset >= b.offset for a, b in pairwise(records)):
+            return f"the entry at offset {first} holds record offsets that do not grow"
         if batch.isControl:
             markers = sum(1 for r in records if r.control is not None and r.control.type in _MARKERS)
             if not records or (markers and len(records) != 1):
@@ -553,13 +556,17 @@ def _check_transcoded(data: bytes, t: Transcoded, codec: Compression, max_batch_
         except CorruptRecordError as exc:
             return f"{where} does not decompress ({exc.reason})"
         start, end = 0, len(records)
-    i, same, latest = same_as_v1_inner(
+    i, same, latest, last = same_as_v1_inner(
         records, start, end, t.baseOffset, t.baseTimestamp, t.inner, t.wrapperOffset
     )
     if i >= 0:
-        return f"the record at index {i} of {where} differs from the input's"
+        return (
+            f"the record at index {i} of {where} differs from the input's, or does not follow the one before"
+        )
     if same != t.recordCount:
         return f"{where} holds {same} records, not the {t.recordCount} its header declares"
     if latest > t.maxTimestamp:
         return f"{where} holds a record time past its maxTimestamp {t.maxTimestamp}"
+    if last > t.lastOffset:
+        return f"{where} holds a record offset past its lastOffset {t.lastOffset}"
     return None

@@ -571,8 +571,8 @@ transcode_pass(const unsigned char *p, Py_ssize_t len, Py_ssize_t max_records, u
         }
         int64_t od, td;
         if (__builtin_sub_overflow(m.offset, t->first, &od) || od < 0 || od > INT32_MAX ||
-            __builtin_sub_overflow(m.timestamp, t->base_ts, &td))
-            return -1;
+            __builtin_sub_overflow(m.timestamp, t->base_ts, &td) || (t->n > 0 && m.offset <= t->last))
+            return -1; /* (offsets that do not grow: the reader's Records, and verify-crc, say so) */
         if (m.timestamp > t->max_ts)
             t->max_ts = m.timestamp;
         if (m.offset > t->highest)

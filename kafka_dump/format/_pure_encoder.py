@@ -250,8 +250,12 @@ def v1_inner_to_v2(
     base = wrapper_offset - last if wrapper_offset != 0 else 0
     first_offset, base_ts = base + inner[0][0], inner[0][1]
     out = bytearray()
+    previous = None
     for offset, ts, key, value in inner:
         od, td = base + offset - first_offset, ts - base_ts
+        if previous is not None and offset <= previous:
+            return None  # offsets that do not grow: the reader's Records, and verify-crc, say so
+        previous = offset
         if not (
             0 <= od <= L.INT32_MAX
             and INT64_MIN <= td <= INT64_MAX

@@ -275,7 +275,7 @@ same_as_v1_inner(PyObject *self, PyObject *args)
     }
     const unsigned char *p = (const unsigned char *)view.buf, *in = (const unsigned char *)inner.buf;
     Py_ssize_t in_len = inner.len, at = 0, i = 0;
-    int64_t off, ts, kl, vl, last = 0, max_ts = INT64_MIN;
+    int64_t off, ts, kl, vl, last = 0, max_ts = INT64_MIN, last_read = INT64_MIN;
     const unsigned char *k, *v;
     /* The inner offsets of a v1 wrapper are relative to the last one, whose absolute offset is the
      * wrapper's (a wrapper offset of 0: base 0). */
@@ -312,19 +312,20 @@ same_as_v1_inner(PyObject *self, PyObject *args)
         if (value_len > 0)
             pos += (Py_ssize_t)value_len;
         VARINT(body_end, 5, count);
-        if (count != 0 || pos != body_end || (__int128)offset != base + off ||
+        if (count != 0 || pos != body_end || (__int128)offset != base + off || (i > 0 && offset <= last_read) ||
             own_ts != ts || !same_field(key, key_len, k, kl) || !same_field(value, value_len, v, vl))
             goto differs;
         if (own_ts > max_ts)
             max_ts = own_ts;
+        last_read = offset;
     }
     PyBuffer_Release(&view);
     PyBuffer_Release(&inner);
-    return Py_BuildValue("nnL", pos != end ? i : (Py_ssize_t)-1, i, (long long)max_ts);
+    return Py_BuildValue("nnLL", pos != end ? i : (Py_ssize_t)-1, i, (long long)max_ts, (long long)last_read);
 differs:
     PyBuffer_Release(&view);
     PyBuffer_Release(&inner);
-    return Py_BuildValue("nnL", i, i, (long long)max_ts);
+    return Py_BuildValue("nnLL", i, i, (long long)max_ts, (long long)last_read);
 }
 
 static PyMethodDef methods[] = {
@@ -332,9 +333,10 @@ static PyMethodDef methods[] = {
      "same_v2_records(data, pos, end, base_offset, base_timestamp, log_append_time, expected) -> int\n"
      "The index of the first record of data[pos:end] that differs from expected, or -1."},
     {"same_as_v1_inner", same_as_v1_inner, METH_VARARGS,
-     "same_as_v1_inner(data, pos, end, base_offset, base_timestamp, inner, wrapper_offset) -> (int, int, int)\n"
+     "same_as_v1_inner(data, pos, end, base_offset, base_timestamp, inner, wrapper_offset) -> (int, int, int, int)\n"
      "The index of the first v2 record of data[pos:end] that differs from the v1 inner messages of a\n"
-     "decompressed wrapper (or -1), the records found the same, and the largest record time among them."},
+     "decompressed wrapper, or whose offset is not above the previous one's (or -1); the records found\n"
+     "the same; the largest record time and the last offset among them."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -136,20 +136,21 @@ def _inner_messages(inner: bytes) -> list[tuple[int, int, bytes | None, bytes | 
 
 def same_as_v1_inner(
     data: bytes, pos: int, end: int, base_offset: int, base_timestamp: int, inner: bytes, wrapper_offset: int
-) -> tuple[int, int, int]:
+) -> tuple[int, int, int, int]:
     """The index of the first v2 record of ``data[pos:end]`` that differs from the v1 inner messages
-    of a decompressed wrapper (``len`` of them when bytes are left after the last), else -1; the
-    records found the same; and the largest record time among them (``INT64_MIN`` when none was).
+    of a decompressed wrapper, or whose offset is not above the previous one's (``len`` of them when
+    bytes are left after the last), else -1; the records found the same; and the largest record time
+    and the last offset among them (``INT64_MIN`` when none was).
 
     Offsets are placed as Kafka's ``DeepRecordsIterator`` places them: relative to the last inner
     message, whose absolute offset is the wrapper's (a wrapper offset of 0: base 0).
     """
     if not 0 <= pos <= end <= len(data):
         raise ValueError("pos and end must satisfy 0 <= pos <= end <= len(data)")
-    latest = -(2**63)
+    latest = last_read = -(2**63)
     messages = _inner_messages(inner)
     if messages is None:
-        return 0, 0, latest
+        return 0, 0, latest, last_read
     base = wrapper_offset - messages[-1][0] if wrapper_offset != 0 and messages else 0
     for i, (offset, ts, key, value) in enumerate(messages):
         want = new_record(base + offset, ts, key, value, (), -1, 0)
@@ -157,9 +158,12 @@ def same_as_v1_inner(
             after = _same_record(data, pos, end, base_offset, base_timestamp, None, want)
             attributes_at = read_zigzag(data, pos, end, VARINT_MAX_BYTES)[1]
         except CorruptRecordError:
-            return i, i, latest
-        if after < 0 or data[attributes_at] != 0:  # attributes: unused, and the transcoder writes 0
-            return i, i, latest
+            return i, i, latest, last_read
+        if (
+            after < 0 or data[attributes_at] != 0 or (i > 0 and base + offset <= last_read)
+        ):  # attributes: unused, and the transcoder writes 0
+            return i, i, latest, last_read
         latest = max(latest, ts)  # the record's own time, which it was just found to hold
+        last_read = base + offset
         pos = after
-    return (-1 if pos == end else len(messages)), len(messages), latest
+    return (-1 if pos == end else len(messages)), len(messages), latest, last_read

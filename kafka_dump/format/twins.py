@@ -112,7 +112,7 @@ class RecheckTwin(Protocol):
     def same_as_v1_inner(
         self, data: bytes, pos: int, end: int, base_offset: int, base_timestamp: int, inner: bytes,
         wrapper_offset: int, /,
-    ) -> tuple[int, int, int]: ...  # fmt: skip
+    ) -> tuple[int, int, int, int]: ...  # fmt: skip
 
 
 class GatherTwin(Protocol):
