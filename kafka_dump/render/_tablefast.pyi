@@ -7,6 +7,10 @@ def cells(
     records: Sequence[Record], max_bytes: int, time_mode: int, first: int, columns: Sequence[list[str]], /
 ) -> tuple[list[int], int, int]: ...
 def lines(
-    columns: Sequence[Sequence[str]], widths: Sequence[int], drawn: Mapping[int, str], sections: Sequence[tuple[int, str]], /
+    columns: Sequence[Sequence[str]],
+    widths: Sequence[int],
+    drawn: Mapping[int, str],
+    sections: Sequence[tuple[int, str]],
+    /,
 ) -> bytes: ...
 def messages(batches: Sequence[Batch], start: int, stop: int, /) -> tuple[list[Record], list[int], int]: ...
