@@ -267,9 +267,11 @@ append_blank(PyObject *blank, Py_ssize_t row, int col)
     return rc;
 }
 
-/* Append cell (a new reference, or NULL for a blank cell) to column; a blank is listed. */
+/* Append cell (a new reference, or NULL for a blank cell) to column; a blank is listed, the
+ * longest cell of each column kept in widths. */
 static int
-append_cell(PyObject *column, PyObject *cell, PyObject *blank, Py_ssize_t row, int col, PyObject *empty)
+append_cell(PyObject *column, PyObject *cell, PyObject *blank, Py_ssize_t row, int col, PyObject *empty,
+            Py_ssize_t *widths)
 {
     if (cell == NULL) {
         if (PyErr_Occurred())
@@ -278,6 +280,8 @@ append_cell(PyObject *column, PyObject *cell, PyObject *blank, Py_ssize_t row, i
             return -1;
         return PyList_Append(column, empty);
     }
+    if (PyUnicode_GET_LENGTH(cell) > widths[col])
+        widths[col] = PyUnicode_GET_LENGTH(cell);
     int rc = PyList_Append(column, cell);
     Py_DECREF(cell);
     return rc;
@@ -317,7 +321,7 @@ cells(PyObject *self, PyObject *args)
     empty = PyUnicode_New(0, 0);
     if (blank == NULL || empty == NULL)
         goto done;
-    Py_ssize_t time_width = 0, headers_width = 0;
+    Py_ssize_t widths[5] = {0, 0, 0, 0, 0};
     for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(seq); i++) {
         PyObject *r = PySequence_Fast_GET_ITEM(seq, i);
         Py_ssize_t row = first + i;
@@ -345,21 +349,19 @@ cells(PyObject *self, PyObject *args)
             PyErr_Clear();
             cell = PyObject_Str(offset);
         }
-        if (cell == NULL || append_cell(col[COL_OFFSET], cell, blank, row, COL_OFFSET, empty) < 0)
+        if (cell == NULL || append_cell(col[COL_OFFSET], cell, blank, row, COL_OFFSET, empty, widths) < 0)
             goto done;
         /* time */
         cell = time_cell(stamp, mode);
-        if (cell != NULL && PyUnicode_GET_LENGTH(cell) > time_width)
-            time_width = PyUnicode_GET_LENGTH(cell);
-        if (append_cell(col[COL_TIME], cell, blank, row, COL_TIME, empty) < 0)
+        if (append_cell(col[COL_TIME], cell, blank, row, COL_TIME, empty, widths) < 0)
             goto done;
         /* key and value */
         int is_blank;
         cell = key == Py_None ? NULL : data_cell(key, max_bytes, &is_blank);
-        if (append_cell(col[COL_KEY], cell, blank, row, COL_KEY, empty) < 0)
+        if (append_cell(col[COL_KEY], cell, blank, row, COL_KEY, empty, widths) < 0)
             goto done;
         cell = value == Py_None ? NULL : data_cell(value, max_bytes, &is_blank);
-        if (append_cell(col[COL_VALUE], cell, blank, row, COL_VALUE, empty) < 0)
+        if (append_cell(col[COL_VALUE], cell, blank, row, COL_VALUE, empty, widths) < 0)
             goto done;
         /* headers */
         if (!PyTuple_Check(headers)) {
@@ -376,13 +378,11 @@ cells(PyObject *self, PyObject *args)
             cell = plain ? ascii_str(hb.data, hb.len) : NULL;
             if (plain && cell == NULL)
                 goto done;
-            if (cell != NULL && hb.len > headers_width)
-                headers_width = hb.len;
         }
-        if (append_cell(col[COL_HEADERS], cell, blank, row, COL_HEADERS, empty) < 0)
+        if (append_cell(col[COL_HEADERS], cell, blank, row, COL_HEADERS, empty, widths) < 0)
             goto done;
     }
-    result = Py_BuildValue("(Onn)", blank, time_width, headers_width);
+    result = Py_BuildValue("(O[nnnnn])", blank, widths[0], widths[1], widths[2], widths[3], widths[4]);
 done:
     PyMem_Free(hb.data);
     Py_XDECREF(seq);
@@ -408,6 +408,8 @@ by_row(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* A str as UTF-8, encoded straight into b (PyUnicode_AsUTF8AndSize would keep a copy in every cell
+ * cut with an ellipsis); a lone surrogate takes Python's encoder, which raises as the pure twin does. */
 static int
 put_str(Buf *b, PyObject *text)
 {
@@ -415,9 +417,44 @@ put_str(Buf *b, PyObject *text)
         PyErr_SetString(PyExc_TypeError, "lines: a line or a cell is a str");
         return -1;
     }
-    Py_ssize_t n;
-    const char *utf8 = PyUnicode_AsUTF8AndSize(text, &n);
-    return utf8 == NULL ? -1 : buf_put(b, utf8, n);
+    Py_ssize_t n = PyUnicode_GET_LENGTH(text);
+    if (PyUnicode_IS_ASCII(text))
+        return buf_put(b, (const char *)PyUnicode_DATA(text), n);
+    if (n > PY_SSIZE_T_MAX / 4 || buf_reserve(b, 4 * n) < 0) {
+        if (!PyErr_Occurred())
+            PyErr_NoMemory();
+        return -1;
+    }
+    int kind = PyUnicode_KIND(text);
+    const void *data = PyUnicode_DATA(text);
+    unsigned char *out = (unsigned char *)b->data + b->len;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        Py_UCS4 c = PyUnicode_READ(kind, data, i);
+        if (c < 0x80)
+            *out++ = (unsigned char)c;
+        else if (c < 0x800) {
+            *out++ = (unsigned char)(0xC0 | (c >> 6));
+            *out++ = (unsigned char)(0x80 | (c & 0x3F));
+        }
+        else if (c < 0x10000) {
+            if (c >= 0xD800 && c <= 0xDFFF) {
+                Py_ssize_t len; /* b->len is still where this text starts */
+                const char *utf8 = PyUnicode_AsUTF8AndSize(text, &len);
+                return utf8 == NULL ? -1 : buf_put(b, utf8, len);
+            }
+            *out++ = (unsigned char)(0xE0 | (c >> 12));
+            *out++ = (unsigned char)(0x80 | ((c >> 6) & 0x3F));
+            *out++ = (unsigned char)(0x80 | (c & 0x3F));
+        }
+        else {
+            *out++ = (unsigned char)(0xF0 | (c >> 18));
+            *out++ = (unsigned char)(0x80 | ((c >> 12) & 0x3F));
+            *out++ = (unsigned char)(0x80 | ((c >> 6) & 0x3F));
+            *out++ = (unsigned char)(0x80 | (c & 0x3F));
+        }
+    }
+    b->len = (Py_ssize_t)(out - (unsigned char *)b->data);
+    return 0;
 }
 
 static PyObject *
@@ -517,16 +554,12 @@ lines(PyObject *self, PyObject *args)
                 PyErr_SetString(PyExc_TypeError, "lines: a cell is a str");
                 goto done;
             }
-            Py_ssize_t n;
-            const char *utf8 = PyUnicode_AsUTF8AndSize(cell, &n);
-            if (utf8 == NULL)
-                goto done;
             Py_ssize_t pad = width[c] - PyUnicode_GET_LENGTH(cell);
             if (c == 0) {
-                if (PUT_LIT(&b, BAR " ") < 0 || buf_spaces(&b, pad) < 0 || buf_put(&b, utf8, n) < 0)
+                if (PUT_LIT(&b, BAR " ") < 0 || buf_spaces(&b, pad) < 0 || put_str(&b, cell) < 0)
                     goto done;
             }
-            else if (PUT_LIT(&b, " " BAR " ") < 0 || buf_put(&b, utf8, n) < 0 || buf_spaces(&b, pad) < 0)
+            else if (PUT_LIT(&b, " " BAR " ") < 0 || put_str(&b, cell) < 0 || buf_spaces(&b, pad) < 0)
                 goto done;
         }
         if (PUT_LIT(&b, " " BAR "\n") < 0)
@@ -627,7 +660,7 @@ done:
 
 static PyMethodDef methods[] = {
     {"cells", cells, METH_VARARGS,
-     "cells(records, max_bytes, time_mode, first, columns) -> (blank, time_width, headers_width);\n"
+     "cells(records, max_bytes, time_mode, first, columns) -> (blank, widths);\n"
      "the compiled twin of kafka_dump.render.rows.cells."},
     {"lines", lines, METH_VARARGS,
      "lines(columns, widths, drawn, sections) -> bytes; the compiled twin of kafka_dump.render.rows.lines."},

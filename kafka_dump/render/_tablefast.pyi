@@ -5,7 +5,7 @@ from kafka_dump.model import Batch, Record
 
 def cells(
     records: Sequence[Record], max_bytes: int, time_mode: int, first: int, columns: Sequence[list[str]], /
-) -> tuple[list[int], int, int]: ...
+) -> tuple[list[int], list[int]]: ...
 def lines(
     columns: Sequence[Sequence[str]],
     widths: Sequence[int],

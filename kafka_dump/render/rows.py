@@ -81,17 +81,18 @@ def cells(
     first: int,
     columns: Sequence[list[str]],
     /,
-) -> tuple[list[int], int, int]:
+) -> tuple[list[int], list[int]]:
     """Append a row of cells per record to ``columns`` (offset, time, key, value, headers).
 
     A cell that is not plain printable ASCII is appended as ``""`` and listed as
-    ``row << COLUMN_BITS | column`` (rows counted from ``first``). Returns that list, and the widest
-    time and headers cells appended (the other columns are measured when the table is drawn).
+    ``row << COLUMN_BITS | column`` (rows counted from ``first``). Returns that list, and the
+    length of the longest cell appended to each of the five columns (the width of its plain cells).
     Columns at a time, by C loops where Python has them (``join``, ``isprintable``, ``split``).
     """
     offsets, times, keys, values, headers = columns[:5]
     blank: list[int] = []
-    offsets.extend([str(r.offset) for r in records])
+    shown_offsets = [str(r.offset) for r in records]
+    offsets.extend(shown_offsets)
     stamps = [r.timestamp for r in records]
     if time_mode == TIME_ISO and stamps and min(stamps) >= 0 and max(stamps) < YEAR_10000:
         seconds = _SECONDS
@@ -105,8 +106,12 @@ def cells(
         shown = [t or "" for t in texts]
         times.extend(shown)
         time_width = max(map(len, shown), default=0)
+    start = len(keys)
     _data_column(_KEY, keys, [r.key for r in records], max_bytes, first, blank)
     _data_column(_VALUE, values, [r.value for r in records], max_bytes, first, blank)
+    offset_width = max(map(len, shown_offsets), default=0)
+    key_width = max(map(len, keys[start:]), default=0)
+    value_width = max(map(len, values[start:]), default=0)
     headers_width = 0
     if any(r.headers for r in records):
         for row, r in enumerate(records, first):
@@ -120,7 +125,7 @@ def cells(
     else:
         headers.extend([""] * len(records))
     blank.sort()
-    return blank, time_width, headers_width
+    return blank, [offset_width, time_width, key_width, value_width, headers_width]
 
 
 class _Seconds(dict[int, str]):
@@ -224,7 +229,7 @@ class TableTwin(Protocol):
         first: int,
         columns: Sequence[list[str]],
         /,
-    ) -> tuple[list[int], int, int]: ...
+    ) -> tuple[list[int], list[int]]: ...
 
     def lines(
         self,

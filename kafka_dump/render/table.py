@@ -265,6 +265,10 @@ class TableRenderer:
         # Widths learnt as cells are added: every column's widest special cell, and the whole width of
         # the time, headers and note columns (so only offsets, keys and values are measured at a flush).
         self._known = [0] * 6
+        # The longest text (in characters) in the offset, key and value columns, as ``_needed`` would
+        # measure it; ``_measure``: a cell was replaced (--decode), so it measures them instead.
+        self._longest = [0] * 6
+        self._measure = False
         self._sections: list[tuple[int, _Section]] = []  # (row it comes before, section)
         self._widths: list[int] | None = None  # of the open table; 0 for a hidden column
         self._wanted: list[int] = []  # what the open table's rows needed, before fitting the terminal
@@ -428,6 +432,7 @@ class TableRenderer:
             for col, text in ((_KEY, key), (_VALUE, value)):
                 shown = self._decoded_text(text)
                 self._set(col, i, (shown, cell_len(shown), ""))
+                self._measure = True
 
     def _decoded_text(self, text: str) -> str:
         limit = 16 * self._max
@@ -439,17 +444,21 @@ class TableRenderer:
         self._special.append((col, row, cell))
         if cell[1] > self._known[col]:
             self._known[col] = cell[1]
+        if len(cell[0]) > self._longest[col]:
+            self._longest[col] = len(cell[0])
 
     def _add_rows(self, records: Sequence[Record]) -> None:
         """The hot loop: the plain cells of ``records`` by the row twin, the others drawn here."""
-        cols, known, mx = self._cols, self._known, self._max
+        cols, known, longest, mx = self._cols, self._known, self._longest, self._max
         first = len(cols[0])
-        blank, time_width, headers_width = TWIN.cells(records, mx, self._time_code, first, cols)
+        blank, widths = TWIN.cells(records, mx, self._time_code, first, cols)
         cols[_NOTE].extend([""] * len(records))
-        if time_width > known[_TIME]:
-            known[_TIME] = time_width
-        if headers_width > known[_HEADERS]:
-            known[_HEADERS] = headers_width
+        for col in (_OFFSET, _KEY, _VALUE):
+            if widths[col] > longest[col]:
+                longest[col] = widths[col]
+        for col in (_TIME, _HEADERS):
+            if widths[col] > known[col]:
+                known[col] = widths[col]
         for code in blank:
             row, col = code >> COLUMN_BITS, code & _COLUMN_MASK
             r = records[row - first]
@@ -468,6 +477,8 @@ class TableRenderer:
                 cols[col][row] = cell[0]
                 if col == _HEADERS and cell[1] > known[_HEADERS]:
                     known[_HEADERS] = cell[1]
+                elif cell[1] > longest[col]:
+                    longest[col] = cell[1]
 
     # --- layout --------------------------------------------------------------------------------
 
@@ -475,7 +486,8 @@ class TableRenderer:
         """Column widths the buffered rows need (0: a column none of them uses), and the widest section."""
         widths = list(self._known)
         for i in (_OFFSET, _KEY, _VALUE):
-            widths[i] = max(max(map(len, self._cols[i]), default=0), widths[i])
+            longest = max(map(len, self._cols[i]), default=0) if self._measure else self._longest[i]
+            widths[i] = max(longest, widths[i])
         for i in (_OFFSET, _TIME, _KEY, _VALUE):
             widths[i] = max(widths[i], self._label_widths[i])
         for i in (_HEADERS, _NOTE):
@@ -523,6 +535,8 @@ class TableRenderer:
             self._cols = [[], [], [], [], [], []]
             self._special = []
             self._known = [0] * 6
+            self._longest = [0] * 6
+            self._measure = False
             self._sections = []
         if close and self._widths is not None:
             out.append(self._bottom(self._widths))
