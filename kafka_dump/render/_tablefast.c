@@ -300,6 +300,7 @@ cells(PyObject *self, PyObject *args)
         return NULL;
     }
     PyObject *seq = NULL, *cols = NULL, *blank = NULL, *empty = NULL, *result = NULL;
+    PyObject *last_time = NULL, *last_stamp = NULL; /* the previous time cell and its timestamp */
     Buf hb = {NULL, 0, 0};
     seq = PySequence_Fast(records, "cells takes a sequence of records");
     cols = seq == NULL ? NULL : PySequence_Fast(columns_arg, "cells takes a sequence of columns");
@@ -351,8 +352,17 @@ cells(PyObject *self, PyObject *args)
         }
         if (cell == NULL || append_cell(col[COL_OFFSET], cell, blank, row, COL_OFFSET, empty, widths) < 0)
             goto done;
-        /* time */
-        cell = time_cell(stamp, mode);
+        /* time: neighbouring records often share a timestamp, and then a cell */
+        if (last_time != NULL && PyLong_CheckExact(stamp) && PyLong_CheckExact(last_stamp) &&
+            PyObject_RichCompareBool(stamp, last_stamp, Py_EQ) == 1) {
+            cell = Py_NewRef(last_time);
+        }
+        else {
+            cell = time_cell(stamp, mode);
+            Py_CLEAR(last_time);
+            last_time = Py_XNewRef(cell);
+            last_stamp = stamp;
+        }
         if (append_cell(col[COL_TIME], cell, blank, row, COL_TIME, empty, widths) < 0)
             goto done;
         /* key and value */
@@ -385,6 +395,7 @@ cells(PyObject *self, PyObject *args)
     result = Py_BuildValue("(O[nnnnn])", blank, widths[0], widths[1], widths[2], widths[3], widths[4]);
 done:
     PyMem_Free(hb.data);
+    Py_XDECREF(last_time);
     Py_XDECREF(seq);
     Py_XDECREF(cols);
     Py_XDECREF(blank);
@@ -428,6 +439,32 @@ put_str(Buf *b, PyObject *text)
     int kind = PyUnicode_KIND(text);
     const void *data = PyUnicode_DATA(text);
     unsigned char *out = (unsigned char *)b->data + b->len;
+    if (kind == PyUnicode_2BYTE_KIND) {
+        /* The common case: ASCII cut with an ellipsis, or box-drawing lines. */
+        const Py_UCS2 *u = (const Py_UCS2 *)data;
+        Py_ssize_t i = 0;
+        for (; i < n; i++) {
+            Py_UCS2 c = u[i];
+            if (c < 0x80)
+                *out++ = (unsigned char)c;
+            else if (c < 0x800) {
+                *out++ = (unsigned char)(0xC0 | (c >> 6));
+                *out++ = (unsigned char)(0x80 | (c & 0x3F));
+            }
+            else if (c >= 0xD800 && c <= 0xDFFF)
+                break;
+            else {
+                *out++ = (unsigned char)(0xE0 | (c >> 12));
+                *out++ = (unsigned char)(0x80 | ((c >> 6) & 0x3F));
+                *out++ = (unsigned char)(0x80 | (c & 0x3F));
+            }
+        }
+        if (i == n) {
+            b->len = (Py_ssize_t)(out - (unsigned char *)b->data);
+            return 0;
+        }
+        out = (unsigned char *)b->data + b->len; /* a surrogate: start again, the slow way */
+    }
     for (Py_ssize_t i = 0; i < n; i++) {
         Py_UCS4 c = PyUnicode_READ(kind, data, i);
         if (c < 0x80)
