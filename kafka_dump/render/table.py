@@ -229,12 +229,13 @@ class _Section:
 
 
 class TableRenderer:
-    """Builds the lines of the record tables (strings with the theme's ANSI codes when ``color``).
+    """Builds the lines of the record tables, as UTF-8 bytes (with the theme's ANSI codes when
+    ``color``), a flush's worth of rows in one ``bytes``.
 
     The buffer is kept by column (offsets, times, keys, values, headers, notes): the common cell,
-    printable ASCII, is a plain ``str`` whose width is its length, so widths, padding and lines are
-    made a column at a time by C loops (``max(map(len, ...))``, ``str.ljust``, ``%``). Any other
-    cell (styled, wide characters) is listed in ``_special`` by (column, row) and drawn apart.
+    printable ASCII, is a plain ``str`` whose width is its length; the row twin (``render/rows.py``
+    or ``_tablefast.c``) makes those cells and writes the rows at known widths. Any other cell
+    (styled, wide characters) is listed in ``_special`` by (column, row) and its row drawn here.
     """
 
     def __init__(
