@@ -147,6 +147,7 @@ def _render(
     ``corrupt``: where corruption goes instead, when the format has no place for it (Kafka's lines).
     """
     batch = renderer.batch
+    # A renderer may take a BatchRun whole (TableRenderer.run); else each of its batches in turn.
     run: Callable[[Sequence[Batch]], Sequence[T]] | None = getattr(renderer, "run", None)
     for event in events:
         if type(event) is BatchEvent:  # the hot case first: one per batch, or per v0/v1 message
