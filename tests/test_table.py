@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from rich.cells import cell_len
 
@@ -47,6 +47,15 @@ def _records(
 @settings(max_examples=150, deadline=None)
 @given(batches=st.lists(records, min_size=1, max_size=5), width=st.sampled_from([None, 70, 120]),
        color=st.booleans(), max_bytes=st.sampled_from([1, 8, 64]), legacy=st.booleans())  # fmt: skip
+@example(
+    batches=[[(None,
+          None,
+          [(b'\x00\xe3\x80\x81\x00', None), (b'\xde\xa6', None)])]],
+    width=70,
+    color=False,
+    max_bytes=1,
+    legacy=False,
+)  # a wide character in a cut header cell
 def test_rows_are_well_formed(
     batches: list[list[tuple[bytes | None, bytes | None, list[tuple[bytes, bytes | None]]]]],
     width: int | None,

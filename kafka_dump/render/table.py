@@ -472,7 +472,7 @@ class TableRenderer:
                 cell = _headers_cell(r, mx)
             else:
                 cell = data_cell(r.key if col == _KEY else r.value, mx)
-            if cell[2] or cell[1] != len(cell[0]):
+            if cell[2] or not cell[0].isascii():  # a wide and a zero-width character: same length, not plain
                 self._set(col, row, cell)
             else:
                 cols[col][row] = cell[0]
