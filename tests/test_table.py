@@ -48,9 +48,7 @@ def _records(
 @given(batches=st.lists(records, min_size=1, max_size=5), width=st.sampled_from([None, 70, 120]),
        color=st.booleans(), max_bytes=st.sampled_from([1, 8, 64]), legacy=st.booleans())  # fmt: skip
 @example(
-    batches=[[(None,
-          None,
-          [(b'\x00\xe3\x80\x81\x00', None), (b'\xde\xa6', None)])]],
+    batches=[[(None, None, [(b"\x00\xe3\x80\x81\x00", None), (b"\xde\xa6", None)])]],
     width=70,
     color=False,
     max_bytes=1,
