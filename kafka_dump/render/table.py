@@ -155,10 +155,10 @@ def _invalid_cell(record: Record) -> Cell:
 Segment = tuple[str, str]  # text, theme style name
 
 
-def batch_title(b: Batch, *, with_time: TimeMode | None = None) -> list[Segment]:
+def batch_title(b: Batch, *, with_time: TimeMode | None = None, aborted: bool = False) -> list[Segment]:
     """A batch header on one line, short enough for 120 columns: what is default or absent is left
     out (no codec when none, no producer fields without a producer, no time without one), and what
-    must not be missed (transactional, control, an invalid CRC) comes first, before any cut.
+    must not be missed (transactional, aborted, control, an invalid CRC) comes first, before any cut.
     ``--format json`` has every field."""
     count = b.recordCount if b.recordCount is not None else 0
     parts: list[Segment] = [(f"offsets {b.baseOffset}..{b.lastOffset}", ""), (plural(count, "record"), "")]
@@ -166,6 +166,8 @@ def batch_title(b: Batch, *, with_time: TimeMode | None = None) -> list[Segment]
         parts.append((f"CRC INVALID (stored {b.crc})", "kdump.invalid"))
     if b.isTransactional:
         parts.append(("transactional", "kdump.transactional"))
+    if aborted:
+        parts.append(("aborted", "kdump.aborted"))
     if b.isControl:
         parts.append(("control", "kdump.control"))
     codec = "" if b.compression is _NONE else f" {b.compression.label}"
@@ -300,6 +302,7 @@ class TableRenderer:
         labels = ["offset", _TIME_LABELS[time], "key", "value", "headers", "note"]
         self._labels = labels
         self._label_widths = [len(x) for x in labels]
+        self._aborted = False  # the batch being added is data of an aborted transaction
 
     # --- events ------------------------------------------------------------------------------
 
@@ -332,11 +335,11 @@ class TableRenderer:
         self._run_magic = -1
         if records is None:
             # The records could not be read (a codec failed): the header says so, the problem why.
-            title = [*batch_title(b, with_time=self._time), (" · ", "kdump.label")]
+            title = [*batch_title(b, with_time=self._time, aborted=self._aborted), (" · ", "kdump.label")]
             self._sections.append((len(cols[0]), _Section([*title, ("records not read", "kdump.problem")])))
         else:
             first = len(cols[0])
-            self._sections.append((first, _Section(batch_title(b))))
+            self._sections.append((first, _Section(batch_title(b, aborted=self._aborted))))
             self._add_rows(records)
             if b.isControl:
                 for i, r in enumerate(records, first):
@@ -350,6 +353,14 @@ class TableRenderer:
         if len(cols[0]) >= self._flush_rows:
             return self._flush(close=False)
         return ()
+
+    def aborted_batch(self, b: Batch, records: tuple[Record, ...] | None) -> Sequence[str]:
+        """A data batch of an aborted transaction: its section row says ``aborted``, in the theme's style."""
+        self._aborted = True
+        try:
+            return self.batch(b, records)
+        finally:
+            self._aborted = False
 
     def side(self, path: str, item: SideItem) -> list[str]:
         """An entry of a file kept beside segments: a plain aligned row, after any open table."""
@@ -372,7 +383,11 @@ class TableRenderer:
     def _batch_line(self, b: Batch) -> list[str]:
         """``--batches-only``: one line per batch, no table."""
         plain = b.magic < 2 and b.compression is Compression.NONE
-        title = message_title(b, with_time=self._time) if plain else batch_title(b, with_time=self._time)
+        title = (
+            message_title(b, with_time=self._time)
+            if plain
+            else batch_title(b, with_time=self._time, aborted=self._aborted)
+        )
         return self._line(_Section(title))
 
     def _line(self, section: _Section) -> list[str]:
