@@ -73,52 +73,72 @@ class AbortedTxns:
         return k >= lo and self._lasts[k] >= b.baseOffset
 
 
-def aborted_transactions(log: Path, reported: set[str]) -> tuple[AbortedTxns, list[Problem]]:
-    """The aborted transactions a fetch of the whole of ``log`` would be given, and the problems of the
-    ``.txnindex`` files read for it (each file's problems once: ``reported`` names those already given)."""
-    base = segment_base_offset(log)
-    start = -1 if base is None else base
-    end, later = _later_indexes(log, start) if base is not None else (_NO_END, [])
-    entries: list[tuple[int, int, int]] = []
-    files: list[Path] = []
-    problems: list[Problem] = []
-    for path in [log.with_suffix(".txnindex"), *later]:
-        data, problem = _read(path)
-        if problem is not None:
-            problems.append(problem)
-        if data is None:
-            continue
-        files.append(path)
-        own_base = segment_base_offset(path)
-        found, complete = _collect(path, data, start, end, -1 if own_base is None else own_base, problems)
-        room = MAX_ENTRIES - len(entries)
-        if len(found) > room:
-            reason = f"more than {MAX_ENTRIES} aborted transactions for one segment: the rest are not marked"
-            problems.append(_problem(path, 0, len(data), reason, Check.INDEX_SIZE))
-            entries += found[:room]
-            break
-        entries += found
-        if complete:
-            break
-    fresh = [p for p in problems if p.file not in reported]
-    reported.update(p.file for p in problems)
-    return AbortedTxns(entries, files), fresh
+class TxnIndexes:
+    """The ``.txnindex`` files met by one dump: each directory is listed once (a partition may hold
+    thousands of segments), and each file's problems are given once, however many segments read it."""
+
+    def __init__(self) -> None:
+        self._reported: set[str] = set()
+        self._dirs: dict[Path, tuple[list[int], list[int], list[Path]]] = {}
+
+    def for_log(self, log: Path) -> tuple[AbortedTxns, list[Problem]]:
+        """The aborted transactions a fetch of the whole of ``log`` would be given, and the problems
+        of the ``.txnindex`` files read for it that were not given before."""
+        base = segment_base_offset(log)
+        start = -1 if base is None else base
+        end, later = self._later(log.parent, start) if base is not None else (_NO_END, [])
+        entries: list[tuple[int, int, int]] = []
+        files: list[Path] = []
+        problems: list[Problem] = []
+        for path in [log.with_suffix(".txnindex"), *later]:
+            data, problem = _read(path)
+            if problem is not None:
+                problems.append(problem)
+            if data is None:
+                continue
+            files.append(path)
+            own = segment_base_offset(path)
+            found, complete = _collect(path, data, start, end, -1 if own is None else own, problems)
+            room = MAX_ENTRIES - len(entries)
+            if len(found) > room:
+                reason = (
+                    f"more than {MAX_ENTRIES} aborted transactions for one segment: the rest are not marked"
+                )
+                problems.append(_problem(path, 0, len(data), reason, Check.INDEX_SIZE))
+                entries += found[:room]
+                break
+            entries += found
+            if complete:
+                break
+        fresh = [p for p in problems if p.file not in self._reported]
+        self._reported.update(p.file for p in problems)
+        return AbortedTxns(entries, files), fresh
+
+    def _later(self, directory: Path, start: int) -> tuple[int, list[Path]]:
+        """(the next segment's base offset, or none; the .txnindex files of later segments, in order)."""
+        if directory not in self._dirs:
+            self._dirs[directory] = _listing(directory)
+        logs, txn_bases, txns = self._dirs[directory]
+        k = bisect_right(logs, start)
+        end = logs[k] if k < len(logs) else _NO_END
+        return end, txns[bisect_right(txn_bases, start) :]
 
 
-def _later_indexes(log: Path, start: int) -> tuple[int, list[Path]]:
-    """(the next segment's base offset, or none; the .txnindex files of later segments, in order)."""
-    end = _NO_END
-    later: list[tuple[int, Path]] = []
+def _listing(directory: Path) -> tuple[list[int], list[int], list[Path]]:
+    """The base offsets of a directory's segments; its .txnindex files' base offsets and paths, in order."""
+    logs: list[int] = []
+    txns: list[tuple[int, str]] = []
     try:
-        names = [p.name for p in log.parent.iterdir()]
+        names = [p.name for p in directory.iterdir()]
     except OSError:
-        return end, []
+        return [], [], []
     for name in names:
-        if (m := _LOG_NAME.match(name)) and start < int(m.group(1)) < end:
-            end = int(m.group(1))
-        elif (m := _TXN_NAME.match(name)) and int(m.group(1)) > start:
-            later.append((int(m.group(1)), log.parent / name))
-    return end, [p for _, p in sorted(later)]
+        if m := _LOG_NAME.match(name):
+            logs.append(int(m.group(1)))
+        elif m := _TXN_NAME.match(name):
+            txns.append((int(m.group(1)), name))
+    txns.sort()
+    return sorted(logs), [b for b, _ in txns], [directory / n for _, n in txns]
 
 
 def _read(path: Path) -> tuple[bytes | None, Problem | None]:

@@ -24,7 +24,7 @@ from kafka_dump.segment import (
     segment_files,
     snapshot_id,
 )
-from kafka_dump.txnindex import aborted_transactions
+from kafka_dump.txnindex import TxnIndexes
 
 
 @dataclass(frozen=True)
@@ -169,7 +169,7 @@ def iter_dump(
     active = rng.active
     n_files = n_batches = n_records = n_aborted = n_unmarked = 0
     problems = _ProblemCounts()
-    reported: set[str] = set()  # .txnindex files whose problems were given
+    txn_indexes = TxnIndexes()
     for f in files:
         if left is not None and left <= 0:
             break
@@ -187,7 +187,7 @@ def iter_dump(
         covers = None
         unknown = False
         if txn_index and f.suffix == ".log":
-            txns, txn_problems = aborted_transactions(f, reported)
+            txns, txn_problems = txn_indexes.for_log(f)
             for p in txn_problems:
                 problems.count(p)
                 yield p
