@@ -278,11 +278,12 @@ def test_problems_of_a_shared_txnindex_are_given_once(tmp_path: Path) -> None:
 # --- a real Kafka-written log -------------------------------------------------------------------------
 
 
-def broker_txnindex(log_bytes: bytes) -> bytes:
-    """The .txnindex a broker writes for a log (one AbortedTxn per ABORT marker), read with kafka-python."""
+def broker_txnindex(log_bytes: bytes) -> list[tuple[int, bytes]]:
+    """The AbortedTxn entries a broker writes for a log, one per ABORT marker, with the marker's
+    offset (the entry goes to the .txnindex of the segment holding it); read with kafka-python."""
     records = MemoryRecords(log_bytes)
     open_first: dict[int, int] = {}  # producer -> first offset of its open transaction
-    out = b""
+    out = []
     while (batch := records.next_batch()) is not None:
         if not batch.is_transactional:
             continue
@@ -294,18 +295,52 @@ def broker_txnindex(log_bytes: bytes) -> bytes:
         first = open_first.pop(pid, None)
         if marker.abort and first is not None:
             lso = min(open_first.values(), default=batch.base_offset + 1)
-            out += ENTRY.pack(0, pid, first, batch.base_offset, lso)
+            out.append((batch.base_offset, ENTRY.pack(0, pid, first, batch.base_offset, lso)))
     return out
 
 
-@pytest.mark.skipif(not REAL_TXN.is_file(), reason="../shared/fixtures-real is absent")
+def entry_starts(data: bytes) -> list[tuple[int, int]]:
+    """(byte position, base offset) of each log entry."""
+    out = []
+    pos = 0
+    while pos + 12 <= len(data):
+        offset, length = struct.unpack_from(">qi", data, pos)
+        out.append((pos, offset))
+        pos += 12 + length
+    return out
+
+
+needs_real = pytest.mark.skipif(not REAL_TXN.is_file(), reason="../shared/fixtures-real is absent")
+
+
+@needs_real
 def test_real_kafka_log_with_a_broker_txnindex(tmp_path: Path) -> None:
     data = REAL_TXN.read_bytes()
     (tmp_path / "00000000000000000000.log").write_bytes(data)
     index = broker_txnindex(data)
     assert index, "the real log holds aborted transactions"
-    (tmp_path / "00000000000000000000.txnindex").write_bytes(index)
+    (tmp_path / "00000000000000000000.txnindex").write_bytes(b"".join(e for _, e in index))
     assert_marks_match_the_consumer(tmp_path, [tmp_path / "00000000000000000000.log"])
+
+
+@needs_real
+def test_real_kafka_log_split_into_two_segments_at_every_batch(tmp_path: Path) -> None:
+    """Wherever the log is cut into two segments, an abort whose marker lands in the second segment
+    still marks its data in the first (the search goes on into the later segment's .txnindex)."""
+    data = REAL_TXN.read_bytes()
+    index = broker_txnindex(data)
+    crossing = 0
+    for k, (pos, base) in enumerate(entry_starts(data)[1:], 1):
+        d = tmp_path / f"split-{k}"
+        d.mkdir()
+        for name, part in ((0, data[:pos]), (base, data[pos:])):
+            (d / f"{name:020d}.log").write_bytes(part)
+            held = b"".join(e for at, e in index if (at >= base) == (name == base))
+            if held:
+                (d / f"{name:020d}.txnindex").write_bytes(held)
+        crossing += any(ENTRY.unpack(e)[2] < base <= at for at, e in index)
+        assert_marks_match_the_consumer(d, [d / f"{0:020d}.log", d / f"{base:020d}.log"])
+    assert crossing, "some cut must fall inside an aborted transaction"
 
 
 # --- the lookup ------------------------------------------------------------------------------------------
