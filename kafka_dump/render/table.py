@@ -23,6 +23,7 @@ KRaft control record its JSON in the note column. Entries of side files (``.inde
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from datetime import datetime, timezone
 from functools import lru_cache
@@ -209,12 +210,16 @@ def _run_title(b: Batch) -> list[Segment]:
     return [(text, "kdump.batch")]
 
 
-def problem_title(p: Problem) -> list[Segment]:
-    """A problem: corruption in red, a tail (a fact, not corruption) in yellow."""
+def problem_title(p: Problem, *, dumped: str | None = None) -> list[Segment]:
+    """A problem: corruption in red, a tail (a fact, not corruption) in yellow. One in another file
+    than the one ``dumped`` (a ``.txnindex`` read beside it) names that file."""
+    where = f"at byte {p.position}"
+    if dumped is not None and p.file != dumped:
+        where = f"in {printable(os.path.basename(p.file))} {where}"
     if p.kind is ProblemKind.CORRUPT:
-        head, style = f"PROBLEM at byte {p.position} ({number(p.length)} bytes, corrupt)", "kdump.problem"
+        head, style = f"PROBLEM {where} ({number(p.length)} bytes, corrupt)", "kdump.problem"
     else:
-        head, style = f"TAIL at byte {p.position} ({number(p.length)} bytes, {p.kind.label})", "kdump.tail"
+        head, style = f"TAIL {where} ({number(p.length)} bytes, {p.kind.label})", "kdump.tail"
     return [(f"{head}: {printable(p.reason)}", style)]
 
 
@@ -303,11 +308,13 @@ class TableRenderer:
         self._labels = labels
         self._label_widths = [len(x) for x in labels]
         self._aborted = False  # the batch being added is data of an aborted transaction
+        self._path: str | None = None  # the file being dumped
 
     # --- events ------------------------------------------------------------------------------
 
     def file_start(self, path: str, base_offset: int | None, snapshot: tuple[int, int] | None) -> list[str]:
         self._side.reset()
+        self._path = path
         if self._decode_choice != "none":
             name = resolve(self._decode_choice, path)
             self._decode = record_decoder(name)
@@ -369,10 +376,10 @@ class TableRenderer:
 
     def problem(self, p: Problem) -> list[str]:
         if not self._records:
-            return self._line(_Section(problem_title(p), wrap=True))
+            return self._line(_Section(problem_title(p, dumped=self._path), wrap=True))
         self._end_run()
         self._run_magic = -1
-        self._sections.append((len(self._cols[0]), _Section(problem_title(p), wrap=True)))
+        self._sections.append((len(self._cols[0]), _Section(problem_title(p, dumped=self._path), wrap=True)))
         return []
 
     def file_end(self, path: str, trailing: int) -> list[str]:
