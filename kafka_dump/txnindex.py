@@ -26,7 +26,9 @@ dump streams, and the broker's index is the record of what aborted. Entries are 
 
 from __future__ import annotations
 
+import os
 import re
+import stat
 import struct
 from array import array
 from bisect import bisect_left, bisect_right
@@ -144,6 +146,9 @@ def _listing(directory: Path) -> tuple[list[int], list[int], list[Path]]:
 def _read(path: Path) -> tuple[bytes | None, Problem | None]:
     """A .txnindex's bytes (None when there is none), read no further than ``MAX_BYTES``."""
     try:
+        if not stat.S_ISREG(os.stat(path).st_mode):  # a pipe would block, a device never end
+            reason = "not a regular file: the aborted transactions in it are not marked"
+            return None, _problem(path, 0, 0, reason, Check.OTHER)
         with open(path, "rb") as f:
             data = f.read(MAX_BYTES + ENTRY.size)
     except FileNotFoundError:

@@ -264,7 +264,14 @@ def test_unreadable_txnindex_is_a_problem(tmp_path: Path) -> None:
     (tmp_path / SEG0.with_suffix(".txnindex").name).mkdir()
     result = run("dump", "--format", "json", str(tmp_path))
     assert result.exit_code == 1 and "Traceback" not in result.output
-    assert "cannot read" in result.stdout and marked(result) == []
+    assert "not a regular file" in result.stdout and marked(result) == []
+
+
+def test_a_pipe_named_txnindex_is_not_read(tmp_path: Path) -> None:
+    shutil.copy(SEG0, tmp_path / SEG0.name)
+    os.mkfifo(tmp_path / SEG0.with_suffix(".txnindex").name)
+    result = run("dump", "--format", "json", str(tmp_path))  # would block forever on open()
+    assert result.exit_code == 1 and "not a regular file" in result.stdout and marked(result) == []
 
 
 def test_problems_of_a_shared_txnindex_are_given_once(tmp_path: Path) -> None:
