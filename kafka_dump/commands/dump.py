@@ -8,6 +8,7 @@ from typing import TypeVar
 import click
 
 from kafka_dump.analysis.dump import (
+    AbortedBatchEvent,
     BatchEvent,
     BatchRun,
     DumpEvent,
@@ -67,6 +68,10 @@ T = TypeVar("T")
     help="Decode Kafka's own records: auto chooses by the directory name (__consumer_offsets-N, "
     "__transaction_state-N, __cluster_metadata-0) or a .checkpoint file; none shows raw bytes.",
 )  # fmt: skip
+@click.option(
+    "--no-txnindex", is_flag=True,
+    help="Do not read .txnindex files: no batch is marked as data of an aborted transaction.",
+)  # fmt: skip
 @color_option
 @traceback_option
 def dump(
@@ -80,6 +85,7 @@ def dump(
     max_batch_bytes: int,
     max_records_per_batch: int,
     decode: str,
+    no_txnindex: bool,
     color: ColorMode,
 ) -> int:
     """Show every batch and record of segments, or of a partition directory's segments;
@@ -102,6 +108,7 @@ def dump(
         with_records=not batches_only,
         max_batch_bytes=max_batch_bytes,
         max_records_per_batch=max_records_per_batch,
+        txn_index=not no_txnindex,
     )
     if progress.wanted():
         events = progress.with_progress(events, progress_position, out.err_console)
@@ -130,7 +137,8 @@ def dump(
             closing_summary(
                 files=summary.files, batches=summary.batches, records=summary.records,
                 corrupt=summary.corrupt, tails=summary.tails, tail_bytes=summary.tail_bytes,
-                exit_code=code, meaning=EXIT_MEANINGS[code],
+                exit_code=code, meaning=EXIT_MEANINGS[code], aborted=summary.aborted,
+                unmarked=summary.unmarked,
             )
         )  # fmt: skip
     return code
@@ -154,6 +162,8 @@ def _render(
             lines = batch(event[0], event[1])
         elif type(event) is BatchRun:  # a run of plain v0/v1 messages: one write for them all
             lines = run(event[0]) if run is not None else [ln for b in event[0] for ln in batch(b, b.records)]
+        elif type(event) is AbortedBatchEvent:  # data of an aborted transaction (from the .txnindex)
+            lines = renderer.aborted_batch(event[0], event[1])
         elif type(event) is Summary:
             return event
         elif isinstance(event, Problem):

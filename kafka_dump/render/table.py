@@ -23,6 +23,7 @@ KRaft control record its JSON in the note column. Entries of side files (``.inde
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from typing import Literal
 
@@ -146,10 +147,10 @@ def _invalid_cell(record: Record) -> Cell:
 Segment = tuple[str, str]  # text, theme style name
 
 
-def batch_title(b: Batch, *, with_time: TimeMode | None = None) -> list[Segment]:
+def batch_title(b: Batch, *, with_time: TimeMode | None = None, aborted: bool = False) -> list[Segment]:
     """A batch header on one line, short enough for 120 columns: what is default or absent is left
     out (no codec when none, no producer fields without a producer, no time without one), and what
-    must not be missed (transactional, control, an invalid CRC) comes first, before any cut.
+    must not be missed (transactional, aborted, control, an invalid CRC) comes first, before any cut.
     ``--format json`` has every field."""
     count = b.recordCount if b.recordCount is not None else 0
     parts: list[Segment] = [(f"offsets {b.baseOffset}..{b.lastOffset}", ""), (plural(count, "record"), "")]
@@ -157,6 +158,8 @@ def batch_title(b: Batch, *, with_time: TimeMode | None = None) -> list[Segment]
         parts.append((f"CRC INVALID (stored {b.crc})", "kdump.invalid"))
     if b.isTransactional:
         parts.append(("transactional", "kdump.transactional"))
+    if aborted:
+        parts.append(("aborted", "kdump.aborted"))
     if b.isControl:
         parts.append(("control", "kdump.control"))
     codec = "" if b.compression is _NONE else f" {b.compression.label}"
@@ -198,12 +201,16 @@ def _run_title(b: Batch) -> list[Segment]:
     return [(text, "kdump.batch")]
 
 
-def problem_title(p: Problem) -> list[Segment]:
-    """A problem: corruption in red, a tail (a fact, not corruption) in yellow."""
+def problem_title(p: Problem, *, dumped: str | None = None) -> list[Segment]:
+    """A problem: corruption in red, a tail (a fact, not corruption) in yellow. One in another file
+    than the one ``dumped`` (a ``.txnindex`` read beside it) names that file."""
+    where = f"at byte {p.position}"
+    if dumped is not None and p.file != dumped:
+        where = f"in {printable(os.path.basename(p.file))} {where}"
     if p.kind is ProblemKind.CORRUPT:
-        head, style = f"PROBLEM at byte {p.position} ({number(p.length)} bytes, corrupt)", "kdump.problem"
+        head, style = f"PROBLEM {where} ({number(p.length)} bytes, corrupt)", "kdump.problem"
     else:
-        head, style = f"TAIL at byte {p.position} ({number(p.length)} bytes, {p.kind.label})", "kdump.tail"
+        head, style = f"TAIL {where} ({number(p.length)} bytes, {p.kind.label})", "kdump.tail"
     return [(f"{head}: {printable(p.reason)}", style)]
 
 
@@ -282,11 +289,14 @@ class TableRenderer:
         labels = ["offset", _TIME_LABELS[time], "key", "value", "headers", "note"]
         self._labels = labels
         self._label_widths = [len(x) for x in labels]
+        self._aborted = False  # the batch being added is data of an aborted transaction
+        self._path: str | None = None  # the file being dumped
 
     # --- events ------------------------------------------------------------------------------
 
     def file_start(self, path: str, base_offset: int | None, snapshot: tuple[int, int] | None) -> list[bytes]:
         self._side.reset()
+        self._path = path
         if self._decode_choice != "none":
             name = resolve(self._decode_choice, path)
             self._decode = record_decoder(name)
@@ -315,11 +325,11 @@ class TableRenderer:
         self._run_magic = -1
         if records is None:
             # The records could not be read (a codec failed): the header says so, the problem why.
-            title = [*batch_title(b, with_time=self._time), (" · ", "kdump.label")]
+            title = [*batch_title(b, with_time=self._time, aborted=self._aborted), (" · ", "kdump.label")]
             self._sections.append((len(cols[0]), _Section([*title, ("records not read", "kdump.problem")])))
         else:
             first = len(cols[0])
-            self._sections.append((first, _Section(batch_title(b))))
+            self._sections.append((first, _Section(batch_title(b, aborted=self._aborted))))
             self._add_rows(records)
             if b.isControl:
                 for i, r in enumerate(records, first):
@@ -359,6 +369,14 @@ class TableRenderer:
                 out += self._flush(close=False)
         return out
 
+    def aborted_batch(self, b: Batch, records: tuple[Record, ...] | None) -> Sequence[bytes]:
+        """A data batch of an aborted transaction: its section row says ``aborted``, in the theme's style."""
+        self._aborted = True
+        try:
+            return self.batch(b, records)
+        finally:
+            self._aborted = False
+
     def side(self, path: str, item: SideItem) -> list[bytes]:
         """An entry of a file kept beside segments: a plain aligned row, after any open table."""
         rows = self._side.rows(item)
@@ -366,10 +384,10 @@ class TableRenderer:
 
     def problem(self, p: Problem) -> list[bytes]:
         if not self._records:
-            return self._line(_Section(problem_title(p), wrap=True))
+            return self._line(_Section(problem_title(p, dumped=self._path), wrap=True))
         self._end_run()
         self._run_magic = -1
-        self._sections.append((len(self._cols[0]), _Section(problem_title(p), wrap=True)))
+        self._sections.append((len(self._cols[0]), _Section(problem_title(p, dumped=self._path), wrap=True)))
         return []
 
     def file_end(self, path: str, trailing: int) -> list[bytes]:
@@ -380,7 +398,11 @@ class TableRenderer:
     def _batch_line(self, b: Batch) -> list[bytes]:
         """``--batches-only``: one line per batch, no table."""
         plain = b.magic < 2 and b.compression is Compression.NONE
-        title = message_title(b, with_time=self._time) if plain else batch_title(b, with_time=self._time)
+        title = (
+            message_title(b, with_time=self._time)
+            if plain
+            else batch_title(b, with_time=self._time, aborted=self._aborted)
+        )
         return self._line(_Section(title))
 
     def _line(self, section: _Section) -> list[bytes]:
