@@ -321,15 +321,36 @@ bytes_or_none(const unsigned char *p, Py_ssize_t at, Py_ssize_t len)
     return PyBytes_FromStringAndSize((const char *)p + at, len);
 }
 
-/* message.py's Message.record: the message p[pos:end] as a Record at offset base + its own. */
+/* The last int boxed, kept for the next: consecutive messages often share a timestamp (a producer's
+ * batch, or records of the same millisecond), and sharing the object saves an allocation per record. */
+typedef struct {
+    int64_t value;
+    PyObject *obj; /* NULL until the first */
+} IntCache;
+
 static PyObject *
-legacy_record(const unsigned char *p, Py_ssize_t pos, Py_ssize_t end, const Message *m, int64_t base,
-              PyObject *log_append_time)
+cached_int(IntCache *cache, int64_t value)
 {
-    uint32_t crc = message_crc(p, pos, end);
+    if (cache->obj != NULL && cache->value == value)
+        return Py_NewRef(cache->obj);
+    PyObject *obj = PyLong_FromLongLong(value);
+    if (obj != NULL) {
+        Py_XSETREF(cache->obj, Py_NewRef(obj));
+        cache->value = value;
+    }
+    return obj;
+}
+
+/* message.py's Message.record: the message p[pos:end] as a Record at offset base + its own; crc is the
+ * CRC-32 computed over its bytes. */
+static PyObject *
+legacy_record(const unsigned char *p, Py_ssize_t pos, Py_ssize_t end, const Message *m, uint32_t crc, int64_t base,
+              PyObject *log_append_time, IntCache *timestamps)
+{
+    PyObject *ts = cached_int(timestamps, m->timestamp);
     PyObject *vals[RECORD_FIELDS] = {
         [R_OFFSET] = add_i64(base, m->offset),
-        [R_TIMESTAMP] = log_append_time == Py_None ? PyLong_FromLongLong(m->timestamp) : Py_NewRef(log_append_time),
+        [R_TIMESTAMP] = log_append_time == Py_None ? ts : Py_NewRef(log_append_time),
         [R_KEY] = bytes_or_none(p, m->key_pos, m->key_len),
         [R_VALUE] = bytes_or_none(p, m->value_pos, m->value_len),
         [R_HEADERS] = PyTuple_New(0),
@@ -338,16 +359,22 @@ legacy_record(const unsigned char *p, Py_ssize_t pos, Py_ssize_t end, const Mess
         [R_CRC] = PyLong_FromUnsignedLong(m->crc),
         [R_CRC_VALID] = Py_NewRef(crc == m->crc ? Py_True : Py_False),
         [R_CONTROL] = Py_NewRef(Py_None),
-        [R_STORED_TIMESTAMP] = log_append_time == Py_None ? Py_NewRef(Py_None) : PyLong_FromLongLong(m->timestamp),
+        [R_STORED_TIMESTAMP] = log_append_time == Py_None ? Py_NewRef(Py_None) : ts,
     };
     return new_record(vals);
 }
 
 /* ---- v0/v1 inner message sets (the twin of _pure.decode_legacy_inner) --------------------------- */
 
-/* Two passes over bytes (immutable, so what the first pass checked still holds in the second): the
- * first frames and checks every inner message, and so learns the last inner offset that v1's
- * relative offsets need; the second builds the records. */
+/* One inner message as the first pass found it: where it lies, its fields, the CRC of its bytes. */
+typedef struct {
+    Message m;
+    Py_ssize_t pos, end;
+    uint32_t crc;
+} Inner;
+
+/* Two passes: the first frames, parses and checks every inner message, and so learns the last inner
+ * offset that v1's relative offsets need; the second builds the records from what the first kept. */
 static PyObject *
 decode_legacy_inner(PyObject *self, PyObject *args)
 {
@@ -358,9 +385,10 @@ decode_legacy_inner(PyObject *self, PyObject *args)
     if (!PyArg_ParseTuple(args, "SiLO", &data, &wrapper_magic, &wrapper_offset, &log_append_time))
         return NULL;
     const unsigned char *p = (const unsigned char *)PyBytes_AS_STRING(data);
-    Py_ssize_t total = PyBytes_GET_SIZE(data), pos = 0, n_ok = 0;
+    Py_ssize_t total = PyBytes_GET_SIZE(data), pos = 0, n_ok = 0, capacity = 0;
     PyObject *reason = NULL, *error = NULL, *records = NULL, *result = NULL;
-    Message m;
+    Inner *inner = NULL;
+    IntCache timestamps = {0, NULL};
     int64_t last = 0;
     while (pos < total) {
         if (total - pos < LOG_OVERHEAD) {
@@ -372,23 +400,39 @@ decode_legacy_inner(PyObject *self, PyObject *args)
             reason = PyUnicode_FromFormat("inner message at byte %zd of the payload runs past its end", pos);
             break;
         }
+        if (n_ok == capacity) {
+            /* Each kept message framed at least LOG_OVERHEAD bytes of data: the array stays a fraction of
+             * the records it describes. */
+            Py_ssize_t grown = capacity ? capacity * 2 : 128;
+            Inner *more = PyMem_Realloc(inner, (size_t)grown * sizeof(Inner));
+            if (more == NULL) {
+                PyErr_NoMemory();
+                goto done;
+            }
+            inner = more;
+            capacity = grown;
+        }
+        Inner *in = &inner[n_ok];
         Py_ssize_t end = pos + LOG_OVERHEAD + size;
         PyObject *inner_reason = NULL;
-        if (parse_message(p, pos, end, &m, &inner_reason) < 0) {
+        if (parse_message(p, pos, end, &in->m, &inner_reason) < 0) {
             if (inner_reason != NULL)
                 reason = PyUnicode_FromFormat("inner message at byte %zd of the payload: %U", pos, inner_reason);
             Py_XDECREF(inner_reason);
             break;
         }
-        if (m.magic != wrapper_magic) {
-            reason = PyUnicode_FromFormat("inner message has magic %d in a v%d wrapper", m.magic, wrapper_magic);
+        if (in->m.magic != wrapper_magic) {
+            reason = PyUnicode_FromFormat("inner message has magic %d in a v%d wrapper", in->m.magic, wrapper_magic);
             break;
         }
-        if (m.attributes & COMPRESSION_MASK) {
+        if (in->m.attributes & COMPRESSION_MASK) {
             reason = PyUnicode_FromString("inner message is itself compressed");
             break;
         }
-        last = m.offset;
+        in->pos = pos;
+        in->end = end;
+        in->crc = message_crc(p, pos, end);
+        last = in->m.offset;
         n_ok++;
         pos = end;
     }
@@ -415,17 +459,14 @@ decode_legacy_inner(PyObject *self, PyObject *args)
         if (relative && wrapper_offset - last > 0)
             base = wrapper_offset - last;
         records = PyList_New(n_ok);
-        for (Py_ssize_t i = 0, at = 0; records != NULL && i < n_ok; i++) {
-            Py_ssize_t end = at + LOG_OVERHEAD + be32(p + at + LOG_ENTRY_SIZE_OFFSET);
-            PyObject *unused = NULL;
-            parse_message(p, at, end, &m, &unused); /* succeeded in the first pass, on the same bytes */
-            PyObject *record = legacy_record(p, at, end, &m, base, log_append_time);
+        for (Py_ssize_t i = 0; records != NULL && i < n_ok; i++) {
+            const Inner *in = &inner[i];
+            PyObject *record = legacy_record(p, in->pos, in->end, &in->m, in->crc, base, log_append_time, &timestamps);
             if (record == NULL) {
                 Py_CLEAR(records);
                 break;
             }
             PyList_SET_ITEM(records, i, record);
-            at = end;
         }
     }
     if (records == NULL || PyErr_Occurred())
@@ -437,6 +478,8 @@ decode_legacy_inner(PyObject *self, PyObject *args)
     }
     result = PyTuple_Pack(2, records, error ? error : Py_None);
 done:
+    PyMem_Free(inner);
+    Py_XDECREF(timestamps.obj);
     Py_XDECREF(reason);
     Py_XDECREF(error);
     Py_XDECREF(records);
@@ -448,10 +491,10 @@ done:
 /* message.py's Message.batch for a plain message: the entry p[pos:end] as a Batch of one record. */
 static PyObject *
 plain_batch(PyObject *file, Py_ssize_t file_pos, const unsigned char *p, Py_ssize_t pos, Py_ssize_t end,
-            const Message *m, uint32_t crc, int with_records)
+            const Message *m, uint32_t crc, int with_records, IntCache *timestamps)
 {
     /* The batch and its one record share the objects of the fields they have in common. */
-    PyObject *offset = PyLong_FromLongLong(m->offset), *ts = PyLong_FromLongLong(m->timestamp);
+    PyObject *offset = PyLong_FromLongLong(m->offset), *ts = cached_int(timestamps, m->timestamp);
     PyObject *stored = PyLong_FromUnsignedLong(m->crc), *size = PyLong_FromSsize_t(end - pos);
     PyObject *valid = crc == m->crc ? Py_True : Py_False, *records = NULL;
     if (offset == NULL || ts == NULL || stored == NULL || size == NULL)
@@ -535,6 +578,7 @@ decode_legacy_run(PyObject *self, PyObject *args)
     const unsigned char *p = (const unsigned char *)view.buf;
     Py_ssize_t start = pos;
     PyObject *batches = PyList_New(0), *result = NULL;
+    IntCache timestamps = {0, NULL};
     Message m;
     while (batches != NULL && end - pos >= LOG_OVERHEAD + LEGACY_V0_MIN_SIZE) {
         int magic = (signed char)p[pos + LEGACY_MAGIC_OFFSET];
@@ -554,7 +598,8 @@ decode_legacy_run(PyObject *self, PyObject *args)
         uint32_t crc = message_crc(p, pos, entry_end);
         if (crc != m.crc)
             break;
-        PyObject *batch = plain_batch(file, file_pos + pos - start, p, pos, entry_end, &m, crc, with_records);
+        PyObject *batch =
+            plain_batch(file, file_pos + pos - start, p, pos, entry_end, &m, crc, with_records, &timestamps);
         if (batch == NULL)
             goto done;
         int appended = PyList_Append(batches, batch);
@@ -566,6 +611,7 @@ decode_legacy_run(PyObject *self, PyObject *args)
     if (batches != NULL)
         result = Py_BuildValue("(On)", batches, pos - start);
 done:
+    Py_XDECREF(timestamps.obj);
     Py_XDECREF(batches);
     PyBuffer_Release(&view);
     return result;
