@@ -43,6 +43,30 @@ add_i64(int64_t a, int64_t b)
     return sum;
 }
 
+/* new_record for fields the caller knows are all ints, bytes, None, bools or the empty tuple, as a
+ * v0/v1 message's are: such a record can be in no cycle, so where the class allows (record_plain) it is
+ * allocated untracked and filled without new_slotted's look at each field. */
+static PyObject *
+new_atomic_record(PyObject **vals)
+{
+    if (!model.record_plain)
+        return new_record(vals);
+    PyObject *obj = NULL;
+    for (int i = 0; i < RECORD_FIELDS; i++)
+        if (vals[i] == NULL)
+            goto fail;
+    obj = PyObject_GC_New(PyObject, (PyTypeObject *)model.record_type);
+    if (obj == NULL)
+        goto fail;
+    for (int i = 0; i < RECORD_FIELDS; i++)
+        RECORD_SLOT(obj, i) = vals[i];
+    return obj;
+fail:
+    for (int i = 0; i < RECORD_FIELDS; i++)
+        Py_XDECREF(vals[i]);
+    return NULL;
+}
+
 /* CorruptRecordError(message, position=position); NULL with an exception set if that fails. */
 static PyObject *
 corrupt_at(PyObject *message, Py_ssize_t position)
@@ -361,7 +385,9 @@ legacy_record(const unsigned char *p, Py_ssize_t pos, Py_ssize_t end, const Mess
         [R_CONTROL] = Py_NewRef(Py_None),
         [R_STORED_TIMESTAMP] = log_append_time == Py_None ? Py_NewRef(Py_None) : ts,
     };
-    return new_record(vals);
+    /* log_append_time is the wrapper's timestamp, an int; anything else takes the checking path */
+    return PyLong_CheckExact(log_append_time) || log_append_time == Py_None ? new_atomic_record(vals)
+                                                                             : new_record(vals);
 }
 
 /* ---- v0/v1 inner message sets (the twin of _pure.decode_legacy_inner) --------------------------- */
@@ -513,7 +539,7 @@ plain_batch(PyObject *file, Py_ssize_t file_pos, const unsigned char *p, Py_ssiz
             [R_CONTROL] = Py_NewRef(Py_None),
             [R_STORED_TIMESTAMP] = Py_NewRef(Py_None),
         };
-        PyObject *record = new_record(rvals);
+        PyObject *record = new_atomic_record(rvals);
         if (record == NULL)
             goto fail;
         records = PyTuple_Pack(1, record);
