@@ -30,7 +30,7 @@ from kafka_dump.commands.options import (
     traceback_option,
 )
 from kafka_dump.internal import DECODE_CHOICES
-from kafka_dump.model import Problem, ProblemKind
+from kafka_dump.model import Batch, Problem, ProblemKind
 from kafka_dump.render import Renderer, progress
 from kafka_dump.render.jsonl import JsonRenderer, terminal_safe
 from kafka_dump.render.kafka_text import KafkaTextRenderer
@@ -122,7 +122,7 @@ def dump(
             color=out.color,
             decode=decode,
         )
-        summary = _render(events, table, out.write_lines)
+        summary = _render(events, table, out.write_utf8_lines)
     out.flush()
     code = EXIT_CORRUPT if summary.corrupt else EXIT_OK
     if out.err_is_terminal:
@@ -147,11 +147,13 @@ def _render(
     ``corrupt``: where corruption goes instead, when the format has no place for it (Kafka's lines).
     """
     batch = renderer.batch
+    # A renderer may take a BatchRun whole (TableRenderer.run); else each of its batches in turn.
+    run: Callable[[Sequence[Batch]], Sequence[T]] | None = getattr(renderer, "run", None)
     for event in events:
         if type(event) is BatchEvent:  # the hot case first: one per batch, or per v0/v1 message
             lines = batch(event[0], event[1])
         elif type(event) is BatchRun:  # a run of plain v0/v1 messages: one write for them all
-            lines = [line for b in event[0] for line in batch(b, b.records)]
+            lines = run(event[0]) if run is not None else [ln for b in event[0] for ln in batch(b, b.records)]
         elif type(event) is Summary:
             return event
         elif isinstance(event, Problem):
