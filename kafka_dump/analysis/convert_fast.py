@@ -12,7 +12,7 @@ the items are the reader's, item for item, but for the Records not built.
 
 from __future__ import annotations
 
-import mmap
+import os
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import NamedTuple
@@ -51,12 +51,16 @@ Item = Batch | Problem | Transcoded
 
 
 def transcode_at(
-    name: str, buf: bytes | mmap.mmap, pos: int, size: int, max_batch_bytes: int, max_records: int
+    name: str, fd: int, pos: int, size: int, max_batch_bytes: int, max_records: int
 ) -> Transcoded | None:
-    """The entry at ``buf[pos]`` transcoded, when it is a sound v1 CreateTime wrapper; else None."""
+    """The entry at byte ``pos`` of the file ``fd`` transcoded, when it is a sound v1 CreateTime
+    wrapper; else None. Read with ``pread``: only the entry is in memory, never the file."""
     if size - pos < _SMALLEST:
         return None
-    offset, length, crc, magic, attributes = L.LEGACY_HEADER.unpack_from(buf, pos)
+    head = os.pread(fd, _SMALLEST, pos)
+    if len(head) < _SMALLEST:
+        return None
+    offset, length, crc, magic, attributes = L.LEGACY_HEADER.unpack_from(head)
     entry = L.LOG_OVERHEAD + length
     if (
         magic != 1
@@ -68,15 +72,14 @@ def transcode_at(
     codec = Compression(attributes & L.COMPRESSION_MASK)
     if attributes & ~L.COMPRESSION_MASK or codec not in _WRAPPER_CODECS:
         return None  # LogAppendTime, or bits the fast path does not vouch for: the reader decides
-    end = pos + entry
-    if crc32(memoryview(buf)[pos + L.MAGIC_OFFSET : end]) != crc:
+    key_len, value_len = L.INT32.unpack_from(head, _KEY_AT)[0], L.INT32.unpack_from(head, _KEY_AT + 4)[0]
+    if key_len != -1 or value_len < 0 or _SMALLEST + value_len != entry:
         return None
-    key_at = pos + _KEY_AT
-    key_len, value_len = L.INT32.unpack_from(buf, key_at)[0], L.INT32.unpack_from(buf, key_at + 4)[0]
-    if key_len != -1 or value_len < 0 or key_at + 8 + value_len != end:
+    data = os.pread(fd, entry, pos)
+    if len(data) != entry or data[:_SMALLEST] != head or crc32(memoryview(data)[L.MAGIC_OFFSET :]) != crc:
         return None
     try:
-        inner = decompress(codec, buf[key_at + 8 : end], max_batch_bytes)
+        inner = decompress(codec, memoryview(data)[_SMALLEST:], max_batch_bytes)
     except CorruptRecordError:
         return None
     found = _twins.v1_inner_to_v2(inner, offset, max_records)
@@ -96,33 +99,28 @@ def read_input(path: Path, *, fast: bool, max_batch_bytes: int, max_records_per_
     name = str(path)
     f, size = open_segment(path)
     with f:
-        if size == 0:
-            return
-        buf = mmap.mmap(f.fileno(), size, access=mmap.ACCESS_READ)
-        try:
-            pos = 0
-            runs: Iterator[Sequence[Batch | Problem]] | None = None
-            while pos < size:
-                done = transcode_at(name, buf, pos, size, max_batch_bytes, max_records_per_batch)
-                if done is not None:
-                    runs = None
-                    yield done
-                    pos += done.sizeInBytes
-                    continue
-                if runs is None:
-                    runs = read_segment_runs(
-                        path,
-                        start=pos,
-                        max_batch_bytes=max_batch_bytes,
-                        max_records_per_batch=max_records_per_batch,
-                    )
-                run = next(runs, None)
-                if run is None:
-                    return
-                yield from run
-                pos = max(_end(item) for item in run)
-        finally:
-            buf.close()
+        fd = f.fileno()
+        pos = 0
+        runs: Iterator[Sequence[Batch | Problem]] | None = None
+        while pos < size:
+            done = transcode_at(name, fd, pos, size, max_batch_bytes, max_records_per_batch)
+            if done is not None:
+                runs = None
+                yield done
+                pos += done.sizeInBytes
+                continue
+            if runs is None:
+                runs = read_segment_runs(
+                    path,
+                    start=pos,
+                    max_batch_bytes=max_batch_bytes,
+                    max_records_per_batch=max_records_per_batch,
+                )
+            run = next(runs, None)
+            if run is None:
+                return
+            yield from run
+            pos = max(_end(item) for item in run)
 
 
 def _end(item: Batch | Problem) -> int:
