@@ -163,6 +163,11 @@ def _walk_valid(
                 if len(buf) < entry:
                     return pos
             if magic < 2:
+                used = stats.count_wrappers_walked(buf, i, max_batch_bytes, max_records)
+                if used:
+                    pos += used
+                    yield BatchSeen(name, pos)
+                    continue
                 used = yield from _count_legacy_run(name, stats, buf, i, pos, min(len(buf), i + _RUN_BYTES))
                 if not used and not _count_wrapper(
                     name, stats, buf, i, pos, entry, max_batch_bytes, max_records

@@ -7,7 +7,7 @@ reference ``_gather_pure``; ``KDUMP_PURE=1`` forces the pure one) are chosen onc
 
 from __future__ import annotations
 
-from kafka_dump.format import GATHER_TWIN, gather_legacy_inner, gather_v2_records
+from kafka_dump.format import GATHER_TWIN, gather_legacy_inner, gather_v2_records, gatherer
 from kafka_dump.format._gather_pure import (
     COUNT,
     MAX,
@@ -15,14 +15,20 @@ from kafka_dump.format._gather_pure import (
     NBUCKETS,
     SLOTS,
     TOTAL,
+    FormatFigures,
     Gathered,
     GatheredLegacy,
+    GatheredWrappers,
     Histograms,
+    WrapperHistograms,
     bucket_of,
     new_histogram,
 )
 
+gather_legacy_wrappers = gatherer.gather_legacy_wrappers
+
 __all__ = [
-    "COUNT", "GATHER_TWIN", "MAX", "MIN", "NBUCKETS", "SLOTS", "TOTAL", "Gathered", "GatheredLegacy",
-    "Histograms", "bucket_of", "gather_legacy_inner", "gather_v2_records", "new_histogram",
+    "COUNT", "GATHER_TWIN", "MAX", "MIN", "NBUCKETS", "SLOTS", "TOTAL", "FormatFigures", "Gathered",
+    "GatheredLegacy", "GatheredWrappers", "Histograms", "WrapperHistograms", "bucket_of",
+    "gather_legacy_inner", "gather_legacy_wrappers", "gather_v2_records", "new_histogram",
 ]  # fmt: skip
