@@ -1,5 +1,5 @@
 # The compiled twin of the statistics walk (_gather.c); _gather_pure.py is the reference.
-from kafka_dump.format._gather_pure import (
+from kafka_dump.format._gather_layout import (
     Gathered,
     GatheredLegacy,
     GatheredWrappers,

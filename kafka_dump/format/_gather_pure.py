@@ -15,52 +15,42 @@ positions, and adds what it finds to fixed-size histograms, without building a r
 
 from __future__ import annotations
 
-from array import array
 from collections.abc import MutableMapping
 from itertools import pairwise
 
 from kafka_dump.errors import CorruptRecordError
 from kafka_dump.format import layout as L
+from kafka_dump.format._gather_layout import (
+    COUNT,
+    EXACT,
+    INT64_MAX,
+    INT64_MIN,
+    MAX,
+    MIN,
+    NBUCKETS,
+    SLOTS,
+    SUB,
+    SUB_BITS,
+    TOTAL,
+    FormatFigures,
+    Gathered,
+    GatheredLegacy,
+    GatheredWrappers,
+    Histograms,
+    WrapperHistograms,
+    bucket_of,
+    hist_add,
+    new_histogram,
+)
 from kafka_dump.format.layout import V2_RECORD_MIN_LENGTH
 from kafka_dump.format.varint import read_zigzag
 
-EXACT = 128
-SUB_BITS = 6
-SUB = 1 << SUB_BITS
-NBUCKETS = 3712  # bucket_of(2**63 - 1) + 1
-SLOTS = NBUCKETS + 4
-COUNT, TOTAL, MIN, MAX = NBUCKETS, NBUCKETS + 1, NBUCKETS + 2, NBUCKETS + 3
-INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
-
-# null keys, null values, first offset delta, last offset delta, gaps, missing offsets,
-# min timestamp, max timestamp (None when no record has one), others, error reason, error position
-Gathered = tuple[int, int, int, int, int, int, "int | None", "int | None", int, "str | None", int]
-# record, key, value, header bytes, header count: each an array('q') of SLOTS (``new_histogram``)
-Histograms = tuple["array[int]", "array[int]", "array[int]", "array[int]", "array[int]"]
-
-
-def bucket_of(value: int) -> int:
-    if value < EXACT:
-        return value
-    shift = value.bit_length() - SUB_BITS - 1
-    return EXACT + (shift - 1) * SUB + ((value >> shift) - SUB)
-
-
-def new_histogram() -> array[int]:
-    h = array("q", bytes(8 * SLOTS))
-    h[MIN] = INT64_MAX
-    h[MAX] = -1
-    return h
-
-
-def hist_add(h: array[int], value: int) -> None:
-    h[bucket_of(value)] += 1
-    h[COUNT] += 1
-    h[TOTAL] += value
-    if value < h[MIN]:
-        h[MIN] = value
-    if value > h[MAX]:
-        h[MAX] = value
+__all__ = [
+    "COUNT", "EXACT", "INT64_MAX", "INT64_MIN", "MAX", "MIN", "NBUCKETS", "SLOTS", "SUB", "SUB_BITS", "TOTAL",
+    "FormatFigures", "Gathered", "GatheredLegacy", "GatheredWrappers", "Histograms", "WrapperHistograms",
+    "bucket_of", "gather_legacy_inner", "gather_legacy_wrappers", "gather_v2_records", "hist_add",
+    "new_histogram",
+]  # fmt: skip
 
 
 def gather_v2_records(
@@ -199,8 +189,6 @@ def _walk(
     return null_keys, null_values, first_od, last_od, gaps, missing, min_ts, max_ts, others, None, 0
 
 
-# n, null keys, null values, first offset, last offset, gaps, missing offsets, min timestamp, max timestamp
-GatheredLegacy = tuple[int, int, int, int, int, int, int, "int | None", "int | None"]
 _LOG_OVERHEAD = L.LOG_OVERHEAD
 _MIN_SIZE = L.LEGACY_MIN_SIZE  # crc, magic, attributes, [timestamp], key length, value length
 
@@ -342,19 +330,6 @@ def gather_legacy_inner(
     return len(found), null_keys, null_values, first, last, gaps, missing, min_ts, max_ts
 
 
-# (magic, codec id, batches, records, bytes on disk, uncompressed bytes) per format met
-FormatFigures = tuple[int, int, int, int, int, int]
-# bytes used, time width, batches, records, null keys, null values, gaps, missing offsets, first
-# offset, lowest first offset, highest last offset, last offset (the four None when no wrapper was
-# counted), min timestamp, max timestamp, formats, wrappers per timestamp type (none, create, append)
-GatheredWrappers = tuple[
-    int, int, int, int, int, int, int, int, "int | None", "int | None", "int | None", "int | None",
-    "int | None", "int | None", tuple[FormatFigures, ...], tuple[int, int, int],
-]  # fmt: skip
-# Histograms and the two per batch: records per batch, bytes per batch
-WrapperHistograms = tuple[
-    "array[int]", "array[int]", "array[int]", "array[int]", "array[int]", "array[int]", "array[int]"
-]
 _WRAPPER_CODECS = (1, 2, 3)  # gzip, snappy, lz4: the codecs of v0/v1 wrapper messages
 _LOG_APPEND_TIME_BIT = L.TIMESTAMP_TYPE_BIT
 

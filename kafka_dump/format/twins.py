@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import Protocol
 
 from kafka_dump.errors import CorruptRecordError
-from kafka_dump.format._gather_pure import (
+from kafka_dump.format._gather_layout import (
     Gathered,
     GatheredLegacy,
     GatheredWrappers,
