@@ -14,15 +14,12 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from operator import attrgetter
-from typing import TYPE_CHECKING
 
 from kafka_dump.analysis.histogram import BoundedCounter, SizeHistogram, TimeHistogram
 from kafka_dump.format import layout as L
 from kafka_dump.format.gather import gather_legacy_inner, gather_legacy_wrappers, gather_v2_records
+from kafka_dump.format.message import Message
 from kafka_dump.model import Batch, Compression, Problem, ProblemKind, Record, TimestampType
-
-if TYPE_CHECKING:
-    from kafka_dump.format.message import Message
 
 PERCENTILES = (50, 99)
 

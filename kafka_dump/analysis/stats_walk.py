@@ -15,14 +15,12 @@ from typing import NamedTuple
 
 from kafka_dump.analysis.stats import SegmentStats
 from kafka_dump.errors import CorruptRecordError, NotASegmentError
-from kafka_dump.format import decode_legacy_run
+from kafka_dump.format import decode_legacy_run, legacy, v2
 from kafka_dump.format import layout as L
 from kafka_dump.format.codecs import DEFAULT_MAX_BATCH_BYTES, DEFAULT_MAX_RECORDS_PER_BATCH, decompress
+from kafka_dump.format.message import Message
 from kafka_dump.model import Batch, Compression, Problem
 from kafka_dump.segment import CHUNK_SIZE, SEGMENT_SUFFIXES, read_segment, segment_files
-
-# format/v2.py, legacy.py and message.py (and the encoder v2.py loads) are imported where a batch
-# needs them: a file of v0/v1 wrappers is walked in the gather twin without them.
 
 _RUN_BYTES = 256 * 1024  # plain v0/v1 messages decoded this much at a time, as segment.py does
 
@@ -136,8 +134,8 @@ def _walk_valid(
     path: Path, stats: SegmentStats, max_batch_bytes: int, max_records: int = DEFAULT_MAX_RECORDS_PER_BATCH
 ) -> Generator[BatchSeen, None, int | None]:
     """Count the file's entries from its start for as long as each is whole and valid, walking v2
-    records without building them (``format/gather.py``); runs of plain v0/v1 messages and control
-    batches are decoded. Returns None at the end of the file, or the position of the first entry
+    records, and runs of compressed v0/v1 wrappers with their inner messages, without building them
+    (``format/gather.py``); runs of plain v0/v1 messages and control batches are decoded. Returns None at the end of the file, or the position of the first entry
     that is anything else (corrupt, cut short, a tail...), from which ``read_segment`` takes over:
     it frames, resyncs and reports exactly as ``dump`` does. Holds one read window at a time.
     """
@@ -194,8 +192,6 @@ def _count_v2(
     name: str, stats: SegmentStats, buf: bytes, i: int, pos: int, entry: int, max_batch_bytes: int
 ) -> bool:
     """Count one v2 batch if it is valid (CRC, codec, records); False, having counted nothing, if not."""
-    from kafka_dump.format import v2
-
     batch, _ = v2.decode_batch(name, buf, i, pos, with_records=False, max_batch_bytes=max_batch_bytes)
     if not batch.crcValid or batch.compression is Compression.UNKNOWN or (batch.recordCount or 0) < 0:
         return False
@@ -228,9 +224,6 @@ def _count_wrapper(
 ) -> bool:
     """Count one v0/v1 wrapper if it is valid: walked when its inner messages are the plain case,
     else decoded."""
-    from kafka_dump.format import legacy
-    from kafka_dump.format.message import Message
-
     try:
         msg = Message(buf, i, i + entry)
     except CorruptRecordError:
@@ -255,8 +248,6 @@ def _count_legacy(
     name: str, stats: SegmentStats, buf: bytes, i: int, pos: int, entry: int, max_batch_bytes: int
 ) -> bool:
     """Count one v0/v1 wrapper (or message) if it and its inner messages are valid."""
-    from kafka_dump.format import legacy
-
     try:
         batch, error = legacy.decode_message(
             name, buf, i, i + entry, pos, with_records=True, max_batch_bytes=max_batch_bytes
