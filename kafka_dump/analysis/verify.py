@@ -12,19 +12,50 @@ tail, so that ``--salvage`` knows what to drop. No printing here.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import NamedTuple
+from typing import BinaryIO, NamedTuple
 
+from kafka_dump import format as _twins
 from kafka_dump.errors import KafkaDumpError
-from kafka_dump.format.codecs import DEFAULT_MAX_BATCH_BYTES, DEFAULT_MAX_RECORDS_PER_BATCH
+from kafka_dump.format import layout as L
+from kafka_dump.format._walk_pure import EntryRow
+from kafka_dump.format.checksum import crc32, crc32c
+from kafka_dump.format.codecs import DEFAULT_MAX_BATCH_BYTES, DEFAULT_MAX_RECORDS_PER_BATCH, decompress
 from kafka_dump.format.walk import RecordWalk
 from kafka_dump.index import IndexCheck
 from kafka_dump.model import Batch, Check, Compression, ControlType, Problem, ProblemKind, TimestampType
-from kafka_dump.segment import SEGMENT_SUFFIXES, read_segment, segment_base_offset
+from kafka_dump.segment import (
+    CHUNK_SIZE,
+    SEGMENT_SUFFIXES,
+    Item,
+    open_segment,
+    read_segment_runs,
+    segment_base_offset,
+)
+from kafka_dump.segment import _decode_entry as decode_entry
 
 _PROGRESS_EVERY = 4 * 1024 * 1024  # bytes of file between progress events
+_WINDOW = 8 * 1024 * 1024  # bytes read at a time for the entry walk
+_PREFIX = L.MAGIC_OFFSET + 1  # offset, size and magic
+_SMALLEST = L.LOG_OVERHEAD + L.LEGACY_V0_MIN_SIZE
+_CODECS = tuple(Compression(i) for i in range(8))
+# The index check reads a batch's position, offsets and maxTimestamp: an entry walked in C is given as this.
+_ROW = Batch("", 0, 0, 0, 2, 0, Compression.NONE, TimestampType.CREATE_TIME, -1, -1, -1, -1, -1, -1, -1, False,
+             False, None, 0, True, 0, 0, None)  # fmt: skip
+
+
+def _entry_size(data: bytes | bytearray, at: int) -> int:
+    return L.LOG_OVERHEAD + int(L.INT32.unpack_from(data, at + L.LOG_ENTRY_SIZE_OFFSET)[0])
+
+
+def _item_end(item: Item) -> int:
+    if isinstance(item, Batch):
+        return item.position + item.sizeInBytes
+    return item.position + item.length
+
+
 _MARKERS = (ControlType.ABORT, ControlType.COMMIT)
 _NOTHING: list[Problem] = []  # never appended to
 
@@ -150,35 +181,121 @@ class _FileCheck:
         if self.options.index and self.path.suffix == ".log":
             self._index = IndexCheck(self.path)
             report.indexFiles = len(self._index.files)
-        deep = self.options.deep
-        next_progress = _PROGRESS_EVERY
-        items = read_segment(
-            self.path,
-            with_records=False,
-            max_batch_bytes=self.options.max_batch_bytes,
-            on_walk=self._walked if deep else None,
-            max_records_per_batch=self.options.max_records_per_batch,
-        )
-        batches = 0
-        for item in items:
-            if type(item) is Batch:
-                if self._pending is not None and (found := self._finish_pending()):
-                    yield from found
-                self._pending = item
-                self._pending_bad = False
-                batches += 1
-                if item.position >= next_progress:
-                    next_progress = item.position + _PROGRESS_EVERY
-                    yield FileProgress(report.file, item.position)
-            elif isinstance(item, Problem):
-                yield from self._problem(item)
+        f, size = open_segment(self.path)
+        with f:
+            yield from self._scan(f, size)
         yield from self._finish_pending()
-        report.batches = batches
         if self._index is not None:
             for p in self._index.finish():
                 report.indexProblems += 1
                 yield p
         yield FileProgress(report.file, report.bytes)
+
+    def _scan(self, f: BinaryIO, size: int) -> Iterator[VerifyEvent]:
+        """The file's entries: runs of sound ones walked by the entry walk (in C, without a Python
+        object per entry), each other one read the slow way (the segment reader, which reports it)."""
+        options = self.options
+        report = self.report
+        buf = bytearray(min(_WINDOW, max(size, 1)))
+        rows: list[EntryRow] | None = [] if self._index is not None else None
+        limit = max(options.max_batch_bytes, CHUNK_SIZE)
+        mbb = options.max_batch_bytes
+
+        def unpack(codec: int, payload: memoryview) -> bytes:
+            return decompress(_CODECS[codec], payload, mbb)
+
+        pos = 0
+        next_progress = _PROGRESS_EVERY
+        while pos < size:
+            f.seek(pos)
+            n = f.readinto(buf)  # type: ignore[attr-defined]
+            data: bytes | bytearray = buf
+            if n >= _PREFIX:
+                length = L.INT32.unpack_from(buf, L.LOG_ENTRY_SIZE_OFFSET)[0]
+                entry = L.LOG_OVERHEAD + length
+                if n < entry <= min(size - pos, limit) and length >= 0:
+                    f.seek(pos)
+                    data = f.read(entry)  # one entry larger than the window
+                    n = len(data)
+            used, batches, records, gaps, self._last_offset, self._after_damage = _twins.walk_entries(
+                data, 0, n, pos, options.deep, self._last_offset, self._after_damage,
+                options.max_records_per_batch, limit, crc32c, crc32, unpack, rows,
+            )  # fmt: skip
+            report.batches += batches
+            report.records += records
+            report.gaps += gaps
+            if rows:
+                yield from self._index_rows(rows)
+            pos += used
+            if pos >= next_progress:
+                next_progress = pos + _PROGRESS_EVERY
+                yield FileProgress(report.file, pos)
+            if pos >= size:
+                break
+            rest = n - used
+            if used and (rest < _PREFIX or _entry_size(data, used) > rest):
+                continue  # the next entry runs past the window: read on from it
+            pos = yield from self._slow(pos, size)
+
+    def _index_rows(self, rows: list[EntryRow]) -> Iterator[Problem]:
+        index = self._index
+        assert index is not None  # rows are asked for only with an index
+        for position, base, last, max_ts in rows:
+            index.batch(
+                _ROW._replace(position=position, baseOffset=base, lastOffset=last, maxTimestamp=max_ts)
+            )
+            for p in index.take():
+                self.report.indexProblems += 1
+                yield p
+        rows.clear()
+
+    def _slow(self, pos: int, size: int) -> Generator[VerifyEvent, None, int]:
+        """Read the entry at ``pos`` as the segment reader reads it; return where the next one starts."""
+        options = self.options
+        items: Sequence[Item] = ()
+        end = pos
+        with open(self.path, "rb") as f:
+            f.seek(pos)
+            head = f.read(_PREFIX)
+            if len(head) == _PREFIX:
+                length = L.INT32.unpack_from(head, L.LOG_ENTRY_SIZE_OFFSET)[0]
+                entry = L.LOG_OVERHEAD + length
+                if _SMALLEST <= entry <= min(size - pos, max(options.max_batch_bytes, CHUNK_SIZE)):
+                    f.seek(pos)
+                    buf = f.read(entry)
+                    if len(buf) == entry:
+                        found, broken, walk = decode_entry(
+                            str(self.path), buf, 0, pos, entry, head[L.MAGIC_OFFSET], False,
+                            options.max_batch_bytes, self._walked if options.deep else None,
+                            options.max_records_per_batch,
+                        )  # fmt: skip
+                        if broken is None:
+                            if walk is not None and isinstance(found[0], Batch):
+                                self._walked(found[0], walk)
+                            items, end = found, pos + entry
+        if not items:
+            runs = read_segment_runs(
+                self.path,
+                with_records=False,
+                max_batch_bytes=options.max_batch_bytes,
+                start=pos,
+                on_walk=self._walked if options.deep else None,
+                max_records_per_batch=options.max_records_per_batch,
+            )
+            items = next(iter(runs), ())
+            del runs  # closes the file
+            end = max((_item_end(i) for i in items), default=size)
+        for item in items:
+            if type(item) is Batch:
+                if self._pending is not None and (found_problems := self._finish_pending()):
+                    yield from found_problems
+                self._pending = item
+                self._pending_bad = False
+                self.report.batches += 1
+            elif isinstance(item, Problem):
+                yield from self._problem(item)
+        yield from self._finish_pending()
+        return max(end, pos + 1)
 
     def _problem(self, p: Problem) -> list[Problem]:
         report = self.report

@@ -6,7 +6,7 @@ The choice is made once, here:
 
 * the decoder (``decode_v2_records``, ``decode_legacy_inner``, ``decode_legacy_run``):
   ``_speedups.c``, else ``_pure.py``; ``ACTIVE_TWIN`` names the choice;
-* the validating record walk (``walk_v2_records``, for ``verify-crc --deep``): ``_walk.c``, else
+* the validating walks (``walk_v2_records``, ``walk_entries``, for ``verify-crc``): ``_walk.c``, else
   ``_walk_pure.py``; ``WALK_TWIN`` names it;
 * the statistics walk (``gather_v2_records``, ``gather_legacy_inner``, for ``stats``; re-exported
   by ``gather.py`` with its histogram layout): ``_gather.c``, else ``_gather_pure.py``, and only
@@ -62,6 +62,7 @@ if not pure_requested():
         walker = _walk
         WALK_TWIN = "compiled"
 walk_v2_records = walker.walk_v2_records
+walk_entries = walker.walk_entries
 
 # The statistics walk: _gather.c, else _gather_pure.py (and the pure one if their buckets differ).
 gatherer: GatherTwin = _gather_pure
@@ -141,6 +142,7 @@ __all__ = [
     "legacy_messages_size",
     "new_batch",
     "v2_records_size",
+    "walk_entries",
     "walk_v2_records",
     "walker",
 ]
