@@ -15,26 +15,26 @@ import os
 from collections.abc import Generator, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO, NamedTuple
+from typing import TYPE_CHECKING, BinaryIO, NamedTuple
 
 from kafka_dump import format as _twins
-from kafka_dump.errors import KafkaDumpError
+from kafka_dump.errors import KafkaDumpError, NotASegmentError
 from kafka_dump.format import layout as L
 from kafka_dump.format._walk_pure import EntryRow
 from kafka_dump.format.checksum import crc32, crc32c
 from kafka_dump.format.codecs import DEFAULT_MAX_BATCH_BYTES, DEFAULT_MAX_RECORDS_PER_BATCH, decompress
 from kafka_dump.format.walk import RecordWalk
-from kafka_dump.index import IndexCheck
 from kafka_dump.model import Batch, Check, Compression, ControlType, Problem, ProblemKind, TimestampType
-from kafka_dump.segment import (
-    CHUNK_SIZE,
-    SEGMENT_SUFFIXES,
-    Item,
-    open_segment,
-    read_segment_runs,
-    segment_base_offset,
-)
-from kafka_dump.segment import _decode_entry as decode_entry
+
+if TYPE_CHECKING:
+    from kafka_dump.index import IndexCheck
+    from kafka_dump.segment import Item
+
+# The segment reader (and the index check, which reads through it) is imported only when a file needs
+# it: a sound segment without index files is checked by the entry walk alone, and start-up is most of
+# a short check's time.
+_CHUNK_SIZE = 4 * 1024 * 1024  # segment.CHUNK_SIZE: no entry below it is refused as too large
+_INDEX_SUFFIXES = (".index", ".timeindex", ".txnindex")
 
 _PROGRESS_EVERY = 4 * 1024 * 1024  # bytes of file between progress events
 _WINDOW = 8 * 1024 * 1024  # bytes read at a time for the entry walk
@@ -125,6 +125,8 @@ def verify_files(paths: list[str]) -> list[Path]:
     for raw in paths:
         p = Path(raw)
         if p.is_dir():
+            from kafka_dump.segment import SEGMENT_SUFFIXES, segment_base_offset
+
             try:
                 found = [c for c in p.rglob("*") if c.suffix in SEGMENT_SUFFIXES and c.is_file()]
             except OSError as exc:
@@ -178,10 +180,17 @@ class _FileCheck:
     def run(self) -> Iterator[VerifyEvent]:
         report = self.report
         report.bytes = os.stat(self.path).st_size
-        if self.options.index and self.path.suffix == ".log":
+        index_files = self.options.index and self.path.suffix == ".log"
+        if index_files and any(self.path.with_suffix(s).exists() for s in _INDEX_SUFFIXES):
+            from kafka_dump.index import IndexCheck
+
             self._index = IndexCheck(self.path)
             report.indexFiles = len(self._index.files)
-        f, size = open_segment(self.path)
+        try:
+            f = open(self.path, "rb")  # noqa: SIM115 (closed below)
+            size = os.fstat(f.fileno()).st_size
+        except OSError as exc:
+            raise NotASegmentError(exc.strerror or str(exc), file=str(self.path)) from None
         with f:
             yield from self._scan(f, size)
         yield from self._finish_pending()
@@ -198,7 +207,7 @@ class _FileCheck:
         report = self.report
         buf = bytearray(min(_WINDOW, max(size, 1)))
         rows: list[EntryRow] | None = [] if self._index is not None else None
-        limit = max(options.max_batch_bytes, CHUNK_SIZE)
+        limit = max(options.max_batch_bytes, _CHUNK_SIZE)
         mbb = options.max_batch_bytes
 
         def unpack(codec: int, payload: memoryview) -> bytes:
@@ -251,6 +260,9 @@ class _FileCheck:
 
     def _slow(self, pos: int, size: int) -> Generator[VerifyEvent, None, int]:
         """Read the entry at ``pos`` as the segment reader reads it; return where the next one starts."""
+        from kafka_dump.segment import _decode_entry as decode_entry
+        from kafka_dump.segment import read_segment_runs
+
         options = self.options
         items: Sequence[Item] = ()
         end = pos
@@ -260,7 +272,7 @@ class _FileCheck:
             if len(head) == _PREFIX:
                 length = L.INT32.unpack_from(head, L.LOG_ENTRY_SIZE_OFFSET)[0]
                 entry = L.LOG_OVERHEAD + length
-                if _SMALLEST <= entry <= min(size - pos, max(options.max_batch_bytes, CHUNK_SIZE)):
+                if _SMALLEST <= entry <= min(size - pos, max(options.max_batch_bytes, _CHUNK_SIZE)):
                     f.seek(pos)
                     buf = f.read(entry)
                     if len(buf) == entry:

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol, TypeVar
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
-from kafka_dump.internal.sidefiles import SideItem
 from kafka_dump.model import Batch, Problem, Record
+
+if TYPE_CHECKING:  # the side-file reader (and the segment reader behind it) only when a command reads one
+    from kafka_dump.internal.sidefiles import SideItem
 
 T_co = TypeVar("T_co", covariant=True)
 
