@@ -27,7 +27,6 @@ from kafka_dump.model import Compression, Problem
 from .batches import (
     GZIP,
     LZ4,
-    NONE,
     SNAPPY,
     default_records,
     legacy_messages,
@@ -227,4 +226,27 @@ def test_a_wrapper_out_of_order_is_found_shallow(tmp_path: Path) -> None:
     path.write_bytes(data)
     problems = [e for e in verify_file(path, VerifyOptions(deep=False)) if isinstance(e, Problem)]
     assert [p.check for p in problems] == ["offset-order"]
-    assert NONE == 0
+
+
+def test_shallow_decompresses_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A sound segment of wrappers and compressed batches is checked shallow without one decompression
+    (README "verify-crc": what shallow leaves out); deep decompresses every one."""
+    import kafka_dump.format.codecs as codecs
+
+    calls: list[int] = []
+    real = codecs.decompress
+
+    def counting(codec: Compression, data: bytes | memoryview, limit: int) -> bytes:
+        calls.append(int(codec))
+        return real(codec, data, limit)
+
+    monkeypatch.setattr(codecs, "decompress", counting)
+    monkeypatch.setattr("kafka_dump.analysis.verify.decompress", counting)
+    path = tmp_path / NAME
+    path.write_bytes(mixed_segment())
+    shallow = list(verify_file(path, VerifyOptions(deep=False)))
+    assert calls == [] and not any(isinstance(e, Problem) for e in shallow)
+    deep = list(verify_file(path, VerifyOptions(deep=True)))
+    assert sorted(calls) == [GZIP, SNAPPY, SNAPPY, LZ4] and not any(isinstance(e, Problem) for e in deep)
+    report = deep[-1]
+    assert isinstance(report, FileReport) and report.records == 3 + 3 + 2 + 1 + 2 + 3 + 2 + 2

@@ -20,13 +20,13 @@ from typing import TYPE_CHECKING, BinaryIO, NamedTuple
 from kafka_dump import format as _twins
 from kafka_dump.errors import KafkaDumpError, NotASegmentError
 from kafka_dump.format import layout as L
-from kafka_dump.format._walk_pure import EntryRow
 from kafka_dump.format.checksum import crc32, crc32c
 from kafka_dump.format.codecs import DEFAULT_MAX_BATCH_BYTES, DEFAULT_MAX_RECORDS_PER_BATCH, decompress
-from kafka_dump.format.walk import RecordWalk
 from kafka_dump.model import Batch, Check, Compression, ControlType, Problem, ProblemKind, TimestampType
 
 if TYPE_CHECKING:
+    from kafka_dump.format._walk_pure import EntryRow
+    from kafka_dump.format.walk import RecordWalk
     from kafka_dump.index import IndexCheck
     from kafka_dump.segment import Item
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from kafka_dump.format import _gather_pure, _walk_pure
+from kafka_dump.format import _gather_pure
 from kafka_dump.format.twins import DecoderTwin, EncoderTwin, GatherTwin, WalkTwin, pure_requested
 
 # The decoder: _speedups.c, else _pure.py (imported only then: `kdump --version` names the twin and
@@ -50,8 +50,8 @@ decode_v2_records = decoder.decode_v2_records
 decode_legacy_inner = decoder.decode_legacy_inner
 decode_legacy_run = decoder.decode_legacy_run
 
-# The validating record walk: _walk.c, else _walk_pure.py.
-walker: WalkTwin = _walk_pure
+# The validating walks: _walk.c, else _walk_pure.py (imported only then, like the decoder's).
+_walker: WalkTwin | None = None
 WALK_TWIN = "pure-python"
 if not pure_requested():
     try:
@@ -59,8 +59,13 @@ if not pure_requested():
     except ImportError:
         pass
     else:
-        walker = _walk
+        _walker = _walk
         WALK_TWIN = "compiled"
+if _walker is None:
+    from kafka_dump.format import _walk_pure
+
+    _walker = _walk_pure
+walker: WalkTwin = _walker
 walk_v2_records = walker.walk_v2_records
 walk_entries = walker.walk_entries
 

@@ -1,11 +1,20 @@
 /*
- * The compiled twin of the validating record walk (_walk_pure.py is the reference): the records of
- * one v2 batch are walked, their framing and order checked, and counted, without building any
- * Python object per record. It must give exactly what _walk_pure gives -- the same counts, the same
- * first error with the same reason at the same position -- and tests/test_walk_twins.py checks it.
+ * The compiled twin of the validating walks (_walk_pure.py is the reference):
  *
- * Memory safety: every read is checked against the record's own length, which is checked against
- * the end of the records, which is checked against the buffer. Nothing is allocated from a length.
+ * - walk_v2_records: the records of one v2 batch are walked, their framing and order checked, and
+ *   counted, without building any Python object per record;
+ * - walk_entries: the sound entries at the start of a window of a segment are taken one after the
+ *   other (framing, CRC-32C or CRC-32, offsets in order, gaps counted; deep, the records or the
+ *   inner messages of a wrapper, decompressed through the codec function it is given), stopping
+ *   before the first entry that is anything else, which verify-crc then reads the slow way.
+ *
+ * Each must give exactly what its pure twin gives -- the same counts, the same first error with the
+ * same reason at the same position, the same stopping place -- and tests/test_walk_twins.py and
+ * tests/test_entry_walk.py check it.
+ *
+ * Memory safety: every read is checked against the length that frames it (a record's, an entry's,
+ * an inner message's), which is checked against the end of the window or buffer it lies in.
+ * Nothing is allocated from a length read from the data.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>

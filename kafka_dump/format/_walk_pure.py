@@ -4,6 +4,9 @@ The framing checks and their reasons and positions are exactly those of ``decode
 ``dump`` and ``verify-crc`` report the same problem at the same byte); the walk adds two of its own,
 after a record's fields have been read: offset deltas strictly increasing from 0, none past the
 batch's ``lastOffsetDelta``. ``_walk.c`` is the compiled twin.
+
+``walk_entries`` walks whole entries of a segment for ``verify-crc`` and stops before the first one
+it cannot vouch for; it never reports a problem itself (the segment reader does, on that entry).
 """
 
 from __future__ import annotations

@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from kafka_dump.errors import CorruptRecordError
 from kafka_dump.format._gather_pure import Gathered, GatheredLegacy, Histograms
-from kafka_dump.format._walk_pure import Checksum, Decompress, EntryRow, RawEntryWalk, RawWalk
 from kafka_dump.model import Batch, Record
+
+if TYPE_CHECKING:  # the pure walk's module is imported only when it is the twin chosen
+    from kafka_dump.format._walk_pure import Checksum, Decompress, EntryRow, RawEntryWalk, RawWalk
 
 
 def pure_requested() -> bool:
