@@ -12,6 +12,7 @@ tail, so that ``--salvage`` knows what to drop. No printing here.
 from __future__ import annotations
 
 import os
+import zlib
 from collections.abc import Generator, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,7 +21,7 @@ from typing import TYPE_CHECKING, BinaryIO, NamedTuple
 from kafka_dump import format as _twins
 from kafka_dump.errors import KafkaDumpError, NotASegmentError
 from kafka_dump.format import layout as L
-from kafka_dump.format.checksum import crc32, crc32c
+from kafka_dump.format.checksum import crc32c
 from kafka_dump.format.codecs import DEFAULT_MAX_BATCH_BYTES, DEFAULT_MAX_RECORDS_PER_BATCH, decompress
 from kafka_dump.model import Batch, Check, Compression, ControlType, Problem, ProblemKind, TimestampType
 
@@ -228,7 +229,7 @@ class _FileCheck:
                     n = len(data)
             used, batches, records, gaps, self._last_offset, self._after_damage = _twins.walk_entries(
                 data, 0, n, pos, options.deep, self._last_offset, self._after_damage,
-                options.max_records_per_batch, limit, crc32c, crc32, unpack, rows,
+                options.max_records_per_batch, limit, crc32c, zlib.crc32, unpack, rows,
             )  # fmt: skip
             report.batches += batches
             report.records += records
