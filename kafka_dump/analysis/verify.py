@@ -39,6 +39,7 @@ _INDEX_SUFFIXES = (".index", ".timeindex", ".txnindex")
 
 _PROGRESS_EVERY = 4 * 1024 * 1024  # bytes of file between progress events
 _WINDOW = 8 * 1024 * 1024  # bytes read at a time for the entry walk
+_RESUME_AFTER = 256 * 1024  # sound bytes after damage before the entry walk takes over from the reader
 _PREFIX = L.MAGIC_OFFSET + 1  # offset, size and magic
 _SMALLEST = L.LOG_OVERHEAD + L.LEGACY_V0_MIN_SIZE
 _CODECS = tuple(Compression(i) for i in range(8))
@@ -48,6 +49,7 @@ _ROW = Batch("", 0, 0, 0, 2, 0, Compression.NONE, TimestampType.CREATE_TIME, -1,
 
 
 def _entry_size(data: bytes | bytearray, at: int) -> int:
+    """The whole size of the entry whose offset field starts at ``data[at]``."""
     return L.LOG_OVERHEAD + int(L.INT32.unpack_from(data, at + L.LOG_ENTRY_SIZE_OFFSET)[0])
 
 
@@ -216,19 +218,21 @@ class _FileCheck:
 
         pos = 0
         next_progress = _PROGRESS_EVERY
+        data: bytes | bytearray = buf
+        start = n = 0  # data[0:n] holds the file from byte start
         while pos < size:
-            f.seek(pos)
-            n = f.readinto(buf)  # type: ignore[attr-defined]
-            data: bytes | bytearray = buf
-            if n >= _PREFIX:
-                length = L.INT32.unpack_from(buf, L.LOG_ENTRY_SIZE_OFFSET)[0]
-                entry = L.LOG_OVERHEAD + length
-                if n < entry <= min(size - pos, limit) and length >= 0:
+            at = pos - start
+            if at < 0 or n - at < _PREFIX or _entry_size(data, at) > n - at:
+                # The next entry is not whole in the window: read on from it (once).
+                f.seek(pos)
+                data, start, at = buf, pos, 0
+                n = f.readinto(buf)  # type: ignore[attr-defined]
+                if n >= _PREFIX and n < _entry_size(buf, 0) <= min(size - pos, limit):
                     f.seek(pos)
-                    data = f.read(entry)  # one entry larger than the window
+                    data = f.read(_entry_size(buf, 0))  # one entry larger than the window
                     n = len(data)
             used, batches, records, gaps, self._last_offset, self._after_damage = _twins.walk_entries(
-                data, 0, n, pos, options.deep, self._last_offset, self._after_damage,
+                data, at, n, start, options.deep, self._last_offset, self._after_damage,
                 options.max_records_per_batch, limit, crc32c, zlib.crc32, unpack, rows,
             )  # fmt: skip
             report.batches += batches
@@ -242,10 +246,10 @@ class _FileCheck:
                 yield FileProgress(report.file, pos)
             if pos >= size:
                 break
-            rest = n - used
-            if used and (rest < _PREFIX or _entry_size(data, used) > rest):
+            rest = n - (at + used)
+            if used and (rest < _PREFIX or _entry_size(data, at + used) > rest):
                 continue  # the next entry runs past the window: read on from it
-            pos = yield from self._slow(pos, size)
+            pos = yield from self._slow(f, pos, size)
 
     def _index_rows(self, rows: list[EntryRow]) -> Iterator[Problem]:
         index = self._index
@@ -259,56 +263,70 @@ class _FileCheck:
                 yield p
         rows.clear()
 
-    def _slow(self, pos: int, size: int) -> Generator[VerifyEvent, None, int]:
-        """Read the entry at ``pos`` as the segment reader reads it; return where the next one starts."""
+    def _slow(self, f: BinaryIO, pos: int, size: int) -> Generator[VerifyEvent, None, int]:
+        """Read the entry at ``pos`` as the segment reader reads it; return where the entry walk goes on.
+
+        An entry that frames is decoded alone. Anything else (a CRC failure, a bad size, the tail)
+        is the segment reader's, from ``pos``: its runs are taken while they hold problems, so that
+        a damaged stretch is read through one window, as a whole-file read would.
+        """
         from kafka_dump.segment import _decode_entry as decode_entry
         from kafka_dump.segment import read_segment_runs
 
         options = self.options
-        items: Sequence[Item] = ()
-        end = pos
-        with open(self.path, "rb") as f:
-            f.seek(pos)
-            head = f.read(_PREFIX)
-            if len(head) == _PREFIX:
-                length = L.INT32.unpack_from(head, L.LOG_ENTRY_SIZE_OFFSET)[0]
-                entry = L.LOG_OVERHEAD + length
-                if _SMALLEST <= entry <= min(size - pos, max(options.max_batch_bytes, _CHUNK_SIZE)):
-                    f.seek(pos)
-                    buf = f.read(entry)
-                    if len(buf) == entry:
-                        found, broken, walk = decode_entry(
-                            str(self.path), buf, 0, pos, entry, head[L.MAGIC_OFFSET], False,
-                            options.max_batch_bytes, self._walked if options.deep else None,
-                            options.max_records_per_batch,
-                        )  # fmt: skip
-                        if broken is None:
-                            if walk is not None and isinstance(found[0], Batch):
-                                self._walked(found[0], walk)
-                            items, end = found, pos + entry
-        if not items:
-            runs = read_segment_runs(
-                self.path,
-                with_records=False,
-                max_batch_bytes=options.max_batch_bytes,
-                start=pos,
-                on_walk=self._walked if options.deep else None,
-                max_records_per_batch=options.max_records_per_batch,
-            )
-            items = next(iter(runs), ())
-            del runs  # closes the file
-            end = max((_item_end(i) for i in items), default=size)
+        f.seek(pos)
+        head = f.read(_PREFIX)
+        if len(head) == _PREFIX:
+            entry = _entry_size(head, 0)
+            if _SMALLEST <= entry <= min(size - pos, max(options.max_batch_bytes, _CHUNK_SIZE)):
+                f.seek(pos)
+                buf = f.read(entry)
+                if len(buf) == entry:
+                    found, broken, walk = decode_entry(
+                        str(self.path), buf, 0, pos, entry, head[L.MAGIC_OFFSET], False,
+                        options.max_batch_bytes, self._walked if options.deep else None,
+                        options.max_records_per_batch,
+                    )  # fmt: skip
+                    if broken is None:
+                        if walk is not None and isinstance(found[0], Batch):
+                            self._walked(found[0], walk)
+                        yield from self._take(found)
+                        yield from self._finish_pending()
+                        return pos + entry
+        runs = read_segment_runs(
+            self.path,
+            with_records=False,
+            max_batch_bytes=options.max_batch_bytes,
+            start=pos,
+            on_walk=self._walked if options.deep else None,
+            max_records_per_batch=options.max_records_per_batch,
+        )
+        end = size  # unless the reader is left before the end
+        clean = 0  # bytes of sound entries since the last problem
+        for run in runs:
+            yield from self._take(run)
+            if not run or any(isinstance(item, Problem) for item in run):
+                clean = 0
+                continue
+            run_end = max(_item_end(item) for item in run)
+            clean += run_end - run[0].position
+            if clean >= _RESUME_AFTER:
+                end = run_end  # a sound stretch: the entry walk takes over again
+                break
+        del runs  # closes the file it opened
+        yield from self._finish_pending()
+        return max(end, pos + 1)
+
+    def _take(self, items: Sequence[Item]) -> Iterator[Problem]:
         for item in items:
             if type(item) is Batch:
-                if self._pending is not None and (found_problems := self._finish_pending()):
-                    yield from found_problems
+                if self._pending is not None and (found := self._finish_pending()):
+                    yield from found
                 self._pending = item
                 self._pending_bad = False
                 self.report.batches += 1
             elif isinstance(item, Problem):
                 yield from self._problem(item)
-        yield from self._finish_pending()
-        return max(end, pos + 1)
 
     def _problem(self, p: Problem) -> list[Problem]:
         report = self.report
@@ -352,8 +370,13 @@ class _FileCheck:
             for p in self._index.take():
                 report.indexProblems += 1
                 found.append(p)
+        # Shallow, a v0/v1 wrapper's header is all that is read of it (README: what --shallow leaves
+        # out), whichever way it was read: its inner messages are not counted, nor a gap before it.
+        wrapper = b.magic < 2 and b.compression is not Compression.NONE and not self.options.deep
         if walk is not None:
             report.records += walk.records
+        elif wrapper:
+            pass
         elif b.records is not None:
             report.records += len(b.records)
         else:
@@ -368,7 +391,7 @@ class _FileCheck:
             and not b.isControl
             and (b.magic == 2 or b.compression is Compression.NONE or not self.options.deep)
         ):
-            if last is not None and b.baseOffset > last + 1 and not self._after_damage:
+            if last is not None and b.baseOffset > last + 1 and not self._after_damage and not wrapper:
                 report.gaps += 1
             self._last_offset = b.lastOffset
             self._after_damage = False
@@ -389,7 +412,11 @@ class _FileCheck:
             if b.baseOffset <= last:
                 reason = f"batch's baseOffset {b.baseOffset} does not follow the previous batch's last offset {last}"
                 out.append(self._at(b, Check.OFFSET_ORDER, reason, last + 1, b.baseOffset))
-            elif b.baseOffset > last + 1 and not self._after_damage:
+            elif (
+                b.baseOffset > last + 1
+                and not self._after_damage
+                and (self.options.deep or b.magic == 2 or b.compression is Compression.NONE)
+            ):
                 self.report.gaps += 1
         if not out:
             self._last_offset = b.lastOffset
