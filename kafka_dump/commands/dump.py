@@ -8,6 +8,7 @@ from typing import TypeVar
 import click
 
 from kafka_dump.analysis.dump import (
+    AbortedBatchEvent,
     BatchEvent,
     BatchRun,
     DumpEvent,
@@ -30,7 +31,7 @@ from kafka_dump.commands.options import (
     traceback_option,
 )
 from kafka_dump.internal import DECODE_CHOICES
-from kafka_dump.model import Problem, ProblemKind
+from kafka_dump.model import Batch, Problem, ProblemKind
 from kafka_dump.render import Renderer, progress
 from kafka_dump.render.jsonl import JsonRenderer, terminal_safe
 from kafka_dump.render.kafka_text import KafkaTextRenderer
@@ -67,6 +68,10 @@ T = TypeVar("T")
     help="Decode Kafka's own records: auto chooses by the directory name (__consumer_offsets-N, "
     "__transaction_state-N, __cluster_metadata-0) or a .checkpoint file; none shows raw bytes.",
 )  # fmt: skip
+@click.option(
+    "--no-txnindex", is_flag=True,
+    help="Do not read .txnindex files: no batch is marked as data of an aborted transaction.",
+)  # fmt: skip
 @color_option
 @traceback_option
 def dump(
@@ -80,6 +85,7 @@ def dump(
     max_batch_bytes: int,
     max_records_per_batch: int,
     decode: str,
+    no_txnindex: bool,
     color: ColorMode,
 ) -> int:
     """Show every batch and record of segments, or of a partition directory's segments;
@@ -102,6 +108,7 @@ def dump(
         with_records=not batches_only,
         max_batch_bytes=max_batch_bytes,
         max_records_per_batch=max_records_per_batch,
+        txn_index=not no_txnindex,
     )
     if progress.wanted():
         events = progress.with_progress(events, progress_position, out.err_console)
@@ -122,7 +129,7 @@ def dump(
             color=out.color,
             decode=decode,
         )
-        summary = _render(events, table, out.write_lines)
+        summary = _render(events, table, out.write_utf8_lines)
     out.flush()
     code = EXIT_CORRUPT if summary.corrupt else EXIT_OK
     if out.err_is_terminal:
@@ -130,7 +137,8 @@ def dump(
             closing_summary(
                 files=summary.files, batches=summary.batches, records=summary.records,
                 corrupt=summary.corrupt, tails=summary.tails, tail_bytes=summary.tail_bytes,
-                exit_code=code, meaning=EXIT_MEANINGS[code],
+                exit_code=code, meaning=EXIT_MEANINGS[code], aborted=summary.aborted,
+                unmarked=summary.unmarked,
             )
         )  # fmt: skip
     return code
@@ -147,11 +155,15 @@ def _render(
     ``corrupt``: where corruption goes instead, when the format has no place for it (Kafka's lines).
     """
     batch = renderer.batch
+    # A renderer may take a BatchRun whole (TableRenderer.run); else each of its batches in turn.
+    run: Callable[[Sequence[Batch]], Sequence[T]] | None = getattr(renderer, "run", None)
     for event in events:
         if type(event) is BatchEvent:  # the hot case first: one per batch, or per v0/v1 message
             lines = batch(event[0], event[1])
         elif type(event) is BatchRun:  # a run of plain v0/v1 messages: one write for them all
-            lines = [line for b in event[0] for line in batch(b, b.records)]
+            lines = run(event[0]) if run is not None else [ln for b in event[0] for ln in batch(b, b.records)]
+        elif type(event) is AbortedBatchEvent:  # data of an aborted transaction (from the .txnindex)
+            lines = renderer.aborted_batch(event[0], event[1])
         elif type(event) is Summary:
             return event
         elif isinstance(event, Problem):
