@@ -99,7 +99,8 @@ def range_options(f: F) -> F:
         limit: int | None,
         **kwargs: Any,
     ) -> Any:
-        from kafka_dump.analysis.dump import RangeFilter  # here: its module is most of a start-up
+        # Imported here: a command without range options (stats) need not load the dump analysis.
+        from kafka_dump.analysis.dump import RangeFilter
 
         return f(*args, rng=RangeFilter(from_offset, to_offset, from_time, to_time, limit), **kwargs)
 

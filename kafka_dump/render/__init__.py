@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from kafka_dump.model import Batch, Problem, Record
 
-if TYPE_CHECKING:  # the side-file reader (and the segment reader behind it) only when a command reads one
+if TYPE_CHECKING:  # for the annotation only: a renderer of stats need not load the side-file readers
     from kafka_dump.internal.sidefiles import SideItem
 
 T_co = TypeVar("T_co", covariant=True)
