@@ -12,19 +12,53 @@ tail, so that ``--salvage`` knows what to drop. No printing here.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+import zlib
+from collections.abc import Generator, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import NamedTuple
+from typing import TYPE_CHECKING, BinaryIO, NamedTuple
 
-from kafka_dump.errors import KafkaDumpError
-from kafka_dump.format.codecs import DEFAULT_MAX_BATCH_BYTES, DEFAULT_MAX_RECORDS_PER_BATCH
-from kafka_dump.format.walk import RecordWalk
-from kafka_dump.index import IndexCheck
+from kafka_dump import format as _twins
+from kafka_dump.errors import KafkaDumpError, NotASegmentError
+from kafka_dump.format import layout as L
+from kafka_dump.format.checksum import crc32c
+from kafka_dump.format.codecs import DEFAULT_MAX_BATCH_BYTES, DEFAULT_MAX_RECORDS_PER_BATCH, decompress
 from kafka_dump.model import Batch, Check, Compression, ControlType, Problem, ProblemKind, TimestampType
-from kafka_dump.segment import SEGMENT_SUFFIXES, read_segment, segment_base_offset
+
+if TYPE_CHECKING:
+    from kafka_dump.format._walk_pure import EntryRow
+    from kafka_dump.format.walk import RecordWalk
+    from kafka_dump.index import IndexCheck
+    from kafka_dump.segment import Item
+
+# The segment reader (and the index check, which reads through it) is imported only when a file needs
+# it: a sound segment without index files is checked by the entry walk alone, and start-up is most of
+# a short check's time.
+_CHUNK_SIZE = 4 * 1024 * 1024  # segment.CHUNK_SIZE: no entry below it is refused as too large
+_INDEX_SUFFIXES = (".index", ".timeindex", ".txnindex")
 
 _PROGRESS_EVERY = 4 * 1024 * 1024  # bytes of file between progress events
+_WINDOW = 8 * 1024 * 1024  # bytes read at a time for the entry walk
+_RESUME_AFTER = 256 * 1024  # sound bytes after damage before the entry walk takes over from the reader
+_PREFIX = L.MAGIC_OFFSET + 1  # offset, size and magic
+_SMALLEST = L.LOG_OVERHEAD + L.LEGACY_V0_MIN_SIZE
+_CODECS = tuple(Compression(i) for i in range(8))
+# The index check reads a batch's position, offsets and maxTimestamp: an entry walked in C is given as this.
+_ROW = Batch("", 0, 0, 0, 2, 0, Compression.NONE, TimestampType.CREATE_TIME, -1, -1, -1, -1, -1, -1, -1, False,
+             False, None, 0, True, 0, 0, None)  # fmt: skip
+
+
+def _entry_size(data: bytes | bytearray, at: int) -> int:
+    """The whole size of the entry whose offset field starts at ``data[at]``."""
+    return L.LOG_OVERHEAD + int(L.INT32.unpack_from(data, at + L.LOG_ENTRY_SIZE_OFFSET)[0])
+
+
+def _item_end(item: Item) -> int:
+    if isinstance(item, Batch):
+        return item.position + item.sizeInBytes
+    return item.position + item.length
+
+
 _MARKERS = (ControlType.ABORT, ControlType.COMMIT)
 _NOTHING: list[Problem] = []  # never appended to
 
@@ -94,6 +128,8 @@ def verify_files(paths: list[str]) -> list[Path]:
     for raw in paths:
         p = Path(raw)
         if p.is_dir():
+            from kafka_dump.segment import SEGMENT_SUFFIXES, segment_base_offset
+
             try:
                 found = [c for c in p.rglob("*") if c.suffix in SEGMENT_SUFFIXES and c.is_file()]
             except OSError as exc:
@@ -147,38 +183,150 @@ class _FileCheck:
     def run(self) -> Iterator[VerifyEvent]:
         report = self.report
         report.bytes = os.stat(self.path).st_size
-        if self.options.index and self.path.suffix == ".log":
+        index_files = self.options.index and self.path.suffix == ".log"
+        if index_files and any(self.path.with_suffix(s).exists() for s in _INDEX_SUFFIXES):
+            from kafka_dump.index import IndexCheck
+
             self._index = IndexCheck(self.path)
             report.indexFiles = len(self._index.files)
-        deep = self.options.deep
+        try:
+            f = open(self.path, "rb")  # noqa: SIM115 (closed below)
+            size = os.fstat(f.fileno()).st_size
+        except OSError as exc:
+            raise NotASegmentError(exc.strerror or str(exc), file=str(self.path)) from None
+        with f:
+            yield from self._scan(f, size)
+        yield from self._finish_pending()
+        if self._index is not None:
+            for p in self._index.finish():
+                report.indexProblems += 1
+                yield p
+        yield FileProgress(report.file, report.bytes)
+
+    def _scan(self, f: BinaryIO, size: int) -> Iterator[VerifyEvent]:
+        """The file's entries: runs of sound ones walked by the entry walk (in C, without a Python
+        object per entry), each other one read the slow way (the segment reader, which reports it)."""
+        options = self.options
+        report = self.report
+        buf = bytearray(min(_WINDOW, max(size, 1)))
+        rows: list[EntryRow] | None = [] if self._index is not None else None
+        limit = max(options.max_batch_bytes, _CHUNK_SIZE)
+        mbb = options.max_batch_bytes
+
+        def unpack(codec: int, payload: memoryview) -> bytes:
+            return decompress(_CODECS[codec], payload, mbb)
+
+        pos = 0
         next_progress = _PROGRESS_EVERY
-        items = read_segment(
+        data: bytes | bytearray = buf
+        start = n = 0  # data[0:n] holds the file from byte start
+        while pos < size:
+            at = pos - start
+            if at < 0 or n - at < _PREFIX or _entry_size(data, at) > n - at:
+                # The next entry is not whole in the window: read on from it (once).
+                f.seek(pos)
+                data, start, at = buf, pos, 0
+                n = f.readinto(buf)  # type: ignore[attr-defined]
+                if n >= _PREFIX and n < _entry_size(buf, 0) <= min(size - pos, limit):
+                    f.seek(pos)
+                    data = f.read(_entry_size(buf, 0))  # one entry larger than the window
+                    n = len(data)
+            used, batches, records, gaps, self._last_offset, self._after_damage = _twins.walk_entries(
+                data, at, n, start, options.deep, self._last_offset, self._after_damage,
+                options.max_records_per_batch, limit, crc32c, zlib.crc32, unpack, rows,
+            )  # fmt: skip
+            report.batches += batches
+            report.records += records
+            report.gaps += gaps
+            if rows:
+                yield from self._index_rows(rows)
+            pos += used
+            if pos >= next_progress:
+                next_progress = pos + _PROGRESS_EVERY
+                yield FileProgress(report.file, pos)
+            if pos >= size:
+                break
+            rest = n - (at + used)
+            if used and (rest < _PREFIX or _entry_size(data, at + used) > rest):
+                continue  # the next entry runs past the window: read on from it
+            pos = yield from self._slow(f, pos, size)
+
+    def _index_rows(self, rows: list[EntryRow]) -> Iterator[Problem]:
+        index = self._index
+        assert index is not None  # rows are asked for only with an index
+        for position, base, last, max_ts in rows:
+            index.batch(
+                _ROW._replace(position=position, baseOffset=base, lastOffset=last, maxTimestamp=max_ts)
+            )
+            for p in index.take():
+                self.report.indexProblems += 1
+                yield p
+        rows.clear()
+
+    def _slow(self, f: BinaryIO, pos: int, size: int) -> Generator[VerifyEvent, None, int]:
+        """Read the entry at ``pos`` as the segment reader reads it; return where the entry walk goes on.
+
+        An entry that frames is decoded alone. Anything else (a CRC failure, a bad size, the tail)
+        is the segment reader's, from ``pos``: its runs are taken while they hold problems, so that
+        a damaged stretch is read through one window, as a whole-file read would.
+        """
+        from kafka_dump.segment import _decode_entry as decode_entry
+        from kafka_dump.segment import read_segment_runs
+
+        options = self.options
+        f.seek(pos)
+        head = f.read(_PREFIX)
+        if len(head) == _PREFIX:
+            entry = _entry_size(head, 0)
+            if _SMALLEST <= entry <= min(size - pos, max(options.max_batch_bytes, _CHUNK_SIZE)):
+                f.seek(pos)
+                buf = f.read(entry)
+                if len(buf) == entry:
+                    found, broken, walk = decode_entry(
+                        str(self.path), buf, 0, pos, entry, head[L.MAGIC_OFFSET], False,
+                        options.max_batch_bytes, self._walked if options.deep else None,
+                        options.max_records_per_batch,
+                    )  # fmt: skip
+                    if broken is None:
+                        if walk is not None and isinstance(found[0], Batch):
+                            self._walked(found[0], walk)
+                        yield from self._take(found)
+                        yield from self._finish_pending()
+                        return pos + entry
+        runs = read_segment_runs(
             self.path,
             with_records=False,
-            max_batch_bytes=self.options.max_batch_bytes,
-            on_walk=self._walked if deep else None,
-            max_records_per_batch=self.options.max_records_per_batch,
+            max_batch_bytes=options.max_batch_bytes,
+            start=pos,
+            on_walk=self._walked if options.deep else None,
+            max_records_per_batch=options.max_records_per_batch,
         )
-        batches = 0
+        end = size  # unless the reader is left before the end
+        clean = 0  # bytes of sound entries since the last problem
+        for run in runs:
+            yield from self._take(run)
+            if not run or any(isinstance(item, Problem) for item in run):
+                clean = 0
+                continue
+            run_end = max(_item_end(item) for item in run)
+            clean += run_end - run[0].position
+            if clean >= _RESUME_AFTER:
+                end = run_end  # a sound stretch: the entry walk takes over again
+                break
+        del runs  # closes the file it opened
+        yield from self._finish_pending()
+        return max(end, pos + 1)
+
+    def _take(self, items: Sequence[Item]) -> Iterator[Problem]:
         for item in items:
             if type(item) is Batch:
                 if self._pending is not None and (found := self._finish_pending()):
                     yield from found
                 self._pending = item
                 self._pending_bad = False
-                batches += 1
-                if item.position >= next_progress:
-                    next_progress = item.position + _PROGRESS_EVERY
-                    yield FileProgress(report.file, item.position)
+                self.report.batches += 1
             elif isinstance(item, Problem):
                 yield from self._problem(item)
-        yield from self._finish_pending()
-        report.batches = batches
-        if self._index is not None:
-            for p in self._index.finish():
-                report.indexProblems += 1
-                yield p
-        yield FileProgress(report.file, report.bytes)
 
     def _problem(self, p: Problem) -> list[Problem]:
         report = self.report
@@ -222,8 +370,13 @@ class _FileCheck:
             for p in self._index.take():
                 report.indexProblems += 1
                 found.append(p)
+        # Shallow, a v0/v1 wrapper's header is all that is read of it (README: what --shallow leaves
+        # out), whichever way it was read: its inner messages are not counted, nor a gap before it.
+        wrapper = b.magic < 2 and b.compression is not Compression.NONE and not self.options.deep
         if walk is not None:
             report.records += walk.records
+        elif wrapper:
+            pass
         elif b.records is not None:
             report.records += len(b.records)
         else:
@@ -238,7 +391,7 @@ class _FileCheck:
             and not b.isControl
             and (b.magic == 2 or b.compression is Compression.NONE or not self.options.deep)
         ):
-            if last is not None and b.baseOffset > last + 1 and not self._after_damage:
+            if last is not None and b.baseOffset > last + 1 and not self._after_damage and not wrapper:
                 report.gaps += 1
             self._last_offset = b.lastOffset
             self._after_damage = False
@@ -259,7 +412,11 @@ class _FileCheck:
             if b.baseOffset <= last:
                 reason = f"batch's baseOffset {b.baseOffset} does not follow the previous batch's last offset {last}"
                 out.append(self._at(b, Check.OFFSET_ORDER, reason, last + 1, b.baseOffset))
-            elif b.baseOffset > last + 1 and not self._after_damage:
+            elif (
+                b.baseOffset > last + 1
+                and not self._after_damage
+                and (self.options.deep or b.magic == 2 or b.compression is Compression.NONE)
+            ):
                 self.report.gaps += 1
         if not out:
             self._last_offset = b.lastOffset

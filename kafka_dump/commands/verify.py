@@ -6,7 +6,6 @@ processes with ``-j``), shows the problems and a summary, and writes the salvage
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -31,15 +30,15 @@ from kafka_dump.commands.options import (
     traceback_option,
 )
 from kafka_dump.model import Problem, ProblemKind
-from kafka_dump.render.jsonl import problem_object
 from kafka_dump.render.output import ColorMode, Output
 from kafka_dump.render.payload import printable
-from kafka_dump.salvage import SalvageResult, salvage
 
 if TYPE_CHECKING:
     from rich.console import Console
     from rich.progress import Progress
     from rich.text import Text
+
+    from kafka_dump.salvage import SalvageResult
 
 
 @click.command("verify-crc")
@@ -113,6 +112,8 @@ def verify_crc(
                 reports.append(event)
                 show.report(event)
                 if salvage_dir is not None and event.damaged and event.error is None:
+                    from kafka_dump.salvage import salvage
+
                     show.salvaged(salvage(Path(event.file), event.dropped, salvage_dir))
     show.finish(reports)
     out.flush()
@@ -210,6 +211,8 @@ class _JsonOut:
         self.above: Console | None = None
 
     def problem(self, p: Problem) -> None:
+        from kafka_dump.render.jsonl import problem_object
+
         self._out.write_bytes(_json(problem_object(p)))
 
     def report(self, r: FileReport) -> None:
@@ -223,6 +226,8 @@ class _JsonOut:
 
 
 def _json(obj: dict[str, Any]) -> bytes:
+    import json
+
     text = json.dumps(obj, ensure_ascii=False, separators=(",", ":")) + "\n"
     return text.encode("utf-8", "backslashreplace")
 

@@ -7,7 +7,7 @@ The choice is made once, here:
 * the decoder (``decode_v2_records``, ``decode_legacy_inner``, ``decode_legacy_wrapper``,
   ``decode_legacy_run``):
   ``_speedups.c``, else ``_pure.py``; ``ACTIVE_TWIN`` names the choice;
-* the validating record walk (``walk_v2_records``, for ``verify-crc --deep``): ``_walk.c``, else
+* the validating walks (``walk_v2_records``, ``walk_entries``, for ``verify-crc``): ``_walk.c``, else
   ``_walk_pure.py``; ``WALK_TWIN`` names it;
 * the statistics walk (``gather_v2_records``, ``gather_legacy_inner``, for ``stats``; re-exported
   by ``gather.py`` with its histogram layout): ``_gather.c``, else ``_gather_pure.py``, and only
@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from kafka_dump.format import _gather_layout, _walk_pure
+from kafka_dump.format import _gather_layout
 from kafka_dump.format.twins import DecoderTwin, EncoderTwin, GatherTwin, WalkTwin, pure_requested
 
 # The decoder: _speedups.c, else _pure.py (imported only then: `kdump --version` names the twin and
@@ -52,8 +52,8 @@ decode_legacy_inner = decoder.decode_legacy_inner
 decode_legacy_run = decoder.decode_legacy_run
 decode_legacy_wrapper = decoder.decode_legacy_wrapper
 
-# The validating record walk: _walk.c, else _walk_pure.py.
-walker: WalkTwin = _walk_pure
+# The validating walks: _walk.c, else _walk_pure.py (imported only then, like the decoder's).
+_walker: WalkTwin | None = None
 WALK_TWIN = "pure-python"
 if not pure_requested():
     try:
@@ -61,9 +61,15 @@ if not pure_requested():
     except ImportError:
         pass
     else:
-        walker = _walk
+        _walker = _walk
         WALK_TWIN = "compiled"
+if _walker is None:
+    from kafka_dump.format import _walk_pure
+
+    _walker = _walk_pure
+walker: WalkTwin = _walker
 walk_v2_records = walker.walk_v2_records
+walk_entries = walker.walk_entries
 
 # The statistics walk: _gather.c, else _gather_pure.py (and the pure one if their buckets differ);
 # the pure one imported only then, as the decoder's.
@@ -152,6 +158,7 @@ __all__ = [
     "new_batch",
     "v1_inner_to_v2",
     "v2_records_size",
+    "walk_entries",
     "walk_v2_records",
     "walker",
 ]

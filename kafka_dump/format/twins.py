@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from kafka_dump.errors import CorruptRecordError
 from kafka_dump.format._gather_layout import (
@@ -20,8 +20,10 @@ from kafka_dump.format._gather_layout import (
     Histograms,
     WrapperHistograms,
 )
-from kafka_dump.format._walk_pure import RawWalk
 from kafka_dump.model import Batch, Compression, Record
+
+if TYPE_CHECKING:  # the pure walk's module is imported only when it is the twin chosen
+    from kafka_dump.format._walk_pure import Checksum, Decompress, EntryRow, RawEntryWalk, RawWalk
 
 
 def pure_requested() -> bool:
@@ -69,11 +71,29 @@ class DecoderTwin(Protocol):
 
 
 class WalkTwin(Protocol):
-    """The validating walk over a v2 batch's records; see ``_walk_pure.py`` and ``walk.py``."""
+    """The validating walks: a v2 batch's records, and a segment's sound entries; see ``_walk_pure.py``."""
 
     def walk_v2_records(
         self, data: bytes, pos: int, end: int, count: int, last_offset_delta: int, /
     ) -> RawWalk: ...
+
+    def walk_entries(
+        self,
+        data: bytes | bytearray,
+        pos: int,
+        end: int,
+        file_pos: int,
+        deep: bool,
+        last: int | None,
+        after_damage: bool,
+        max_records: int,
+        entry_limit: int,
+        crc32c: Checksum,
+        crc32: Checksum,
+        decompress: Decompress,
+        rows: list[EntryRow] | None,
+        /,
+    ) -> RawEntryWalk: ...
 
 
 class EncoderTwin(Protocol):

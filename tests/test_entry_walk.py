@@ -1,0 +1,261 @@
+"""The entry walk (``walk_entries``) that ``verify-crc`` runs over sound stretches of a segment.
+
+Two differentials: the compiled twin agrees with the pure reference on every input (whole result and
+the index rows), and ``verify-crc`` with the walk reports exactly what it reports with the walk
+turned off (every entry then read the slow way, by the segment reader): every problem, its position,
+the counts. Shallow on v0/v1 compressed wrappers differs by design (README "verify-crc": the header
+holds only the last offset), so there it may only report less, never something else.
+"""
+
+from __future__ import annotations
+
+import itertools
+import zlib
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import kafka_dump.format as twins
+from kafka_dump.analysis.verify import FileReport, VerifyOptions, verify_file
+from kafka_dump.format import _walk_pure
+from kafka_dump.format.checksum import crc32c
+from kafka_dump.format.codecs import decompress
+from kafka_dump.model import Compression, Problem
+
+from .batches import (
+    GZIP,
+    LZ4,
+    SNAPPY,
+    default_records,
+    legacy_messages,
+    legacy_records,
+    raw_record,
+    raw_v2_batch,
+    v2_batch,
+)
+from .conftest import FIXTURES, SHARED_REAL
+
+walk_c = pytest.importorskip("kafka_dump.format._walk")
+
+NAME = "00000000000000000000.log"
+
+
+def _unpack(codec: int, payload: memoryview) -> bytes:
+    return decompress(Compression(codec), payload, 1 << 20)
+
+
+def _both(data: bytes, *, deep: bool, last: int | None = None, damage: bool = False, max_records: int = 1000,
+          limit: int = 1 << 22, pos: int = 0) -> tuple[object, list[tuple[int, int, int, int]]]:  # fmt: skip
+    out = []
+    for twin in (_walk_pure, walk_c):
+        rows: list[tuple[int, int, int, int]] = []
+        got = twin.walk_entries(
+            data,
+            pos,
+            len(data),
+            100,
+            deep,
+            last,
+            damage,
+            max_records,
+            limit,
+            crc32c,
+            zlib.crc32,
+            _unpack,
+            rows,
+        )
+        out.append((got, rows))
+    assert out[0] == out[1]
+    return out[0]
+
+
+def _marker() -> bytes:
+    import struct
+
+    return raw_record(key=struct.pack(">hh", 0, 1), value=struct.pack(">hi", 0, 3))
+
+
+def mixed_segment() -> bytes:
+    """Every kind of entry the walk takes or declines, back to back, offsets increasing."""
+    parts = [
+        v2_batch(default_records(3, seed=1), base_offset=0),
+        v2_batch(default_records(3, seed=2, compressible=True), codec=LZ4, base_offset=3),
+        v2_batch(default_records(2, seed=3, compressible=True), codec=SNAPPY, base_offset=10),  # a gap
+        raw_v2_batch(_marker(), 1, attributes=0x30, base_offset=12),  # a control batch
+        legacy_messages(legacy_records(2), magic=1, base_offset=13),
+        legacy_messages(legacy_records(3, seed=1), magic=1, codec=GZIP, base_offset=15),
+        legacy_messages(legacy_records(2, seed=2), magic=0, codec=SNAPPY, base_offset=18),
+        legacy_messages(legacy_records(2, seed=3), magic=0, base_offset=25),
+    ]
+    return b"".join(parts)
+
+
+SEGMENTS = {
+    "mixed": mixed_segment,
+    "v2": lambda: b"".join(v2_batch(default_records(3, seed=i), base_offset=3 * i) for i in range(3)),
+    "v1-gzip": lambda: b"".join(
+        legacy_messages(legacy_records(3, seed=i), magic=1, codec=GZIP, base_offset=3 * i) for i in range(3)
+    ),
+}
+
+
+# --- the twins ---------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("deep", [True, False], ids=["deep", "shallow"])
+def test_twins_agree_on_a_mixed_segment(deep: bool) -> None:
+    data = mixed_segment()
+    (used, batches, records, gaps, last, _damage), rows = _both(data, deep=deep)  # type: ignore[misc]
+    if deep:  # stops at the control batch, whose record is decoded the slow way
+        assert (batches, records, gaps, last) == (3, 8, 1, 11)
+    else:
+        assert (used, batches, gaps, last) == (len(data), 10, 2, 26)  # 3..10, and 19..25
+        assert records == 3 + 3 + 2 + 1 + 2 + 0 + 0 + 2  # a wrapper's records are not counted shallow
+    assert len(rows) == batches and rows[0] == (100, 0, 2, 1_700_000_000_002)
+    assert all(a[0] < b[0] and a[2] < b[2] for a, b in itertools.pairwise(rows))
+
+
+@pytest.mark.parametrize("name", SEGMENTS)
+@pytest.mark.parametrize("deep", [True, False], ids=["deep", "shallow"])
+def test_twins_agree_on_every_flipped_byte_and_cut(name: str, deep: bool) -> None:
+    data = SEGMENTS[name]()
+    for at in range(len(data)):
+        damaged = bytearray(data)
+        damaged[at] ^= 0x11 if at % 2 else 0x80
+        _both(bytes(damaged), deep=deep)
+    for cut in range(0, len(data), 7):
+        _both(data[:cut], deep=deep, last=5, damage=True, max_records=2)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.binary(max_size=200),
+    st.booleans(),
+    st.one_of(st.none(), st.integers(min_value=-(2**63), max_value=2**63 - 1)),
+    st.integers(min_value=0, max_value=40),
+)
+def test_twins_agree_on_arbitrary_bytes(tail: bytes, deep: bool, last: int | None, cut: int) -> None:
+    data = SEGMENTS["mixed"]()[: cut * 40] + tail
+    _both(data, deep=deep, last=last)
+
+
+def test_bad_arguments_raise_alike() -> None:
+    for twin in (_walk_pure, walk_c):
+        with pytest.raises(ValueError, match="0 <= pos <= end"):
+            twin.walk_entries(b"abc", 0, 4, 0, True, None, False, 1, 1, crc32c, zlib.crc32, _unpack, None)
+
+
+# --- verify-crc with and without the walk ------------------------------------------------------------------------
+
+
+def _declined(data: object, pos: int, end: int, file_pos: int, deep: bool, last: int | None, damage: bool,
+              *rest: object) -> tuple[int, int, int, int, int | None, bool]:  # fmt: skip
+    return (0, 0, 0, 0, last, damage)
+
+
+def _events(
+    path: Path, monkeypatch: pytest.MonkeyPatch, *, walk: bool, deep: bool, resume: int = 0
+) -> list[object]:
+    with monkeypatch.context() as m:
+        if not walk:
+            m.setattr(twins, "walk_entries", _declined)
+        # After damage the segment reader hands back to the walk after `resume` sound bytes: 0 here,
+        # so that the hand-overs are many even in these small files.
+        m.setattr("kafka_dump.analysis.verify._RESUME_AFTER", resume)
+        return list(verify_file(path, VerifyOptions(deep=deep, index=True)))
+
+
+def _same(path: Path, monkeypatch: pytest.MonkeyPatch, *, deep: bool, wrappers: bool) -> None:
+    fast = _events(path, monkeypatch, walk=True, deep=deep)
+    _agree(fast, _events(path, monkeypatch, walk=True, deep=deep, resume=1 << 62), path, deep, wrappers)
+    _agree(fast, _events(path, monkeypatch, walk=False, deep=deep, resume=1 << 62), path, deep, wrappers)
+
+
+def _agree(fast: list[object], slow: list[object], path: Path, deep: bool, wrappers: bool) -> None:
+    if deep or not wrappers:
+        assert fast == slow, path
+        return
+    # Shallow over wrappers: no problem the slow way lacks; the same CRC failures and bad regions.
+    fast_p = [e for e in fast if isinstance(e, Problem)]
+    slow_p = [e for e in slow if isinstance(e, Problem)]
+    assert set(fast_p) <= set(slow_p), path
+    f, s = fast[-1], slow[-1]
+    assert isinstance(f, FileReport) and isinstance(s, FileReport)
+    assert (f.batches, f.records, f.crcErrors, f.badRegions, f.tail, f.error) == (
+        s.batches, s.records, s.crcErrors, s.badRegions, s.tail, s.error), path  # fmt: skip
+
+
+@pytest.mark.parametrize("name", SEGMENTS)
+@pytest.mark.parametrize("deep", [True, False], ids=["deep", "shallow"])
+def test_verify_with_and_without_the_walk_on_flipped_bytes(
+    name: str, deep: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    data = SEGMENTS[name]()
+    path = tmp_path / NAME
+    for at in range(0, len(data), 5):
+        damaged = bytearray(data)
+        damaged[at] ^= 0x24
+        path.write_bytes(bytes(damaged) + (b"\x00" * 20 if at % 3 == 0 else b""))
+        _same(path, monkeypatch, deep=deep, wrappers=name != "v2")
+
+
+def _fixture_logs() -> list[Path]:
+    logs = sorted(FIXTURES.glob("*.log")) + sorted((FIXTURES / "bad").glob("*.log"))
+    if SHARED_REAL.is_dir():
+        logs += sorted(p for p in SHARED_REAL.rglob("*") if p.suffix in (".log", ".checkpoint"))
+    return logs
+
+
+@pytest.mark.parametrize("path", _fixture_logs(), ids=lambda p: p.name)
+@pytest.mark.parametrize("deep", [True, False], ids=["deep", "shallow"])
+def test_verify_with_and_without_the_walk_on_fixtures(
+    path: Path, deep: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _same(path, monkeypatch, deep=deep, wrappers=True)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.binary(max_size=120), st.integers(min_value=0, max_value=30), st.booleans())
+def test_verify_with_and_without_the_walk_on_arbitrary_tails(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, tail: bytes, cut: int, deep: bool
+) -> None:
+    path = tmp_path / NAME
+    path.write_bytes(SEGMENTS["mixed"]()[: cut * 50] + tail)
+    _same(path, monkeypatch, deep=deep, wrappers=True)
+
+
+def test_a_wrapper_out_of_order_is_found_shallow(tmp_path: Path) -> None:
+    """Shallow still checks a wrapper's last offset (its header's) against the entry before it."""
+    data = v2_batch(default_records(3), base_offset=10) + legacy_messages(
+        legacy_records(3), magic=1, codec=GZIP, base_offset=5
+    )
+    path = tmp_path / NAME
+    path.write_bytes(data)
+    problems = [e for e in verify_file(path, VerifyOptions(deep=False)) if isinstance(e, Problem)]
+    assert [p.check for p in problems] == ["offset-order"]
+
+
+def test_shallow_decompresses_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A sound segment of wrappers and compressed batches is checked shallow without one decompression
+    (README "verify-crc": what shallow leaves out); deep decompresses every one."""
+    import kafka_dump.format.codecs as codecs
+
+    calls: list[int] = []
+    real = codecs.decompress
+
+    def counting(codec: Compression, data: bytes | memoryview, limit: int) -> bytes:
+        calls.append(int(codec))
+        return real(codec, data, limit)
+
+    monkeypatch.setattr(codecs, "decompress", counting)
+    monkeypatch.setattr("kafka_dump.analysis.verify.decompress", counting)
+    path = tmp_path / NAME
+    path.write_bytes(mixed_segment())
+    shallow = list(verify_file(path, VerifyOptions(deep=False)))
+    assert calls == [] and not any(isinstance(e, Problem) for e in shallow)
+    deep = list(verify_file(path, VerifyOptions(deep=True)))
+    assert sorted(calls) == [GZIP, SNAPPY, SNAPPY, LZ4] and not any(isinstance(e, Problem) for e in deep)
+    report = deep[-1]
+    assert isinstance(report, FileReport) and report.records == 3 + 3 + 2 + 1 + 2 + 3 + 2 + 2
