@@ -30,7 +30,7 @@ from kafka_dump.commands.options import (
     traceback_option,
 )
 from kafka_dump.internal import DECODE_CHOICES
-from kafka_dump.model import Problem, ProblemKind
+from kafka_dump.model import Batch, Problem, ProblemKind
 from kafka_dump.render import Renderer, progress
 from kafka_dump.render.jsonl import JsonRenderer, terminal_safe
 from kafka_dump.render.kafka_text import KafkaTextRenderer
@@ -109,7 +109,10 @@ def dump(
         json_renderer = JsonRenderer(PayloadEncoding(payload), decode)
         # On a terminal, the same JSON with what a terminal would act on escaped.
         write_json = out.write_byte_lines if not out.is_terminal else _terminal_json(out)
-        summary = _render(events, json_renderer, write_json)
+        try:
+            summary = _render(events, json_renderer, write_json, run=json_renderer.run)
+        finally:
+            out.flush()  # what is gathered for one big write, before an error's line on stderr
     elif fmt == "kafka":
         kafka = KafkaTextRenderer(records=not batches_only, escape=out.is_terminal, decode=decode)
         summary = _render(events, kafka, out.write_lines, corrupt=out.diagnostic)
@@ -141,17 +144,22 @@ def _render(
     renderer: Renderer[T],
     write: Callable[[Sequence[T]], None],
     corrupt: Callable[[str], None] | None = None,
+    run: Callable[[Sequence[Batch]], Sequence[T]] | None = None,
 ) -> Summary:
     """Feed every event to ``renderer`` and write what it answers; return the closing ``Summary``.
 
     ``corrupt``: where corruption goes instead, when the format has no place for it (Kafka's lines).
+    ``run``: the renderer's way with a whole ``BatchRun`` in one call, where it has one.
     """
     batch = renderer.batch
     for event in events:
         if type(event) is BatchEvent:  # the hot case first: one per batch, or per v0/v1 message
             lines = batch(event[0], event[1])
         elif type(event) is BatchRun:  # a run of plain v0/v1 messages: one write for them all
-            lines = [line for b in event[0] for line in batch(b, b.records)]
+            if run is not None:
+                lines = run(event[0])
+            else:
+                lines = [line for b in event[0] for line in batch(b, b.records)]
         elif type(event) is Summary:
             return event
         elif isinstance(event, Problem):

@@ -6,6 +6,9 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#if PY_VERSION_HEX < 0x030B0000
+#include <longintrepr.h> /* an int's digits, read by small_long (Python.h has them from 3.11) */
+#endif
 #include <stdint.h>
 #include <string.h>
 
@@ -16,20 +19,24 @@ enum { PAYLOAD_TEXT = 0, PAYLOAD_BASE64 = 1, PAYLOAD_HEX = 2 };
 
 /* ---- a growing output buffer ---------------------------------------------------------------------- */
 
+/* The output is written straight into a bytes object, resized as it grows and cut to its length at
+ * the end (buf_finish): a run's megabyte of JSON is not copied once more. */
 typedef struct {
+    PyObject *bytes; /* NULL until the first byte */
     char *data;
     Py_ssize_t len, cap;
 } Buf;
 
+#define BUF_INIT {NULL, NULL, 0, 0}
+
+/* The slow half of buf_reserve: grow the buffer (doubling) to hold extra more bytes. */
 static int
-buf_reserve(Buf *b, Py_ssize_t extra)
+buf_grow(Buf *b, Py_ssize_t extra)
 {
     if (extra > PY_SSIZE_T_MAX - b->len) {
         PyErr_NoMemory();
         return -1;
     }
-    if (b->len + extra <= b->cap)
-        return 0;
     Py_ssize_t cap = b->cap ? b->cap : 4096;
     while (cap < b->len + extra) {
         if (cap > PY_SSIZE_T_MAX / 2) {
@@ -38,17 +45,41 @@ buf_reserve(Buf *b, Py_ssize_t extra)
         }
         cap *= 2;
     }
-    char *data = PyMem_Realloc(b->data, (size_t)cap);
-    if (data == NULL) {
-        PyErr_NoMemory();
+    if (b->bytes == NULL)
+        b->bytes = PyBytes_FromStringAndSize(NULL, cap);
+    else if (_PyBytes_Resize(&b->bytes, cap) < 0)
+        b->bytes = NULL; /* freed by _PyBytes_Resize */
+    if (b->bytes == NULL) {
+        b->data = NULL;
+        b->len = b->cap = 0;
         return -1;
     }
-    b->data = data;
+    b->data = PyBytes_AS_STRING(b->bytes);
     b->cap = cap;
     return 0;
 }
 
-static int
+/* The bytes written, as a bytes object (the buffer is handed over); NULL on error. */
+static PyObject *
+buf_finish(Buf *b)
+{
+    PyObject *out = b->bytes;
+    b->bytes = NULL;
+    if (out == NULL)
+        return PyBytes_FromStringAndSize(NULL, 0);
+    if (_PyBytes_Resize(&out, b->len) < 0)
+        return NULL;
+    return out;
+}
+
+/* Inlined, so that a literal's copy is a few moves and the common case one compare. */
+static inline int
+buf_reserve(Buf *b, Py_ssize_t extra)
+{
+    return extra <= b->cap - b->len ? 0 : buf_grow(b, extra);
+}
+
+static inline int
 buf_put(Buf *b, const char *s, Py_ssize_t n)
 {
     if (buf_reserve(b, n) < 0)
@@ -60,29 +91,85 @@ buf_put(Buf *b, const char *s, Py_ssize_t n)
 
 #define PUT_LIT(b, lit) buf_put((b), (lit), (Py_ssize_t)(sizeof(lit) - 1))
 
+static const char DIGIT_PAIRS[201] =
+    "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+    "8081828384858687888990919293949596979899";
+
+/* v in decimal, two digits at a time (snprintf costs more than the rest of a record's JSON). The
+ * digits are made at the end of tmp and copied 20 bytes at once (a constant size: a few moves, not a
+ * call); the bytes past the number are written over by what follows. */
+static inline int
+buf_long(Buf *b, long long v)
+{
+    if (buf_reserve(b, 20) < 0)
+        return -1;
+    char tmp[40];
+    char *end = tmp + 20, *p = end;
+    unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
+    while (u >= 100) {
+        unsigned d = (unsigned)(u % 100) * 2;
+        u /= 100;
+        *--p = DIGIT_PAIRS[d + 1];
+        *--p = DIGIT_PAIRS[d];
+    }
+    if (u >= 10) {
+        *--p = DIGIT_PAIRS[u * 2 + 1];
+        *--p = DIGIT_PAIRS[u * 2];
+    }
+    else
+        *--p = (char)('0' + u);
+    if (v < 0)
+        *--p = '-';
+    memcpy(b->data + b->len, p, 20);
+    b->len += end - p;
+    return 0;
+}
+
+/* The value of an exact int of at most two digits (every offset, time and size), read without a
+ * call; 0 when it is anything else, for the general path. */
+static inline int
+small_long(PyObject *n, long long *v)
+{
+    if (!PyLong_CheckExact(n))
+        return 0;
+#if PY_VERSION_HEX >= 0x030C0000
+    if (!PyUnstable_Long_IsCompact((PyLongObject *)n))
+        return 0;
+    *v = (long long)PyUnstable_Long_CompactValue((PyLongObject *)n);
+    return 1;
+#else
+    Py_ssize_t size = Py_SIZE(n);
+    const digit *d = ((PyLongObject *)n)->ob_digit;
+    if (size == 0)
+        *v = 0;
+    else if (size == 1 || size == -1)
+        *v = (long long)d[0];
+    else if (size == 2 || size == -2)
+        *v = (long long)(d[0] | (uint64_t)d[1] << PyLong_SHIFT);
+    else
+        return 0;
+    if (size < 0)
+        *v = -*v;
+    return 1;
+#endif
+}
+
 /* A Python int (or None) in decimal. */
 static int
 buf_number(Buf *b, PyObject *n)
 {
+    long long v;
+    if (small_long(n, &v))
+        return buf_long(b, v);
     if (n == Py_None)
         return PUT_LIT(b, "null");
     int overflow = 0;
-    long long v = PyLong_AsLongLongAndOverflow(n, &overflow);
+    v = PyLong_AsLongLongAndOverflow(n, &overflow);
     if (v == -1 && PyErr_Occurred())
         return -1;
-    if (!overflow) {
-        /* Decimal by hand: snprintf costs more than the rest of a record's JSON. */
-        char tmp[24];
-        char *end = tmp + sizeof tmp, *p = end;
-        unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
-        do {
-            *--p = (char)('0' + u % 10);
-            u /= 10;
-        } while (u);
-        if (v < 0)
-            *--p = '-';
-        return buf_put(b, p, end - p);
-    }
+    if (!overflow)
+        return buf_long(b, v);
     PyObject *text = PyObject_Str(n);
     if (text == NULL)
         return -1;
@@ -184,20 +271,31 @@ json_text(Buf *b, const unsigned char *p, Py_ssize_t n)
 
 static const char B64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
+/* Two base64 characters for each 12 bits: half the lookups of one a character (made at import). */
+static char B64_PAIRS[4096][2];
+
+static void
+b64_pairs_init(void)
+{
+    for (int i = 0; i < 4096; i++) {
+        B64_PAIRS[i][0] = B64[i >> 6];
+        B64_PAIRS[i][1] = B64[i & 63];
+    }
+}
+
 static int
 json_base64(Buf *b, const unsigned char *p, Py_ssize_t n)
 {
-    if (buf_reserve(b, (n + 2) / 3 * 4 + 2) < 0)
+    if (n > (PY_SSIZE_T_MAX - 8) / 4 * 3 || buf_reserve(b, (n + 2) / 3 * 4 + 2) < 0)
         return -1;
     char *o = b->data + b->len;
     *o++ = '"';
     Py_ssize_t i = 0;
     for (; i + 3 <= n; i += 3) {
         uint32_t v = (uint32_t)p[i] << 16 | (uint32_t)p[i + 1] << 8 | p[i + 2];
-        *o++ = B64[v >> 18];
-        *o++ = B64[(v >> 12) & 63];
-        *o++ = B64[(v >> 6) & 63];
-        *o++ = B64[v & 63];
+        memcpy(o, B64_PAIRS[v >> 12], 2);
+        memcpy(o + 2, B64_PAIRS[v & 4095], 2);
+        o += 4;
     }
     if (n - i == 1) {
         uint32_t v = (uint32_t)p[i] << 16;
@@ -365,6 +463,60 @@ put_bool(Buf *b, PyObject *v)
     return v == Py_True ? PUT_LIT(b, "true") : v == Py_False ? PUT_LIT(b, "false") : PUT_LIT(b, "null");
 }
 
+/* One batch's whole JSON line, appended to b: the twin of render/jsonl.py's batch_json. */
+static int
+put_batch(Buf *b, const char *file_json, Py_ssize_t file_len, PyObject *batch, PyObject *records, int mode)
+{
+    if (!Py_IS_TYPE(batch, (PyTypeObject *)model.batch_type) || PyTuple_GET_SIZE(batch) != BATCH_FIELDS) {
+        PyErr_SetString(PyExc_TypeError, "batch_json takes a Batch");
+        return -1;
+    }
+    int magic = (int)PyLong_AsLong(BATCH_ITEM(batch, B_MAGIC));
+    if (magic == -1 && PyErr_Occurred())
+        return -1;
+    if (PUT_LIT(b, "{\"type\":\"batch\",\"file\":") < 0 || buf_put(b, file_json, file_len) < 0 ||
+        PUT_LIT(b, ",\"position\":") < 0 || buf_number(b, BATCH_ITEM(batch, B_POSITION)) < 0 ||
+        PUT_LIT(b, ",\"baseOffset\":") < 0 || buf_number(b, BATCH_ITEM(batch, B_BASE_OFFSET)) < 0 ||
+        PUT_LIT(b, ",\"lastOffset\":") < 0 || buf_number(b, BATCH_ITEM(batch, B_LAST_OFFSET)) < 0 ||
+        PUT_LIT(b, ",\"magic\":") < 0 || buf_number(b, BATCH_ITEM(batch, B_MAGIC)) < 0 ||
+        PUT_LIT(b, ",\"compression\":") < 0 || put_label(b, BATCH_ITEM(batch, B_COMPRESSION), 1) < 0 ||
+        PUT_LIT(b, ",\"timestampType\":") < 0 || put_label(b, BATCH_ITEM(batch, B_TIMESTAMP_TYPE), 0) < 0 ||
+        PUT_LIT(b, ",\"baseTimestamp\":") < 0 || buf_number(b, BATCH_ITEM(batch, B_BASE_TIMESTAMP)) < 0 ||
+        PUT_LIT(b, ",\"maxTimestamp\":") < 0 || buf_number(b, BATCH_ITEM(batch, B_MAX_TIMESTAMP)) < 0 ||
+        PUT_LIT(b, ",\"producerId\":") < 0 || buf_number(b, BATCH_ITEM(batch, B_PRODUCER_ID)) < 0 ||
+        PUT_LIT(b, ",\"producerEpoch\":") < 0 || buf_number(b, BATCH_ITEM(batch, B_PRODUCER_EPOCH)) < 0 ||
+        PUT_LIT(b, ",\"baseSequence\":") < 0 || buf_number(b, BATCH_ITEM(batch, B_BASE_SEQUENCE)) < 0 ||
+        PUT_LIT(b, ",\"lastSequence\":") < 0 || buf_number(b, BATCH_ITEM(batch, B_LAST_SEQUENCE)) < 0 ||
+        PUT_LIT(b, ",\"partitionLeaderEpoch\":") < 0 || buf_number(b, BATCH_ITEM(batch, B_PARTITION_LEADER_EPOCH)) < 0 ||
+        PUT_LIT(b, ",\"isTransactional\":") < 0 || put_bool(b, BATCH_ITEM(batch, B_IS_TRANSACTIONAL)) < 0 ||
+        PUT_LIT(b, ",\"isControl\":") < 0 || put_bool(b, BATCH_ITEM(batch, B_IS_CONTROL)) < 0 ||
+        PUT_LIT(b, ",\"deleteHorizonMs\":") < 0 || buf_number(b, BATCH_ITEM(batch, B_DELETE_HORIZON_MS)) < 0 ||
+        PUT_LIT(b, ",\"crc\":") < 0 || buf_number(b, BATCH_ITEM(batch, B_CRC)) < 0 ||
+        PUT_LIT(b, ",\"crcValid\":") < 0 || put_bool(b, BATCH_ITEM(batch, B_CRC_VALID)) < 0 ||
+        PUT_LIT(b, ",\"sizeInBytes\":") < 0 || buf_number(b, BATCH_ITEM(batch, B_SIZE)) < 0 ||
+        PUT_LIT(b, ",\"recordCount\":") < 0 || buf_number(b, BATCH_ITEM(batch, B_RECORD_COUNT)) < 0 ||
+        PUT_LIT(b, ",\"records\":") < 0)
+        return -1;
+    if (records == Py_None) {
+        if (PUT_LIT(b, "null") < 0)
+            return -1;
+    }
+    else {
+        PyObject *seq = PySequence_Fast(records, "batch_json takes a sequence of records");
+        if (seq == NULL)
+            return -1;
+        int rc = PUT_LIT(b, "[");
+        for (Py_ssize_t i = 0; rc == 0 && i < PySequence_Fast_GET_SIZE(seq); i++) {
+            if ((i > 0 && PUT_LIT(b, ",") < 0) || json_record(b, PySequence_Fast_GET_ITEM(seq, i), magic, mode) < 0)
+                rc = -1;
+        }
+        Py_DECREF(seq);
+        if (rc < 0 || PUT_LIT(b, "]") < 0)
+            return -1;
+    }
+    return PUT_LIT(b, "}\n");
+}
+
 /* The twin of render/jsonl.py's batch_json: one batch's whole JSON line. */
 static PyObject *
 batch_json(PyObject *self, PyObject *args)
@@ -375,60 +527,57 @@ batch_json(PyObject *self, PyObject *args)
     int mode;
     if (!PyArg_ParseTuple(args, "y#OOi", &file_json, &file_len, &batch, &records, &mode))
         return NULL;
-    if (!Py_IS_TYPE(batch, (PyTypeObject *)model.batch_type) || PyTuple_GET_SIZE(batch) != BATCH_FIELDS) {
-        PyErr_SetString(PyExc_TypeError, "batch_json takes a Batch");
+    Buf b = BUF_INIT;
+    PyObject *result = NULL;
+    if (put_batch(&b, file_json, file_len, batch, records, mode) == 0)
+        result = buf_finish(&b);
+    Py_XDECREF(b.bytes);
+    return result;
+}
+
+/* The twin of render/jsonl.py's run_json: the lines of a run of batches of one file, each with all
+ * its records, as one bytes object (one call and one write for a whole read window). */
+static PyObject *
+run_json(PyObject *self, PyObject *args)
+{
+    PyObject *file, *batches;
+    const char *file_json;
+    Py_ssize_t file_len;
+    int mode;
+    if (!PyArg_ParseTuple(args, "Uy#Oi", &file, &file_json, &file_len, &batches, &mode))
         return NULL;
-    }
-    Buf b = {NULL, 0, 0};
-    PyObject *result = NULL, *seq = NULL;
-    int magic = (int)PyLong_AsLong(BATCH_ITEM(batch, B_MAGIC));
-    if (magic == -1 && PyErr_Occurred())
+    PyObject *seq = PySequence_Fast(batches, "run_json takes a sequence of batches");
+    if (seq == NULL)
+        return NULL;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    Buf b = BUF_INIT;
+    PyObject *result = NULL;
+    /* About 700 bytes a line for a plain message of 100 bytes: one allocation for most runs. */
+    if (n > 0 && buf_reserve(&b, n < PY_SSIZE_T_MAX / 1024 ? n * 1024 : n) < 0)
         goto done;
-    if (PUT_LIT(&b, "{\"type\":\"batch\",\"file\":") < 0 || buf_put(&b, file_json, file_len) < 0 ||
-        PUT_LIT(&b, ",\"position\":") < 0 || buf_number(&b, BATCH_ITEM(batch, B_POSITION)) < 0 ||
-        PUT_LIT(&b, ",\"baseOffset\":") < 0 || buf_number(&b, BATCH_ITEM(batch, B_BASE_OFFSET)) < 0 ||
-        PUT_LIT(&b, ",\"lastOffset\":") < 0 || buf_number(&b, BATCH_ITEM(batch, B_LAST_OFFSET)) < 0 ||
-        PUT_LIT(&b, ",\"magic\":") < 0 || buf_number(&b, BATCH_ITEM(batch, B_MAGIC)) < 0 ||
-        PUT_LIT(&b, ",\"compression\":") < 0 || put_label(&b, BATCH_ITEM(batch, B_COMPRESSION), 1) < 0 ||
-        PUT_LIT(&b, ",\"timestampType\":") < 0 || put_label(&b, BATCH_ITEM(batch, B_TIMESTAMP_TYPE), 0) < 0 ||
-        PUT_LIT(&b, ",\"baseTimestamp\":") < 0 || buf_number(&b, BATCH_ITEM(batch, B_BASE_TIMESTAMP)) < 0 ||
-        PUT_LIT(&b, ",\"maxTimestamp\":") < 0 || buf_number(&b, BATCH_ITEM(batch, B_MAX_TIMESTAMP)) < 0 ||
-        PUT_LIT(&b, ",\"producerId\":") < 0 || buf_number(&b, BATCH_ITEM(batch, B_PRODUCER_ID)) < 0 ||
-        PUT_LIT(&b, ",\"producerEpoch\":") < 0 || buf_number(&b, BATCH_ITEM(batch, B_PRODUCER_EPOCH)) < 0 ||
-        PUT_LIT(&b, ",\"baseSequence\":") < 0 || buf_number(&b, BATCH_ITEM(batch, B_BASE_SEQUENCE)) < 0 ||
-        PUT_LIT(&b, ",\"lastSequence\":") < 0 || buf_number(&b, BATCH_ITEM(batch, B_LAST_SEQUENCE)) < 0 ||
-        PUT_LIT(&b, ",\"partitionLeaderEpoch\":") < 0 || buf_number(&b, BATCH_ITEM(batch, B_PARTITION_LEADER_EPOCH)) < 0 ||
-        PUT_LIT(&b, ",\"isTransactional\":") < 0 || put_bool(&b, BATCH_ITEM(batch, B_IS_TRANSACTIONAL)) < 0 ||
-        PUT_LIT(&b, ",\"isControl\":") < 0 || put_bool(&b, BATCH_ITEM(batch, B_IS_CONTROL)) < 0 ||
-        PUT_LIT(&b, ",\"deleteHorizonMs\":") < 0 || buf_number(&b, BATCH_ITEM(batch, B_DELETE_HORIZON_MS)) < 0 ||
-        PUT_LIT(&b, ",\"crc\":") < 0 || buf_number(&b, BATCH_ITEM(batch, B_CRC)) < 0 ||
-        PUT_LIT(&b, ",\"crcValid\":") < 0 || put_bool(&b, BATCH_ITEM(batch, B_CRC_VALID)) < 0 ||
-        PUT_LIT(&b, ",\"sizeInBytes\":") < 0 || buf_number(&b, BATCH_ITEM(batch, B_SIZE)) < 0 ||
-        PUT_LIT(&b, ",\"recordCount\":") < 0 || buf_number(&b, BATCH_ITEM(batch, B_RECORD_COUNT)) < 0 ||
-        PUT_LIT(&b, ",\"records\":") < 0)
-        goto done;
-    if (records == Py_None) {
-        if (PUT_LIT(&b, "null") < 0)
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *batch = PySequence_Fast_GET_ITEM(seq, i);
+        if (!Py_IS_TYPE(batch, (PyTypeObject *)model.batch_type) || PyTuple_GET_SIZE(batch) != BATCH_FIELDS) {
+            PyErr_SetString(PyExc_TypeError, "run_json takes Batch values");
             goto done;
-    }
-    else {
-        seq = PySequence_Fast(records, "batch_json takes a sequence of records");
-        if (seq == NULL || PUT_LIT(&b, "[") < 0)
-            goto done;
-        for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(seq); i++) {
-            if ((i > 0 && PUT_LIT(&b, ",") < 0) ||
-                json_record(&b, PySequence_Fast_GET_ITEM(seq, i), magic, mode) < 0)
-                goto done;
         }
-        if (PUT_LIT(&b, "]") < 0)
+        PyObject *name = BATCH_ITEM(batch, B_FILE);
+        if (name != file) {
+            int same = PyUnicode_Check(name) ? PyUnicode_Compare(name, file) : -1;
+            if (same == -1 && PyErr_Occurred())
+                goto done;
+            if (same != 0) {
+                PyErr_SetString(PyExc_ValueError, "run_json takes the batches of one file");
+                goto done;
+            }
+        }
+        if (put_batch(&b, file_json, file_len, batch, BATCH_ITEM(batch, B_RECORDS), mode) < 0)
             goto done;
     }
-    if (PUT_LIT(&b, "}\n") < 0)
-        goto done;
-    result = PyBytes_FromStringAndSize(b.data, b.len);
+    result = buf_finish(&b);
 done:
-    Py_XDECREF(seq);
-    PyMem_Free(b.data);
+    Py_DECREF(seq);
+    Py_XDECREF(b.bytes);
     return result;
 }
 
@@ -437,6 +586,9 @@ static PyMethodDef methods[] = {
     {"batch_json", batch_json, METH_VARARGS,
      "batch_json(file_json, batch, records, payload) -> bytes; the compiled twin of\n"
      "kafka_dump.render.jsonl.batch_json."},
+    {"run_json", run_json, METH_VARARGS,
+     "run_json(file, file_json, batches, payload) -> bytes; the compiled twin of\n"
+     "kafka_dump.render.jsonl.run_json."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -447,5 +599,6 @@ PyInit__jsonfast(void)
 {
     if (model_init() < 0)
         return NULL;
+    b64_pairs_init();
     return PyModule_Create(&module);
 }

@@ -81,6 +81,15 @@ def batch_json(file_json: bytes, b: Batch, records: Sequence[Record] | None, pay
     ).encode()
 
 
+def run_json(file: str, file_json: bytes, batches: Sequence[Batch], payload: int) -> bytes:
+    """The lines of a run of batches of the file ``file``, each with all its records, as one bytes
+    object: byte for byte what the compiled twin writes, and what ``batch_json`` writes line by line."""
+    for b in batches:
+        if b.file != file:
+            raise ValueError("run_json takes the batches of one file")
+    return b"".join([batch_json(file_json, b, b.records, payload) for b in batches])
+
+
 class BatchJson(Protocol):
     """The JSON writer's twins: ``batch_json`` here and ``_jsonfast.batch_json``."""
 
@@ -89,18 +98,24 @@ class BatchJson(Protocol):
     ) -> bytes: ...
 
 
-def _choose_batch_json() -> tuple[BatchJson, str]:
+class RunJson(Protocol):
+    """The twins of a whole run's lines: ``run_json`` here and ``_jsonfast.run_json``."""
+
+    def __call__(self, file: str, file_json: bytes, batches: Sequence[Batch], payload: int, /) -> bytes: ...
+
+
+def _choose_json_twin() -> tuple[BatchJson, RunJson, str]:
     if not pure_requested():
         try:
             from kafka_dump.render import _jsonfast
         except ImportError:
             pass
         else:
-            return _jsonfast.batch_json, "compiled"
-    return batch_json, "pure-python"
+            return _jsonfast.batch_json, _jsonfast.run_json, "compiled"
+    return batch_json, run_json, "pure-python"
 
 
-BATCH_JSON, JSON_TWIN = _choose_batch_json()
+BATCH_JSON, RUN_JSON, JSON_TWIN = _choose_json_twin()
 
 
 def decoded_batch_json(
@@ -129,6 +144,7 @@ class JsonRenderer:
         self._decodes_data = False
         self._payload = _PAYLOAD_CODES[payload]
         self._batch_json = BATCH_JSON
+        self._run_json = RUN_JSON
         self._file = ""
         self._file_json = b'""'
 
@@ -146,6 +162,16 @@ class JsonRenderer:
         if self._decode is not None and records and (self._decodes_data or batch.isControl):
             return [decoded_batch_json(self._file_json, batch, records, self._payload, self._decode)]
         return [self._batch_json(self._file_json, batch, records, self._payload)]
+
+    def run(self, batches: Sequence[Batch]) -> list[bytes]:
+        """A run of batches of one file, each with all its records (``BatchRun``), as one bytes object."""
+        first = batches[0]
+        if first.file != self._file:
+            self._file = first.file
+            self._file_json = _quote(first.file).encode("utf-8", "backslashreplace")
+        if self._decode is not None and (self._decodes_data or any(b.isControl for b in batches)):
+            return [line for b in batches for line in self.batch(b, b.records)]
+        return [self._run_json(self._file, self._file_json, batches, self._payload)]
 
     def problem(self, problem: Problem) -> list[bytes]:
         return [(_dumps(problem_object(problem)) + "\n").encode("utf-8", "backslashreplace")]

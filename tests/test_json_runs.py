@@ -1,0 +1,202 @@
+"""`dump --format json` writes a run of batches (``BatchRun``) with one call (``run_json``) and
+gathers lines into big writes (``Output.write_byte_lines``): these must write exactly the bytes of
+the reference, the pure ``batch_json`` called batch by batch on ``read_segment``'s items."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from kafka.record.legacy_records import LegacyRecordBatchBuilder
+
+from kafka_dump.cli import main
+from kafka_dump.errors import KafkaDumpError
+from kafka_dump.model import Batch, Compression, Problem
+from kafka_dump.render import jsonl
+from kafka_dump.render.jsonl import JsonRenderer, batch_json, problem_object, run_json
+from kafka_dump.render.output import CHUNK_BYTES, Output
+from kafka_dump.render.payload import PayloadEncoding
+from kafka_dump.segment import read_segment, read_segment_runs
+from tests.conftest import FIXTURES, SHARED_REAL
+from tests.test_twins import _compiled, batch_headers, json_records
+
+jsonfast = _compiled("kafka_dump.render._jsonfast")
+
+SEGMENTS = sorted([*FIXTURES.glob("*.log"), *(FIXTURES / "bad").glob("*.log")])
+REAL = sorted(SHARED_REAL.rglob("*.log")) if SHARED_REAL.is_dir() else []
+FILE_JSON = b'"f \\"q\\""'
+
+
+def _readable(path: Path) -> bool:
+    try:
+        next(iter(read_segment(path)), None)
+    except KafkaDumpError:
+        return False
+    return True
+
+
+READABLE = [p for p in SEGMENTS if _readable(p)]
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.lists(st.tuples(batch_headers, st.one_of(st.none(), json_records.map(tuple))), max_size=6),
+    st.sampled_from([0, 1, 2]),
+)
+def test_run_json_twins_write_every_batch_json_line(
+    pairs: list[tuple[Batch, tuple[object, ...] | None]], payload: int
+) -> None:
+    """Any header and record values, each batch with its own records (or None): the lines in order."""
+    batches = [b._replace(file="f", records=records) for b, records in pairs]
+    expected = b"".join(batch_json(FILE_JSON, b, b.records, payload) for b in batches)
+    assert run_json("f", FILE_JSON, batches, payload) == expected
+    assert jsonfast.run_json("f", FILE_JSON, batches, payload) == expected
+
+
+def _runs(path: Path) -> list[list[Batch]]:
+    return [[x for x in run if isinstance(x, Batch)] for run in read_segment_runs(path)]
+
+
+@pytest.mark.parametrize("path", [*READABLE, *REAL], ids=lambda p: p.name)
+def test_run_json_twins_on_segments(path: Path) -> None:
+    """Every fixture, the bad corpus, hostile.log and the real broker files, a read window at a time."""
+    for run in _runs(path):
+        for payload in (0, 1, 2) if path in READABLE else (1,):
+            expected = b"".join(batch_json(FILE_JSON, b, b.records, payload) for b in run)
+            assert run_json(str(path), FILE_JSON, run, payload) == expected
+            assert jsonfast.run_json(str(path), FILE_JSON, run, payload) == expected
+
+
+@pytest.mark.parametrize("twin", ["pure", "compiled"])
+def test_run_json_takes_the_batches_of_one_file(twin: str) -> None:
+    write = run_json if twin == "pure" else jsonfast.run_json
+    (batch,) = _runs(FIXTURES / "v1-none.log")[0][:1]
+    assert write(batch.file, b'"x"', [], 0) == b""
+    with pytest.raises(ValueError, match="one file"):
+        write(batch.file, b'"x"', [batch, batch._replace(file="other.log")], 0)
+
+
+def _reference(paths: list[Path], payload: PayloadEncoding) -> bytes:
+    """The JSON Lines of a dump, batch by batch and problem by problem, through the pure writer."""
+    code = list(PayloadEncoding).index(payload)
+    out = []
+    for path in paths:
+        file_json = jsonl._quote(str(path)).encode("utf-8", "backslashreplace")
+        for item in read_segment(path):
+            if isinstance(item, Problem):
+                out.append((jsonl._dumps(problem_object(item)) + "\n").encode("utf-8", "backslashreplace"))
+                continue
+            records = item.records
+            if item.magic >= 2:
+                unread = (item.recordCount or 0) > 0
+            else:
+                unread = item.compression is not Compression.NONE
+            out.append(batch_json(file_json, item, None if not records and unread else records, code))
+    return b"".join(out)
+
+
+def _plain_segment(path: Path, n: int, value_size: int = 100) -> Path:
+    out = bytearray()
+    for i in range(n):
+        builder = LegacyRecordBatchBuilder(1, 0, 10**9)
+        builder.append(
+            i, timestamp=1_700_000_000_000 + i, key=b"k%08d" % i, value=bytes([i % 256]) * value_size
+        )
+        out += bytes(builder.build())
+    path.write_bytes(bytes(out))
+    return path
+
+
+@pytest.mark.parametrize("path", READABLE, ids=lambda p: p.name)
+def test_the_dump_writes_the_reference_lines(path: Path) -> None:
+    """The whole command (runs, one call a run, gathered writes) against the line-by-line reference
+    (--payload text is the goldens' and the twins' tests above)."""
+    payload = PayloadEncoding.BASE64
+    result = CliRunner().invoke(
+        main, ["dump", "--format", "json", "--payload", payload.value, "--decode", "none", str(path)]
+    )
+    assert result.exit_code in (0, 1), result.output
+    assert result.stdout_bytes == _reference([path], payload)
+
+
+def test_many_runs_and_chunks_in_order(tmp_path: Path) -> None:
+    """Several read windows of plain messages (runs) and several gathered writes, then a cut tail."""
+    path = _plain_segment(tmp_path / "00000000000000000000.log", 6000)
+    with path.open("ab") as f:
+        f.write(path.read_bytes()[:100])
+    result = CliRunner().invoke(main, ["dump", "--format", "json", "--payload", "base64", str(path)])
+    assert result.exit_code == 0, result.output
+    assert len(result.stdout_bytes) > 3 * CHUNK_BYTES and len(_runs(path)) > 2
+    assert result.stdout_bytes == _reference([path], PayloadEncoding.BASE64)
+
+
+def test_gathered_lines_are_written_before_an_error(tmp_path: Path) -> None:
+    """A file that is not a segment ends the dump with exit 2: what came before it is all there."""
+    good = _plain_segment(tmp_path / "a.log", 20)
+    bad = tmp_path / "b.log"
+    bad.write_bytes(b"\xff" * 100)
+    result = CliRunner().invoke(main, ["dump", "--format", "json", str(good), str(bad)])
+    assert result.exit_code == 2
+    assert result.stdout_bytes == _reference([good], PayloadEncoding.TEXT)
+
+
+def test_a_run_with_decoded_records_goes_batch_by_batch() -> None:
+    """--decode on a topic whose records it reads: the run falls back to each batch's own line."""
+    renderer = JsonRenderer(PayloadEncoding.TEXT, "none")
+    run = _runs(FIXTURES / "v1-none.log")[0]
+    assert renderer.run(run) == [b"".join(line for b in run for line in renderer.batch(b, b.records))]
+
+
+class _Stream(io.StringIO):
+    def __init__(self, raw: io.RawIOBase | io.BytesIO) -> None:
+        super().__init__()
+        self.raw = raw
+
+    @property
+    def buffer(self) -> io.RawIOBase | io.BytesIO:  # type: ignore[override]
+        return self.raw
+
+
+class _Trickle(io.RawIOBase):
+    """A raw file (stdout under ``python -u``) that takes at most 1000 bytes a write."""
+
+    def __init__(self) -> None:
+        self.data = bytearray()
+        self.writes = 0
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, b: bytes) -> int:  # type: ignore[override]
+        self.writes += 1
+        self.data += bytes(b)[:1000]
+        return min(len(b), 1000)
+
+
+def test_lines_are_gathered_into_big_writes_and_none_is_lost() -> None:
+    raw = _Trickle()
+    out = Output("never", stdout=_Stream(raw), stderr=io.StringIO(), environ={})
+    lines = [b"%d\n" % i for i in range(100_000)]
+    for i in range(0, len(lines), 7):
+        out.write_byte_lines(lines[i : i + 7])
+    writes = raw.writes
+    out.write("text\n")  # a switch to text writes what was gathered first
+    out.flush()
+    assert bytes(raw.data) == b"".join(lines)
+    assert writes < len(b"".join(lines)) // 1000 + 10  # big writes (each cut to 1000 bytes here)
+
+
+def test_lines_on_a_terminal_are_not_held() -> None:
+    raw = io.BytesIO()
+
+    class _Tty(_Stream):
+        def isatty(self) -> bool:
+            return True
+
+    out = Output("never", stdout=_Tty(raw), stderr=io.StringIO(), environ={})
+    out.write_byte_lines([b"a\n"])
+    assert raw.getvalue() == b"a\n"
