@@ -5,6 +5,7 @@ the reference, the pure ``batch_json`` called batch by batch on ``read_segment``
 from __future__ import annotations
 
 import io
+import zlib
 from pathlib import Path
 
 import pytest
@@ -17,7 +18,7 @@ from kafka_dump.cli import main
 from kafka_dump.errors import KafkaDumpError
 from kafka_dump.model import Batch, Compression, Problem
 from kafka_dump.render import jsonl
-from kafka_dump.render.jsonl import JsonRenderer, batch_json, problem_object, run_json
+from kafka_dump.render.jsonl import JsonRenderer, batch_json, plain_run_json, problem_object, run_json
 from kafka_dump.render.output import CHUNK_BYTES, Output
 from kafka_dump.render.payload import PayloadEncoding
 from kafka_dump.segment import read_segment, read_segment_runs
@@ -200,3 +201,84 @@ def test_lines_on_a_terminal_are_not_held() -> None:
     out = Output("never", stdout=_Tty(raw), stderr=io.StringIO(), environ={})
     out.write_byte_lines([b"a\n"])
     assert raw.getvalue() == b"a\n"
+
+
+def _plain_messages(magic: int, n: int, log_append_time: bool = False) -> bytes:
+    out = b""
+    for i in range(n):
+        builder = LegacyRecordBatchBuilder(magic, 0, 10**9)
+        key = b"k\n\xff%d" % i if i % 3 else None
+        builder.append(i * 7, timestamp=1_700_000_000_000 + i, key=key, value=b"v\x00" * i)
+        message = bytearray(builder.build())
+        if log_append_time:  # attribute bit 3, and the CRC (of the bytes from the magic on) again
+            message[17] |= 8
+            message[12:16] = zlib.crc32(message[16:]).to_bytes(4, "big")
+        out += bytes(message)
+    return out
+
+
+def _both_plain(data: bytes, pos: int, end: int, with_records: bool, payload: int) -> None:
+    expected = plain_run_json(FILE_JSON, data, pos, end, 1000, with_records, payload)
+    assert jsonfast.plain_run_json(FILE_JSON, data, pos, end, 1000, with_records, payload) == expected
+    # and the reference is the decoder's run, written batch by batch
+    batches, used = _speedups_or_pure_run(data, pos, end, with_records)
+    assert expected == (
+        b"".join(batch_json(FILE_JSON, b, b.records, payload) for b in batches),
+        len(batches),
+        used,
+    )
+
+
+def _speedups_or_pure_run(data: bytes, pos: int, end: int, with_records: bool) -> tuple[list[Batch], int]:
+    from kafka_dump.format import _pure
+
+    return _pure.decode_legacy_run("f", data, pos, end, 1000, with_records)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.data())
+def test_plain_run_json_twins_agree_on_damaged_runs(data: st.DataObject) -> None:
+    """Runs of v0/v1 messages (create or append time), damaged anywhere: the same lines and the same stop."""
+    magic = data.draw(st.sampled_from([0, 1]))
+    raw = bytearray(_plain_messages(magic, data.draw(st.integers(0, 6)), data.draw(st.booleans())))
+    builder = LegacyRecordBatchBuilder(1, 1, 10**9)  # a gzip wrapper ends the run
+    builder.append(0, timestamp=5, key=b"a", value=b"b")
+    raw += bytes(builder.build())[: data.draw(st.integers(0, 60))]
+    for _ in range(data.draw(st.integers(0, 3)) if raw else 0):
+        raw[data.draw(st.integers(0, len(raw) - 1))] = data.draw(st.integers(0, 255))
+    pos = data.draw(st.integers(0, min(3, len(raw))))
+    end = data.draw(st.integers(pos, len(raw)))
+    _both_plain(bytes(raw), pos, end, data.draw(st.booleans()), data.draw(st.sampled_from([0, 1, 2])))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.binary(max_size=200), st.booleans(), st.sampled_from([0, 1, 2]))
+def test_plain_run_json_twins_agree_on_arbitrary_bytes(data: bytes, with_records: bool, payload: int) -> None:
+    _both_plain(data, 0, len(data), with_records, payload)
+
+
+@pytest.mark.parametrize("path", READABLE, ids=lambda p: p.name)
+def test_plain_run_json_twins_on_segments(path: Path) -> None:
+    """Each file from every position an entry starts at, to its end."""
+    data = path.read_bytes()
+    starts = [0]
+    for run in read_segment_runs(path):
+        starts += [b.position for b in run if isinstance(b, Batch)]
+    for pos in sorted(set(starts))[:50]:
+        for payload in (0, 1, 2):
+            _both_plain(data, pos, len(data), True, payload)
+
+
+def test_plain_run_json_checks_its_window() -> None:
+    """As the compiled decoder does: a window outside the buffer is a ValueError, never a read."""
+    for pos, end in ((2, 1), (-1, 2), (0, 4)):
+        with pytest.raises(ValueError):
+            jsonfast.plain_run_json(b'"f"', b"abc", pos, end, 0, True, 0)
+
+
+def test_a_renderer_that_decodes_records_leaves_plain_runs_to_the_decoder(tmp_path: Path) -> None:
+    data = _plain_messages(1, 3)
+    renderer = JsonRenderer(PayloadEncoding.TEXT, "none")
+    assert renderer.plain_run("f.log", data, 0, len(data), 0, True) is not None
+    renderer._decodes_data = True  # what file_start sets for a topic whose records --decode reads
+    assert renderer.plain_run("f.log", data, 0, len(data), 0, True) is None

@@ -16,6 +16,7 @@ from kafka_dump.analysis.dump import (
     RangeFilter,
     SideEntry,
     Summary,
+    WrittenRun,
     iter_dump,
     progress_position,
 )
@@ -96,17 +97,19 @@ def dump(
       kdump dump 00000000000000000000.index 00000000000000000042.snapshot
     """
     out = Output(color)
+    json_renderer = JsonRenderer(PayloadEncoding(payload), decode) if fmt == "json" else None
     events: Iterable[DumpEvent] = iter_dump(
         list(paths),
         rng,
         with_records=not batches_only,
         max_batch_bytes=max_batch_bytes,
         max_records_per_batch=max_records_per_batch,
+        # JSON Lines write a run of plain v0/v1 messages straight from its bytes
+        plain_run=json_renderer.plain_run if json_renderer is not None else None,
     )
     if progress.wanted():
         events = progress.with_progress(events, progress_position, out.err_console)
-    if fmt == "json":
-        json_renderer = JsonRenderer(PayloadEncoding(payload), decode)
+    if json_renderer is not None:
         # On a terminal, the same JSON with what a terminal would act on escaped.
         write_json = out.write_byte_lines if not out.is_terminal else _terminal_json(out)
         try:
@@ -160,6 +163,8 @@ def _render(
                 lines = run(event[0])
             else:
                 lines = [line for b in event[0] for line in batch(b, b.records)]
+        elif type(event) is WrittenRun:  # a run of plain v0/v1 messages, written from their bytes
+            lines = (event.output,)  # type: ignore[assignment]  # only the JSON renderer writes runs
         elif type(event) is Summary:
             return event
         elif isinstance(event, Problem):

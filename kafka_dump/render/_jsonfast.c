@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "_model.h"
+#include "_wire.h"
 
 /* --payload, as render/jsonl.py's _PAYLOAD_CODES numbers it. */
 enum { PAYLOAD_TEXT = 0, PAYLOAD_BASE64 = 1, PAYLOAD_HEX = 2 };
@@ -332,6 +333,13 @@ json_hex(Buf *b, const unsigned char *p, Py_ssize_t n)
     return 0;
 }
 
+/* Bytes in the --payload encoding. */
+static inline int
+json_data(Buf *b, const unsigned char *p, Py_ssize_t n, int mode)
+{
+    return mode == PAYLOAD_BASE64 ? json_base64(b, p, n) : mode == PAYLOAD_HEX ? json_hex(b, p, n) : json_text(b, p, n);
+}
+
 /* A key, value or header value: null, or its bytes in the --payload encoding. */
 static int
 json_payload(Buf *b, PyObject *data, int mode)
@@ -342,9 +350,7 @@ json_payload(Buf *b, PyObject *data, int mode)
         PyErr_SetString(PyExc_TypeError, "record keys and values must be bytes or None");
         return -1;
     }
-    const unsigned char *p = (const unsigned char *)PyBytes_AS_STRING(data);
-    Py_ssize_t n = PyBytes_GET_SIZE(data);
-    return mode == PAYLOAD_BASE64 ? json_base64(b, p, n) : mode == PAYLOAD_HEX ? json_hex(b, p, n) : json_text(b, p, n);
+    return json_data(b, (const unsigned char *)PyBytes_AS_STRING(data), PyBytes_GET_SIZE(data), mode);
 }
 
 static int
@@ -582,6 +588,199 @@ done:
 }
 
 
+/* ---- a run of plain v0/v1 messages, from their bytes straight to JSON ------------------------------ */
+
+/* A plain message (uncompressed, whole, well formed, valid CRC: what _speedups.decode_legacy_run
+ * makes a one-record Batch of) as read from the wire; len -1 is null. */
+typedef struct {
+    int64_t offset, timestamp;
+    uint32_t crc;
+    int magic, attributes;
+    Py_ssize_t key_pos, key_len, value_pos, value_len;
+} Plain;
+
+/* The length-prefixed bytes at *q, before end: 0, or -1 when they do not fit (no reason is kept: the
+ * run stops there and the segment reader decodes, and reports, that entry the usual way). */
+static inline int
+plain_bytes(const unsigned char *p, Py_ssize_t *q, Py_ssize_t end, Py_ssize_t *at, Py_ssize_t *len)
+{
+    if (end - *q < 4)
+        return -1;
+    int32_t n = be32(p + *q);
+    *q += 4;
+    *at = *q;
+    *len = -1;
+    if (n >= 0) {
+        if (n > end - *q)
+            return -1;
+        *len = n;
+        *q += n;
+    }
+    return 0;
+}
+
+/* The message p[pos:end], under the conditions of _speedups.c's parse_message and a valid CRC. */
+static inline int
+plain_message(const unsigned char *p, Py_ssize_t pos, Py_ssize_t end, Plain *m)
+{
+    if (end - pos < LOG_OVERHEAD + LEGACY_V0_MIN_SIZE)
+        return -1;
+    m->offset = be64(p + pos + LEGACY_OFFSET_OFFSET);
+    int32_t size = be32(p + pos + LEGACY_SIZE_OFFSET);
+    m->crc = (uint32_t)be32(p + pos + LEGACY_CRC_OFFSET);
+    m->magic = (signed char)p[pos + LEGACY_MAGIC_OFFSET];
+    m->attributes = (signed char)p[pos + LEGACY_ATTRIBUTES_OFFSET];
+    if (m->magic != 0 && m->magic != 1)
+        return -1;
+    if (size < (m->magic == 0 ? LEGACY_V0_MIN_SIZE : LEGACY_V1_MIN_SIZE))
+        return -1;
+    Py_ssize_t q = pos + LEGACY_HEADER_SIZE;
+    m->timestamp = -1;
+    if (m->magic == 1) {
+        m->timestamp = be64(p + pos + LEGACY_V1_TIMESTAMP_OFFSET);
+        q = pos + LEGACY_V1_HEADER_SIZE;
+    }
+    if (plain_bytes(p, &q, end, &m->key_pos, &m->key_len) < 0 ||
+        plain_bytes(p, &q, end, &m->value_pos, &m->value_len) < 0 || q != end)
+        return -1;
+    if (crc32_ieee(p + pos + LEGACY_MAGIC_OFFSET, end - pos - LEGACY_MAGIC_OFFSET) != m->crc)
+        return -1;
+    return 0;
+}
+
+/* v in decimal into out (20 bytes or more); returns its length. */
+static inline Py_ssize_t
+fmt_long(char *out, long long v)
+{
+    Buf b = {NULL, out, 0, 40};
+    buf_long(&b, v); /* cannot fail: the room is there */
+    return b.len;
+}
+
+#define PUT_RAW(b, s, n)                                \
+    do {                                                \
+        memcpy((b)->data + (b)->len, (s), (size_t)(n)); \
+        (b)->len += (n);                                \
+    } while (0)
+#define PUT_RAW_LIT(b, lit) PUT_RAW((b), (lit), sizeof(lit) - 1)
+
+static const char *const TS_LABELS[] = {"\"NoTimestampType\"", "\"CreateTime\"", "\"LogAppendTime\""};
+
+/* One plain message's line: what put_batch writes for the Batch decode_legacy_run makes of it. */
+static int
+put_plain(Buf *b, const char *file_json, Py_ssize_t file_len, const unsigned char *p, const Plain *m,
+          Py_ssize_t position, Py_ssize_t size, int with_records, int mode)
+{
+    char offset[40], ts[40], crc[40], num[40];
+    Py_ssize_t offset_len = fmt_long(offset, m->offset), ts_len = fmt_long(ts, m->timestamp);
+    Py_ssize_t crc_len = fmt_long(crc, m->crc), n;
+    if (file_len > PY_SSIZE_T_MAX - 1024 || buf_reserve(b, file_len + 1024) < 0)
+        return -1;
+    PUT_RAW_LIT(b, "{\"type\":\"batch\",\"file\":");
+    PUT_RAW(b, file_json, file_len);
+    PUT_RAW_LIT(b, ",\"position\":");
+    n = fmt_long(num, position);
+    PUT_RAW(b, num, n);
+    PUT_RAW_LIT(b, ",\"baseOffset\":");
+    PUT_RAW(b, offset, offset_len);
+    PUT_RAW_LIT(b, ",\"lastOffset\":");
+    PUT_RAW(b, offset, offset_len);
+    if (m->magic == 0)
+        PUT_RAW_LIT(b, ",\"magic\":0,\"compression\":\"none\",\"timestampType\":");
+    else
+        PUT_RAW_LIT(b, ",\"magic\":1,\"compression\":\"none\",\"timestampType\":");
+    const char *label = TS_LABELS[m->magic == 0 ? 0 : (m->attributes & TIMESTAMP_TYPE_BIT) ? 2 : 1];
+    PUT_RAW(b, label, strlen(label));
+    PUT_RAW_LIT(b, ",\"baseTimestamp\":");
+    PUT_RAW(b, ts, ts_len);
+    PUT_RAW_LIT(b, ",\"maxTimestamp\":");
+    PUT_RAW(b, ts, ts_len);
+    PUT_RAW_LIT(b, ",\"producerId\":-1,\"producerEpoch\":-1,\"baseSequence\":-1,\"lastSequence\":-1,"
+                   "\"partitionLeaderEpoch\":-1,\"isTransactional\":false,\"isControl\":false,"
+                   "\"deleteHorizonMs\":null,\"crc\":");
+    PUT_RAW(b, crc, crc_len);
+    PUT_RAW_LIT(b, ",\"crcValid\":true,\"sizeInBytes\":");
+    n = fmt_long(num, size);
+    PUT_RAW(b, num, n);
+    if (!with_records) {
+        PUT_RAW_LIT(b, ",\"recordCount\":1,\"records\":null}\n");
+        return 0;
+    }
+    PUT_RAW_LIT(b, ",\"recordCount\":1,\"records\":[{\"offset\":");
+    PUT_RAW(b, offset, offset_len);
+    PUT_RAW_LIT(b, ",\"timestamp\":");
+    PUT_RAW(b, ts, ts_len);
+    PUT_RAW_LIT(b, ",\"key\":");
+    if (m->key_len < 0)
+        PUT_RAW_LIT(b, "null");
+    else if (json_data(b, p + m->key_pos, m->key_len, mode) < 0)
+        return -1;
+    if (PUT_LIT(b, ",\"value\":") < 0)
+        return -1;
+    if (m->value_len < 0) {
+        if (PUT_LIT(b, "null") < 0)
+            return -1;
+    }
+    else if (json_data(b, p + m->value_pos, m->value_len, mode) < 0)
+        return -1;
+    if (buf_reserve(b, 128) < 0)
+        return -1;
+    PUT_RAW_LIT(b, ",\"headers\":[],\"crc\":");
+    PUT_RAW(b, crc, crc_len);
+    PUT_RAW_LIT(b, ",\"crcValid\":true}]}\n");
+    return 0;
+}
+
+/* The twin of render/jsonl.py's plain_run_json: the run of plain messages that starts at data[pos]
+ * (file position file_pos), decoded and written in one pass, without a Batch or Record made: the
+ * lines run_json writes for the batches decode_legacy_run makes of the same bytes, and the same stop. */
+static PyObject *
+plain_run_json(PyObject *self, PyObject *args)
+{
+    const char *file_json;
+    Py_ssize_t file_len, pos, end, file_pos;
+    Py_buffer view;
+    int with_records, mode;
+    if (!PyArg_ParseTuple(args, "y#y*nnnpi", &file_json, &file_len, &view, &pos, &end, &file_pos, &with_records,
+                          &mode))
+        return NULL;
+    if (check_window(pos, end, view.len) < 0) {
+        PyBuffer_Release(&view);
+        return NULL;
+    }
+    const unsigned char *p = (const unsigned char *)view.buf;
+    Py_ssize_t start = pos, count = 0;
+    Buf b = BUF_INIT;
+    PyObject *result = NULL, *data = NULL;
+    /* About five times the bytes read, for messages of 100 bytes in base64: one allocation for most runs. */
+    if (end > pos && buf_reserve(&b, (end - pos) < PY_SSIZE_T_MAX / 8 ? (end - pos) * 6 : end - pos) < 0)
+        goto done;
+    Plain m;
+    while (end - pos >= LOG_OVERHEAD + LEGACY_V0_MIN_SIZE) {
+        int magic = (signed char)p[pos + LEGACY_MAGIC_OFFSET];
+        int attributes = (signed char)p[pos + LEGACY_ATTRIBUTES_OFFSET];
+        int32_t size = be32(p + pos + LEGACY_SIZE_OFFSET);
+        if ((magic != 0 && magic != 1) || (attributes & COMPRESSION_MASK) || size < 0 ||
+            size > end - pos - LOG_OVERHEAD)
+            break;
+        Py_ssize_t entry_end = pos + LOG_OVERHEAD + size;
+        if (plain_message(p, pos, entry_end, &m) < 0)
+            break;
+        if (put_plain(&b, file_json, file_len, p, &m, file_pos + pos - start, entry_end - pos, with_records, mode) < 0)
+            goto done;
+        count++;
+        pos = entry_end;
+    }
+    data = buf_finish(&b);
+    if (data != NULL)
+        result = Py_BuildValue("(Nnn)", data, count, pos - start);
+done:
+    Py_XDECREF(b.bytes);
+    PyBuffer_Release(&view);
+    return result;
+}
+
+
 static PyMethodDef methods[] = {
     {"batch_json", batch_json, METH_VARARGS,
      "batch_json(file_json, batch, records, payload) -> bytes; the compiled twin of\n"
@@ -589,6 +788,9 @@ static PyMethodDef methods[] = {
     {"run_json", run_json, METH_VARARGS,
      "run_json(file, file_json, batches, payload) -> bytes; the compiled twin of\n"
      "kafka_dump.render.jsonl.run_json."},
+    {"plain_run_json", plain_run_json, METH_VARARGS,
+     "plain_run_json(file_json, data, pos, end, file_pos, with_records, payload) -> (bytes, batches, bytes used);\n"
+     "the compiled twin of kafka_dump.render.jsonl.plain_run_json."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -600,5 +802,6 @@ PyInit__jsonfast(void)
     if (model_init() < 0)
         return NULL;
     b64_pairs_init();
+    crc32_init();
     return PyModule_Create(&module);
 }

@@ -13,6 +13,7 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
+from kafka_dump.format import decode_legacy_run
 from kafka_dump.format.twins import pure_requested
 from kafka_dump.internal import RecordDecoder, record_decoder, resolve
 from kafka_dump.internal.sidefiles import SideItem
@@ -90,6 +91,16 @@ def run_json(file: str, file_json: bytes, batches: Sequence[Batch], payload: int
     return b"".join([batch_json(file_json, b, b.records, payload) for b in batches])
 
 
+def plain_run_json(
+    file_json: bytes, data: bytes, pos: int, end: int, file_pos: int, with_records: bool, payload: int
+) -> tuple[bytes, int, int]:
+    """The run of plain v0/v1 messages at ``data[pos]`` (file position ``file_pos``) as its JSON lines:
+    (lines, batches, bytes used). The compiled twin decodes and writes in one pass, with no Batch or
+    Record made; this reference is the decoder's ``decode_legacy_run`` then ``run_json``."""
+    batches, used = decode_legacy_run("", data, pos, end, file_pos, with_records)
+    return run_json("", file_json, batches, payload), len(batches), used
+
+
 class BatchJson(Protocol):
     """The JSON writer's twins: ``batch_json`` here and ``_jsonfast.batch_json``."""
 
@@ -104,18 +115,34 @@ class RunJson(Protocol):
     def __call__(self, file: str, file_json: bytes, batches: Sequence[Batch], payload: int, /) -> bytes: ...
 
 
-def _choose_json_twin() -> tuple[BatchJson, RunJson, str]:
+class PlainRunJson(Protocol):
+    """The twins of a run of plain messages' lines: ``plain_run_json`` here and in ``_jsonfast``."""
+
+    def __call__(
+        self,
+        file_json: bytes,
+        data: bytes,
+        pos: int,
+        end: int,
+        file_pos: int,
+        with_records: bool,
+        payload: int,
+        /,
+    ) -> tuple[bytes, int, int]: ...
+
+
+def _choose_json_twin() -> tuple[BatchJson, RunJson, PlainRunJson, str]:
     if not pure_requested():
         try:
             from kafka_dump.render import _jsonfast
         except ImportError:
             pass
         else:
-            return _jsonfast.batch_json, _jsonfast.run_json, "compiled"
-    return batch_json, run_json, "pure-python"
+            return _jsonfast.batch_json, _jsonfast.run_json, _jsonfast.plain_run_json, "compiled"
+    return batch_json, run_json, plain_run_json, "pure-python"
 
 
-BATCH_JSON, RUN_JSON, JSON_TWIN = _choose_json_twin()
+BATCH_JSON, RUN_JSON, PLAIN_RUN_JSON, JSON_TWIN = _choose_json_twin()
 
 
 def decoded_batch_json(
@@ -145,6 +172,7 @@ class JsonRenderer:
         self._payload = _PAYLOAD_CODES[payload]
         self._batch_json = BATCH_JSON
         self._run_json = RUN_JSON
+        self._plain_run_json = PLAIN_RUN_JSON
         self._file = ""
         self._file_json = b'""'
 
@@ -172,6 +200,18 @@ class JsonRenderer:
         if self._decode is not None and (self._decodes_data or any(b.isControl for b in batches)):
             return [line for b in batches for line in self.batch(b, b.records)]
         return [self._run_json(self._file, self._file_json, batches, self._payload)]
+
+    def plain_run(
+        self, file: str, data: bytes, pos: int, end: int, file_pos: int, with_records: bool
+    ) -> tuple[bytes, int, int] | None:
+        """A run of plain v0/v1 messages of the file being read, from its bytes: (lines, batches,
+        bytes used); None when its records are decoded (``--decode``), to be read as batches."""
+        if self._decodes_data:
+            return None
+        if file != self._file:
+            self._file = file
+            self._file_json = _quote(file).encode("utf-8", "backslashreplace")
+        return self._plain_run_json(self._file_json, data, pos, end, file_pos, with_records, self._payload)
 
     def problem(self, problem: Problem) -> list[bytes]:
         return [(_dumps(problem_object(problem)) + "\n").encode("utf-8", "backslashreplace")]
