@@ -282,3 +282,14 @@ def test_a_renderer_that_decodes_records_leaves_plain_runs_to_the_decoder(tmp_pa
     assert renderer.plain_run("f.log", data, 0, len(data), 0, True) is not None
     renderer._decodes_data = True  # what file_start sets for a topic whose records --decode reads
     assert renderer.plain_run("f.log", data, 0, len(data), 0, True) is None
+
+
+def test_big_lines_are_written_one_by_one_in_order() -> None:
+    """Lines of batches of many records (tens of KiB) go out as they are, small ones gathered, in order."""
+    raw = _Trickle()
+    out = Output("never", stdout=_Stream(raw), stderr=io.StringIO(), environ={})
+    lines = [bytes([65 + i % 26]) * (40_000 if i % 3 else 10) + b"\n" for i in range(40)]
+    for line in lines:
+        out.write_byte_lines([line])
+    out.flush()
+    assert bytes(raw.data) == b"".join(lines)

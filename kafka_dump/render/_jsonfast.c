@@ -752,9 +752,6 @@ plain_run_json(PyObject *self, PyObject *args)
     Py_ssize_t start = pos, count = 0;
     Buf b = BUF_INIT;
     PyObject *result = NULL, *data = NULL;
-    /* About five times the bytes read, for messages of 100 bytes in base64: one allocation for most runs. */
-    if (end > pos && buf_reserve(&b, (end - pos) < PY_SSIZE_T_MAX / 8 ? (end - pos) * 6 : end - pos) < 0)
-        goto done;
     Plain m;
     while (end - pos >= LOG_OVERHEAD + LEGACY_V0_MIN_SIZE) {
         int magic = (signed char)p[pos + LEGACY_MAGIC_OFFSET];
@@ -766,6 +763,10 @@ plain_run_json(PyObject *self, PyObject *args)
         Py_ssize_t entry_end = pos + LOG_OVERHEAD + size;
         if (plain_message(p, pos, entry_end, &m) < 0)
             break;
+        /* About five times the bytes left, for messages of 100 bytes in base64: one allocation for
+         * most runs, made once the first message is known to be plain (a wrapper's entry needs none). */
+        if (count == 0 && buf_reserve(&b, (end - pos) < PY_SSIZE_T_MAX / 8 ? (end - pos) * 6 : end - pos) < 0)
+            goto done;
         if (put_plain(&b, file_json, file_len, p, &m, file_pos + pos - start, entry_end - pos, with_records, mode) < 0)
             goto done;
         count++;

@@ -40,6 +40,7 @@ ColorMode = Literal["auto", "always", "never"]
 COLOR_MODES: tuple[ColorMode, ...] = ("auto", "always", "never")
 UNWRAPPED = 1000  # Rich needs a width; with no terminal at all, small tables are never cut
 CHUNK_BYTES = 1 << 18  # lines of bytes are written this much at a time (not on a terminal)
+_BIG_LINE = 16 * 1024  # lines this long on average are written one by one, not copied to be joined
 
 
 def _isatty(stream: object) -> bool:
@@ -166,10 +167,13 @@ class Output:
 
     def _write_chunk(self) -> None:
         chunk = self._chunk
-        data = chunk[0] if len(chunk) == 1 else b"".join(chunk)
+        if len(chunk) * _BIG_LINE <= self._chunk_len:  # big lines (batches of many records): as they are
+            for piece in chunk:
+                _write_all(self.stdout.buffer, piece)
+        else:
+            _write_all(self.stdout.buffer, b"".join(chunk))
         chunk.clear()
         self._chunk_len = 0
-        _write_all(self.stdout.buffer, data)
 
     def _flush_bytes(self) -> None:
         if self._chunk:
