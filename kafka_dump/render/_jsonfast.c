@@ -1,6 +1,10 @@
 /*
  * The compiled twin of render/jsonl.py's batch_json: one batch's whole JSON line, byte for byte what
  * the pure twin writes (tests/test_twins.py checks that it does, on fixtures and on random values).
+ * run_json writes a run of batches in one call; plain_run_json a run of plain v0/v1 messages straight
+ * from their bytes (read through _layout.h and _wire.h, under the same conditions as the decoder's
+ * decode_legacy_run), with no Batch or Record made (tests/test_json_runs.py checks both against
+ * their pure twins in jsonl.py).
  * It reads Batch, Record and Header fields by name, through _model.h; it renders output, so it is a
  * module of the render layer, apart from the decoder's compiled twin (format/_speedups.c).
  */

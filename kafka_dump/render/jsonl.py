@@ -4,6 +4,12 @@ A batch's line is the hot part of ``dump --format json``; it has two twins that 
 bytes (``BatchJson``): ``batch_json`` (with ``records_json``) here, the reference, and the compiled
 ``render/_jsonfast.c``, chosen once below (``KDUMP_PURE=1`` forces the pure one; ``JSON_TWIN`` names
 the choice). Lines are written as bytes, straight to stdout's buffer.
+
+Two more pairs of twins write many lines in one call: ``run_json``, the lines of a ``BatchRun``;
+and ``plain_run_json``, a run of plain v0/v1 messages from its bytes, which the compiled twin
+decodes and writes in one pass without making a Batch or a Record (its reference here is the
+decoder's ``decode_legacy_run`` then ``run_json``). Old segments hold one message per entry: making
+two objects per message, and calling once per message, cost more than the JSON itself.
 """
 
 from __future__ import annotations
