@@ -56,6 +56,7 @@ setup(
         compiled_twin("kafka_dump.format._encoder", "kafka_dump/format/_encoder.c"),
         compiled_twin("kafka_dump.format._gather", "kafka_dump/format/_gather.c"),
         compiled_twin("kafka_dump.format._recheck", "kafka_dump/format/_recheck.c"),
+        compiled_twin("kafka_dump.render._tablefast", "kafka_dump/render/_tablefast.c"),
     ],
     cmdclass={"build_ext": OptionalBuildExt},
 )

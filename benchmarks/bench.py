@@ -107,6 +107,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"{info.name}: {info.path} ({info.bytes:,} bytes, {info.records:,} records)")
         return 0
 
+    kdump_side.precompile()
     env = report.environment(
         {
             "kdump under test": kdump_side.under_test(),

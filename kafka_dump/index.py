@@ -328,6 +328,8 @@ class IndexCheck:
             if version != 0:
                 reason = f"aborted transaction entry has version {version}"
                 self.problems.append(_index_problem(path, at, size, Check.INDEX_MISMATCH, reason, 0, version))
-            elif first > last or first < self._base:
+            elif first > last or last < self._base:
+                # A transaction may begin in an earlier segment; its ABORT marker (lastOffset) is in this
+                # one (Kafka's TransactionIndex.sanityCheck checks lastOffset only).
                 reason = f"aborted transaction of producer {producer} spans offsets {first}..{last}"
                 self.problems.append(_index_problem(path, at, size, Check.INDEX_ORDER, reason, None, first))

@@ -35,7 +35,10 @@ from kafka_dump.format.walk import RecordWalk, walk_batch
 from kafka_dump.model import Batch, Check, Problem, ProblemKind
 
 CHUNK_SIZE = 4 * 1024 * 1024
-_RUN_BYTES = 256 * 1024  # a run of plain v0/v1 messages is decoded this much at a time
+# A run of plain v0/v1 messages is decoded this much at a time (and at least its first entry): small enough
+# that the run's objects are still in the CPU's cache when the consumer reads them and frees them
+# (a 256 KiB run, about 1 MiB of objects, was a fifth slower to decode and read than 16 KiB ones).
+_RUN_BYTES = 16 * 1024
 _ENTRY_PREFIX = L.MAGIC_OFFSET + 1  # bytes needed to read offset, size and magic
 _LEGACY_MIN_ENTRY = L.LOG_OVERHEAD + L.LEGACY_V0_MIN_SIZE
 _SEGMENT_NAME = re.compile(r"^(\d{20})\.(log|index|timeindex|txnindex|snapshot)$")
@@ -268,7 +271,7 @@ def _walk(
         buf, i = win.span(pos, entry)
         if magic < 2 and keep is None:
             # Old segments hold one message per entry: decode the whole run in one call.
-            run_end = min(len(buf), i + _RUN_BYTES)
+            run_end = min(len(buf), i + max(entry, _RUN_BYTES))
             # Plain messages hold nothing to walk: their records are built only when asked for.
             taken = plain_run(name, buf, i, run_end, pos, with_records) if plain_run is not None else None
             batches, used = taken or _twins.decode_legacy_run(name, buf, i, run_end, pos, with_records)

@@ -35,6 +35,7 @@ RANKS = {
     "kafka_dump.format": 1,
     "kafka_dump.segment": 2,
     "kafka_dump.index": 2,
+    "kafka_dump.txnindex": 2,
     "kafka_dump.writer": 2,
     "kafka_dump.internal": 2,
     "kafka_dump.salvage": 2,

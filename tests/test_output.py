@@ -112,3 +112,15 @@ def test_a_regular_file_is_never_cut_to_a_terminal(tmp_path: Path, monkeypatch: 
         assert terminal_width(f, Stream(True), {}) is None
         assert terminal_width(f, Stream(True), {"COLUMNS": "70"}) == 70
     assert terminal_width(Stream(False), Stream(True), {}) == 91  # a pipe: the terminal's width
+
+
+@pytest.mark.parametrize("encoding", ["utf-8", "UTF8", "utf-16", "latin-1"])
+def test_utf8_lines_keep_the_streams_encoding_and_order(encoding: str) -> None:
+    """The bulk table's UTF-8 lines go straight to the byte buffer only when the stream writes UTF-8."""
+    stream = io.TextIOWrapper(io.BytesIO(), encoding=encoding, errors="replace")
+    o = Output("never", stdout=stream, stderr=Stream(), environ={"COLUMNS": "80"})
+    o.write("a\n")
+    o.write_utf8_lines(["│ b é\n".encode(), b"c\n"])
+    o.write("d\n")
+    o.flush()
+    assert stream.buffer.getvalue() == "a\n│ b é\nc\nd\n".encode(encoding, "replace")  # type: ignore[attr-defined]

@@ -12,6 +12,7 @@ import os
 import struct
 import subprocess
 import sys
+import zlib
 from pathlib import Path
 from types import ModuleType
 
@@ -22,7 +23,7 @@ from kafka.record.default_records import DefaultRecordBatchBuilder
 from kafka.record.legacy_records import LegacyRecordBatchBuilder
 
 import kafka_dump.format as twins
-from kafka_dump.format import _pure
+from kafka_dump.format import _pure, codecs, legacy
 from kafka_dump.format.twins import DecoderTwin
 from kafka_dump.format.varint import encode_varint
 from kafka_dump.model import Batch, Compression, ControlRecord, Header, Record, TimestampType
@@ -68,7 +69,12 @@ def test_every_c_source_is_built_and_loads(source: Path) -> None:
 
 
 def test_every_decoder_function_has_two_twins() -> None:
-    assert DECODER_FUNCTIONS == ["decode_legacy_inner", "decode_legacy_run", "decode_v2_records"]
+    assert DECODER_FUNCTIONS == [
+        "decode_legacy_inner",
+        "decode_legacy_run",
+        "decode_legacy_wrapper",
+        "decode_v2_records",
+    ]
     for name in DECODER_FUNCTIONS:
         assert getattr(speedups, name) is not getattr(_pure, name)
 
@@ -332,6 +338,69 @@ def test_batch_json_twins_write_the_same_bytes_for_any_values(
     line = json.loads(fast)  # and it is JSON, one line
     assert fast.endswith(b"\n") and fast.count(b"\n") == 1
     assert line["baseOffset"] == batch.baseOffset and line["recordCount"] == batch.recordCount
+
+
+def _wrapper(magic: int, codec: int, messages: list[tuple[bytes | None, bytes | None]], offset: int) -> bytes:
+    """One compressed wrapper entry written by kafka-python, its offset set to ``offset`` (outside the CRC)."""
+    builder = LegacyRecordBatchBuilder(magic, codec, 10**9)
+    for i, (key, value) in enumerate(messages):
+        builder.append(
+            i if magic == 1 else 100 + i, timestamp=1_700_000_000_000 + i // 3, key=key, value=value
+        )
+    raw = bytearray(builder.build())
+    struct.pack_into(">q", raw, 0, offset)
+    return bytes(raw)
+
+
+def _decode_wrapper(decoder: object, data: bytes, with_records: bool, max_records: int) -> object:
+    fn = decoder.decode_legacy_wrapper  # type: ignore[attr-defined]
+    return fn("f.log", data, 0, len(data), 500, with_records, 1 << 20, max_records, codecs.decompress)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_wrapper_twins_agree(data: st.DataObject) -> None:
+    """Sound wrappers of every codec and magic decode alike; damaged ones give None in both twins."""
+    magic = data.draw(st.sampled_from([0, 1]))
+    codec = data.draw(st.sampled_from([1, 2, 3]))
+    raw = bytearray(_wrapper(magic, codec, data.draw(legacy_messages), data.draw(st.integers(0, 2**40))))
+    if magic == 1 and data.draw(st.booleans()):
+        raw[17] |= 0x08  # LogAppendTime (the CRC then fails unless it is set again)
+        struct.pack_into(">I", raw, 12, zlib.crc32(bytes(raw[16:])))
+    for _ in range(data.draw(st.integers(0, 2))):
+        raw[data.draw(st.integers(0, len(raw) - 1))] = data.draw(st.integers(0, 255))
+    cut = data.draw(st.integers(len(raw) - 3, len(raw)))
+    with_records = data.draw(st.booleans())
+    max_records = data.draw(st.sampled_from([0, 1, 10**6]))
+    fast = _decode_wrapper(speedups, bytes(raw[:cut]), with_records, max_records)
+    pure = _decode_wrapper(_pure, bytes(raw[:cut]), with_records, max_records)
+    assert fast == pure
+    assert type(fast) is type(pure)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_wrapper_fast_path_is_the_long_way(data: st.DataObject) -> None:
+    """What decode_legacy_wrapper gives is what decode_message gives without it, for each twin."""
+    magic = data.draw(st.sampled_from([0, 1]))
+    messages = data.draw(legacy_messages)
+    # v1: 0 (base 0) or at least the last inner offset, as Kafka writes it; v0 ignores it.
+    offset = data.draw(st.sampled_from([0, len(messages) - 1, len(messages) + 1000]))
+    raw = _wrapper(magic, data.draw(st.sampled_from([1, 2, 3])), messages, offset)
+    with_records = data.draw(st.booleans())
+    for twin in (speedups, _pure):
+        fast = _decode_wrapper(twin, raw, with_records, 10**6)
+        assert fast is not None
+        with pytest.MonkeyPatch.context() as m:
+            for name in DECODER_FUNCTIONS:
+                m.setattr(twins, name, getattr(twin, name))
+            m.setattr(twins, "decode_legacy_wrapper", lambda *args: None)
+            slow, error = legacy.decode_message(
+                "f.log", raw, 0, len(raw), 500, with_records=with_records, max_batch_bytes=1 << 20
+            )
+        assert error is None
+        assert fast == slow
+        assert [type(r) for r in fast.records or ()] == [type(r) for r in slow.records or ()]  # type: ignore[attr-defined]
 
 
 def _both_run(data: bytes, pos: int, end: int, with_records: bool) -> None:

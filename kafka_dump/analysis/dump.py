@@ -25,6 +25,7 @@ from kafka_dump.segment import (
     segment_files,
     snapshot_id,
 )
+from kafka_dump.txnindex import TxnIndexes
 
 
 @dataclass(frozen=True)
@@ -73,6 +74,8 @@ class Summary:
     corrupt: int = 0  # problems that are corruption (the exit code is 1 when there is any)
     tails: int = 0  # zero-filled or partial tails: facts, not corruption
     tail_bytes: int = 0
+    aborted: int = 0  # data batches of aborted transactions (marked as such)
+    unmarked: int = 0  # files with transactional data and no .txnindex: aborted data could not be marked
 
 
 class FileStart(NamedTuple):
@@ -93,6 +96,12 @@ class BatchEvent(NamedTuple):
 
     batch: Batch
     records: tuple[Record, ...] | None
+
+
+class AbortedBatchEvent(BatchEvent):
+    """A data batch of an aborted transaction (see txnindex.py), to show marked as such."""
+
+    __slots__ = ()
 
 
 class BatchRun(NamedTuple):
@@ -125,7 +134,17 @@ class SideEntry(NamedTuple):
     item: SideItem
 
 
-DumpEvent = FileStart | FileEnd | BatchEvent | BatchRun | WrittenRun | SideEntry | Problem | Summary
+DumpEvent = (
+    FileStart
+    | FileEnd
+    | BatchEvent
+    | AbortedBatchEvent
+    | BatchRun
+    | WrittenRun
+    | SideEntry
+    | Problem
+    | Summary
+)
 _records_of = attrgetter("records")
 
 
@@ -166,17 +185,21 @@ def iter_dump(
     with_records: bool = True,
     max_batch_bytes: int = DEFAULT_MAX_BATCH_BYTES,
     max_records_per_batch: int = DEFAULT_MAX_RECORDS_PER_BATCH,
+    txn_index: bool = True,
     plain_run: PlainRunWriter | None = None,
 ) -> Iterator[DumpEvent]:
     """Stream the events of dumping ``paths`` (files or partition directories); a ``Summary`` ends it.
 
+    ``txn_index``: read the ``.txnindex`` files beside each ``.log`` and send the data batches of
+    aborted transactions as ``AbortedBatchEvent`` (txnindex.py says how they are found).
     ``plain_run``: where nothing filters, runs of plain v0/v1 messages go to it first (``WrittenRun``).
     """
     files = [f for p in paths for f in segment_files(p)]
     left = rng.limit
     active = rng.active
-    n_files = n_batches = n_records = 0
+    n_files = n_batches = n_records = n_aborted = n_unmarked = 0
     problems = _ProblemCounts()
+    txn_indexes = TxnIndexes()
     for f in files:
         if left is not None and left <= 0:
             break
@@ -190,6 +213,16 @@ def iter_dump(
                 yield event
             yield FileEnd(str(f), trailing)
             continue
+        # covers: the aborted-transaction test (None: nothing aborted here); unknown: no .txnindex to tell.
+        covers = None
+        unknown = False
+        if txn_index and f.suffix == ".log":
+            txns, txn_problems = txn_indexes.for_log(f)
+            for p in txn_problems:
+                problems.count(p)
+                yield p
+            covers = txns.covers if len(txns) else None
+            unknown = not txns.known
         start = seek_position(Path(f), from_offset=rng.from_offset, from_time=rng.from_time) if active else 0
         keep = rng.keep_header if active else None
         if not active and left is None:
@@ -226,6 +259,14 @@ def iter_dump(
                 elif with_records and _unread(item):
                     records = None  # no record could be read (a codec failed): not the same as none at all
                 n_batches += 1
+                if item.isTransactional and not item.isControl:
+                    if covers is not None and covers(item):
+                        n_aborted += 1
+                        yield AbortedBatchEvent(item, records)
+                        continue
+                    if unknown:
+                        n_unmarked += 1
+                        unknown = False
                 yield BatchEvent(item, records)
             yield FileEnd(str(f), trailing)
             continue
@@ -263,12 +304,29 @@ def iter_dump(
                     left -= 1
             n_batches += 1
             n_records += len(records) if records is not None else 0
+            if item.isTransactional and not item.isControl:
+                if covers is not None and covers(item):
+                    n_aborted += 1
+                    yield AbortedBatchEvent(item, records)
+                    continue
+                if unknown:
+                    n_unmarked += 1
+                    unknown = False
             yield BatchEvent(item, records)
         else:
             yield FileEnd(str(f), trailing)
             continue
         yield FileEnd(str(f), 0)
-    yield Summary(n_files, n_batches, n_records, problems.corrupt, problems.tails, problems.tail_bytes)
+    yield Summary(
+        n_files,
+        n_batches,
+        n_records,
+        problems.corrupt,
+        problems.tails,
+        problems.tail_bytes,
+        n_aborted,
+        n_unmarked,
+    )
 
 
 @dataclass

@@ -8,6 +8,7 @@ from typing import TypeVar
 import click
 
 from kafka_dump.analysis.dump import (
+    AbortedBatchEvent,
     BatchEvent,
     BatchRun,
     DumpEvent,
@@ -68,6 +69,10 @@ T = TypeVar("T")
     help="Decode Kafka's own records: auto chooses by the directory name (__consumer_offsets-N, "
     "__transaction_state-N, __cluster_metadata-0) or a .checkpoint file; none shows raw bytes.",
 )  # fmt: skip
+@click.option(
+    "--no-txnindex", is_flag=True,
+    help="Do not read .txnindex files: no batch is marked as data of an aborted transaction.",
+)  # fmt: skip
 @color_option
 @traceback_option
 def dump(
@@ -81,6 +86,7 @@ def dump(
     max_batch_bytes: int,
     max_records_per_batch: int,
     decode: str,
+    no_txnindex: bool,
     color: ColorMode,
 ) -> int:
     """Show every batch and record of segments, or of a partition directory's segments;
@@ -106,6 +112,7 @@ def dump(
         max_records_per_batch=max_records_per_batch,
         # JSON Lines write a run of plain v0/v1 messages straight from its bytes
         plain_run=json_renderer.plain_run if json_renderer is not None else None,
+        txn_index=not no_txnindex,
     )
     if progress.wanted():
         events = progress.with_progress(events, progress_position, out.err_console)
@@ -113,7 +120,7 @@ def dump(
         # On a terminal, the same JSON with what a terminal would act on escaped.
         write_json = out.write_byte_lines if not out.is_terminal else _terminal_json(out)
         try:
-            summary = _render(events, json_renderer, write_json, run=json_renderer.run)
+            summary = _render(events, json_renderer, write_json)
         finally:
             out.flush()  # what is gathered for one big write, before an error's line on stderr
     elif fmt == "kafka":
@@ -128,7 +135,7 @@ def dump(
             color=out.color,
             decode=decode,
         )
-        summary = _render(events, table, out.write_lines)
+        summary = _render(events, table, out.write_utf8_lines)
     out.flush()
     code = EXIT_CORRUPT if summary.corrupt else EXIT_OK
     if out.err_is_terminal:
@@ -136,7 +143,8 @@ def dump(
             closing_summary(
                 files=summary.files, batches=summary.batches, records=summary.records,
                 corrupt=summary.corrupt, tails=summary.tails, tail_bytes=summary.tail_bytes,
-                exit_code=code, meaning=EXIT_MEANINGS[code],
+                exit_code=code, meaning=EXIT_MEANINGS[code], aborted=summary.aborted,
+                unmarked=summary.unmarked,
             )
         )  # fmt: skip
     return code
@@ -147,24 +155,23 @@ def _render(
     renderer: Renderer[T],
     write: Callable[[Sequence[T]], None],
     corrupt: Callable[[str], None] | None = None,
-    run: Callable[[Sequence[Batch]], Sequence[T]] | None = None,
 ) -> Summary:
     """Feed every event to ``renderer`` and write what it answers; return the closing ``Summary``.
 
     ``corrupt``: where corruption goes instead, when the format has no place for it (Kafka's lines).
-    ``run``: the renderer's way with a whole ``BatchRun`` in one call, where it has one.
     """
     batch = renderer.batch
+    # A renderer may take a BatchRun whole (TableRenderer.run); else each of its batches in turn.
+    run: Callable[[Sequence[Batch]], Sequence[T]] | None = getattr(renderer, "run", None)
     for event in events:
         if type(event) is BatchEvent:  # the hot case first: one per batch, or per v0/v1 message
             lines = batch(event[0], event[1])
         elif type(event) is BatchRun:  # a run of plain v0/v1 messages: one write for them all
-            if run is not None:
-                lines = run(event[0])
-            else:
-                lines = [line for b in event[0] for line in batch(b, b.records)]
+            lines = run(event[0]) if run is not None else [ln for b in event[0] for ln in batch(b, b.records)]
         elif type(event) is WrittenRun:  # a run of plain v0/v1 messages, written from their bytes
             lines = (event.output,)  # type: ignore[assignment]  # only the JSON renderer writes runs
+        elif type(event) is AbortedBatchEvent:  # data of an aborted transaction (from the .txnindex)
+            lines = renderer.aborted_batch(event[0], event[1])
         elif type(event) is Summary:
             return event
         elif isinstance(event, Problem):

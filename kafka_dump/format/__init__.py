@@ -4,7 +4,8 @@ The hot loops have two twins each, with one interface per pair (``twins.py``): a
 when it was built and loads, else its pure-Python reference. ``KDUMP_PURE=1`` forces the pure ones.
 The choice is made once, here:
 
-* the decoder (``decode_v2_records``, ``decode_legacy_inner``, ``decode_legacy_run``):
+* the decoder (``decode_v2_records``, ``decode_legacy_inner``, ``decode_legacy_wrapper``,
+  ``decode_legacy_run``):
   ``_speedups.c``, else ``_pure.py``; ``ACTIVE_TWIN`` names the choice;
 * the validating record walk (``walk_v2_records``, for ``verify-crc --deep``): ``_walk.c``, else
   ``_walk_pure.py``; ``WALK_TWIN`` names it;
@@ -49,6 +50,7 @@ decoder: DecoderTwin = _decoder
 decode_v2_records = decoder.decode_v2_records
 decode_legacy_inner = decoder.decode_legacy_inner
 decode_legacy_run = decoder.decode_legacy_run
+decode_legacy_wrapper = decoder.decode_legacy_wrapper
 
 # The validating record walk: _walk.c, else _walk_pure.py.
 walker: WalkTwin = _walk_pure
@@ -126,6 +128,7 @@ __all__ = [
     "WALK_TWIN",
     "decode_legacy_inner",
     "decode_legacy_run",
+    "decode_legacy_wrapper",
     "decode_v2_records",
     "decoder",
     "encode_entry",

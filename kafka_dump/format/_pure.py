@@ -1,5 +1,5 @@
 """The pure-Python twin of the decoder's hot loops: the records of one v2 batch, the inner messages of
-a v0/v1 wrapper, and runs of plain v0/v1 messages.
+a v0/v1 wrapper, a sound compressed wrapper whole, and runs of plain v0/v1 messages.
 
 This is the reference implementation. The compiled twin (``_speedups.c``) implements the same
 functions (``twins.DecoderTwin``) with the same results, errors and positions; ``kafka_dump.format``
@@ -21,11 +21,13 @@ v2 record (``DefaultRecord``), every integer a zigzag varint unless noted:
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from kafka_dump.errors import CorruptRecordError
 from kafka_dump.format import layout as L
 from kafka_dump.format.message import Message
 from kafka_dump.format.varint import read_zigzag as _varint
-from kafka_dump.model import Batch, Compression, Header, Record, new_header, new_record
+from kafka_dump.model import Batch, Compression, Header, Record, TimestampType, new_header, new_record
 
 _EMPTY: tuple[Header, ...] = ()
 _SEQUENCE_WRAP = L.INT32_MAX + 1
@@ -244,6 +246,53 @@ def decode_legacy_inner(
     if log_append_time is None:
         return [m.record(base + m.offset, m.timestamp) for m in inner], error
     return [m.record(base + m.offset, log_append_time, m.timestamp) for m in inner], error
+
+
+# The codecs a v0/v1 wrapper may use.
+_WRAPPER_CODECS = (Compression.GZIP, Compression.SNAPPY, Compression.LZ4)
+_SMALLEST_MESSAGE = L.LOG_OVERHEAD + L.LEGACY_V0_MIN_SIZE
+
+
+def decode_legacy_wrapper(
+    file: str,
+    buf: bytes,
+    pos: int,
+    end: int,
+    file_pos: int,
+    with_records: bool,
+    max_batch_bytes: int,
+    max_records: int,
+    decompress: Callable[[Compression, bytes, int], bytes],
+) -> Batch | None:
+    """The compressed v0/v1 wrapper entry ``buf[pos:end]`` as a Batch with its inner records, when every
+    check passes: it parses, its CRC holds, its codec is one a wrapper may use, its value decompresses
+    (through ``decompress``, the codecs module's), and its inner message set is sound.
+
+    Anything else gives None, and ``legacy.decode_message`` takes the long way, which reports it: the
+    common case, a sound wrapper, is decoded in one call (the compiled twin's saves most of the Python
+    a wrapper otherwise costs).
+    """
+    if end - pos < _SMALLEST_MESSAGE or buf[pos + L.LEGACY_ATTRIBUTES_OFFSET] & L.COMPRESSION_MASK == 0:
+        return None
+    try:
+        msg = Message(buf, pos, end)
+    except CorruptRecordError:
+        return None
+    if not msg.crc_valid or msg.value is None or msg.compression not in _WRAPPER_CODECS:
+        return None
+    try:
+        data = decompress(msg.compression, msg.value, max_batch_bytes)
+    except CorruptRecordError:
+        return None
+    if len(data) // _SMALLEST_MESSAGE > max_records:
+        return None  # more inner messages than allowed might fit: the long way counts them
+    log_append = msg.timestamp if msg.timestamp_type is TimestampType.LOG_APPEND_TIME else None
+    records, error = decode_legacy_inner(data, msg.magic, msg.offset, log_append)
+    if error is not None or not records:
+        return None
+    return msg.batch(
+        file, file_pos, records[0].offset, tuple(records) if with_records else None, len(records)
+    )
 
 
 def decode_legacy_run(

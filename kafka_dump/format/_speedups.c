@@ -3,6 +3,7 @@
  *
  *   decode_v2_records    the records of one v2 batch (DefaultRecord)
  *   decode_legacy_inner  the inner messages of a decompressed v0/v1 wrapper (LegacyRecord)
+ *   decode_legacy_wrapper  a sound compressed v0/v1 wrapper, decompressed and decoded, as a Batch
  *   decode_legacy_run    a run of plain v0/v1 messages, one log entry per record, as Batches
  *
  * Each must give exactly what its pure twin gives -- the same records, the same error messages at
@@ -25,6 +26,7 @@
 
 static PyObject *CorruptRecordError;
 static PyObject *CODEC_NONE;  /* Compression.NONE */
+static PyObject *CODECS[8];   /* Compression(i) for the attributes' codec bits */
 static PyObject *TS_TYPES[3]; /* TimestampType NO_TIMESTAMP_TYPE, CREATE_TIME, LOG_APPEND_TIME */
 static PyObject *MINUS_ONE, *ONE;
 
@@ -41,6 +43,30 @@ add_i64(int64_t a, int64_t b)
     Py_XDECREF(pa);
     Py_XDECREF(pb);
     return sum;
+}
+
+/* new_record for fields the caller knows are all ints, bytes, None, bools or the empty tuple, as a
+ * v0/v1 message's are: such a record can be in no cycle, so where the class allows (record_plain) it is
+ * allocated untracked and filled without new_slotted's look at each field. */
+static PyObject *
+new_atomic_record(PyObject **vals)
+{
+    if (!model.record_plain)
+        return new_record(vals);
+    PyObject *obj = NULL;
+    for (int i = 0; i < RECORD_FIELDS; i++)
+        if (vals[i] == NULL)
+            goto fail;
+    obj = PyObject_GC_New(PyObject, (PyTypeObject *)model.record_type);
+    if (obj == NULL)
+        goto fail;
+    for (int i = 0; i < RECORD_FIELDS; i++)
+        RECORD_SLOT(obj, i) = vals[i];
+    return obj;
+fail:
+    for (int i = 0; i < RECORD_FIELDS; i++)
+        Py_XDECREF(vals[i]);
+    return NULL;
 }
 
 /* CorruptRecordError(message, position=position); NULL with an exception set if that fails. */
@@ -321,15 +347,36 @@ bytes_or_none(const unsigned char *p, Py_ssize_t at, Py_ssize_t len)
     return PyBytes_FromStringAndSize((const char *)p + at, len);
 }
 
-/* message.py's Message.record: the message p[pos:end] as a Record at offset base + its own. */
+/* The last int boxed, kept for the next: consecutive messages often share a timestamp (a producer's
+ * batch, or records of the same millisecond), and sharing the object saves an allocation per record. */
+typedef struct {
+    int64_t value;
+    PyObject *obj; /* NULL until the first */
+} IntCache;
+
 static PyObject *
-legacy_record(const unsigned char *p, Py_ssize_t pos, Py_ssize_t end, const Message *m, int64_t base,
-              PyObject *log_append_time)
+cached_int(IntCache *cache, int64_t value)
 {
-    uint32_t crc = message_crc(p, pos, end);
+    if (cache->obj != NULL && cache->value == value)
+        return Py_NewRef(cache->obj);
+    PyObject *obj = PyLong_FromLongLong(value);
+    if (obj != NULL) {
+        Py_XSETREF(cache->obj, Py_NewRef(obj));
+        cache->value = value;
+    }
+    return obj;
+}
+
+/* message.py's Message.record: the message p[pos:end] as a Record at offset base + its own; crc is the
+ * CRC-32 computed over its bytes. */
+static PyObject *
+legacy_record(const unsigned char *p, Py_ssize_t pos, Py_ssize_t end, const Message *m, uint32_t crc, int64_t base,
+              PyObject *log_append_time, IntCache *timestamps)
+{
+    PyObject *ts = cached_int(timestamps, m->timestamp);
     PyObject *vals[RECORD_FIELDS] = {
         [R_OFFSET] = add_i64(base, m->offset),
-        [R_TIMESTAMP] = log_append_time == Py_None ? PyLong_FromLongLong(m->timestamp) : Py_NewRef(log_append_time),
+        [R_TIMESTAMP] = log_append_time == Py_None ? ts : Py_NewRef(log_append_time),
         [R_KEY] = bytes_or_none(p, m->key_pos, m->key_len),
         [R_VALUE] = bytes_or_none(p, m->value_pos, m->value_len),
         [R_HEADERS] = PyTuple_New(0),
@@ -338,29 +385,34 @@ legacy_record(const unsigned char *p, Py_ssize_t pos, Py_ssize_t end, const Mess
         [R_CRC] = PyLong_FromUnsignedLong(m->crc),
         [R_CRC_VALID] = Py_NewRef(crc == m->crc ? Py_True : Py_False),
         [R_CONTROL] = Py_NewRef(Py_None),
-        [R_STORED_TIMESTAMP] = log_append_time == Py_None ? Py_NewRef(Py_None) : PyLong_FromLongLong(m->timestamp),
+        [R_STORED_TIMESTAMP] = log_append_time == Py_None ? Py_NewRef(Py_None) : ts,
     };
-    return new_record(vals);
+    /* log_append_time is the wrapper's timestamp, an int; anything else takes the checking path */
+    return PyLong_CheckExact(log_append_time) || log_append_time == Py_None ? new_atomic_record(vals)
+                                                                             : new_record(vals);
 }
 
 /* ---- v0/v1 inner message sets (the twin of _pure.decode_legacy_inner) --------------------------- */
 
-/* Two passes over bytes (immutable, so what the first pass checked still holds in the second): the
- * first frames and checks every inner message, and so learns the last inner offset that v1's
- * relative offsets need; the second builds the records. */
-static PyObject *
-decode_legacy_inner(PyObject *self, PyObject *args)
-{
-    PyObject *data;
-    int wrapper_magic;
-    long long wrapper_offset;
-    PyObject *log_append_time;
-    if (!PyArg_ParseTuple(args, "SiLO", &data, &wrapper_magic, &wrapper_offset, &log_append_time))
-        return NULL;
-    const unsigned char *p = (const unsigned char *)PyBytes_AS_STRING(data);
-    Py_ssize_t total = PyBytes_GET_SIZE(data), pos = 0, n_ok = 0;
-    PyObject *reason = NULL, *error = NULL, *records = NULL, *result = NULL;
+/* One inner message as the first pass found it: where it lies, its fields, the CRC of its bytes. */
+typedef struct {
     Message m;
+    Py_ssize_t pos, end;
+    uint32_t crc;
+} Inner;
+
+/* Two passes: the first frames, parses and checks every inner message of data[0:total], and so learns
+ * the last inner offset that v1's relative offsets need; the second builds the records from what the
+ * first kept. Sets *records (a new list) and *reason (a new str, or NULL when the set is sound); returns
+ * 0, or -1 with an exception set. */
+static int
+inner_records(const unsigned char *p, Py_ssize_t total, int wrapper_magic, long long wrapper_offset,
+              PyObject *log_append_time, PyObject **records_out, PyObject **reason_out)
+{
+    Py_ssize_t pos = 0, n_ok = 0, capacity = 0;
+    PyObject *reason = NULL, *records = NULL;
+    Inner *inner = NULL;
+    IntCache timestamps = {0, NULL};
     int64_t last = 0;
     while (pos < total) {
         if (total - pos < LOG_OVERHEAD) {
@@ -372,23 +424,39 @@ decode_legacy_inner(PyObject *self, PyObject *args)
             reason = PyUnicode_FromFormat("inner message at byte %zd of the payload runs past its end", pos);
             break;
         }
+        if (n_ok == capacity) {
+            /* Each kept message framed at least LOG_OVERHEAD bytes of data: the array stays a fraction of
+             * the records it describes. */
+            Py_ssize_t grown = capacity ? capacity * 2 : 128;
+            Inner *more = PyMem_Realloc(inner, (size_t)grown * sizeof(Inner));
+            if (more == NULL) {
+                PyErr_NoMemory();
+                goto done;
+            }
+            inner = more;
+            capacity = grown;
+        }
+        Inner *in = &inner[n_ok];
         Py_ssize_t end = pos + LOG_OVERHEAD + size;
         PyObject *inner_reason = NULL;
-        if (parse_message(p, pos, end, &m, &inner_reason) < 0) {
+        if (parse_message(p, pos, end, &in->m, &inner_reason) < 0) {
             if (inner_reason != NULL)
                 reason = PyUnicode_FromFormat("inner message at byte %zd of the payload: %U", pos, inner_reason);
             Py_XDECREF(inner_reason);
             break;
         }
-        if (m.magic != wrapper_magic) {
-            reason = PyUnicode_FromFormat("inner message has magic %d in a v%d wrapper", m.magic, wrapper_magic);
+        if (in->m.magic != wrapper_magic) {
+            reason = PyUnicode_FromFormat("inner message has magic %d in a v%d wrapper", in->m.magic, wrapper_magic);
             break;
         }
-        if (m.attributes & COMPRESSION_MASK) {
+        if (in->m.attributes & COMPRESSION_MASK) {
             reason = PyUnicode_FromString("inner message is itself compressed");
             break;
         }
-        last = m.offset;
+        in->pos = pos;
+        in->end = end;
+        in->crc = message_crc(p, pos, end);
+        last = in->m.offset;
         n_ok++;
         pos = end;
     }
@@ -415,21 +483,42 @@ decode_legacy_inner(PyObject *self, PyObject *args)
         if (relative && wrapper_offset - last > 0)
             base = wrapper_offset - last;
         records = PyList_New(n_ok);
-        for (Py_ssize_t i = 0, at = 0; records != NULL && i < n_ok; i++) {
-            Py_ssize_t end = at + LOG_OVERHEAD + be32(p + at + LOG_ENTRY_SIZE_OFFSET);
-            PyObject *unused = NULL;
-            parse_message(p, at, end, &m, &unused); /* succeeded in the first pass, on the same bytes */
-            PyObject *record = legacy_record(p, at, end, &m, base, log_append_time);
+        for (Py_ssize_t i = 0; records != NULL && i < n_ok; i++) {
+            const Inner *in = &inner[i];
+            PyObject *record = legacy_record(p, in->pos, in->end, &in->m, in->crc, base, log_append_time, &timestamps);
             if (record == NULL) {
                 Py_CLEAR(records);
                 break;
             }
             PyList_SET_ITEM(records, i, record);
-            at = end;
         }
     }
-    if (records == NULL || PyErr_Occurred())
-        goto done;
+done:
+    PyMem_Free(inner);
+    Py_XDECREF(timestamps.obj);
+    if (records == NULL || PyErr_Occurred()) {
+        Py_XDECREF(records);
+        Py_XDECREF(reason);
+        return -1;
+    }
+    *records_out = records;
+    *reason_out = reason;
+    return 0;
+}
+
+static PyObject *
+decode_legacy_inner(PyObject *self, PyObject *args)
+{
+    PyObject *data;
+    int wrapper_magic;
+    long long wrapper_offset;
+    PyObject *log_append_time;
+    if (!PyArg_ParseTuple(args, "SiLO", &data, &wrapper_magic, &wrapper_offset, &log_append_time))
+        return NULL;
+    PyObject *records = NULL, *reason = NULL, *error = NULL, *result = NULL;
+    if (inner_records((const unsigned char *)PyBytes_AS_STRING(data), PyBytes_GET_SIZE(data), wrapper_magic,
+                      wrapper_offset, log_append_time, &records, &reason) < 0)
+        return NULL;
     if (reason != NULL) {
         error = PyObject_CallOneArg(CorruptRecordError, reason);
         if (error == NULL)
@@ -439,7 +528,119 @@ decode_legacy_inner(PyObject *self, PyObject *args)
 done:
     Py_XDECREF(reason);
     Py_XDECREF(error);
+    Py_DECREF(records);
+    return result;
+}
+
+/* ---- sound compressed v0/v1 wrappers (the twin of _pure.decode_legacy_wrapper) -------------------- */
+
+/* The wrapper entry p[pos:end] as a Batch with its inner records, when every check passes: it parses,
+ * its CRC holds, its codec is one a wrapper may use, its value decompresses (through decompress, the
+ * codecs module's, so that the limits and the codecs are the same), and its inner message set is
+ * sound. Anything else returns None, and legacy.decode_message takes the long way and reports it. */
+static PyObject *
+decode_legacy_wrapper(PyObject *self, PyObject *args)
+{
+    PyObject *file, *decompress;
+    Py_buffer view;
+    Py_ssize_t pos, end, file_pos, limit, max_records;
+    int with_records;
+    if (!PyArg_ParseTuple(args, "Uy*nnnpnnO", &file, &view, &pos, &end, &file_pos, &with_records, &limit,
+                          &max_records, &decompress))
+        return NULL;
+    if (check_window(pos, end, view.len) < 0) {
+        PyBuffer_Release(&view);
+        return NULL;
+    }
+    const unsigned char *p = (const unsigned char *)view.buf;
+    PyObject *value = NULL, *data = NULL, *records = NULL, *reason = NULL, *lat = NULL, *result = NULL;
+    PyObject *tuple = NULL;
+    Message m;
+    int codec = end - pos > LEGACY_ATTRIBUTES_OFFSET ? p[pos + LEGACY_ATTRIBUTES_OFFSET] & COMPRESSION_MASK : 0;
+    if (codec < 1 || codec > 3) /* none is no wrapper; zstd and unknown ids are errors in a v0/v1 wrapper */
+        goto none;
+    PyObject *parse_reason = NULL;
+    if (parse_message(p, pos, end, &m, &parse_reason) < 0) {
+        Py_XDECREF(parse_reason);
+        if (PyErr_Occurred())
+            goto done;
+        goto none;
+    }
+    if (message_crc(p, pos, end) != m.crc || m.value_len < 0)
+        goto none;
+    value = PyBytes_FromStringAndSize((const char *)p + m.value_pos, m.value_len);
+    if (value == NULL)
+        goto done;
+    data = PyObject_CallFunction(decompress, "OOn", CODECS[codec], value, limit);
+    if (data == NULL) {
+        if (PyErr_ExceptionMatches(CorruptRecordError)) {
+            PyErr_Clear();
+            goto none;
+        }
+        goto done;
+    }
+    /* More inner messages than allowed might fit: the long way counts them and refuses the wrapper. */
+    if (!PyBytes_Check(data) || PyBytes_GET_SIZE(data) / (LOG_OVERHEAD + LEGACY_V0_MIN_SIZE) > max_records)
+        goto none;
+    int log_append = m.magic == 1 && (m.attributes & TIMESTAMP_TYPE_BIT);
+    if (log_append && (lat = PyLong_FromLongLong(m.timestamp)) == NULL)
+        goto done;
+    if (inner_records((const unsigned char *)PyBytes_AS_STRING(data), PyBytes_GET_SIZE(data), m.magic, m.offset,
+                      log_append ? lat : Py_None, &records, &reason) < 0)
+        goto done;
+    if (reason != NULL || PyList_GET_SIZE(records) == 0)
+        goto none;
+    Py_ssize_t count = PyList_GET_SIZE(records);
+    PyObject *base_offset = Py_NewRef(RECORD_SLOT(PyList_GET_ITEM(records, 0), R_OFFSET));
+    if (with_records) {
+        tuple = PyList_AsTuple(records);
+        if (tuple == NULL) {
+            Py_DECREF(base_offset);
+            goto done;
+        }
+        untrack_if_atomic(tuple);
+    }
+    PyObject *ts = PyLong_FromLongLong(m.timestamp);
+    int ts_type = m.magic == 0 ? 0 : log_append ? 2 : 1;
+    PyObject *vals[BATCH_FIELDS] = {
+        [B_FILE] = Py_NewRef(file),
+        [B_POSITION] = PyLong_FromSsize_t(file_pos),
+        [B_BASE_OFFSET] = base_offset,
+        [B_LAST_OFFSET] = PyLong_FromLongLong(m.offset),
+        [B_MAGIC] = PyLong_FromLong(m.magic),
+        [B_ATTRIBUTES] = PyLong_FromLong(m.attributes),
+        [B_COMPRESSION] = Py_NewRef(CODECS[codec]),
+        [B_TIMESTAMP_TYPE] = Py_NewRef(TS_TYPES[ts_type]),
+        [B_BASE_TIMESTAMP] = Py_XNewRef(ts),
+        [B_MAX_TIMESTAMP] = ts,
+        [B_PRODUCER_ID] = Py_NewRef(MINUS_ONE),
+        [B_PRODUCER_EPOCH] = Py_NewRef(MINUS_ONE),
+        [B_BASE_SEQUENCE] = Py_NewRef(MINUS_ONE),
+        [B_LAST_SEQUENCE] = Py_NewRef(MINUS_ONE),
+        [B_PARTITION_LEADER_EPOCH] = Py_NewRef(MINUS_ONE),
+        [B_IS_TRANSACTIONAL] = Py_NewRef(Py_False),
+        [B_IS_CONTROL] = Py_NewRef(Py_False),
+        [B_DELETE_HORIZON_MS] = Py_NewRef(Py_None),
+        [B_CRC] = PyLong_FromUnsignedLong(m.crc),
+        [B_CRC_VALID] = Py_NewRef(Py_True),
+        [B_SIZE] = PyLong_FromSsize_t(LOG_OVERHEAD + (Py_ssize_t)be32(p + pos + LEGACY_SIZE_OFFSET)),
+        [B_RECORD_COUNT] = PyLong_FromSsize_t(count),
+        [B_RECORDS] = with_records ? Py_NewRef(tuple) : Py_NewRef(Py_None),
+    };
+    /* Untracked (see new_batch): its fields are a file name, ints, bools, None, enum members and an
+     * untracked tuple of records, none able to refer back to it. */
+    result = new_batch(vals);
+    goto done;
+none:
+    result = Py_NewRef(Py_None);
+done:
+    Py_XDECREF(value);
+    Py_XDECREF(data);
     Py_XDECREF(records);
+    Py_XDECREF(reason);
+    Py_XDECREF(lat);
+    Py_XDECREF(tuple);
+    PyBuffer_Release(&view);
     return result;
 }
 
@@ -448,10 +649,10 @@ done:
 /* message.py's Message.batch for a plain message: the entry p[pos:end] as a Batch of one record. */
 static PyObject *
 plain_batch(PyObject *file, Py_ssize_t file_pos, const unsigned char *p, Py_ssize_t pos, Py_ssize_t end,
-            const Message *m, uint32_t crc, int with_records)
+            const Message *m, uint32_t crc, int with_records, IntCache *timestamps)
 {
     /* The batch and its one record share the objects of the fields they have in common. */
-    PyObject *offset = PyLong_FromLongLong(m->offset), *ts = PyLong_FromLongLong(m->timestamp);
+    PyObject *offset = PyLong_FromLongLong(m->offset), *ts = cached_int(timestamps, m->timestamp);
     PyObject *stored = PyLong_FromUnsignedLong(m->crc), *size = PyLong_FromSsize_t(end - pos);
     PyObject *valid = crc == m->crc ? Py_True : Py_False, *records = NULL;
     if (offset == NULL || ts == NULL || stored == NULL || size == NULL)
@@ -470,7 +671,7 @@ plain_batch(PyObject *file, Py_ssize_t file_pos, const unsigned char *p, Py_ssiz
             [R_CONTROL] = Py_NewRef(Py_None),
             [R_STORED_TIMESTAMP] = Py_NewRef(Py_None),
         };
-        PyObject *record = new_record(rvals);
+        PyObject *record = new_atomic_record(rvals);
         if (record == NULL)
             goto fail;
         records = PyTuple_Pack(1, record);
@@ -535,6 +736,7 @@ decode_legacy_run(PyObject *self, PyObject *args)
     const unsigned char *p = (const unsigned char *)view.buf;
     Py_ssize_t start = pos;
     PyObject *batches = PyList_New(0), *result = NULL;
+    IntCache timestamps = {0, NULL};
     Message m;
     while (batches != NULL && end - pos >= LOG_OVERHEAD + LEGACY_V0_MIN_SIZE) {
         int magic = (signed char)p[pos + LEGACY_MAGIC_OFFSET];
@@ -554,7 +756,8 @@ decode_legacy_run(PyObject *self, PyObject *args)
         uint32_t crc = message_crc(p, pos, entry_end);
         if (crc != m.crc)
             break;
-        PyObject *batch = plain_batch(file, file_pos + pos - start, p, pos, entry_end, &m, crc, with_records);
+        PyObject *batch =
+            plain_batch(file, file_pos + pos - start, p, pos, entry_end, &m, crc, with_records, &timestamps);
         if (batch == NULL)
             goto done;
         int appended = PyList_Append(batches, batch);
@@ -566,6 +769,7 @@ decode_legacy_run(PyObject *self, PyObject *args)
     if (batches != NULL)
         result = Py_BuildValue("(On)", batches, pos - start);
 done:
+    Py_XDECREF(timestamps.obj);
     Py_XDECREF(batches);
     PyBuffer_Release(&view);
     return result;
@@ -578,6 +782,9 @@ static PyMethodDef methods[] = {
     {"decode_legacy_inner", decode_legacy_inner, METH_VARARGS,
      "decode_legacy_inner(data: bytes, wrapper_magic, wrapper_offset, log_append_time) -> (records, error or None);\n"
      "the compiled twin of kafka_dump.format._pure.decode_legacy_inner."},
+    {"decode_legacy_wrapper", decode_legacy_wrapper, METH_VARARGS,
+     "decode_legacy_wrapper(file, buf, pos, end, file_pos, with_records, max_batch_bytes, max_records, decompress)\n"
+     "-> Batch or None; the compiled twin of kafka_dump.format._pure.decode_legacy_wrapper."},
     {"decode_legacy_run", decode_legacy_run, METH_VARARGS,
      "decode_legacy_run(file, data, pos, end, file_pos, with_records) -> (batches, bytes used);\n"
      "the compiled twin of kafka_dump.format._pure.decode_legacy_run."},
@@ -600,6 +807,14 @@ PyInit__speedups(void)
         return NULL;
     }
     CODEC_NONE = PyObject_GetAttrString(codecs, "NONE");
+    for (int i = 0; i < 8; i++) {
+        CODECS[i] = PyObject_CallFunction(codecs, "i", i);
+        if (CODECS[i] == NULL) {
+            Py_DECREF(codecs);
+            Py_DECREF(ts_types);
+            return NULL;
+        }
+    }
     TS_TYPES[0] = PyObject_GetAttrString(ts_types, "NO_TIMESTAMP_TYPE");
     TS_TYPES[1] = PyObject_GetAttrString(ts_types, "CREATE_TIME");
     TS_TYPES[2] = PyObject_GetAttrString(ts_types, "LOG_APPEND_TIME");

@@ -1,6 +1,8 @@
 # The compiled decoder twin (_speedups.c); the pure twin _pure.py documents each function.
+from collections.abc import Callable
+
 from kafka_dump.errors import CorruptRecordError
-from kafka_dump.model import Batch, Record
+from kafka_dump.model import Batch, Compression, Record
 
 def decode_v2_records(
     data: bytes,
@@ -19,3 +21,15 @@ def decode_legacy_inner(
 def decode_legacy_run(
     file: str, buf: bytes, pos: int, end: int, file_pos: int, with_records: bool, /
 ) -> tuple[list[Batch], int]: ...
+def decode_legacy_wrapper(
+    file: str,
+    buf: bytes,
+    pos: int,
+    end: int,
+    file_pos: int,
+    with_records: bool,
+    max_batch_bytes: int,
+    max_records: int,
+    decompress: Callable[[Compression, bytes, int], bytes],
+    /,
+) -> Batch | None: ...

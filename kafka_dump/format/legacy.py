@@ -32,6 +32,12 @@ def decode_message(
     Raises CorruptRecordError when the message itself cannot be read (then it is no batch at all);
     returns the error found in a wrapper's inner messages beside the batch otherwise.
     """
+    # A sound compressed wrapper, the common case, in one call; anything else the long way below.
+    fast = _twins.decode_legacy_wrapper(
+        file, buf, pos, end, file_pos, with_records, max_batch_bytes, max_records, decompress
+    )
+    if fast is not None:
+        return fast, None
     try:
         msg = Message(buf, pos, end)
     except CorruptRecordError as exc:

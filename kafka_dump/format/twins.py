@@ -9,13 +9,13 @@ signatures: ``_pure`` and ``_speedups`` (``DecoderTwin``), ``_walk_pure`` and ``
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Protocol
 
 from kafka_dump.errors import CorruptRecordError
 from kafka_dump.format._gather_pure import Gathered, GatheredLegacy, Histograms
 from kafka_dump.format._walk_pure import RawWalk
-from kafka_dump.model import Batch, Record
+from kafka_dump.model import Batch, Compression, Record
 
 
 def pure_requested() -> bool:
@@ -46,6 +46,20 @@ class DecoderTwin(Protocol):
     def decode_legacy_run(
         self, file: str, buf: bytes, pos: int, end: int, file_pos: int, with_records: bool, /
     ) -> tuple[list[Batch], int]: ...
+
+    def decode_legacy_wrapper(
+        self,
+        file: str,
+        buf: bytes,
+        pos: int,
+        end: int,
+        file_pos: int,
+        with_records: bool,
+        max_batch_bytes: int,
+        max_records: int,
+        decompress: Callable[[Compression, bytes, int], bytes],
+        /,
+    ) -> Batch | None: ...
 
 
 class WalkTwin(Protocol):

@@ -31,6 +31,8 @@ _dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 _quote: Callable[[str], str] = json.encoder.encode_basestring
 _PAYLOAD_CODES = {PayloadEncoding.TEXT: 0, PayloadEncoding.BASE64: 1, PayloadEncoding.HEX: 2}
 _BOOL = {True: "true", False: "false", None: "null"}
+_NOT_CONTROL = b'"isControl":false,'
+_ABORTED = b'"isControl":false,"aborted":true,'
 
 
 def records_json(records: Sequence[Record], magic: int, payload: int) -> str:
@@ -218,6 +220,11 @@ class JsonRenderer:
             self._file = file
             self._file_json = _quote(file).encode("utf-8", "backslashreplace")
         return self._plain_run_json(self._file_json, data, pos, end, file_pos, with_records, self._payload)
+
+    def aborted_batch(self, batch: Batch, records: tuple[Record, ...] | None) -> list[bytes]:
+        """A data batch of an aborted transaction: its line with ``"aborted":true`` after ``isControl``
+        (the first such key of a line is the batch's: keys inside strings have their quotes escaped)."""
+        return [line.replace(_NOT_CONTROL, _ABORTED, 1) for line in self.batch(batch, records)]
 
     def problem(self, problem: Problem) -> list[bytes]:
         return [(_dumps(problem_object(problem)) + "\n").encode("utf-8", "backslashreplace")]

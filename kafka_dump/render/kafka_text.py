@@ -73,6 +73,10 @@ class KafkaTextRenderer:
                 out.extend(record_line(b, r, self._data, self._decode) for r in records)
         return out
 
+    def aborted_batch(self, b: Batch, records: tuple[Record, ...] | None) -> list[str]:
+        """Kafka's tool says nothing of aborted transactions: the same lines as any batch."""
+        return self.batch(b, records)
+
     def problem(self, problem: Problem) -> list[str]:
         return []
 

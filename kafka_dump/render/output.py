@@ -25,6 +25,7 @@ that ``write`` copies as they are.
 
 from __future__ import annotations
 
+import codecs
 import os
 import stat
 import sys
@@ -95,6 +96,16 @@ def _is_file(stream: object) -> bool:
         return False
 
 
+def _writes_utf8(stream: TextIO) -> bool:
+    """The text stream encodes as UTF-8 and has a byte buffer beneath it."""
+    encoding = getattr(stream, "encoding", None)
+    try:
+        utf8 = encoding is not None and codecs.lookup(encoding).name == "utf-8"
+    except LookupError:
+        return False
+    return utf8 and hasattr(stream, "buffer")
+
+
 def color_wanted(mode: ColorMode, stream: TextIO, environ: Mapping[str, str] = os.environ) -> bool:
     """``always`` and ``never`` are what they say; ``auto``: a terminal, without ``NO_COLOR``."""
     if mode != "auto":
@@ -130,6 +141,7 @@ class Output:
         self._chunk: list[bytes] = []  # lines of bytes gathered and not yet written
         self._chunk_len = 0
         self._chunk_bytes = 0 if self.is_terminal else CHUNK_BYTES
+        self._utf8 = _writes_utf8(self.stdout)
 
     # --- text and bytes on stdout ------------------------------------------------------------
 
@@ -181,6 +193,13 @@ class Output:
             self._write_chunk()
         self.stdout.buffer.flush()
         self._bytes_pending = False
+
+    def write_utf8_lines(self, lines: Iterable[bytes]) -> None:
+        """Lines of UTF-8 text (the bulk table): as bytes when stdout writes UTF-8, else as text."""
+        if self._utf8:
+            self.write_byte_lines(lines)
+        else:
+            self.write_lines([line.decode() for line in lines])
 
     def print(self, renderable: RenderableType, *, soft_wrap: bool = False) -> None:
         """A Rich renderable on stdout (a ``Text``, a small ``Table``); never a str of data."""

@@ -23,10 +23,9 @@ KRaft control record its JSON in the note column. Entries of side files (``.inde
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
-from datetime import datetime, timezone
-from functools import lru_cache
-from typing import Literal, cast
+from typing import Literal
 
 from rich import box
 from rich.cells import cell_len, set_cell_size
@@ -36,6 +35,7 @@ from kafka_dump.internal.sidefiles import SideItem
 from kafka_dump.model import Batch, Compression, ControlType, Problem, ProblemKind, Record, TimestampType
 from kafka_dump.render.decoded import SideTable, kafka_json, part_text
 from kafka_dump.render.payload import header_key, printable
+from kafka_dump.render.rows import COLUMN_BITS, TIME_BOTH, TIME_ISO, TIME_MS, TWIN, iso_second
 from kafka_dump.render.theme import STYLES, number, plural, sgr
 
 TimeMode = Literal["iso", "ms", "both"]
@@ -51,23 +51,15 @@ _SHRINK = ((_VALUE, 8), (_HEADERS, 5), (_NOTE, 5), (_KEY, 5), (_TIME, 10))
 _NONE = Compression.NONE
 _NULL: Cell = ("null", 4, "kdump.null")
 _TIME_LABELS = {"iso": "time (UTC)", "ms": "timestamp (ms)", "both": "time (UTC) and ms"}
-
-
-@lru_cache(maxsize=4096)
-def _iso_second(second: int) -> str:
-    """The date and time of an epoch second; cached, since neighbouring records share seconds."""
-    try:
-        dt = datetime.fromtimestamp(second, tz=timezone.utc)
-    except (OverflowError, OSError, ValueError):
-        return "?"
-    return f"{dt.year:04d}-{dt.month:02d}-{dt.day:02d}T{dt.hour:02d}:{dt.minute:02d}:{dt.second:02d}"
+_TIME_CODES = {"iso": TIME_ISO, "ms": TIME_MS, "both": TIME_BOTH}
+_COLUMN_MASK = (1 << COLUMN_BITS) - 1
 
 
 def iso(ts: int) -> str:
     """``2024-01-31T12:00:00.123Z``; a negative timestamp (none) is shown as ``-``."""
     if ts < 0:
         return "-"
-    second = _iso_second(ts // 1000)
+    second = iso_second(ts // 1000)
     return "?" if second == "?" else f"{second}.{ts % 1000:03d}Z"
 
 
@@ -155,10 +147,10 @@ def _invalid_cell(record: Record) -> Cell:
 Segment = tuple[str, str]  # text, theme style name
 
 
-def batch_title(b: Batch, *, with_time: TimeMode | None = None) -> list[Segment]:
+def batch_title(b: Batch, *, with_time: TimeMode | None = None, aborted: bool = False) -> list[Segment]:
     """A batch header on one line, short enough for 120 columns: what is default or absent is left
     out (no codec when none, no producer fields without a producer, no time without one), and what
-    must not be missed (transactional, control, an invalid CRC) comes first, before any cut.
+    must not be missed (transactional, aborted, control, an invalid CRC) comes first, before any cut.
     ``--format json`` has every field."""
     count = b.recordCount if b.recordCount is not None else 0
     parts: list[Segment] = [(f"offsets {b.baseOffset}..{b.lastOffset}", ""), (plural(count, "record"), "")]
@@ -166,6 +158,8 @@ def batch_title(b: Batch, *, with_time: TimeMode | None = None) -> list[Segment]
         parts.append((f"CRC INVALID (stored {b.crc})", "kdump.invalid"))
     if b.isTransactional:
         parts.append(("transactional", "kdump.transactional"))
+    if aborted:
+        parts.append(("aborted", "kdump.aborted"))
     if b.isControl:
         parts.append(("control", "kdump.control"))
     codec = "" if b.compression is _NONE else f" {b.compression.label}"
@@ -207,12 +201,16 @@ def _run_title(b: Batch) -> list[Segment]:
     return [(text, "kdump.batch")]
 
 
-def problem_title(p: Problem) -> list[Segment]:
-    """A problem: corruption in red, a tail (a fact, not corruption) in yellow."""
+def problem_title(p: Problem, *, dumped: str | None = None) -> list[Segment]:
+    """A problem: corruption in red, a tail (a fact, not corruption) in yellow. One in another file
+    than the one ``dumped`` (a ``.txnindex`` read beside it) names that file."""
+    where = f"at byte {p.position}"
+    if dumped is not None and p.file != dumped:
+        where = f"in {printable(os.path.basename(p.file))} {where}"
     if p.kind is ProblemKind.CORRUPT:
-        head, style = f"PROBLEM at byte {p.position} ({number(p.length)} bytes, corrupt)", "kdump.problem"
+        head, style = f"PROBLEM {where} ({number(p.length)} bytes, corrupt)", "kdump.problem"
     else:
-        head, style = f"TAIL at byte {p.position} ({number(p.length)} bytes, {p.kind.label})", "kdump.tail"
+        head, style = f"TAIL {where} ({number(p.length)} bytes, {p.kind.label})", "kdump.tail"
     return [(f"{head}: {printable(p.reason)}", style)]
 
 
@@ -237,27 +235,14 @@ class _Section:
         self.wrap = wrap  # a problem is wrapped, never cut: its reason matters; a batch line is cut
 
 
-class _Seconds(dict[int, str]):
-    """Epoch second -> ``2024-01-31T12:00:00``, filled on first use (neighbouring records share seconds)."""
-
-    def __missing__(self, second: int) -> str:
-        if len(self) > 4096:
-            self.clear()
-        text = self[second] = _iso_second(second)
-        return text
-
-
-_MILLIS = [f".{ms:03d}Z" for ms in range(1000)]
-_YEAR_10000 = 253_402_300_800_000  # epoch ms: ISO times end at 9999-12-31
-
-
 class TableRenderer:
-    """Builds the lines of the record tables (strings with the theme's ANSI codes when ``color``).
+    """Builds the lines of the record tables, as UTF-8 bytes (with the theme's ANSI codes when
+    ``color``), a flush's worth of rows in one ``bytes``.
 
     The buffer is kept by column (offsets, times, keys, values, headers, notes): the common cell,
-    printable ASCII, is a plain ``str`` whose width is its length, so widths, padding and lines are
-    made a column at a time by C loops (``max(map(len, ...))``, ``str.ljust``, ``%``). Any other
-    cell (styled, wide characters) is listed in ``_special`` by (column, row) and drawn apart.
+    printable ASCII, is a plain ``str`` whose width is its length; the row twin (``render/rows.py``
+    or ``_tablefast.c``) makes those cells and writes the rows at known widths. Any other cell
+    (styled, wide characters) is listed in ``_special`` by (column, row) and its row drawn here.
     """
 
     def __init__(
@@ -282,12 +267,16 @@ class TableRenderer:
         self._flush_rows = flush_rows
         self._sgr = {name: sgr(name) if color else ("", "") for name in STYLES}
         self._sgr[""] = ("", "")
-        self._seconds = _Seconds()
+        self._time_code = _TIME_CODES[time]
         self._cols: list[list[str]] = [[], [], [], [], [], []]
         self._special: list[tuple[int, int, Cell]] = []  # (column, row, cell) of cells not plain ASCII
         # Widths learnt as cells are added: every column's widest special cell, and the whole width of
         # the time, headers and note columns (so only offsets, keys and values are measured at a flush).
         self._known = [0] * 6
+        # The longest text (in characters) in the offset, key and value columns, as ``_needed`` would
+        # measure it; ``_measure``: a cell was replaced (--decode), so it measures them instead.
+        self._longest = [0] * 6
+        self._measure = False
         self._sections: list[tuple[int, _Section]] = []  # (row it comes before, section)
         self._widths: list[int] | None = None  # of the open table; 0 for a hidden column
         self._wanted: list[int] = []  # what the open table's rows needed, before fitting the terminal
@@ -300,26 +289,30 @@ class TableRenderer:
         labels = ["offset", _TIME_LABELS[time], "key", "value", "headers", "note"]
         self._labels = labels
         self._label_widths = [len(x) for x in labels]
+        self._aborted = False  # the batch being added is data of an aborted transaction
+        self._path: str | None = None  # the file being dumped
 
     # --- events ------------------------------------------------------------------------------
 
-    def file_start(self, path: str, base_offset: int | None, snapshot: tuple[int, int] | None) -> list[str]:
+    def file_start(self, path: str, base_offset: int | None, snapshot: tuple[int, int] | None) -> list[bytes]:
         self._side.reset()
+        self._path = path
         if self._decode_choice != "none":
             name = resolve(self._decode_choice, path)
             self._decode = record_decoder(name)
             self._decodes_data = name is not None
-        return [*self._flush(close=True), self._styled([(f"Dumping {printable(path)}", "kdump.file")]) + "\n"]
+        heading = self._styled([(f"Dumping {printable(path)}", "kdump.file")]) + "\n"
+        return [*self._flush(close=True), heading.encode()]
 
-    def batch(self, b: Batch, records: tuple[Record, ...] | None) -> Sequence[str]:
+    def batch(self, b: Batch, records: tuple[Record, ...] | None) -> Sequence[bytes]:
         if not self._records:
             return self._batch_line(b)
-        pending = self._pending
         if b.compression is _NONE and b.magic < 2 and records is not None and len(records) == 1:
             # A plain v0/v1 message, a log entry of its own: one row, under one section for the run.
             # Its record waits in ``_pending`` and a run is added a column at a time.
             if b.magic != self._run_magic or b.timestampType is not self._run_type:
-                self._start_run(b)
+                self._start_run(b)  # after it, ``_pending`` is a new list
+            pending = self._pending
             if not b.crcValid:
                 self._pending_invalid.append(len(pending))
             pending.append(records[0])
@@ -327,16 +320,16 @@ class TableRenderer:
                 return ()
             return self._flush(close=False)
         cols = self._cols
-        if pending:
+        if self._pending:
             self._end_run()
         self._run_magic = -1
         if records is None:
             # The records could not be read (a codec failed): the header says so, the problem why.
-            title = [*batch_title(b, with_time=self._time), (" · ", "kdump.label")]
+            title = [*batch_title(b, with_time=self._time, aborted=self._aborted), (" · ", "kdump.label")]
             self._sections.append((len(cols[0]), _Section([*title, ("records not read", "kdump.problem")])))
         else:
             first = len(cols[0])
-            self._sections.append((first, _Section(batch_title(b))))
+            self._sections.append((first, _Section(batch_title(b, aborted=self._aborted))))
             self._add_rows(records)
             if b.isControl:
                 for i, r in enumerate(records, first):
@@ -351,39 +344,76 @@ class TableRenderer:
             return self._flush(close=False)
         return ()
 
-    def side(self, path: str, item: SideItem) -> list[str]:
+    def run(self, batches: Sequence[Batch]) -> list[bytes]:
+        """A run of batches, each with all its records (a ``BatchRun``): what ``batch`` answers for
+        each, in one call; plain v0/v1 messages are taken a flush's worth at a time."""
+        if not self._records:
+            return [line for b in batches for line in self._batch_line(b)]
+        out: list[bytes] = []
+        i, n = 0, len(batches)
+        while i < n:
+            b = batches[i]
+            records = b.records
+            if not (b.compression is _NONE and b.magic < 2 and records is not None and len(records) == 1):
+                out += self.batch(b, records)
+                i += 1
+                continue
+            if b.magic != self._run_magic or b.timestampType is not self._run_type:
+                self._start_run(b)
+            pending = self._pending
+            taken, invalid, i = TWIN.messages(batches, i, min(n, i + self._flush_rows - len(pending)))
+            if invalid:
+                self._pending_invalid += [len(pending) + k for k in invalid]
+            pending += taken
+            if len(pending) >= self._flush_rows:
+                out += self._flush(close=False)
+        return out
+
+    def aborted_batch(self, b: Batch, records: tuple[Record, ...] | None) -> Sequence[bytes]:
+        """A data batch of an aborted transaction: its section row says ``aborted``, in the theme's style."""
+        self._aborted = True
+        try:
+            return self.batch(b, records)
+        finally:
+            self._aborted = False
+
+    def side(self, path: str, item: SideItem) -> list[bytes]:
         """An entry of a file kept beside segments: a plain aligned row, after any open table."""
         rows = self._side.rows(item)
-        return [*self._flush(close=True), *(printable(row[:-1]) + "\n" for row in rows)]
+        return [*self._flush(close=True), *((printable(row[:-1]) + "\n").encode() for row in rows)]
 
-    def problem(self, p: Problem) -> list[str]:
+    def problem(self, p: Problem) -> list[bytes]:
         if not self._records:
-            return self._line(_Section(problem_title(p), wrap=True))
+            return self._line(_Section(problem_title(p, dumped=self._path), wrap=True))
         self._end_run()
         self._run_magic = -1
-        self._sections.append((len(self._cols[0]), _Section(problem_title(p), wrap=True)))
+        self._sections.append((len(self._cols[0]), _Section(problem_title(p, dumped=self._path), wrap=True)))
         return []
 
-    def file_end(self, path: str, trailing: int) -> list[str]:
+    def file_end(self, path: str, trailing: int) -> list[bytes]:
         return self._flush(close=True)
 
     # --- rows ----------------------------------------------------------------------------------
 
-    def _batch_line(self, b: Batch) -> list[str]:
+    def _batch_line(self, b: Batch) -> list[bytes]:
         """``--batches-only``: one line per batch, no table."""
         plain = b.magic < 2 and b.compression is Compression.NONE
-        title = message_title(b, with_time=self._time) if plain else batch_title(b, with_time=self._time)
+        title = (
+            message_title(b, with_time=self._time)
+            if plain
+            else batch_title(b, with_time=self._time, aborted=self._aborted)
+        )
         return self._line(_Section(title))
 
-    def _line(self, section: _Section) -> list[str]:
+    def _line(self, section: _Section) -> list[bytes]:
         """A line outside any table (``--batches-only``), cut or wrapped to a terminal's width."""
         limit = self._limit
         if limit is None or section.width <= limit:
-            return [self._styled(section.segments) + "\n"]
+            return [(self._styled(section.segments) + "\n").encode()]
         if section.wrap:
             text, style = _plain(section.segments)
-            return [self._styled([(chunk, style)]) + "\n" for chunk in _wrap(text, limit)]
-        return [self._styled(_cut_segments(section.segments, limit)) + "\n"]
+            return [(self._styled([(chunk, style)]) + "\n").encode() for chunk in _wrap(text, limit)]
+        return [(self._styled(_cut_segments(section.segments, limit)) + "\n").encode()]
 
     def _start_run(self, b: Batch) -> None:
         self._end_run()
@@ -425,6 +455,7 @@ class TableRenderer:
             for col, text in ((_KEY, key), (_VALUE, value)):
                 shown = self._decoded_text(text)
                 self._set(col, i, (shown, cell_len(shown), ""))
+                self._measure = True
 
     def _decoded_text(self, text: str) -> str:
         limit = 16 * self._max
@@ -436,66 +467,41 @@ class TableRenderer:
         self._special.append((col, row, cell))
         if cell[1] > self._known[col]:
             self._known[col] = cell[1]
+        if len(cell[0]) > self._longest[col]:
+            self._longest[col] = len(cell[0])
 
     def _add_rows(self, records: Sequence[Record]) -> None:
-        """The hot loop: the cells of ``records``, a column at a time."""
-        offsets, times, keys, values, headers, notes = self._cols
-        first = len(offsets)
-        n = len(records)
-        offsets.extend([str(r.offset) for r in records])
-        stamps = [r.timestamp for r in records]
-        if self._time == "iso" and stamps and min(stamps) >= 0 and max(stamps) < _YEAR_10000:
-            seconds = self._seconds
-            times.extend([seconds[t // 1000] + _MILLIS[t % 1000] for t in stamps])
-            shown = 24  # 2023-11-14T22:13:20.000Z
-        else:
-            texts = [time_text(t, self._time) for t in stamps]
-            times.extend(texts)
-            shown = max(map(len, texts), default=0)
-        known = self._known
-        if shown > known[_TIME]:
-            known[_TIME] = shown
-        self._data_column(_KEY, keys, [r.key for r in records], first)
-        self._data_column(_VALUE, values, [r.value for r in records], first)
-        blank = [""] * n
-        notes.extend(blank)
-        if any(r.headers for r in records):
-            headers.extend(blank)
-            for i, r in enumerate(records, first):
-                if r.headers:
-                    cell = _headers_cell(r, self._max)
-                    if cell[2] or cell[1] != len(cell[0]):
-                        self._set(_HEADERS, i, cell)
-                    else:
-                        headers[i] = cell[0]
-                        if cell[1] > known[_HEADERS]:
-                            known[_HEADERS] = cell[1]
-        else:
-            headers.extend(blank)
-
-    def _data_column(self, col: int, column: list[str], datas: list[bytes | None], first: int) -> None:
-        """Keys or values: all printable ASCII in one go when they are (the usual case), else one by one."""
-        mx = self._max
-        if None not in datas:
-            present = cast("list[bytes]", datas)
-            longest = max(map(len, present), default=0)
-            shortest = min(map(len, present), default=0)
-            if longest <= mx or shortest > mx:
-                cut = longest > mx
-                joined = b"\n".join([d[:mx] for d in present] if cut else present)
-                if joined.isascii():
-                    text = joined.decode("ascii")
-                    if text.count("\n") == len(datas) - 1 and text.replace("\n", "").isprintable():
-                        parts = text.split("\n")
-                        column.extend([t + "…" for t in parts] if cut else parts)
-                        return
-        column.extend([""] * len(datas))
-        for i, data in enumerate(datas, first):
-            cell = data_cell(data, mx)
-            if cell[2] or cell[1] != len(cell[0]):
-                self._set(col, i, cell)
+        """The hot loop: the plain cells of ``records`` by the row twin, the others drawn here."""
+        cols, known, longest, mx = self._cols, self._known, self._longest, self._max
+        first = len(cols[0])
+        blank, widths = TWIN.cells(records, mx, self._time_code, first, cols)
+        cols[_NOTE].extend([""] * len(records))
+        for col in (_OFFSET, _KEY, _VALUE):
+            if widths[col] > longest[col]:
+                longest[col] = widths[col]
+        for col in (_TIME, _HEADERS):
+            if widths[col] > known[col]:
+                known[col] = widths[col]
+        for code in blank:
+            row, col = code >> COLUMN_BITS, code & _COLUMN_MASK
+            r = records[row - first]
+            if col == _TIME:
+                text = cols[_TIME][row] = time_text(r.timestamp, self._time)
+                if len(text) > known[_TIME]:
+                    known[_TIME] = len(text)
+                continue
+            if col == _HEADERS:
+                cell = _headers_cell(r, mx)
             else:
-                column[i] = cell[0]
+                cell = data_cell(r.key if col == _KEY else r.value, mx)
+            if cell[2] or not cell[0].isascii():  # a wide and a zero-width character: same length, not plain
+                self._set(col, row, cell)
+            else:
+                cols[col][row] = cell[0]
+                if col == _HEADERS and cell[1] > known[_HEADERS]:
+                    known[_HEADERS] = cell[1]
+                elif cell[1] > longest[col]:
+                    longest[col] = cell[1]
 
     # --- layout --------------------------------------------------------------------------------
 
@@ -503,7 +509,8 @@ class TableRenderer:
         """Column widths the buffered rows need (0: a column none of them uses), and the widest section."""
         widths = list(self._known)
         for i in (_OFFSET, _KEY, _VALUE):
-            widths[i] = max(max(map(len, self._cols[i]), default=0), widths[i])
+            longest = max(map(len, self._cols[i]), default=0) if self._measure else self._longest[i]
+            widths[i] = max(longest, widths[i])
         for i in (_OFFSET, _TIME, _KEY, _VALUE):
             widths[i] = max(widths[i], self._label_widths[i])
         for i in (_HEADERS, _NOTE):
@@ -526,8 +533,8 @@ class TableRenderer:
                 excess -= cut
         return widths
 
-    def _flush(self, *, close: bool) -> list[str]:
-        out: list[str] = []
+    def _flush(self, *, close: bool) -> list[bytes]:
+        out: list[bytes] = []
         self._end_run()
         if self._cols[0] or self._sections:
             needed, section = self._needed()
@@ -551,6 +558,8 @@ class TableRenderer:
             self._cols = [[], [], [], [], [], []]
             self._special = []
             self._known = [0] * 6
+            self._longest = [0] * 6
+            self._measure = False
             self._sections = []
         if close and self._widths is not None:
             out.append(self._bottom(self._widths))
@@ -558,7 +567,7 @@ class TableRenderer:
             self._run_magic = -1
         return out
 
-    def _top(self, widths: list[int]) -> list[str]:
+    def _top(self, widths: list[int]) -> list[bytes]:
         shown = [w + 2 for w in widths if w]
         start, end = self._sgr["kdump.header"]
         cells = []
@@ -574,12 +583,12 @@ class TableRenderer:
             + vertical.join(f"{start}{c}{end}" if start else c for c in cells)
             + _BOX.head_right
         )
-        return [_BOX.get_top(shown) + "\n", head + "\n", _BOX.get_row(shown, "head") + "\n"]
+        return [f"{_BOX.get_top(shown)}\n{head}\n{_BOX.get_row(shown, 'head')}\n".encode()]
 
-    def _bottom(self, widths: list[int]) -> str:
-        return _BOX.get_bottom([w + 2 for w in widths if w]) + "\n"
+    def _bottom(self, widths: list[int]) -> bytes:
+        return (_BOX.get_bottom([w + 2 for w in widths if w]) + "\n").encode()
 
-    def _lines(self, widths: list[int], needed: list[int], out: list[str]) -> None:
+    def _lines(self, widths: list[int], needed: list[int], out: list[bytes]) -> None:
         """Append the buffered rows' lines at ``widths``, a column at a time, with the sections between."""
         bar = _BOX.mid_vertical
         shown = [col for col, w in enumerate(widths) if w]
@@ -589,11 +598,10 @@ class TableRenderer:
             if needed[col] > width:  # cut to fit the terminal
                 column = [c if len(c) <= width else _cut(c, width)[0] for c in column]
             columns.append(column)
-        # Plain cells are padded by ``%``: their width is their length. A row holding another cell
-        # (styled, or of wide characters) is drawn again, each cell padded by its width in cells.
-        specs = [f"%{widths[col]}s" if col == _OFFSET else f"%-{widths[col]}s" for col in shown]
+        # Plain cells are padded by the row twin: their width is their length. A row holding another
+        # cell (styled, or of wide characters) is drawn here, each cell padded by its width in cells.
         sep = f" {bar} "
-        lines = list(map(f"{bar} {sep.join(specs)} {bar}\n".__mod__, zip(*columns, strict=True)))
+        drawn: dict[int, str] = {}
         if self._special:
             special: dict[int, dict[int, Cell]] = {}
             for col, row, cell in self._special:
@@ -602,21 +610,17 @@ class TableRenderer:
                 parts = []
                 for col, column in zip(shown, columns, strict=True):
                     width = widths[col]
-                    drawn = cells.get(col)
-                    if drawn is not None:
-                        parts.append(self._cell(drawn, width))
+                    other = cells.get(col)
+                    if other is not None:
+                        parts.append(self._cell(other, width))
                     elif col == _OFFSET:
                         parts.append(column[row].rjust(width))
                     else:
                         parts.append(column[row].ljust(width))
-                lines[row] = f"{bar} {sep.join(parts)} {bar}\n"
+                drawn[row] = f"{bar} {sep.join(parts)} {bar}\n"
         inner = _table_width(widths) - 5
-        done = 0
-        for row, section in self._sections:
-            out.extend(lines[done:row])
-            out.append(self._section(section, inner))
-            done = row
-        out.extend(lines[done:])
+        sections = [(row, self._section(section, inner)) for row, section in self._sections]
+        out.append(TWIN.lines(columns, [widths[col] for col in shown], drawn, sections))
 
     def _cell(self, cell: Cell, width: int) -> str:
         text, w, style = cell

@@ -34,6 +34,7 @@ STYLES: dict[str, str] = {
     "kdump.commit": "bold green",
     "kdump.abort": "bold red",
     "kdump.transactional": "blue",  # data written inside a transaction
+    "kdump.aborted": "red",  # data of an aborted transaction (a read_committed consumer skips it)
     "kdump.ok": "green",  # a valid CRC in a summary, "all good"
     "kdump.invalid": "bold red",  # an invalid CRC
     "kdump.problem": "bold red",  # corruption: every Problem of kind corrupt
