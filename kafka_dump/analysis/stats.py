@@ -17,7 +17,7 @@ from operator import attrgetter
 
 from kafka_dump.analysis.histogram import BoundedCounter, SizeHistogram, TimeHistogram
 from kafka_dump.format import layout as L
-from kafka_dump.format.gather import gather_legacy_inner, gather_v2_records
+from kafka_dump.format.gather import gather_legacy_inner, gather_legacy_wrappers, gather_v2_records
 from kafka_dump.format.message import Message
 from kafka_dump.model import Batch, Compression, Problem, ProblemKind, Record, TimestampType
 
@@ -181,7 +181,7 @@ class SegmentStats:
             fmt.uncompressed_bytes += on_disk
         if records:
             # A plain message's record is the whole message: its size is the entry's.
-            self._count_records(records, [r.sizeInBytes for r in records], headers=False)
+            self._count_records(records, [r.sizeInBytes for r in records], plain=True)
 
     def count(self, b: Batch) -> None:
         records: tuple[Record, ...] = b.records or ()
@@ -221,19 +221,19 @@ class SegmentStats:
         fmt.disk_bytes += size
         fmt.uncompressed_bytes += uncompressed
 
-    def _count_records(self, records: Sequence[Record], sizes: list[int], *, headers: bool = True) -> None:
-        """The figures of records (``headers=False``: v0/v1 ones, which have none); one pass per
-        field through C iterators (``map``, ``Counter``): this runs once per plain v0/v1 message."""
+    def _count_records(self, records: Sequence[Record], sizes: list[int], *, plain: bool = False) -> None:
+        """The figures of records (``plain``: a run of plain v0/v1 messages, a batch each, without
+        headers); one pass per field through C iterators (``map``, ``Counter``)."""
         n = len(records)
         self.record_sizes.add_all(sizes)
-        self._offsets(records)
+        self._offsets(records, plain=plain)
         keys = [len(k) for k in map(_KEY, records) if k is not None]
         self.null_keys += n - len(keys)
         self.key_sizes.add_all(keys)
         values = [len(v) for v in map(_VALUE, records) if v is not None]
         self.tombstones += n - len(values)
         self.value_sizes.add_all(values)
-        if headers:
+        if not plain:
             header_counts = Counter(map(len, map(_HEADERS, records)))
             self.header_counts.add_counts(header_counts)
             if header_counts.get(0, 0) != n:
@@ -297,6 +297,44 @@ class SegmentStats:
         self._count_gathered(first, last, gaps, missing, null_keys, null_values, min_ts, max_ts)
         return True
 
+    def count_wrappers_walked(self, buf: bytes, i: int, max_batch_bytes: int, max_records: int) -> int:
+        """Count the run of compressed v0/v1 wrappers at ``buf[i]`` whose inner messages are the plain
+        case, walked in the compiled twin (``gather_legacy_wrappers``); the bytes they took (0: none)."""
+        times = self.times
+        hists = (*self._hists, self.records_per_batch.slots, self.bytes_per_batch.slots)
+        (used, width, batches, records, null_keys, null_values, gaps, missing, first, low, high, last,
+         min_ts, max_ts, formats, ts_types) = gather_legacy_wrappers(
+            buf, i, len(buf), max_batch_bytes, max_records, times.width, times.limit, hists, times.counts
+        )  # fmt: skip
+        if not used or first is None or low is None or high is None or last is None:
+            return used
+        times.width = width
+        self.batches += batches
+        self.records += records
+        for ts_type, n in zip(_LEGACY_TS_TYPES, ts_types, strict=True):
+            if n:
+                self.timestamp_types[ts_type] += n
+        for magic, codec, b, r, disk, uncompressed in formats:
+            fmt = self.by_format.get((magic, _CODECS[codec]))
+            if fmt is None:
+                fmt = self.by_format[(magic, _CODECS[codec])] = FormatStats()
+            fmt.batches += b
+            fmt.records += r
+            fmt.disk_bytes += disk
+            fmt.uncompressed_bytes += uncompressed
+        self.null_keys += null_keys
+        self.tombstones += null_values
+        if self._next_offset is not None and first != self._next_offset:
+            self._gap(self._next_offset, first)  # before the run; the run's own gaps are in gaps
+        self.first_offset = _least(self.first_offset, low)
+        self.last_offset = _most(self.last_offset, high)
+        self._next_offset = last + 1
+        self.offset_gaps += gaps
+        self.missing_offsets += missing
+        if min_ts is not None and max_ts is not None:
+            self._timestamps(min_ts, max_ts)
+        return used
+
     def _count_gathered(
         self, first: int, last: int, gaps: int, missing: int, null_keys: int, null_values: int,
         min_ts: int | None, max_ts: int | None,
@@ -318,17 +356,22 @@ class SegmentStats:
             self.header_counts.slots,
         )  # fmt: skip
 
-    def _offsets(self, records: Sequence[Record]) -> None:
-        first, last = records[0].offset, records[-1].offset
-        if last - first + 1 == len(records):  # consecutive inside the batch: check the seam only
-            self._seam(first, last)
-            return
+    def _offsets(self, records: Sequence[Record], *, plain: bool = False) -> None:
+        """The seam before the records and the gaps between them; ``plain``: each record is a batch
+        of its own (a run of plain v0/v1 messages), so each counts for the first and last offset."""
+        offsets = list(map(_OFFSET, records))
+        first, last = offsets[0], offsets[-1]
         self._seam(first, last)
+        if plain:
+            self.first_offset = _least(self.first_offset, min(offsets))
+            self.last_offset = _most(self.last_offset, max(offsets))
+        if last - first + 1 == len(offsets) and offsets == list(range(first, last + 1)):
+            return  # consecutive inside the batch: the seam was all
         expected = first + 1
-        for r in records[1:]:
-            if r.offset != expected:
-                self._gap(expected, r.offset)
-            expected = r.offset + 1
+        for offset in offsets[1:]:
+            if offset != expected:
+                self._gap(expected, offset)
+            expected = offset + 1
 
     def _seam(self, first: int, last: int) -> None:
         """The batch's first and last record offsets: the file's range, and a gap before the batch."""
@@ -387,7 +430,14 @@ class SegmentStats:
 
 
 _RUN_MESSAGES = 4096  # plain messages counted together at most
-_KEY, _VALUE, _HEADERS, _TIMESTAMP = (attrgetter(f) for f in ("key", "value", "headers", "timestamp"))
+_LEGACY_TS_TYPES = tuple(
+    t.label
+    for t in (TimestampType.NO_TIMESTAMP_TYPE, TimestampType.CREATE_TIME, TimestampType.LOG_APPEND_TIME)
+)
+_CODECS = tuple(Compression(i) for i in range(8))
+_KEY, _VALUE, _HEADERS, _TIMESTAMP, _OFFSET = (
+    attrgetter(f) for f in ("key", "value", "headers", "timestamp", "offset")
+)
 _SIZE, _MAGIC, _TS_TYPE = (attrgetter(f) for f in ("sizeInBytes", "magic", "timestampType"))
 
 

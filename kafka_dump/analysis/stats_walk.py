@@ -134,8 +134,8 @@ def _walk_valid(
     path: Path, stats: SegmentStats, max_batch_bytes: int, max_records: int = DEFAULT_MAX_RECORDS_PER_BATCH
 ) -> Generator[BatchSeen, None, int | None]:
     """Count the file's entries from its start for as long as each is whole and valid, walking v2
-    records without building them (``format/gather.py``); runs of plain v0/v1 messages and control
-    batches are decoded. Returns None at the end of the file, or the position of the first entry
+    records, and runs of compressed v0/v1 wrappers with their inner messages, without building them
+    (``format/gather.py``); runs of plain v0/v1 messages and control batches are decoded. Returns None at the end of the file, or the position of the first entry
     that is anything else (corrupt, cut short, a tail...), from which ``read_segment`` takes over:
     it frames, resyncs and reports exactly as ``dump`` does. Holds one read window at a time.
     """
@@ -163,6 +163,11 @@ def _walk_valid(
                 if len(buf) < entry:
                     return pos
             if magic < 2:
+                used = stats.count_wrappers_walked(buf, i, max_batch_bytes, max_records)
+                if used:
+                    pos += used
+                    yield BatchSeen(name, pos)
+                    continue
                 used = yield from _count_legacy_run(name, stats, buf, i, pos, min(len(buf), i + _RUN_BYTES))
                 if not used and not _count_wrapper(
                     name, stats, buf, i, pos, entry, max_batch_bytes, max_records

@@ -22,7 +22,6 @@ from typing import Any, TypeVar
 
 import click
 
-from kafka_dump.analysis.dump import RangeFilter
 from kafka_dump.format.codecs import DEFAULT_MAX_BATCH_BYTES, DEFAULT_MAX_RECORDS_PER_BATCH
 from kafka_dump.render.output import COLOR_MODES
 
@@ -100,6 +99,9 @@ def range_options(f: F) -> F:
         limit: int | None,
         **kwargs: Any,
     ) -> Any:
+        # Imported here: a command without range options (stats) need not load the dump analysis.
+        from kafka_dump.analysis.dump import RangeFilter
+
         return f(*args, rng=RangeFilter(from_offset, to_offset, from_time, to_time, limit), **kwargs)
 
     decorated: Any = wrapper

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from kafka_dump.format import _gather_pure, _walk_pure
+from kafka_dump.format import _gather_layout, _walk_pure
 from kafka_dump.format.twins import DecoderTwin, EncoderTwin, GatherTwin, WalkTwin, pure_requested
 
 # The decoder: _speedups.c, else _pure.py (imported only then: `kdump --version` names the twin and
@@ -65,8 +65,9 @@ if not pure_requested():
         WALK_TWIN = "compiled"
 walk_v2_records = walker.walk_v2_records
 
-# The statistics walk: _gather.c, else _gather_pure.py (and the pure one if their buckets differ).
-gatherer: GatherTwin = _gather_pure
+# The statistics walk: _gather.c, else _gather_pure.py (and the pure one if their buckets differ);
+# the pure one imported only then, as the decoder's.
+_gatherer: GatherTwin | None = None
 GATHER_TWIN = "pure-python"
 if not pure_requested():
     try:
@@ -74,9 +75,14 @@ if not pure_requested():
     except ImportError:
         pass
     else:
-        if (_gather.NBUCKETS, _gather.SLOTS) == (_gather_pure.NBUCKETS, _gather_pure.SLOTS):
-            gatherer = _gather
+        if (_gather.NBUCKETS, _gather.SLOTS) == (_gather_layout.NBUCKETS, _gather_layout.SLOTS):
+            _gatherer = _gather
             GATHER_TWIN = "compiled"
+if _gatherer is None:
+    from kafka_dump.format import _gather_pure
+
+    _gatherer = _gather_pure
+gatherer: GatherTwin = _gatherer
 gather_v2_records = gatherer.gather_v2_records
 gather_legacy_inner = gatherer.gather_legacy_inner
 

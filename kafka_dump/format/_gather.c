@@ -26,6 +26,7 @@
 #define H_MIN (NBUCKETS + 2)
 #define H_MAX (NBUCKETS + 3)
 #define NHISTS 5
+#define NHISTS_WRAPPERS 7 /* and records per batch, bytes per batch */
 
 static inline int
 bucket_of(int64_t v) /* v >= 0 */
@@ -50,7 +51,7 @@ hist_add(int64_t *h, int64_t v)
 }
 
 typedef struct {
-    int64_t *hists[NHISTS]; /* record, key, value, header bytes, header count; NULL: validate only */
+    int64_t *hists[NHISTS_WRAPPERS]; /* record, key, value, header bytes, header count[, per batch] */
     PyObject *times;        /* dict */
     PyObject *keys;         /* dict */
     Py_ssize_t key_limit;
@@ -59,6 +60,8 @@ typedef struct {
     int64_t min_ts, max_ts;
     int have_ts;
     int64_t run_k, run_n; /* consecutive timestamps in one bucket, added to times at once */
+    int64_t kmin, kmax;   /* the least and greatest key of times (when have_k), for the fit */
+    int have_k;
 } Acc;
 
 static int
@@ -86,6 +89,11 @@ flush_run(Acc *a)
     int rc = v ? PyDict_SetItem(a->times, k, v) : -1;
     Py_XDECREF(v);
     Py_DECREF(k);
+    if (!a->have_k || a->run_k < a->kmin)
+        a->kmin = a->run_k;
+    if (!a->have_k || a->run_k > a->kmax)
+        a->kmax = a->run_k;
+    a->have_k = 1;
     a->run_n = 0;
     return rc;
 }
@@ -240,10 +248,11 @@ walk(const unsigned char *p, Py_ssize_t pos, Py_ssize_t end, int64_t count, int6
 /* Open the five histograms (a tuple of array('q')) into acc and read the append time (an int, or
  * None for none). Returns 0, or -1 with a Python exception set; *got buffers are to be released. */
 static int
-acc_open(Acc *acc, PyObject *hist_objs, Py_buffer *bufs, int *got, PyObject *lat_obj, int *has_lat, int64_t *lat)
+acc_open(Acc *acc, PyObject *hist_objs, int nhists, Py_buffer *bufs, int *got, PyObject *lat_obj, int *has_lat,
+         int64_t *lat)
 {
-    if (PyTuple_GET_SIZE(hist_objs) != NHISTS) {
-        PyErr_SetString(PyExc_ValueError, "five histograms are needed");
+    if (PyTuple_GET_SIZE(hist_objs) != nhists) {
+        PyErr_Format(PyExc_ValueError, "%d histograms are needed", nhists);
         return -1;
     }
     *has_lat = lat_obj != Py_None;
@@ -253,7 +262,7 @@ acc_open(Acc *acc, PyObject *hist_objs, Py_buffer *bufs, int *got, PyObject *lat
         if (*lat == -1 && PyErr_Occurred())
             return -1;
     }
-    for (; *got < NHISTS; (*got)++) {
+    for (; *got < nhists; (*got)++) {
         Py_buffer *b = &bufs[*got];
         if (PyObject_GetBuffer(PyTuple_GET_ITEM(hist_objs, *got), b, PyBUF_WRITABLE | PyBUF_FORMAT) < 0)
             return -1;
@@ -288,7 +297,7 @@ gather_v2_records(PyObject *self, PyObject *args)
     Acc acc = {0};
     int has_lat;
     int64_t lat;
-    if (acc_open(&acc, hist_objs, bufs, &got, lat_obj, &has_lat, &lat) < 0)
+    if (acc_open(&acc, hist_objs, NHISTS, bufs, &got, lat_obj, &has_lat, &lat) < 0)
         goto done;
     acc.times = times;
     acc.keys = keys;
@@ -324,8 +333,9 @@ done:
  * Returns the number of messages, or 0 when the set is not the plain case. With a != NULL (second
  * pass), adds each message to the histograms and times; base is added to every inner offset. */
 static Py_ssize_t
-legacy_walk(const unsigned char *p, Py_ssize_t end, int magic, int64_t *last_offset, int64_t *max_offset,
-            int64_t *missing_total, Acc *a, int64_t base, int has_lat, int64_t lat, int *failed)
+legacy_walk(const unsigned char *p, Py_ssize_t end, int magic, int64_t *first_offset, int64_t *last_offset,
+            int64_t *max_offset, int64_t *missing_total, Acc *a, int64_t base, int has_lat, int64_t lat,
+            int *failed)
 {
     static const Py_ssize_t min_size[2] = {LEGACY_V0_MIN_SIZE, LEGACY_V1_MIN_SIZE};
     Py_ssize_t pos = 0, n = 0;
@@ -373,6 +383,8 @@ legacy_walk(const unsigned char *p, Py_ssize_t end, int magic, int64_t *last_off
                 *missing_total = total;
         }
         *last_offset = offset;
+        if (n == 0)
+            *first_offset = offset;
         if (n == 0 || offset > *max_offset)
             *max_offset = offset;
         if (a) {
@@ -418,6 +430,28 @@ legacy_walk(const unsigned char *p, Py_ssize_t end, int magic, int64_t *last_off
     return n;
 }
 
+/* The first pass over an inner message set (_plain_inner in _gather_pure.py): the number of messages,
+ * or 0 when the set is not the plain case or a figure would pass int64; with the first and last
+ * inner offsets, the greatest, the missing offsets inside, and the base to add to each. */
+static Py_ssize_t
+plain_inner(const unsigned char *p, Py_ssize_t len, int magic, int64_t wrapper_offset, int64_t *first,
+            int64_t *last, int64_t *max_offset, int64_t *missing, int64_t *base)
+{
+    int failed = 0;
+    *missing = 0;
+    Py_ssize_t n = legacy_walk(p, len, magic, first, last, max_offset, missing, NULL, 0, 0, 0, &failed);
+    int relative = magic > 0 && wrapper_offset != 0;
+    if (n == 0 || (relative && wrapper_offset < *last))
+        return 0;
+    *base = 0;
+    if (relative && __builtin_sub_overflow(wrapper_offset, *last, base))
+        return 0;
+    int64_t check;
+    if (__builtin_add_overflow(*max_offset, *base, &check)) /* offsets past int64: the decoder reads them */
+        return 0;
+    return n;
+}
+
 static PyObject *
 gather_legacy_inner(PyObject *self, PyObject *args)
 {
@@ -438,26 +472,20 @@ gather_legacy_inner(PyObject *self, PyObject *args)
     Acc acc = {0};
     int has_lat;
     int64_t lat;
-    if (acc_open(&acc, hist_objs, bufs, &got, lat_obj, &has_lat, &lat) < 0)
+    if (acc_open(&acc, hist_objs, NHISTS, bufs, &got, lat_obj, &has_lat, &lat) < 0)
         goto done;
     acc.times = times;
     acc.width = width;
     const unsigned char *p = (const unsigned char *)data.buf;
-    int64_t last = 0, max_offset = 0, missing_total = 0;
+    int64_t first = 0, last = 0, max_offset = 0, missing_total = 0, base = 0;
     int failed = 0;
-    Py_ssize_t n = legacy_walk(p, data.len, magic, &last, &max_offset, &missing_total, NULL, 0, has_lat, lat, &failed);
-    int relative = magic > 0 && wrapper_offset != 0;
-    if (n == 0 || (relative && wrapper_offset < last)) {
+    Py_ssize_t n = plain_inner(p, data.len, magic, wrapper_offset, &first, &last, &max_offset, &missing_total, &base);
+    if (n == 0) {
         result = Py_NewRef(Py_None);
         goto done;
     }
-    int64_t base = relative ? wrapper_offset - last : 0;
-    int64_t check;
-    if (__builtin_add_overflow(max_offset, base, &check)) { /* offsets past int64: the decoder reads them */
-        result = Py_NewRef(Py_None);
-        goto done;
-    }
-    n = legacy_walk(p, data.len, magic, &last, &max_offset, &missing_total, &acc, base, has_lat, lat, &failed);
+    n = legacy_walk(p, data.len, magic, &first, &last, &max_offset, &missing_total, &acc, base, has_lat, lat,
+                    &failed);
     if (failed || flush_run(&acc) < 0)
         goto done; /* a Python exception is set */
     PyObject *min_ts = acc.have_ts ? PyLong_FromLongLong(acc.min_ts) : Py_NewRef(Py_None);
@@ -475,12 +503,332 @@ done:
     return result;
 }
 
+/* -- a run of v0/v1 wrapper messages (gather_legacy_wrappers in _gather_pure.py) ------------------ */
+
+/* Looked up on first use: zlib.decompressobj, codecs.decompress, the Compression members 0-7 and
+ * CorruptRecordError (what a refused payload raises). Module state kept for the process. */
+static PyObject *g_decompressobj, *g_decompress, *g_codecs[8], *g_corrupt;
+
+static int
+load_helpers(void)
+{
+    if (g_corrupt)
+        return 0;
+    PyObject *zlib = PyImport_ImportModule("zlib");
+    PyObject *codecs = zlib ? PyImport_ImportModule("kafka_dump.format.codecs") : NULL;
+    PyObject *model = codecs ? PyImport_ImportModule("kafka_dump.model") : NULL;
+    PyObject *errors = model ? PyImport_ImportModule("kafka_dump.errors") : NULL;
+    PyObject *compression = model ? PyObject_GetAttrString(model, "Compression") : NULL;
+    int rc = -1;
+    if (errors && compression) {
+        g_decompressobj = PyObject_GetAttrString(zlib, "decompressobj");
+        g_decompress = g_decompressobj ? PyObject_GetAttrString(codecs, "decompress") : NULL;
+        rc = g_decompress ? 0 : -1;
+        for (int i = 0; i < 8 && rc == 0; i++) {
+            g_codecs[i] = PyObject_CallFunction(compression, "i", i);
+            rc = g_codecs[i] ? 0 : -1;
+        }
+        if (rc == 0) {
+            g_corrupt = PyObject_GetAttrString(errors, "CorruptRecordError");
+            rc = g_corrupt ? 0 : -1;
+        }
+    }
+    Py_XDECREF(zlib);
+    Py_XDECREF(codecs);
+    Py_XDECREF(model);
+    Py_XDECREF(errors);
+    Py_XDECREF(compression);
+    return rc;
+}
+
+#define GUNZIP_STEP (8 << 20) /* codecs._GUNZIP_STEP: more than this, and codecs.decompress does it */
+
+/* One gzip member that ends within GUNZIP_STEP and limit bytes of output, not followed by another
+ * member: what codecs._gunzip returns for it, without its Python loop. NULL (no exception) for
+ * anything else, which codecs.decompress then reads. */
+static PyObject *
+gunzip_simple(PyObject *view, Py_ssize_t limit)
+{
+    PyObject *d = PyObject_CallFunction(g_decompressobj, "i", 31);
+    if (!d) {
+        PyErr_Clear();
+        return NULL;
+    }
+    Py_ssize_t want = limit < GUNZIP_STEP ? limit + 1 : GUNZIP_STEP;
+    PyObject *part = PyObject_CallMethod(d, "decompress", "On", view, want);
+    PyObject *eof = part ? PyObject_GetAttrString(d, "eof") : NULL;
+    PyObject *unused = eof ? PyObject_GetAttrString(d, "unused_data") : NULL;
+    int ok = unused && eof == Py_True && PyBytes_Check(part) && PyBytes_GET_SIZE(part) <= limit &&
+             PyBytes_Check(unused) &&
+             !(PyBytes_GET_SIZE(unused) >= 2 && (unsigned char)PyBytes_AS_STRING(unused)[0] == 0x1f &&
+               (unsigned char)PyBytes_AS_STRING(unused)[1] == 0x8b);
+    if (!unused)
+        PyErr_Clear();
+    Py_XDECREF(unused);
+    Py_XDECREF(eof);
+    Py_DECREF(d);
+    if (!ok) {
+        Py_XDECREF(part);
+        return NULL;
+    }
+    return part;
+}
+
+/* The decompressed value of a wrapper: a new bytes object; NULL with *refused set when the codec
+ * refuses it (CorruptRecordError, as stats' own reading catches); NULL with an exception otherwise. */
+static PyObject *
+inflate(const unsigned char *v, Py_ssize_t n, int codec, Py_ssize_t limit, int *refused)
+{
+    *refused = 0;
+    if (codec == 1) {
+        PyObject *view = PyMemoryView_FromMemory((char *)v, n, PyBUF_READ);
+        if (!view)
+            return NULL;
+        PyObject *out = gunzip_simple(view, limit);
+        Py_DECREF(view);
+        if (out)
+            return out;
+    }
+    PyObject *value = PyBytes_FromStringAndSize((const char *)v, n);
+    if (!value)
+        return NULL;
+    PyObject *out = PyObject_CallFunction(g_decompress, "OOn", g_codecs[codec], value, limit);
+    Py_DECREF(value);
+    if (!out && PyErr_ExceptionMatches(g_corrupt)) {
+        PyErr_Clear();
+        *refused = 1;
+    } else if (out && !PyBytes_Check(out)) {
+        Py_DECREF(out);
+        PyErr_SetString(PyExc_TypeError, "decompress must return bytes");
+        return NULL;
+    }
+    return out;
+}
+
+/* Double the width of times until its keys span at most limit buckets (TimeHistogram.fit). */
+static int
+times_fit(Acc *a, int64_t limit)
+{
+    while (a->have_k && a->kmax - a->kmin >= limit) {
+        PyObject *items = PyDict_Items(a->times);
+        if (!items)
+            return -1;
+        PyDict_Clear(a->times);
+        Py_ssize_t n = PyList_GET_SIZE(items);
+        a->have_k = 0;
+        a->width *= 2; /* no overflow: a span past limit >= 2 needs width <= INT64_MAX / 2 */
+        for (Py_ssize_t i = 0; i < n; i++) {
+            PyObject *kv = PyList_GET_ITEM(items, i);
+            long long k = PyLong_AsLongLong(PyTuple_GET_ITEM(kv, 0));
+            long long c = PyLong_AsLongLong(PyTuple_GET_ITEM(kv, 1));
+            if ((k == -1 || c == -1) && PyErr_Occurred()) {
+                Py_DECREF(items);
+                return -1;
+            }
+            a->run_k = k >> 1;
+            a->run_n = c;
+            if (flush_run(a) < 0) {
+                Py_DECREF(items);
+                return -1;
+            }
+        }
+        Py_DECREF(items);
+    }
+    return 0;
+}
+
+/* The least and greatest key of times, as the fit needs them. */
+static int
+times_range(Acc *a)
+{
+    PyObject *k, *v;
+    Py_ssize_t i = 0;
+    a->have_k = 0;
+    while (PyDict_Next(a->times, &i, &k, &v)) {
+        long long key = PyLong_AsLongLong(k);
+        if (key == -1 && PyErr_Occurred())
+            return -1;
+        if (!a->have_k || key < a->kmin)
+            a->kmin = key;
+        if (!a->have_k || key > a->kmax)
+            a->kmax = key;
+        a->have_k = 1;
+    }
+    return 0;
+}
+
+typedef struct {
+    int64_t batches, records, disk, uncompressed;
+} FormatFig;
+
+static PyObject *
+opt_int(int have, int64_t v)
+{
+    return have ? PyLong_FromLongLong(v) : Py_NewRef(Py_None);
+}
+
+static PyObject *
+gather_legacy_wrappers(PyObject *self, PyObject *args)
+{
+    Py_buffer data;
+    Py_ssize_t pos, end, max_batch_bytes, max_records, time_limit;
+    long long width;
+    PyObject *hist_objs, *times;
+    if (!PyArg_ParseTuple(args, "y*nnnnLnO!O!", &data, &pos, &end, &max_batch_bytes, &max_records, &width,
+                          &time_limit, &PyTuple_Type, &hist_objs, &PyDict_Type, &times))
+        return NULL;
+    Py_buffer bufs[NHISTS_WRAPPERS];
+    int got = 0;
+    PyObject *result = NULL;
+    if (pos < 0 || end < pos || end > data.len || width < 1 || time_limit < 2) {
+        PyErr_SetString(PyExc_ValueError, "need 0 <= pos <= end <= len(data), width >= 1 and time_limit >= 2");
+        goto done;
+    }
+    Acc acc = {0};
+    int has_lat;
+    int64_t lat;
+    if (acc_open(&acc, hist_objs, NHISTS_WRAPPERS, bufs, &got, Py_None, &has_lat, &lat) < 0 || load_helpers() < 0)
+        goto done;
+    acc.times = times;
+    acc.width = width;
+    if (times_range(&acc) < 0)
+        goto done;
+    static const Py_ssize_t min_size[2] = {LEGACY_V0_MIN_SIZE, LEGACY_V1_MIN_SIZE};
+    const unsigned char *p = (const unsigned char *)data.buf;
+    Py_ssize_t start = pos;
+    FormatFig formats[2][4] = {{{0}}};
+    int64_t ts_types[3] = {0, 0, 0};
+    int64_t batches = 0, records = 0, first = 0, low = 0, high = 0, last = 0;
+    int counted = 0;
+    while (end - pos >= V2_HEADER_SIZE) {
+        const unsigned char *e = p + pos;
+        int64_t length = be32(e + LOG_ENTRY_SIZE_OFFSET);
+        if (length < LEGACY_V0_MIN_SIZE || length > end - pos - LOG_OVERHEAD)
+            break;
+        Py_ssize_t entry = LOG_OVERHEAD + (Py_ssize_t)length;
+        int magic = e[LEGACY_MAGIC_OFFSET], attributes = e[LEGACY_ATTRIBUTES_OFFSET];
+        int codec = attributes & COMPRESSION_MASK;
+        if (magic > 1 || codec < 1 || codec > 3 || length < min_size[magic])
+            break;
+        /* The message (format/message.py): CRC, key and value within it, nothing after the value. */
+        if ((uint32_t)be32(e + LEGACY_CRC_OFFSET) != crc32_ieee(e + LEGACY_MAGIC_OFFSET, entry - LEGACY_MAGIC_OFFSET))
+            break;
+        Py_ssize_t q = LEGACY_HEADER_SIZE + (magic == 1 ? LEGACY_V1_TIMESTAMP_LENGTH : 0);
+        int64_t key = be32(e + q); /* inside: length >= the magic's minimum */
+        q += 4;
+        if (key > entry - q)
+            break;
+        if (key > 0)
+            q += (Py_ssize_t)key;
+        if (q + 4 > entry)
+            break;
+        int64_t vlen = be32(e + q);
+        q += 4;
+        if (vlen < 0 || vlen > entry - q || q + vlen != entry)
+            break;
+        int refused;
+        PyObject *inner = inflate(e + q, (Py_ssize_t)vlen, codec, max_batch_bytes, &refused);
+        if (!inner) {
+            if (refused)
+                break;
+            goto done;
+        }
+        const unsigned char *ip = (const unsigned char *)PyBytes_AS_STRING(inner);
+        Py_ssize_t ilen = PyBytes_GET_SIZE(inner);
+        int64_t offset = be64(e + LOG_ENTRY_OFFSET_OFFSET);
+        int64_t ifirst, ilast, imax, imissing, base;
+        Py_ssize_t n = plain_inner(ip, ilen, magic, offset, &ifirst, &ilast, &imax, &imissing, &base);
+        int64_t f = ifirst + base, la = ilast + base; /* no overflow: plain_inner checked imax + base */
+        int64_t next, d = 0, total, seam_missing = 0;
+        int ok = n > 0 && n <= max_records;
+        if (ok && counted) {
+            ok = !__builtin_add_overflow(last, 1, &next) && !__builtin_sub_overflow(f, next, &d);
+            seam_missing = d > 0 ? d : 0;
+        }
+        ok = ok && !__builtin_add_overflow(acc.missing, seam_missing, &total) &&
+             !__builtin_add_overflow(total, imissing, &total);
+        if (!ok) {
+            Py_DECREF(inner);
+            break;
+        }
+        int failed = 0;
+        int lat_wrapper = magic == 1 && (attributes & TIMESTAMP_TYPE_BIT);
+        legacy_walk(ip, ilen, magic, &ifirst, &ilast, &imax, &imissing, &acc, base, lat_wrapper,
+                    be64(e + LEGACY_V1_TIMESTAMP_OFFSET), &failed);
+        Py_DECREF(inner);
+        if (failed || flush_run(&acc) < 0 || times_fit(&acc, time_limit) < 0)
+            goto done;
+        if (counted && d != 0) {
+            acc.gaps++;
+            acc.missing += seam_missing;
+        }
+        hist_add(acc.hists[5], n);
+        hist_add(acc.hists[6], entry);
+        FormatFig *fig = &formats[magic][codec];
+        fig->batches++;
+        fig->records += n;
+        fig->disk += entry;
+        fig->uncompressed += ilen;
+        ts_types[magic == 0 ? 0 : lat_wrapper ? 2 : 1]++;
+        batches++;
+        records += n;
+        if (!counted || f < low)
+            low = f;
+        if (!counted || la > high)
+            high = la;
+        if (!counted)
+            first = f;
+        last = la;
+        counted = 1;
+        pos += entry;
+    }
+    PyObject *figs = PyList_New(0);
+    for (int m = 0; figs && m < 2; m++)
+        for (int c = 1; c < 4; c++) {
+            FormatFig *fig = &formats[m][c];
+            if (!fig->batches)
+                continue;
+            PyObject *t = Py_BuildValue("iiLLLL", m, c, (long long)fig->batches, (long long)fig->records,
+                                        (long long)fig->disk, (long long)fig->uncompressed);
+            if (!t || PyList_Append(figs, t) < 0) {
+                Py_XDECREF(t);
+                Py_CLEAR(figs);
+                break;
+            }
+            Py_DECREF(t);
+        }
+    PyObject *fig_tuple = figs ? PyList_AsTuple(figs) : NULL;
+    Py_XDECREF(figs);
+    PyObject *opt[6] = {opt_int(counted, first), opt_int(counted, low), opt_int(counted, high),
+                        opt_int(counted, last), opt_int(acc.have_ts, acc.min_ts), opt_int(acc.have_ts, acc.max_ts)};
+    int all = fig_tuple != NULL;
+    for (int i = 0; i < 6; i++)
+        all = all && opt[i];
+    if (all)
+        result = Py_BuildValue("nLLLLLLLOOOOOOO(LLL)", pos - start, (long long)acc.width, (long long)batches,
+                               (long long)records, (long long)acc.null_keys, (long long)acc.null_values,
+                               (long long)acc.gaps, (long long)acc.missing, opt[0], opt[1], opt[2], opt[3],
+                               opt[4], opt[5], fig_tuple, (long long)ts_types[0], (long long)ts_types[1],
+                               (long long)ts_types[2]);
+    for (int i = 0; i < 6; i++)
+        Py_XDECREF(opt[i]);
+    Py_XDECREF(fig_tuple);
+done:
+    for (int i = 0; i < got; i++)
+        PyBuffer_Release(&bufs[i]);
+    PyBuffer_Release(&data);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"gather_v2_records", gather_v2_records, METH_VARARGS,
      "Validate, then add to histograms the records of one v2 batch (see _gather_pure.py)."},
     {"gather_legacy_inner", gather_legacy_inner, METH_VARARGS,
      "Add to histograms the inner messages of a decompressed v0/v1 wrapper, in the plain case (see "
      "_gather_pure.py); None otherwise."},
+    {"gather_legacy_wrappers", gather_legacy_wrappers, METH_VARARGS,
+     "Count the run of compressed v0/v1 wrappers at pos whose inner messages are the plain case (see "
+     "_gather_pure.py)."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -489,6 +837,7 @@ static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_gather", NULL, -1, 
 PyMODINIT_FUNC
 PyInit__gather(void)
 {
+    crc32_init();
     PyObject *m = PyModule_Create(&module);
     if (m && (PyModule_AddIntConstant(m, "NBUCKETS", NBUCKETS) < 0 || PyModule_AddIntConstant(m, "SLOTS", SLOTS) < 0)) {
         Py_DECREF(m);

@@ -1,5 +1,11 @@
 # The compiled twin of the statistics walk (_gather.c); _gather_pure.py is the reference.
-from kafka_dump.format._gather_pure import Gathered, GatheredLegacy, Histograms
+from kafka_dump.format._gather_layout import (
+    Gathered,
+    GatheredLegacy,
+    GatheredWrappers,
+    Histograms,
+    WrapperHistograms,
+)
 
 NBUCKETS: int
 SLOTS: int
@@ -28,3 +34,15 @@ def gather_legacy_inner(
     times: dict[int, int],
     /,
 ) -> GatheredLegacy | None: ...
+def gather_legacy_wrappers(
+    data: bytes,
+    pos: int,
+    end: int,
+    max_batch_bytes: int,
+    max_records: int,
+    width: int,
+    time_limit: int,
+    hists: WrapperHistograms,
+    times: dict[int, int],
+    /,
+) -> GatheredWrappers: ...

@@ -15,52 +15,42 @@ positions, and adds what it finds to fixed-size histograms, without building a r
 
 from __future__ import annotations
 
-from array import array
 from collections.abc import MutableMapping
 from itertools import pairwise
 
 from kafka_dump.errors import CorruptRecordError
 from kafka_dump.format import layout as L
+from kafka_dump.format._gather_layout import (
+    COUNT,
+    EXACT,
+    INT64_MAX,
+    INT64_MIN,
+    MAX,
+    MIN,
+    NBUCKETS,
+    SLOTS,
+    SUB,
+    SUB_BITS,
+    TOTAL,
+    FormatFigures,
+    Gathered,
+    GatheredLegacy,
+    GatheredWrappers,
+    Histograms,
+    WrapperHistograms,
+    bucket_of,
+    hist_add,
+    new_histogram,
+)
 from kafka_dump.format.layout import V2_RECORD_MIN_LENGTH
 from kafka_dump.format.varint import read_zigzag
 
-EXACT = 128
-SUB_BITS = 6
-SUB = 1 << SUB_BITS
-NBUCKETS = 3712  # bucket_of(2**63 - 1) + 1
-SLOTS = NBUCKETS + 4
-COUNT, TOTAL, MIN, MAX = NBUCKETS, NBUCKETS + 1, NBUCKETS + 2, NBUCKETS + 3
-INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
-
-# null keys, null values, first offset delta, last offset delta, gaps, missing offsets,
-# min timestamp, max timestamp (None when no record has one), others, error reason, error position
-Gathered = tuple[int, int, int, int, int, int, "int | None", "int | None", int, "str | None", int]
-# record, key, value, header bytes, header count: each an array('q') of SLOTS (``new_histogram``)
-Histograms = tuple["array[int]", "array[int]", "array[int]", "array[int]", "array[int]"]
-
-
-def bucket_of(value: int) -> int:
-    if value < EXACT:
-        return value
-    shift = value.bit_length() - SUB_BITS - 1
-    return EXACT + (shift - 1) * SUB + ((value >> shift) - SUB)
-
-
-def new_histogram() -> array[int]:
-    h = array("q", bytes(8 * SLOTS))
-    h[MIN] = INT64_MAX
-    h[MAX] = -1
-    return h
-
-
-def hist_add(h: array[int], value: int) -> None:
-    h[bucket_of(value)] += 1
-    h[COUNT] += 1
-    h[TOTAL] += value
-    if value < h[MIN]:
-        h[MIN] = value
-    if value > h[MAX]:
-        h[MAX] = value
+__all__ = [
+    "COUNT", "EXACT", "INT64_MAX", "INT64_MIN", "MAX", "MIN", "NBUCKETS", "SLOTS", "SUB", "SUB_BITS", "TOTAL",
+    "FormatFigures", "Gathered", "GatheredLegacy", "GatheredWrappers", "Histograms", "WrapperHistograms",
+    "bucket_of", "gather_legacy_inner", "gather_legacy_wrappers", "gather_v2_records", "hist_add",
+    "new_histogram",
+]  # fmt: skip
 
 
 def gather_v2_records(
@@ -199,8 +189,6 @@ def _walk(
     return null_keys, null_values, first_od, last_od, gaps, missing, min_ts, max_ts, others, None, 0
 
 
-# n, null keys, null values, first offset, last offset, gaps, missing offsets, min timestamp, max timestamp
-GatheredLegacy = tuple[int, int, int, int, int, int, int, "int | None", "int | None"]
 _LOG_OVERHEAD = L.LOG_OVERHEAD
 _MIN_SIZE = L.LEGACY_MIN_SIZE  # crc, magic, attributes, [timestamp], key length, value length
 
@@ -246,26 +234,11 @@ def _legacy_walk(data: bytes | memoryview, magic: int) -> list[tuple[int, int, i
     return out or None
 
 
-def gather_legacy_inner(
-    data: bytes | memoryview,
-    magic: int,
-    wrapper_offset: int,
-    log_append_time: int | None,
-    width: int,
-    hists: Histograms,
-    times: MutableMapping[int, int],
-) -> GatheredLegacy | None:
-    """Add to ``hists`` and ``times`` the inner messages of a decompressed v0/v1 wrapper, when they
-    are the plain case; None (nothing added) for anything else, which the decoder then reads.
-
-    The plain case: whole uncompressed messages of the wrapper's magic fill ``data``, each with its
-    key and value inside it, at least one; v1 offsets are relative (absolute = wrapper offset - last
-    inner offset + inner offset) unless the wrapper's offset is 0, and the wrapper's offset is not
-    below the last inner one. A record's timestamp is the message's (v1), the wrapper's LogAppendTime
-    when given, or none (v0).
-    """
-    if magic not in (0, 1) or width < 1:
-        raise ValueError("magic must be 0 or 1 and width at least 1")
+def _plain_inner(
+    data: bytes | memoryview, magic: int, wrapper_offset: int
+) -> tuple[list[tuple[int, int, int, int, int]], int, int] | None:
+    """(inner messages, base added to their offsets, missing offsets inside) when ``data`` is the
+    plain case that ``gather_legacy_inner`` describes, with every figure within int64; else None."""
     found = _legacy_walk(data, magic)
     if found is None:
         return None
@@ -274,7 +247,7 @@ def gather_legacy_inner(
     if relative and wrapper_offset < last:
         return None
     base = wrapper_offset - last if relative else 0
-    if max(f[0] for f in found) + base > INT64_MAX:
+    if base > INT64_MAX or max(f[0] for f in found) + base > INT64_MAX:
         return None  # offsets past int64 (the compiled twin's integers): the decoder reads them
     total = 0
     for (a, *_), (b, *_) in pairwise(found):  # gaps must be countable in int64 too
@@ -283,6 +256,19 @@ def gather_legacy_inner(
         total += max(0, b - a - 1)
         if total > INT64_MAX:
             return None
+    return found, base, total
+
+
+def _add_inner(
+    found: list[tuple[int, int, int, int, int]],
+    base: int,
+    log_append_time: int | None,
+    width: int,
+    hists: Histograms,
+    times: MutableMapping[int, int],
+) -> tuple[int, int, int, int, int | None, int | None]:
+    """Add the inner messages to ``hists`` and ``times``: (null keys, null values, gaps, missing
+    offsets, min timestamp, max timestamp)."""
     record, keys, values, _, header_counts = hists
     null_keys = null_values = gaps = missing = 0
     min_ts: int | None = None
@@ -310,4 +296,160 @@ def gather_legacy_inner(
             times[t // width] = times.get(t // width, 0) + 1
             min_ts = t if min_ts is None or t < min_ts else min_ts
             max_ts = t if max_ts is None or t > max_ts else max_ts
-    return len(found), null_keys, null_values, found[0][0] + base, last + base, gaps, missing, min_ts, max_ts
+    return null_keys, null_values, gaps, missing, min_ts, max_ts
+
+
+def gather_legacy_inner(
+    data: bytes | memoryview,
+    magic: int,
+    wrapper_offset: int,
+    log_append_time: int | None,
+    width: int,
+    hists: Histograms,
+    times: MutableMapping[int, int],
+) -> GatheredLegacy | None:
+    """Add to ``hists`` and ``times`` the inner messages of a decompressed v0/v1 wrapper, when they
+    are the plain case; None (nothing added) for anything else, which the decoder then reads.
+
+    The plain case: whole uncompressed messages of the wrapper's magic fill ``data``, each with its
+    key and value inside it, at least one; v1 offsets are relative (absolute = wrapper offset - last
+    inner offset + inner offset) unless the wrapper's offset is 0, and the wrapper's offset is not
+    below the last inner one. A record's timestamp is the message's (v1), the wrapper's LogAppendTime
+    when given, or none (v0).
+    """
+    if magic not in (0, 1) or width < 1:
+        raise ValueError("magic must be 0 or 1 and width at least 1")
+    plain = _plain_inner(data, magic, wrapper_offset)
+    if plain is None:
+        return None
+    found, base, _ = plain
+    null_keys, null_values, gaps, missing, min_ts, max_ts = _add_inner(
+        found, base, log_append_time, width, hists, times
+    )
+    first, last = found[0][0] + base, found[-1][0] + base
+    return len(found), null_keys, null_values, first, last, gaps, missing, min_ts, max_ts
+
+
+_WRAPPER_CODECS = (1, 2, 3)  # gzip, snappy, lz4: the codecs of v0/v1 wrapper messages
+_LOG_APPEND_TIME_BIT = L.TIMESTAMP_TYPE_BIT
+
+
+def gather_legacy_wrappers(
+    data: bytes,
+    pos: int,
+    end: int,
+    max_batch_bytes: int,
+    max_records: int,
+    width: int,
+    time_limit: int,
+    hists: WrapperHistograms,
+    times: dict[int, int],
+) -> GatheredWrappers:
+    """Count the run of compressed v0/v1 wrapper messages that starts at ``data[pos]``, each whole
+    before ``end``, as ``stats`` counts a wrapper whose inner messages are the plain case
+    (``gather_legacy_inner``); stop before the first entry that is anything else, and return the
+    bytes used (0: none) with the figures that the histograms do not hold.
+
+    A wrapper is counted when: at least ``V2_HEADER_SIZE`` bytes are left before ``end`` (as the
+    statistics walk asks before it reads an entry); it is a whole message of magic 0 or 1 with a
+    valid CRC and a non-null value, compressed with gzip, snappy or lz4, that decompresses within
+    ``max_batch_bytes``; its inner messages are the plain case, at most ``max_records`` of them; and
+    the offset gap from the previous wrapper counted here, and the missing offsets summed over the
+    run, fit in int64. Everything else (plain messages, v2 batches, zstd, corruption) is for the
+    decoder. Timestamps go to ``times`` at ``width``, which doubles after a wrapper whenever their
+    span needs more than ``time_limit`` buckets (``histogram.TimeHistogram``); the width is returned.
+    """
+    from kafka_dump.format.codecs import decompress
+    from kafka_dump.format.message import Message
+
+    if pos < 0 or end < pos or end > len(data) or width < 1 or time_limit < 2:
+        raise ValueError("need 0 <= pos <= end <= len(data), width >= 1 and time_limit >= 2")
+    start = pos
+    inner_hists: Histograms = hists[:5]
+    per_batch, batch_bytes = hists[5], hists[6]
+    formats: dict[tuple[int, int], list[int]] = {}
+    ts_types = [0, 0, 0]
+    batches = records = null_keys = null_values = gaps = missing = 0
+    first: int | None = None
+    low: int | None = None
+    high: int | None = None
+    last: int | None = None
+    min_ts: int | None = None
+    max_ts: int | None = None
+    while end - pos >= L.V2_HEADER_SIZE:
+        length = _int(data, pos + L.LOG_ENTRY_SIZE_OFFSET, 4)
+        if length < L.LEGACY_V0_MIN_SIZE or length > end - pos - _LOG_OVERHEAD:
+            break
+        entry_end = pos + _LOG_OVERHEAD + length
+        magic = data[pos + L.MAGIC_OFFSET]
+        attributes = data[pos + L.LEGACY_ATTRIBUTES_OFFSET]
+        if magic > 1 or attributes & L.COMPRESSION_MASK not in _WRAPPER_CODECS:
+            break
+        try:
+            msg = Message(data, pos, entry_end)
+        except CorruptRecordError:
+            break
+        if not msg.crc_valid or msg.value is None:
+            break
+        try:
+            inner = decompress(msg.compression, msg.value, max_batch_bytes)
+        except CorruptRecordError:
+            break
+        plain = _plain_inner(inner, magic, msg.offset)
+        if plain is None or len(plain[0]) > max_records:
+            break
+        found, base, inner_missing = plain
+        f, la = found[0][0] + base, found[-1][0] + base
+        seam_gap = seam_missing = 0
+        if last is not None:
+            if last + 1 > INT64_MAX or not INT64_MIN <= f - (last + 1) <= INT64_MAX:
+                break
+            if f != last + 1:
+                seam_gap = 1
+                seam_missing = max(0, f - last - 1)
+        if missing + seam_missing + inner_missing > INT64_MAX:
+            break
+        lat = msg.timestamp if magic == 1 and attributes & _LOG_APPEND_TIME_BIT else None
+        nk, nv, g, m, lo_ts, hi_ts = _add_inner(found, base, lat, width, inner_hists, times)
+        width = _fit(times, width, time_limit)
+        n = len(found)
+        hist_add(per_batch, n)
+        hist_add(batch_bytes, entry_end - pos)
+        fig = formats.setdefault((magic, attributes & L.COMPRESSION_MASK), [0, 0, 0, 0])
+        fig[0] += 1
+        fig[1] += n
+        fig[2] += entry_end - pos
+        fig[3] += len(inner)
+        ts_types[0 if magic == 0 else 2 if attributes & _LOG_APPEND_TIME_BIT else 1] += 1
+        batches += 1
+        records += n
+        null_keys += nk
+        null_values += nv
+        gaps += g + seam_gap
+        missing += m + seam_missing
+        first = f if first is None else first
+        low = f if low is None else min(low, f)
+        high = la if high is None else max(high, la)
+        last = la
+        if lo_ts is not None and hi_ts is not None:
+            min_ts = lo_ts if min_ts is None else min(min_ts, lo_ts)
+            max_ts = hi_ts if max_ts is None else max(max_ts, hi_ts)
+        pos = entry_end
+    return (
+        pos - start, width, batches, records, null_keys, null_values, gaps, missing, first, low, high,
+        last, min_ts, max_ts, tuple((m, c, *fig) for (m, c), fig in sorted(formats.items())),  # type: ignore[misc]
+        (ts_types[0], ts_types[1], ts_types[2]),
+    )  # fmt: skip
+
+
+def _fit(times: dict[int, int], width: int, limit: int) -> int:
+    """Double ``width`` (merging buckets in place) until the span of ``times`` needs at most
+    ``limit`` buckets, as ``TimeHistogram.fit`` does; the new width."""
+    while times and max(times) - min(times) + 1 > limit:
+        merged: dict[int, int] = {}
+        for k, n in times.items():
+            merged[k >> 1] = merged.get(k >> 1, 0) + n
+        times.clear()
+        times.update(merged)
+        width *= 2
+    return width

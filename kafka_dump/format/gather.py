@@ -2,27 +2,34 @@
 
 The walk's twins (the compiled ``_gather`` when it was built and loads, else the pure-Python
 reference ``_gather_pure``; ``KDUMP_PURE=1`` forces the pure one) are chosen once, in
-``format/__init__.py``, as the decoder's are; this module gathers what ``stats`` needs of them.
+``format/__init__.py``, as the decoder's are; this module gathers what ``stats`` needs of them and
+of their shared layout (``_gather_layout.py``).
 """
 
 from __future__ import annotations
 
-from kafka_dump.format import GATHER_TWIN, gather_legacy_inner, gather_v2_records
-from kafka_dump.format._gather_pure import (
+from kafka_dump.format import GATHER_TWIN, gather_legacy_inner, gather_v2_records, gatherer
+from kafka_dump.format._gather_layout import (
     COUNT,
     MAX,
     MIN,
     NBUCKETS,
     SLOTS,
     TOTAL,
+    FormatFigures,
     Gathered,
     GatheredLegacy,
+    GatheredWrappers,
     Histograms,
+    WrapperHistograms,
     bucket_of,
     new_histogram,
 )
 
+gather_legacy_wrappers = gatherer.gather_legacy_wrappers
+
 __all__ = [
-    "COUNT", "GATHER_TWIN", "MAX", "MIN", "NBUCKETS", "SLOTS", "TOTAL", "Gathered", "GatheredLegacy",
-    "Histograms", "bucket_of", "gather_legacy_inner", "gather_v2_records", "new_histogram",
+    "COUNT", "GATHER_TWIN", "MAX", "MIN", "NBUCKETS", "SLOTS", "TOTAL", "FormatFigures", "Gathered",
+    "GatheredLegacy", "GatheredWrappers", "Histograms", "WrapperHistograms", "bucket_of",
+    "gather_legacy_inner", "gather_legacy_wrappers", "gather_v2_records", "new_histogram",
 ]  # fmt: skip

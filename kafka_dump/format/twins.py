@@ -13,7 +13,13 @@ from collections.abc import Callable, Sequence
 from typing import Protocol
 
 from kafka_dump.errors import CorruptRecordError
-from kafka_dump.format._gather_pure import Gathered, GatheredLegacy, Histograms
+from kafka_dump.format._gather_layout import (
+    Gathered,
+    GatheredLegacy,
+    GatheredWrappers,
+    Histograms,
+    WrapperHistograms,
+)
 from kafka_dump.format._walk_pure import RawWalk
 from kafka_dump.model import Batch, Compression, Record
 
@@ -134,3 +140,17 @@ class GatherTwin(Protocol):
         times: dict[int, int],
         /,
     ) -> GatheredLegacy | None: ...
+
+    def gather_legacy_wrappers(
+        self,
+        data: bytes,
+        pos: int,
+        end: int,
+        max_batch_bytes: int,
+        max_records: int,
+        width: int,
+        time_limit: int,
+        hists: WrapperHistograms,
+        times: dict[int, int],
+        /,
+    ) -> GatheredWrappers: ...

@@ -16,8 +16,8 @@ from rich.text import Text
 from kafka_dump.analysis.histogram import SizeHistogram
 from kafka_dump.analysis.stats import PERCENTILES, SegmentStats
 from kafka_dump.render.charts import bar_histogram, sparkline
+from kafka_dump.render.clock import iso
 from kafka_dump.render.payload import header_key, preview, printable
-from kafka_dump.render.table import iso
 from kafka_dump.render.theme import number
 
 TOP_HEADER_KEYS = 10
