@@ -22,7 +22,7 @@ import stat
 import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 from kafka_dump import format as _twins
 from kafka_dump.errors import CorruptRecordError, NotASegmentError
@@ -50,6 +50,10 @@ Item = Batch | Problem
 HeaderFilter = Callable[[int, int], bool]
 # Told what the validating walk found in each v2 batch's records: (batch, walk).
 WalkListener = Callable[[Batch, RecordWalk], None]
+# Takes a run of plain v0/v1 messages instead of the decoder, with decode_legacy_run's arguments
+# (file, data, pos, end, file position, with_records): (items to pass on as they are, bytes used),
+# or None to leave the run to the decoder. dump --format json writes such a run straight from its bytes.
+PlainRunReader = Callable[[str, bytes, int, int, int, bool], "tuple[Sequence[Any], int] | None"]
 
 
 def segment_base_offset(path: str | os.PathLike[str]) -> int | None:
@@ -194,15 +198,25 @@ def read_segment_runs(
     keep: HeaderFilter | None = None,
     on_walk: WalkListener | None = None,
     max_records_per_batch: int = DEFAULT_MAX_RECORDS_PER_BATCH,
+    plain_run: PlainRunReader | None = None,
 ) -> Iterator[Sequence[Item]]:
     """``read_segment``'s items, a list at a time: an entry's batch and its problems, or a whole run
     of plain v0/v1 messages decoded in one call (then batches only). A consumer that handles a run
-    at once saves a generator step per item, which is most of a plain v0/v1 message's cost."""
+    at once saves a generator step per item, which is most of a plain v0/v1 message's cost.
+    ``plain_run``, when given, is offered each run of plain messages first (see ``PlainRunReader``)."""
     name = str(path)
     f, size = open_segment(path)
     with f:
         yield from _walk(
-            name, _Window(f, size), start, with_records, max_batch_bytes, keep, on_walk, max_records_per_batch
+            name,
+            _Window(f, size),
+            start,
+            with_records,
+            max_batch_bytes,
+            keep,
+            on_walk,
+            max_records_per_batch,
+            plain_run,
         )
 
 
@@ -215,6 +229,7 @@ def _walk(
     keep: HeaderFilter | None,
     on_walk: WalkListener | None = None,
     max_records: int = DEFAULT_MAX_RECORDS_PER_BATCH,
+    plain_run: PlainRunReader | None = None,
 ) -> Iterator[Sequence[Item]]:
     size = win.size
     entry_limit = max(max_batch_bytes, CHUNK_SIZE)
@@ -258,7 +273,8 @@ def _walk(
             # Old segments hold one message per entry: decode the whole run in one call.
             run_end = min(len(buf), i + max(entry, _RUN_BYTES))
             # Plain messages hold nothing to walk: their records are built only when asked for.
-            batches, used = _twins.decode_legacy_run(name, buf, i, run_end, pos, with_records)
+            taken = plain_run(name, buf, i, run_end, pos, with_records) if plain_run is not None else None
+            batches, used = taken or _twins.decode_legacy_run(name, buf, i, run_end, pos, with_records)
             if used:
                 yield batches
                 pos += used

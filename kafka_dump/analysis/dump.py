@@ -6,7 +6,7 @@ and ends with one ``Summary`` event; it prints nothing and mutates nothing of it
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from operator import attrgetter
 from pathlib import Path
@@ -18,6 +18,7 @@ from kafka_dump.index import seek_position
 from kafka_dump.internal.sidefiles import SideItem, read_side_file, side_file_kind
 from kafka_dump.model import Batch, Compression, Problem, ProblemKind, Record
 from kafka_dump.segment import (
+    PlainRunReader,
     read_segment,
     read_segment_runs,
     segment_base_offset,
@@ -111,6 +112,21 @@ class BatchRun(NamedTuple):
     batches: Sequence[Batch]
 
 
+class WrittenRun(NamedTuple):
+    """A run of plain v0/v1 messages that the renderer wrote straight from their bytes (``plain_run``
+    of ``iter_dump``): its output, and what the summary and the progress bar count of it."""
+
+    file: str
+    output: bytes
+    batches: int  # one a message, each with its one record (when records are read)
+    end: int  # the file position after its last message
+
+
+# A renderer's way with a run of plain v0/v1 messages, from their bytes (decode_legacy_run's arguments):
+# (output, batches, bytes used), or None to have the run decoded and shown batch by batch.
+PlainRunWriter = Callable[[str, bytes, int, int, int, bool], "tuple[bytes, int, int] | None"]
+
+
 class SideEntry(NamedTuple):
     """One entry of a file kept beside segments (.index, .snapshot...; see internal/sidefiles.py)."""
 
@@ -118,7 +134,17 @@ class SideEntry(NamedTuple):
     item: SideItem
 
 
-DumpEvent = FileStart | FileEnd | BatchEvent | AbortedBatchEvent | BatchRun | SideEntry | Problem | Summary
+DumpEvent = (
+    FileStart
+    | FileEnd
+    | BatchEvent
+    | AbortedBatchEvent
+    | BatchRun
+    | WrittenRun
+    | SideEntry
+    | Problem
+    | Summary
+)
 _records_of = attrgetter("records")
 
 
@@ -133,6 +159,8 @@ def _side_items(f: Path) -> Iterator[SideEntry | Problem]:
 
 def progress_position(event: DumpEvent) -> tuple[str, int] | None:
     """(file, bytes read so far) that an event shows, for a progress bar; None when it shows none."""
+    if isinstance(event, WrittenRun):
+        return event.file, event.end
     if isinstance(event, BatchEvent | BatchRun):
         b = event.batch if isinstance(event, BatchEvent) else event.batches[-1]
         return b.file, b.position + b.sizeInBytes
@@ -158,11 +186,13 @@ def iter_dump(
     max_batch_bytes: int = DEFAULT_MAX_BATCH_BYTES,
     max_records_per_batch: int = DEFAULT_MAX_RECORDS_PER_BATCH,
     txn_index: bool = True,
+    plain_run: PlainRunWriter | None = None,
 ) -> Iterator[DumpEvent]:
     """Stream the events of dumping ``paths`` (files or partition directories); a ``Summary`` ends it.
 
     ``txn_index``: read the ``.txnindex`` files beside each ``.log`` and send the data batches of
     aborted transactions as ``AbortedBatchEvent`` (txnindex.py says how they are found).
+    ``plain_run``: where nothing filters, runs of plain v0/v1 messages go to it first (``WrittenRun``).
     """
     files = [f for p in paths for f in segment_files(p)]
     left = rng.limit
@@ -198,15 +228,21 @@ def iter_dump(
         if not active and left is None:
             # No filter, no limit: the plain loop, once per batch; a run of plain v0/v1 messages (a
             # list of two or more batches, no problem) passes on whole, as one BatchRun.
-            runs = read_segment_runs(
+            runs: Iterator[Sequence[Batch | Problem | WrittenRun]] = read_segment_runs(
                 f,
                 with_records=with_records,
                 max_batch_bytes=max_batch_bytes,
                 start=start,
                 keep=keep,
                 max_records_per_batch=max_records_per_batch,
+                plain_run=_written(plain_run) if plain_run is not None else None,
             )
             for item in (x for run in runs for x in _one_or_run(run)):
+                if isinstance(item, WrittenRun):
+                    n_batches += item.batches
+                    n_records += item.batches if with_records else 0
+                    yield item
+                    continue
                 if isinstance(item, BatchRun):
                     n_batches += len(item.batches)
                     if with_records:
@@ -311,7 +347,24 @@ class _ProblemCounts:
         return p.length
 
 
-def _one_or_run(run: Sequence[Batch | Problem]) -> Sequence[Batch | Problem | BatchRun]:
+def _written(write: PlainRunWriter) -> PlainRunReader:
+    """The segment reader's hook for runs of plain messages, from a renderer's ``PlainRunWriter``."""
+
+    def read(
+        file: str, data: bytes, pos: int, end: int, file_pos: int, with_records: bool
+    ) -> tuple[list[WrittenRun], int] | None:
+        done = write(file, data, pos, end, file_pos, with_records)
+        if done is None:
+            return None
+        output, batches, used = done
+        return ([WrittenRun(file, output, batches, file_pos + used)] if used else []), used
+
+    return read
+
+
+def _one_or_run(
+    run: Sequence[Batch | Problem | WrittenRun],
+) -> Sequence[Batch | Problem | BatchRun | WrittenRun]:
     """A run of two or more batches and no problem (plain v0/v1 messages, whose records are all
     read) as one ``BatchRun``; any other list of items as it is."""
     if len(run) > 1 and Problem not in map(type, run):

@@ -17,6 +17,7 @@ from kafka_dump.analysis.dump import (
     RangeFilter,
     SideEntry,
     Summary,
+    WrittenRun,
     iter_dump,
     progress_position,
 )
@@ -102,21 +103,26 @@ def dump(
       kdump dump 00000000000000000000.index 00000000000000000042.snapshot
     """
     out = Output(color)
+    json_renderer = JsonRenderer(PayloadEncoding(payload), decode) if fmt == "json" else None
     events: Iterable[DumpEvent] = iter_dump(
         list(paths),
         rng,
         with_records=not batches_only,
         max_batch_bytes=max_batch_bytes,
         max_records_per_batch=max_records_per_batch,
+        # JSON Lines write a run of plain v0/v1 messages straight from its bytes
+        plain_run=json_renderer.plain_run if json_renderer is not None else None,
         txn_index=not no_txnindex,
     )
     if progress.wanted():
         events = progress.with_progress(events, progress_position, out.err_console)
-    if fmt == "json":
-        json_renderer = JsonRenderer(PayloadEncoding(payload), decode)
+    if json_renderer is not None:
         # On a terminal, the same JSON with what a terminal would act on escaped.
         write_json = out.write_byte_lines if not out.is_terminal else _terminal_json(out)
-        summary = _render(events, json_renderer, write_json)
+        try:
+            summary = _render(events, json_renderer, write_json)
+        finally:
+            out.flush()  # what is gathered for one big write, before an error's line on stderr
     elif fmt == "kafka":
         kafka = KafkaTextRenderer(records=not batches_only, escape=out.is_terminal, decode=decode)
         summary = _render(events, kafka, out.write_lines, corrupt=out.diagnostic)
@@ -162,6 +168,8 @@ def _render(
             lines = batch(event[0], event[1])
         elif type(event) is BatchRun:  # a run of plain v0/v1 messages: one write for them all
             lines = run(event[0]) if run is not None else [ln for b in event[0] for ln in batch(b, b.records)]
+        elif type(event) is WrittenRun:  # a run of plain v0/v1 messages, written from their bytes
+            lines = (event.output,)  # type: ignore[assignment]  # only the JSON renderer writes runs
         elif type(event) is AbortedBatchEvent:  # data of an aborted transaction (from the .txnindex)
             lines = renderer.aborted_batch(event[0], event[1])
         elif type(event) is Summary:

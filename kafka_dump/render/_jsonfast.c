@@ -1,35 +1,47 @@
 /*
  * The compiled twin of render/jsonl.py's batch_json: one batch's whole JSON line, byte for byte what
  * the pure twin writes (tests/test_twins.py checks that it does, on fixtures and on random values).
+ * run_json writes a run of batches in one call; plain_run_json a run of plain v0/v1 messages straight
+ * from their bytes (read through _layout.h and _wire.h, under the same conditions as the decoder's
+ * decode_legacy_run), with no Batch or Record made (tests/test_json_runs.py checks both against
+ * their pure twins in jsonl.py).
  * It reads Batch, Record and Header fields by name, through _model.h; it renders output, so it is a
  * module of the render layer, apart from the decoder's compiled twin (format/_speedups.c).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#if PY_VERSION_HEX < 0x030B0000
+#include <longintrepr.h> /* an int's digits, read by small_long (Python.h has them from 3.11) */
+#endif
 #include <stdint.h>
 #include <string.h>
 
 #include "_model.h"
+#include "_wire.h"
 
 /* --payload, as render/jsonl.py's _PAYLOAD_CODES numbers it. */
 enum { PAYLOAD_TEXT = 0, PAYLOAD_BASE64 = 1, PAYLOAD_HEX = 2 };
 
 /* ---- a growing output buffer ---------------------------------------------------------------------- */
 
+/* The output is written straight into a bytes object, resized as it grows and cut to its length at
+ * the end (buf_finish): a run's megabyte of JSON is not copied once more. */
 typedef struct {
+    PyObject *bytes; /* NULL until the first byte */
     char *data;
     Py_ssize_t len, cap;
 } Buf;
 
+#define BUF_INIT {NULL, NULL, 0, 0}
+
+/* The slow half of buf_reserve: grow the buffer (doubling) to hold extra more bytes. */
 static int
-buf_reserve(Buf *b, Py_ssize_t extra)
+buf_grow(Buf *b, Py_ssize_t extra)
 {
     if (extra > PY_SSIZE_T_MAX - b->len) {
         PyErr_NoMemory();
         return -1;
     }
-    if (b->len + extra <= b->cap)
-        return 0;
     Py_ssize_t cap = b->cap ? b->cap : 4096;
     while (cap < b->len + extra) {
         if (cap > PY_SSIZE_T_MAX / 2) {
@@ -38,17 +50,41 @@ buf_reserve(Buf *b, Py_ssize_t extra)
         }
         cap *= 2;
     }
-    char *data = PyMem_Realloc(b->data, (size_t)cap);
-    if (data == NULL) {
-        PyErr_NoMemory();
+    if (b->bytes == NULL)
+        b->bytes = PyBytes_FromStringAndSize(NULL, cap);
+    else if (_PyBytes_Resize(&b->bytes, cap) < 0)
+        b->bytes = NULL; /* freed by _PyBytes_Resize */
+    if (b->bytes == NULL) {
+        b->data = NULL;
+        b->len = b->cap = 0;
         return -1;
     }
-    b->data = data;
+    b->data = PyBytes_AS_STRING(b->bytes);
     b->cap = cap;
     return 0;
 }
 
-static int
+/* The bytes written, as a bytes object (the buffer is handed over); NULL on error. */
+static PyObject *
+buf_finish(Buf *b)
+{
+    PyObject *out = b->bytes;
+    b->bytes = NULL;
+    if (out == NULL)
+        return PyBytes_FromStringAndSize(NULL, 0);
+    if (_PyBytes_Resize(&out, b->len) < 0)
+        return NULL;
+    return out;
+}
+
+/* Inlined, so that a literal's copy is a few moves and the common case one compare. */
+static inline int
+buf_reserve(Buf *b, Py_ssize_t extra)
+{
+    return extra <= b->cap - b->len ? 0 : buf_grow(b, extra);
+}
+
+static inline int
 buf_put(Buf *b, const char *s, Py_ssize_t n)
 {
     if (buf_reserve(b, n) < 0)
@@ -60,29 +96,85 @@ buf_put(Buf *b, const char *s, Py_ssize_t n)
 
 #define PUT_LIT(b, lit) buf_put((b), (lit), (Py_ssize_t)(sizeof(lit) - 1))
 
+static const char DIGIT_PAIRS[201] =
+    "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+    "8081828384858687888990919293949596979899";
+
+/* v in decimal, two digits at a time (snprintf costs more than the rest of a record's JSON). The
+ * digits are made at the end of tmp and copied 20 bytes at once (a constant size: a few moves, not a
+ * call); the bytes past the number are written over by what follows. */
+static inline int
+buf_long(Buf *b, long long v)
+{
+    if (buf_reserve(b, 20) < 0)
+        return -1;
+    char tmp[40];
+    char *end = tmp + 20, *p = end;
+    unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
+    while (u >= 100) {
+        unsigned d = (unsigned)(u % 100) * 2;
+        u /= 100;
+        *--p = DIGIT_PAIRS[d + 1];
+        *--p = DIGIT_PAIRS[d];
+    }
+    if (u >= 10) {
+        *--p = DIGIT_PAIRS[u * 2 + 1];
+        *--p = DIGIT_PAIRS[u * 2];
+    }
+    else
+        *--p = (char)('0' + u);
+    if (v < 0)
+        *--p = '-';
+    memcpy(b->data + b->len, p, 20);
+    b->len += end - p;
+    return 0;
+}
+
+/* The value of an exact int of at most two digits (every offset, time and size), read without a
+ * call; 0 when it is anything else, for the general path. */
+static inline int
+small_long(PyObject *n, long long *v)
+{
+    if (!PyLong_CheckExact(n))
+        return 0;
+#if PY_VERSION_HEX >= 0x030C0000
+    if (!PyUnstable_Long_IsCompact((PyLongObject *)n))
+        return 0;
+    *v = (long long)PyUnstable_Long_CompactValue((PyLongObject *)n);
+    return 1;
+#else
+    Py_ssize_t size = Py_SIZE(n);
+    const digit *d = ((PyLongObject *)n)->ob_digit;
+    if (size == 0)
+        *v = 0;
+    else if (size == 1 || size == -1)
+        *v = (long long)d[0];
+    else if (size == 2 || size == -2)
+        *v = (long long)(d[0] | (uint64_t)d[1] << PyLong_SHIFT);
+    else
+        return 0;
+    if (size < 0)
+        *v = -*v;
+    return 1;
+#endif
+}
+
 /* A Python int (or None) in decimal. */
 static int
 buf_number(Buf *b, PyObject *n)
 {
+    long long v;
+    if (small_long(n, &v))
+        return buf_long(b, v);
     if (n == Py_None)
         return PUT_LIT(b, "null");
     int overflow = 0;
-    long long v = PyLong_AsLongLongAndOverflow(n, &overflow);
+    v = PyLong_AsLongLongAndOverflow(n, &overflow);
     if (v == -1 && PyErr_Occurred())
         return -1;
-    if (!overflow) {
-        /* Decimal by hand: snprintf costs more than the rest of a record's JSON. */
-        char tmp[24];
-        char *end = tmp + sizeof tmp, *p = end;
-        unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
-        do {
-            *--p = (char)('0' + u % 10);
-            u /= 10;
-        } while (u);
-        if (v < 0)
-            *--p = '-';
-        return buf_put(b, p, end - p);
-    }
+    if (!overflow)
+        return buf_long(b, v);
     PyObject *text = PyObject_Str(n);
     if (text == NULL)
         return -1;
@@ -184,20 +276,31 @@ json_text(Buf *b, const unsigned char *p, Py_ssize_t n)
 
 static const char B64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
+/* Two base64 characters for each 12 bits: half the lookups of one a character (made at import). */
+static char B64_PAIRS[4096][2];
+
+static void
+b64_pairs_init(void)
+{
+    for (int i = 0; i < 4096; i++) {
+        B64_PAIRS[i][0] = B64[i >> 6];
+        B64_PAIRS[i][1] = B64[i & 63];
+    }
+}
+
 static int
 json_base64(Buf *b, const unsigned char *p, Py_ssize_t n)
 {
-    if (buf_reserve(b, (n + 2) / 3 * 4 + 2) < 0)
+    if (n > (PY_SSIZE_T_MAX - 8) / 4 * 3 || buf_reserve(b, (n + 2) / 3 * 4 + 2) < 0)
         return -1;
     char *o = b->data + b->len;
     *o++ = '"';
     Py_ssize_t i = 0;
     for (; i + 3 <= n; i += 3) {
         uint32_t v = (uint32_t)p[i] << 16 | (uint32_t)p[i + 1] << 8 | p[i + 2];
-        *o++ = B64[v >> 18];
-        *o++ = B64[(v >> 12) & 63];
-        *o++ = B64[(v >> 6) & 63];
-        *o++ = B64[v & 63];
+        memcpy(o, B64_PAIRS[v >> 12], 2);
+        memcpy(o + 2, B64_PAIRS[v & 4095], 2);
+        o += 4;
     }
     if (n - i == 1) {
         uint32_t v = (uint32_t)p[i] << 16;
@@ -234,6 +337,13 @@ json_hex(Buf *b, const unsigned char *p, Py_ssize_t n)
     return 0;
 }
 
+/* Bytes in the --payload encoding. */
+static inline int
+json_data(Buf *b, const unsigned char *p, Py_ssize_t n, int mode)
+{
+    return mode == PAYLOAD_BASE64 ? json_base64(b, p, n) : mode == PAYLOAD_HEX ? json_hex(b, p, n) : json_text(b, p, n);
+}
+
 /* A key, value or header value: null, or its bytes in the --payload encoding. */
 static int
 json_payload(Buf *b, PyObject *data, int mode)
@@ -244,9 +354,7 @@ json_payload(Buf *b, PyObject *data, int mode)
         PyErr_SetString(PyExc_TypeError, "record keys and values must be bytes or None");
         return -1;
     }
-    const unsigned char *p = (const unsigned char *)PyBytes_AS_STRING(data);
-    Py_ssize_t n = PyBytes_GET_SIZE(data);
-    return mode == PAYLOAD_BASE64 ? json_base64(b, p, n) : mode == PAYLOAD_HEX ? json_hex(b, p, n) : json_text(b, p, n);
+    return json_data(b, (const unsigned char *)PyBytes_AS_STRING(data), PyBytes_GET_SIZE(data), mode);
 }
 
 static int
@@ -365,6 +473,60 @@ put_bool(Buf *b, PyObject *v)
     return v == Py_True ? PUT_LIT(b, "true") : v == Py_False ? PUT_LIT(b, "false") : PUT_LIT(b, "null");
 }
 
+/* One batch's whole JSON line, appended to b: the twin of render/jsonl.py's batch_json. */
+static int
+put_batch(Buf *b, const char *file_json, Py_ssize_t file_len, PyObject *batch, PyObject *records, int mode)
+{
+    if (!Py_IS_TYPE(batch, (PyTypeObject *)model.batch_type) || PyTuple_GET_SIZE(batch) != BATCH_FIELDS) {
+        PyErr_SetString(PyExc_TypeError, "batch_json takes a Batch");
+        return -1;
+    }
+    int magic = (int)PyLong_AsLong(BATCH_ITEM(batch, B_MAGIC));
+    if (magic == -1 && PyErr_Occurred())
+        return -1;
+    if (PUT_LIT(b, "{\"type\":\"batch\",\"file\":") < 0 || buf_put(b, file_json, file_len) < 0 ||
+        PUT_LIT(b, ",\"position\":") < 0 || buf_number(b, BATCH_ITEM(batch, B_POSITION)) < 0 ||
+        PUT_LIT(b, ",\"baseOffset\":") < 0 || buf_number(b, BATCH_ITEM(batch, B_BASE_OFFSET)) < 0 ||
+        PUT_LIT(b, ",\"lastOffset\":") < 0 || buf_number(b, BATCH_ITEM(batch, B_LAST_OFFSET)) < 0 ||
+        PUT_LIT(b, ",\"magic\":") < 0 || buf_number(b, BATCH_ITEM(batch, B_MAGIC)) < 0 ||
+        PUT_LIT(b, ",\"compression\":") < 0 || put_label(b, BATCH_ITEM(batch, B_COMPRESSION), 1) < 0 ||
+        PUT_LIT(b, ",\"timestampType\":") < 0 || put_label(b, BATCH_ITEM(batch, B_TIMESTAMP_TYPE), 0) < 0 ||
+        PUT_LIT(b, ",\"baseTimestamp\":") < 0 || buf_number(b, BATCH_ITEM(batch, B_BASE_TIMESTAMP)) < 0 ||
+        PUT_LIT(b, ",\"maxTimestamp\":") < 0 || buf_number(b, BATCH_ITEM(batch, B_MAX_TIMESTAMP)) < 0 ||
+        PUT_LIT(b, ",\"producerId\":") < 0 || buf_number(b, BATCH_ITEM(batch, B_PRODUCER_ID)) < 0 ||
+        PUT_LIT(b, ",\"producerEpoch\":") < 0 || buf_number(b, BATCH_ITEM(batch, B_PRODUCER_EPOCH)) < 0 ||
+        PUT_LIT(b, ",\"baseSequence\":") < 0 || buf_number(b, BATCH_ITEM(batch, B_BASE_SEQUENCE)) < 0 ||
+        PUT_LIT(b, ",\"lastSequence\":") < 0 || buf_number(b, BATCH_ITEM(batch, B_LAST_SEQUENCE)) < 0 ||
+        PUT_LIT(b, ",\"partitionLeaderEpoch\":") < 0 || buf_number(b, BATCH_ITEM(batch, B_PARTITION_LEADER_EPOCH)) < 0 ||
+        PUT_LIT(b, ",\"isTransactional\":") < 0 || put_bool(b, BATCH_ITEM(batch, B_IS_TRANSACTIONAL)) < 0 ||
+        PUT_LIT(b, ",\"isControl\":") < 0 || put_bool(b, BATCH_ITEM(batch, B_IS_CONTROL)) < 0 ||
+        PUT_LIT(b, ",\"deleteHorizonMs\":") < 0 || buf_number(b, BATCH_ITEM(batch, B_DELETE_HORIZON_MS)) < 0 ||
+        PUT_LIT(b, ",\"crc\":") < 0 || buf_number(b, BATCH_ITEM(batch, B_CRC)) < 0 ||
+        PUT_LIT(b, ",\"crcValid\":") < 0 || put_bool(b, BATCH_ITEM(batch, B_CRC_VALID)) < 0 ||
+        PUT_LIT(b, ",\"sizeInBytes\":") < 0 || buf_number(b, BATCH_ITEM(batch, B_SIZE)) < 0 ||
+        PUT_LIT(b, ",\"recordCount\":") < 0 || buf_number(b, BATCH_ITEM(batch, B_RECORD_COUNT)) < 0 ||
+        PUT_LIT(b, ",\"records\":") < 0)
+        return -1;
+    if (records == Py_None) {
+        if (PUT_LIT(b, "null") < 0)
+            return -1;
+    }
+    else {
+        PyObject *seq = PySequence_Fast(records, "batch_json takes a sequence of records");
+        if (seq == NULL)
+            return -1;
+        int rc = PUT_LIT(b, "[");
+        for (Py_ssize_t i = 0; rc == 0 && i < PySequence_Fast_GET_SIZE(seq); i++) {
+            if ((i > 0 && PUT_LIT(b, ",") < 0) || json_record(b, PySequence_Fast_GET_ITEM(seq, i), magic, mode) < 0)
+                rc = -1;
+        }
+        Py_DECREF(seq);
+        if (rc < 0 || PUT_LIT(b, "]") < 0)
+            return -1;
+    }
+    return PUT_LIT(b, "}\n");
+}
+
 /* The twin of render/jsonl.py's batch_json: one batch's whole JSON line. */
 static PyObject *
 batch_json(PyObject *self, PyObject *args)
@@ -375,60 +537,251 @@ batch_json(PyObject *self, PyObject *args)
     int mode;
     if (!PyArg_ParseTuple(args, "y#OOi", &file_json, &file_len, &batch, &records, &mode))
         return NULL;
-    if (!Py_IS_TYPE(batch, (PyTypeObject *)model.batch_type) || PyTuple_GET_SIZE(batch) != BATCH_FIELDS) {
-        PyErr_SetString(PyExc_TypeError, "batch_json takes a Batch");
+    Buf b = BUF_INIT;
+    PyObject *result = NULL;
+    if (put_batch(&b, file_json, file_len, batch, records, mode) == 0)
+        result = buf_finish(&b);
+    Py_XDECREF(b.bytes);
+    return result;
+}
+
+/* The twin of render/jsonl.py's run_json: the lines of a run of batches of one file, each with all
+ * its records, as one bytes object (one call and one write for a whole read window). */
+static PyObject *
+run_json(PyObject *self, PyObject *args)
+{
+    PyObject *file, *batches;
+    const char *file_json;
+    Py_ssize_t file_len;
+    int mode;
+    if (!PyArg_ParseTuple(args, "Uy#Oi", &file, &file_json, &file_len, &batches, &mode))
+        return NULL;
+    PyObject *seq = PySequence_Fast(batches, "run_json takes a sequence of batches");
+    if (seq == NULL)
+        return NULL;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    Buf b = BUF_INIT;
+    PyObject *result = NULL;
+    /* About 700 bytes a line for a plain message of 100 bytes: one allocation for most runs. */
+    if (n > 0 && buf_reserve(&b, n < PY_SSIZE_T_MAX / 1024 ? n * 1024 : n) < 0)
+        goto done;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *batch = PySequence_Fast_GET_ITEM(seq, i);
+        if (!Py_IS_TYPE(batch, (PyTypeObject *)model.batch_type) || PyTuple_GET_SIZE(batch) != BATCH_FIELDS) {
+            PyErr_SetString(PyExc_TypeError, "run_json takes Batch values");
+            goto done;
+        }
+        PyObject *name = BATCH_ITEM(batch, B_FILE);
+        if (name != file) {
+            int same = PyUnicode_Check(name) ? PyUnicode_Compare(name, file) : -1;
+            if (same == -1 && PyErr_Occurred())
+                goto done;
+            if (same != 0) {
+                PyErr_SetString(PyExc_ValueError, "run_json takes the batches of one file");
+                goto done;
+            }
+        }
+        if (put_batch(&b, file_json, file_len, batch, BATCH_ITEM(batch, B_RECORDS), mode) < 0)
+            goto done;
+    }
+    result = buf_finish(&b);
+done:
+    Py_DECREF(seq);
+    Py_XDECREF(b.bytes);
+    return result;
+}
+
+
+/* ---- a run of plain v0/v1 messages, from their bytes straight to JSON ------------------------------ */
+
+/* A plain message (uncompressed, whole, well formed, valid CRC: what _speedups.decode_legacy_run
+ * makes a one-record Batch of) as read from the wire; len -1 is null. */
+typedef struct {
+    int64_t offset, timestamp;
+    uint32_t crc;
+    int magic, attributes;
+    Py_ssize_t key_pos, key_len, value_pos, value_len;
+} Plain;
+
+/* The length-prefixed bytes at *q, before end: 0, or -1 when they do not fit (no reason is kept: the
+ * run stops there and the segment reader decodes, and reports, that entry the usual way). */
+static inline int
+plain_bytes(const unsigned char *p, Py_ssize_t *q, Py_ssize_t end, Py_ssize_t *at, Py_ssize_t *len)
+{
+    if (end - *q < 4)
+        return -1;
+    int32_t n = be32(p + *q);
+    *q += 4;
+    *at = *q;
+    *len = -1;
+    if (n >= 0) {
+        if (n > end - *q)
+            return -1;
+        *len = n;
+        *q += n;
+    }
+    return 0;
+}
+
+/* The message p[pos:end], under the conditions of _speedups.c's parse_message and a valid CRC. */
+static inline int
+plain_message(const unsigned char *p, Py_ssize_t pos, Py_ssize_t end, Plain *m)
+{
+    if (end - pos < LOG_OVERHEAD + LEGACY_V0_MIN_SIZE)
+        return -1;
+    m->offset = be64(p + pos + LEGACY_OFFSET_OFFSET);
+    int32_t size = be32(p + pos + LEGACY_SIZE_OFFSET);
+    m->crc = (uint32_t)be32(p + pos + LEGACY_CRC_OFFSET);
+    m->magic = (signed char)p[pos + LEGACY_MAGIC_OFFSET];
+    m->attributes = (signed char)p[pos + LEGACY_ATTRIBUTES_OFFSET];
+    if (m->magic != 0 && m->magic != 1)
+        return -1;
+    if (size < (m->magic == 0 ? LEGACY_V0_MIN_SIZE : LEGACY_V1_MIN_SIZE))
+        return -1;
+    Py_ssize_t q = pos + LEGACY_HEADER_SIZE;
+    m->timestamp = -1;
+    if (m->magic == 1) {
+        m->timestamp = be64(p + pos + LEGACY_V1_TIMESTAMP_OFFSET);
+        q = pos + LEGACY_V1_HEADER_SIZE;
+    }
+    if (plain_bytes(p, &q, end, &m->key_pos, &m->key_len) < 0 ||
+        plain_bytes(p, &q, end, &m->value_pos, &m->value_len) < 0 || q != end)
+        return -1;
+    if (crc32_ieee(p + pos + LEGACY_MAGIC_OFFSET, end - pos - LEGACY_MAGIC_OFFSET) != m->crc)
+        return -1;
+    return 0;
+}
+
+/* v in decimal into out (20 bytes or more); returns its length. */
+static inline Py_ssize_t
+fmt_long(char *out, long long v)
+{
+    Buf b = {NULL, out, 0, 40};
+    buf_long(&b, v); /* cannot fail: the room is there */
+    return b.len;
+}
+
+#define PUT_RAW(b, s, n)                                \
+    do {                                                \
+        memcpy((b)->data + (b)->len, (s), (size_t)(n)); \
+        (b)->len += (n);                                \
+    } while (0)
+#define PUT_RAW_LIT(b, lit) PUT_RAW((b), (lit), sizeof(lit) - 1)
+
+static const char *const TS_LABELS[] = {"\"NoTimestampType\"", "\"CreateTime\"", "\"LogAppendTime\""};
+
+/* One plain message's line: what put_batch writes for the Batch decode_legacy_run makes of it. */
+static int
+put_plain(Buf *b, const char *file_json, Py_ssize_t file_len, const unsigned char *p, const Plain *m,
+          Py_ssize_t position, Py_ssize_t size, int with_records, int mode)
+{
+    char offset[40], ts[40], crc[40], num[40];
+    Py_ssize_t offset_len = fmt_long(offset, m->offset), ts_len = fmt_long(ts, m->timestamp);
+    Py_ssize_t crc_len = fmt_long(crc, m->crc), n;
+    if (file_len > PY_SSIZE_T_MAX - 1024 || buf_reserve(b, file_len + 1024) < 0)
+        return -1;
+    PUT_RAW_LIT(b, "{\"type\":\"batch\",\"file\":");
+    PUT_RAW(b, file_json, file_len);
+    PUT_RAW_LIT(b, ",\"position\":");
+    n = fmt_long(num, position);
+    PUT_RAW(b, num, n);
+    PUT_RAW_LIT(b, ",\"baseOffset\":");
+    PUT_RAW(b, offset, offset_len);
+    PUT_RAW_LIT(b, ",\"lastOffset\":");
+    PUT_RAW(b, offset, offset_len);
+    if (m->magic == 0)
+        PUT_RAW_LIT(b, ",\"magic\":0,\"compression\":\"none\",\"timestampType\":");
+    else
+        PUT_RAW_LIT(b, ",\"magic\":1,\"compression\":\"none\",\"timestampType\":");
+    const char *label = TS_LABELS[m->magic == 0 ? 0 : (m->attributes & TIMESTAMP_TYPE_BIT) ? 2 : 1];
+    PUT_RAW(b, label, strlen(label));
+    PUT_RAW_LIT(b, ",\"baseTimestamp\":");
+    PUT_RAW(b, ts, ts_len);
+    PUT_RAW_LIT(b, ",\"maxTimestamp\":");
+    PUT_RAW(b, ts, ts_len);
+    PUT_RAW_LIT(b, ",\"producerId\":-1,\"producerEpoch\":-1,\"baseSequence\":-1,\"lastSequence\":-1,"
+                   "\"partitionLeaderEpoch\":-1,\"isTransactional\":false,\"isControl\":false,"
+                   "\"deleteHorizonMs\":null,\"crc\":");
+    PUT_RAW(b, crc, crc_len);
+    PUT_RAW_LIT(b, ",\"crcValid\":true,\"sizeInBytes\":");
+    n = fmt_long(num, size);
+    PUT_RAW(b, num, n);
+    if (!with_records) {
+        PUT_RAW_LIT(b, ",\"recordCount\":1,\"records\":null}\n");
+        return 0;
+    }
+    PUT_RAW_LIT(b, ",\"recordCount\":1,\"records\":[{\"offset\":");
+    PUT_RAW(b, offset, offset_len);
+    PUT_RAW_LIT(b, ",\"timestamp\":");
+    PUT_RAW(b, ts, ts_len);
+    PUT_RAW_LIT(b, ",\"key\":");
+    if (m->key_len < 0)
+        PUT_RAW_LIT(b, "null");
+    else if (json_data(b, p + m->key_pos, m->key_len, mode) < 0)
+        return -1;
+    if (PUT_LIT(b, ",\"value\":") < 0)
+        return -1;
+    if (m->value_len < 0) {
+        if (PUT_LIT(b, "null") < 0)
+            return -1;
+    }
+    else if (json_data(b, p + m->value_pos, m->value_len, mode) < 0)
+        return -1;
+    if (buf_reserve(b, 128) < 0)
+        return -1;
+    PUT_RAW_LIT(b, ",\"headers\":[],\"crc\":");
+    PUT_RAW(b, crc, crc_len);
+    PUT_RAW_LIT(b, ",\"crcValid\":true}]}\n");
+    return 0;
+}
+
+/* The twin of render/jsonl.py's plain_run_json: the run of plain messages that starts at data[pos]
+ * (file position file_pos), decoded and written in one pass, without a Batch or Record made: the
+ * lines run_json writes for the batches decode_legacy_run makes of the same bytes, and the same stop. */
+static PyObject *
+plain_run_json(PyObject *self, PyObject *args)
+{
+    const char *file_json;
+    Py_ssize_t file_len, pos, end, file_pos;
+    Py_buffer view;
+    int with_records, mode;
+    if (!PyArg_ParseTuple(args, "y#y*nnnpi", &file_json, &file_len, &view, &pos, &end, &file_pos, &with_records,
+                          &mode))
+        return NULL;
+    if (check_window(pos, end, view.len) < 0) {
+        PyBuffer_Release(&view);
         return NULL;
     }
-    Buf b = {NULL, 0, 0};
-    PyObject *result = NULL, *seq = NULL;
-    int magic = (int)PyLong_AsLong(BATCH_ITEM(batch, B_MAGIC));
-    if (magic == -1 && PyErr_Occurred())
-        goto done;
-    if (PUT_LIT(&b, "{\"type\":\"batch\",\"file\":") < 0 || buf_put(&b, file_json, file_len) < 0 ||
-        PUT_LIT(&b, ",\"position\":") < 0 || buf_number(&b, BATCH_ITEM(batch, B_POSITION)) < 0 ||
-        PUT_LIT(&b, ",\"baseOffset\":") < 0 || buf_number(&b, BATCH_ITEM(batch, B_BASE_OFFSET)) < 0 ||
-        PUT_LIT(&b, ",\"lastOffset\":") < 0 || buf_number(&b, BATCH_ITEM(batch, B_LAST_OFFSET)) < 0 ||
-        PUT_LIT(&b, ",\"magic\":") < 0 || buf_number(&b, BATCH_ITEM(batch, B_MAGIC)) < 0 ||
-        PUT_LIT(&b, ",\"compression\":") < 0 || put_label(&b, BATCH_ITEM(batch, B_COMPRESSION), 1) < 0 ||
-        PUT_LIT(&b, ",\"timestampType\":") < 0 || put_label(&b, BATCH_ITEM(batch, B_TIMESTAMP_TYPE), 0) < 0 ||
-        PUT_LIT(&b, ",\"baseTimestamp\":") < 0 || buf_number(&b, BATCH_ITEM(batch, B_BASE_TIMESTAMP)) < 0 ||
-        PUT_LIT(&b, ",\"maxTimestamp\":") < 0 || buf_number(&b, BATCH_ITEM(batch, B_MAX_TIMESTAMP)) < 0 ||
-        PUT_LIT(&b, ",\"producerId\":") < 0 || buf_number(&b, BATCH_ITEM(batch, B_PRODUCER_ID)) < 0 ||
-        PUT_LIT(&b, ",\"producerEpoch\":") < 0 || buf_number(&b, BATCH_ITEM(batch, B_PRODUCER_EPOCH)) < 0 ||
-        PUT_LIT(&b, ",\"baseSequence\":") < 0 || buf_number(&b, BATCH_ITEM(batch, B_BASE_SEQUENCE)) < 0 ||
-        PUT_LIT(&b, ",\"lastSequence\":") < 0 || buf_number(&b, BATCH_ITEM(batch, B_LAST_SEQUENCE)) < 0 ||
-        PUT_LIT(&b, ",\"partitionLeaderEpoch\":") < 0 || buf_number(&b, BATCH_ITEM(batch, B_PARTITION_LEADER_EPOCH)) < 0 ||
-        PUT_LIT(&b, ",\"isTransactional\":") < 0 || put_bool(&b, BATCH_ITEM(batch, B_IS_TRANSACTIONAL)) < 0 ||
-        PUT_LIT(&b, ",\"isControl\":") < 0 || put_bool(&b, BATCH_ITEM(batch, B_IS_CONTROL)) < 0 ||
-        PUT_LIT(&b, ",\"deleteHorizonMs\":") < 0 || buf_number(&b, BATCH_ITEM(batch, B_DELETE_HORIZON_MS)) < 0 ||
-        PUT_LIT(&b, ",\"crc\":") < 0 || buf_number(&b, BATCH_ITEM(batch, B_CRC)) < 0 ||
-        PUT_LIT(&b, ",\"crcValid\":") < 0 || put_bool(&b, BATCH_ITEM(batch, B_CRC_VALID)) < 0 ||
-        PUT_LIT(&b, ",\"sizeInBytes\":") < 0 || buf_number(&b, BATCH_ITEM(batch, B_SIZE)) < 0 ||
-        PUT_LIT(&b, ",\"recordCount\":") < 0 || buf_number(&b, BATCH_ITEM(batch, B_RECORD_COUNT)) < 0 ||
-        PUT_LIT(&b, ",\"records\":") < 0)
-        goto done;
-    if (records == Py_None) {
-        if (PUT_LIT(&b, "null") < 0)
+    const unsigned char *p = (const unsigned char *)view.buf;
+    Py_ssize_t start = pos, count = 0;
+    Buf b = BUF_INIT;
+    PyObject *result = NULL, *data = NULL;
+    Plain m;
+    while (end - pos >= LOG_OVERHEAD + LEGACY_V0_MIN_SIZE) {
+        int magic = (signed char)p[pos + LEGACY_MAGIC_OFFSET];
+        int attributes = (signed char)p[pos + LEGACY_ATTRIBUTES_OFFSET];
+        int32_t size = be32(p + pos + LEGACY_SIZE_OFFSET);
+        if ((magic != 0 && magic != 1) || (attributes & COMPRESSION_MASK) || size < 0 ||
+            size > end - pos - LOG_OVERHEAD)
+            break;
+        Py_ssize_t entry_end = pos + LOG_OVERHEAD + size;
+        if (plain_message(p, pos, entry_end, &m) < 0)
+            break;
+        /* About five times the bytes left, for messages of 100 bytes in base64: one allocation for
+         * most runs, made once the first message is known to be plain (a wrapper's entry needs none). */
+        if (count == 0 && buf_reserve(&b, (end - pos) < PY_SSIZE_T_MAX / 8 ? (end - pos) * 6 : end - pos) < 0)
             goto done;
+        if (put_plain(&b, file_json, file_len, p, &m, file_pos + pos - start, entry_end - pos, with_records, mode) < 0)
+            goto done;
+        count++;
+        pos = entry_end;
     }
-    else {
-        seq = PySequence_Fast(records, "batch_json takes a sequence of records");
-        if (seq == NULL || PUT_LIT(&b, "[") < 0)
-            goto done;
-        for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(seq); i++) {
-            if ((i > 0 && PUT_LIT(&b, ",") < 0) ||
-                json_record(&b, PySequence_Fast_GET_ITEM(seq, i), magic, mode) < 0)
-                goto done;
-        }
-        if (PUT_LIT(&b, "]") < 0)
-            goto done;
-    }
-    if (PUT_LIT(&b, "}\n") < 0)
-        goto done;
-    result = PyBytes_FromStringAndSize(b.data, b.len);
+    data = buf_finish(&b);
+    if (data != NULL)
+        result = Py_BuildValue("(Nnn)", data, count, pos - start);
 done:
-    Py_XDECREF(seq);
-    PyMem_Free(b.data);
+    Py_XDECREF(b.bytes);
+    PyBuffer_Release(&view);
     return result;
 }
 
@@ -437,6 +790,12 @@ static PyMethodDef methods[] = {
     {"batch_json", batch_json, METH_VARARGS,
      "batch_json(file_json, batch, records, payload) -> bytes; the compiled twin of\n"
      "kafka_dump.render.jsonl.batch_json."},
+    {"run_json", run_json, METH_VARARGS,
+     "run_json(file, file_json, batches, payload) -> bytes; the compiled twin of\n"
+     "kafka_dump.render.jsonl.run_json."},
+    {"plain_run_json", plain_run_json, METH_VARARGS,
+     "plain_run_json(file_json, data, pos, end, file_pos, with_records, payload) -> (bytes, batches, bytes used);\n"
+     "the compiled twin of kafka_dump.render.jsonl.plain_run_json."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -447,5 +806,7 @@ PyInit__jsonfast(void)
 {
     if (model_init() < 0)
         return NULL;
+    b64_pairs_init();
+    crc32_init();
     return PyModule_Create(&module);
 }

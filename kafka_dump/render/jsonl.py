@@ -4,6 +4,12 @@ A batch's line is the hot part of ``dump --format json``; it has two twins that 
 bytes (``BatchJson``): ``batch_json`` (with ``records_json``) here, the reference, and the compiled
 ``render/_jsonfast.c``, chosen once below (``KDUMP_PURE=1`` forces the pure one; ``JSON_TWIN`` names
 the choice). Lines are written as bytes, straight to stdout's buffer.
+
+Two more pairs of twins write many lines in one call: ``run_json``, the lines of a ``BatchRun``;
+and ``plain_run_json``, a run of plain v0/v1 messages from its bytes, which the compiled twin
+decodes and writes in one pass without making a Batch or a Record (its reference here is the
+decoder's ``decode_legacy_run`` then ``run_json``). Old segments hold one message per entry: making
+two objects per message, and calling once per message, cost more than the JSON itself.
 """
 
 from __future__ import annotations
@@ -13,6 +19,7 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
+from kafka_dump.format import decode_legacy_run
 from kafka_dump.format.twins import pure_requested
 from kafka_dump.internal import RecordDecoder, record_decoder, resolve
 from kafka_dump.internal.sidefiles import SideItem
@@ -83,6 +90,25 @@ def batch_json(file_json: bytes, b: Batch, records: Sequence[Record] | None, pay
     ).encode()
 
 
+def run_json(file: str, file_json: bytes, batches: Sequence[Batch], payload: int) -> bytes:
+    """The lines of a run of batches of the file ``file``, each with all its records, as one bytes
+    object: byte for byte what the compiled twin writes, and what ``batch_json`` writes line by line."""
+    for b in batches:
+        if b.file != file:
+            raise ValueError("run_json takes the batches of one file")
+    return b"".join([batch_json(file_json, b, b.records, payload) for b in batches])
+
+
+def plain_run_json(
+    file_json: bytes, data: bytes, pos: int, end: int, file_pos: int, with_records: bool, payload: int
+) -> tuple[bytes, int, int]:
+    """The run of plain v0/v1 messages at ``data[pos]`` (file position ``file_pos``) as its JSON lines:
+    (lines, batches, bytes used). The compiled twin decodes and writes in one pass, with no Batch or
+    Record made; this reference is the decoder's ``decode_legacy_run`` then ``run_json``."""
+    batches, used = decode_legacy_run("", data, pos, end, file_pos, with_records)
+    return run_json("", file_json, batches, payload), len(batches), used
+
+
 class BatchJson(Protocol):
     """The JSON writer's twins: ``batch_json`` here and ``_jsonfast.batch_json``."""
 
@@ -91,18 +117,40 @@ class BatchJson(Protocol):
     ) -> bytes: ...
 
 
-def _choose_batch_json() -> tuple[BatchJson, str]:
+class RunJson(Protocol):
+    """The twins of a whole run's lines: ``run_json`` here and ``_jsonfast.run_json``."""
+
+    def __call__(self, file: str, file_json: bytes, batches: Sequence[Batch], payload: int, /) -> bytes: ...
+
+
+class PlainRunJson(Protocol):
+    """The twins of a run of plain messages' lines: ``plain_run_json`` here and in ``_jsonfast``."""
+
+    def __call__(
+        self,
+        file_json: bytes,
+        data: bytes,
+        pos: int,
+        end: int,
+        file_pos: int,
+        with_records: bool,
+        payload: int,
+        /,
+    ) -> tuple[bytes, int, int]: ...
+
+
+def _choose_json_twin() -> tuple[BatchJson, RunJson, PlainRunJson, str]:
     if not pure_requested():
         try:
             from kafka_dump.render import _jsonfast
         except ImportError:
             pass
         else:
-            return _jsonfast.batch_json, "compiled"
-    return batch_json, "pure-python"
+            return _jsonfast.batch_json, _jsonfast.run_json, _jsonfast.plain_run_json, "compiled"
+    return batch_json, run_json, plain_run_json, "pure-python"
 
 
-BATCH_JSON, JSON_TWIN = _choose_batch_json()
+BATCH_JSON, RUN_JSON, PLAIN_RUN_JSON, JSON_TWIN = _choose_json_twin()
 
 
 def decoded_batch_json(
@@ -131,6 +179,8 @@ class JsonRenderer:
         self._decodes_data = False
         self._payload = _PAYLOAD_CODES[payload]
         self._batch_json = BATCH_JSON
+        self._run_json = RUN_JSON
+        self._plain_run_json = PLAIN_RUN_JSON
         self._file = ""
         self._file_json = b'""'
 
@@ -148,6 +198,28 @@ class JsonRenderer:
         if self._decode is not None and records and (self._decodes_data or batch.isControl):
             return [decoded_batch_json(self._file_json, batch, records, self._payload, self._decode)]
         return [self._batch_json(self._file_json, batch, records, self._payload)]
+
+    def run(self, batches: Sequence[Batch]) -> list[bytes]:
+        """A run of batches of one file, each with all its records (``BatchRun``), as one bytes object."""
+        first = batches[0]
+        if first.file != self._file:
+            self._file = first.file
+            self._file_json = _quote(first.file).encode("utf-8", "backslashreplace")
+        if self._decode is not None and (self._decodes_data or any(b.isControl for b in batches)):
+            return [line for b in batches for line in self.batch(b, b.records)]
+        return [self._run_json(self._file, self._file_json, batches, self._payload)]
+
+    def plain_run(
+        self, file: str, data: bytes, pos: int, end: int, file_pos: int, with_records: bool
+    ) -> tuple[bytes, int, int] | None:
+        """A run of plain v0/v1 messages of the file being read, from its bytes: (lines, batches,
+        bytes used); None when its records are decoded (``--decode``), to be read as batches."""
+        if self._decodes_data:
+            return None
+        if file != self._file:
+            self._file = file
+            self._file_json = _quote(file).encode("utf-8", "backslashreplace")
+        return self._plain_run_json(self._file_json, data, pos, end, file_pos, with_records, self._payload)
 
     def aborted_batch(self, batch: Batch, records: tuple[Record, ...] | None) -> list[bytes]:
         """A data batch of an aborted transaction: its line with ``"aborted":true`` after ``isControl``

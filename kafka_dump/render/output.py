@@ -10,6 +10,10 @@ An ``Output`` decides, once per command, what the streams are:
   terminal and ``NO_COLOR`` is not set. stderr gets colour when it is a terminal, under the same rules.
 * **text and bytes**: ``write`` (str) and ``write_bytes`` (JSON Lines) may be mixed; switching
   flushes the text layer first, so the order on stdout is the order of the calls.
+  ``write_byte_lines`` gathers lines and writes them ``CHUNK_BYTES`` at a time when stdout is not a
+  terminal: under ``PYTHONUNBUFFERED`` (or ``-u``) stdout's buffer is the raw file, and a system
+  call per line of JSON costs more than writing it; a big write also costs the kernel less than
+  many small ones. ``flush`` (and every other write) writes what is gathered first.
 * **Rich**: ``console`` and ``err_console`` use the theme; a closed pipe raises ``BrokenPipeError``
   (which ``cli.py`` ends quietly) instead of Rich's own exit.
 * **diagnostics**: ``diagnostic`` writes one ``kdump: ...`` line to stderr, control characters
@@ -26,7 +30,7 @@ import os
 import stat
 import sys
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Literal, TextIO
+from typing import TYPE_CHECKING, BinaryIO, Literal, TextIO
 
 from kafka_dump.render.payload import printable
 
@@ -36,6 +40,8 @@ if TYPE_CHECKING:
 ColorMode = Literal["auto", "always", "never"]
 COLOR_MODES: tuple[ColorMode, ...] = ("auto", "always", "never")
 UNWRAPPED = 1000  # Rich needs a width; with no terminal at all, small tables are never cut
+CHUNK_BYTES = 1 << 18  # lines of bytes are written this much at a time (not on a terminal)
+_BIG_LINE = 16 * 1024  # lines this long on average are written one by one, not copied to be joined
 
 
 def _isatty(stream: object) -> bool:
@@ -132,6 +138,9 @@ class Output:
         self._console: Console | None = None
         self._err_console: Console | None = None
         self._bytes_pending = False
+        self._chunk: list[bytes] = []  # lines of bytes gathered and not yet written
+        self._chunk_len = 0
+        self._chunk_bytes = 0 if self.is_terminal else CHUNK_BYTES
         self._utf8 = _writes_utf8(self.stdout)
 
     # --- text and bytes on stdout ------------------------------------------------------------
@@ -139,29 +148,51 @@ class Output:
     def write(self, text: str) -> None:
         """Text as it is (the renderer has escaped what needs escaping)."""
         if self._bytes_pending:
-            self.stdout.buffer.flush()
-            self._bytes_pending = False
+            self._flush_bytes()
         self.stdout.write(text)
 
     def write_lines(self, lines: Iterable[str]) -> None:
+        """Lines of text in one write: under ``-u`` the text layer writes through, a call per line."""
         if self._bytes_pending:
-            self.stdout.buffer.flush()
-            self._bytes_pending = False
-        self.stdout.writelines(lines)
+            self._flush_bytes()
+        self.stdout.write("".join(lines))
 
     def write_bytes(self, data: bytes) -> None:
         """Bytes straight to stdout's buffer (JSON Lines): no decode and re-encode."""
         if not self._bytes_pending:
             self.stdout.flush()
             self._bytes_pending = True
-        self.stdout.buffer.write(data)
+        if self._chunk:
+            self._write_chunk()
+        _write_all(self.stdout.buffer, data)
 
     def write_byte_lines(self, lines: Iterable[bytes]) -> None:
-        """Lines of bytes straight to stdout's buffer."""
+        """Lines of bytes to stdout's buffer, gathered into writes of ``CHUNK_BYTES`` or more."""
         if not self._bytes_pending:
             self.stdout.flush()
             self._bytes_pending = True
-        self.stdout.buffer.writelines(lines)
+        chunk = self._chunk
+        for line in lines:
+            chunk.append(line)
+            self._chunk_len += len(line)
+        if self._chunk_len >= self._chunk_bytes:
+            self._write_chunk()
+
+    def _write_chunk(self) -> None:
+        chunk = self._chunk
+        if len(chunk) * _BIG_LINE <= self._chunk_len:  # big lines (batches of many records): as they are
+            for piece in chunk:
+                _write_all(self.stdout.buffer, piece)
+        else:
+            _write_all(self.stdout.buffer, b"".join(chunk))
+        chunk.clear()
+        self._chunk_len = 0
+
+    def _flush_bytes(self) -> None:
+        if self._chunk:
+            self._write_chunk()
+        self.stdout.buffer.flush()
+        self._bytes_pending = False
 
     def write_utf8_lines(self, lines: Iterable[bytes]) -> None:
         """Lines of UTF-8 text (the bulk table): as bytes when stdout writes UTF-8, else as text."""
@@ -173,15 +204,13 @@ class Output:
     def print(self, renderable: RenderableType, *, soft_wrap: bool = False) -> None:
         """A Rich renderable on stdout (a ``Text``, a small ``Table``); never a str of data."""
         if self._bytes_pending:
-            self.stdout.buffer.flush()
-            self._bytes_pending = False
+            self._flush_bytes()
         self.console.print(renderable, soft_wrap=soft_wrap)
 
     def flush(self) -> None:
         self.stdout.flush()
         if self._bytes_pending:
-            self.stdout.buffer.flush()
-            self._bytes_pending = False
+            self._flush_bytes()
 
     # --- stderr -----------------------------------------------------------------------------
 
@@ -210,6 +239,16 @@ class Output:
             width = self.width if self.err_is_terminal else None
             self._err_console = make_console(self.stderr, self.err_color, width)
         return self._err_console
+
+
+def _write_all(stream: BinaryIO, data: bytes) -> None:
+    """``data`` whole: under ``-u`` stdout's buffer is the raw file, whose write may take less."""
+    done = stream.write(data)
+    if done is None or done >= len(data):
+        return
+    view = memoryview(data)
+    while done < len(data):
+        done += stream.write(view[done:]) or 0
 
 
 def make_console(file: TextIO, color: bool, width: int | None) -> Console:
