@@ -55,6 +55,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     p.add_argument("--skip-peers", action="store_true", help="do not time kafka-python and aiokafka")
     p.add_argument("--skip-kdump", action="store_true", help="do not time kdump")
+    p.add_argument(
+        "--skip-compare", action="store_true", help="stats: leave out `stats --compare` (minutes a file)"
+    )
     p.add_argument("--generate-only", action="store_true", help="make sure the files exist, then stop")
     p.add_argument("--json", type=Path, metavar="OUT", help="also write every raw figure to this JSON file")
     args = p.parse_args(argv)
@@ -99,6 +102,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.big,
         args.skip_peers,
         args.skip_kdump,
+        args.skip_compare,
     )
     cases = {name: registry()[name] for name in args.case_names}
     if args.generate_only:

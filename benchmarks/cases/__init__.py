@@ -28,6 +28,7 @@ class Context:
     big: bool = False
     skip_peers: bool = False
     skip_kdump: bool = False
+    skip_compare: bool = False
     _infos: dict[str, gen.SegmentInfo] = field(default_factory=dict)
 
     def files(self, default: Sequence[str], big: Sequence[str] = ()) -> list[str]:

@@ -86,7 +86,7 @@ def run(ctx: Context) -> list[Table] | str:
     why = kdump_side.missing("stats")
     if why is not None and not ctx.skip_kdump:
         return why
-    compare = kdump_side.missing("stats", "--compare") is None
+    compare = kdump_side.missing("stats", "--compare") is None and not ctx.skip_compare
     kdump = kdump_side.command()
     tables = []
     for name in ctx.files(FILES):
@@ -104,6 +104,8 @@ def run(ctx: Context) -> list[Table] | str:
                 contenders.append(Contender(CODECS, "baseline", fn=fn, expect=info.records))
             else:
                 table.notes.append(why_not)
+        elif ctx.skip_compare:
+            table.notes.append("`stats --compare` left out (--skip-compare)")
         else:
             table.notes.append("`kdump stats` has no --compare yet: those lines are left out")
         ratios = [
