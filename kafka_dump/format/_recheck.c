@@ -81,11 +81,44 @@ same_int(PyObject *obj, int64_t v)
             goto differs;               \
     } while (0)
 
-#define VARINT(limit, max_bytes, out)                               \
-    do {                                                            \
-        if (read_varint(p, &pos, (limit), (max_bytes), &(out)) < 0) \
-            goto differs;                                           \
-    } while (0)
+/* A v2 record's fields up to its header count, read from p[*at:end]; -1 when they do not parse, do
+ * not fit in the record, or place an offset or time past int64. */
+typedef struct {
+    Py_ssize_t body_end;
+    int attributes;
+    int64_t offset, timestamp, key_len, value_len, count;
+    const unsigned char *key, *value;
+} RecordHead;
+
+static int
+read_record_head(const unsigned char *p, Py_ssize_t *at, Py_ssize_t end, int64_t base_offset,
+                 int64_t base_timestamp, RecordHead *r)
+{
+    Py_ssize_t pos = *at;
+    int64_t length, ts_delta, offset_delta;
+    if (read_varint(p, &pos, end, 5, &length) < 0 || length < 1 || length > end - pos)
+        return -1;
+    Py_ssize_t body_end = r->body_end = pos + (Py_ssize_t)length;
+    r->attributes = p[pos++];
+    if (read_varint(p, &pos, body_end, 10, &ts_delta) < 0 || read_varint(p, &pos, body_end, 5, &offset_delta) < 0 ||
+        __builtin_add_overflow(base_offset, offset_delta, &r->offset) ||
+        __builtin_add_overflow(base_timestamp, ts_delta, &r->timestamp))
+        return -1;
+    if (read_varint(p, &pos, body_end, 5, &r->key_len) < 0 || r->key_len > body_end - pos)
+        return -1;
+    r->key = p + pos;
+    if (r->key_len > 0)
+        pos += (Py_ssize_t)r->key_len;
+    if (read_varint(p, &pos, body_end, 5, &r->value_len) < 0 || r->value_len > body_end - pos)
+        return -1;
+    r->value = p + pos;
+    if (r->value_len > 0)
+        pos += (Py_ssize_t)r->value_len;
+    if (read_varint(p, &pos, body_end, 5, &r->count) < 0)
+        return -1;
+    *at = pos;
+    return 0;
+}
 
 static PyObject *
 same_v2_records(PyObject *self, PyObject *args)
@@ -115,31 +148,13 @@ same_v2_records(PyObject *self, PyObject *args)
     Py_ssize_t n = PyTuple_GET_SIZE(expected), i = 0;
     for (; i < n; i++) {
         PyObject *rec = PyTuple_GET_ITEM(expected, i);
-        int64_t length, ts_delta, offset_delta, key_len, value_len, count;
-        int64_t offset, own_ts;
-        VARINT(end, 5, length);
-        if (length < 1 || length > end - pos)
+        RecordHead r;
+        if (read_record_head(p, &pos, end, base_offset, base_timestamp, &r) < 0)
             goto differs;
-        Py_ssize_t body_end = pos + (Py_ssize_t)length;
-        pos += 1; /* attributes: unused */
-        VARINT(body_end, 10, ts_delta);
-        VARINT(body_end, 5, offset_delta);
-        if (__builtin_add_overflow((int64_t)base_offset, offset_delta, &offset) ||
-            __builtin_add_overflow((int64_t)base_timestamp, ts_delta, &own_ts))
-            goto differs;
-        VARINT(body_end, 5, key_len);
-        if (key_len > body_end - pos)
-            goto differs;
-        const unsigned char *key = p + pos;
-        if (key_len > 0)
-            pos += (Py_ssize_t)key_len;
-        VARINT(body_end, 5, value_len);
-        if (value_len > body_end - pos)
-            goto differs;
-        const unsigned char *value = p + pos;
-        if (value_len > 0)
-            pos += (Py_ssize_t)value_len;
-        VARINT(body_end, 5, count);
+        Py_ssize_t body_end = r.body_end;
+        int64_t offset = r.offset, own_ts = r.timestamp, count = r.count;
+        const unsigned char *key = r.key, *value = r.value;
+        int64_t key_len = r.key_len, value_len = r.value_len;
         if (count < 0 || count > body_end - pos)
             goto differs;
         CHECK(rec, s_offset, same_int(o, offset));
@@ -286,32 +301,15 @@ same_as_v1_inner(PyObject *self, PyObject *args)
     }
     __int128 base = wrapper_offset != 0 ? (__int128)wrapper_offset - last : 0; /* as Python ints would */
     for (at = 0; at < in_len; i++) {
-        int64_t length, ts_delta, offset_delta, key_len, value_len, count, offset, own_ts;
         read_inner(in, in_len, &at, &off, &ts, &k, &kl, &v, &vl);
-        VARINT(end, 5, length);
-        if (length < 1 || length > end - pos)
+        RecordHead r;
+        if (read_record_head(p, &pos, end, base_offset, base_timestamp, &r) < 0 ||
+            r.attributes != 0) /* attributes: unused, and the transcoder writes 0 */
             goto differs;
-        Py_ssize_t body_end = pos + (Py_ssize_t)length;
-        if (p[pos++] != 0) /* attributes: unused, and the transcoder writes 0 */
-            goto differs;
-        VARINT(body_end, 10, ts_delta);
-        VARINT(body_end, 5, offset_delta);
-        if (__builtin_add_overflow((int64_t)base_offset, offset_delta, &offset) ||
-            __builtin_add_overflow((int64_t)base_timestamp, ts_delta, &own_ts))
-            goto differs;
-        VARINT(body_end, 5, key_len);
-        if (key_len > body_end - pos)
-            goto differs;
-        const unsigned char *key = p + pos;
-        if (key_len > 0)
-            pos += (Py_ssize_t)key_len;
-        VARINT(body_end, 5, value_len);
-        if (value_len > body_end - pos)
-            goto differs;
-        const unsigned char *value = p + pos;
-        if (value_len > 0)
-            pos += (Py_ssize_t)value_len;
-        VARINT(body_end, 5, count);
+        Py_ssize_t body_end = r.body_end;
+        int64_t offset = r.offset, own_ts = r.timestamp, count = r.count;
+        const unsigned char *key = r.key, *value = r.value;
+        int64_t key_len = r.key_len, value_len = r.value_len;
         if (count != 0 || pos != body_end || (__int128)offset != base + off || (i > 0 && offset <= last_read) ||
             own_ts != ts || !same_field(key, key_len, k, kl) || !same_field(value, value_len, v, vl))
             goto differs;
