@@ -62,6 +62,8 @@ setup(
         compiled_twin("kafka_dump.format._encoder", "kafka_dump/format/_encoder.c", ["z"]),
         compiled_twin("kafka_dump.format._gather", "kafka_dump/format/_gather.c"),
         compiled_twin("kafka_dump.format._recheck", "kafka_dump/format/_recheck.c"),
+        # zlib's CRC-32 again: the wrappers convert's fast path reads, a run per call.
+        compiled_twin("kafka_dump.format._transcode", "kafka_dump/format/_transcode.c", ["z"]),
         compiled_twin("kafka_dump.render._tablefast", "kafka_dump/render/_tablefast.c"),
     ],
     cmdclass={"build_ext": OptionalBuildExt},

@@ -14,7 +14,7 @@ import os
 import shutil
 import struct
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import pytest
 from hypothesis import given, settings
@@ -23,22 +23,24 @@ from kafka.record.legacy_records import LegacyRecordBatchBuilder
 
 from kafka_dump.analysis import convert_fast, convert_run
 from kafka_dump.analysis.convert import Converter, ConvertOptions
-from kafka_dump.analysis.convert_fast import Transcoded, read_input
+from kafka_dump.analysis.convert_fast import TranscodedRun, read_input
 from kafka_dump.analysis.convert_run import convert_segment
 from kafka_dump.errors import KafkaDumpError
-from kafka_dump.format import _pure, _pure_encoder, _recheck_pure
+from kafka_dump.format import _pure, _pure_encoder, _recheck_pure, _transcode_pure
+from kafka_dump.format.checksum import crc32c
 from kafka_dump.format.codecs import DEFAULT_MAX_BATCH_BYTES, DEFAULT_MAX_RECORDS_PER_BATCH
 from kafka_dump.model import Batch, Compression, Problem
 from kafka_dump.segment import read_segment
 from tests.conftest import FIXTURES
 
 try:
-    from kafka_dump.format import _encoder, _recheck  # type: ignore[attr-defined]
+    from kafka_dump.format import _encoder, _recheck, _transcode  # type: ignore[attr-defined]
 except ImportError:  # no compiler: only the references can be checked
-    _encoder = _recheck = None
+    _encoder = _recheck = _transcode = None
 
 TRANSCODERS = [_pure_encoder.v1_inner_to_v2] + ([] if _encoder is None else [_encoder.v1_inner_to_v2])
 COMPARERS = [_recheck_pure.same_as_v1_inner] + ([] if _recheck is None else [_recheck.same_as_v1_inner])
+RUN_TWINS = [_transcode_pure] + ([] if _transcode is None else [_transcode])
 
 _PAYLOAD = st.none() | st.just(b"") | st.binary(min_size=1, max_size=30)
 _MESSAGE = st.tuples(st.integers(0, 3), st.integers(-(2**40), 2**40), _PAYLOAD, _PAYLOAD)
@@ -175,7 +177,45 @@ def _segments(tmp_path: Path) -> list[Path]:
     return [*made, *sorted(FIXTURES.glob("*.log")), *sorted((FIXTURES / "bad").glob("*.log"))]
 
 
-def test_the_fast_reader_yields_the_segment_readers_items(tmp_path: Path) -> None:
+class _Taken(NamedTuple):
+    position: int
+    size: int
+    records: bytes
+    baseOffset: int
+    lastOffset: int
+    count: int
+
+
+def _flat(items: list[Any]) -> list[Any]:
+    """The reader's items with each run of wrappers one item per wrapper: (position, size, records,
+    baseOffset, lastOffset, record count)."""
+    out: list[Any] = []
+    for item in items:
+        if isinstance(item, TranscodedRun):
+            assert item.sizeInBytes == sum(w[1] for w in item.wrappers)
+            assert item.recordCount == sum(w[5] for w in item.wrappers)
+            at = item.position
+            for pos, size, _, _, records, count, first, last, _, _ in item.wrappers:
+                assert pos == at  # the run's wrappers follow each other
+                at += size
+                out.append(_Taken(pos, size, records, first, last, count))
+        else:
+            out.append(item)
+    return out
+
+
+@pytest.mark.parametrize(
+    ("twin", "window"),
+    [(RUN_TWINS[-1], 1 << 20), (_transcode_pure, 200)],
+    ids=["chosen", "pure-small-window"],
+)
+def test_the_fast_reader_yields_the_segment_readers_items(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, twin: Any, window: int
+) -> None:
+    """Item for item, a run of wrappers standing for their Batches; with a window smaller than an
+    entry too (each then read whole)."""
+    monkeypatch.setattr(convert_fast, "read_wrappers", twin.read_wrappers)
+    monkeypatch.setattr(convert_fast, "_WINDOW", window)
     taken = 0
     for path in _segments(tmp_path):
         try:
@@ -184,27 +224,66 @@ def test_the_fast_reader_yields_the_segment_readers_items(tmp_path: Path) -> Non
             with pytest.raises(type(exc)):
                 list(read_input(path, fast=True, **LIMITS))
             continue
-        got = list(read_input(path, fast=True, **LIMITS))
+        got = _flat(list(read_input(path, fast=True, **LIMITS)))
         assert len(got) == len(want), path
         for g, w in zip(got, want, strict=True):
-            if isinstance(g, Transcoded):
+            if isinstance(g, _Taken):
                 taken += 1
                 assert isinstance(w, Batch) and w.records and w.magic == 1, path
-                assert (g.position, g.sizeInBytes, g.recordCount) == (
-                    w.position,
-                    w.sizeInBytes,
-                    len(w.records),
-                )
+                assert (g[0], g[1], g[5]) == (w.position, w.sizeInBytes, len(w.records))
                 first = w.records[0]
                 body = _pure_encoder.encode_v2_records(w.records, first.offset, first.timestamp, False)
-                assert (g.records, g.baseOffset, g.lastOffset) == (
-                    body,
-                    first.offset,
-                    w.records[-1].offset,
-                ), path
+                assert g[2:5] == (body, first.offset, w.records[-1].offset), path
             else:
                 assert g == w, path
     assert taken >= 90  # the made segments, and the v1 fixtures' wrappers
+
+
+def test_the_run_twins_agree_on_every_segment(tmp_path: Path) -> None:
+    """read_wrappers and write_wrappers, pure and compiled, at every entry start of every segment
+    (the bad corpus included) and with the window cut short, then written to every codec."""
+    if len(RUN_TWINS) < 2:
+        pytest.skip("no compiled twin")
+    inflate = convert_fast.inflater(DEFAULT_MAX_BATCH_BYTES)
+    compared = 0
+    for path in _segments(tmp_path):
+        data = path.read_bytes()
+        try:
+            starts = {i.position for i in read_segment(path)}
+        except KafkaDumpError:
+            starts = set()
+        for pos in sorted({0, *starts, *(p + 1 for p in starts), *range(0, min(len(data), 400), 7)}):
+            for end in (len(data), min(len(data), pos + 150)):
+                answers = []
+                for twin in RUN_TWINS:
+                    try:
+                        answers.append(
+                            twin.read_wrappers(
+                                data, pos, end, 7, 1 << 20, 1000, inflate, _pure_encoder.v1_inner_to_v2
+                            )
+                        )
+                    except Exception as exc:  # the same exception from both, if any
+                        answers.append(type(exc))
+                assert answers[0] == answers[1], (path, pos, end)
+                if isinstance(answers[0], tuple) and answers[0][3]:
+                    compared += 1
+                    items = answers[0][3]
+                    for codec in (0, 1, 2, 3, 4):
+
+                        def squeeze(records: bytes, codec: int = codec) -> bytes:
+                            return convert_run.compress(Compression(codec), records)
+
+                        written = [
+                            twin.write_wrappers(
+                                items, codec, squeeze, inflate, crc32c, _recheck_pure.same_as_v1_inner, last
+                            )
+                            for twin in RUN_TWINS
+                            for last in (None, items[0][6] - 1, items[0][6])
+                        ]
+                        assert written[:3] == written[3:], (path, pos, codec)
+                        assert written[0][3] is None and written[1][3] is None
+                        assert written[2][3] is not None and written[2][3][:2] == (0, 0)  # not after itself
+    assert compared >= 50
 
 
 def _convert(src: Path, dst: Path, options: ConvertOptions, **kw: Any) -> tuple[str, Any]:
@@ -320,7 +399,7 @@ def test_gzip_wrappers_of_the_fixture_are_taken(tmp_path: Path) -> None:
     src = tmp_path / "00000000000000000000.log"
     shutil.copy(FIXTURES / "v1-gzip.log", src)
     items = list(read_input(src, fast=True, **LIMITS))
-    assert any(isinstance(i, Transcoded) for i in items)
+    assert any(isinstance(i, TranscodedRun) for i in items)
 
 
 def test_record_offsets_that_do_not_grow_fail_the_verification(tmp_path: Path) -> None:
@@ -337,3 +416,13 @@ def test_record_offsets_that_do_not_grow_fail_the_verification(tmp_path: Path) -
     with pytest.raises(convert_run.VerificationError, match="do not grow"):
         convert_segment(src, dst, ConvertOptions(), index=False)
     assert os.listdir(dst.parent) == []
+
+
+def test_the_compiled_run_twin_is_active_when_expected() -> None:
+    """CI sets KDUMP_EXPECT_COMPILED=1 on the compiled run: a silent fallback must fail there."""
+    from kafka_dump.format import transcode
+
+    if os.environ.get("KDUMP_EXPECT_COMPILED") == "1" and os.environ.get("KDUMP_PURE") != "1":
+        assert _transcode is not None and transcode.TRANSCODE_TWIN == "compiled"
+    if os.environ.get("KDUMP_PURE") == "1":
+        assert transcode.TRANSCODE_TWIN == "pure-python"

@@ -18,7 +18,6 @@ import errno
 import gc
 import os
 import tempfile
-import zlib
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from itertools import pairwise
@@ -27,11 +26,10 @@ from pathlib import Path
 from typing import BinaryIO
 
 from kafka_dump.analysis.convert import Changes, ConversionError, Converter, ConvertOptions
-from kafka_dump.analysis.convert_fast import Item, Transcoded, read_input
+from kafka_dump.analysis.convert_fast import Codec, Item, TranscodedRun, inflater, read_input
 from kafka_dump.errors import CorruptRecordError, KafkaDumpError, NotASegmentError
 from kafka_dump.format import encode_entry, legacy, v2
 from kafka_dump.format import layout as L
-from kafka_dump.format._pure_encoder import finish_v2_entry
 from kafka_dump.format.checksum import crc32c
 from kafka_dump.format.codecs import (
     DEFAULT_MAX_BATCH_BYTES,
@@ -40,6 +38,7 @@ from kafka_dump.format.codecs import (
     decompress,
 )
 from kafka_dump.format.recheck import same_as_v1_inner, same_v2_records
+from kafka_dump.format.transcode import write_wrappers
 from kafka_dump.model import Batch, Compression, ControlType, Problem, ProblemKind, Record, TimestampType
 from kafka_dump.segment import CHUNK_SIZE, segment_base_offset, segment_files
 from kafka_dump.writer import NO_TIMESTAMP, IndexBuilder
@@ -141,7 +140,6 @@ _LEVELLED = frozenset((Compression.GZIP, Compression.LZ4, Compression.ZSTD))
 Watch = Callable[[Iterator[Item]], Iterator[Item]]  # sees the input stream go by (a progress bar)
 _CRC_VALID = attrgetter("crcValid")
 _TIMESTAMP = attrgetter("timestamp")
-_V2_CRC = 4  # the CRC's index among V2_HEADER's fields
 _MARKERS = (ControlType.ABORT, ControlType.COMMIT)
 _FIELDS = attrgetter("offset", "timestamp", "key", "value", "headers")
 _BATCH_FIELDS = attrgetter(
@@ -195,8 +193,8 @@ def convert_segment(
             if watch is not None:
                 items = watch(items)
             for batch in _good_batches(items, report, skip_corrupt):
-                if isinstance(batch, Transcoded):
-                    closed, codec = converter.feed_transcoded(batch.codec)
+                if isinstance(batch, TranscodedRun):
+                    closed, codec = converter.feed_transcoded(batch.codec, len(batch.wrappers))
                     for new in closed:
                         out.write_entry(new, level, max_batch_bytes)
                     out.write_transcoded(batch, codec, level, max_batch_bytes)
@@ -229,7 +227,7 @@ def _cycle_collector_paused() -> Iterator[None]:
 
 def _good_batches(
     items: Iterable[Item], report: FileReport, skip_corrupt: bool
-) -> Iterator[Batch | Transcoded]:
+) -> Iterator[Batch | TranscodedRun]:
     """The input's sound batches; a corrupt one stops the conversion, or is left out and listed.
 
     The decoder yields a batch before the problems found in it, so each batch is held until the
@@ -238,13 +236,13 @@ def _good_batches(
     before = report.before
     held: Batch | None = None
     for item in items:
-        if isinstance(item, Transcoded):  # sound, with no problem of its own: nothing to hold
+        if isinstance(item, TranscodedRun):  # sound, with no problem of its own: nothing to hold
             if held is not None:
                 before.batches += 1
                 before.records += len(held.records or ())
                 yield held
                 held = None
-            before.batches += 1
+            before.batches += len(item.wrappers)
             before.records += item.recordCount
             yield item
             continue
@@ -310,6 +308,7 @@ class _TempSegment:
         self.side = Side()
         self._crc = 0
         self._last_offset: int | None = None
+        self._decompress: Codec | None = None
 
     def _temp(self, target: Path) -> tuple[Path, BinaryIO]:
         fd, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".kdump-tmp", dir=target.parent)
@@ -324,22 +323,37 @@ class _TempSegment:
         self._append(data, batch.baseOffset, batch.lastOffset, max_ts, len(batch.records or ()))
 
     def write_transcoded(
-        self, t: Transcoded, codec: Compression, level: int | None, max_batch_bytes: int
+        self, run: TranscodedRun, codec: Compression, level: int | None, max_batch_bytes: int
     ) -> None:
-        """Write the v2 batch of a transcoded wrapper (``convert_fast``), as ``write_entry`` writes
-        the batch ``Converter`` makes of it, checked against the wrapper's inner messages."""
-        header = L.V2_HEADER.pack(
-            t.baseOffset, 0, -1, 2, 0, int(codec), t.lastOffset - t.baseOffset, t.baseTimestamp, t.maxTimestamp,
-            -1, -1, -1, t.recordCount,
+        """Write the v2 batches of a run of transcoded wrappers (``convert_fast``), as ``write_entry``
+        writes the batches ``Converter`` makes of them, each checked against its wrapper's inner
+        messages where it lies (``format/transcode.py``)."""
+        lvl = level if codec in _LEVELLED else None
+
+        def squeeze(records: bytes) -> bytes:
+            return compress(codec, records, level=lvl, magic=2)
+
+        data, rows, last, failure = write_wrappers(
+            run.wrappers, int(codec), squeeze, self._verifier(max_batch_bytes), crc32c, same_as_v1_inner,
+            self._last_offset,
         )  # fmt: skip
-        body = t.records
-        if codec is not Compression.NONE:
-            body = compress(codec, body, level=level if codec in _LEVELLED else None, magic=2)
-        data = finish_v2_entry(header, body)
-        self._fail(
-            _check_transcoded(data, t, codec, max_batch_bytes) or self._check_next(t.baseOffset, t.lastOffset)
-        )
-        self._append(data, t.baseOffset, t.lastOffset, t.maxTimestamp, t.recordCount)
+        if failure is not None:
+            _, good, why = failure
+            raise VerificationError(
+                f"verification failed: {why}; no output written",
+                file=str(self.dst),
+                position=self.side.bytes + good,
+            )
+        self._last_offset = last
+        if self._want_index:
+            for size, first, last_offset, max_ts, _ in rows:
+                self._index_entry(size, first, last_offset, max_ts)
+        self._write(data, len(rows), sum(row[4] for row in rows))
+
+    def _verifier(self, max_batch_bytes: int) -> Codec:
+        if self._decompress is None:
+            self._decompress = inflater(max_batch_bytes)
+        return self._decompress
 
     def _fail(self, reason: str | None) -> None:
         if reason is not None:
@@ -351,17 +365,24 @@ class _TempSegment:
 
     def _append(self, data: bytes, first: int, last: int, max_ts: int, records: int) -> None:
         if self._want_index:
-            if self._index is None:
-                self._index = IndexBuilder(first if self._base_offset is None else self._base_offset)
-            try:
-                self._index.add(len(data), first, last, max_ts)
-            except KafkaDumpError as exc:  # offsets going backwards cannot be indexed
-                self._fail(exc.reason)
+            self._index_entry(len(data), first, last, max_ts)
+        self._write(data, 1, records)
+
+    def _index_entry(self, size: int, first: int, last: int, max_ts: int) -> None:
+        if self._index is None:
+            self._index = IndexBuilder(first if self._base_offset is None else self._base_offset)
+        try:
+            self._index.add(size, first, last, max_ts)
+        except KafkaDumpError as exc:  # offsets going backwards cannot be indexed
+            self._fail(exc.reason)
+
+    def _write(self, data: bytes, batches: int, records: int) -> None:
+        """Append entries; their CRC-32C runs on, for the read-back (``finish``)."""
         self._file.write(data)
-        self._crc = zlib.crc32(data, self._crc)
+        self._crc = crc32c(data, self._crc)
         side = self.side
         side.bytes += len(data)
-        side.batches += 1
+        side.batches += batches
         side.records += records
 
     def _check_next(self, first: int, last: int) -> str | None:
@@ -404,7 +425,7 @@ class _TempSegment:
         crc, size = 0, 0
         with open(self.path, "rb") as back:
             while chunk := back.read(CHUNK_SIZE):
-                crc = zlib.crc32(chunk, crc)
+                crc = crc32c(chunk, crc)
                 size += len(chunk)
         if (crc, size) != (self._crc, self.side.bytes):
             raise VerificationError(
@@ -531,42 +552,3 @@ def _check_v2_records(data: bytes, got: Batch, want: tuple[Record, ...], max_bat
         return None
     at = want[i].offset if i < len(want) else got.lastOffset
     return f"the record at offset {at} differs from the input's"
-
-
-def _check_transcoded(data: bytes, t: Transcoded, codec: Compression, max_batch_bytes: int) -> str | None:
-    """Why the v2 entry ``data`` does not read back as the batch ``Converter`` makes of the wrapper
-    ``t`` (every header field, the CRC, every record against the wrapper's inner messages), or None."""
-    where = f"the entry at offset {t.baseOffset}"
-    if len(data) < L.V2_HEADER_SIZE:
-        return f"{where} is shorter than a v2 header"
-    got = L.V2_HEADER.unpack_from(data)
-    crc = got[_V2_CRC]
-    meant = (
-        t.baseOffset, len(data) - L.LOG_OVERHEAD, -1, 2, crc, int(codec), t.lastOffset - t.baseOffset,
-        t.baseTimestamp, t.maxTimestamp, -1, -1, -1, t.recordCount,
-    )  # fmt: skip
-    if crc32c(memoryview(data)[L.V2_ATTRIBUTES_OFFSET :]) != crc:
-        return f"{where} fails its CRC-32C"
-    if got != meant:
-        return f"{where} has other batch fields than the input's"
-    records, start, end = data, L.V2_HEADER_SIZE, len(data)
-    if codec is not Compression.NONE:
-        try:
-            records = decompress(codec, memoryview(data)[start:], max_batch_bytes)
-        except CorruptRecordError as exc:
-            return f"{where} does not decompress ({exc.reason})"
-        start, end = 0, len(records)
-    i, same, latest, last = same_as_v1_inner(
-        records, start, end, t.baseOffset, t.baseTimestamp, t.inner, t.wrapperOffset
-    )
-    if i >= 0:
-        return (
-            f"the record at index {i} of {where} differs from the input's, or does not follow the one before"
-        )
-    if same != t.recordCount:
-        return f"{where} holds {same} records, not the {t.recordCount} its header declares"
-    if latest > t.maxTimestamp:
-        return f"{where} holds a record time past its maxTimestamp {t.maxTimestamp}"
-    if last > t.lastOffset:
-        return f"{where} holds a record offset past its lastOffset {t.lastOffset}"
-    return None
