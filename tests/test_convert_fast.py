@@ -269,10 +269,7 @@ def test_the_run_twins_agree_on_every_segment(tmp_path: Path) -> None:
                     compared += 1
                     items = answers[0][3]
                     for codec in (0, 1, 2, 3, 4):
-
-                        def squeeze(records: bytes, codec: int = codec) -> bytes:
-                            return convert_run.compress(Compression(codec), records)
-
+                        squeeze = convert_run.compressor(Compression(codec))
                         written = [
                             twin.write_wrappers(
                                 items, codec, squeeze, inflate, crc32c, _recheck_pure.same_as_v1_inner, last
@@ -346,13 +343,14 @@ def test_a_fast_batch_that_does_not_hold_its_wrappers_records_is_caught(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     src = _wrapper_segment(tmp_path / "in.log")
-    real = convert_run.compress
+    real = convert_run.compressor
 
-    def tampered(codec: Compression, data: bytes, **kw: Any) -> bytes:
+    def tampered(codec: Compression, **kw: Any) -> Any:
         """One byte of the last record's value changed before compression: CRC valid, record wrong."""
-        return real(codec, data[:-2] + bytes([data[-2] ^ 1]) + data[-1:], **kw)
+        squeeze = real(codec, **kw)
+        return lambda data: squeeze(data[:-2] + bytes([data[-2] ^ 1]) + data[-1:])
 
-    monkeypatch.setattr(convert_run, "compress", tampered)
+    monkeypatch.setattr(convert_run, "compressor", tampered)
     result, out = _tampered_run(src, tmp_path)
     assert result.exit_code == 1, result.output
     assert "verification failed" in result.stderr and "differs" in result.stderr

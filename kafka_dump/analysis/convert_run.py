@@ -34,7 +34,7 @@ from kafka_dump.format.checksum import crc32c
 from kafka_dump.format.codecs import (
     DEFAULT_MAX_BATCH_BYTES,
     DEFAULT_MAX_RECORDS_PER_BATCH,
-    compress,
+    compressor,
     decompress,
 )
 from kafka_dump.format.recheck import same_as_v1_inner, same_v2_records
@@ -328,11 +328,7 @@ class _TempSegment:
         """Write the v2 batches of a run of transcoded wrappers (``convert_fast``), as ``write_entry``
         writes the batches ``Converter`` makes of them, each checked against its wrapper's inner
         messages where it lies (``format/transcode.py``)."""
-        lvl = level if codec in _LEVELLED else None
-
-        def squeeze(records: bytes) -> bytes:
-            return compress(codec, records, level=lvl, magic=2)
-
+        squeeze = compressor(codec, level=level if codec in _LEVELLED else None, magic=2)
         data, rows, last, failure = write_wrappers(
             run.wrappers, int(codec), squeeze, self._verifier(max_batch_bytes), crc32c, same_as_v1_inner,
             self._last_offset,
