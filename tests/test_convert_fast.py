@@ -28,7 +28,12 @@ from kafka_dump.analysis.convert_run import convert_segment
 from kafka_dump.errors import KafkaDumpError
 from kafka_dump.format import _pure, _pure_encoder, _recheck_pure, _transcode_pure
 from kafka_dump.format.checksum import crc32c
-from kafka_dump.format.codecs import DEFAULT_MAX_BATCH_BYTES, DEFAULT_MAX_RECORDS_PER_BATCH
+from kafka_dump.format.codecs import (
+    DEFAULT_MAX_BATCH_BYTES,
+    DEFAULT_MAX_RECORDS_PER_BATCH,
+    compress,
+    decompress,
+)
 from kafka_dump.model import Batch, Compression, Problem
 from kafka_dump.segment import read_segment
 from tests.conftest import FIXTURES
@@ -111,6 +116,20 @@ def test_damaged_inner_messages_are_taken_only_when_the_decoder_reads_them_sound
     if found is not None:  # a fast path never takes what the slow path would report or refuse
         assert found == reference(damaged, wrapper_offset)
         assert compare(found[0], found, damaged, wrapper_offset) == (-1, found[1], found[5], found[3])
+
+
+def test_inner_crcs_of_long_messages_are_checked_at_every_length_and_byte() -> None:
+    """The compiled twin folds a message's CRC-32 16 bytes at a time past 128 bytes (``_crc32.h``):
+    every length up to a few lanes past that, sound and with one byte changed anywhere, is taken or
+    refused as the decoder reads it."""
+    for n in range(90, 420, 7):
+        value = bytes((i * 7 + n) & 0xFF for i in range(n))
+        data = inner_set([(0, 0, None, value), (0, 1, b"key", value[::-1])])
+        assert transcode(data, 1) is not None
+        for at in range(16, len(data), 11):  # a byte the inner CRC covers (past offset, size and crc)
+            damaged = bytearray(data)
+            damaged[at] ^= 0x20
+            assert transcode(bytes(damaged), 1) == reference(bytes(damaged), 1)
 
 
 def test_what_one_wrapper_cannot_hold_is_left_to_the_slow_path() -> None:
@@ -424,3 +443,46 @@ def test_the_compiled_run_twin_is_active_when_expected() -> None:
         assert _transcode is not None and transcode.TRANSCODE_TWIN == "compiled"
     if os.environ.get("KDUMP_PURE") == "1":
         assert transcode.TRANSCODE_TWIN == "pure-python"
+
+
+def _gunzip_or_error(payload: bytes, limit: int) -> Any:
+    try:
+        return decompress(Compression.GZIP, payload, limit)
+    except KafkaDumpError as exc:
+        return type(exc), str(exc)
+
+
+@pytest.mark.skipif(_transcode is None, reason="no compiled twin")
+def test_the_compiled_gunzip_gives_codecs_bytes_or_declines() -> None:
+    """Sound single members (Java's header, Python's gzip module's, with bytes trailing) come out as
+    codecs inflates them; anything it cannot vouch for (a cut, a changed byte, a further member, a
+    header CRC, the limit) is None, left to codecs, never other bytes."""
+    import gzip as gz
+    import random
+
+    rnd = random.Random(5)
+    taken = 0
+    for n in (0, 1, 100, 4000, 70_000):
+        data = bytes(rnd.getrandbits(8) for _ in range(n // 2)) + b"abc" * (n // 6)
+        java = compress(Compression.GZIP, data)
+        named = gz.compress(data, mtime=0)
+        hcrc = bytearray(java)
+        hcrc[3] |= 0x02
+        payloads = [java, named, java + b"\x00junk", java + java, java + b"\x1f", bytes(hcrc)]
+        payloads += [java[:cut] for cut in range(0, len(java), max(1, len(java) // 40))]
+        for _ in range(30):
+            flipped = bytearray(java)
+            flipped[rnd.randrange(len(flipped))] ^= 1 << rnd.randrange(8)
+            payloads.append(bytes(flipped))
+        for payload in payloads:
+            for limit in (len(data), len(data) - 1, 1 << 20):
+                if limit < 0:
+                    continue
+                got = _transcode.gunzip(memoryview(payload), limit)
+                want = _gunzip_or_error(payload, limit)
+                if got is not None:
+                    taken += 1
+                    assert got == want
+        for payload in (java, named, java + b"\x00junk"):
+            assert _transcode.gunzip(payload, 1 << 20) == data
+    assert taken > 15

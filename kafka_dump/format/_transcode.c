@@ -16,6 +16,8 @@
 #include <string.h>
 #include <zlib.h>
 
+#include "_crc32.h"
+
 #include "_layout.h"
 #include "_wire.h"
 
@@ -88,7 +90,7 @@ read_wrappers(PyObject *self, PyObject *args)
             break;
         }
         if ((uint32_t)be32(p + LEGACY_CRC_OFFSET) !=
-            (uint32_t)crc32(0, p + LEGACY_MAGIC_OFFSET, (uInt)(entry - LEGACY_MAGIC_OFFSET)))
+            crc32_fast(0, p + LEGACY_MAGIC_OFFSET, (size_t)(entry - LEGACY_MAGIC_OFFSET)))
             break;
         int refused;
         PyObject *inner = call_codec_fn(decompress, codec, p + SMALLEST, value_len, &refused);
@@ -152,6 +154,100 @@ read_wrappers(PyObject *self, PyObject *args)
 error:
     PyBuffer_Release(&view);
     Py_XDECREF(items);
+    return NULL;
+}
+
+/* ---- gzip ---------------------------------------------------------------------------------- */
+
+#define GUNZIP_FIRST (8 << 20) /* codecs._GUNZIP_STEP: the most allocated before the output proves larger */
+
+static uint32_t
+le32(const unsigned char *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+/* A gzip payload inflated as codecs._gunzip inflates it, zlib's own check of the trailer replaced by
+ * the faster CRC-32 of _crc32.h; None when it cannot vouch for the answer (another member follows,
+ * a header CRC, the output past limit, any error), which the caller then asks of codecs.decompress.
+ * The GIL is released while inflating. */
+static PyObject *
+gunzip(PyObject *self, PyObject *args)
+{
+    Py_buffer in;
+    Py_ssize_t limit;
+    if (!PyArg_ParseTuple(args, "y*n", &in, &limit))
+        return NULL;
+    const unsigned char *p = (const unsigned char *)in.buf;
+    Py_ssize_t n = in.len;
+    PyObject *out = NULL;
+    int inited = 0;
+    z_stream z;
+    memset(&z, 0, sizeof z);
+    /* Deflate, no header CRC (inflateValidate would skip it too) nor reserved flags. */
+    if (limit < 0 || n < 18 || n > (Py_ssize_t)UINT32_MAX || p[0] != 0x1f || p[1] != 0x8b || p[2] != 8 ||
+        (p[3] & 0xE2))
+        goto decline;
+    if (inflateInit2(&z, 16 + MAX_WBITS) != Z_OK)
+        goto decline;
+    inited = 1;
+    if (inflateValidate(&z, 0) != Z_OK)
+        goto decline;
+    Py_ssize_t guess = (Py_ssize_t)le32(p + n - 4); /* ISIZE, if nothing trails the member */
+    Py_ssize_t cap = guess < 64 ? 64 : guess;
+    if (cap > GUNZIP_FIRST)
+        cap = GUNZIP_FIRST;
+    if (cap > limit)
+        cap = limit;
+    cap += 1; /* room to see the output pass limit, or end exactly at the guess */
+    out = PyBytes_FromStringAndSize(NULL, cap);
+    if (out == NULL)
+        goto error;
+    z.next_in = (unsigned char *)p;
+    z.avail_in = (uInt)n;
+    int rc;
+    for (;;) {
+        z.next_out = (unsigned char *)PyBytes_AS_STRING(out) + z.total_out;
+        z.avail_out = (uInt)(cap - (Py_ssize_t)z.total_out);
+        Py_BEGIN_ALLOW_THREADS
+        rc = inflate(&z, Z_NO_FLUSH);
+        Py_END_ALLOW_THREADS
+        if (rc == Z_STREAM_END)
+            break;
+        if ((rc != Z_OK && rc != Z_BUF_ERROR) || z.avail_out != 0 || cap > limit)
+            goto decline; /* bad data, cut short, or past limit */
+        Py_ssize_t more = cap > PY_SSIZE_T_MAX / 2 ? limit + 1 : cap * 2;
+        cap = more > limit + 1 ? limit + 1 : more;
+        if (_PyBytes_Resize(&out, cap) < 0)
+            goto error;
+    }
+    Py_ssize_t total = (Py_ssize_t)z.total_out;
+    Py_ssize_t used = n - (Py_ssize_t)z.avail_in;
+    const unsigned char *rest = p + used;
+    if (total > limit || used < 18 || (z.avail_in >= 2 && rest[0] == 0x1f && rest[1] == 0x8b))
+        goto decline; /* past limit, or a further member (codecs reads it) */
+    uint32_t crc;
+    Py_BEGIN_ALLOW_THREADS
+    crc = crc32_fast(0, (const unsigned char *)PyBytes_AS_STRING(out), (size_t)total);
+    Py_END_ALLOW_THREADS
+    if (crc != le32(rest - 8) || (uint32_t)total != le32(rest - 4))
+        goto decline; /* zlib would say: incorrect data check, or incorrect length check */
+    inflateEnd(&z);
+    PyBuffer_Release(&in);
+    if (_PyBytes_Resize(&out, total) < 0)
+        return NULL;
+    return out;
+decline:
+    if (inited)
+        inflateEnd(&z);
+    PyBuffer_Release(&in);
+    Py_XDECREF(out);
+    Py_RETURN_NONE;
+error:
+    if (inited)
+        inflateEnd(&z);
+    PyBuffer_Release(&in);
+    Py_XDECREF(out);
     return NULL;
 }
 
@@ -418,6 +514,9 @@ error:
 }
 
 static PyMethodDef methods[] = {
+    {"gunzip", gunzip, METH_VARARGS,
+     "gunzip(payload, limit) -> bytes | None: a gzip payload as codecs.decompress inflates it, or None\n"
+     "where it cannot vouch for that (then ask codecs.decompress)."},
     {"read_wrappers", read_wrappers, METH_VARARGS,
      "read_wrappers(buf, pos, end, file_pos, entry_limit, max_records, decompress, transcode)\n"
      "-> (used, want, codec, items): the sound v1 CreateTime wrappers of one codec at buf[pos:end]."},

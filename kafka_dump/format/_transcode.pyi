@@ -3,6 +3,7 @@ from collections.abc import Callable
 
 from kafka_dump.format._transcode_pure import Failure, Row, Wrapper
 
+def gunzip(payload: bytes | memoryview, limit: int, /) -> bytes | None: ...
 def read_wrappers(
     buf: bytes | bytearray,
     pos: int,

@@ -24,6 +24,8 @@ from collections.abc import Callable
 from kafka_dump.errors import CorruptRecordError
 from kafka_dump.format import layout as L
 from kafka_dump.format.checksum import crc32
+from kafka_dump.format.codecs import decompress
+from kafka_dump.model import Compression
 
 # (position in the file, size, wrapper offset, inner messages, v2 records, record count, baseOffset,
 #  lastOffset, baseTimestamp, maxTimestamp): one wrapper read.
@@ -40,6 +42,15 @@ _SMALLEST = L.LOG_OVERHEAD + L.LEGACY_MIN_SIZE[1]
 _KEY_AT = L.LEGACY_V1_TIMESTAMP_OFFSET + L.INT64.size  # the key's length, after the timestamp
 _WRAPPER_CODECS = (1, 2, 3)  # gzip, snappy, lz4
 _V2_CRC = 4  # the CRC's index among V2_HEADER's fields
+
+
+def gunzip(payload: bytes | memoryview, limit: int, /) -> bytes | None:
+    """A gzip payload as ``codecs.decompress`` inflates it, or None where that raises. (The compiled
+    twin says None also where it cannot vouch for the answer: its caller then asks codecs.)"""
+    try:
+        return decompress(Compression.GZIP, payload, limit)
+    except CorruptRecordError:
+        return None
 
 
 def read_wrappers(

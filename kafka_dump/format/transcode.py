@@ -1,4 +1,5 @@
-"""Convert's fast path, a run of v1 wrappers per call: ``read_wrappers`` and ``write_wrappers``. Two
+"""Convert's fast path, a run of v1 wrappers per call: ``read_wrappers`` and ``write_wrappers`` (and
+``gunzip``, the compiled twin's faster way to inflate a gzip wrapper, used by ``convert_fast.inflater``). Two
 twins behind ``twins.TranscodeTwin``: ``_transcode_pure`` (the reference) and the compiled
 ``_transcode.c``; the choice is made once, here (the fast path has no other user), ``KDUMP_PURE=1``
 forcing the pure one.
@@ -21,7 +22,8 @@ if not pure_requested():
         transcoder = _transcode
         TRANSCODE_TWIN = "compiled"
 
+gunzip = transcoder.gunzip
 read_wrappers = transcoder.read_wrappers
 write_wrappers = transcoder.write_wrappers
 
-__all__ = ["TRANSCODE_TWIN", "read_wrappers", "transcoder", "write_wrappers"]
+__all__ = ["TRANSCODE_TWIN", "gunzip", "read_wrappers", "transcoder", "write_wrappers"]

@@ -159,6 +159,8 @@ class RecheckTwin(Protocol):
 class TranscodeTwin(Protocol):
     """Convert's fast path, a run of v1 wrappers per call; see ``_transcode_pure.py`` (``format/transcode.py``)."""
 
+    def gunzip(self, payload: bytes | memoryview, limit: int, /) -> bytes | None: ...
+
     def read_wrappers(
         self,
         buf: bytes | bytearray,
