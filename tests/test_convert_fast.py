@@ -235,6 +235,7 @@ def test_the_fast_reader_yields_the_segment_readers_items(
     entry too (each then read whole)."""
     monkeypatch.setattr(convert_fast, "read_wrappers", twin.read_wrappers)
     monkeypatch.setattr(convert_fast, "_WINDOW", window)
+    monkeypatch.setattr(convert_fast, "_RUN", min(window, convert_fast._RUN))
     taken = 0
     for path in _segments(tmp_path):
         try:
@@ -272,18 +273,18 @@ def test_the_run_twins_agree_on_every_segment(tmp_path: Path) -> None:
         except KafkaDumpError:
             starts = set()
         for pos in sorted({0, *starts, *(p + 1 for p in starts), *range(0, min(len(data), 400), 7)}):
-            for end in (len(data), min(len(data), pos + 150)):
+            for end, run in ((len(data), 1 << 30), (min(len(data), pos + 150), 1 << 30), (len(data), 1)):
                 answers = []
                 for twin in RUN_TWINS:
                     try:
                         answers.append(
                             twin.read_wrappers(
-                                data, pos, end, 7, 1 << 20, 1000, inflate, _pure_encoder.v1_inner_to_v2
+                                data, pos, end, 7, 1 << 20, 1000, run, inflate, _pure_encoder.v1_inner_to_v2
                             )
                         )
                     except Exception as exc:  # the same exception from both, if any
                         answers.append(type(exc))
-                assert answers[0] == answers[1], (path, pos, end)
+                assert answers[0] == answers[1], (path, pos, end, run)
                 if isinstance(answers[0], tuple) and answers[0][3]:
                     compared += 1
                     items = answers[0][3]
@@ -486,3 +487,48 @@ def test_the_compiled_gunzip_gives_codecs_bytes_or_declines() -> None:
         for payload in (java, named, java + b"\x00junk"):
             assert _transcode.gunzip(payload, 1 << 20) == data
     assert taken > 15
+
+
+class _Recording(convert_fast.Inline):
+    """The plain source, noting the calls: a window's start, its finish, and the close."""
+
+    def __init__(self) -> None:
+        super().__init__(DEFAULT_MAX_BATCH_BYTES)
+        self.calls: list[str] = []
+
+    def start(self, window: bytearray, pos: int, end: int) -> Any:
+        assert not self.calls or self.calls[-1] == "finish"
+        self.calls.append("start")
+        inflate = super().start(window, pos, end)
+
+        def noted(codec: int, payload: memoryview) -> bytes:
+            self.calls.append("inflate")
+            return inflate(codec, payload)
+
+        return noted
+
+    def finish(self) -> None:
+        self.calls.append("finish")
+
+    def close(self) -> None:
+        self.calls.append("close")
+
+
+def test_a_source_of_inflated_wrappers_sees_each_window_start_and_finish(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The plug for a source that inflates ahead: every wrapper inflated through it, each window
+    started and finished before the next, closed at the end (also when the reading stops early)."""
+    monkeypatch.setattr(convert_fast, "_WINDOW", 1000)
+    monkeypatch.setattr(convert_fast, "_RUN", 300)
+    src = _wrapper_segment(tmp_path / "in.log", n=20)
+    source = _Recording()
+    got = list(read_input(src, fast=True, inflating=source, **LIMITS))
+    assert got == list(read_input(src, fast=True, **LIMITS))
+    assert source.calls.count("inflate") == 20 and source.calls[-2:] == ["finish", "close"]
+    assert source.calls.count("start") == source.calls.count("finish") > 2
+    early = _Recording()
+    items = read_input(src, fast=True, inflating=early, **LIMITS)
+    next(items)
+    items.close()
+    assert early.calls[-2:] == ["finish", "close"]

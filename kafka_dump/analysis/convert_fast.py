@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import NamedTuple
+from typing import NamedTuple, Protocol
 
 from kafka_dump import format as _twins
 from kafka_dump.format._transcode_pure import Wrapper
@@ -30,6 +30,7 @@ Codec = Callable[[int, memoryview], bytes]  # (codec id, payload) -> the payload
 _CODECS = {int(c): c for c in Compression}
 _GZIP = int(Compression.GZIP)
 _WINDOW = 1 << 20  # the input is read a MiB at a time (an entry larger than that, whole)
+_RUN = 128 * 1024  # input bytes of wrappers per run (a call of each twin)
 
 
 class TranscodedRun(NamedTuple):
@@ -50,7 +51,7 @@ def inflater(max_batch_bytes: int) -> Codec:
     """The one place a wrapper's inflated bytes come from: ``codecs.decompress``, bounded by
     ``--max-batch-bytes`` (refusing with CorruptRecordError, which leaves the wrapper to the slow path);
     gzip through the transcode twin's ``gunzip`` first (the same bytes, faster), codecs when it
-    declines. A source that inflates ahead can stand in for it (``read_input``'s ``inflate``)."""
+    declines. An ``Inflating`` source that inflates ahead wraps it (``read_input``'s ``inflating``)."""
 
     def inflate(codec: int, payload: memoryview) -> bytes:
         if codec == _GZIP:
@@ -62,24 +63,62 @@ def inflater(max_batch_bytes: int) -> Codec:
     return inflate
 
 
+class Inflating(Protocol):
+    """What ``read_input`` asks of a source of inflated wrappers, per window of the file: ``start``
+    gives the function the window's wrappers are inflated by, in file order (``inflater``'s, or one
+    that inflates the window's next payloads ahead, on another core, while the runs before them are
+    written); ``finish`` comes before the window's buffer is read into again; ``close`` at the end."""
+
+    def start(self, window: bytearray, pos: int, end: int) -> Codec: ...
+
+    def finish(self) -> None: ...
+
+    def close(self) -> None: ...
+
+
+class Inline:
+    """Each wrapper inflated where it is asked (``inflater``)."""
+
+    def __init__(self, max_batch_bytes: int) -> None:
+        self._inflate = inflater(max_batch_bytes)
+
+    def start(self, window: bytearray, pos: int, end: int) -> Codec:
+        return self._inflate
+
+    def finish(self) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
 def read_input(
     path: Path,
     *,
     fast: bool,
     max_batch_bytes: int,
     max_records_per_batch: int,
-    inflate: Codec | None = None,
+    inflating: Inflating | None = None,
 ) -> Iterator[Item]:
     """``read_segment(path)``'s items, with every run of sound v1 CreateTime wrappers a TranscodedRun
-    instead of Batches when ``fast`` (and ``path`` a regular file, which the reader may open again)."""
+    instead of Batches when ``fast`` (and ``path`` a regular file, which the reader may open again).
+    A window of the file gives runs of at most ``_RUN`` input bytes, so that a source inflating ahead
+    works while the run before is written."""
     if not fast or not path.is_file():
         yield from read_segment(
             path, max_batch_bytes=max_batch_bytes, max_records_per_batch=max_records_per_batch
         )
         return
+    source = inflating or Inline(max_batch_bytes)
+    try:
+        yield from _read_fast(path, source, max_batch_bytes, max_records_per_batch)
+    finally:
+        source.close()
+
+
+def _read_fast(path: Path, source: Inflating, max_batch_bytes: int, max_records: int) -> Iterator[Item]:
     name = str(path)
     entry_limit = max(max_batch_bytes, CHUNK_SIZE)
-    inflate = inflate or inflater(max_batch_bytes)
     f, size = open_segment(path)
     with f:
         fd = f.fileno()
@@ -88,13 +127,24 @@ def read_input(
         window = bytearray(_WINDOW)
         while pos < size:
             got = os.preadv(fd, [window], pos)
-            used, want, codec, wrappers = read_wrappers(
-                window, 0, got, pos, entry_limit, max_records_per_batch, inflate, _twins.v1_inner_to_v2
-            )
-            if wrappers:
-                runs = None
-                yield TranscodedRun(name, pos, used, _CODECS[codec], wrappers, sum(w[5] for w in wrappers))
-                pos += used
+            inflate = source.start(window, 0, got)
+            at, want = 0, 0
+            try:
+                while at < got:
+                    used, want, codec, wrappers = read_wrappers(
+                        window, at, got, pos, entry_limit, max_records, _RUN, inflate, _twins.v1_inner_to_v2
+                    )  # (pos: the window's place in the file)
+                    if not wrappers:
+                        break
+                    runs = None
+                    yield TranscodedRun(
+                        name, pos + at, used, _CODECS[codec], wrappers, sum(w[5] for w in wrappers)
+                    )
+                    at += used
+            finally:
+                source.finish()
+            if at:  # the window's wrappers taken: read on from the first entry not taken
+                pos += at
                 if len(window) > _WINDOW:
                     window = bytearray(_WINDOW)
                 continue
@@ -105,10 +155,7 @@ def read_input(
                 window = bytearray(_WINDOW)
             if runs is None:
                 runs = read_segment_runs(
-                    path,
-                    start=pos,
-                    max_batch_bytes=max_batch_bytes,
-                    max_records_per_batch=max_records_per_batch,
+                    path, start=pos, max_batch_bytes=max_batch_bytes, max_records_per_batch=max_records
                 )
             run = next(runs, None)
             if run is None:

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from kafka_dump.analysis.convert import Changes, ConversionError, Converter, ConvertOptions
-from kafka_dump.analysis.convert_fast import Codec, Item, TranscodedRun, inflater, read_input
+from kafka_dump.analysis.convert_fast import Codec, Inflating, Item, TranscodedRun, inflater, read_input
 from kafka_dump.errors import CorruptRecordError, KafkaDumpError, NotASegmentError
 from kafka_dump.format import encode_entry, legacy, v2
 from kafka_dump.format import layout as L
@@ -168,11 +168,13 @@ def convert_segment(
     max_batch_bytes: int = DEFAULT_MAX_BATCH_BYTES,
     max_records_per_batch: int = DEFAULT_MAX_RECORDS_PER_BATCH,
     watch: Watch | None = None,
+    inflating: Inflating | None = None,
 ) -> FileReport:
     """Convert one segment to ``dst``: through a temporary file beside it, verified, then renamed.
 
     See the module's docstring for the verification. Any difference raises VerificationError and
-    leaves no output behind, as does any other failure.
+    leaves no output behind, as does any other failure. ``inflating``: where the input's wrappers are
+    inflated (``convert_fast.Inflating``; by default each where it is read).
     """
     plan(src, dst, force=force, index=index)  # the input is never written, whoever calls
     converter = Converter(options)
@@ -189,6 +191,7 @@ def convert_segment(
                 fast=converter.transcodes,
                 max_batch_bytes=max_batch_bytes,
                 max_records_per_batch=max_records_per_batch,
+                inflating=inflating,
             )
             if watch is not None:
                 items = watch(items)

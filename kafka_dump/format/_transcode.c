@@ -53,10 +53,10 @@ static PyObject *
 read_wrappers(PyObject *self, PyObject *args)
 {
     Py_buffer view;
-    Py_ssize_t pos, end, file_pos, entry_limit, max_records;
+    Py_ssize_t pos, end, file_pos, entry_limit, max_records, run_limit;
     PyObject *decompress, *transcode;
-    if (!PyArg_ParseTuple(args, "y*nnnnnOO", &view, &pos, &end, &file_pos, &entry_limit, &max_records,
-                          &decompress, &transcode))
+    if (!PyArg_ParseTuple(args, "y*nnnnnnOO", &view, &pos, &end, &file_pos, &entry_limit, &max_records,
+                          &run_limit, &decompress, &transcode))
         return NULL;
     if (check_window(pos, end, view.len) < 0) {
         PyBuffer_Release(&view);
@@ -68,7 +68,7 @@ read_wrappers(PyObject *self, PyObject *args)
     PyObject *items = PyList_New(0);
     if (items == NULL)
         goto error;
-    while (pos < end) {
+    while (pos < end && pos - start < run_limit) {
         const unsigned char *p = buf + pos;
         if (end - pos < SMALLEST) {
             want = pos + SMALLEST;
@@ -518,8 +518,9 @@ static PyMethodDef methods[] = {
      "gunzip(payload, limit) -> bytes | None: a gzip payload as codecs.decompress inflates it, or None\n"
      "where it cannot vouch for that (then ask codecs.decompress)."},
     {"read_wrappers", read_wrappers, METH_VARARGS,
-     "read_wrappers(buf, pos, end, file_pos, entry_limit, max_records, decompress, transcode)\n"
-     "-> (used, want, codec, items): the sound v1 CreateTime wrappers of one codec at buf[pos:end]."},
+     "read_wrappers(buf, pos, end, file_pos, entry_limit, max_records, run_limit, decompress, transcode)\n"
+     "-> (used, want, codec, items): the sound v1 CreateTime wrappers of one codec at buf[pos:end],\n"
+     "taken until run_limit bytes are used."},
     {"write_wrappers", write_wrappers, METH_VARARGS,
      "write_wrappers(items, codec, compress, decompress, crc32c, same, last_offset)\n"
      "-> (data, rows, last_offset, failure): read_wrappers' items as checked v2 entries."},

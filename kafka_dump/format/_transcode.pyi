@@ -11,6 +11,7 @@ def read_wrappers(
     file_pos: int,
     entry_limit: int,
     max_records: int,
+    run_limit: int,
     decompress: Callable[[int, memoryview], bytes],
     transcode: Callable[[bytes, int, int], tuple[bytes, int, int, int, int, int] | None],
     /,

@@ -60,18 +60,20 @@ def read_wrappers(
     file_pos: int,
     entry_limit: int,
     max_records: int,
+    run_limit: int,
     decompress: Codec,
     transcode: Transcode,
     /,
 ) -> tuple[int, int, int, list[Wrapper]]:
-    """(bytes used from ``pos``, ``want``, the run's codec, the wrappers) at ``buf[pos:end]``; ``want``
-    is where the window must end to hold the entry it stopped at (0: that entry is not one to take)."""
+    """(bytes used from ``pos``, ``want``, the run's codec, the wrappers) at ``buf[pos:end]``, taken
+    until ``run_limit`` bytes are used; ``want`` is where the window must end to hold the entry it
+    stopped at (0: that entry is not one to take, or the run is long enough)."""
     if not 0 <= pos <= end <= len(buf):
         raise ValueError("pos and end must satisfy 0 <= pos <= end <= len(data)")
     start, want, run_codec = pos, 0, 0
     items: list[Wrapper] = []
     view = memoryview(buf)
-    while pos < end:
+    while pos < end and pos - start < run_limit:
         if end - pos < _SMALLEST:
             want = pos + _SMALLEST
             break

@@ -169,6 +169,7 @@ class TranscodeTwin(Protocol):
         file_pos: int,
         entry_limit: int,
         max_records: int,
+        run_limit: int,
         decompress: Callable[[int, memoryview], bytes],
         transcode: Callable[[bytes, int, int], tuple[bytes, int, int, int, int, int] | None],
         /,
