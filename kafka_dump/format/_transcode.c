@@ -8,11 +8,14 @@
  * and checks it where it lies: the header read back, the CRC-32C computed again, the body
  * decompressed and compared with the inner messages (the same function, recheck's
  * same_as_v1_inner), the offsets growing from entry to entry. The heavy work is the functions'; what
- * this saves is the Python between them, once per wrapper.
+ * this saves is the Python between them, once per wrapper. gunzip is the faster inflate the default
+ * decompress function uses for gzip: libdeflate where the system has it (loaded at run time, never
+ * required), else zlib, each checking the trailer, and declining whatever codecs would read otherwise.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <stdint.h>
+#include <dlfcn.h>
 #include <string.h>
 #include <zlib.h>
 
@@ -160,6 +163,7 @@ error:
 /* ---- gzip ---------------------------------------------------------------------------------- */
 
 #define GUNZIP_FIRST (8 << 20) /* codecs._GUNZIP_STEP: the most allocated before the output proves larger */
+#define DEFLATE_MAX_RATIO 1032  /* deflate never inflates one byte to more than this */
 
 static uint32_t
 le32(const unsigned char *p)
@@ -167,47 +171,102 @@ le32(const unsigned char *p)
     return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
 
-/* A gzip payload inflated as codecs._gunzip inflates it, zlib's own check of the trailer replaced by
- * the faster CRC-32 of _crc32.h; None when it cannot vouch for the answer (another member follows,
- * a header CRC, the output past limit, any error), which the caller then asks of codecs.decompress.
- * The GIL is released while inflating. */
-static PyObject *
-gunzip(PyObject *self, PyObject *args)
+/* libdeflate (the system's libdeflate.so.0, where there is one: about twice zlib's inflate speed),
+ * loaded on first use; without it, zlib. Its gzip reader checks the trailer's CRC-32 and size as
+ * zlib does. One decompressor per thread: gunzip runs without the GIL. */
+typedef void *(*LdAlloc)(void);
+typedef int (*LdGzip)(void *, const void *, size_t, void *, size_t, size_t *, size_t *);
+static LdAlloc ld_alloc;
+static LdGzip ld_gzip;
+static int ld_tried;
+static __thread void *ld_decompressor;
+#define LD_SUCCESS 0
+#define LD_INSUFFICIENT_SPACE 3
+
+static int
+ld_ready(void)
 {
-    Py_buffer in;
-    Py_ssize_t limit;
-    if (!PyArg_ParseTuple(args, "y*n", &in, &limit))
-        return NULL;
-    const unsigned char *p = (const unsigned char *)in.buf;
-    Py_ssize_t n = in.len;
-    PyObject *out = NULL;
-    int inited = 0;
+    if (!ld_tried) {
+        ld_tried = 1;
+        void *lib = dlopen("libdeflate.so.0", RTLD_NOW | RTLD_LOCAL);
+        if (lib != NULL) {
+            ld_alloc = (LdAlloc)dlsym(lib, "libdeflate_alloc_decompressor");
+            ld_gzip = (LdGzip)dlsym(lib, "libdeflate_gzip_decompress_ex");
+            if (ld_alloc == NULL || ld_gzip == NULL)
+                ld_alloc = NULL, ld_gzip = NULL;
+        }
+    }
+    if (ld_gzip == NULL)
+        return 0;
+    if (ld_decompressor == NULL)
+        ld_decompressor = ld_alloc();
+    return ld_decompressor != NULL;
+}
+
+/* The first output size to try: ISIZE, when nothing trails the member and it is a size deflate can
+ * reach from n bytes; else a modest start that grows. At most limit + 1 (room to see it passed). */
+static Py_ssize_t
+first_cap(const unsigned char *p, Py_ssize_t n, Py_ssize_t limit, int whole)
+{
+    Py_ssize_t guess = (Py_ssize_t)le32(p + n - 4), most = n > PY_SSIZE_T_MAX / DEFLATE_MAX_RATIO ? PY_SSIZE_T_MAX : n * DEFLATE_MAX_RATIO;
+    Py_ssize_t cap = guess < 64 || guess > most ? 64 * 1024 : guess;
+    if (!whole && cap > GUNZIP_FIRST)
+        cap = GUNZIP_FIRST;
+    return cap > limit ? limit + 1 : cap + 1;
+}
+
+/* libdeflate's answer: the member inflated into *out (a new bytes object), its input bytes in
+ * *used; 0, or 1 to decline, or -1 with an exception set. */
+static int
+ld_gunzip(const unsigned char *p, Py_ssize_t n, Py_ssize_t limit, PyObject **out, Py_ssize_t *used)
+{
+    Py_ssize_t cap = first_cap(p, n, limit, 1);
+    for (;;) {
+        PyObject *o = PyBytes_FromStringAndSize(NULL, cap);
+        if (o == NULL)
+            return -1;
+        size_t in_used = 0, out_len = 0;
+        int rc;
+        Py_BEGIN_ALLOW_THREADS
+        rc = ld_gzip(ld_decompressor, p, (size_t)n, PyBytes_AS_STRING(o), (size_t)cap, &in_used, &out_len);
+        Py_END_ALLOW_THREADS
+        if (rc == LD_SUCCESS && (Py_ssize_t)out_len <= limit) {
+            if (_PyBytes_Resize(&o, (Py_ssize_t)out_len) < 0)
+                return -1;
+            *out = o;
+            *used = (Py_ssize_t)in_used;
+            return 0;
+        }
+        Py_DECREF(o);
+        if (rc != LD_INSUFFICIENT_SPACE || cap > limit)
+            return 1; /* bad data, or past limit: codecs says which */
+        cap = cap > PY_SSIZE_T_MAX / 2 || cap * 2 > limit ? limit + 1 : cap * 2;
+    }
+}
+
+/* zlib's answer, as ld_gunzip's; zlib's own check of the trailer replaced by _crc32.h's CRC-32. */
+static int
+zlib_gunzip(const unsigned char *p, Py_ssize_t n, Py_ssize_t limit, PyObject **out, Py_ssize_t *used)
+{
     z_stream z;
     memset(&z, 0, sizeof z);
-    /* Deflate, no header CRC (inflateValidate would skip it too) nor reserved flags. */
-    if (limit < 0 || n < 18 || n > (Py_ssize_t)UINT32_MAX || p[0] != 0x1f || p[1] != 0x8b || p[2] != 8 ||
-        (p[3] & 0xE2))
-        goto decline;
     if (inflateInit2(&z, 16 + MAX_WBITS) != Z_OK)
-        goto decline;
-    inited = 1;
-    if (inflateValidate(&z, 0) != Z_OK)
-        goto decline;
-    Py_ssize_t guess = (Py_ssize_t)le32(p + n - 4); /* ISIZE, if nothing trails the member */
-    Py_ssize_t cap = guess < 64 ? 64 : guess;
-    if (cap > GUNZIP_FIRST)
-        cap = GUNZIP_FIRST;
-    if (cap > limit)
-        cap = limit;
-    cap += 1; /* room to see the output pass limit, or end exactly at the guess */
-    out = PyBytes_FromStringAndSize(NULL, cap);
-    if (out == NULL)
-        goto error;
+        return 1;
+    if (inflateValidate(&z, 0) != Z_OK) {
+        inflateEnd(&z);
+        return 1;
+    }
+    Py_ssize_t cap = first_cap(p, n, limit, 0);
+    PyObject *o = PyBytes_FromStringAndSize(NULL, cap);
+    if (o == NULL) {
+        inflateEnd(&z);
+        return -1;
+    }
     z.next_in = (unsigned char *)p;
     z.avail_in = (uInt)n;
     int rc;
     for (;;) {
-        z.next_out = (unsigned char *)PyBytes_AS_STRING(out) + z.total_out;
+        z.next_out = (unsigned char *)PyBytes_AS_STRING(o) + z.total_out;
         z.avail_out = (uInt)(cap - (Py_ssize_t)z.total_out);
         Py_BEGIN_ALLOW_THREADS
         rc = inflate(&z, Z_NO_FLUSH);
@@ -216,39 +275,67 @@ gunzip(PyObject *self, PyObject *args)
             break;
         if ((rc != Z_OK && rc != Z_BUF_ERROR) || z.avail_out != 0 || cap > limit)
             goto decline; /* bad data, cut short, or past limit */
-        Py_ssize_t more = cap > PY_SSIZE_T_MAX / 2 ? limit + 1 : cap * 2;
-        cap = more > limit + 1 ? limit + 1 : more;
-        if (_PyBytes_Resize(&out, cap) < 0)
-            goto error;
+        cap = cap > PY_SSIZE_T_MAX / 2 || cap * 2 > limit ? limit + 1 : cap * 2;
+        if (_PyBytes_Resize(&o, cap) < 0) {
+            inflateEnd(&z);
+            return -1;
+        }
     }
-    Py_ssize_t total = (Py_ssize_t)z.total_out;
-    Py_ssize_t used = n - (Py_ssize_t)z.avail_in;
-    const unsigned char *rest = p + used;
-    if (total > limit || used < 18 || (z.avail_in >= 2 && rest[0] == 0x1f && rest[1] == 0x8b))
-        goto decline; /* past limit, or a further member (codecs reads it) */
+    Py_ssize_t total = (Py_ssize_t)z.total_out, in_used = n - (Py_ssize_t)z.avail_in;
+    if (total > limit || in_used < 8)
+        goto decline;
     uint32_t crc;
     Py_BEGIN_ALLOW_THREADS
-    crc = crc32_fast(0, (const unsigned char *)PyBytes_AS_STRING(out), (size_t)total);
+    crc = crc32_fast(0, (const unsigned char *)PyBytes_AS_STRING(o), (size_t)total);
     Py_END_ALLOW_THREADS
-    if (crc != le32(rest - 8) || (uint32_t)total != le32(rest - 4))
+    if (crc != le32(p + in_used - 8) || (uint32_t)total != le32(p + in_used - 4))
         goto decline; /* zlib would say: incorrect data check, or incorrect length check */
     inflateEnd(&z);
-    PyBuffer_Release(&in);
-    if (_PyBytes_Resize(&out, total) < 0)
-        return NULL;
-    return out;
+    if (_PyBytes_Resize(&o, total) < 0)
+        return -1;
+    *out = o;
+    *used = in_used;
+    return 0;
 decline:
-    if (inited)
-        inflateEnd(&z);
+    inflateEnd(&z);
+    Py_DECREF(o);
+    return 1;
+}
+
+/* A gzip payload inflated as codecs._gunzip inflates it (libdeflate, else zlib); None when it cannot
+ * vouch for the answer (another member follows, a header CRC, the output past limit, any error),
+ * which the caller then asks of codecs.decompress. The GIL is released while inflating. */
+static PyObject *
+gunzip(PyObject *self, PyObject *args)
+{
+    Py_buffer in;
+    Py_ssize_t limit;
+    int engine = 1;
+    if (!PyArg_ParseTuple(args, "y*n|p", &in, &limit, &engine))
+        return NULL;
+    const unsigned char *p = (const unsigned char *)in.buf;
+    Py_ssize_t n = in.len, used = 0;
+    PyObject *out = NULL;
+    int rc = 1;
+    /* Deflate, no header CRC (neither inflater here checks one) nor reserved flags. */
+    if (limit >= 0 && n >= 18 && n <= (Py_ssize_t)UINT32_MAX && p[0] == 0x1f && p[1] == 0x8b && p[2] == 8 &&
+        !(p[3] & 0xE2))
+        rc = engine && ld_ready() ? ld_gunzip(p, n, limit, &out, &used) : zlib_gunzip(p, n, limit, &out, &used);
+    if (rc == 0 && n - used >= 2 && p[used] == 0x1f && p[used + 1] == 0x8b)
+        rc = 1; /* a further member: codecs reads it */
     PyBuffer_Release(&in);
+    if (rc < 0)
+        return NULL;
+    if (rc == 0)
+        return out;
     Py_XDECREF(out);
     Py_RETURN_NONE;
-error:
-    if (inited)
-        inflateEnd(&z);
-    PyBuffer_Release(&in);
-    Py_XDECREF(out);
-    return NULL;
+}
+
+static PyObject *
+gunzip_engine(PyObject *self, PyObject *unused)
+{
+    return PyUnicode_FromString(ld_ready() ? "libdeflate" : "zlib");
 }
 
 /* ---- writing ------------------------------------------------------------------------------- */
@@ -515,8 +602,9 @@ error:
 
 static PyMethodDef methods[] = {
     {"gunzip", gunzip, METH_VARARGS,
-     "gunzip(payload, limit) -> bytes | None: a gzip payload as codecs.decompress inflates it, or None\n"
-     "where it cannot vouch for that (then ask codecs.decompress)."},
+     "gunzip(payload, limit, libdeflate=True) -> bytes | None: a gzip payload as codecs.decompress\n"
+     "inflates it, or None where it cannot vouch for that (then ask codecs.decompress)."},
+    {"gunzip_engine", gunzip_engine, METH_NOARGS, "gunzip_engine() -> 'libdeflate' | 'zlib'"},
     {"read_wrappers", read_wrappers, METH_VARARGS,
      "read_wrappers(buf, pos, end, file_pos, entry_limit, max_records, run_limit, decompress, transcode)\n"
      "-> (used, want, codec, items): the sound v1 CreateTime wrappers of one codec at buf[pos:end],\n"
