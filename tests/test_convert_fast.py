@@ -363,14 +363,14 @@ def test_a_fast_batch_that_does_not_hold_its_wrappers_records_is_caught(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     src = _wrapper_segment(tmp_path / "in.log")
-    real = convert_run.compressor
+    real = convert_run._squeezer
 
-    def tampered(codec: Compression, **kw: Any) -> Any:
+    def tampered(codec: Compression, level: int | None) -> Any:
         """One byte of the last record's value changed before compression: CRC valid, record wrong."""
-        squeeze = real(codec, **kw)
+        squeeze = real(codec, level)
         return lambda data: squeeze(data[:-2] + bytes([data[-2] ^ 1]) + data[-1:])
 
-    monkeypatch.setattr(convert_run, "compressor", tampered)
+    monkeypatch.setattr(convert_run, "_squeezer", tampered)
     result, out = _tampered_run(src, tmp_path)
     assert result.exit_code == 1, result.output
     assert "verification failed" in result.stderr and "differs" in result.stderr
@@ -533,3 +533,34 @@ def test_a_source_of_inflated_wrappers_sees_each_window_start_and_finish(
     next(items)
     items.close()
     assert early.calls[-2:] == ["finish", "close"]
+
+
+@pytest.mark.parametrize("twin", RUN_TWINS, ids=lambda m: m.__name__)
+def test_the_lz4_frame_twins_are_codecs_frames(twin: Any) -> None:
+    """lz4_frame writes codecs' bytes at every size (one block or several, raw where lz4 does not
+    shrink it); unlz4_frame reads a one-block frame as codecs does, and gives None, never other
+    bytes, for anything else (several blocks, a cut, a changed byte, a small limit)."""
+    import random
+
+    from kafka_dump.format import codecs
+
+    rnd = random.Random(3)
+    header = codecs.lz4_frame_header(2)
+    read = 0
+    for n in (0, 1, 15, 300, 65_535, 65_536, 65_537, 140_000):
+        for data in (bytes(rnd.getrandbits(8) for _ in range(n)), b"kafka" * (n // 5)):
+            frame = twin.lz4_frame(header, data)
+            assert frame == codecs.compress(Compression.LZ4, data)
+            payloads = [frame, frame[:-1], frame[: len(frame) // 2]]
+            for _ in range(10):
+                if len(frame) > 12:
+                    changed = bytearray(frame)
+                    changed[rnd.randrange(7, len(frame))] ^= 1 << rnd.randrange(8)
+                    payloads.append(bytes(changed))
+            for payload in payloads:
+                for limit in (1 << 20, 65_536, 1000):
+                    got = twin.unlz4_frame(header, memoryview(payload), limit)
+                    if got is not None:
+                        read += 1
+                        assert got == decompress(Compression.LZ4, payload, limit)
+    assert read >= 10

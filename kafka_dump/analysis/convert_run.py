@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import functools
 import gc
 import os
 import tempfile
@@ -36,9 +37,10 @@ from kafka_dump.format.codecs import (
     DEFAULT_MAX_RECORDS_PER_BATCH,
     compressor,
     decompress,
+    lz4_frame_header,
 )
 from kafka_dump.format.recheck import same_as_v1_inner, same_v2_records
-from kafka_dump.format.transcode import write_wrappers
+from kafka_dump.format.transcode import lz4_frame, write_wrappers
 from kafka_dump.model import Batch, Compression, ControlType, Problem, ProblemKind, Record, TimestampType
 from kafka_dump.segment import CHUNK_SIZE, segment_base_offset, segment_files
 from kafka_dump.writer import NO_TIMESTAMP, IndexBuilder
@@ -137,6 +139,7 @@ def _same(a: Path, b: Path) -> bool:
 
 # Codecs that take a level (``--level``); the others (none, snappy) are written without one.
 _LEVELLED = frozenset((Compression.GZIP, Compression.LZ4, Compression.ZSTD))
+_LZ4_DEFAULT_LEVEL = 9  # Kafka's: lz4's fast compressor (codecs._LZ4_DEFAULT_LEVEL)
 Watch = Callable[[Iterator[Item]], Iterator[Item]]  # sees the input stream go by (a progress bar)
 _CRC_VALID = attrgetter("crcValid")
 _TIMESTAMP = attrgetter("timestamp")
@@ -331,7 +334,7 @@ class _TempSegment:
         """Write the v2 batches of a run of transcoded wrappers (``convert_fast``), as ``write_entry``
         writes the batches ``Converter`` makes of them, each checked against its wrapper's inner
         messages where it lies (``format/transcode.py``)."""
-        squeeze = compressor(codec, level=level if codec in _LEVELLED else None, magic=2)
+        squeeze = _squeezer(codec, level if codec in _LEVELLED else None)
         data, rows, last, failure = write_wrappers(
             run.wrappers, int(codec), squeeze, self._verifier(max_batch_bytes), crc32c, same_as_v1_inner,
             self._last_offset,
@@ -464,6 +467,16 @@ class _TempSegment:
         for tmp in self._temps:
             with contextlib.suppress(FileNotFoundError):
                 tmp.unlink()
+
+
+def _squeezer(codec: Compression, level: int | None) -> Callable[[bytes], bytes]:
+    """How a v2 batch's records are compressed: ``codecs.compressor``'s function, or for LZ4 at
+    Kafka's default level the transcode twin's frame writer (the same bytes, without Python between
+    the blocks)."""
+    if codec is Compression.LZ4 and level in (None, _LZ4_DEFAULT_LEVEL):
+        compressor(codec, level=level, magic=2)  # refuses what compress refuses
+        return functools.partial(lz4_frame, lz4_frame_header(2))
+    return compressor(codec, level=level, magic=2)
 
 
 def _sync(f: BinaryIO) -> None:

@@ -367,6 +367,149 @@ buf_reserve(Buf *b, Py_ssize_t more)
     return 0;
 }
 
+/* ---- Kafka's LZ4 frame ------------------------------------------------------------------------ */
+
+#define LZ4_BLOCK (64 * 1024)  /* codecs._LZ4_BLOCK: Lz4BlockOutputStream's 64 KiB blocks */
+#define LZ4_HEADER 7           /* magic, FLG, BD, header checksum: the frame codecs writes */
+#define LZ4_RAW 0x80000000u    /* a block stored as it is */
+
+static PyObject *lz4_compress, *lz4_decompress, *kw_store_size, *kw_size;
+
+/* lz4.block's compress and decompress, looked up on first use; 0, or -1 with an exception set. */
+static int
+lz4_ready(void)
+{
+    if (lz4_decompress != NULL)
+        return 0;
+    PyObject *mod = PyImport_ImportModule("lz4.block");
+    if (mod == NULL)
+        return -1;
+    lz4_compress = PyObject_GetAttrString(mod, "compress");
+    lz4_decompress = lz4_compress ? PyObject_GetAttrString(mod, "decompress") : NULL;
+    Py_DECREF(mod);
+    kw_store_size = Py_BuildValue("{s:O}", "store_size", Py_False);
+    kw_size = Py_BuildValue("{s:i}", "uncompressed_size", LZ4_BLOCK);
+    if (lz4_decompress == NULL || kw_store_size == NULL || kw_size == NULL) {
+        Py_CLEAR(lz4_compress);
+        Py_CLEAR(lz4_decompress);
+        return -1;
+    }
+    return 0;
+}
+
+static void
+put_le32(unsigned char *p, uint32_t v)
+{
+    p[0] = (unsigned char)v;
+    p[1] = (unsigned char)(v >> 8);
+    p[2] = (unsigned char)(v >> 16);
+    p[3] = (unsigned char)(v >> 24);
+}
+
+/* lz4_frame(header, data): codecs._lz4_kafka(data, None, magic) for the magic whose frame header
+ * is given: independent 64 KiB blocks of lz4's fast compressor, each stored raw when it does not
+ * shrink, then an end mark. */
+static PyObject *
+lz4_frame(PyObject *self, PyObject *args)
+{
+    Py_buffer head, data;
+    if (!PyArg_ParseTuple(args, "y*y*", &head, &data))
+        return NULL;
+    PyObject *out = NULL;
+    Buf b = {NULL, 0, 0};
+    if (head.len != LZ4_HEADER) {
+        PyErr_SetString(PyExc_ValueError, "an LZ4 frame header is 7 bytes here");
+        goto done;
+    }
+    if (lz4_ready() < 0)
+        goto done;
+    const unsigned char *p = (const unsigned char *)data.buf;
+    Py_ssize_t n = data.len;
+    if (buf_reserve(&b, LZ4_HEADER + n + n / 128 + 64) < 0)
+        goto done;
+    memcpy(b.p, head.buf, LZ4_HEADER);
+    b.len = LZ4_HEADER;
+    for (Py_ssize_t at = 0; at < n; at += LZ4_BLOCK) {
+        Py_ssize_t len = n - at < LZ4_BLOCK ? n - at : LZ4_BLOCK;
+        PyObject *view = PyMemoryView_FromMemory((char *)p + at, len, PyBUF_READ);
+        if (view == NULL)
+            goto done;
+        PyObject *argv[] = {view};
+        PyObject *block = PyObject_VectorcallDict(lz4_compress, argv, 1, kw_store_size);
+        Py_DECREF(view);
+        if (block == NULL)
+            goto done;
+        if (!PyBytes_Check(block)) {
+            Py_DECREF(block);
+            PyErr_SetString(PyExc_TypeError, "lz4.block.compress must return bytes");
+            goto done;
+        }
+        Py_ssize_t got = PyBytes_GET_SIZE(block);
+        int raw = got >= len;
+        if (buf_reserve(&b, 4 + (raw ? len : got) + 4) < 0) {
+            Py_DECREF(block);
+            goto done;
+        }
+        put_le32(b.p + b.len, raw ? (uint32_t)len | LZ4_RAW : (uint32_t)got);
+        memcpy(b.p + b.len + 4, raw ? p + at : (const unsigned char *)PyBytes_AS_STRING(block), (size_t)(raw ? len : got));
+        b.len += 4 + (raw ? len : got);
+        Py_DECREF(block);
+    }
+    if (buf_reserve(&b, 4) < 0)
+        goto done;
+    put_le32(b.p + b.len, 0);
+    b.len += 4;
+    out = PyBytes_FromStringAndSize((const char *)b.p, b.len);
+done:
+    PyMem_Free(b.p);
+    PyBuffer_Release(&head);
+    PyBuffer_Release(&data);
+    return out;
+}
+
+/* unlz4_frame(header, payload, limit): the frame of one compressed block behind that header, as
+ * codecs._unlz4 reads it; None for any other frame, or a block that does not decompress (the caller
+ * then asks codecs, which reads it, or says why not). */
+static PyObject *
+unlz4_frame(PyObject *self, PyObject *args)
+{
+    Py_buffer head, data;
+    Py_ssize_t limit;
+    if (!PyArg_ParseTuple(args, "y*y*n", &head, &data, &limit))
+        return NULL;
+    const unsigned char *p = (const unsigned char *)data.buf;
+    Py_ssize_t n = data.len;
+    PyObject *out = NULL;
+    if (head.len == LZ4_HEADER && n > LZ4_HEADER + 8 && limit >= LZ4_BLOCK &&
+        memcmp(p, head.buf, LZ4_HEADER) == 0 && le32(p + n - 4) == 0) {
+        uint32_t word = le32(p + LZ4_HEADER);
+        if (word > 0 && word <= LZ4_BLOCK && (Py_ssize_t)word == n - LZ4_HEADER - 8) {
+            if (lz4_ready() < 0)
+                goto done;
+            PyObject *view = PyMemoryView_FromMemory((char *)p + LZ4_HEADER + 4, word, PyBUF_READ);
+            if (view == NULL)
+                goto done;
+            PyObject *argv[] = {view};
+            out = PyObject_VectorcallDict(lz4_decompress, argv, 1, kw_size);
+            Py_DECREF(view);
+            if (out == NULL && PyErr_ExceptionMatches(PyExc_Exception))
+                PyErr_Clear(); /* codecs reads it again, and says why */
+            else if (out != NULL && !PyBytes_Check(out))
+                Py_CLEAR(out);
+            if (out == NULL && PyErr_Occurred())
+                goto done;
+        }
+    }
+    if (out == NULL) {
+        Py_INCREF(Py_None);
+        out = Py_None;
+    }
+done:
+    PyBuffer_Release(&head);
+    PyBuffer_Release(&data);
+    return out;
+}
+
 static void
 put_be(unsigned char *p, uint64_t v, int n)
 {
@@ -605,6 +748,11 @@ static PyMethodDef methods[] = {
      "gunzip(payload, limit, libdeflate=True) -> bytes | None: a gzip payload as codecs.decompress\n"
      "inflates it, or None where it cannot vouch for that (then ask codecs.decompress)."},
     {"gunzip_engine", gunzip_engine, METH_NOARGS, "gunzip_engine() -> 'libdeflate' | 'zlib'"},
+    {"lz4_frame", lz4_frame, METH_VARARGS,
+     "lz4_frame(header, data) -> bytes: Kafka's LZ4 frame of data at lz4's default level (codecs' bytes)."},
+    {"unlz4_frame", unlz4_frame, METH_VARARGS,
+     "unlz4_frame(header, payload, limit) -> bytes | None: a one-block frame with that header, as codecs\n"
+     "reads it; None for any other (then ask codecs)."},
     {"read_wrappers", read_wrappers, METH_VARARGS,
      "read_wrappers(buf, pos, end, file_pos, entry_limit, max_records, run_limit, decompress, transcode)\n"
      "-> (used, want, codec, items): the sound v1 CreateTime wrappers of one codec at buf[pos:end],\n"

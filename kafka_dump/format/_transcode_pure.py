@@ -19,6 +19,7 @@ Both twins only drive: the work is the functions'. The compiled one saves the Py
 
 from __future__ import annotations
 
+import struct
 from collections.abc import Callable
 
 from kafka_dump.errors import CorruptRecordError
@@ -50,6 +51,53 @@ def gunzip(payload: bytes | memoryview, limit: int, /) -> bytes | None:
     try:
         return decompress(Compression.GZIP, payload, limit)
     except CorruptRecordError:
+        return None
+
+
+_U32LE = struct.Struct("<I")  # an LZ4 frame's words are little-endian
+_LZ4_BLOCK = 64 * 1024  # Lz4BlockOutputStream's blocks
+_LZ4_RAW = 0x80000000
+_LZ4_END = b"\x00\x00\x00\x00"
+
+
+def lz4_frame(header: bytes, data: bytes | memoryview, /) -> bytes:
+    """Kafka's LZ4 frame of ``data`` behind ``header`` (``codecs.lz4_frame_header``) at lz4's default
+    level: independent 64 KiB blocks, each stored raw when it does not shrink, then an end mark."""
+    import lz4.block
+
+    view = memoryview(data)
+    parts = [bytes(header)]
+    for i in range(0, len(view), _LZ4_BLOCK):
+        chunk = view[i : i + _LZ4_BLOCK]
+        block = lz4.block.compress(chunk, store_size=False)
+        if len(block) >= len(chunk):
+            parts += (_U32LE.pack(len(chunk) | _LZ4_RAW), bytes(chunk))
+        else:
+            parts += (_U32LE.pack(len(block)), block)
+    parts.append(_LZ4_END)
+    return b"".join(parts)
+
+
+def unlz4_frame(header: bytes, payload: bytes | memoryview, limit: int, /) -> bytes | None:
+    """A frame of one compressed block behind ``header``, decompressed; None for any other frame, or
+    a block that does not decompress (``codecs.decompress`` then reads it, or says why not)."""
+    import lz4.block
+
+    view = memoryview(payload)
+    n = len(view)
+    if (
+        n <= len(header) + 8
+        or limit < _LZ4_BLOCK
+        or view[: len(header)] != header
+        or view[n - 4 :] != _LZ4_END
+    ):
+        return None
+    (word,) = _U32LE.unpack_from(view, len(header))
+    if not 0 < word <= _LZ4_BLOCK or word != n - len(header) - 8:
+        return None
+    try:
+        return bytes(lz4.block.decompress(view[len(header) + 4 : n - 4], uncompressed_size=_LZ4_BLOCK))
+    except lz4.block.LZ4BlockError:
         return None
 
 

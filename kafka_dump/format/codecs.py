@@ -367,6 +367,11 @@ _LZ4_HEADERS = {magic: _lz4_header(magic) for magic in (0, 1, 2)}
 _LZ4_END = b"\x00\x00\x00\x00"
 
 
+def lz4_frame_header(magic: int) -> bytes:
+    """The 7 bytes every LZ4 frame written for ``magic`` starts with (for a writer of its own)."""
+    return _LZ4_HEADERS[magic]
+
+
 def _lz4_kafka(data: bytes, level: int | None, magic: int) -> bytes:
     """Kafka's LZ4 frame (Lz4BlockOutputStream): independent 64 KiB blocks, stored raw when they do
     not shrink, an end mark, no checksums. Kafka's default level uses lz4's fast compressor, any

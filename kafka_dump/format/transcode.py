@@ -1,5 +1,6 @@
 """Convert's fast path, a run of v1 wrappers per call: ``read_wrappers`` and ``write_wrappers`` (and
-``gunzip``, the compiled twin's faster way to inflate a gzip wrapper, used by ``convert_fast.inflater``). Two
+``gunzip``, ``lz4_frame`` and ``unlz4_frame``: the gzip and LZ4 codec work of the fast path without
+Python between, used by ``convert_fast.inflater`` and ``convert_run``). Two
 twins behind ``twins.TranscodeTwin``: ``_transcode_pure`` (the reference) and the compiled
 ``_transcode.c``; the choice is made once, here (the fast path has no other user), ``KDUMP_PURE=1``
 forcing the pure one.
@@ -23,7 +24,17 @@ if not pure_requested():
         TRANSCODE_TWIN = "compiled"
 
 gunzip = transcoder.gunzip
+lz4_frame = transcoder.lz4_frame
+unlz4_frame = transcoder.unlz4_frame
 read_wrappers = transcoder.read_wrappers
 write_wrappers = transcoder.write_wrappers
 
-__all__ = ["TRANSCODE_TWIN", "gunzip", "read_wrappers", "transcoder", "write_wrappers"]
+__all__ = [
+    "TRANSCODE_TWIN",
+    "gunzip",
+    "lz4_frame",
+    "read_wrappers",
+    "transcoder",
+    "unlz4_frame",
+    "write_wrappers",
+]

@@ -161,6 +161,10 @@ class TranscodeTwin(Protocol):
 
     def gunzip(self, payload: bytes | memoryview, limit: int, /) -> bytes | None: ...
 
+    def lz4_frame(self, header: bytes, data: bytes | memoryview, /) -> bytes: ...
+
+    def unlz4_frame(self, header: bytes, payload: bytes | memoryview, limit: int, /) -> bytes | None: ...
+
     def read_wrappers(
         self,
         buf: bytes | bytearray,
