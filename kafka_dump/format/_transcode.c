@@ -340,7 +340,9 @@ gunzip_engine(PyObject *self, PyObject *unused)
 
 /* ---- writing ------------------------------------------------------------------------------- */
 
+/* Output built in a bytes object that grows, so that the finished bytes need no copy. */
 typedef struct {
+    PyObject *bytes;
     unsigned char *p;
     Py_ssize_t len, cap;
 } Buf;
@@ -357,14 +359,41 @@ buf_reserve(Buf *b, Py_ssize_t more)
     Py_ssize_t cap = b->cap ? b->cap : 1 << 16;
     while (cap < b->len + more)
         cap = cap > PY_SSIZE_T_MAX / 2 ? b->len + more : cap * 2;
-    unsigned char *q = PyMem_Realloc(b->p, (size_t)cap);
-    if (q == NULL) {
-        PyErr_NoMemory();
+    if (b->bytes == NULL)
+        b->bytes = PyBytes_FromStringAndSize(NULL, cap);
+    else if (_PyBytes_Resize(&b->bytes, cap) < 0)
+        b->bytes = NULL; /* (freed by the resize) */
+    if (b->bytes == NULL) {
+        b->p = NULL;
+        b->len = b->cap = 0;
         return -1;
     }
-    b->p = q;
+    b->p = (unsigned char *)PyBytes_AS_STRING(b->bytes);
     b->cap = cap;
     return 0;
+}
+
+/* The bytes written (a new reference; the Buf is left empty), or NULL with an exception set. */
+static PyObject *
+buf_take(Buf *b)
+{
+    if (b->bytes == NULL)
+        return PyBytes_FromStringAndSize(NULL, 0);
+    PyObject *o = b->bytes;
+    b->bytes = NULL;
+    b->p = NULL;
+    b->cap = 0;
+    if (_PyBytes_Resize(&o, b->len) < 0)
+        return NULL;
+    return o;
+}
+
+static void
+buf_free(Buf *b)
+{
+    Py_CLEAR(b->bytes);
+    b->p = NULL;
+    b->len = b->cap = 0;
 }
 
 /* ---- Kafka's LZ4 frame ------------------------------------------------------------------------ */
@@ -416,7 +445,7 @@ lz4_frame(PyObject *self, PyObject *args)
     if (!PyArg_ParseTuple(args, "y*y*", &head, &data))
         return NULL;
     PyObject *out = NULL;
-    Buf b = {NULL, 0, 0};
+    Buf b = {NULL, NULL, 0, 0};
     if (head.len != LZ4_HEADER) {
         PyErr_SetString(PyExc_ValueError, "an LZ4 frame header is 7 bytes here");
         goto done;
@@ -425,7 +454,9 @@ lz4_frame(PyObject *self, PyObject *args)
         goto done;
     const unsigned char *p = (const unsigned char *)data.buf;
     Py_ssize_t n = data.len;
-    if (buf_reserve(&b, LZ4_HEADER + n + n / 128 + 64) < 0)
+    /* Room for the worst case (lz4's bound for every block), so that the bytes are never moved. */
+    Py_ssize_t blocks = n / LZ4_BLOCK + 1;
+    if (buf_reserve(&b, LZ4_HEADER + n + n / 255 + blocks * (16 + 4) + 4) < 0)
         goto done;
     memcpy(b.p, head.buf, LZ4_HEADER);
     b.len = LZ4_HEADER;
@@ -459,9 +490,9 @@ lz4_frame(PyObject *self, PyObject *args)
         goto done;
     put_le32(b.p + b.len, 0);
     b.len += 4;
-    out = PyBytes_FromStringAndSize((const char *)b.p, b.len);
+    out = buf_take(&b);
 done:
-    PyMem_Free(b.p);
+    buf_free(&b);
     PyBuffer_Release(&head);
     PyBuffer_Release(&data);
     return out;
@@ -597,7 +628,7 @@ write_wrappers(PyObject *self, PyObject *args)
     int64_t previous = 0;
     if (have_last && as_i64(last_obj, &previous) < 0)
         return NULL;
-    Buf out = {NULL, 0, 0};
+    Buf out = {NULL, NULL, 0, 0};
     PyObject *rows = PyList_New(0), *why = NULL, *body = NULL, *records = NULL, *res = NULL;
     Py_ssize_t n_items = PyList_GET_SIZE(items), i = 0, good = 0;
     if (rows == NULL)
@@ -715,8 +746,7 @@ write_wrappers(PyObject *self, PyObject *args)
         good = out.len;
     }
     {
-        PyObject *data = PyBytes_FromStringAndSize((const char *)out.p, out.len);
-        PyMem_Free(out.p);
+        PyObject *data = buf_take(&out);
         if (data == NULL) {
             Py_DECREF(rows);
             return NULL;
@@ -729,7 +759,7 @@ failed:
     Py_XDECREF(body);
     Py_XDECREF(records);
     Py_XDECREF(res);
-    PyMem_Free(out.p);
+    buf_free(&out);
     Py_DECREF(rows);
     if (why == NULL)
         return NULL;
@@ -738,7 +768,7 @@ error:
     Py_XDECREF(body);
     Py_XDECREF(records);
     Py_XDECREF(res);
-    PyMem_Free(out.p);
+    buf_free(&out);
     Py_DECREF(rows);
     return NULL;
 }
