@@ -21,8 +21,8 @@ def _both(data: bytes) -> tuple[int, int]:
 
 @pytest.mark.parametrize("n", range(0, 300))
 def test_every_short_length_and_alignment(n: int) -> None:
-    """Below, at and above 16 (a block), 32 (the folding threshold), 64 and 128 (four blocks in
-    flight): each length from 0 to 299, starting at each of 8 alignments of a buffer."""
+    """Below, at and above 16 (a block, the folding threshold) and 128 (four blocks in flight), with
+    every partial last block: each length from 0 to 299, at each of 8 alignments of a buffer."""
     rng = random.Random(n)
     buf = bytes(rng.randrange(256) for _ in range(n + 8))
     for skip in range(8):

@@ -97,29 +97,30 @@ check_window(Py_ssize_t pos, Py_ssize_t end, Py_ssize_t len)
     return 0;
 }
 
-/* CRC-32 (IEEE, reflected), as zlib.crc32 computes it; call crc32_init at import. Slicing by 8 with
- * tables everywhere; on x86-64 CPUs with PCLMULQDQ, the 16-byte blocks of a buffer are folded with
- * carry-less multiplies instead (Intel's "Fast CRC Computation for Generic Polynomials Using
- * PCLMULQDQ", reflected form) and only the last few bytes go through the tables: a v0/v1 message's
- * CRC, its most expensive field, then costs about half. */
+/* CRC-32 (IEEE, reflected), as zlib.crc32 computes it; call crc32_init at import. On x86-64 CPUs with
+ * PCLMULQDQ and SSSE3, a buffer of 16 bytes or more is folded 16 bytes at a time with carry-less
+ * multiplies (Intel's "Fast CRC Computation for Generic Polynomials Using PCLMULQDQ", reflected form),
+ * its last partial block shifted in with PSHUFB: a v0/v1 message of 127 bytes takes about 15 ns instead
+ * of 65 ns through the tables. Everywhere else, and below 16 bytes, tables sliced by 8. */
 #define CRC32_POLY 0xEDB88320u
 #if defined(__GNUC__)
 __attribute__((unused)) /* a module that includes this header for its varints need not use it */
 #endif
 static uint32_t crc32_table[8][256];
 
-/* Buffers at least this long take the folding path (below it the tables are as fast). */
-#define CRC32_FOLD_MIN 32
+/* The folding path needs one whole 16-byte block; from there it is faster than the tables. */
+#define CRC32_FOLD_MIN 16
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define KDUMP_CRC32_FOLD 1
 #include <emmintrin.h>
+#include <tmmintrin.h>
 #include <wmmintrin.h>
 
 #if defined(__GNUC__)
 __attribute__((unused))
 #endif
-static int crc32_can_fold; /* set by crc32_init when the CPU has PCLMULQDQ */
+static int crc32_can_fold; /* set by crc32_init when the CPU has PCLMULQDQ and SSSE3 */
 
 /* The folding constants, x^n mod P bit-reflected and shifted left by one, for a fold across 512 + 64
  * bits (n = 4*128 +- 32), across 128 bits (n = 128 +- 32), and x^64 mod P; then P itself and
@@ -134,7 +135,7 @@ static int crc32_can_fold; /* set by crc32_init when the CPU has PCLMULQDQ */
 
 /* acc * x^(distance) mod P, added to the next 16 bytes: the low and high halves of acc each carried
  * forward by the constant in the same half of k. */
-__attribute__((target("pclmul,sse2"))) static inline __m128i
+__attribute__((target("pclmul,ssse3"))) static inline __m128i
 crc32_fold16(__m128i acc, __m128i k, __m128i next)
 {
     __m128i lo = _mm_clmulepi64_si128(acc, k, 0x00);
@@ -142,10 +143,24 @@ crc32_fold16(__m128i acc, __m128i k, __m128i next)
     return _mm_xor_si128(_mm_xor_si128(lo, hi), next);
 }
 
-/* The CRC state after p[0:n], from state c (not inverted here); n >= 16 and a multiple of 16. */
-__attribute__((target("pclmul,sse2"))) static uint32_t
+/* PSHUFB masks: 16 bytes loaded from CRC32_SHIFT_UP + r move a register's bytes up by 16 - r places
+ * (its last r bytes first, zeros after them... in memory order: zeros first); from CRC32_SHIFT_DOWN + r,
+ * down by r places (zeros coming in at the end). An index with its top bit set yields a zero byte. */
+static const unsigned char crc32_shift_masks[64] = {
+    0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80,
+    0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f,
+    0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f,
+    0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80,
+};
+#define CRC32_SHIFT_UP (crc32_shift_masks)
+#define CRC32_SHIFT_DOWN (crc32_shift_masks + 32)
+
+/* The CRC state after p[0:n], from state c (not inverted here); n >= 16. */
+__attribute__((target("pclmul,ssse3"))) static uint32_t
 crc32_fold(uint32_t c, const unsigned char *p, Py_ssize_t n)
 {
+    const unsigned char *last = p + n - 16; /* the buffer's last 16 bytes, for its last partial block */
+    Py_ssize_t r = n & 15;
     const __m128i k34 = _mm_set_epi64x(CRC32_K4, CRC32_K3);
     __m128i x = _mm_xor_si128(_mm_loadu_si128((const __m128i *)p), _mm_cvtsi32_si128((int)c));
     p += 16;
@@ -173,6 +188,16 @@ crc32_fold(uint32_t c, const unsigned char *p, Py_ssize_t n)
         p += 16;
         n -= 16;
     }
+    if (r > 0) {
+        /* r bytes remain: the last 16 bytes of the message are x's last 16 - r bytes and those r;
+         * x's first r bytes, before them, are folded across 128 bits as a block of zeros and them. */
+        __m128i up = _mm_loadu_si128((const __m128i *)(CRC32_SHIFT_UP + r));
+        __m128i down = _mm_loadu_si128((const __m128i *)(CRC32_SHIFT_DOWN + r));
+        __m128i before = _mm_cmplt_epi8(up, _mm_setzero_si128()); /* the first 16 - r bytes */
+        __m128i tail = _mm_or_si128(_mm_shuffle_epi8(x, down),
+                                    _mm_andnot_si128(before, _mm_loadu_si128((const __m128i *)last)));
+        x = crc32_fold16(_mm_shuffle_epi8(x, up), k34, tail);
+    }
     /* 128 bits to 64, then to 64 holding 32 more, then Barrett's reduction to the 32-bit remainder */
     const __m128i mask32 = _mm_set_epi32(0, 0, 0, -1);
     x = _mm_xor_si128(_mm_clmulepi64_si128(x, k34, 0x10), _mm_srli_si128(x, 8));
@@ -199,7 +224,7 @@ crc32_init(void)
             crc32_table[t][i] = (crc32_table[t - 1][i] >> 8) ^ crc32_table[0][crc32_table[t - 1][i] & 0xFF];
 #ifdef KDUMP_CRC32_FOLD
     __builtin_cpu_init();
-    crc32_can_fold = __builtin_cpu_supports("pclmul") && __builtin_cpu_supports("sse2");
+    crc32_can_fold = __builtin_cpu_supports("pclmul") && __builtin_cpu_supports("ssse3");
 #endif
 }
 
@@ -226,12 +251,8 @@ crc32_ieee_with(const unsigned char *p, Py_ssize_t n, int table_only)
 {
     uint32_t c = 0xFFFFFFFFu;
 #ifdef KDUMP_CRC32_FOLD
-    if (crc32_can_fold && !table_only && n >= CRC32_FOLD_MIN) {
-        Py_ssize_t folded = n & ~(Py_ssize_t)15;
-        c = crc32_fold(c, p, folded);
-        p += folded;
-        n -= folded;
-    }
+    if (crc32_can_fold && !table_only && n >= CRC32_FOLD_MIN)
+        return crc32_fold(c, p, n) ^ 0xFFFFFFFFu;
 #else
     (void)table_only;
 #endif
