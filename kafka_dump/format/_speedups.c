@@ -60,8 +60,11 @@ new_atomic_record(PyObject **vals)
     obj = PyObject_GC_New(PyObject, (PyTypeObject *)model.record_type);
     if (obj == NULL)
         goto fail;
-    for (int i = 0; i < RECORD_FIELDS; i++)
-        RECORD_SLOT(obj, i) = vals[i];
+    if (model.record_in_order)
+        memcpy((char *)obj + sizeof(PyObject), vals, RECORD_FIELDS * sizeof(PyObject *));
+    else
+        for (int i = 0; i < RECORD_FIELDS; i++)
+            RECORD_SLOT(obj, i) = vals[i];
     return obj;
 fail:
     for (int i = 0; i < RECORD_FIELDS; i++)
@@ -674,10 +677,12 @@ plain_batch(PyObject *file, Py_ssize_t file_pos, const unsigned char *p, Py_ssiz
         PyObject *record = new_atomic_record(rvals);
         if (record == NULL)
             goto fail;
-        records = PyTuple_Pack(1, record);
-        Py_DECREF(record);
-        if (records == NULL)
+        records = PyTuple_New(1);
+        if (records == NULL) {
+            Py_DECREF(record);
             goto fail;
+        }
+        PyTuple_SET_ITEM(records, 0, record);
         untrack_if_atomic(records);
     }
     else {

@@ -31,6 +31,43 @@ typedef struct {
         goto fail;                                          \
     } while (0)
 
+/* Big-endian reads: one load and a byte swap where the compiler has the builtins, else byte by byte. */
+#if defined(__GNUC__) || defined(__clang__)
+#include <string.h>
+
+static inline int64_t
+be64(const unsigned char *p)
+{
+    uint64_t v;
+    memcpy(&v, p, sizeof v);
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    v = __builtin_bswap64(v);
+#endif
+    return (int64_t)v;
+}
+
+static inline int32_t
+be32(const unsigned char *p)
+{
+    uint32_t v;
+    memcpy(&v, p, sizeof v);
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    v = __builtin_bswap32(v);
+#endif
+    return (int32_t)v;
+}
+
+static inline int16_t
+be16(const unsigned char *p)
+{
+    uint16_t v;
+    memcpy(&v, p, sizeof v);
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    v = __builtin_bswap16(v);
+#endif
+    return (int16_t)v;
+}
+#else
 static inline int64_t
 be64(const unsigned char *p)
 {
@@ -51,6 +88,7 @@ be16(const unsigned char *p)
 {
     return (int16_t)((uint16_t)p[0] << 8 | (uint16_t)p[1]);
 }
+#endif
 
 /* Read a zigzag varint of at most max_bytes (VARINT_MAX_BYTES or VARLONG_MAX_BYTES) that must end
  * before limit (ByteUtils.readVarint/Varlong: bits past 32 or 64 are dropped as Java's shifts drop
