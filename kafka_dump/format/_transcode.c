@@ -19,8 +19,6 @@
 #include <string.h>
 #include <zlib.h>
 
-#include "_crc32.h"
-
 #include "_layout.h"
 #include "_wire.h"
 
@@ -93,7 +91,7 @@ read_wrappers(PyObject *self, PyObject *args)
             break;
         }
         if ((uint32_t)be32(p + LEGACY_CRC_OFFSET) !=
-            crc32_fast(0, p + LEGACY_MAGIC_OFFSET, (size_t)(entry - LEGACY_MAGIC_OFFSET)))
+            crc32_ieee(p + LEGACY_MAGIC_OFFSET, (Py_ssize_t)entry - LEGACY_MAGIC_OFFSET))
             break;
         int refused;
         PyObject *inner = call_codec_fn(decompress, codec, p + SMALLEST, value_len, &refused);
@@ -244,7 +242,7 @@ ld_gunzip(const unsigned char *p, Py_ssize_t n, Py_ssize_t limit, PyObject **out
     }
 }
 
-/* zlib's answer, as ld_gunzip's; zlib's own check of the trailer replaced by _crc32.h's CRC-32. */
+/* zlib's answer, as ld_gunzip's; zlib's own check of the trailer replaced by _wire.h's CRC-32. */
 static int
 zlib_gunzip(const unsigned char *p, Py_ssize_t n, Py_ssize_t limit, PyObject **out, Py_ssize_t *used)
 {
@@ -286,7 +284,7 @@ zlib_gunzip(const unsigned char *p, Py_ssize_t n, Py_ssize_t limit, PyObject **o
         goto decline;
     uint32_t crc;
     Py_BEGIN_ALLOW_THREADS
-    crc = crc32_fast(0, (const unsigned char *)PyBytes_AS_STRING(o), (size_t)total);
+    crc = crc32_ieee((const unsigned char *)PyBytes_AS_STRING(o), total);
     Py_END_ALLOW_THREADS
     if (crc != le32(p + in_used - 8) || (uint32_t)total != le32(p + in_used - 4))
         goto decline; /* zlib would say: incorrect data check, or incorrect length check */
@@ -808,5 +806,6 @@ PyInit__transcode(void)
     Py_DECREF(errors);
     if (CorruptRecordError == NULL)
         return NULL;
+    crc32_init();
     return PyModule_Create(&module);
 }
