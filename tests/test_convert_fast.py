@@ -119,7 +119,7 @@ def test_damaged_inner_messages_are_taken_only_when_the_decoder_reads_them_sound
 
 
 def test_inner_crcs_of_long_messages_are_checked_at_every_length_and_byte() -> None:
-    """The compiled twin folds a message's CRC-32 16 bytes at a time past 128 bytes (``_crc32.h``):
+    """The compiled twin folds a message's CRC-32 16 bytes at a time (``_wire.h``'s crc32_ieee):
     every length up to a few lanes past that, sound and with one byte changed anywhere, is taken or
     refused as the decoder reads it."""
     for n in range(90, 420, 7):
