@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, BinaryIO, NamedTuple
 from kafka_dump import format as _twins
 from kafka_dump.errors import KafkaDumpError, NotASegmentError
 from kafka_dump.format import layout as L
+from kafka_dump.format.ahead import Decompress, InflateAhead, compressed_spans
 from kafka_dump.format.checksum import crc32c
 from kafka_dump.format.codecs import DEFAULT_MAX_BATCH_BYTES, DEFAULT_MAX_RECORDS_PER_BATCH, decompress
 from kafka_dump.model import Batch, Check, Compression, ControlType, Problem, ProblemKind, TimestampType
@@ -71,6 +72,7 @@ class VerifyOptions:
     index: bool = True
     max_batch_bytes: int = DEFAULT_MAX_BATCH_BYTES
     max_records_per_batch: int = DEFAULT_MAX_RECORDS_PER_BATCH
+    inflate_ahead: bool = True  # deep: inflate on a second thread (off when files are checked in parallel)
 
 
 class Span(NamedTuple):
@@ -207,7 +209,6 @@ class _FileCheck:
         """The file's entries: runs of sound ones walked by the entry walk (in C, without a Python
         object per entry), each other one read the slow way (the segment reader, which reports it)."""
         options = self.options
-        report = self.report
         buf = bytearray(min(_WINDOW, max(size, 1)))
         rows: list[EntryRow] | None = [] if self._index is not None else None
         limit = max(options.max_batch_bytes, _CHUNK_SIZE)
@@ -216,6 +217,26 @@ class _FileCheck:
         def unpack(codec: int, payload: memoryview) -> bytes:
             return decompress(_CODECS[codec], payload, mbb)
 
+        ahead = InflateAhead(unpack) if options.deep and options.inflate_ahead else None
+        try:
+            yield from self._walk_windows(f, size, buf, rows, limit, unpack, ahead)
+        finally:
+            if ahead is not None:
+                ahead.close()
+
+    def _walk_windows(
+        self,
+        f: BinaryIO,
+        size: int,
+        buf: bytearray,
+        rows: list[EntryRow] | None,
+        limit: int,
+        unpack: Decompress,
+        ahead: InflateAhead | None,
+    ) -> Iterator[VerifyEvent]:
+        """``_scan``'s loop over read windows; ``ahead`` (deep) inflates each window's payloads ahead."""
+        options = self.options
+        report = self.report
         pos = 0
         next_progress = _PROGRESS_EVERY
         data: bytes | bytearray = buf
@@ -231,10 +252,16 @@ class _FileCheck:
                     f.seek(pos)
                     data = f.read(_entry_size(buf, 0))  # one entry larger than the window
                     n = len(data)
+            fn = unpack
+            if ahead is not None:
+                ahead.start(data, compressed_spans(data, at, n))
+                fn = ahead.take
             used, batches, records, gaps, self._last_offset, self._after_damage = _twins.walk_entries(
                 data, at, n, start, options.deep, self._last_offset, self._after_damage,
-                options.max_records_per_batch, limit, crc32c, zlib.crc32, unpack, rows,
+                options.max_records_per_batch, limit, crc32c, zlib.crc32, fn, rows,
             )  # fmt: skip
+            if ahead is not None:
+                ahead.finish()  # before the buffer is read into again
             report.batches += batches
             report.records += records
             report.gaps += gaps
