@@ -48,11 +48,15 @@ _LEGACY_CODEC_AT = L.MAGIC_OFFSET + 1
 _V2_CODECS = 4  # the highest codec id of a v2 batch (zstd)
 _LEGACY_CODECS = 3  # and of a v0/v1 wrapper (lz4)
 _QUIET_ENTRIES = 64  # entries in a row without a compressed payload: the scan gives up
+_SMALLEST = L.LOG_OVERHEAD + L.LEGACY_V0_MIN_SIZE
+_LEGACY_MIN = L.LEGACY_MIN_SIZE
+_INT = L.INT32.size
+_KEY_AT = (L.LEGACY_HEADER_SIZE, L.LEGACY_HEADER_SIZE + L.INT64.size)  # by magic: v1 has a timestamp
 
 
-def compressed_spans(data: bytes | bytearray, pos: int, end: int, *, v2: bool = True) -> Iterator[Span]:
+def compressed_spans(data: bytes | bytearray, pos: int, end: int) -> Iterator[Span]:
     """The compressed payloads of the entries from ``data[pos]`` on, in file order, as the entry walk
-    meets them: each v0/v1 wrapper's value and (when ``v2``) each v2 batch's records.
+    meets them: each v0/v1 wrapper's value and each v2 batch's records.
 
     The scan steps from entry to entry by their size fields, as the walk does, and stops where an
     entry is not whole in ``data[pos:end]`` or does not frame (the walk stops there too), or after
@@ -60,57 +64,52 @@ def compressed_spans(data: bytes | bytearray, pos: int, end: int, *, v2: bool = 
     (a control batch, a codec it does not take). Only framing is read, no CRC: a span the walk never
     asks for (it stopped before, at damage) is inflated for nothing and dropped.
     """
+    int32 = L.INT32.unpack_from
+    size_at, magic_at, overhead, smallest = L.LOG_ENTRY_SIZE_OFFSET, L.MAGIC_OFFSET, L.LOG_OVERHEAD, _SMALLEST
+    v2_header, v2_codec_at, legacy_codec_at = L.V2_HEADER_SIZE, _V2_CODEC_AT, _LEGACY_CODEC_AT
+    mask, control = L.COMPRESSION_MASK, L.CONTROL_BIT
     quiet = 0
     while end - pos >= _PREFIX and quiet < _QUIET_ENTRIES:
-        length = L.INT32.unpack_from(data, pos + L.LOG_ENTRY_SIZE_OFFSET)[0]
-        entry = L.LOG_OVERHEAD + length
-        if length < L.LEGACY_V0_MIN_SIZE or entry > end - pos:
+        entry = overhead + int32(data, pos + size_at)[0]
+        if entry < smallest or entry > end - pos:
             return
-        magic = data[pos + L.MAGIC_OFFSET]
+        magic = data[pos + magic_at]
         if magic == 2:
-            if entry < L.V2_HEADER_SIZE:
+            if entry < v2_header:
                 return
-            attributes = data[pos + _V2_CODEC_AT]
-            codec = attributes & L.COMPRESSION_MASK
-            if attributes & L.CONTROL_BIT or codec > _V2_CODECS:
+            attributes = data[pos + v2_codec_at]
+            codec = attributes & mask
+            if attributes & control or codec > _V2_CODECS:
                 return  # the deep walk stops at a control batch and at an unknown codec
-            if codec and v2:
+            if codec:
                 quiet = 0
-                yield codec, pos + L.V2_HEADER_SIZE, entry - L.V2_HEADER_SIZE
+                yield codec, pos + v2_header, entry - v2_header
             else:
                 quiet += 1
         elif magic < 2:
-            codec = data[pos + _LEGACY_CODEC_AT] & L.COMPRESSION_MASK
+            codec = data[pos + legacy_codec_at] & mask
             if codec > _LEGACY_CODECS:
                 return  # zstd or an unknown codec in a wrapper: the walk stops there
             if codec:
-                value = _legacy_value(data, pos, pos + entry, magic)
-                if value is None:
+                # The key, then the value, which must end the message (as the walk frames it).
+                if entry - overhead < _LEGACY_MIN[magic]:
+                    return
+                p = pos + _KEY_AT[magic]
+                key = int32(data, p)[0]
+                p += _INT + (key if key > 0 else 0)
+                if p + _INT > pos + entry:
+                    return
+                value = int32(data, p)[0]
+                p += _INT
+                if value < 0 or p + value != pos + entry:
                     return
                 quiet = 0
-                yield codec, value[0], value[1]
+                yield codec, p, value
             else:
                 quiet += 1
         else:
             return
         pos += entry
-
-
-def _legacy_value(data: bytes | bytearray, pos: int, end: int, magic: int) -> tuple[int, int] | None:
-    """(start, length) of the non-null value of the v0/v1 message ``data[pos:end]``, if it frames
-    (key and value within the message, nothing after the value)."""
-    if end - pos - L.LOG_OVERHEAD < L.LEGACY_MIN_SIZE[magic]:
-        return None
-    p = pos + L.LEGACY_HEADER_SIZE + (L.INT64.size if magic == 1 else 0)
-    (key,) = L.INT32.unpack_from(data, p)
-    p += L.INT32.size + max(key, 0)
-    if p + L.INT32.size > end:
-        return None
-    (value,) = L.INT32.unpack_from(data, p)
-    p += L.INT32.size
-    if value < 0 or p + value != end:
-        return None
-    return p, value
 
 
 class _Failed:
