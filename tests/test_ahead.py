@@ -26,9 +26,9 @@ from kafka_dump.format import ahead as ahead_mod
 from kafka_dump.format.ahead import InflateAhead, compressed_spans
 from kafka_dump.format.checksum import crc32c
 from kafka_dump.format.codecs import compress, decompress
-from kafka_dump.model import Compression
+from kafka_dump.model import Compression, Problem
 
-from .batches import GZIP, default_records, legacy_messages, legacy_records, v2_batch
+from .batches import GZIP, LZ4, SNAPPY, default_records, legacy_messages, legacy_records, v2_batch
 from .conftest import FIXTURES
 from .test_entry_walk import SEGMENTS, _fixture_logs
 
@@ -137,18 +137,27 @@ def _via(ahead: InflateAhead, codec: int, payload: memoryview) -> tuple[str, obj
     st.integers(min_value=1, max_value=20000),
     st.integers(min_value=0, max_value=12),
     st.booleans(),
+    st.frozensets(st.sampled_from([GZIP, LZ4])),
 )
 def test_take_gives_what_decompress_gives(
-    payloads: list[bytes], chunk: int, ahead_chunks: int, budget: int, stop: int, strange: bool
+    payloads: list[bytes],
+    chunk: int,
+    ahead_chunks: int,
+    budget: int,
+    stop: int,
+    strange: bool,
+    codecs: frozenset[int],
 ) -> None:
     data = b"".join(payloads)
     spans: list[tuple[int, int, int]] = []
     at = 0
-    for p in payloads:
-        spans.append((GZIP, at, len(p)))
+    for k, p in enumerate(payloads):
+        spans.append((LZ4 if k % 3 == 1 else GZIP, at, len(p)))  # an lz4 span fails, or is ahead or not
         at += len(p)
     view = memoryview(data)
-    with InflateAhead(_unpack, chunk_bytes=chunk, ahead_chunks=ahead_chunks, budget=budget) as ahead:
+    with InflateAhead(
+        _unpack, chunk_bytes=chunk, ahead_chunks=ahead_chunks, budget=budget, codecs=codecs
+    ) as ahead:
         for window in range(2):  # the second window after the reader stopped early in the first
             ahead.start(data, iter(spans))
             for k, (codec, start, n) in enumerate(spans[: stop if window == 0 else None]):
@@ -177,8 +186,11 @@ def test_a_failed_decompression_is_raised_as_the_same_exception() -> None:
 # --- verify-crc --deep with and without it ----------------------------------------------------------------------
 
 
-def _verify(path: Path, monkeypatch: pytest.MonkeyPatch, *, ahead: bool, window: int) -> list[object]:
+def _verify(
+    path: Path, monkeypatch: pytest.MonkeyPatch, *, ahead: bool, window: int, codecs: frozenset[int]
+) -> list[object]:
     with monkeypatch.context() as m:
+        m.setattr(ahead_mod, "AHEAD_CODECS", codecs)
         m.setattr("kafka_dump.analysis.verify._WINDOW", window)
         m.setattr("kafka_dump.analysis.verify._RESUME_AFTER", 0)
         m.setattr(ahead_mod, "CHUNK_BYTES", 1)  # one payload a chunk: the most hand-overs
@@ -191,10 +203,9 @@ def _verify(path: Path, monkeypatch: pytest.MonkeyPatch, *, ahead: bool, window:
 
 
 def _same(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    for window in (1 << 20, 700):
-        assert _verify(path, monkeypatch, ahead=True, window=window) == _verify(
-            path, monkeypatch, ahead=False, window=window
-        ), (path, window)
+    for window, codecs in ((1 << 20, ahead_mod.AHEAD_CODECS), (700, frozenset({GZIP, SNAPPY, LZ4, 4}))):
+        without = _verify(path, monkeypatch, ahead=False, window=window, codecs=codecs)
+        assert _verify(path, monkeypatch, ahead=True, window=window, codecs=codecs) == without, (path, window)
 
 
 @pytest.mark.parametrize("path", _fixture_logs(), ids=lambda p: p.name)
@@ -235,11 +246,20 @@ def test_verify_with_and_without_inflating_ahead_on_arbitrary_tails(
 # --- the thread's life ------------------------------------------------------------------------------------------
 
 
-def test_no_thread_without_compressed_entries() -> None:
-    seen: list[int] = []
-    for _event in verify_file(FIXTURES / "v1-none.log", VerifyOptions()):
-        seen.append(len(_threads()))
-    assert seen and not any(seen)
+@pytest.mark.parametrize(("name", "started"), [("v1-none.log", 0), ("v2-lz4.log", 0), ("v1-gzip.log", 1)])
+def test_a_thread_only_for_gzip_entries(name: str, started: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Only gzip is inflated ahead (lz4 and snappy cost less than the hand-over), in one thread."""
+    starts: list[str] = []
+
+    class Counted(threading.Thread):
+        def start(self) -> None:
+            starts.append(self.name)
+            super().start()
+
+    monkeypatch.setattr(ahead_mod.threading, "Thread", Counted)
+    events = list(verify_file(FIXTURES / name, VerifyOptions()))
+    assert starts == [THREAD] * started and not _threads()
+    assert not [e for e in events if isinstance(e, Problem)]
 
 
 def test_a_closed_generator_leaves_no_thread(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -24,7 +24,7 @@ from __future__ import annotations
 import sys
 import threading
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Container, Iterator
 from types import TracebackType
 
 from kafka_dump.format import layout as L
@@ -47,6 +47,7 @@ _V2_CODEC_AT = L.V2_ATTRIBUTES_OFFSET + 1  # the low byte of the int16 attribute
 _LEGACY_CODEC_AT = L.MAGIC_OFFSET + 1
 _V2_CODECS = 4  # the highest codec id of a v2 batch (zstd)
 _LEGACY_CODECS = 3  # and of a v0/v1 wrapper (lz4)
+AHEAD_CODECS = frozenset({1})  # gzip: the slow inflate, and zlib releases the GIL while inflating
 _QUIET_ENTRIES = 64  # entries in a row without a compressed payload: the scan gives up
 _SMALLEST = L.LOG_OVERHEAD + L.LEGACY_V0_MIN_SIZE
 _LEGACY_MIN = L.LEGACY_MIN_SIZE
@@ -54,9 +55,12 @@ _INT = L.INT32.size
 _KEY_AT = (L.LEGACY_HEADER_SIZE, L.LEGACY_HEADER_SIZE + L.INT64.size)  # by magic: v1 has a timestamp
 
 
-def compressed_spans(data: bytes | bytearray, pos: int, end: int) -> Iterator[Span]:
+def compressed_spans(
+    data: bytes | bytearray, pos: int, end: int, wanted: Container[int] | None = None
+) -> Iterator[Span]:
     """The compressed payloads of the entries from ``data[pos]`` on, in file order, as the entry walk
-    meets them: each v0/v1 wrapper's value and each v2 batch's records.
+    meets them: each v0/v1 wrapper's value and each v2 batch's records (all of them, so that the
+    reader's n-th payload is the n-th span; those of a codec not ``wanted`` count as quiet).
 
     The scan steps from entry to entry by their size fields, as the walk does, and stops where an
     entry is not whole in ``data[pos:end]`` or does not frame (the walk stops there too), or after
@@ -64,6 +68,8 @@ def compressed_spans(data: bytes | bytearray, pos: int, end: int) -> Iterator[Sp
     (a control batch, a codec it does not take). Only framing is read, no CRC: a span the walk never
     asks for (it stopped before, at damage) is inflated for nothing and dropped.
     """
+    if wanted is None:
+        wanted = AHEAD_CODECS
     int32 = L.INT32.unpack_from
     size_at, magic_at, overhead, smallest = L.LOG_ENTRY_SIZE_OFFSET, L.MAGIC_OFFSET, L.LOG_OVERHEAD, _SMALLEST
     v2_header, v2_codec_at, legacy_codec_at = L.V2_HEADER_SIZE, _V2_CODEC_AT, _LEGACY_CODEC_AT
@@ -82,7 +88,7 @@ def compressed_spans(data: bytes | bytearray, pos: int, end: int) -> Iterator[Sp
             if attributes & control or codec > _V2_CODECS:
                 return  # the deep walk stops at a control batch and at an unknown codec
             if codec:
-                quiet = 0
+                quiet = 0 if codec in wanted else quiet + 1
                 yield codec, pos + v2_header, entry - v2_header
             else:
                 quiet += 1
@@ -103,7 +109,7 @@ def compressed_spans(data: bytes | bytearray, pos: int, end: int) -> Iterator[Sp
                 p += _INT
                 if value < 0 or p + value != pos + entry:
                     return
-                quiet = 0
+                quiet = 0 if codec in wanted else quiet + 1
                 yield codec, p, value
             else:
                 quiet += 1
@@ -145,8 +151,10 @@ class InflateAhead:
         chunk_bytes: int | None = None,
         ahead_chunks: int | None = None,
         budget: int | None = None,
+        codecs: Container[int] | None = None,
     ) -> None:
         self._decompress = decompress
+        self._codecs = AHEAD_CODECS if codecs is None else codecs  # the others: decompressed when asked
         self._chunk_bytes = CHUNK_BYTES if chunk_bytes is None else chunk_bytes
         self._ahead = AHEAD_CHUNKS if ahead_chunks is None else ahead_chunks
         self._budget = BUDGET if budget is None else budget
@@ -161,10 +169,11 @@ class InflateAhead:
         self._source: Iterator[Span] | None = None
         self._spans: list[Span] = []
         self._results: list[bytes | _Failed | None] = []
-        self._chunk_of: list[_Chunk] = []  # span index -> its chunk
+        self._chunk_of: list[_Chunk | None] = []  # span index -> its chunk (None: inflated when asked)
         self._chunks: list[_Chunk] = []
         self._queue: deque[_Chunk] = deque()  # chunks nobody has taken, in file order
         self._next = 0  # the span the reader asks for next
+        self._chunk = -1  # the chunk the reader is in
         self._made = 0  # bytes inflated into the results (under the lock)
         self._used = 0  # of them, bytes taken by the reader (by the reader alone)
         self._reader_waits = False  # the reader waits on the condition (set under the lock)
@@ -200,6 +209,7 @@ class InflateAhead:
         self._chunk_of = []
         self._chunks = []
         self._next = 0
+        self._chunk = -1
 
     def close(self) -> None:
         """Stop the worker (after the payload it is on) and join it; restore the switch interval."""
@@ -239,7 +249,10 @@ class InflateAhead:
             return self._decompress(codec, payload)
         self._next = i + 1
         chunk = self._chunk_of[i]
-        if i == chunk.first:
+        if chunk is None:
+            return self._decompress(codec, payload)
+        if chunk.index != self._chunk:
+            self._chunk = chunk.index  # the reader enters a chunk: scan and queue one more
             self._extend(chunk.index)
         results = self._results
         found = results[i]
@@ -292,21 +305,25 @@ class InflateAhead:
             return
         spans, chunks = self._spans, self._chunks
         added: list[_Chunk] = []
+        wanted, chunk_of, results = self._codecs, self._chunk_of, self._results
         while len(chunks) + len(added) - here <= self._ahead:
             first = len(spans)
-            size = 0
+            size = count = 0
             for span in source:
                 spans.append(span)
-                size += span[2]
-                if size >= self._chunk_bytes:
-                    break
-            if len(spans) == first:
+                results.append(None)
+                if span[0] in wanted:
+                    size += span[2]
+                    count += 1
+                    if size >= self._chunk_bytes:
+                        break
+            if count == 0:
                 self._source = None
+                chunk_of.extend([None] * (len(spans) - first))
                 break
             chunk = _Chunk(len(chunks) + len(added), first, len(spans))
             added.append(chunk)
-            self._chunk_of.extend([chunk] * (chunk.end - first))
-            self._results.extend([None] * (chunk.end - first))
+            chunk_of.extend(chunk if span[0] in wanted else None for span in spans[first:])
         if not added:
             return
         chunks.extend(added)
@@ -345,12 +362,14 @@ class InflateAhead:
         """Inflate ``chunk``'s spans into the results (by the worker, or the reader while it would
         wait); stop early past the budget: the rest is then inflated when asked."""
         view, spans, results = self._view, self._spans, self._results
-        decompress = self._decompress
+        decompress, wanted = self._decompress, self._codecs
         lock = self._lock
         assert view is not None
         try:
             for i in range(chunk.first, chunk.end):
                 codec, start, length = spans[i]
+                if codec not in wanted:
+                    continue
                 found: bytes | _Failed
                 try:
                     found = decompress(codec, view[start : start + length])
