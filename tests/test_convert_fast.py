@@ -14,7 +14,7 @@ import os
 import shutil
 import struct
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import pytest
 from hypothesis import given, settings
@@ -23,22 +23,29 @@ from kafka.record.legacy_records import LegacyRecordBatchBuilder
 
 from kafka_dump.analysis import convert_fast, convert_run
 from kafka_dump.analysis.convert import Converter, ConvertOptions
-from kafka_dump.analysis.convert_fast import Transcoded, read_input
+from kafka_dump.analysis.convert_fast import TranscodedRun, read_input
 from kafka_dump.analysis.convert_run import convert_segment
 from kafka_dump.errors import KafkaDumpError
-from kafka_dump.format import _pure, _pure_encoder, _recheck_pure
-from kafka_dump.format.codecs import DEFAULT_MAX_BATCH_BYTES, DEFAULT_MAX_RECORDS_PER_BATCH
+from kafka_dump.format import _pure, _pure_encoder, _recheck_pure, _transcode_pure
+from kafka_dump.format.checksum import crc32c
+from kafka_dump.format.codecs import (
+    DEFAULT_MAX_BATCH_BYTES,
+    DEFAULT_MAX_RECORDS_PER_BATCH,
+    compress,
+    decompress,
+)
 from kafka_dump.model import Batch, Compression, Problem
 from kafka_dump.segment import read_segment
 from tests.conftest import FIXTURES
 
 try:
-    from kafka_dump.format import _encoder, _recheck  # type: ignore[attr-defined]
+    from kafka_dump.format import _encoder, _recheck, _transcode  # type: ignore[attr-defined]
 except ImportError:  # no compiler: only the references can be checked
-    _encoder = _recheck = None
+    _encoder = _recheck = _transcode = None
 
 TRANSCODERS = [_pure_encoder.v1_inner_to_v2] + ([] if _encoder is None else [_encoder.v1_inner_to_v2])
 COMPARERS = [_recheck_pure.same_as_v1_inner] + ([] if _recheck is None else [_recheck.same_as_v1_inner])
+RUN_TWINS = [_transcode_pure] + ([] if _transcode is None else [_transcode])
 
 _PAYLOAD = st.none() | st.just(b"") | st.binary(min_size=1, max_size=30)
 _MESSAGE = st.tuples(st.integers(0, 3), st.integers(-(2**40), 2**40), _PAYLOAD, _PAYLOAD)
@@ -111,6 +118,20 @@ def test_damaged_inner_messages_are_taken_only_when_the_decoder_reads_them_sound
         assert compare(found[0], found, damaged, wrapper_offset) == (-1, found[1], found[5], found[3])
 
 
+def test_inner_crcs_of_long_messages_are_checked_at_every_length_and_byte() -> None:
+    """The compiled twin folds a message's CRC-32 16 bytes at a time past 128 bytes (``_crc32.h``):
+    every length up to a few lanes past that, sound and with one byte changed anywhere, is taken or
+    refused as the decoder reads it."""
+    for n in range(90, 420, 7):
+        value = bytes((i * 7 + n) & 0xFF for i in range(n))
+        data = inner_set([(0, 0, None, value), (0, 1, b"key", value[::-1])])
+        assert transcode(data, 1) is not None
+        for at in range(16, len(data), 11):  # a byte the inner CRC covers (past offset, size and crc)
+            damaged = bytearray(data)
+            damaged[at] ^= 0x20
+            assert transcode(bytes(damaged), 1) == reference(bytes(damaged), 1)
+
+
 def test_what_one_wrapper_cannot_hold_is_left_to_the_slow_path() -> None:
     data = inner_set([(0, 0, b"k", b"v")] * 5)
     assert transcode(data, 4, max_records=4) is None  # more than --max-records-per-batch
@@ -175,7 +196,46 @@ def _segments(tmp_path: Path) -> list[Path]:
     return [*made, *sorted(FIXTURES.glob("*.log")), *sorted((FIXTURES / "bad").glob("*.log"))]
 
 
-def test_the_fast_reader_yields_the_segment_readers_items(tmp_path: Path) -> None:
+class _Taken(NamedTuple):
+    position: int
+    size: int
+    records: bytes
+    baseOffset: int
+    lastOffset: int
+    count: int
+
+
+def _flat(items: list[Any]) -> list[Any]:
+    """The reader's items with each run of wrappers one item per wrapper: (position, size, records,
+    baseOffset, lastOffset, record count)."""
+    out: list[Any] = []
+    for item in items:
+        if isinstance(item, TranscodedRun):
+            assert item.sizeInBytes == sum(w[1] for w in item.wrappers)
+            assert item.recordCount == sum(w[5] for w in item.wrappers)
+            at = item.position
+            for pos, size, _, _, records, count, first, last, _, _ in item.wrappers:
+                assert pos == at  # the run's wrappers follow each other
+                at += size
+                out.append(_Taken(pos, size, records, first, last, count))
+        else:
+            out.append(item)
+    return out
+
+
+@pytest.mark.parametrize(
+    ("twin", "window"),
+    [(RUN_TWINS[-1], 1 << 20), (_transcode_pure, 200)],
+    ids=["chosen", "pure-small-window"],
+)
+def test_the_fast_reader_yields_the_segment_readers_items(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, twin: Any, window: int
+) -> None:
+    """Item for item, a run of wrappers standing for their Batches; with a window smaller than an
+    entry too (each then read whole)."""
+    monkeypatch.setattr(convert_fast, "read_wrappers", twin.read_wrappers)
+    monkeypatch.setattr(convert_fast, "_WINDOW", window)
+    monkeypatch.setattr(convert_fast, "_RUN", min(window, convert_fast._RUN))
     taken = 0
     for path in _segments(tmp_path):
         try:
@@ -184,27 +244,63 @@ def test_the_fast_reader_yields_the_segment_readers_items(tmp_path: Path) -> Non
             with pytest.raises(type(exc)):
                 list(read_input(path, fast=True, **LIMITS))
             continue
-        got = list(read_input(path, fast=True, **LIMITS))
+        got = _flat(list(read_input(path, fast=True, **LIMITS)))
         assert len(got) == len(want), path
         for g, w in zip(got, want, strict=True):
-            if isinstance(g, Transcoded):
+            if isinstance(g, _Taken):
                 taken += 1
                 assert isinstance(w, Batch) and w.records and w.magic == 1, path
-                assert (g.position, g.sizeInBytes, g.recordCount) == (
-                    w.position,
-                    w.sizeInBytes,
-                    len(w.records),
-                )
+                assert (g[0], g[1], g[5]) == (w.position, w.sizeInBytes, len(w.records))
                 first = w.records[0]
                 body = _pure_encoder.encode_v2_records(w.records, first.offset, first.timestamp, False)
-                assert (g.records, g.baseOffset, g.lastOffset) == (
-                    body,
-                    first.offset,
-                    w.records[-1].offset,
-                ), path
+                assert g[2:5] == (body, first.offset, w.records[-1].offset), path
             else:
                 assert g == w, path
     assert taken >= 90  # the made segments, and the v1 fixtures' wrappers
+
+
+def test_the_run_twins_agree_on_every_segment(tmp_path: Path) -> None:
+    """read_wrappers and write_wrappers, pure and compiled, at every entry start of every segment
+    (the bad corpus included) and with the window cut short, then written to every codec."""
+    if len(RUN_TWINS) < 2:
+        pytest.skip("no compiled twin")
+    inflate = convert_fast.inflater(DEFAULT_MAX_BATCH_BYTES)
+    compared = 0
+    for path in _segments(tmp_path):
+        data = path.read_bytes()
+        try:
+            starts = {i.position for i in read_segment(path)}
+        except KafkaDumpError:
+            starts = set()
+        for pos in sorted({0, *starts, *(p + 1 for p in starts), *range(0, min(len(data), 400), 7)}):
+            for end, run in ((len(data), 1 << 30), (min(len(data), pos + 150), 1 << 30), (len(data), 1)):
+                answers = []
+                for twin in RUN_TWINS:
+                    try:
+                        answers.append(
+                            twin.read_wrappers(
+                                data, pos, end, 7, 1 << 20, 1000, run, inflate, _pure_encoder.v1_inner_to_v2
+                            )
+                        )
+                    except Exception as exc:  # the same exception from both, if any
+                        answers.append(type(exc))
+                assert answers[0] == answers[1], (path, pos, end, run)
+                if isinstance(answers[0], tuple) and answers[0][3]:
+                    compared += 1
+                    items = answers[0][3]
+                    for codec in (0, 1, 2, 3, 4):
+                        squeeze = convert_run.compressor(Compression(codec))
+                        written = [
+                            twin.write_wrappers(
+                                items, codec, squeeze, inflate, crc32c, _recheck_pure.same_as_v1_inner, last
+                            )
+                            for twin in RUN_TWINS
+                            for last in (None, items[0][6] - 1, items[0][6])
+                        ]
+                        assert written[:3] == written[3:], (path, pos, codec)
+                        assert written[0][3] is None and written[1][3] is None
+                        assert written[2][3] is not None and written[2][3][:2] == (0, 0)  # not after itself
+    assert compared >= 50
 
 
 def _convert(src: Path, dst: Path, options: ConvertOptions, **kw: Any) -> tuple[str, Any]:
@@ -267,13 +363,14 @@ def test_a_fast_batch_that_does_not_hold_its_wrappers_records_is_caught(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     src = _wrapper_segment(tmp_path / "in.log")
-    real = convert_run.compress
+    real = convert_run._squeezer
 
-    def tampered(codec: Compression, data: bytes, **kw: Any) -> bytes:
+    def tampered(codec: Compression, level: int | None) -> Any:
         """One byte of the last record's value changed before compression: CRC valid, record wrong."""
-        return real(codec, data[:-2] + bytes([data[-2] ^ 1]) + data[-1:], **kw)
+        squeeze = real(codec, level)
+        return lambda data: squeeze(data[:-2] + bytes([data[-2] ^ 1]) + data[-1:])
 
-    monkeypatch.setattr(convert_run, "compress", tampered)
+    monkeypatch.setattr(convert_run, "_squeezer", tampered)
     result, out = _tampered_run(src, tmp_path)
     assert result.exit_code == 1, result.output
     assert "verification failed" in result.stderr and "differs" in result.stderr
@@ -320,7 +417,7 @@ def test_gzip_wrappers_of_the_fixture_are_taken(tmp_path: Path) -> None:
     src = tmp_path / "00000000000000000000.log"
     shutil.copy(FIXTURES / "v1-gzip.log", src)
     items = list(read_input(src, fast=True, **LIMITS))
-    assert any(isinstance(i, Transcoded) for i in items)
+    assert any(isinstance(i, TranscodedRun) for i in items)
 
 
 def test_record_offsets_that_do_not_grow_fail_the_verification(tmp_path: Path) -> None:
@@ -337,3 +434,133 @@ def test_record_offsets_that_do_not_grow_fail_the_verification(tmp_path: Path) -
     with pytest.raises(convert_run.VerificationError, match="do not grow"):
         convert_segment(src, dst, ConvertOptions(), index=False)
     assert os.listdir(dst.parent) == []
+
+
+def test_the_compiled_run_twin_is_active_when_expected() -> None:
+    """CI sets KDUMP_EXPECT_COMPILED=1 on the compiled run: a silent fallback must fail there."""
+    from kafka_dump.format import transcode
+
+    if os.environ.get("KDUMP_EXPECT_COMPILED") == "1" and os.environ.get("KDUMP_PURE") != "1":
+        assert _transcode is not None and transcode.TRANSCODE_TWIN == "compiled"
+    if os.environ.get("KDUMP_PURE") == "1":
+        assert transcode.TRANSCODE_TWIN == "pure-python"
+
+
+def _gunzip_or_error(payload: bytes, limit: int) -> Any:
+    try:
+        return decompress(Compression.GZIP, payload, limit)
+    except KafkaDumpError as exc:
+        return type(exc), str(exc)
+
+
+@pytest.mark.skipif(_transcode is None, reason="no compiled twin")
+@pytest.mark.parametrize("libdeflate", [True, False], ids=["libdeflate-if-any", "zlib"])
+def test_the_compiled_gunzip_gives_codecs_bytes_or_declines(libdeflate: bool) -> None:
+    """Sound single members (Java's header, Python's gzip module's, with bytes trailing) come out as
+    codecs inflates them; anything it cannot vouch for (a cut, a changed byte, a further member, a
+    header CRC, the limit) is None, left to codecs, never other bytes."""
+    import gzip as gz
+    import random
+
+    rnd = random.Random(5)
+    taken = 0
+    for n in (0, 1, 100, 4000, 70_000):
+        data = bytes(rnd.getrandbits(8) for _ in range(n // 2)) + b"abc" * (n // 6)
+        java = compress(Compression.GZIP, data)
+        named = gz.compress(data, mtime=0)
+        hcrc = bytearray(java)
+        hcrc[3] |= 0x02
+        payloads = [java, named, java + b"\x00junk", java + java, java + b"\x1f", bytes(hcrc)]
+        payloads += [java[:cut] for cut in range(0, len(java), max(1, len(java) // 40))]
+        for _ in range(30):
+            flipped = bytearray(java)
+            flipped[rnd.randrange(len(flipped))] ^= 1 << rnd.randrange(8)
+            payloads.append(bytes(flipped))
+        for payload in payloads:
+            for limit in (len(data), len(data) - 1, 1 << 20):
+                if limit < 0:
+                    continue
+                got = _transcode.gunzip(memoryview(payload), limit, libdeflate)
+                want = _gunzip_or_error(payload, limit)
+                if got is not None:
+                    taken += 1
+                    assert got == want
+        for payload in (java, named, java + b"\x00junk"):
+            assert _transcode.gunzip(payload, 1 << 20, libdeflate) == data
+    assert taken > 15
+
+
+class _Recording(convert_fast.Inline):
+    """The plain source, noting the calls: a window's start, its finish, and the close."""
+
+    def __init__(self) -> None:
+        super().__init__(DEFAULT_MAX_BATCH_BYTES)
+        self.calls: list[str] = []
+
+    def start(self, window: bytearray, pos: int, end: int) -> Any:
+        assert not self.calls or self.calls[-1] == "finish"
+        self.calls.append("start")
+        inflate = super().start(window, pos, end)
+
+        def noted(codec: int, payload: memoryview) -> bytes:
+            self.calls.append("inflate")
+            return inflate(codec, payload)
+
+        return noted
+
+    def finish(self) -> None:
+        self.calls.append("finish")
+
+    def close(self) -> None:
+        self.calls.append("close")
+
+
+def test_a_source_of_inflated_wrappers_sees_each_window_start_and_finish(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The plug for a source that inflates ahead: every wrapper inflated through it, each window
+    started and finished before the next, closed at the end (also when the reading stops early)."""
+    monkeypatch.setattr(convert_fast, "_WINDOW", 1000)
+    monkeypatch.setattr(convert_fast, "_RUN", 300)
+    src = _wrapper_segment(tmp_path / "in.log", n=20)
+    source = _Recording()
+    got = list(read_input(src, fast=True, inflating=source, **LIMITS))
+    assert got == list(read_input(src, fast=True, **LIMITS))
+    assert source.calls.count("inflate") == 20 and source.calls[-2:] == ["finish", "close"]
+    assert source.calls.count("start") == source.calls.count("finish") > 2
+    early = _Recording()
+    items = read_input(src, fast=True, inflating=early, **LIMITS)
+    next(items)
+    items.close()
+    assert early.calls[-2:] == ["finish", "close"]
+
+
+@pytest.mark.parametrize("twin", RUN_TWINS, ids=lambda m: m.__name__)
+def test_the_lz4_frame_twins_are_codecs_frames(twin: Any) -> None:
+    """lz4_frame writes codecs' bytes at every size (one block or several, raw where lz4 does not
+    shrink it); unlz4_frame reads a one-block frame as codecs does, and gives None, never other
+    bytes, for anything else (several blocks, a cut, a changed byte, a small limit)."""
+    import random
+
+    from kafka_dump.format import codecs
+
+    rnd = random.Random(3)
+    header = codecs.lz4_frame_header(2)
+    read = 0
+    for n in (0, 1, 15, 300, 65_535, 65_536, 65_537, 140_000):
+        for data in (bytes(rnd.getrandbits(8) for _ in range(n)), b"kafka" * (n // 5)):
+            frame = twin.lz4_frame(header, data)
+            assert frame == codecs.compress(Compression.LZ4, data)
+            payloads = [frame, frame[:-1], frame[: len(frame) // 2]]
+            for _ in range(10):
+                if len(frame) > 12:
+                    changed = bytearray(frame)
+                    changed[rnd.randrange(7, len(frame))] ^= 1 << rnd.randrange(8)
+                    payloads.append(bytes(changed))
+            for payload in payloads:
+                for limit in (1 << 20, 65_536, 1000):
+                    got = twin.unlz4_frame(header, memoryview(payload), limit)
+                    if got is not None:
+                        read += 1
+                        assert got == decompress(Compression.LZ4, payload, limit)
+    assert read >= 10

@@ -259,13 +259,14 @@ class Converter:
         v2 target gives each one a v2 batch of its own holding its records as they are."""
         return self._target == 2 and not self.options.rebatch
 
-    def feed_transcoded(self, codec: Compression) -> tuple[list[Batch], Compression]:
-        """What ``feed`` does for a v1 CreateTime wrapper of ``codec`` (``transcodes`` must hold):
-        close the open group, count a codec change. The batches closed, and the new batch's codec."""
+    def feed_transcoded(self, codec: Compression, wrappers: int = 1) -> tuple[list[Batch], Compression]:
+        """What ``feed`` does for ``wrappers`` v1 CreateTime wrappers of ``codec`` in a row (``transcodes``
+        must hold): close the open group, count the codec changes. The batches closed, and the new
+        batches' codec."""
         done = self._grouper.flush()
         wanted = self.options.compression
         if wanted is not None and wanted is not codec:
-            self.changes.codecs_changed += 1
+            self.changes.codecs_changed += wrappers
             codec = wanted
         return (self._build_group(done) if done is not None else []), codec
 

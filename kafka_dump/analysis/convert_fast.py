@@ -1,120 +1,167 @@
-"""``kdump convert``'s fast path: a v1 CreateTime wrapper straight to v2 records, building no Record.
+"""``kdump convert``'s fast path: runs of v1 CreateTime wrappers straight to v2 records, building no Record.
 
 The common old segment is v1 wrappers of compressed inner messages. Written as v2 with the default
 batching each wrapper becomes one v2 batch holding the same records (``analysis/convert.py``), so
-its inner messages are transcoded to v2 records in one call of the encoder twin
-(``v1_inner_to_v2``), and the batch written is checked against those inner messages where they
-lie (``recheck.same_as_v1_inner``). Only an entry that the segment reader would read as one sound
-batch with no problem is taken (outer and every inner CRC valid, every length in place, offsets
-that fit one batch); anything else is read by ``read_segment`` as before, from that position, so
-the items are the reader's, item for item, but for the Records not built.
+the reader here takes a window of the file at a time and hands the sound wrappers at its start to
+the transcode twin (``format/transcode.py``) in one call: each one's inner messages, inflated by
+``inflater`` (the one place a wrapper's inflated bytes come from), are transcoded to v2 records by
+the encoder twin (``v1_inner_to_v2``); the writer later checks the batches written against those
+inner messages where they lie. Only an entry that the segment reader would read as one sound batch
+with no problem is taken (outer and every inner CRC valid, every length in place, offsets that fit
+one batch); anything else is read by ``read_segment`` as before, from that position, so the items
+are the reader's, item for item, but for the Records not built and a run of wrappers per item.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import NamedTuple
+from typing import NamedTuple, Protocol
 
 from kafka_dump import format as _twins
-from kafka_dump.errors import CorruptRecordError
-from kafka_dump.format import layout as L
-from kafka_dump.format.checksum import crc32
-from kafka_dump.format.codecs import decompress
+from kafka_dump.format._transcode_pure import Wrapper
+from kafka_dump.format.codecs import decompress, lz4_frame_header
+from kafka_dump.format.transcode import gunzip, read_wrappers, unlz4_frame
 from kafka_dump.model import Batch, Compression, Problem
 from kafka_dump.segment import CHUNK_SIZE, open_segment, read_segment, read_segment_runs
 
-_WRAPPER_CODECS = frozenset((Compression.GZIP, Compression.SNAPPY, Compression.LZ4))
-_SMALLEST = L.LOG_OVERHEAD + L.LEGACY_MIN_SIZE[1]
-_KEY_AT = L.LEGACY_V1_TIMESTAMP_OFFSET + L.INT64.size  # the key's length, after the timestamp
+Codec = Callable[[int, memoryview], bytes]  # (codec id, payload) -> the payload decompressed
+_CODECS = {int(c): c for c in Compression}
+_GZIP = int(Compression.GZIP)
+_LZ4 = int(Compression.LZ4)
+_LZ4_HEADER = lz4_frame_header(2)  # also magic 1's: only magic 0 hashes its frame header otherwise
+_WINDOW = 1 << 20  # the input is read a MiB at a time (an entry larger than that, whole)
+_RUN = 128 * 1024  # input bytes of wrappers per run (a call of each twin)
 
 
-class Transcoded(NamedTuple):
-    """A v1 CreateTime wrapper of the input, its inner messages already v2 records."""
+class TranscodedRun(NamedTuple):
+    """Consecutive v1 CreateTime wrappers of one codec, their inner messages already v2 records."""
 
     file: str
     position: int
     sizeInBytes: int
-    codec: Compression  # the wrapper's
-    wrapperOffset: int
-    inner: bytes  # the decompressed inner messages: what the output is checked against
-    records: bytes  # the v2 records (no headers), deltas from baseOffset and baseTimestamp
+    codec: Compression  # the wrappers'
+    wrappers: list[Wrapper]  # see format/_transcode_pure.py
     recordCount: int
-    baseOffset: int
-    lastOffset: int
-    baseTimestamp: int
-    maxTimestamp: int
 
 
-Item = Batch | Problem | Transcoded
+Item = Batch | Problem | TranscodedRun
 
 
-def transcode_at(
-    name: str, fd: int, pos: int, size: int, max_batch_bytes: int, max_records: int
-) -> Transcoded | None:
-    """The entry at byte ``pos`` of the file ``fd`` transcoded, when it is a sound v1 CreateTime
-    wrapper; else None. Read with ``pread``: only the entry is in memory, never the file."""
-    if size - pos < _SMALLEST:
-        return None
-    head = os.pread(fd, _SMALLEST, pos)
-    if len(head) < _SMALLEST:
-        return None
-    offset, length, crc, magic, attributes = L.LEGACY_HEADER.unpack_from(head)
-    entry = L.LOG_OVERHEAD + length
-    if (
-        magic != 1
-        or length < L.LEGACY_MIN_SIZE[1]
-        or entry > size - pos
-        or entry > max(max_batch_bytes, CHUNK_SIZE)
-    ):
-        return None
-    codec = Compression(attributes & L.COMPRESSION_MASK)
-    if attributes & ~L.COMPRESSION_MASK or codec not in _WRAPPER_CODECS:
-        return None  # LogAppendTime, or bits the fast path does not vouch for: the reader decides
-    key_len, value_len = L.INT32.unpack_from(head, _KEY_AT)[0], L.INT32.unpack_from(head, _KEY_AT + 4)[0]
-    if key_len != -1 or value_len < 0 or _SMALLEST + value_len != entry:
-        return None
-    data = os.pread(fd, entry, pos)
-    if len(data) != entry or data[:_SMALLEST] != head or crc32(memoryview(data)[L.MAGIC_OFFSET :]) != crc:
-        return None
-    try:
-        inner = decompress(codec, memoryview(data)[_SMALLEST:], max_batch_bytes)
-    except CorruptRecordError:
-        return None
-    found = _twins.v1_inner_to_v2(inner, offset, max_records)
-    if found is None:
-        return None
-    return Transcoded(name, pos, entry, codec, offset, inner, *found)
+def inflater(max_batch_bytes: int) -> Codec:
+    """The one place a wrapper's inflated bytes come from: ``codecs.decompress``, bounded by
+    ``--max-batch-bytes`` (refusing with CorruptRecordError, which leaves the wrapper to the slow path);
+    gzip and one-block LZ4 frames through the transcode twin first (the same bytes, faster), codecs
+    where it declines. An ``Inflating`` source that inflates ahead wraps it (``read_input``'s ``inflating``)."""
+
+    def inflate(codec: int, payload: memoryview) -> bytes:
+        if codec == _GZIP:
+            inflated = gunzip(payload, max_batch_bytes)
+            if inflated is not None:
+                return inflated
+        elif codec == _LZ4:
+            inflated = unlz4_frame(_LZ4_HEADER, payload, max_batch_bytes)
+            if inflated is not None:
+                return inflated
+        return decompress(_CODECS[codec], payload, max_batch_bytes)
+
+    return inflate
 
 
-def read_input(path: Path, *, fast: bool, max_batch_bytes: int, max_records_per_batch: int) -> Iterator[Item]:
-    """``read_segment(path)``'s items, with every sound v1 CreateTime wrapper a Transcoded instead
-    of a Batch when ``fast`` (and ``path`` a regular file, which the reader may open again)."""
+class Inflating(Protocol):
+    """What ``read_input`` asks of a source of inflated wrappers, per window of the file: ``start``
+    gives the function the window's wrappers are inflated by, in file order (``inflater``'s, or one
+    that inflates the window's next payloads ahead, on another core, while the runs before them are
+    written); ``finish`` comes before the window's buffer is read into again; ``close`` at the end."""
+
+    def start(self, window: bytearray, pos: int, end: int) -> Codec: ...
+
+    def finish(self) -> None: ...
+
+    def close(self) -> None: ...
+
+
+class Inline:
+    """Each wrapper inflated where it is asked (``inflater``)."""
+
+    def __init__(self, max_batch_bytes: int) -> None:
+        self._inflate = inflater(max_batch_bytes)
+
+    def start(self, window: bytearray, pos: int, end: int) -> Codec:
+        return self._inflate
+
+    def finish(self) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+def read_input(
+    path: Path,
+    *,
+    fast: bool,
+    max_batch_bytes: int,
+    max_records_per_batch: int,
+    inflating: Inflating | None = None,
+) -> Iterator[Item]:
+    """``read_segment(path)``'s items, with every run of sound v1 CreateTime wrappers a TranscodedRun
+    instead of Batches when ``fast`` (and ``path`` a regular file, which the reader may open again).
+    A window of the file gives runs of at most ``_RUN`` input bytes, so that a source inflating ahead
+    works while the run before is written."""
     if not fast or not path.is_file():
         yield from read_segment(
             path, max_batch_bytes=max_batch_bytes, max_records_per_batch=max_records_per_batch
         )
         return
+    source = inflating or Inline(max_batch_bytes)
+    try:
+        yield from _read_fast(path, source, max_batch_bytes, max_records_per_batch)
+    finally:
+        source.close()
+
+
+def _read_fast(path: Path, source: Inflating, max_batch_bytes: int, max_records: int) -> Iterator[Item]:
     name = str(path)
+    entry_limit = max(max_batch_bytes, CHUNK_SIZE)
     f, size = open_segment(path)
     with f:
         fd = f.fileno()
         pos = 0
         runs: Iterator[Sequence[Batch | Problem]] | None = None
+        window = bytearray(_WINDOW)
         while pos < size:
-            done = transcode_at(name, fd, pos, size, max_batch_bytes, max_records_per_batch)
-            if done is not None:
-                runs = None
-                yield done
-                pos += done.sizeInBytes
+            got = os.preadv(fd, [window], pos)
+            inflate = source.start(window, 0, got)
+            at, want = 0, 0
+            try:
+                while at < got:
+                    used, want, codec, wrappers = read_wrappers(
+                        window, at, got, pos, entry_limit, max_records, _RUN, inflate, _twins.v1_inner_to_v2
+                    )  # (pos: the window's place in the file)
+                    if not wrappers:
+                        break
+                    runs = None
+                    yield TranscodedRun(
+                        name, pos + at, used, _CODECS[codec], wrappers, sum(w[5] for w in wrappers)
+                    )
+                    at += used
+            finally:
+                source.finish()
+            if at:  # the window's wrappers taken: read on from the first entry not taken
+                pos += at
+                if len(window) > _WINDOW:
+                    window = bytearray(_WINDOW)
                 continue
+            if want > len(window) and want <= size - pos:  # one entry larger than the window: read it whole
+                window = bytearray(want)
+                continue
+            if len(window) > _WINDOW:
+                window = bytearray(_WINDOW)
             if runs is None:
                 runs = read_segment_runs(
-                    path,
-                    start=pos,
-                    max_batch_bytes=max_batch_bytes,
-                    max_records_per_batch=max_records_per_batch,
+                    path, start=pos, max_batch_bytes=max_batch_bytes, max_records_per_batch=max_records
                 )
             run = next(runs, None)
             if run is None:

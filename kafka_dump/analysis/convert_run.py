@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import functools
 import gc
 import os
 import tempfile
-import zlib
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from itertools import pairwise
@@ -27,19 +27,20 @@ from pathlib import Path
 from typing import BinaryIO
 
 from kafka_dump.analysis.convert import Changes, ConversionError, Converter, ConvertOptions
-from kafka_dump.analysis.convert_fast import Item, Transcoded, read_input
+from kafka_dump.analysis.convert_fast import Codec, Inflating, Item, TranscodedRun, inflater, read_input
 from kafka_dump.errors import CorruptRecordError, KafkaDumpError, NotASegmentError
 from kafka_dump.format import encode_entry, legacy, v2
 from kafka_dump.format import layout as L
-from kafka_dump.format._pure_encoder import finish_v2_entry
 from kafka_dump.format.checksum import crc32c
 from kafka_dump.format.codecs import (
     DEFAULT_MAX_BATCH_BYTES,
     DEFAULT_MAX_RECORDS_PER_BATCH,
-    compress,
+    compressor,
     decompress,
+    lz4_frame_header,
 )
 from kafka_dump.format.recheck import same_as_v1_inner, same_v2_records
+from kafka_dump.format.transcode import lz4_frame, write_wrappers
 from kafka_dump.model import Batch, Compression, ControlType, Problem, ProblemKind, Record, TimestampType
 from kafka_dump.segment import CHUNK_SIZE, segment_base_offset, segment_files
 from kafka_dump.writer import NO_TIMESTAMP, IndexBuilder
@@ -138,10 +139,10 @@ def _same(a: Path, b: Path) -> bool:
 
 # Codecs that take a level (``--level``); the others (none, snappy) are written without one.
 _LEVELLED = frozenset((Compression.GZIP, Compression.LZ4, Compression.ZSTD))
+_LZ4_DEFAULT_LEVEL = 9  # Kafka's: lz4's fast compressor (codecs._LZ4_DEFAULT_LEVEL)
 Watch = Callable[[Iterator[Item]], Iterator[Item]]  # sees the input stream go by (a progress bar)
 _CRC_VALID = attrgetter("crcValid")
 _TIMESTAMP = attrgetter("timestamp")
-_V2_CRC = 4  # the CRC's index among V2_HEADER's fields
 _MARKERS = (ControlType.ABORT, ControlType.COMMIT)
 _FIELDS = attrgetter("offset", "timestamp", "key", "value", "headers")
 _BATCH_FIELDS = attrgetter(
@@ -170,11 +171,13 @@ def convert_segment(
     max_batch_bytes: int = DEFAULT_MAX_BATCH_BYTES,
     max_records_per_batch: int = DEFAULT_MAX_RECORDS_PER_BATCH,
     watch: Watch | None = None,
+    inflating: Inflating | None = None,
 ) -> FileReport:
     """Convert one segment to ``dst``: through a temporary file beside it, verified, then renamed.
 
     See the module's docstring for the verification. Any difference raises VerificationError and
-    leaves no output behind, as does any other failure.
+    leaves no output behind, as does any other failure. ``inflating``: where the input's wrappers are
+    inflated (``convert_fast.Inflating``; by default each where it is read).
     """
     plan(src, dst, force=force, index=index)  # the input is never written, whoever calls
     converter = Converter(options)
@@ -191,12 +194,13 @@ def convert_segment(
                 fast=converter.transcodes,
                 max_batch_bytes=max_batch_bytes,
                 max_records_per_batch=max_records_per_batch,
+                inflating=inflating,
             )
             if watch is not None:
                 items = watch(items)
             for batch in _good_batches(items, report, skip_corrupt):
-                if isinstance(batch, Transcoded):
-                    closed, codec = converter.feed_transcoded(batch.codec)
+                if isinstance(batch, TranscodedRun):
+                    closed, codec = converter.feed_transcoded(batch.codec, len(batch.wrappers))
                     for new in closed:
                         out.write_entry(new, level, max_batch_bytes)
                     out.write_transcoded(batch, codec, level, max_batch_bytes)
@@ -229,7 +233,7 @@ def _cycle_collector_paused() -> Iterator[None]:
 
 def _good_batches(
     items: Iterable[Item], report: FileReport, skip_corrupt: bool
-) -> Iterator[Batch | Transcoded]:
+) -> Iterator[Batch | TranscodedRun]:
     """The input's sound batches; a corrupt one stops the conversion, or is left out and listed.
 
     The decoder yields a batch before the problems found in it, so each batch is held until the
@@ -238,13 +242,13 @@ def _good_batches(
     before = report.before
     held: Batch | None = None
     for item in items:
-        if isinstance(item, Transcoded):  # sound, with no problem of its own: nothing to hold
+        if isinstance(item, TranscodedRun):  # sound, with no problem of its own: nothing to hold
             if held is not None:
                 before.batches += 1
                 before.records += len(held.records or ())
                 yield held
                 held = None
-            before.batches += 1
+            before.batches += len(item.wrappers)
             before.records += item.recordCount
             yield item
             continue
@@ -310,6 +314,7 @@ class _TempSegment:
         self.side = Side()
         self._crc = 0
         self._last_offset: int | None = None
+        self._decompress: Codec | None = None
 
     def _temp(self, target: Path) -> tuple[Path, BinaryIO]:
         fd, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".kdump-tmp", dir=target.parent)
@@ -324,22 +329,33 @@ class _TempSegment:
         self._append(data, batch.baseOffset, batch.lastOffset, max_ts, len(batch.records or ()))
 
     def write_transcoded(
-        self, t: Transcoded, codec: Compression, level: int | None, max_batch_bytes: int
+        self, run: TranscodedRun, codec: Compression, level: int | None, max_batch_bytes: int
     ) -> None:
-        """Write the v2 batch of a transcoded wrapper (``convert_fast``), as ``write_entry`` writes
-        the batch ``Converter`` makes of it, checked against the wrapper's inner messages."""
-        header = L.V2_HEADER.pack(
-            t.baseOffset, 0, -1, 2, 0, int(codec), t.lastOffset - t.baseOffset, t.baseTimestamp, t.maxTimestamp,
-            -1, -1, -1, t.recordCount,
+        """Write the v2 batches of a run of transcoded wrappers (``convert_fast``), as ``write_entry``
+        writes the batches ``Converter`` makes of them, each checked against its wrapper's inner
+        messages where it lies (``format/transcode.py``)."""
+        squeeze = _squeezer(codec, level if codec in _LEVELLED else None)
+        data, rows, last, failure = write_wrappers(
+            run.wrappers, int(codec), squeeze, self._verifier(max_batch_bytes), crc32c, same_as_v1_inner,
+            self._last_offset,
         )  # fmt: skip
-        body = t.records
-        if codec is not Compression.NONE:
-            body = compress(codec, body, level=level if codec in _LEVELLED else None, magic=2)
-        data = finish_v2_entry(header, body)
-        self._fail(
-            _check_transcoded(data, t, codec, max_batch_bytes) or self._check_next(t.baseOffset, t.lastOffset)
-        )
-        self._append(data, t.baseOffset, t.lastOffset, t.maxTimestamp, t.recordCount)
+        if failure is not None:
+            _, good, why = failure
+            raise VerificationError(
+                f"verification failed: {why}; no output written",
+                file=str(self.dst),
+                position=self.side.bytes + good,
+            )
+        self._last_offset = last
+        if self._want_index:
+            for size, first, last_offset, max_ts, _ in rows:
+                self._index_entry(size, first, last_offset, max_ts)
+        self._write(data, len(rows), sum(row[4] for row in rows))
+
+    def _verifier(self, max_batch_bytes: int) -> Codec:
+        if self._decompress is None:
+            self._decompress = inflater(max_batch_bytes)
+        return self._decompress
 
     def _fail(self, reason: str | None) -> None:
         if reason is not None:
@@ -351,17 +367,24 @@ class _TempSegment:
 
     def _append(self, data: bytes, first: int, last: int, max_ts: int, records: int) -> None:
         if self._want_index:
-            if self._index is None:
-                self._index = IndexBuilder(first if self._base_offset is None else self._base_offset)
-            try:
-                self._index.add(len(data), first, last, max_ts)
-            except KafkaDumpError as exc:  # offsets going backwards cannot be indexed
-                self._fail(exc.reason)
+            self._index_entry(len(data), first, last, max_ts)
+        self._write(data, 1, records)
+
+    def _index_entry(self, size: int, first: int, last: int, max_ts: int) -> None:
+        if self._index is None:
+            self._index = IndexBuilder(first if self._base_offset is None else self._base_offset)
+        try:
+            self._index.add(size, first, last, max_ts)
+        except KafkaDumpError as exc:  # offsets going backwards cannot be indexed
+            self._fail(exc.reason)
+
+    def _write(self, data: bytes, batches: int, records: int) -> None:
+        """Append entries; their CRC-32C runs on, for the read-back (``finish``)."""
         self._file.write(data)
-        self._crc = zlib.crc32(data, self._crc)
+        self._crc = crc32c(data, self._crc)
         side = self.side
         side.bytes += len(data)
-        side.batches += 1
+        side.batches += batches
         side.records += records
 
     def _check_next(self, first: int, last: int) -> str | None:
@@ -404,7 +427,7 @@ class _TempSegment:
         crc, size = 0, 0
         with open(self.path, "rb") as back:
             while chunk := back.read(CHUNK_SIZE):
-                crc = zlib.crc32(chunk, crc)
+                crc = crc32c(chunk, crc)
                 size += len(chunk)
         if (crc, size) != (self._crc, self.side.bytes):
             raise VerificationError(
@@ -444,6 +467,16 @@ class _TempSegment:
         for tmp in self._temps:
             with contextlib.suppress(FileNotFoundError):
                 tmp.unlink()
+
+
+def _squeezer(codec: Compression, level: int | None) -> Callable[[bytes], bytes]:
+    """How a v2 batch's records are compressed: ``codecs.compressor``'s function, or for LZ4 at
+    Kafka's default level the transcode twin's frame writer (the same bytes, without Python between
+    the blocks)."""
+    if codec is Compression.LZ4 and level in (None, _LZ4_DEFAULT_LEVEL):
+        compressor(codec, level=level, magic=2)  # refuses what compress refuses
+        return functools.partial(lz4_frame, lz4_frame_header(2))
+    return compressor(codec, level=level, magic=2)
 
 
 def _sync(f: BinaryIO) -> None:
@@ -531,42 +564,3 @@ def _check_v2_records(data: bytes, got: Batch, want: tuple[Record, ...], max_bat
         return None
     at = want[i].offset if i < len(want) else got.lastOffset
     return f"the record at offset {at} differs from the input's"
-
-
-def _check_transcoded(data: bytes, t: Transcoded, codec: Compression, max_batch_bytes: int) -> str | None:
-    """Why the v2 entry ``data`` does not read back as the batch ``Converter`` makes of the wrapper
-    ``t`` (every header field, the CRC, every record against the wrapper's inner messages), or None."""
-    where = f"the entry at offset {t.baseOffset}"
-    if len(data) < L.V2_HEADER_SIZE:
-        return f"{where} is shorter than a v2 header"
-    got = L.V2_HEADER.unpack_from(data)
-    crc = got[_V2_CRC]
-    meant = (
-        t.baseOffset, len(data) - L.LOG_OVERHEAD, -1, 2, crc, int(codec), t.lastOffset - t.baseOffset,
-        t.baseTimestamp, t.maxTimestamp, -1, -1, -1, t.recordCount,
-    )  # fmt: skip
-    if crc32c(memoryview(data)[L.V2_ATTRIBUTES_OFFSET :]) != crc:
-        return f"{where} fails its CRC-32C"
-    if got != meant:
-        return f"{where} has other batch fields than the input's"
-    records, start, end = data, L.V2_HEADER_SIZE, len(data)
-    if codec is not Compression.NONE:
-        try:
-            records = decompress(codec, memoryview(data)[start:], max_batch_bytes)
-        except CorruptRecordError as exc:
-            return f"{where} does not decompress ({exc.reason})"
-        start, end = 0, len(records)
-    i, same, latest, last = same_as_v1_inner(
-        records, start, end, t.baseOffset, t.baseTimestamp, t.inner, t.wrapperOffset
-    )
-    if i >= 0:
-        return (
-            f"the record at index {i} of {where} differs from the input's, or does not follow the one before"
-        )
-    if same != t.recordCount:
-        return f"{where} holds {same} records, not the {t.recordCount} its header declares"
-    if latest > t.maxTimestamp:
-        return f"{where} holds a record time past its maxTimestamp {t.maxTimestamp}"
-    if last > t.lastOffset:
-        return f"{where} holds a record offset past its lastOffset {t.lastOffset}"
-    return None

@@ -15,6 +15,8 @@
 #include <structmember.h>
 #include <zlib.h>
 
+#include "_crc32.h"
+
 #include "_layout.h"
 #include "_model.h"
 #include "_wire.h"
@@ -517,7 +519,7 @@ next_inner(const unsigned char *p, Py_ssize_t len, Py_ssize_t *pos, Inner *m, in
     if (p[at + LEGACY_MAGIC_OFFSET] != 1 || p[at + LEGACY_ATTRIBUTES_OFFSET] != 0)
         return 0;
     if (check_crc && (uint32_t)be32(p + at + LEGACY_CRC_OFFSET) !=
-        (uint32_t)crc32(0, p + at + LEGACY_MAGIC_OFFSET, (uInt)(end - at - LEGACY_MAGIC_OFFSET)))
+        crc32_fast(0, p + at + LEGACY_MAGIC_OFFSET, (size_t)(end - at - LEGACY_MAGIC_OFFSET)))
         return 0;
     m->offset = be64(p + at);
     m->timestamp = be64(p + at + LEGACY_V1_TIMESTAMP_OFFSET);

@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 import struct
 import zlib
+from collections.abc import Callable
 from typing import Any
 
 from kafka_dump.errors import CompressionError, UnsupportedEncodingError
@@ -160,6 +161,16 @@ def _unlz4(data: bytes | memoryview, limit: int) -> bytes:
     import lz4.block
 
     data = memoryview(data)
+    n = len(data)
+    if n > 15 and data[:7] == _LZ4_HEADERS[2] and data[n - 4 :] == _LZ4_END:
+        # The frame kdump writes for a batch of one block (v1/v2 header, no checksums, 64 KiB
+        # blocks): read as the loop below reads it, without the loop.
+        (word,) = _U32LE.unpack_from(data, 7)
+        if 0 < word <= _LZ4_BLOCK and word == n - 15 and limit >= _LZ4_BLOCK:
+            try:
+                return bytes(lz4.block.decompress(data[11 : n - 4], uncompressed_size=_LZ4_BLOCK))
+            except lz4.block.LZ4BlockError as exc:
+                raise CompressionError(f"lz4 payload does not decompress: {exc}") from exc
     if len(data) < 7 or _U32LE.unpack_from(data, 0)[0] != LZ4_MAGIC:
         raise CompressionError("lz4 payload does not start with the LZ4 frame magic")
     flg, bd = data[4], data[5]
@@ -353,6 +364,12 @@ def _lz4_header(magic: int) -> bytes:
 
 
 _LZ4_HEADERS = {magic: _lz4_header(magic) for magic in (0, 1, 2)}
+_LZ4_END = b"\x00\x00\x00\x00"
+
+
+def lz4_frame_header(magic: int) -> bytes:
+    """The 7 bytes every LZ4 frame written for ``magic`` starts with (for a writer of its own)."""
+    return _LZ4_HEADERS[magic]
 
 
 def _lz4_kafka(data: bytes, level: int | None, magic: int) -> bytes:
@@ -362,6 +379,10 @@ def _lz4_kafka(data: bytes, level: int | None, magic: int) -> bytes:
     import lz4.block
 
     fast = level is None or level == _LZ4_DEFAULT_LEVEL
+    if fast and 0 < len(data) <= _LZ4_BLOCK:  # one block (the common batch): no loop, no slicing
+        block = lz4.block.compress(data, store_size=False)
+        if len(block) < len(data):
+            return b"".join((_LZ4_HEADERS[magic], _U32LE.pack(len(block)), block, _LZ4_END))
     parts = [_LZ4_HEADERS[magic]]
     view = memoryview(data)
     for i in range(0, len(data), _LZ4_BLOCK):
@@ -374,7 +395,7 @@ def _lz4_kafka(data: bytes, level: int | None, magic: int) -> bytes:
             parts += (_U32LE.pack(len(chunk) | _LZ4_UNCOMPRESSED), bytes(chunk))
         else:
             parts += (_U32LE.pack(len(block)), block)
-    parts.append(b"\x00\x00\x00\x00")
+    parts.append(_LZ4_END)
     return b"".join(parts)
 
 
@@ -418,3 +439,21 @@ def compress(codec: Compression, data: bytes, *, level: int | None = None, magic
     if codec is Compression.ZSTD:
         return _zstd(data, level)
     raise UnsupportedEncodingError(f"cannot compress with codec {int(codec)}")
+
+
+def compressor(codec: Compression, *, level: int | None = None, magic: int = 2) -> Callable[[bytes], bytes]:
+    """``compress`` with its codec, level and magic bound and checked once: for a writer that calls
+    it once per batch, with nothing to decide again. Raises as ``compress`` does."""
+    problem = level_problem(codec, level)
+    if problem is not None:
+        raise UnsupportedEncodingError(problem)
+    if codec is Compression.NONE:
+        return bytes
+    if codec is Compression.LZ4:
+        return functools.partial(_lz4_kafka, level=level, magic=magic)
+    if codec in (Compression.GZIP, Compression.SNAPPY, Compression.ZSTD):
+        return functools.partial(_COMPRESSORS[codec], level=level)
+    raise UnsupportedEncodingError(f"cannot compress with codec {int(codec)}")
+
+
+_COMPRESSORS = {Compression.GZIP: _gzip, Compression.SNAPPY: _snappy_xerial, Compression.ZSTD: _zstd}

@@ -23,6 +23,7 @@ from kafka_dump.format._gather_layout import (
 from kafka_dump.model import Batch, Compression, Record
 
 if TYPE_CHECKING:  # the pure walk's module is imported only when it is the twin chosen
+    from kafka_dump.format._transcode_pure import Failure, Row, Wrapper
     from kafka_dump.format._walk_pure import Checksum, Decompress, EntryRow, RawEntryWalk, RawWalk
 
 
@@ -153,6 +154,42 @@ class RecheckTwin(Protocol):
         self, data: bytes, pos: int, end: int, base_offset: int, base_timestamp: int, inner: bytes,
         wrapper_offset: int, /,
     ) -> tuple[int, int, int, int]: ...  # fmt: skip
+
+
+class TranscodeTwin(Protocol):
+    """Convert's fast path, a run of v1 wrappers per call; see ``_transcode_pure.py`` (``format/transcode.py``)."""
+
+    def gunzip(self, payload: bytes | memoryview, limit: int, /) -> bytes | None: ...
+
+    def lz4_frame(self, header: bytes, data: bytes | memoryview, /) -> bytes: ...
+
+    def unlz4_frame(self, header: bytes, payload: bytes | memoryview, limit: int, /) -> bytes | None: ...
+
+    def read_wrappers(
+        self,
+        buf: bytes | bytearray,
+        pos: int,
+        end: int,
+        file_pos: int,
+        entry_limit: int,
+        max_records: int,
+        run_limit: int,
+        decompress: Callable[[int, memoryview], bytes],
+        transcode: Callable[[bytes, int, int], tuple[bytes, int, int, int, int, int] | None],
+        /,
+    ) -> tuple[int, int, int, list[Wrapper]]: ...
+
+    def write_wrappers(
+        self,
+        items: list[Wrapper],
+        codec: int,
+        compress: Callable[[bytes], bytes],
+        decompress: Callable[[int, memoryview], bytes],
+        crc32c: Callable[[memoryview], int],
+        same: Callable[[bytes, int, int, int, int, bytes, int], tuple[int, int, int, int]],
+        last_offset: int | None,
+        /,
+    ) -> tuple[bytes, list[Row], int | None, Failure | None]: ...
 
 
 class GatherTwin(Protocol):

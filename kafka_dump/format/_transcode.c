@@ -1,0 +1,782 @@
+/*
+ * The compiled twin of _transcode_pure.py: kdump convert's fast path, a run of v1 wrappers per call.
+ *
+ * read_wrappers walks the sound v1 CreateTime wrappers at the start of a window of the input and
+ * gives each one's inner messages (inflated by the decompress function it is given: the one place
+ * a wrapper's inflated bytes come from) and its v2 records (the transcode function, the encoder
+ * twin's v1_inner_to_v2). write_wrappers makes each one a v2 entry (compress function, CRC-32C)
+ * and checks it where it lies: the header read back, the CRC-32C computed again, the body
+ * decompressed and compared with the inner messages (the same function, recheck's
+ * same_as_v1_inner), the offsets growing from entry to entry. The heavy work is the functions'; what
+ * this saves is the Python between them, once per wrapper. gunzip is the faster inflate the default
+ * decompress function uses for gzip: libdeflate where the system has it (loaded at run time, never
+ * required), else zlib, each checking the trailer, and declining whatever codecs would read otherwise.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <dlfcn.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "_crc32.h"
+
+#include "_layout.h"
+#include "_wire.h"
+
+#define SMALLEST (LOG_OVERHEAD + LEGACY_V1_MIN_SIZE) /* a v1 wrapper's header, up to its value */
+#define KEY_AT (LEGACY_V1_TIMESTAMP_OFFSET + 8)     /* the key's length, after the timestamp */
+
+static PyObject *CorruptRecordError;
+
+/* fn(codec, memoryview of p[0:n]): a new reference; NULL with *refused set (no exception) when fn
+ * raised CorruptRecordError, NULL with the exception set for anything else. */
+static PyObject *
+call_codec_fn(PyObject *fn, int codec, const unsigned char *p, Py_ssize_t n, int *refused)
+{
+    *refused = 0;
+    PyObject *view = PyMemoryView_FromMemory((char *)p, n, PyBUF_READ);
+    if (view == NULL)
+        return NULL;
+    PyObject *r = PyObject_CallFunction(fn, "iO", codec, view);
+    Py_DECREF(view);
+    if (r == NULL && PyErr_ExceptionMatches(CorruptRecordError)) {
+        PyErr_Clear();
+        *refused = 1;
+    }
+    if (r != NULL && !PyBytes_Check(r)) {
+        Py_DECREF(r);
+        PyErr_SetString(PyExc_TypeError, "a codec function must return bytes");
+        return NULL;
+    }
+    return r;
+}
+
+static PyObject *
+read_wrappers(PyObject *self, PyObject *args)
+{
+    Py_buffer view;
+    Py_ssize_t pos, end, file_pos, entry_limit, max_records, run_limit;
+    PyObject *decompress, *transcode;
+    if (!PyArg_ParseTuple(args, "y*nnnnnnOO", &view, &pos, &end, &file_pos, &entry_limit, &max_records,
+                          &run_limit, &decompress, &transcode))
+        return NULL;
+    if (check_window(pos, end, view.len) < 0) {
+        PyBuffer_Release(&view);
+        return NULL;
+    }
+    const unsigned char *buf = (const unsigned char *)view.buf;
+    Py_ssize_t start = pos, want = 0;
+    int run_codec = -1;
+    PyObject *items = PyList_New(0);
+    if (items == NULL)
+        goto error;
+    while (pos < end && pos - start < run_limit) {
+        const unsigned char *p = buf + pos;
+        if (end - pos < SMALLEST) {
+            want = pos + SMALLEST;
+            break;
+        }
+        int64_t offset = be64(p);
+        int32_t length = be32(p + LOG_ENTRY_SIZE_OFFSET);
+        int64_t entry = (int64_t)LOG_OVERHEAD + length;
+        int attributes = p[LEGACY_ATTRIBUTES_OFFSET], codec = attributes & COMPRESSION_MASK;
+        if (p[LEGACY_MAGIC_OFFSET] != 1 || length < LEGACY_V1_MIN_SIZE || entry > entry_limit)
+            break;
+        if ((attributes & ~COMPRESSION_MASK) || codec < 1 || codec > 3 || (run_codec >= 0 && codec != run_codec))
+            break; /* LogAppendTime, bits the fast path does not vouch for, zstd, or another codec's run */
+        int32_t key_len = be32(p + KEY_AT), value_len = be32(p + KEY_AT + 4);
+        if (key_len != -1 || value_len < 0 || (int64_t)SMALLEST + value_len != entry)
+            break;
+        if (entry > end - pos) {
+            want = pos + (Py_ssize_t)entry;
+            break;
+        }
+        if ((uint32_t)be32(p + LEGACY_CRC_OFFSET) !=
+            crc32_fast(0, p + LEGACY_MAGIC_OFFSET, (size_t)(entry - LEGACY_MAGIC_OFFSET)))
+            break;
+        int refused;
+        PyObject *inner = call_codec_fn(decompress, codec, p + SMALLEST, value_len, &refused);
+        if (inner == NULL) {
+            if (refused)
+                break;
+            goto error;
+        }
+        PyObject *found = PyObject_CallFunction(transcode, "OLn", inner, (long long)offset, max_records);
+        if (found == NULL) {
+            Py_DECREF(inner);
+            goto error;
+        }
+        if (found == Py_None) {
+            Py_DECREF(inner);
+            Py_DECREF(found);
+            break;
+        }
+        if (!PyTuple_Check(found) || PyTuple_GET_SIZE(found) != 6) {
+            Py_DECREF(inner);
+            Py_DECREF(found);
+            PyErr_SetString(PyExc_TypeError, "transcode must return a 6-tuple or None");
+            goto error;
+        }
+        PyObject *item = PyTuple_New(10);
+        if (item == NULL) {
+            Py_DECREF(inner);
+            Py_DECREF(found);
+            goto error;
+        }
+        PyObject *where = PyLong_FromSsize_t(file_pos + pos), *size = PyLong_FromLongLong(entry),
+                 *woff = PyLong_FromLongLong(offset);
+        if (where == NULL || size == NULL || woff == NULL) {
+            Py_XDECREF(where);
+            Py_XDECREF(size);
+            Py_XDECREF(woff);
+            Py_DECREF(inner);
+            Py_DECREF(found);
+            Py_DECREF(item);
+            goto error;
+        }
+        PyTuple_SET_ITEM(item, 0, where);
+        PyTuple_SET_ITEM(item, 1, size);
+        PyTuple_SET_ITEM(item, 2, woff);
+        PyTuple_SET_ITEM(item, 3, inner);
+        for (int i = 0; i < 6; i++) {
+            PyObject *o = PyTuple_GET_ITEM(found, i);
+            Py_INCREF(o);
+            PyTuple_SET_ITEM(item, 4 + i, o);
+        }
+        Py_DECREF(found);
+        int rc = PyList_Append(items, item);
+        Py_DECREF(item);
+        if (rc < 0)
+            goto error;
+        run_codec = codec;
+        pos += (Py_ssize_t)entry;
+    }
+    PyBuffer_Release(&view);
+    return Py_BuildValue("nniN", pos - start, want, run_codec < 0 ? 0 : run_codec, items);
+error:
+    PyBuffer_Release(&view);
+    Py_XDECREF(items);
+    return NULL;
+}
+
+/* ---- gzip ---------------------------------------------------------------------------------- */
+
+#define GUNZIP_FIRST (8 << 20) /* codecs._GUNZIP_STEP: the most allocated before the output proves larger */
+#define DEFLATE_MAX_RATIO 1032  /* deflate never inflates one byte to more than this */
+
+static uint32_t
+le32(const unsigned char *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+/* libdeflate (the system's libdeflate.so.0, where there is one: about twice zlib's inflate speed),
+ * loaded on first use; without it, zlib. Its gzip reader checks the trailer's CRC-32 and size as
+ * zlib does. One decompressor per thread: gunzip runs without the GIL. */
+typedef void *(*LdAlloc)(void);
+typedef int (*LdGzip)(void *, const void *, size_t, void *, size_t, size_t *, size_t *);
+static LdAlloc ld_alloc;
+static LdGzip ld_gzip;
+static int ld_tried;
+static __thread void *ld_decompressor;
+#define LD_SUCCESS 0
+#define LD_INSUFFICIENT_SPACE 3
+
+static int
+ld_ready(void)
+{
+    if (!ld_tried) {
+        ld_tried = 1;
+        void *lib = dlopen("libdeflate.so.0", RTLD_NOW | RTLD_LOCAL);
+        if (lib != NULL) {
+            ld_alloc = (LdAlloc)dlsym(lib, "libdeflate_alloc_decompressor");
+            ld_gzip = (LdGzip)dlsym(lib, "libdeflate_gzip_decompress_ex");
+            if (ld_alloc == NULL || ld_gzip == NULL)
+                ld_alloc = NULL, ld_gzip = NULL;
+        }
+    }
+    if (ld_gzip == NULL)
+        return 0;
+    if (ld_decompressor == NULL)
+        ld_decompressor = ld_alloc();
+    return ld_decompressor != NULL;
+}
+
+/* The first output size to try: ISIZE, when nothing trails the member and it is a size deflate can
+ * reach from n bytes; else a modest start that grows. At most limit + 1 (room to see it passed). */
+static Py_ssize_t
+first_cap(const unsigned char *p, Py_ssize_t n, Py_ssize_t limit, int whole)
+{
+    Py_ssize_t guess = (Py_ssize_t)le32(p + n - 4), most = n > PY_SSIZE_T_MAX / DEFLATE_MAX_RATIO ? PY_SSIZE_T_MAX : n * DEFLATE_MAX_RATIO;
+    Py_ssize_t cap = guess < 64 || guess > most ? 64 * 1024 : guess;
+    if (!whole && cap > GUNZIP_FIRST)
+        cap = GUNZIP_FIRST;
+    return cap > limit ? limit + 1 : cap + 1;
+}
+
+/* libdeflate's answer: the member inflated into *out (a new bytes object), its input bytes in
+ * *used; 0, or 1 to decline, or -1 with an exception set. */
+static int
+ld_gunzip(const unsigned char *p, Py_ssize_t n, Py_ssize_t limit, PyObject **out, Py_ssize_t *used)
+{
+    Py_ssize_t cap = first_cap(p, n, limit, 1);
+    for (;;) {
+        PyObject *o = PyBytes_FromStringAndSize(NULL, cap);
+        if (o == NULL)
+            return -1;
+        size_t in_used = 0, out_len = 0;
+        int rc;
+        Py_BEGIN_ALLOW_THREADS
+        rc = ld_gzip(ld_decompressor, p, (size_t)n, PyBytes_AS_STRING(o), (size_t)cap, &in_used, &out_len);
+        Py_END_ALLOW_THREADS
+        if (rc == LD_SUCCESS && (Py_ssize_t)out_len <= limit) {
+            if (_PyBytes_Resize(&o, (Py_ssize_t)out_len) < 0)
+                return -1;
+            *out = o;
+            *used = (Py_ssize_t)in_used;
+            return 0;
+        }
+        Py_DECREF(o);
+        if (rc != LD_INSUFFICIENT_SPACE || cap > limit)
+            return 1; /* bad data, or past limit: codecs says which */
+        cap = cap > PY_SSIZE_T_MAX / 2 || cap * 2 > limit ? limit + 1 : cap * 2;
+    }
+}
+
+/* zlib's answer, as ld_gunzip's; zlib's own check of the trailer replaced by _crc32.h's CRC-32. */
+static int
+zlib_gunzip(const unsigned char *p, Py_ssize_t n, Py_ssize_t limit, PyObject **out, Py_ssize_t *used)
+{
+    z_stream z;
+    memset(&z, 0, sizeof z);
+    if (inflateInit2(&z, 16 + MAX_WBITS) != Z_OK)
+        return 1;
+    if (inflateValidate(&z, 0) != Z_OK) {
+        inflateEnd(&z);
+        return 1;
+    }
+    Py_ssize_t cap = first_cap(p, n, limit, 0);
+    PyObject *o = PyBytes_FromStringAndSize(NULL, cap);
+    if (o == NULL) {
+        inflateEnd(&z);
+        return -1;
+    }
+    z.next_in = (unsigned char *)p;
+    z.avail_in = (uInt)n;
+    int rc;
+    for (;;) {
+        z.next_out = (unsigned char *)PyBytes_AS_STRING(o) + z.total_out;
+        z.avail_out = (uInt)(cap - (Py_ssize_t)z.total_out);
+        Py_BEGIN_ALLOW_THREADS
+        rc = inflate(&z, Z_NO_FLUSH);
+        Py_END_ALLOW_THREADS
+        if (rc == Z_STREAM_END)
+            break;
+        if ((rc != Z_OK && rc != Z_BUF_ERROR) || z.avail_out != 0 || cap > limit)
+            goto decline; /* bad data, cut short, or past limit */
+        cap = cap > PY_SSIZE_T_MAX / 2 || cap * 2 > limit ? limit + 1 : cap * 2;
+        if (_PyBytes_Resize(&o, cap) < 0) {
+            inflateEnd(&z);
+            return -1;
+        }
+    }
+    Py_ssize_t total = (Py_ssize_t)z.total_out, in_used = n - (Py_ssize_t)z.avail_in;
+    if (total > limit || in_used < 8)
+        goto decline;
+    uint32_t crc;
+    Py_BEGIN_ALLOW_THREADS
+    crc = crc32_fast(0, (const unsigned char *)PyBytes_AS_STRING(o), (size_t)total);
+    Py_END_ALLOW_THREADS
+    if (crc != le32(p + in_used - 8) || (uint32_t)total != le32(p + in_used - 4))
+        goto decline; /* zlib would say: incorrect data check, or incorrect length check */
+    inflateEnd(&z);
+    if (_PyBytes_Resize(&o, total) < 0)
+        return -1;
+    *out = o;
+    *used = in_used;
+    return 0;
+decline:
+    inflateEnd(&z);
+    Py_DECREF(o);
+    return 1;
+}
+
+/* A gzip payload inflated as codecs._gunzip inflates it (libdeflate, else zlib); None when it cannot
+ * vouch for the answer (another member follows, a header CRC, the output past limit, any error),
+ * which the caller then asks of codecs.decompress. The GIL is released while inflating. */
+static PyObject *
+gunzip(PyObject *self, PyObject *args)
+{
+    Py_buffer in;
+    Py_ssize_t limit;
+    int engine = 1;
+    if (!PyArg_ParseTuple(args, "y*n|p", &in, &limit, &engine))
+        return NULL;
+    const unsigned char *p = (const unsigned char *)in.buf;
+    Py_ssize_t n = in.len, used = 0;
+    PyObject *out = NULL;
+    int rc = 1;
+    /* Deflate, no header CRC (neither inflater here checks one) nor reserved flags. */
+    if (limit >= 0 && n >= 18 && n <= (Py_ssize_t)UINT32_MAX && p[0] == 0x1f && p[1] == 0x8b && p[2] == 8 &&
+        !(p[3] & 0xE2))
+        rc = engine && ld_ready() ? ld_gunzip(p, n, limit, &out, &used) : zlib_gunzip(p, n, limit, &out, &used);
+    if (rc == 0 && n - used >= 2 && p[used] == 0x1f && p[used + 1] == 0x8b)
+        rc = 1; /* a further member: codecs reads it */
+    PyBuffer_Release(&in);
+    if (rc < 0)
+        return NULL;
+    if (rc == 0)
+        return out;
+    Py_XDECREF(out);
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+gunzip_engine(PyObject *self, PyObject *unused)
+{
+    return PyUnicode_FromString(ld_ready() ? "libdeflate" : "zlib");
+}
+
+/* ---- writing ------------------------------------------------------------------------------- */
+
+typedef struct {
+    unsigned char *p;
+    Py_ssize_t len, cap;
+} Buf;
+
+static int
+buf_reserve(Buf *b, Py_ssize_t more)
+{
+    if (more > PY_SSIZE_T_MAX - b->len) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    if (b->len + more <= b->cap)
+        return 0;
+    Py_ssize_t cap = b->cap ? b->cap : 1 << 16;
+    while (cap < b->len + more)
+        cap = cap > PY_SSIZE_T_MAX / 2 ? b->len + more : cap * 2;
+    unsigned char *q = PyMem_Realloc(b->p, (size_t)cap);
+    if (q == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    b->p = q;
+    b->cap = cap;
+    return 0;
+}
+
+/* ---- Kafka's LZ4 frame ------------------------------------------------------------------------ */
+
+#define LZ4_BLOCK (64 * 1024)  /* codecs._LZ4_BLOCK: Lz4BlockOutputStream's 64 KiB blocks */
+#define LZ4_HEADER 7           /* magic, FLG, BD, header checksum: the frame codecs writes */
+#define LZ4_RAW 0x80000000u    /* a block stored as it is */
+
+static PyObject *lz4_compress, *lz4_decompress, *kw_store_size, *kw_size;
+
+/* lz4.block's compress and decompress, looked up on first use; 0, or -1 with an exception set. */
+static int
+lz4_ready(void)
+{
+    if (lz4_decompress != NULL)
+        return 0;
+    PyObject *mod = PyImport_ImportModule("lz4.block");
+    if (mod == NULL)
+        return -1;
+    lz4_compress = PyObject_GetAttrString(mod, "compress");
+    lz4_decompress = lz4_compress ? PyObject_GetAttrString(mod, "decompress") : NULL;
+    Py_DECREF(mod);
+    kw_store_size = Py_BuildValue("{s:O}", "store_size", Py_False);
+    kw_size = Py_BuildValue("{s:i}", "uncompressed_size", LZ4_BLOCK);
+    if (lz4_decompress == NULL || kw_store_size == NULL || kw_size == NULL) {
+        Py_CLEAR(lz4_compress);
+        Py_CLEAR(lz4_decompress);
+        return -1;
+    }
+    return 0;
+}
+
+static void
+put_le32(unsigned char *p, uint32_t v)
+{
+    p[0] = (unsigned char)v;
+    p[1] = (unsigned char)(v >> 8);
+    p[2] = (unsigned char)(v >> 16);
+    p[3] = (unsigned char)(v >> 24);
+}
+
+/* lz4_frame(header, data): codecs._lz4_kafka(data, None, magic) for the magic whose frame header
+ * is given: independent 64 KiB blocks of lz4's fast compressor, each stored raw when it does not
+ * shrink, then an end mark. */
+static PyObject *
+lz4_frame(PyObject *self, PyObject *args)
+{
+    Py_buffer head, data;
+    if (!PyArg_ParseTuple(args, "y*y*", &head, &data))
+        return NULL;
+    PyObject *out = NULL;
+    Buf b = {NULL, 0, 0};
+    if (head.len != LZ4_HEADER) {
+        PyErr_SetString(PyExc_ValueError, "an LZ4 frame header is 7 bytes here");
+        goto done;
+    }
+    if (lz4_ready() < 0)
+        goto done;
+    const unsigned char *p = (const unsigned char *)data.buf;
+    Py_ssize_t n = data.len;
+    if (buf_reserve(&b, LZ4_HEADER + n + n / 128 + 64) < 0)
+        goto done;
+    memcpy(b.p, head.buf, LZ4_HEADER);
+    b.len = LZ4_HEADER;
+    for (Py_ssize_t at = 0; at < n; at += LZ4_BLOCK) {
+        Py_ssize_t len = n - at < LZ4_BLOCK ? n - at : LZ4_BLOCK;
+        PyObject *view = PyMemoryView_FromMemory((char *)p + at, len, PyBUF_READ);
+        if (view == NULL)
+            goto done;
+        PyObject *argv[] = {view};
+        PyObject *block = PyObject_VectorcallDict(lz4_compress, argv, 1, kw_store_size);
+        Py_DECREF(view);
+        if (block == NULL)
+            goto done;
+        if (!PyBytes_Check(block)) {
+            Py_DECREF(block);
+            PyErr_SetString(PyExc_TypeError, "lz4.block.compress must return bytes");
+            goto done;
+        }
+        Py_ssize_t got = PyBytes_GET_SIZE(block);
+        int raw = got >= len;
+        if (buf_reserve(&b, 4 + (raw ? len : got) + 4) < 0) {
+            Py_DECREF(block);
+            goto done;
+        }
+        put_le32(b.p + b.len, raw ? (uint32_t)len | LZ4_RAW : (uint32_t)got);
+        memcpy(b.p + b.len + 4, raw ? p + at : (const unsigned char *)PyBytes_AS_STRING(block), (size_t)(raw ? len : got));
+        b.len += 4 + (raw ? len : got);
+        Py_DECREF(block);
+    }
+    if (buf_reserve(&b, 4) < 0)
+        goto done;
+    put_le32(b.p + b.len, 0);
+    b.len += 4;
+    out = PyBytes_FromStringAndSize((const char *)b.p, b.len);
+done:
+    PyMem_Free(b.p);
+    PyBuffer_Release(&head);
+    PyBuffer_Release(&data);
+    return out;
+}
+
+/* unlz4_frame(header, payload, limit): the frame of one compressed block behind that header, as
+ * codecs._unlz4 reads it; None for any other frame, or a block that does not decompress (the caller
+ * then asks codecs, which reads it, or says why not). */
+static PyObject *
+unlz4_frame(PyObject *self, PyObject *args)
+{
+    Py_buffer head, data;
+    Py_ssize_t limit;
+    if (!PyArg_ParseTuple(args, "y*y*n", &head, &data, &limit))
+        return NULL;
+    const unsigned char *p = (const unsigned char *)data.buf;
+    Py_ssize_t n = data.len;
+    PyObject *out = NULL;
+    if (head.len == LZ4_HEADER && n > LZ4_HEADER + 8 && limit >= LZ4_BLOCK &&
+        memcmp(p, head.buf, LZ4_HEADER) == 0 && le32(p + n - 4) == 0) {
+        uint32_t word = le32(p + LZ4_HEADER);
+        if (word > 0 && word <= LZ4_BLOCK && (Py_ssize_t)word == n - LZ4_HEADER - 8) {
+            if (lz4_ready() < 0)
+                goto done;
+            PyObject *view = PyMemoryView_FromMemory((char *)p + LZ4_HEADER + 4, word, PyBUF_READ);
+            if (view == NULL)
+                goto done;
+            PyObject *argv[] = {view};
+            out = PyObject_VectorcallDict(lz4_decompress, argv, 1, kw_size);
+            Py_DECREF(view);
+            if (out == NULL && PyErr_ExceptionMatches(PyExc_Exception))
+                PyErr_Clear(); /* codecs reads it again, and says why */
+            else if (out != NULL && !PyBytes_Check(out))
+                Py_CLEAR(out);
+            if (out == NULL && PyErr_Occurred())
+                goto done;
+        }
+    }
+    if (out == NULL) {
+        Py_INCREF(Py_None);
+        out = Py_None;
+    }
+done:
+    PyBuffer_Release(&head);
+    PyBuffer_Release(&data);
+    return out;
+}
+
+static void
+put_be(unsigned char *p, uint64_t v, int n)
+{
+    for (int i = n - 1; i >= 0; i--) {
+        p[i] = (unsigned char)(v & 0xFF);
+        v >>= 8;
+    }
+}
+
+static int
+as_i64(PyObject *o, int64_t *v)
+{
+    long long x = PyLong_AsLongLong(o);
+    if (x == -1 && PyErr_Occurred())
+        return -1;
+    *v = (int64_t)x;
+    return 0;
+}
+
+/* crc32c(memoryview of p[0:n]) as an unsigned 32-bit value, or -1 with an exception set. */
+static int64_t
+call_crc(PyObject *fn, const unsigned char *p, Py_ssize_t n)
+{
+    PyObject *view = PyMemoryView_FromMemory((char *)p, n, PyBUF_READ);
+    if (view == NULL)
+        return -1;
+    PyObject *r = PyObject_CallOneArg(fn, view);
+    Py_DECREF(view);
+    if (r == NULL)
+        return -1;
+    unsigned long v = PyLong_AsUnsignedLong(r);
+    Py_DECREF(r);
+    if (v == (unsigned long)-1 && PyErr_Occurred())
+        return -1;
+    return (int64_t)(v & 0xFFFFFFFFu);
+}
+
+/* The header fields an entry was meant to have, in V2_HEADER's order (the CRC at index 4). */
+#define NFIELDS 13
+static const int field_at[NFIELDS] = {
+    V2_BASE_OFFSET_OFFSET,   V2_BATCH_LENGTH_OFFSET,   V2_PARTITION_LEADER_EPOCH_OFFSET,
+    V2_MAGIC_OFFSET,         V2_CRC_OFFSET,            V2_ATTRIBUTES_OFFSET,
+    V2_LAST_OFFSET_DELTA_OFFSET, V2_BASE_TIMESTAMP_OFFSET, V2_MAX_TIMESTAMP_OFFSET,
+    V2_PRODUCER_ID_OFFSET,   V2_PRODUCER_EPOCH_OFFSET, V2_BASE_SEQUENCE_OFFSET,
+    V2_RECORD_COUNT_OFFSET,
+};
+static const int field_len[NFIELDS] = {
+    V2_BASE_OFFSET_LENGTH,   V2_BATCH_LENGTH_LENGTH,   V2_PARTITION_LEADER_EPOCH_LENGTH,
+    V2_MAGIC_LENGTH,         V2_CRC_LENGTH,            V2_ATTRIBUTES_LENGTH,
+    V2_LAST_OFFSET_DELTA_LENGTH, V2_BASE_TIMESTAMP_LENGTH, V2_MAX_TIMESTAMP_LENGTH,
+    V2_PRODUCER_ID_LENGTH,   V2_PRODUCER_EPOCH_LENGTH, V2_BASE_SEQUENCE_LENGTH,
+    V2_RECORD_COUNT_LENGTH,
+};
+
+static int64_t
+get_field(const unsigned char *p, int i)
+{
+    int n = field_len[i];
+    uint64_t v = 0;
+    for (int k = 0; k < n; k++)
+        v = v << 8 | p[field_at[i] + k];
+    if (i == 4)
+        return (int64_t)v; /* the CRC: unsigned */
+    if (n < 8 && (v >> (8 * n - 1)) & 1)
+        v |= ~(uint64_t)0 << (8 * n); /* sign-extend */
+    return (int64_t)v;
+}
+
+/* Why entry i fails its check: a new str in why, then the failure's return (NULL why: an error). */
+#define FAIL(...)                                          \
+    do {                                                   \
+        why = PyUnicode_FromFormat(__VA_ARGS__);           \
+        goto failed;                                       \
+    } while (0)
+
+static PyObject *
+write_wrappers(PyObject *self, PyObject *args)
+{
+    PyObject *items, *compress, *decompress, *crc32c_fn, *same, *last_obj;
+    int codec;
+    if (!PyArg_ParseTuple(args, "O!iOOOOO", &PyList_Type, &items, &codec, &compress, &decompress, &crc32c_fn,
+                          &same, &last_obj))
+        return NULL;
+    int have_last = last_obj != Py_None;
+    int64_t previous = 0;
+    if (have_last && as_i64(last_obj, &previous) < 0)
+        return NULL;
+    Buf out = {NULL, 0, 0};
+    PyObject *rows = PyList_New(0), *why = NULL, *body = NULL, *records = NULL, *res = NULL;
+    Py_ssize_t n_items = PyList_GET_SIZE(items), i = 0, good = 0;
+    if (rows == NULL)
+        return NULL;
+    for (; i < n_items; i++) {
+        PyObject *item = PyList_GET_ITEM(items, i);
+        if (!PyTuple_Check(item) || PyTuple_GET_SIZE(item) != 10) {
+            PyErr_SetString(PyExc_TypeError, "items must be read_wrappers' 10-tuples");
+            goto error;
+        }
+        PyObject *inner = PyTuple_GET_ITEM(item, 3), *transcoded = PyTuple_GET_ITEM(item, 4);
+        int64_t woff, count, first, last, base_ts, max_ts;
+        if (as_i64(PyTuple_GET_ITEM(item, 2), &woff) < 0 || as_i64(PyTuple_GET_ITEM(item, 5), &count) < 0 ||
+            as_i64(PyTuple_GET_ITEM(item, 6), &first) < 0 || as_i64(PyTuple_GET_ITEM(item, 7), &last) < 0 ||
+            as_i64(PyTuple_GET_ITEM(item, 8), &base_ts) < 0 || as_i64(PyTuple_GET_ITEM(item, 9), &max_ts) < 0)
+            goto error;
+        if (!PyBytes_Check(transcoded) || !PyBytes_Check(inner)) {
+            PyErr_SetString(PyExc_TypeError, "an item's inner messages and records must be bytes");
+            goto error;
+        }
+        if (codec != 0) {
+            body = PyObject_CallFunctionObjArgs(compress, transcoded, NULL);
+            if (body == NULL)
+                goto error;
+            if (!PyBytes_Check(body)) {
+                PyErr_SetString(PyExc_TypeError, "compress must return bytes");
+                goto error;
+            }
+        } else {
+            Py_INCREF(transcoded);
+            body = transcoded;
+        }
+        Py_ssize_t body_len = PyBytes_GET_SIZE(body), size = V2_HEADER_SIZE + body_len;
+        if (size - LOG_OVERHEAD > INT32_MAX)
+            FAIL("the entry at offset %lld does not fit Kafka's 32-bit batch length", (long long)first);
+        if (buf_reserve(&out, size) < 0)
+            goto error;
+        unsigned char *e = out.p + out.len;
+        int64_t meant[NFIELDS] = {first, size - LOG_OVERHEAD, -1, 2, 0, codec, last - first, base_ts, max_ts,
+                                  -1, -1, -1, count};
+        for (int f = 0; f < NFIELDS; f++)
+            put_be(e + field_at[f], (uint64_t)meant[f], field_len[f]);
+        memcpy(e + V2_HEADER_SIZE, PyBytes_AS_STRING(body), (size_t)body_len);
+        Py_CLEAR(body);
+        int64_t crc = call_crc(crc32c_fn, e + V2_ATTRIBUTES_OFFSET, size - V2_ATTRIBUTES_OFFSET);
+        if (crc < 0)
+            goto error;
+        put_be(e + V2_CRC_OFFSET, (uint64_t)crc, V2_CRC_LENGTH);
+
+        /* The check: the entry read back where it lies. */
+        meant[4] = crc;
+        int64_t again = call_crc(crc32c_fn, e + V2_ATTRIBUTES_OFFSET, size - V2_ATTRIBUTES_OFFSET);
+        if (again < 0)
+            goto error;
+        if (get_field(e, 4) != again)
+            FAIL("the entry at offset %lld fails its CRC-32C", (long long)first);
+        for (int f = 0; f < NFIELDS; f++)
+            if (get_field(e, f) != meant[f])
+                FAIL("the entry at offset %lld has other batch fields than the input's", (long long)first);
+        Py_ssize_t rstart = V2_HEADER_SIZE, rend = size;
+        if (codec != 0) {
+            int refused;
+            records = call_codec_fn(decompress, codec, e + V2_HEADER_SIZE, body_len, &refused);
+            if (records == NULL && !refused)
+                goto error;
+            if (records == NULL)
+                FAIL("the entry at offset %lld does not decompress", (long long)first);
+            rstart = 0;
+            rend = PyBytes_GET_SIZE(records);
+        } else {
+            records = PyMemoryView_FromMemory((char *)e, size, PyBUF_READ);
+            if (records == NULL)
+                goto error;
+        }
+        res = PyObject_CallFunction(same, "OnnLLOL", records, rstart, rend, (long long)first, (long long)base_ts,
+                                    inner, (long long)woff);
+        Py_CLEAR(records);
+        if (res == NULL)
+            goto error;
+        Py_ssize_t at, same_n;
+        long long latest, last_read;
+        if (!PyArg_ParseTuple(res, "nnLL", &at, &same_n, &latest, &last_read))
+            goto error;
+        Py_CLEAR(res);
+        if (at >= 0)
+            FAIL("the record at index %zd of the entry at offset %lld differs from the input's, or does not "
+                 "follow the one before",
+                 at, (long long)first);
+        if (same_n != count)
+            FAIL("the entry at offset %lld holds %zd records, not the %lld its header declares", (long long)first,
+                 same_n, (long long)count);
+        if (latest > max_ts)
+            FAIL("the entry at offset %lld holds a record time past its maxTimestamp %lld", (long long)first,
+                 (long long)max_ts);
+        if (last_read > last)
+            FAIL("the entry at offset %lld holds a record offset past its lastOffset %lld", (long long)first,
+                 (long long)last);
+        if (last < first)
+            FAIL("the entry at offset %lld: lastOffset %lld is below its baseOffset", (long long)first,
+                 (long long)last);
+        if (have_last && first <= previous)
+            FAIL("the entry at offset %lld does not follow the previous entry's last offset %lld",
+                 (long long)first, (long long)previous);
+        previous = last;
+        have_last = 1;
+        PyObject *row = Py_BuildValue("nLLLL", size, (long long)first, (long long)last, (long long)max_ts,
+                                      (long long)count);
+        if (row == NULL)
+            goto error;
+        int rc = PyList_Append(rows, row);
+        Py_DECREF(row);
+        if (rc < 0)
+            goto error;
+        out.len += size;
+        good = out.len;
+    }
+    {
+        PyObject *data = PyBytes_FromStringAndSize((const char *)out.p, out.len);
+        PyMem_Free(out.p);
+        if (data == NULL) {
+            Py_DECREF(rows);
+            return NULL;
+        }
+        if (!have_last)
+            return Py_BuildValue("NNOO", data, rows, Py_None, Py_None);
+        return Py_BuildValue("NNLO", data, rows, (long long)previous, Py_None);
+    }
+failed:
+    Py_XDECREF(body);
+    Py_XDECREF(records);
+    Py_XDECREF(res);
+    PyMem_Free(out.p);
+    Py_DECREF(rows);
+    if (why == NULL)
+        return NULL;
+    return Py_BuildValue("y#[]O(nnN)", "", (Py_ssize_t)0, Py_None, i, good, why);
+error:
+    Py_XDECREF(body);
+    Py_XDECREF(records);
+    Py_XDECREF(res);
+    PyMem_Free(out.p);
+    Py_DECREF(rows);
+    return NULL;
+}
+
+static PyMethodDef methods[] = {
+    {"gunzip", gunzip, METH_VARARGS,
+     "gunzip(payload, limit, libdeflate=True) -> bytes | None: a gzip payload as codecs.decompress\n"
+     "inflates it, or None where it cannot vouch for that (then ask codecs.decompress)."},
+    {"gunzip_engine", gunzip_engine, METH_NOARGS, "gunzip_engine() -> 'libdeflate' | 'zlib'"},
+    {"lz4_frame", lz4_frame, METH_VARARGS,
+     "lz4_frame(header, data) -> bytes: Kafka's LZ4 frame of data at lz4's default level (codecs' bytes)."},
+    {"unlz4_frame", unlz4_frame, METH_VARARGS,
+     "unlz4_frame(header, payload, limit) -> bytes | None: a one-block frame with that header, as codecs\n"
+     "reads it; None for any other (then ask codecs)."},
+    {"read_wrappers", read_wrappers, METH_VARARGS,
+     "read_wrappers(buf, pos, end, file_pos, entry_limit, max_records, run_limit, decompress, transcode)\n"
+     "-> (used, want, codec, items): the sound v1 CreateTime wrappers of one codec at buf[pos:end],\n"
+     "taken until run_limit bytes are used."},
+    {"write_wrappers", write_wrappers, METH_VARARGS,
+     "write_wrappers(items, codec, compress, decompress, crc32c, same, last_offset)\n"
+     "-> (data, rows, last_offset, failure): read_wrappers' items as checked v2 entries."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, "_transcode", "The compiled twin of convert's fast path (see _transcode_pure.py).",
+    -1, methods,
+};
+
+PyMODINIT_FUNC
+PyInit__transcode(void)
+{
+    PyObject *errors = PyImport_ImportModule("kafka_dump.errors");
+    if (errors == NULL)
+        return NULL;
+    CorruptRecordError = PyObject_GetAttrString(errors, "CorruptRecordError");
+    Py_DECREF(errors);
+    if (CorruptRecordError == NULL)
+        return NULL;
+    return PyModule_Create(&module);
+}
