@@ -191,6 +191,9 @@ def _verify(
 ) -> list[object]:
     with monkeypatch.context() as m:
         m.setattr(ahead_mod, "AHEAD_CODECS", codecs)
+        # Judged at every chunk: never stopped with the default codecs, stopped at once with all.
+        m.setattr(ahead_mod, "_SAMPLE", 0.0)
+        m.setattr(ahead_mod, "_MIN_OVERLAP", 0.0 if codecs == ahead_mod.AHEAD_CODECS else 1e9)
         m.setattr("kafka_dump.analysis.verify._WINDOW", window)
         m.setattr("kafka_dump.analysis.verify._RESUME_AFTER", 0)
         m.setattr(ahead_mod, "CHUNK_BYTES", 1)  # one payload a chunk: the most hand-overs
@@ -300,3 +303,64 @@ def test_an_interrupt_leaves_no_thread(tmp_path: Path, monkeypatch: pytest.Monke
     with pytest.raises(KeyboardInterrupt):
         list(verify_file(path, VerifyOptions()))
     assert len(asked) == 3 and not _threads() and sys.getswitchinterval() == switch
+
+
+# --- convert's fast reader with and without it --------------------------------------------------------------------
+
+
+def _read(path: Path, monkeypatch: pytest.MonkeyPatch, *, ahead: bool) -> list[object]:
+    from kafka_dump.analysis import convert_fast
+
+    with monkeypatch.context() as m:
+        m.setattr(convert_fast, "_WINDOW", 900)  # many windows, each entry whole
+        m.setattr(convert_fast, "_RUN", 300)  # and several runs a window
+        m.setattr(ahead_mod, "CHUNK_BYTES", 1)
+        m.setattr(ahead_mod, "AHEAD_CHUNKS", 2)
+        limit = 1 << 20
+        source = convert_fast.Ahead(limit) if ahead else convert_fast.Inline(limit)
+        items = list(
+            convert_fast.read_input(
+                path, fast=True, max_batch_bytes=limit, max_records_per_batch=1000, inflating=source
+            )
+        )
+    assert not _threads()
+    return items
+
+
+def test_convert_reads_the_same_items_inflating_ahead(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for fixture in ("v1-gzip.log", "v0-gzip.log", "mixed-magic.log"):
+        assert _read(FIXTURES / fixture, monkeypatch, ahead=True) == _read(
+            FIXTURES / fixture, monkeypatch, ahead=False
+        )
+    data = b"".join(
+        legacy_messages(legacy_records(3, seed=i), magic=1, codec=GZIP, base_offset=3 * i) for i in range(8)
+    )
+    path = tmp_path / NAME
+    for at in [None, *range(0, len(data), 11)]:
+        damaged = bytearray(data)
+        if at is not None:
+            damaged[at] ^= 0x24
+        path.write_bytes(bytes(damaged))
+        assert _read(path, monkeypatch, ahead=True) == _read(path, monkeypatch, ahead=False), at
+
+
+def test_the_worker_stops_when_it_gets_no_core_of_its_own(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Judged as never overlapping enough, the worker is stopped at the first judgement and not
+    started again; what it inflated before is still used, the rest is inflated where asked."""
+    monkeypatch.setattr(ahead_mod, "_SAMPLE", 0.0)
+    monkeypatch.setattr(ahead_mod, "_MIN_OVERLAP", 1e9)
+    data = _wrappers(5)
+    spans = list(compressed_spans(data, 0, len(data)))
+    view = memoryview(data)
+    with InflateAhead(_unpack, chunk_bytes=1, ahead_chunks=2) as ahead:
+        for _window in range(2):
+            ahead.start(data, iter(spans))
+            for codec, start, n in spans:
+                assert ahead.take(codec, view[start : start + n]) == _unpack(codec, view[start : start + n])
+                assert not _threads() or _window == 0
+            ahead.finish()
+        assert ahead._closed and ahead._thread is None

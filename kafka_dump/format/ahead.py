@@ -16,13 +16,16 @@ inflated payloads wait (plus the one being made), and the window's buffer is not
 ``finish`` has returned, so the caller may read the next window into it.
 
 The thread starts with the first chunk to inflate, so a file without compressed entries never
-starts one; ``close`` (also on an exception, Ctrl-C or a closed generator) stops and joins it.
+starts one; ``close`` (also on an exception, Ctrl-C or a closed generator) stops and joins it. It
+also stops, for good, when the two threads do not get more than one core between them (a busy
+machine): then the worker only adds hand-overs.
 """
 
 from __future__ import annotations
 
 import sys
 import threading
+import time
 from collections import deque
 from collections.abc import Callable, Container, Iterator
 from types import TracebackType
@@ -39,6 +42,8 @@ AHEAD_CHUNKS = 8  # chunks scanned and queued beyond the one the reader is in
 BUDGET = 8 * 1024 * 1024  # inflated bytes that may wait for the reader
 _SWITCH_INTERVAL = 0.0002  # seconds: how soon a thread that waits for the GIL gets it
 _NAP = 0.005  # seconds: a wait on the condition is rechecked at least this often
+_SAMPLE = 0.05  # seconds of wall time over which the worker is judged
+_MIN_OVERLAP = 1.1  # CPU seconds a second that the two threads must get together, or the worker stops
 
 _PENDING, _WORKER, _READER, _DONE = range(4)
 
@@ -163,6 +168,10 @@ class InflateAhead:
         self._thread: threading.Thread | None = None
         self._switch: float | None = None  # the interpreter's switch interval, while lowered
         self._closed = False
+        self._worker_cpu = 0.0  # seconds of CPU the worker spent inflating (written by the worker alone)
+        self._since: tuple[float, float, float] | None = (
+            None  # wall, reader CPU, worker CPU at the last judgement
+        )
         self._working = False  # the worker is inflating a chunk of this window
         self._generation = 0  # bumped by finish(): a chunk of an older window is dropped
         self._view: memoryview | None = None
@@ -190,6 +199,8 @@ class InflateAhead:
     def start(self, data: bytes | bytearray, spans: Iterator[Span]) -> None:
         """Begin a window: ``spans`` (lazily read) are the payloads of ``data`` the reader will ask for."""
         self.finish()
+        if self._closed:
+            return  # stopped (``close``, or the worker did not pay): each payload inflated where asked
         self._view = memoryview(data)
         self._source = spans
         self._extend(0)
@@ -211,9 +222,27 @@ class InflateAhead:
         self._next = 0
         self._chunk = -1
 
+    def _judge(self) -> None:
+        """Stop the worker when, since the last judgement (``_SAMPLE`` seconds or more ago: judged as
+        the reader enters a chunk), the two threads together got less than ``_MIN_OVERLAP`` seconds
+        of CPU a second: no core was free for the worker (other processes hold them), and two
+        threads taking turns at the GIL on one core only cost more than one."""
+        assert self._since is not None
+        wall0, main0, worker0 = self._since
+        wall = time.perf_counter() - wall0
+        overlap = (time.thread_time() - main0 + self._worker_cpu - worker0) / wall
+        if overlap < _MIN_OVERLAP:
+            self._stop()
+        else:
+            self._since = (time.perf_counter(), time.thread_time(), self._worker_cpu)
+
     def close(self) -> None:
         """Stop the worker (after the payload it is on) and join it; restore the switch interval."""
         self.finish()
+        self._stop()
+
+    def _stop(self) -> None:
+        self._since = None
         with self._lock:
             self._closed = True
             self._cond.notify_all()
@@ -253,6 +282,8 @@ class InflateAhead:
             return self._decompress(codec, payload)
         if chunk.index != self._chunk:
             self._chunk = chunk.index  # the reader enters a chunk: scan and queue one more
+            if self._since is not None and time.perf_counter() - self._since[0] >= _SAMPLE:
+                self._judge()
             self._extend(chunk.index)
         results = self._results
         found = results[i]
@@ -336,6 +367,7 @@ class InflateAhead:
             sys.setswitchinterval(min(self._switch, _SWITCH_INTERVAL))
             self._thread = threading.Thread(target=self._work, name="kdump-inflate-ahead", daemon=True)
             self._thread.start()
+            self._since = (time.perf_counter(), time.thread_time(), self._worker_cpu)
 
     def _work(self) -> None:
         lock, cond = self._lock, self._cond
@@ -351,9 +383,11 @@ class InflateAhead:
                 chunk.state = _WORKER
                 self._working = True
                 generation = self._generation
+            began = time.thread_time()
             try:
                 self._inflate(chunk, generation)
             finally:
+                self._worker_cpu += time.thread_time() - began
                 with lock:
                     self._working = False
                     cond.notify_all()
