@@ -169,9 +169,8 @@ class InflateAhead:
         self._switch: float | None = None  # the interpreter's switch interval, while lowered
         self._closed = False
         self._worker_cpu = 0.0  # seconds of CPU the worker spent inflating (written by the worker alone)
-        self._since: tuple[float, float, float] | None = (
-            None  # wall, reader CPU, worker CPU at the last judgement
-        )
+        # Wall time, the reader's CPU and the worker's at the last judgement (None: not running).
+        self._since: tuple[float, float, float] | None = None
         self._working = False  # the worker is inflating a chunk of this window
         self._generation = 0  # bumped by finish(): a chunk of an older window is dropped
         self._view: memoryview | None = None
