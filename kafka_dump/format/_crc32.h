@@ -19,7 +19,7 @@
  * The constants are the paper's for the reflected polynomial: the folding constants four lanes on
  * (R2, R1) and one lane on (R4, R3), the 64-bit one (R5), and Barrett's P' and u. */
 __attribute__((target("pclmul,sse4.1"))) static uint32_t
-crc32_fold(const unsigned char *p, size_t len, uint32_t state)
+crc32_fold_pclmul(const unsigned char *p, size_t len, uint32_t state)
 {
     const __m128i r2r1 = _mm_set_epi64x(0x1c6e41596LL, 0x154442bd4LL);
     const __m128i r4r3 = _mm_set_epi64x(0x0ccaa009eLL, 0x1751997d0LL);
@@ -77,7 +77,7 @@ crc32_fast(uint32_t crc, const unsigned char *p, size_t n)
         ok = __builtin_cpu_supports("pclmul") && __builtin_cpu_supports("sse4.1");
     if (ok && n >= 128) {
         size_t body = n & ~(size_t)15;
-        crc = ~crc32_fold(p, body, ~crc);
+        crc = ~crc32_fold_pclmul(p, body, ~crc);
         return (uint32_t)crc32(crc, p + body, (uInt)(n - body));
     }
 #endif
