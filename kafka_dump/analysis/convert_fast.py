@@ -21,6 +21,7 @@ from typing import NamedTuple, Protocol
 
 from kafka_dump import format as _twins
 from kafka_dump.format._transcode_pure import Wrapper
+from kafka_dump.format.ahead import InflateAhead, compressed_spans
 from kafka_dump.format.codecs import decompress, lz4_frame_header
 from kafka_dump.format.transcode import gunzip, read_wrappers, unlz4_frame
 from kafka_dump.model import Batch, Compression, Problem
@@ -98,6 +99,25 @@ class Inline:
         pass
 
 
+class Ahead:
+    """The window's gzip wrappers inflated ahead, on a second thread, while the runs before them are
+    written (``format/ahead.py``: each payload asked for is checked against the one inflated, so
+    the bytes are ``inflater``'s either way). No thread without a gzip wrapper."""
+
+    def __init__(self, max_batch_bytes: int) -> None:
+        self._ahead = InflateAhead(inflater(max_batch_bytes))
+
+    def start(self, window: bytearray, pos: int, end: int) -> Codec:
+        self._ahead.start(window, compressed_spans(window, pos, end))
+        return self._ahead.take
+
+    def finish(self) -> None:
+        self._ahead.finish()
+
+    def close(self) -> None:
+        self._ahead.close()
+
+
 def read_input(
     path: Path,
     *,
@@ -109,13 +129,13 @@ def read_input(
     """``read_segment(path)``'s items, with every run of sound v1 CreateTime wrappers a TranscodedRun
     instead of Batches when ``fast`` (and ``path`` a regular file, which the reader may open again).
     A window of the file gives runs of at most ``_RUN`` input bytes, so that a source inflating ahead
-    works while the run before is written."""
+    works while the run before is written; by default ``Ahead`` (``Inline``: each where it is read)."""
     if not fast or not path.is_file():
         yield from read_segment(
             path, max_batch_bytes=max_batch_bytes, max_records_per_batch=max_records_per_batch
         )
         return
-    source = inflating or Inline(max_batch_bytes)
+    source = inflating or Ahead(max_batch_bytes)
     try:
         yield from _read_fast(path, source, max_batch_bytes, max_records_per_batch)
     finally:

@@ -177,7 +177,7 @@ def convert_segment(
 
     See the module's docstring for the verification. Any difference raises VerificationError and
     leaves no output behind, as does any other failure. ``inflating``: where the input's wrappers are
-    inflated (``convert_fast.Inflating``; by default each where it is read).
+    inflated (``convert_fast.Inflating``; by default ``convert_fast.Ahead``, on a second thread).
     """
     plan(src, dst, force=force, index=index)  # the input is never written, whoever calls
     converter = Converter(options)

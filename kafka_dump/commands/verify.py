@@ -92,13 +92,14 @@ def verify_crc(
         check_writable(salvage_dir)
     files = verify_files(list(paths))
     out = Output(color)
+    workers = min(jobs or os.cpu_count() or 1, max(len(files), 1))
     options = VerifyOptions(
         deep=deep,
         index=not no_index,
         max_batch_bytes=max_batch_bytes,
         max_records_per_batch=max_records_per_batch,
+        inflate_ahead=workers <= 1,  # files in parallel already take every core
     )
-    workers = min(jobs or os.cpu_count() or 1, max(len(files), 1))
     events: Iterable[VerifyEvent] = _events(files, options, workers)
     show: _JsonOut | _TableOut = _JsonOut(out) if fmt == "json" else _TableOut(out)
     reports: list[FileReport] = []

@@ -1,0 +1,366 @@
+"""Inflate ahead (``format/ahead.py``): payloads decompressed on a worker thread for the entry walk.
+
+Three differentials: the spans the framing scan finds are exactly the payloads the walk asks for
+(both twins, in order, on clean, flipped and cut segments); ``take`` gives what the wrapped function
+gives (the same bytes, or an exception of the same type and text) whatever the chunking, budget and
+where the reader stops; and ``verify-crc --deep`` reports the same with and without it, on the
+fixtures, the bad corpus and damaged segments, read in small windows so that the windows, chunks
+and hand-overs are many. Then the thread's life: none without compressed entries, none left after
+a closed generator or an interrupt.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+import zlib
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from kafka_dump.analysis.verify import VerifyOptions, verify_file
+from kafka_dump.format import _walk_pure
+from kafka_dump.format import ahead as ahead_mod
+from kafka_dump.format.ahead import InflateAhead, compressed_spans
+from kafka_dump.format.checksum import crc32c
+from kafka_dump.format.codecs import compress, decompress
+from kafka_dump.model import Compression, Problem
+
+from .batches import GZIP, LZ4, SNAPPY, default_records, legacy_messages, legacy_records, v2_batch
+from .conftest import FIXTURES
+from .test_entry_walk import SEGMENTS, _fixture_logs
+
+try:
+    from kafka_dump.format import _walk as walk_c
+
+    WALKS = [_walk_pure, walk_c]
+except ImportError:  # the compiled twin is optional
+    WALKS = [_walk_pure]
+
+NAME = "00000000000000000000.log"
+THREAD = "kdump-inflate-ahead"
+
+
+def _unpack(codec: int, payload: memoryview) -> bytes:
+    return decompress(Compression(codec), payload, 1 << 20)
+
+
+def _threads() -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if t.name == THREAD]
+
+
+# --- the scan finds what the walk asks for ------------------------------------------------------------------------
+
+
+def _asked(walk: object, data: bytes) -> list[tuple[int, bytes]]:
+    asked: list[tuple[int, bytes]] = []
+
+    def recording(codec: int, payload: memoryview) -> bytes:
+        asked.append((codec, bytes(payload)))
+        return _unpack(codec, payload)
+
+    walk.walk_entries(  # type: ignore[attr-defined]
+        data, 0, len(data), 0, True, None, False, 1000, 1 << 22, crc32c, zlib.crc32, recording, None
+    )
+    return asked
+
+
+def _scan_matches_walk(data: bytes) -> None:
+    spans = [(codec, data[start : start + n]) for codec, start, n in compressed_spans(data, 0, len(data))]
+    for walk in WALKS:
+        asked = _asked(walk, data)
+        k = min(len(asked), len(spans))
+        assert asked[:k] == spans[:k]
+
+
+@pytest.mark.parametrize("name", SEGMENTS)
+def test_the_scan_finds_the_payloads_the_walk_asks_for(name: str) -> None:
+    data = SEGMENTS[name]()
+    _scan_matches_walk(data)
+    assert len(list(compressed_spans(data, 0, len(data)))) == len(_asked(_walk_pure, data)) or name == "mixed"
+    for at in range(len(data)):
+        damaged = bytearray(data)
+        damaged[at] ^= 0x11 if at % 2 else 0x80
+        _scan_matches_walk(bytes(damaged))
+    for cut in range(0, len(data), 5):
+        _scan_matches_walk(data[:cut])
+
+
+@pytest.mark.parametrize("path", _fixture_logs(), ids=lambda p: p.name)
+def test_the_scan_finds_the_payloads_the_walk_asks_for_in_fixtures(path: Path) -> None:
+    _scan_matches_walk(path.read_bytes())
+
+
+def test_the_scan_gives_up_after_a_run_of_uncompressed_entries() -> None:
+    plain = [legacy_messages(legacy_records(1, seed=i), magic=1, base_offset=i) for i in range(70)]
+    wrapper = legacy_messages(legacy_records(2), magic=1, codec=GZIP, base_offset=80)
+    for data, found in [
+        (wrapper + b"".join(plain), 1),
+        (b"".join(plain[:63]) + wrapper, 1),
+        (b"".join(plain[:64]) + wrapper, 0),
+    ]:
+        assert len(list(compressed_spans(data, 0, len(data)))) == found
+
+
+# --- take gives what the wrapped function gives -----------------------------------------------------------------
+
+_GOOD = [compress(Compression.GZIP, bytes([i]) * (50 + 37 * i)) for i in range(6)]
+_PAYLOADS = st.lists(
+    st.one_of(
+        st.sampled_from(_GOOD), st.binary(max_size=30), st.just(compress(Compression.GZIP, b"x" * 5000))
+    ),
+    max_size=12,
+)
+
+
+def _direct(codec: int, payload: bytes) -> tuple[str, object]:
+    try:
+        return ("ok", _unpack(codec, memoryview(payload)))
+    except Exception as exc:
+        return (type(exc).__name__, str(exc))
+
+
+def _via(ahead: InflateAhead, codec: int, payload: memoryview) -> tuple[str, object]:
+    try:
+        return ("ok", ahead.take(codec, payload))
+    except Exception as exc:
+        return (type(exc).__name__, str(exc))
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    _PAYLOADS,
+    st.integers(min_value=1, max_value=3000),
+    st.integers(min_value=0, max_value=3),
+    st.integers(min_value=1, max_value=20000),
+    st.integers(min_value=0, max_value=12),
+    st.booleans(),
+    st.frozensets(st.sampled_from([GZIP, LZ4])),
+)
+def test_take_gives_what_decompress_gives(
+    payloads: list[bytes],
+    chunk: int,
+    ahead_chunks: int,
+    budget: int,
+    stop: int,
+    strange: bool,
+    codecs: frozenset[int],
+) -> None:
+    data = b"".join(payloads)
+    spans: list[tuple[int, int, int]] = []
+    at = 0
+    for k, p in enumerate(payloads):
+        spans.append((LZ4 if k % 3 == 1 else GZIP, at, len(p)))  # an lz4 span fails, or is ahead or not
+        at += len(p)
+    view = memoryview(data)
+    with InflateAhead(
+        _unpack, chunk_bytes=chunk, ahead_chunks=ahead_chunks, budget=budget, codecs=codecs
+    ) as ahead:
+        for window in range(2):  # the second window after the reader stopped early in the first
+            ahead.start(data, iter(spans))
+            for k, (codec, start, n) in enumerate(spans[: stop if window == 0 else None]):
+                if strange and k == 2:  # a payload the scan did not foresee: decompressed where asked
+                    other = _GOOD[0]
+                    assert _via(ahead, codec, memoryview(other)) == _direct(codec, other)
+                    continue
+                assert _via(ahead, codec, view[start : start + n]) == _direct(codec, data[start : start + n])
+            ahead.finish()
+    assert not _threads()
+
+
+def test_a_failed_decompression_is_raised_as_the_same_exception() -> None:
+    bad = b"\x1f\x8b\x08\x00garbage"
+    data = _GOOD[0] + bad
+    with InflateAhead(_unpack, chunk_bytes=1) as ahead:
+        ahead.start(data, iter([(GZIP, 0, len(_GOOD[0])), (GZIP, len(_GOOD[0]), len(bad))]))
+        assert ahead.take(GZIP, memoryview(data)[: len(_GOOD[0])]) == _unpack(GZIP, memoryview(_GOOD[0]))
+        with pytest.raises(Exception) as got:
+            ahead.take(GZIP, memoryview(data)[len(_GOOD[0]) :])
+        with pytest.raises(Exception) as want:
+            _unpack(GZIP, memoryview(bad))
+        assert type(got.value) is type(want.value) and str(got.value) == str(want.value)
+
+
+# --- verify-crc --deep with and without it ----------------------------------------------------------------------
+
+
+def _verify(
+    path: Path, monkeypatch: pytest.MonkeyPatch, *, ahead: bool, window: int, codecs: frozenset[int]
+) -> list[object]:
+    with monkeypatch.context() as m:
+        m.setattr(ahead_mod, "AHEAD_CODECS", codecs)
+        # Judged at every chunk: never stopped with the default codecs, stopped at once with all.
+        m.setattr(ahead_mod, "_SAMPLE", 0.0)
+        m.setattr(ahead_mod, "_MIN_OVERLAP", 0.0 if codecs == ahead_mod.AHEAD_CODECS else 1e9)
+        m.setattr("kafka_dump.analysis.verify._WINDOW", window)
+        m.setattr("kafka_dump.analysis.verify._RESUME_AFTER", 0)
+        m.setattr(ahead_mod, "CHUNK_BYTES", 1)  # one payload a chunk: the most hand-overs
+        m.setattr(ahead_mod, "AHEAD_CHUNKS", 2)
+        m.setattr(ahead_mod, "BUDGET", 2000)
+        options = VerifyOptions(deep=True, index=True, max_batch_bytes=1 << 20, inflate_ahead=ahead)
+        events = list(verify_file(path, options))
+    assert not _threads()
+    return events
+
+
+def _same(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for window, codecs in ((1 << 20, ahead_mod.AHEAD_CODECS), (700, frozenset({GZIP, SNAPPY, LZ4, 4}))):
+        without = _verify(path, monkeypatch, ahead=False, window=window, codecs=codecs)
+        assert _verify(path, monkeypatch, ahead=True, window=window, codecs=codecs) == without, (path, window)
+
+
+@pytest.mark.parametrize("path", _fixture_logs(), ids=lambda p: p.name)
+def test_verify_with_and_without_inflating_ahead_on_fixtures(
+    path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _same(path, monkeypatch)
+
+
+def _wrappers(n: int) -> bytes:
+    return b"".join(
+        legacy_messages(legacy_records(3, seed=i), magic=1, codec=GZIP, base_offset=3 * i) for i in range(n)
+    ) + v2_batch(default_records(3, seed=1, compressible=True), codec=GZIP, base_offset=3 * n)
+
+
+def test_verify_with_and_without_inflating_ahead_on_flipped_bytes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    data = _wrappers(6)
+    path = tmp_path / NAME
+    for at in range(0, len(data), 7):
+        damaged = bytearray(data)
+        damaged[at] ^= 0x24
+        path.write_bytes(bytes(damaged))
+        _same(path, monkeypatch)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.binary(max_size=120), st.integers(min_value=0, max_value=30))
+def test_verify_with_and_without_inflating_ahead_on_arbitrary_tails(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, tail: bytes, cut: int
+) -> None:
+    path = tmp_path / NAME
+    path.write_bytes(_wrappers(4)[: cut * 60] + tail + SEGMENTS["mixed"]())
+    _same(path, monkeypatch)
+
+
+# --- the thread's life ------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("name", "started"), [("v1-none.log", 0), ("v2-lz4.log", 0), ("v1-gzip.log", 1)])
+def test_a_thread_only_for_gzip_entries(name: str, started: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Only gzip is inflated ahead (lz4 and snappy cost less than the hand-over), in one thread."""
+    starts: list[str] = []
+
+    class Counted(threading.Thread):
+        def start(self) -> None:
+            starts.append(self.name)
+            super().start()
+
+    monkeypatch.setattr(ahead_mod.threading, "Thread", Counted)
+    events = list(verify_file(FIXTURES / name, VerifyOptions()))
+    assert starts == [THREAD] * started and not _threads()
+    assert not [e for e in events if isinstance(e, Problem)]
+
+
+def test_a_closed_generator_leaves_no_thread(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / NAME
+    path.write_bytes(_wrappers(30))
+    switch = sys.getswitchinterval()
+    monkeypatch.setattr("kafka_dump.analysis.verify._WINDOW", 2000)
+    monkeypatch.setattr("kafka_dump.analysis.verify._PROGRESS_EVERY", 1)
+    events = verify_file(path, VerifyOptions())
+    next(events)  # a progress event after the first window: the worker has run
+    events.close()
+    assert not _threads() and sys.getswitchinterval() == switch
+
+
+def test_an_interrupt_leaves_no_thread(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ctrl-C while the walk asks for its third payload (the worker busy meanwhile)."""
+    import kafka_dump.format as twins
+
+    path = tmp_path / NAME
+    path.write_bytes(_wrappers(30))
+    real = twins.walk_entries
+    asked = []
+
+    def walk(*args: object) -> object:
+        fn = args[11]
+
+        def interrupted(codec: int, payload: memoryview) -> bytes:
+            asked.append(codec)
+            if len(asked) == 3:
+                raise KeyboardInterrupt
+            return fn(codec, payload)  # type: ignore[operator,no-any-return]
+
+        return real(*args[:11], interrupted, *args[12:])  # type: ignore[arg-type]
+
+    monkeypatch.setattr(twins, "walk_entries", walk)
+    monkeypatch.setattr(ahead_mod, "CHUNK_BYTES", 1)
+    switch = sys.getswitchinterval()
+    with pytest.raises(KeyboardInterrupt):
+        list(verify_file(path, VerifyOptions()))
+    assert len(asked) == 3 and not _threads() and sys.getswitchinterval() == switch
+
+
+# --- convert's fast reader with and without it --------------------------------------------------------------------
+
+
+def _read(path: Path, monkeypatch: pytest.MonkeyPatch, *, ahead: bool) -> list[object]:
+    from kafka_dump.analysis import convert_fast
+
+    with monkeypatch.context() as m:
+        m.setattr(convert_fast, "_WINDOW", 900)  # many windows, each entry whole
+        m.setattr(convert_fast, "_RUN", 300)  # and several runs a window
+        m.setattr(ahead_mod, "CHUNK_BYTES", 1)
+        m.setattr(ahead_mod, "AHEAD_CHUNKS", 2)
+        limit = 1 << 20
+        source = convert_fast.Ahead(limit) if ahead else convert_fast.Inline(limit)
+        items = list(
+            convert_fast.read_input(
+                path, fast=True, max_batch_bytes=limit, max_records_per_batch=1000, inflating=source
+            )
+        )
+    assert not _threads()
+    return items
+
+
+def test_convert_reads_the_same_items_inflating_ahead(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for fixture in ("v1-gzip.log", "v0-gzip.log", "mixed-magic.log"):
+        assert _read(FIXTURES / fixture, monkeypatch, ahead=True) == _read(
+            FIXTURES / fixture, monkeypatch, ahead=False
+        )
+    data = b"".join(
+        legacy_messages(legacy_records(3, seed=i), magic=1, codec=GZIP, base_offset=3 * i) for i in range(8)
+    )
+    path = tmp_path / NAME
+    for at in [None, *range(0, len(data), 11)]:
+        damaged = bytearray(data)
+        if at is not None:
+            damaged[at] ^= 0x24
+        path.write_bytes(bytes(damaged))
+        assert _read(path, monkeypatch, ahead=True) == _read(path, monkeypatch, ahead=False), at
+
+
+def test_the_worker_stops_when_it_gets_no_core_of_its_own(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Judged as never overlapping enough, the worker is stopped at the first judgement and not
+    started again; what it inflated before is still used, the rest is inflated where asked."""
+    monkeypatch.setattr(ahead_mod, "_SAMPLE", 0.0)
+    monkeypatch.setattr(ahead_mod, "_MIN_OVERLAP", 1e9)
+    data = _wrappers(5)
+    spans = list(compressed_spans(data, 0, len(data)))
+    view = memoryview(data)
+    with InflateAhead(_unpack, chunk_bytes=1, ahead_chunks=2) as ahead:
+        for _window in range(2):
+            ahead.start(data, iter(spans))
+            for codec, start, n in spans:
+                assert ahead.take(codec, view[start : start + n]) == _unpack(codec, view[start : start + n])
+                assert not _threads() or _window == 0
+            ahead.finish()
+        assert ahead._closed and ahead._thread is None
