@@ -83,11 +83,24 @@ corrupt_at(PyObject *message, Py_ssize_t position)
 
 /* ---- v2 records (the twin of _pure.decode_v2_records) ------------------------------------------ */
 
+/* True when prev is a bytes object holding exactly the n bytes at p: the decoder then hands out prev
+ * again instead of a copy. Keys, header keys and header values repeat from record to record in real
+ * data (a producer's header names, a key per entity); a length test and a memcmp cost far less than
+ * allocating, filling and later freeing another bytes object. Bytes are immutable, so sharing one is
+ * invisible to every reader. */
+static inline int
+same_bytes(const unsigned char *p, Py_ssize_t n, PyObject *prev)
+{
+    return prev != NULL && PyBytes_CheckExact(prev) && PyBytes_GET_SIZE(prev) == n &&
+           memcmp(PyBytes_AS_STRING(prev), p, (size_t)n) == 0;
+}
+
 /* A key or a value whose length n was just read: None when negative, else the next n bytes, which
- * must lie within the record. Returns 0, or -1 with err filled (or an exception set). */
+ * must lie within the record (prev itself when it holds the same bytes, see same_bytes; may be NULL).
+ * Returns 0, or -1 with err filled (or an exception set). */
 static int
 read_nullable(const unsigned char *p, Py_ssize_t *pos, Py_ssize_t body_end, int64_t n, Py_ssize_t start,
-              const char *what, PyObject **out, DataError *err)
+              const char *what, PyObject *prev, PyObject **out, DataError *err)
 {
     if (n < 0) {
         *out = Py_NewRef(Py_None);
@@ -98,14 +111,21 @@ read_nullable(const unsigned char *p, Py_ssize_t *pos, Py_ssize_t body_end, int6
         err->position = start;
         return -1;
     }
-    *out = PyBytes_FromStringAndSize((const char *)p + *pos, (Py_ssize_t)n);
+    if (same_bytes(p + *pos, (Py_ssize_t)n, prev))
+        *out = Py_NewRef(prev);
+    else
+        *out = PyBytes_FromStringAndSize((const char *)p + *pos, (Py_ssize_t)n);
     *pos += (Py_ssize_t)n;
     return *out == NULL ? -1 : 0;
 }
 
-/* The headers of one record; *headers gets a new tuple. Returns 0, or -1 (err filled or exception). */
+/* The headers of one record; *headers gets a new tuple. prev (a tuple of Headers, or NULL) is the
+ * last headers the batch decoded: a header whose key and value equal those of prev's header at the
+ * same index shares their bytes, or prev's whole Header when both are equal (Headers are frozen), and
+ * a record whose headers are all prev's shares prev's tuple. Returns 0, or -1 (err filled or
+ * exception). */
 static int
-read_headers(const unsigned char *p, Py_ssize_t *pos, Py_ssize_t body_end, Py_ssize_t start,
+read_headers(const unsigned char *p, Py_ssize_t *pos, Py_ssize_t body_end, Py_ssize_t start, PyObject *prev,
              PyObject **headers, DataError *err)
 {
     int64_t count, n;
@@ -117,20 +137,39 @@ read_headers(const unsigned char *p, Py_ssize_t *pos, Py_ssize_t body_end, Py_ss
     tuple = PyTuple_New((Py_ssize_t)count);
     if (tuple == NULL)
         return -1;
+    Py_ssize_t known = prev == NULL ? 0 : PyTuple_GET_SIZE(prev);
+    int all_known = known == (Py_ssize_t)count;
     for (Py_ssize_t j = 0; j < (Py_ssize_t)count; j++) {
+        PyObject *was = j < known ? PyTuple_GET_ITEM(prev, j) : NULL;
+        PyObject *was_key = was == NULL ? NULL : HEADER_SLOT(was, H_KEY);
+        PyObject *was_value = was == NULL ? NULL : HEADER_SLOT(was, H_VALUE);
         if (read_varint(p, pos, body_end, VARINT_MAX_BYTES, &n, err) < 0)
             goto fail;
         if (n < 0)
             DATA_ERROR(err, start, "header key is null");
-        if (read_nullable(p, pos, body_end, n, start, "header key", &key, err) < 0 ||
+        if (read_nullable(p, pos, body_end, n, start, "header key", was_key, &key, err) < 0 ||
             read_varint(p, pos, body_end, VARINT_MAX_BYTES, &n, err) < 0 ||
-            read_nullable(p, pos, body_end, n, start, "header value", &value, err) < 0)
+            read_nullable(p, pos, body_end, n, start, "header value", was_value, &value, err) < 0)
             goto fail;
-        PyObject *header = new_header(key, value);
+        PyObject *header;
+        if (was != NULL && key == was_key && value == was_value) {
+            Py_DECREF(key);
+            Py_DECREF(value);
+            header = Py_NewRef(was);
+        }
+        else {
+            all_known = 0;
+            header = new_header(key, value);
+        }
         key = value = NULL; /* stolen */
         if (header == NULL)
             goto fail;
         PyTuple_SET_ITEM(tuple, j, header);
+    }
+    if (all_known && count > 0) {
+        Py_DECREF(tuple);
+        *headers = Py_NewRef(prev);
+        return 0;
     }
     untrack_if_atomic(tuple);
     *headers = tuple;
@@ -172,6 +211,10 @@ decode_v2_records(PyObject *self, PyObject *args)
     const unsigned char *p = (const unsigned char *)view.buf;
     DataError err = {NULL, 0};
     PyObject *records = PyList_New(0), *key = NULL, *value = NULL, *headers = NULL, *result = NULL;
+    /* The previous record's key and value, the last non-empty headers and the last boxed timestamp
+     * (own references): the next record shares each where it holds the same (see same_bytes). */
+    PyObject *last_key = NULL, *last_value = NULL, *last_headers = NULL, *last_time = NULL;
+    int64_t last_ts_delta = 0;
     if (records == NULL)
         goto done;
     Py_ssize_t first = pos;
@@ -188,21 +231,25 @@ decode_v2_records(PyObject *self, PyObject *args)
         FAST_VARINT(body_end, VARLONG_MAX_BYTES, ts_delta);
         FAST_VARINT(body_end, VARINT_MAX_BYTES, offset_delta);
         FAST_VARINT(body_end, VARINT_MAX_BYTES, n);
-        if (read_nullable(p, &pos, body_end, n, start, "key", &key, &err) < 0)
+        if (read_nullable(p, &pos, body_end, n, start, "key", last_key, &key, &err) < 0)
             goto fail;
         FAST_VARINT(body_end, VARINT_MAX_BYTES, n);
-        if (read_nullable(p, &pos, body_end, n, start, "value", &value, &err) < 0)
+        if (read_nullable(p, &pos, body_end, n, start, "value", last_value, &value, &err) < 0)
             goto fail;
         if (pos < body_end && p[pos] == 0) {
             headers = PyTuple_New(0);
             pos += 1;
         }
-        else if (read_headers(p, &pos, body_end, start, &headers, &err) < 0) {
+        else if (read_headers(p, &pos, body_end, start, last_headers, &headers, &err) < 0) {
             err.position = start;
             goto fail;
         }
         if (headers == NULL)
             goto fail;
+        Py_XSETREF(last_key, Py_NewRef(key));
+        Py_XSETREF(last_value, Py_NewRef(value));
+        if (PyTuple_GET_SIZE(headers) > 0)
+            Py_XSETREF(last_headers, Py_NewRef(headers));
         if (pos != body_end)
             DATA_ERROR(&err, start, "record declares %lld bytes but its fields take %lld", (long long)length,
                        (long long)(length + pos - body_end));
@@ -212,20 +259,31 @@ decode_v2_records(PyObject *self, PyObject *args)
             if (sequence > INT32_MAX) /* DefaultRecordBatch.incrementSequence wraps to 0 */
                 sequence -= (int64_t)INT32_MAX + 1;
         }
+        /* Records of a batch often share a timestamp (the same millisecond): one int for a run of them. */
+        if (last_time == NULL || ts_delta != last_ts_delta) {
+            Py_XSETREF(last_time, add_i64(base_timestamp, ts_delta));
+            if (last_time == NULL)
+                goto fail;
+            last_ts_delta = ts_delta;
+        }
+        PyObject *offset = add_i64(base_offset, offset_delta);
+        int64_t offset_value;
+        /* A producer's first batches on a partition number their sequences as the log numbers offsets:
+         * the record's sequence is then its offset's int. */
+        int same = offset != NULL && !__builtin_add_overflow(base_offset, offset_delta, &offset_value) &&
+                   offset_value == sequence;
         PyObject *vals[RECORD_FIELDS] = {
-            [R_OFFSET] = add_i64(base_offset, offset_delta),
-            [R_TIMESTAMP] = log_append_time == Py_None ? add_i64(base_timestamp, ts_delta)
-                                                       : Py_NewRef(log_append_time),
+            [R_OFFSET] = offset,
+            [R_TIMESTAMP] = Py_NewRef(log_append_time == Py_None ? last_time : log_append_time),
             [R_KEY] = key,
             [R_VALUE] = value,
             [R_HEADERS] = headers,
-            [R_SEQUENCE] = PyLong_FromLongLong(sequence),
+            [R_SEQUENCE] = same ? Py_NewRef(offset) : PyLong_FromLongLong(sequence),
             [R_SIZE] = PyLong_FromSsize_t(body_end - start),
             [R_CRC] = Py_NewRef(Py_None),
             [R_CRC_VALID] = Py_NewRef(Py_None),
             [R_CONTROL] = Py_NewRef(Py_None),
-            [R_STORED_TIMESTAMP] =
-                log_append_time == Py_None ? Py_NewRef(Py_None) : add_i64(base_timestamp, ts_delta),
+            [R_STORED_TIMESTAMP] = Py_NewRef(log_append_time == Py_None ? Py_None : last_time),
         };
         key = value = headers = NULL; /* stolen */
         PyObject *record = new_record(vals);
@@ -254,6 +312,10 @@ fail:
         }
     }
 done:
+    Py_XDECREF(last_key);
+    Py_XDECREF(last_value);
+    Py_XDECREF(last_headers);
+    Py_XDECREF(last_time);
     Py_XDECREF(err.message);
     Py_XDECREF(records);
     PyBuffer_Release(&view);
