@@ -148,7 +148,7 @@ same_bytes(const unsigned char *p, Py_ssize_t n, PyObject *prev)
 /* A key or a value whose length n was just read: None when negative, else the next n bytes, which
  * must lie within the record (prev itself when it holds the same bytes, see same_bytes; may be NULL).
  * Returns 0, or -1 with err filled (or an exception set). */
-static int
+static inline int
 read_nullable(const unsigned char *p, Py_ssize_t *pos, Py_ssize_t body_end, int64_t n, Py_ssize_t start,
               const char *what, PyObject *prev, PyObject **out, DataError *err)
 {
@@ -231,12 +231,17 @@ fail:
     return -1;
 }
 
-/* One-byte varints, the common case, without a call. */
+/* One- and two-byte varints, the common cases (deltas and lengths under 64 and 8192), without a call. */
 #define FAST_VARINT(limit, max_bytes, out)                                        \
     do {                                                                          \
         if (pos < (limit) && p[pos] < 0x80) {                                     \
             unsigned char b_ = p[pos++];                                          \
             (out) = (int64_t)(b_ >> 1) ^ -(int64_t)(b_ & 1);                      \
+        }                                                                         \
+        else if (pos + 1 < (limit) && p[pos + 1] < 0x80) {                        \
+            uint32_t u_ = (uint32_t)(p[pos] & 0x7F) | (uint32_t)p[pos + 1] << 7;  \
+            pos += 2;                                                             \
+            (out) = (int64_t)(u_ >> 1) ^ -(int64_t)(u_ & 1);                      \
         }                                                                         \
         else if (read_varint(p, &pos, (limit), (max_bytes), &(out), &err) < 0) { \
             err.position = start; /* errors inside a record point at its start */ \
