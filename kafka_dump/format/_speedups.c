@@ -45,30 +45,6 @@ add_i64(int64_t a, int64_t b)
     return sum;
 }
 
-/* new_record for fields the caller knows are all ints, bytes, None, bools or the empty tuple, as a
- * v0/v1 message's are: such a record can be in no cycle, so where the class allows (record_plain) it is
- * allocated untracked and filled without new_slotted's look at each field. */
-static PyObject *
-new_atomic_record(PyObject **vals)
-{
-    if (!model.record_plain)
-        return new_record(vals);
-    PyObject *obj = NULL;
-    for (int i = 0; i < RECORD_FIELDS; i++)
-        if (vals[i] == NULL)
-            goto fail;
-    obj = PyObject_GC_New(PyObject, (PyTypeObject *)model.record_type);
-    if (obj == NULL)
-        goto fail;
-    for (int i = 0; i < RECORD_FIELDS; i++)
-        RECORD_SLOT(obj, i) = vals[i];
-    return obj;
-fail:
-    for (int i = 0; i < RECORD_FIELDS; i++)
-        Py_XDECREF(vals[i]);
-    return NULL;
-}
-
 /* ---- Record's and Header's deallocation ---------------------------------------------------------
  * A class statement gives every instance the generic deallocator of classes (subtype_dealloc): it
  * looks for finalizers, weak references and a __dict__, and finds the slots to release by walking the
@@ -78,13 +54,42 @@ fail:
  * classes themselves only: a subclass gets the generic deallocator of its own, as every class does. */
 static destructor record_generic_dealloc, header_generic_dealloc;
 
-static inline void
-slots_dealloc(PyObject *self, const Py_ssize_t *offsets, Py_ssize_t n)
+/* Freed Records' memory, kept for the next ones (as Cython's @freelist and CPython's own freelists do):
+ * a batch's records are freed as the next batch's are built, so most records take no trip through
+ * the allocator and the cycle collector's counts. Each kept object is untracked, its slots cleared,
+ * and it keeps the reference to its type it had. */
+#ifndef Py_GIL_DISABLED
+#define RECORD_FREELIST_MAX 4096
+static PyObject *record_freelist[RECORD_FREELIST_MAX];
+static int record_nfree;
+#endif
+
+/* Memory for a Record, from the freelist or new; new_atomic_record fills every slot. */
+static inline PyObject *
+record_alloc(void)
 {
-    PyTypeObject *tp = Py_TYPE(self);
+#ifndef Py_GIL_DISABLED
+    if (record_nfree > 0) {
+        PyObject *obj = record_freelist[--record_nfree];
+        _Py_NewReference(obj);
+        return obj;
+    }
+#endif
+    return (PyObject *)PyObject_GC_New(PyObject, (PyTypeObject *)model.record_type);
+}
+
+static inline void
+slots_clear(PyObject *self, const Py_ssize_t *offsets, Py_ssize_t n)
+{
     PyObject_GC_UnTrack(self);
     for (Py_ssize_t i = 0; i < n; i++)
         Py_CLEAR(*(PyObject **)((char *)self + offsets[i]));
+}
+
+static inline void
+slots_free(PyObject *self)
+{
+    PyTypeObject *tp = Py_TYPE(self);
     tp->tp_free(self);
     Py_DECREF(tp); /* an instance of a heap type holds a reference to it */
 }
@@ -92,10 +97,18 @@ slots_dealloc(PyObject *self, const Py_ssize_t *offsets, Py_ssize_t n)
 static void
 record_dealloc(PyObject *self)
 {
-    if (Py_TYPE(self) != (PyTypeObject *)model.record_type)
+    if (Py_TYPE(self) != (PyTypeObject *)model.record_type) {
         record_generic_dealloc(self);
-    else
-        slots_dealloc(self, model.record_offsets, RECORD_FIELDS);
+        return;
+    }
+    slots_clear(self, model.record_offsets, RECORD_FIELDS);
+#ifndef Py_GIL_DISABLED
+    if (record_nfree < RECORD_FREELIST_MAX) {
+        record_freelist[record_nfree++] = self;
+        return;
+    }
+#endif
+    slots_free(self);
 }
 
 static void
@@ -103,8 +116,10 @@ header_dealloc(PyObject *self)
 {
     if (Py_TYPE(self) != (PyTypeObject *)model.header_type)
         header_generic_dealloc(self);
-    else
-        slots_dealloc(self, model.header_offsets, HEADER_FIELDS);
+    else {
+        slots_clear(self, model.header_offsets, HEADER_FIELDS);
+        slots_free(self);
+    }
 }
 
 /* Where the class is nothing but its slots (and has no finalizer), give it the deallocator above. */
@@ -117,6 +132,30 @@ plain_dealloc_install(PyObject *cls, int plain, destructor fast, destructor *gen
         return;
     *generic = t->tp_dealloc;
     t->tp_dealloc = fast;
+}
+
+/* new_record for fields the caller knows are all ints, bytes, None, bools or the empty tuple, as a
+ * v0/v1 message's are: such a record can be in no cycle, so where the class allows (record_plain) it is
+ * allocated untracked and filled without new_slotted's look at each field. */
+static PyObject *
+new_atomic_record(PyObject **vals)
+{
+    if (!model.record_plain)
+        return new_record(vals);
+    PyObject *obj = NULL;
+    for (int i = 0; i < RECORD_FIELDS; i++)
+        if (vals[i] == NULL)
+            goto fail;
+    obj = record_alloc();
+    if (obj == NULL)
+        goto fail;
+    for (int i = 0; i < RECORD_FIELDS; i++)
+        RECORD_SLOT(obj, i) = vals[i];
+    return obj;
+fail:
+    for (int i = 0; i < RECORD_FIELDS; i++)
+        Py_XDECREF(vals[i]);
+    return NULL;
 }
 
 /* CorruptRecordError(message, position=position); NULL with an exception set if that fails. */
