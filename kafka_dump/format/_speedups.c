@@ -51,8 +51,8 @@ add_i64(int64_t a, int64_t b)
  * class's members, base by base. Records and Headers are freed by the million, have none of those
  * (slots_only) and keep their slots where model_init found them: releasing those slots and the memory
  * is all there is to do, in a fifth of the instructions. Installed by plain_dealloc_install on the
- * classes themselves only: a subclass gets the generic deallocator of its own, as every class does. */
-static destructor record_generic_dealloc, header_generic_dealloc;
+ * classes themselves: a subclass gets the generic deallocator of its own, as every class does, which
+ * releases what the subclass adds and then calls this one as its base's (test_twins checks both). */
 
 /* Freed Records' memory, kept for the next ones (as Cython's @freelist and CPython's own freelists do):
  * a batch's records are freed as the next batch's are built, so most records take no trip through
@@ -94,16 +94,14 @@ slots_free(PyObject *self)
     Py_DECREF(tp); /* an instance of a heap type holds a reference to it */
 }
 
+/* Also called, as the base's deallocator, by the generic one of a subclass's instance, once it has
+ * released what the subclass added: Record's own slots and the memory are then left to do. */
 static void
 record_dealloc(PyObject *self)
 {
-    if (Py_TYPE(self) != (PyTypeObject *)model.record_type) {
-        record_generic_dealloc(self);
-        return;
-    }
     slots_clear(self, model.record_offsets, RECORD_FIELDS);
 #ifndef Py_GIL_DISABLED
-    if (record_nfree < RECORD_FREELIST_MAX) {
+    if (Py_TYPE(self) == (PyTypeObject *)model.record_type && record_nfree < RECORD_FREELIST_MAX) {
         record_freelist[record_nfree++] = self;
         return;
     }
@@ -114,24 +112,17 @@ record_dealloc(PyObject *self)
 static void
 header_dealloc(PyObject *self)
 {
-    if (Py_TYPE(self) != (PyTypeObject *)model.header_type)
-        header_generic_dealloc(self);
-    else {
-        slots_clear(self, model.header_offsets, HEADER_FIELDS);
-        slots_free(self);
-    }
+    slots_clear(self, model.header_offsets, HEADER_FIELDS);
+    slots_free(self);
 }
 
 /* Where the class is nothing but its slots (and has no finalizer), give it the deallocator above. */
 static void
-plain_dealloc_install(PyObject *cls, int plain, destructor fast, destructor *generic)
+plain_dealloc_install(PyObject *cls, int plain, destructor fast)
 {
     PyTypeObject *t = (PyTypeObject *)cls;
-    if (!plain || t->tp_finalize != NULL || t->tp_del != NULL || t->tp_free != PyObject_GC_Del ||
-        t->tp_dealloc == fast)
-        return;
-    *generic = t->tp_dealloc;
-    t->tp_dealloc = fast;
+    if (plain && t->tp_finalize == NULL && t->tp_del == NULL && t->tp_free == PyObject_GC_Del)
+        t->tp_dealloc = fast;
 }
 
 /* new_record for fields the caller knows are all ints, bytes, None, bools or the empty tuple, as a
@@ -1005,7 +996,7 @@ PyInit__speedups(void)
     if (!CODEC_NONE || !TS_TYPES[0] || !TS_TYPES[1] || !TS_TYPES[2] || !MINUS_ONE || !ONE)
         return NULL;
     crc32_init();
-    plain_dealloc_install(model.record_type, model.record_plain, record_dealloc, &record_generic_dealloc);
-    plain_dealloc_install(model.header_type, model.header_plain, header_dealloc, &header_generic_dealloc);
+    plain_dealloc_install(model.record_type, model.record_plain, record_dealloc);
+    plain_dealloc_install(model.header_type, model.header_plain, header_dealloc);
     return PyModule_Create(&module);
 }
