@@ -76,6 +76,8 @@ typedef struct {
     Py_ssize_t batch_index[BATCH_FIELDS]; /* each field's position in a Batch */
     int record_plain, header_plain; /* slots_only(): new_slotted may allocate them untracked */
     int batch_plain; /* a tuple subclass adding nothing: new_batch may allocate it untracked */
+    int record_in_order; /* a Record's slots are its fields in RecordField order, one after another */
+    int batch_in_order;  /* a Batch's items are its fields in BatchField order */
 } ModelLayout;
 
 static ModelLayout model;
@@ -193,6 +195,13 @@ model_init(void)
         model_tuple_indices(model.batch_type, batch_field_names, BATCH_FIELDS, model.batch_index) < 0)
         return -1;
     model.record_plain = slots_only(model.record_type, RECORD_FIELDS);
+    model.record_in_order = model.batch_in_order = 1;
+    for (int i = 0; i < RECORD_FIELDS; i++)
+        if (model.record_offsets[i] != (Py_ssize_t)sizeof(PyObject) + i * (Py_ssize_t)sizeof(PyObject *))
+            model.record_in_order = 0;
+    for (int i = 0; i < BATCH_FIELDS; i++)
+        if (model.batch_index[i] != i)
+            model.batch_in_order = 0;
     model.header_plain = slots_only(model.header_type, HEADER_FIELDS);
     PyTypeObject *bt = (PyTypeObject *)model.batch_type;
     model.batch_plain = PyType_IS_GC(bt) && bt->tp_alloc == PyType_GenericAlloc && bt->tp_dictoffset == 0 &&
@@ -304,8 +313,11 @@ new_batch(PyObject **vals)
     PyObject *obj = model.batch_plain ? (PyObject *)PyObject_GC_NewVar(PyTupleObject, cls, BATCH_FIELDS)
                                       : cls->tp_alloc(cls, BATCH_FIELDS);
     if (obj != NULL) {
-        for (int i = 0; i < BATCH_FIELDS; i++)
-            PyTuple_SET_ITEM(obj, model.batch_index[i], vals[i]);
+        if (model.batch_in_order)
+            memcpy(((PyTupleObject *)obj)->ob_item, vals, BATCH_FIELDS * sizeof(PyObject *));
+        else
+            for (int i = 0; i < BATCH_FIELDS; i++)
+                PyTuple_SET_ITEM(obj, model.batch_index[i], vals[i]);
         if (PyObject_GC_IsTracked(obj))
             PyObject_GC_UnTrack(obj);
         return obj;

@@ -31,6 +31,43 @@ typedef struct {
         goto fail;                                          \
     } while (0)
 
+/* Big-endian reads: one load and a byte swap where the compiler has the builtins, else byte by byte. */
+#if defined(__GNUC__) || defined(__clang__)
+#include <string.h>
+
+static inline int64_t
+be64(const unsigned char *p)
+{
+    uint64_t v;
+    memcpy(&v, p, sizeof v);
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    v = __builtin_bswap64(v);
+#endif
+    return (int64_t)v;
+}
+
+static inline int32_t
+be32(const unsigned char *p)
+{
+    uint32_t v;
+    memcpy(&v, p, sizeof v);
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    v = __builtin_bswap32(v);
+#endif
+    return (int32_t)v;
+}
+
+static inline int16_t
+be16(const unsigned char *p)
+{
+    uint16_t v;
+    memcpy(&v, p, sizeof v);
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    v = __builtin_bswap16(v);
+#endif
+    return (int16_t)v;
+}
+#else
 static inline int64_t
 be64(const unsigned char *p)
 {
@@ -51,6 +88,7 @@ be16(const unsigned char *p)
 {
     return (int16_t)((uint16_t)p[0] << 8 | (uint16_t)p[1]);
 }
+#endif
 
 /* Read a zigzag varint of at most max_bytes (VARINT_MAX_BYTES or VARLONG_MAX_BYTES) that must end
  * before limit (ByteUtils.readVarint/Varlong: bits past 32 or 64 are dropped as Java's shifts drop
@@ -97,12 +135,118 @@ check_window(Py_ssize_t pos, Py_ssize_t end, Py_ssize_t len)
     return 0;
 }
 
-/* CRC-32 (IEEE, reflected), slicing by 8, as zlib.crc32 computes it; call crc32_init at import. */
+/* CRC-32 (IEEE, reflected), as zlib.crc32 computes it; call crc32_init at import. On x86-64 CPUs with
+ * PCLMULQDQ and SSSE3, a buffer of 16 bytes or more is folded 16 bytes at a time with carry-less
+ * multiplies (Intel's "Fast CRC Computation for Generic Polynomials Using PCLMULQDQ", reflected form),
+ * its last partial block shifted in with PSHUFB: a v0/v1 message of 127 bytes takes about 15 ns instead
+ * of 65 ns through the tables. Everywhere else, and below 16 bytes, tables sliced by 8. */
 #define CRC32_POLY 0xEDB88320u
 #if defined(__GNUC__)
 __attribute__((unused)) /* a module that includes this header for its varints need not use it */
 #endif
 static uint32_t crc32_table[8][256];
+
+/* The folding path needs one whole 16-byte block; from there it is faster than the tables. */
+#define CRC32_FOLD_MIN 16
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define KDUMP_CRC32_FOLD 1
+#include <emmintrin.h>
+#include <tmmintrin.h>
+#include <wmmintrin.h>
+
+#if defined(__GNUC__)
+__attribute__((unused))
+#endif
+static int crc32_can_fold; /* set by crc32_init when the CPU has PCLMULQDQ and SSSE3 */
+
+/* The folding constants, x^n mod P bit-reflected and shifted left by one, for a fold across 512 + 64
+ * bits (n = 4*128 +- 32), across 128 bits (n = 128 +- 32), and x^64 mod P; then P itself and
+ * floor(x^64 / P), both reflected, for the Barrett reduction to 32 bits. */
+#define CRC32_K1 0x154442bd4LL
+#define CRC32_K2 0x1c6e41596LL
+#define CRC32_K3 0x1751997d0LL
+#define CRC32_K4 0x0ccaa009eLL
+#define CRC32_K5 0x163cd6124LL
+#define CRC32_P 0x1db710641LL
+#define CRC32_U 0x1f7011641LL
+
+/* acc * x^(distance) mod P, added to the next 16 bytes: the low and high halves of acc each carried
+ * forward by the constant in the same half of k. */
+__attribute__((target("pclmul,ssse3"))) static inline __m128i
+crc32_fold16(__m128i acc, __m128i k, __m128i next)
+{
+    __m128i lo = _mm_clmulepi64_si128(acc, k, 0x00);
+    __m128i hi = _mm_clmulepi64_si128(acc, k, 0x11);
+    return _mm_xor_si128(_mm_xor_si128(lo, hi), next);
+}
+
+/* PSHUFB masks: 16 bytes loaded from CRC32_SHIFT_UP + r move a register's bytes up by 16 - r places
+ * (its last r bytes first, zeros after them... in memory order: zeros first); from CRC32_SHIFT_DOWN + r,
+ * down by r places (zeros coming in at the end). An index with its top bit set yields a zero byte. */
+static const unsigned char crc32_shift_masks[64] = {
+    0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80,
+    0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f,
+    0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f,
+    0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80,
+};
+#define CRC32_SHIFT_UP (crc32_shift_masks)
+#define CRC32_SHIFT_DOWN (crc32_shift_masks + 32)
+
+/* The CRC state after p[0:n], from state c (not inverted here); n >= 16. */
+__attribute__((target("pclmul,ssse3"))) static uint32_t
+crc32_fold(uint32_t c, const unsigned char *p, Py_ssize_t n)
+{
+    const unsigned char *last = p + n - 16; /* the buffer's last 16 bytes, for its last partial block */
+    Py_ssize_t r = n & 15;
+    const __m128i k34 = _mm_set_epi64x(CRC32_K4, CRC32_K3);
+    __m128i x = _mm_xor_si128(_mm_loadu_si128((const __m128i *)p), _mm_cvtsi32_si128((int)c));
+    p += 16;
+    n -= 16;
+    if (n >= 112) { /* four lanes in flight, then folded into one */
+        const __m128i k12 = _mm_set_epi64x(CRC32_K2, CRC32_K1);
+        __m128i x1 = _mm_loadu_si128((const __m128i *)p), x2 = _mm_loadu_si128((const __m128i *)(p + 16)),
+                x3 = _mm_loadu_si128((const __m128i *)(p + 32));
+        p += 48;
+        n -= 48;
+        while (n >= 64) {
+            x = crc32_fold16(x, k12, _mm_loadu_si128((const __m128i *)p));
+            x1 = crc32_fold16(x1, k12, _mm_loadu_si128((const __m128i *)(p + 16)));
+            x2 = crc32_fold16(x2, k12, _mm_loadu_si128((const __m128i *)(p + 32)));
+            x3 = crc32_fold16(x3, k12, _mm_loadu_si128((const __m128i *)(p + 48)));
+            p += 64;
+            n -= 64;
+        }
+        x = crc32_fold16(x, k34, x1);
+        x = crc32_fold16(x, k34, x2);
+        x = crc32_fold16(x, k34, x3);
+    }
+    while (n >= 16) {
+        x = crc32_fold16(x, k34, _mm_loadu_si128((const __m128i *)p));
+        p += 16;
+        n -= 16;
+    }
+    if (r > 0) {
+        /* r bytes remain: the last 16 bytes of the message are x's last 16 - r bytes and those r;
+         * x's first r bytes, before them, are folded across 128 bits as a block of zeros and them. */
+        __m128i up = _mm_loadu_si128((const __m128i *)(CRC32_SHIFT_UP + r));
+        __m128i down = _mm_loadu_si128((const __m128i *)(CRC32_SHIFT_DOWN + r));
+        __m128i before = _mm_cmplt_epi8(up, _mm_setzero_si128()); /* the first 16 - r bytes */
+        __m128i tail = _mm_or_si128(_mm_shuffle_epi8(x, down),
+                                    _mm_andnot_si128(before, _mm_loadu_si128((const __m128i *)last)));
+        x = crc32_fold16(_mm_shuffle_epi8(x, up), k34, tail);
+    }
+    /* 128 bits to 64, then to 64 holding 32 more, then Barrett's reduction to the 32-bit remainder */
+    const __m128i mask32 = _mm_set_epi32(0, 0, 0, -1);
+    x = _mm_xor_si128(_mm_clmulepi64_si128(x, k34, 0x10), _mm_srli_si128(x, 8));
+    x = _mm_xor_si128(_mm_clmulepi64_si128(_mm_and_si128(x, mask32), _mm_set_epi64x(0, CRC32_K5), 0x00),
+                      _mm_srli_si128(x, 4));
+    const __m128i pu = _mm_set_epi64x(CRC32_U, CRC32_P);
+    __m128i t = _mm_clmulepi64_si128(_mm_and_si128(x, mask32), pu, 0x10);
+    t = _mm_clmulepi64_si128(_mm_and_si128(t, mask32), pu, 0x00);
+    return (uint32_t)_mm_cvtsi128_si32(_mm_srli_si128(_mm_xor_si128(t, x), 4));
+}
+#endif
 
 static inline void
 crc32_init(void)
@@ -116,13 +260,17 @@ crc32_init(void)
     for (uint32_t i = 0; i < 256; i++)
         for (int t = 1; t < 8; t++)
             crc32_table[t][i] = (crc32_table[t - 1][i] >> 8) ^ crc32_table[0][crc32_table[t - 1][i] & 0xFF];
+#ifdef KDUMP_CRC32_FOLD
+    __builtin_cpu_init();
+    crc32_can_fold = __builtin_cpu_supports("pclmul") && __builtin_cpu_supports("ssse3");
+#endif
 }
 
+/* The CRC state after p[0:n] from state c, through the tables alone. */
 static inline uint32_t
-crc32_ieee(const unsigned char *p, Py_ssize_t n)
+crc32_tables(uint32_t c, const unsigned char *p, Py_ssize_t n)
 {
     const uint32_t(*t)[256] = (const uint32_t(*)[256])crc32_table;
-    uint32_t c = 0xFFFFFFFFu;
     while (n >= 8) {
         uint32_t lo = c ^ ((uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24);
         c = t[7][lo & 0xFF] ^ t[6][(lo >> 8) & 0xFF] ^ t[5][(lo >> 16) & 0xFF] ^ t[4][lo >> 24] ^ t[3][p[4]] ^
@@ -132,7 +280,27 @@ crc32_ieee(const unsigned char *p, Py_ssize_t n)
     }
     while (n-- > 0)
         c = t[0][(c ^ *p++) & 0xFF] ^ (c >> 8);
-    return c ^ 0xFFFFFFFFu;
+    return c;
+}
+
+/* zlib.crc32(p[0:n]); with table_only, without the folding path (for the tests of both). */
+static inline uint32_t
+crc32_ieee_with(const unsigned char *p, Py_ssize_t n, int table_only)
+{
+    uint32_t c = 0xFFFFFFFFu;
+#ifdef KDUMP_CRC32_FOLD
+    if (crc32_can_fold && !table_only && n >= CRC32_FOLD_MIN)
+        return crc32_fold(c, p, n) ^ 0xFFFFFFFFu;
+#else
+    (void)table_only;
+#endif
+    return crc32_tables(c, p, n) ^ 0xFFFFFFFFu;
+}
+
+static inline uint32_t
+crc32_ieee(const unsigned char *p, Py_ssize_t n)
+{
+    return crc32_ieee_with(p, n, 0);
 }
 
 #endif
