@@ -8,7 +8,6 @@ the checkout this file sits in (``ROOT``): `bench.py` puts it first on ``PYTHONP
 from __future__ import annotations
 
 import functools
-import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -33,6 +32,8 @@ def child(task: str, *args: str) -> list[str]:
 @functools.cache
 def help_text(*subcommand: str) -> str | None:
     """`kdump SUBCOMMAND --help`, or None if it fails (the command is not there yet)."""
+    import subprocess  # here, not at the top: the timed decode child imports this module too
+
     try:
         run = subprocess.run(
             [*command(), *subcommand, "--help"], capture_output=True, text=True, timeout=60, check=False
@@ -56,6 +57,8 @@ def missing(subcommand: str, *options: str) -> str | None:
 @functools.cache
 def under_test() -> str:
     """Which kafka_dump the child processes import, and its active twin."""
+    import subprocess
+
     code = "import kafka_dump, kafka_dump.format as f; print(kafka_dump.__file__, f.ACTIVE_TWIN)"
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
     return run.stdout.strip() if run.returncode == 0 else f"not importable: {run.stderr.strip()[-200:]}"
@@ -64,6 +67,8 @@ def under_test() -> str:
 def precompile() -> None:
     """Byte-compile the kafka_dump under test as ``pip install`` does: a checkout run with
     PYTHONDONTWRITEBYTECODE would otherwise compile every module again in every timed process."""
+    import subprocess
+
     code = "import compileall, os, kafka_dump; compileall.compile_dir(os.path.dirname(kafka_dump.__file__), quiet=1)"
     subprocess.run([sys.executable, "-c", code], capture_output=True, check=False)
 

@@ -128,6 +128,44 @@ def test_twins_agree_on_random_batches(
     _both(data, 0, len(data), count, 10**12, 1_700_000_000_000, log_append_time, base_sequence)
 
 
+# Few distinct keys, values, headers and timestamps: consecutive records repeat them, or differ in one
+# byte only, which is where the compiled twin hands out the previous record's objects again.
+_few_bytes = st.one_of(
+    st.none(), st.sampled_from([b"", b"a", b"b", b"ab", b"aa", b"x" * 60, b"x" * 59 + b"y"])
+)
+repeating_record = st.tuples(
+    st.integers(0, 3),  # offset delta step
+    st.sampled_from([0, 0, 1, -1, 2**40]),  # timestamp delta
+    _few_bytes,
+    _few_bytes,
+    st.lists(st.tuples(st.sampled_from(["trace", "tracf", "", "trace2"]), _few_bytes), max_size=3),
+)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(repeating_record, min_size=1, max_size=30),
+    st.sampled_from([-1, 0, 5, 2**31 - 3]),
+    st.sampled_from([0, 5, 2**31 - 3, 2**63 - 40]),
+    st.one_of(st.none(), st.just(1_700_000_000_123)),
+)
+def test_twins_agree_on_repeating_records(
+    records: list[tuple[int, int, bytes | None, bytes | None, list[tuple[str, bytes | None]]]],
+    base_sequence: int,
+    base_offset: int,
+    log_append_time: int | None,
+) -> None:
+    """Shared keys, values, headers and timestamps, and sequences equal to offsets (wrapping past
+    Integer.MAX_VALUE too), give the records the pure twin builds field by field."""
+    builder = DefaultRecordBatchBuilder(2, 0, False, -1, -1, -1, 10**9)
+    delta = 0
+    for step, ts, key, value, headers in records:
+        delta += step
+        builder.append(delta, timestamp=1_700_000_000_000 + ts, key=key, value=value, headers=headers)
+    data, count = _records_payload(bytes(builder.build()))
+    _both(data, 0, len(data), count, base_offset, 0, log_append_time, base_sequence)
+
+
 @settings(max_examples=500, deadline=None)
 @given(st.binary(max_size=300), st.integers(-2, 50), st.integers(-1, 5))
 def test_twins_agree_on_arbitrary_bytes(data: bytes, count: int, base_sequence: int) -> None:
@@ -190,6 +228,35 @@ def test_twins_agree_on_segments(path: Path, monkeypatch: pytest.MonkeyPatch) ->
         fast = _read_with(speedups, path, monkeypatch, **kwargs)
         assert fast == pure
         assert [type(item) for item in fast] == [type(item) for item in pure]
+
+
+def test_records_freed_and_built_again_are_whole() -> None:
+    """Records freed (built by the compiled twin, by the dataclass, by a subclass) leave nothing of
+    theirs in the records built after them, and keep every field of their own while alive."""
+
+    class Sub(Record):
+        __slots__ = ("extra",)
+
+    builder = DefaultRecordBatchBuilder(2, 0, False, -1, -1, -1, 10**9)
+    for i in range(50):
+        builder.append(i, timestamp=i // 7, key=b"k%d" % i, value=b"v" * i, headers=[("h", b"x%d" % (i % 3))])
+    data, count = _records_payload(bytes(builder.build()))
+    args = (0, len(data), count, 10**6, 1_700_000_000_000, None, 10**6)
+    expected, _ = _pure.decode_v2_records(data, *args)
+    kept = []
+    for round_ in range(4):
+        records, error = speedups.decode_v2_records(data, *args)
+        assert error is None
+        assert records == expected
+        kept.append(records[round_::5])  # some stay alive while the rest are freed
+        del records
+        made = [Record(i, i, b"k", None, (Header(b"a", b"b"),), i, 9) for i in range(30)]
+        sub = Sub(1, 2, b"k", b"v", (), 3, 4)
+        object.__setattr__(sub, "extra", [sub])  # a cycle through a subclass's own slot
+        del made, sub
+    for round_, records in enumerate(kept):
+        assert records == expected[round_::5]
+    assert [r.sequence == r.offset for r in expected] == [True] * 50
 
 
 def test_compiled_twin_rejects_bad_bounds() -> None:

@@ -45,6 +45,86 @@ add_i64(int64_t a, int64_t b)
     return sum;
 }
 
+/* ---- Record's and Header's deallocation ---------------------------------------------------------
+ * A class statement gives every instance the generic deallocator of classes (subtype_dealloc): it
+ * looks for finalizers, weak references and a __dict__, and finds the slots to release by walking the
+ * class's members, base by base. Records and Headers are freed by the million, have none of those
+ * (slots_only) and keep their slots where model_init found them: releasing those slots and the memory
+ * is all there is to do, in a fifth of the instructions. Installed by plain_dealloc_install on the
+ * classes themselves: a subclass gets the generic deallocator of its own, as every class does, which
+ * releases what the subclass adds and then calls this one as its base's (test_twins checks both). */
+
+/* Freed Records' memory, kept for the next ones (as Cython's @freelist and CPython's own freelists do):
+ * a batch's records are freed as the next batch's are built, so most records take no trip through
+ * the allocator and the cycle collector's counts. Each kept object is untracked, its slots cleared,
+ * and it keeps the reference to its type it had. */
+#ifndef Py_GIL_DISABLED
+#define RECORD_FREELIST_MAX 4096
+static PyObject *record_freelist[RECORD_FREELIST_MAX];
+static int record_nfree;
+#endif
+
+/* Memory for a Record, from the freelist or new; new_atomic_record fills every slot. */
+static inline PyObject *
+record_alloc(void)
+{
+#ifndef Py_GIL_DISABLED
+    if (record_nfree > 0) {
+        PyObject *obj = record_freelist[--record_nfree];
+        _Py_NewReference(obj);
+        return obj;
+    }
+#endif
+    return (PyObject *)PyObject_GC_New(PyObject, (PyTypeObject *)model.record_type);
+}
+
+static inline void
+slots_clear(PyObject *self, const Py_ssize_t *offsets, Py_ssize_t n)
+{
+    PyObject_GC_UnTrack(self);
+    for (Py_ssize_t i = 0; i < n; i++)
+        Py_CLEAR(*(PyObject **)((char *)self + offsets[i]));
+}
+
+static inline void
+slots_free(PyObject *self)
+{
+    PyTypeObject *tp = Py_TYPE(self);
+    tp->tp_free(self);
+    Py_DECREF(tp); /* an instance of a heap type holds a reference to it */
+}
+
+/* Also called, as the base's deallocator, by the generic one of a subclass's instance, once it has
+ * released what the subclass added: Record's own slots and the memory are then left to do. */
+static void
+record_dealloc(PyObject *self)
+{
+    slots_clear(self, model.record_offsets, RECORD_FIELDS);
+#ifndef Py_GIL_DISABLED
+    if (Py_TYPE(self) == (PyTypeObject *)model.record_type && record_nfree < RECORD_FREELIST_MAX) {
+        record_freelist[record_nfree++] = self;
+        return;
+    }
+#endif
+    slots_free(self);
+}
+
+static void
+header_dealloc(PyObject *self)
+{
+    slots_clear(self, model.header_offsets, HEADER_FIELDS);
+    slots_free(self);
+}
+
+/* Where the class is nothing but its slots (and has no finalizer), give it the deallocator above. */
+static void
+plain_dealloc_install(PyObject *cls, int plain, destructor fast)
+{
+    PyTypeObject *t = (PyTypeObject *)cls;
+    if (plain && t->tp_finalize == NULL && t->tp_del == NULL && t->tp_free == PyObject_GC_Del)
+        t->tp_dealloc = fast;
+}
+
 /* new_record for fields the caller knows are all ints, bytes, None, bools or the empty tuple, as a
  * v0/v1 message's are: such a record can be in no cycle, so where the class allows (record_plain) it is
  * allocated untracked and filled without new_slotted's look at each field. */
@@ -57,7 +137,7 @@ new_atomic_record(PyObject **vals)
     for (int i = 0; i < RECORD_FIELDS; i++)
         if (vals[i] == NULL)
             goto fail;
-    obj = PyObject_GC_New(PyObject, (PyTypeObject *)model.record_type);
+    obj = record_alloc();
     if (obj == NULL)
         goto fail;
     if (model.record_in_order)
@@ -86,11 +166,24 @@ corrupt_at(PyObject *message, Py_ssize_t position)
 
 /* ---- v2 records (the twin of _pure.decode_v2_records) ------------------------------------------ */
 
+/* True when prev is a bytes object holding exactly the n bytes at p: the decoder then hands out prev
+ * again instead of a copy. Keys, header keys and header values repeat from record to record in real
+ * data (a producer's header names, a key per entity); a length test and a memcmp cost far less than
+ * allocating, filling and later freeing another bytes object. Bytes are immutable, so sharing one is
+ * invisible to every reader. */
+static inline int
+same_bytes(const unsigned char *p, Py_ssize_t n, PyObject *prev)
+{
+    return prev != NULL && PyBytes_CheckExact(prev) && PyBytes_GET_SIZE(prev) == n &&
+           memcmp(PyBytes_AS_STRING(prev), p, (size_t)n) == 0;
+}
+
 /* A key or a value whose length n was just read: None when negative, else the next n bytes, which
- * must lie within the record. Returns 0, or -1 with err filled (or an exception set). */
-static int
+ * must lie within the record (prev itself when it holds the same bytes, see same_bytes; may be NULL).
+ * Returns 0, or -1 with err filled (or an exception set). */
+static inline int
 read_nullable(const unsigned char *p, Py_ssize_t *pos, Py_ssize_t body_end, int64_t n, Py_ssize_t start,
-              const char *what, PyObject **out, DataError *err)
+              const char *what, PyObject *prev, PyObject **out, DataError *err)
 {
     if (n < 0) {
         *out = Py_NewRef(Py_None);
@@ -101,14 +194,21 @@ read_nullable(const unsigned char *p, Py_ssize_t *pos, Py_ssize_t body_end, int6
         err->position = start;
         return -1;
     }
-    *out = PyBytes_FromStringAndSize((const char *)p + *pos, (Py_ssize_t)n);
+    if (same_bytes(p + *pos, (Py_ssize_t)n, prev))
+        *out = Py_NewRef(prev);
+    else
+        *out = PyBytes_FromStringAndSize((const char *)p + *pos, (Py_ssize_t)n);
     *pos += (Py_ssize_t)n;
     return *out == NULL ? -1 : 0;
 }
 
-/* The headers of one record; *headers gets a new tuple. Returns 0, or -1 (err filled or exception). */
+/* The headers of one record; *headers gets a new tuple. prev (a tuple of Headers, or NULL) is the
+ * last headers the batch decoded: a header whose key and value equal those of prev's header at the
+ * same index shares their bytes, or prev's whole Header when both are equal (Headers are frozen), and
+ * a record whose headers are all prev's shares prev's tuple. Returns 0, or -1 (err filled or
+ * exception). */
 static int
-read_headers(const unsigned char *p, Py_ssize_t *pos, Py_ssize_t body_end, Py_ssize_t start,
+read_headers(const unsigned char *p, Py_ssize_t *pos, Py_ssize_t body_end, Py_ssize_t start, PyObject *prev,
              PyObject **headers, DataError *err)
 {
     int64_t count, n;
@@ -120,20 +220,39 @@ read_headers(const unsigned char *p, Py_ssize_t *pos, Py_ssize_t body_end, Py_ss
     tuple = PyTuple_New((Py_ssize_t)count);
     if (tuple == NULL)
         return -1;
+    Py_ssize_t known = prev == NULL ? 0 : PyTuple_GET_SIZE(prev);
+    int all_known = known == (Py_ssize_t)count;
     for (Py_ssize_t j = 0; j < (Py_ssize_t)count; j++) {
+        PyObject *was = j < known ? PyTuple_GET_ITEM(prev, j) : NULL;
+        PyObject *was_key = was == NULL ? NULL : HEADER_SLOT(was, H_KEY);
+        PyObject *was_value = was == NULL ? NULL : HEADER_SLOT(was, H_VALUE);
         if (read_varint(p, pos, body_end, VARINT_MAX_BYTES, &n, err) < 0)
             goto fail;
         if (n < 0)
             DATA_ERROR(err, start, "header key is null");
-        if (read_nullable(p, pos, body_end, n, start, "header key", &key, err) < 0 ||
+        if (read_nullable(p, pos, body_end, n, start, "header key", was_key, &key, err) < 0 ||
             read_varint(p, pos, body_end, VARINT_MAX_BYTES, &n, err) < 0 ||
-            read_nullable(p, pos, body_end, n, start, "header value", &value, err) < 0)
+            read_nullable(p, pos, body_end, n, start, "header value", was_value, &value, err) < 0)
             goto fail;
-        PyObject *header = new_header(key, value);
+        PyObject *header;
+        if (was != NULL && key == was_key && value == was_value) {
+            Py_DECREF(key);
+            Py_DECREF(value);
+            header = Py_NewRef(was);
+        }
+        else {
+            all_known = 0;
+            header = new_header(key, value);
+        }
         key = value = NULL; /* stolen */
         if (header == NULL)
             goto fail;
         PyTuple_SET_ITEM(tuple, j, header);
+    }
+    if (all_known && count > 0) {
+        Py_DECREF(tuple);
+        *headers = Py_NewRef(prev);
+        return 0;
     }
     untrack_if_atomic(tuple);
     *headers = tuple;
@@ -145,12 +264,17 @@ fail:
     return -1;
 }
 
-/* One-byte varints, the common case, without a call. */
+/* One- and two-byte varints, the common cases (deltas and lengths under 64 and 8192), without a call. */
 #define FAST_VARINT(limit, max_bytes, out)                                        \
     do {                                                                          \
         if (pos < (limit) && p[pos] < 0x80) {                                     \
             unsigned char b_ = p[pos++];                                          \
             (out) = (int64_t)(b_ >> 1) ^ -(int64_t)(b_ & 1);                      \
+        }                                                                         \
+        else if (pos + 1 < (limit) && p[pos + 1] < 0x80) {                        \
+            uint32_t u_ = (uint32_t)(p[pos] & 0x7F) | (uint32_t)p[pos + 1] << 7;  \
+            pos += 2;                                                             \
+            (out) = (int64_t)(u_ >> 1) ^ -(int64_t)(u_ & 1);                      \
         }                                                                         \
         else if (read_varint(p, &pos, (limit), (max_bytes), &(out), &err) < 0) { \
             err.position = start; /* errors inside a record point at its start */ \
@@ -174,9 +298,21 @@ decode_v2_records(PyObject *self, PyObject *args)
     }
     const unsigned char *p = (const unsigned char *)view.buf;
     DataError err = {NULL, 0};
-    PyObject *records = PyList_New(0), *key = NULL, *value = NULL, *headers = NULL, *result = NULL;
+    /* Room for every record the batch declares, as far as its bytes can hold them (each takes at least
+     * 1 + V2_RECORD_MIN_LENGTH bytes): a lying count sizes nothing beyond the payload. */
+    Py_ssize_t room = (end - pos) / (1 + V2_RECORD_MIN_LENGTH);
+    Py_ssize_t filled = 0;
+    PyObject *records = PyList_New(count <= 0 ? 0 : count < room ? (Py_ssize_t)count : room);
+    PyObject *key = NULL, *value = NULL, *headers = NULL, *result = NULL;
+    /* The previous record's key and value, the last non-empty headers and the last boxed timestamp
+     * (own references): the next record shares each where it holds the same (see same_bytes). */
+    PyObject *last_key = NULL, *last_value = NULL, *last_headers = NULL, *last_time = NULL;
+    int64_t last_ts_delta = 0;
     if (records == NULL)
         goto done;
+    /* Untracked while it fills: it holds only untracked records then, and each collection the
+     * allocations below trigger would otherwise walk it. Tracked again before it is returned. */
+    PyObject_GC_UnTrack(records);
     Py_ssize_t first = pos;
     for (long long i = 0; i < count; i++) {
         Py_ssize_t start = pos;
@@ -191,21 +327,25 @@ decode_v2_records(PyObject *self, PyObject *args)
         FAST_VARINT(body_end, VARLONG_MAX_BYTES, ts_delta);
         FAST_VARINT(body_end, VARINT_MAX_BYTES, offset_delta);
         FAST_VARINT(body_end, VARINT_MAX_BYTES, n);
-        if (read_nullable(p, &pos, body_end, n, start, "key", &key, &err) < 0)
+        if (read_nullable(p, &pos, body_end, n, start, "key", last_key, &key, &err) < 0)
             goto fail;
         FAST_VARINT(body_end, VARINT_MAX_BYTES, n);
-        if (read_nullable(p, &pos, body_end, n, start, "value", &value, &err) < 0)
+        if (read_nullable(p, &pos, body_end, n, start, "value", last_value, &value, &err) < 0)
             goto fail;
         if (pos < body_end && p[pos] == 0) {
             headers = PyTuple_New(0);
             pos += 1;
         }
-        else if (read_headers(p, &pos, body_end, start, &headers, &err) < 0) {
+        else if (read_headers(p, &pos, body_end, start, last_headers, &headers, &err) < 0) {
             err.position = start;
             goto fail;
         }
         if (headers == NULL)
             goto fail;
+        Py_XSETREF(last_key, Py_NewRef(key));
+        Py_XSETREF(last_value, Py_NewRef(value));
+        if (PyTuple_GET_SIZE(headers) > 0)
+            Py_XSETREF(last_headers, Py_NewRef(headers));
         if (pos != body_end)
             DATA_ERROR(&err, start, "record declares %lld bytes but its fields take %lld", (long long)length,
                        (long long)(length + pos - body_end));
@@ -215,33 +355,53 @@ decode_v2_records(PyObject *self, PyObject *args)
             if (sequence > INT32_MAX) /* DefaultRecordBatch.incrementSequence wraps to 0 */
                 sequence -= (int64_t)INT32_MAX + 1;
         }
+        /* Records of a batch often share a timestamp (the same millisecond): one int for a run of them. */
+        if (last_time == NULL || ts_delta != last_ts_delta) {
+            Py_XSETREF(last_time, add_i64(base_timestamp, ts_delta));
+            if (last_time == NULL)
+                goto fail;
+            last_ts_delta = ts_delta;
+        }
+        PyObject *offset = add_i64(base_offset, offset_delta);
+        int64_t offset_value;
+        /* A producer's first batches on a partition number their sequences as the log numbers offsets:
+         * the record's sequence is then its offset's int. */
+        int same = offset != NULL && !__builtin_add_overflow(base_offset, offset_delta, &offset_value) &&
+                   offset_value == sequence;
         PyObject *vals[RECORD_FIELDS] = {
-            [R_OFFSET] = add_i64(base_offset, offset_delta),
-            [R_TIMESTAMP] = log_append_time == Py_None ? add_i64(base_timestamp, ts_delta)
-                                                       : Py_NewRef(log_append_time),
+            [R_OFFSET] = offset,
+            [R_TIMESTAMP] = Py_NewRef(log_append_time == Py_None ? last_time : log_append_time),
             [R_KEY] = key,
             [R_VALUE] = value,
             [R_HEADERS] = headers,
-            [R_SEQUENCE] = PyLong_FromLongLong(sequence),
+            [R_SEQUENCE] = same ? Py_NewRef(offset) : PyLong_FromLongLong(sequence),
             [R_SIZE] = PyLong_FromSsize_t(body_end - start),
             [R_CRC] = Py_NewRef(Py_None),
             [R_CRC_VALID] = Py_NewRef(Py_None),
             [R_CONTROL] = Py_NewRef(Py_None),
-            [R_STORED_TIMESTAMP] =
-                log_append_time == Py_None ? Py_NewRef(Py_None) : add_i64(base_timestamp, ts_delta),
+            [R_STORED_TIMESTAMP] = Py_NewRef(log_append_time == Py_None ? Py_None : last_time),
         };
         key = value = headers = NULL; /* stolen */
-        PyObject *record = new_record(vals);
+        /* Every field but the headers tuple is an int, bytes or None; an untracked tuple makes the
+         * record atomic (see new_atomic_record). */
+        PyObject *record = gc_tracked(vals[R_HEADERS]) ? new_record(vals) : new_atomic_record(vals);
         if (record == NULL)
             goto fail;
-        int appended = PyList_Append(records, record);
-        Py_DECREF(record);
-        if (appended < 0)
-            goto fail;
+        if (filled < PyList_GET_SIZE(records)) {
+            PyList_SET_ITEM(records, filled, record);
+        }
+        else {
+            int appended = PyList_Append(records, record);
+            Py_DECREF(record);
+            if (appended < 0)
+                goto fail;
+        }
+        filled++;
     }
     if (pos != end)
         DATA_ERROR(&err, pos, "%lld bytes remain after the batch's %lld declared records",
                    (long long)(end - pos), count);
+    PyObject_GC_Track(records);
     result = Py_BuildValue("(OO)", records, Py_None);
     goto done;
 
@@ -249,6 +409,13 @@ fail:
     Py_CLEAR(key);
     Py_CLEAR(value);
     Py_CLEAR(headers);
+    if (records != NULL) {
+        /* The records before the error stay; the room left for the others goes. */
+        if (filled < PyList_GET_SIZE(records) && PyList_SetSlice(records, filled, PY_SSIZE_T_MAX, NULL) < 0)
+            Py_CLEAR(records);
+        else
+            PyObject_GC_Track(records);
+    }
     if (err.message != NULL && records != NULL) {
         PyObject *exc = corrupt_at(err.message, err.position);
         if (exc != NULL) {
@@ -257,6 +424,10 @@ fail:
         }
     }
 done:
+    Py_XDECREF(last_key);
+    Py_XDECREF(last_value);
+    Py_XDECREF(last_headers);
+    Py_XDECREF(last_time);
     Py_XDECREF(err.message);
     Py_XDECREF(records);
     PyBuffer_Release(&view);
@@ -847,5 +1018,7 @@ PyInit__speedups(void)
     if (!CODEC_NONE || !TS_TYPES[0] || !TS_TYPES[1] || !TS_TYPES[2] || !MINUS_ONE || !ONE)
         return NULL;
     crc32_init();
+    plain_dealloc_install(model.record_type, model.record_plain, record_dealloc);
+    plain_dealloc_install(model.header_type, model.header_plain, header_dealloc);
     return PyModule_Create(&module);
 }

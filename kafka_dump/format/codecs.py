@@ -39,6 +39,7 @@ _U32BE = struct.Struct(">I")
 @functools.cache
 def _codec_errors() -> tuple[type[BaseException], ...]:
     """What the codec libraries raise on bad input; evaluated only once an exception is raised."""
+    import cramjam
     import lz4.block
     import snappy
     import zstandard
@@ -48,6 +49,7 @@ def _codec_errors() -> tuple[type[BaseException], ...]:
         EOFError,
         OSError,
         snappy.UncompressError,
+        cramjam.DecompressionError,
         lz4.block.LZ4BlockError,
         zstandard.ZstdError,
         ValueError,
@@ -60,7 +62,7 @@ def decompress(codec: Compression, data: bytes | memoryview, limit: int) -> byte
         if codec is Compression.GZIP:
             return _gunzip(data, limit)
         if codec is Compression.SNAPPY:
-            return _unsnappy(bytes(data), limit)
+            return _unsnappy(memoryview(data), limit)
         if codec is Compression.LZ4:
             return _unlz4(data, limit)
         if codec is Compression.ZSTD:
@@ -109,7 +111,7 @@ def _gunzip(data: bytes | memoryview, limit: int) -> bytes:
             return parts[0] if len(parts) == 1 else b"".join(parts)
 
 
-def _raw_snappy_length(block: bytes) -> int:
+def _raw_snappy_length(block: memoryview) -> int:
     """The uncompressed length that starts every raw snappy block (an unsigned varint)."""
     result = shift = 0
     for i in range(min(5, len(block))):
@@ -121,25 +123,31 @@ def _raw_snappy_length(block: bytes) -> int:
     raise CompressionError("snappy block has no valid length prefix")
 
 
-def _unsnappy_block(block: bytes, limit: int, done: int = 0) -> bytes:
-    """One raw block, refused before decompressing if it would take the output past ``limit``."""
-    import snappy
+def _unsnappy_block(block: memoryview, limit: int, done: int = 0) -> Any:
+    """One raw block, refused before decompressing if it would take the output past ``limit``.
+
+    Returns cramjam's buffer (python-snappy's own decompressor, called without the wrapper that
+    copies it into bytes): the caller joins the blocks, which is the one copy the payload needs.
+    """
+    import cramjam
 
     if done + _raw_snappy_length(block) > limit:
         raise _too_big(limit)
-    return bytes(snappy.uncompress(block))
+    return cramjam.snappy.decompress_raw(block)
 
 
-def _unsnappy(data: bytes, limit: int) -> bytes:
-    if not data.startswith(XERIAL_MAGIC):
-        return _unsnappy_block(data, limit)
+def _unsnappy(data: memoryview, limit: int) -> bytes:
+    """Raw snappy, or xerial's framing; the blocks are read in place (no copy of the payload)."""
+    if data[: len(XERIAL_MAGIC)] != XERIAL_MAGIC:
+        return bytes(_unsnappy_block(data, limit))
     if len(data) < XERIAL_HEADER_SIZE:
         raise CompressionError("xerial snappy header is cut short")
-    parts: list[bytes] = []
+    parts: list[Any] = []
     total = 0
     pos = XERIAL_HEADER_SIZE
+    magic_size = len(XERIAL_MAGIC)
     while pos + 4 <= len(data):  # snappy-java ignores fewer than 4 bytes left at the end
-        if data.startswith(XERIAL_MAGIC, pos):
+        if data[pos : pos + magic_size] == XERIAL_MAGIC:
             # Concatenated streams: SnappyInputStream reads on through a further header.
             pos += XERIAL_HEADER_SIZE
             continue
