@@ -61,7 +61,7 @@ setup(
         compiled_twin("kafka_dump.format._encoder", "kafka_dump/format/_encoder.c"),
         compiled_twin("kafka_dump.format._gather", "kafka_dump/format/_gather.c"),
         compiled_twin("kafka_dump.format._recheck", "kafka_dump/format/_recheck.c"),
-        # zlib: the gzip wrappers convert's fast path inflates (libdeflate instead where it is found).
+        # zlib: the gzip wrappers convert's fast path (and deep verify) inflates.
         compiled_twin("kafka_dump.format._transcode", "kafka_dump/format/_transcode.c", ["z"]),
         compiled_twin("kafka_dump.render._tablefast", "kafka_dump/render/_tablefast.c"),
     ],

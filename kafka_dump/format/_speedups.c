@@ -70,8 +70,10 @@ record_alloc(void)
 {
 #ifndef Py_GIL_DISABLED
     if (record_nfree > 0) {
-        PyObject *obj = record_freelist[--record_nfree];
-        _Py_NewReference(obj);
+        /* PyObject_Init takes a new reference to the type; the kept object still holds its old one. */
+        PyTypeObject *tp = (PyTypeObject *)model.record_type;
+        PyObject *obj = PyObject_Init(record_freelist[--record_nfree], tp);
+        Py_DECREF(tp);
         return obj;
     }
 #endif

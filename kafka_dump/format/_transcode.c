@@ -9,13 +9,12 @@
  * decompressed and compared with the inner messages (the same function, recheck's
  * same_as_v1_inner), the offsets growing from entry to entry. The heavy work is the functions'; what
  * this saves is the Python between them, once per wrapper. gunzip is the faster inflate the default
- * decompress function uses for gzip: libdeflate where the system has it (loaded at run time, never
- * required), else zlib, each checking the trailer, and declining whatever codecs would read otherwise.
+ * decompress function uses for gzip: zlib, the trailer checked with _wire.h's CRC-32, declining
+ * whatever codecs would read otherwise.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <stdint.h>
-#include <dlfcn.h>
 #include <string.h>
 #include <zlib.h>
 
@@ -169,38 +168,6 @@ le32(const unsigned char *p)
     return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
 
-/* libdeflate (the system's libdeflate.so.0, where there is one: about twice zlib's inflate speed),
- * loaded on first use; without it, zlib. Its gzip reader checks the trailer's CRC-32 and size as
- * zlib does. One decompressor per thread: gunzip runs without the GIL. */
-typedef void *(*LdAlloc)(void);
-typedef int (*LdGzip)(void *, const void *, size_t, void *, size_t, size_t *, size_t *);
-static LdAlloc ld_alloc;
-static LdGzip ld_gzip;
-static int ld_tried;
-static __thread void *ld_decompressor;
-#define LD_SUCCESS 0
-#define LD_INSUFFICIENT_SPACE 3
-
-static int
-ld_ready(void)
-{
-    if (!ld_tried) {
-        ld_tried = 1;
-        void *lib = dlopen("libdeflate.so.0", RTLD_NOW | RTLD_LOCAL);
-        if (lib != NULL) {
-            ld_alloc = (LdAlloc)dlsym(lib, "libdeflate_alloc_decompressor");
-            ld_gzip = (LdGzip)dlsym(lib, "libdeflate_gzip_decompress_ex");
-            if (ld_alloc == NULL || ld_gzip == NULL)
-                ld_alloc = NULL, ld_gzip = NULL;
-        }
-    }
-    if (ld_gzip == NULL)
-        return 0;
-    if (ld_decompressor == NULL)
-        ld_decompressor = ld_alloc();
-    return ld_decompressor != NULL;
-}
-
 /* The first output size to try: ISIZE, when nothing trails the member and it is a size deflate can
  * reach from n bytes; else a modest start that grows. At most limit + 1 (room to see it passed). */
 static Py_ssize_t
@@ -213,36 +180,8 @@ first_cap(const unsigned char *p, Py_ssize_t n, Py_ssize_t limit, int whole)
     return cap > limit ? limit + 1 : cap + 1;
 }
 
-/* libdeflate's answer: the member inflated into *out (a new bytes object), its input bytes in
- * *used; 0, or 1 to decline, or -1 with an exception set. */
-static int
-ld_gunzip(const unsigned char *p, Py_ssize_t n, Py_ssize_t limit, PyObject **out, Py_ssize_t *used)
-{
-    Py_ssize_t cap = first_cap(p, n, limit, 1);
-    for (;;) {
-        PyObject *o = PyBytes_FromStringAndSize(NULL, cap);
-        if (o == NULL)
-            return -1;
-        size_t in_used = 0, out_len = 0;
-        int rc;
-        Py_BEGIN_ALLOW_THREADS
-        rc = ld_gzip(ld_decompressor, p, (size_t)n, PyBytes_AS_STRING(o), (size_t)cap, &in_used, &out_len);
-        Py_END_ALLOW_THREADS
-        if (rc == LD_SUCCESS && (Py_ssize_t)out_len <= limit) {
-            if (_PyBytes_Resize(&o, (Py_ssize_t)out_len) < 0)
-                return -1;
-            *out = o;
-            *used = (Py_ssize_t)in_used;
-            return 0;
-        }
-        Py_DECREF(o);
-        if (rc != LD_INSUFFICIENT_SPACE || cap > limit)
-            return 1; /* bad data, or past limit: codecs says which */
-        cap = cap > PY_SSIZE_T_MAX / 2 || cap * 2 > limit ? limit + 1 : cap * 2;
-    }
-}
-
-/* zlib's answer, as ld_gunzip's; zlib's own check of the trailer replaced by _wire.h's CRC-32. */
+/* The member inflated into *out (a new bytes object), its input bytes in *used; 0, or 1 to decline,
+ * or -1 with an exception set. zlib's own check of the trailer is replaced by _wire.h's CRC-32. */
 static int
 zlib_gunzip(const unsigned char *p, Py_ssize_t n, Py_ssize_t limit, PyObject **out, Py_ssize_t *used)
 {
@@ -300,7 +239,7 @@ decline:
     return 1;
 }
 
-/* A gzip payload inflated as codecs._gunzip inflates it (libdeflate, else zlib); None when it cannot
+/* A gzip payload inflated as codecs._gunzip inflates it; None when it cannot
  * vouch for the answer (another member follows, a header CRC, the output past limit, any error),
  * which the caller then asks of codecs.decompress. The GIL is released while inflating. */
 static PyObject *
@@ -308,17 +247,16 @@ gunzip(PyObject *self, PyObject *args)
 {
     Py_buffer in;
     Py_ssize_t limit;
-    int engine = 1;
-    if (!PyArg_ParseTuple(args, "y*n|p", &in, &limit, &engine))
+    if (!PyArg_ParseTuple(args, "y*n", &in, &limit))
         return NULL;
     const unsigned char *p = (const unsigned char *)in.buf;
     Py_ssize_t n = in.len, used = 0;
     PyObject *out = NULL;
     int rc = 1;
-    /* Deflate, no header CRC (neither inflater here checks one) nor reserved flags. */
+    /* Deflate, no header CRC (not checked here) nor reserved flags. */
     if (limit >= 0 && n >= 18 && n <= (Py_ssize_t)UINT32_MAX && p[0] == 0x1f && p[1] == 0x8b && p[2] == 8 &&
         !(p[3] & 0xE2))
-        rc = engine && ld_ready() ? ld_gunzip(p, n, limit, &out, &used) : zlib_gunzip(p, n, limit, &out, &used);
+        rc = zlib_gunzip(p, n, limit, &out, &used);
     if (rc == 0 && n - used >= 2 && p[used] == 0x1f && p[used + 1] == 0x8b)
         rc = 1; /* a further member: codecs reads it */
     PyBuffer_Release(&in);
@@ -328,12 +266,6 @@ gunzip(PyObject *self, PyObject *args)
         return out;
     Py_XDECREF(out);
     Py_RETURN_NONE;
-}
-
-static PyObject *
-gunzip_engine(PyObject *self, PyObject *unused)
-{
-    return PyUnicode_FromString(ld_ready() ? "libdeflate" : "zlib");
 }
 
 /* ---- writing ------------------------------------------------------------------------------- */
@@ -773,9 +705,8 @@ error:
 
 static PyMethodDef methods[] = {
     {"gunzip", gunzip, METH_VARARGS,
-     "gunzip(payload, limit, libdeflate=True) -> bytes | None: a gzip payload as codecs.decompress\n"
+     "gunzip(payload, limit) -> bytes | None: a gzip payload as codecs.decompress\n"
      "inflates it, or None where it cannot vouch for that (then ask codecs.decompress)."},
-    {"gunzip_engine", gunzip_engine, METH_NOARGS, "gunzip_engine() -> 'libdeflate' | 'zlib'"},
     {"lz4_frame", lz4_frame, METH_VARARGS,
      "lz4_frame(header, data) -> bytes: Kafka's LZ4 frame of data at lz4's default level (codecs' bytes)."},
     {"unlz4_frame", unlz4_frame, METH_VARARGS,
