@@ -23,13 +23,12 @@ from kafka_dump import format as _twins
 from kafka_dump.format._transcode_pure import Wrapper
 from kafka_dump.format.ahead import InflateAhead, compressed_spans
 from kafka_dump.format.codecs import decompress, lz4_frame_header
-from kafka_dump.format.transcode import gunzip, read_wrappers, unlz4_frame
+from kafka_dump.format.transcode import read_wrappers, unlz4_frame
 from kafka_dump.model import Batch, Compression, Problem
 from kafka_dump.segment import CHUNK_SIZE, open_segment, read_segment, read_segment_runs
 
 Codec = Callable[[int, memoryview], bytes]  # (codec id, payload) -> the payload decompressed
 _CODECS = {int(c): c for c in Compression}
-_GZIP = int(Compression.GZIP)
 _LZ4 = int(Compression.LZ4)
 _LZ4_HEADER = lz4_frame_header(2)  # also magic 1's: only magic 0 hashes its frame header otherwise
 _WINDOW = 1 << 20  # the input is read a MiB at a time (an entry larger than that, whole)
@@ -52,16 +51,12 @@ Item = Batch | Problem | TranscodedRun
 
 def inflater(max_batch_bytes: int) -> Codec:
     """The one place a wrapper's inflated bytes come from: ``codecs.decompress``, bounded by
-    ``--max-batch-bytes`` (refusing with CorruptRecordError, which leaves the wrapper to the slow path);
-    gzip and one-block LZ4 frames through the transcode twin first (the same bytes, faster), codecs
-    where it declines. An ``Inflating`` source that inflates ahead wraps it (``read_input``'s ``inflating``)."""
+    ``--max-batch-bytes`` (refusing with CorruptRecordError, which leaves the wrapper to the slow path;
+    codecs inflates gzip through the compiled twin's gunzip itself); one-block LZ4 frames through the
+    transcode twin first (the same bytes, faster), codecs where it declines. An ``Inflating`` source that inflates ahead wraps it (``read_input``'s ``inflating``)."""
 
     def inflate(codec: int, payload: memoryview) -> bytes:
-        if codec == _GZIP:
-            inflated = gunzip(payload, max_batch_bytes)
-            if inflated is not None:
-                return inflated
-        elif codec == _LZ4:
+        if codec == _LZ4:
             inflated = unlz4_frame(_LZ4_HEADER, payload, max_batch_bytes)
             if inflated is not None:
                 return inflated

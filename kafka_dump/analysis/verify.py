@@ -24,7 +24,6 @@ from kafka_dump.format import layout as L
 from kafka_dump.format.ahead import Decompress, InflateAhead, compressed_spans
 from kafka_dump.format.checksum import crc32c
 from kafka_dump.format.codecs import DEFAULT_MAX_BATCH_BYTES, DEFAULT_MAX_RECORDS_PER_BATCH, decompress
-from kafka_dump.format.transcode import gunzip
 from kafka_dump.model import Batch, Check, Compression, ControlType, Problem, ProblemKind, TimestampType
 
 if TYPE_CHECKING:
@@ -45,7 +44,6 @@ _RESUME_AFTER = 256 * 1024  # sound bytes after damage before the entry walk tak
 _PREFIX = L.MAGIC_OFFSET + 1  # offset, size and magic
 _SMALLEST = L.LOG_OVERHEAD + L.LEGACY_V0_MIN_SIZE
 _CODECS = tuple(Compression(i) for i in range(8))
-_GZIP = int(Compression.GZIP)
 # The index check reads a batch's position, offsets and maxTimestamp: an entry walked in C is given as this.
 _ROW = Batch("", 0, 0, 0, 2, 0, Compression.NONE, TimestampType.CREATE_TIME, -1, -1, -1, -1, -1, -1, -1, False,
              False, None, 0, True, 0, 0, None)  # fmt: skip
@@ -217,10 +215,6 @@ class _FileCheck:
         mbb = options.max_batch_bytes
 
         def unpack(codec: int, payload: memoryview) -> bytes:
-            if codec == _GZIP:  # the transcode twin's gunzip: codecs' bytes, faster; None where it declines
-                inflated = gunzip(payload, mbb)
-                if inflated is not None:
-                    return inflated
             return decompress(_CODECS[codec], payload, mbb)
 
         ahead = InflateAhead(unpack) if options.deep and options.inflate_ahead else None
