@@ -1,7 +1,8 @@
 """The values that flow from the decoder to every command: batches, records, headers, problems.
 
-Records and headers are frozen, slotted dataclasses: a field read is a slot read, three times
-faster than a NamedTuple's, and the decoders build them through their slots. Batches are
+Records, headers and problems are frozen, slotted classes that behave as frozen, slotted dataclasses
+(``_Frozen``): a field read is a slot read, three times faster than a NamedTuple's, and the decoders
+build them through their slots. Batches are
 NamedTuples, just as immutable and several times cheaper to build than a frozen dataclass's
 ``__init__``, which matters when every v0/v1 message is a batch of its own. Field names follow Kafka's Java client (baseOffset,
 lastOffset, partitionLeaderEpoch...) so they can be grepped against Apache Kafka's source.
@@ -9,9 +10,12 @@ lastOffset, partitionLeaderEpoch...) so they can be grepped against Apache Kafka
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
 from enum import IntEnum
-from typing import NamedTuple
+from operator import attrgetter
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
+
+if TYPE_CHECKING:
+    from dataclasses import Field
 
 
 class Compression(IntEnum):
@@ -67,17 +71,104 @@ class ControlType(IntEnum):
 
 
 _object_new = object.__new__
+_object_setattr = object.__setattr__
 
 
-@dataclass(frozen=True, slots=True)
-class Header:
+class _DataclassFields:
+    """A model class's ``__dataclass_fields__``, made on first use: ``dataclasses.fields``,
+    ``replace``, ``asdict`` and ``is_dataclass`` take the model's classes as the dataclasses they were.
+
+    The fields are those of a throwaway dataclass with the same names, annotations and defaults,
+    made then (its ``exec`` cost is paid by who asks, not by every start-up) and kept on the class.
+    """
+
+    def __get__(self, obj: object, cls: type[_Frozen]) -> dict[str, Field[Any]]:
+        from dataclasses import field, make_dataclass
+
+        owner = next(c for c in cls.__mro__ if "__init__" in vars(c))  # a subclass's are its base's
+        names: tuple[str, ...] = vars(owner)["__match_args__"]
+        defaults: tuple[Any, ...] = vars(owner)["__init__"].__defaults__ or ()
+        first_default = len(names) - len(defaults)
+        spec = [
+            (name, owner.__annotations__[name])
+            if i < first_default
+            else (name, owner.__annotations__[name], field(default=defaults[i - first_default]))
+            for i, name in enumerate(names)
+        ]
+        made = make_dataclass(cls.__name__, spec, frozen=True)
+        fields: dict[str, Field[Any]] = vars(made)["__dataclass_fields__"]
+        type.__setattr__(cls, "__dataclass_fields__", fields)
+        return fields
+
+
+class _Frozen:
+    """What ``@dataclass(frozen=True, slots=True)`` gives a class, written out once for the model's.
+
+    Each subclass lists its fields in ``__slots__`` and ``__match_args__`` (in ``__init__``'s order)
+    and sets ``_values`` to ``attrgetter`` of them. Equality (same class, equal fields), the hash,
+    ``repr``, pickling and ``FrozenInstanceError`` on assignment are a dataclass's, and the functions
+    of ``dataclasses`` take them (``_DataclassFields``). A dataclass builds its methods with ``exec``
+    when the module is imported: that was a tenth of ``kdump --version``.
+    """
+
+    __slots__ = ()
+    __match_args__: ClassVar[tuple[str, ...]] = ()
+    _values: ClassVar[attrgetter[tuple[Any, ...]]]
+    if TYPE_CHECKING:
+        __dataclass_fields__: ClassVar[dict[str, Field[Any]]]
+    else:
+        __dataclass_fields__ = _DataclassFields()
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is self.__class__:
+            return bool(self._values(self) == self._values(other))
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self._values(self))
+
+    def __repr__(self) -> str:
+        fields = ", ".join(
+            f"{name}={value!r}" for name, value in zip(self.__match_args__, self._values(self), strict=True)
+        )
+        return f"{self.__class__.__qualname__}({fields})"
+
+    def __setattr__(self, name: str, value: object) -> None:
+        if name in self.__match_args__:
+            from dataclasses import FrozenInstanceError
+
+            raise FrozenInstanceError(f"cannot assign to field {name!r}")
+        _object_setattr(self, name, value)
+
+    def __delattr__(self, name: str) -> None:
+        if name in self.__match_args__:
+            from dataclasses import FrozenInstanceError
+
+            raise FrozenInstanceError(f"cannot delete field {name!r}")
+        object.__delattr__(self, name)
+
+    def __getstate__(self) -> list[Any]:
+        return list(self._values(self))
+
+    def __setstate__(self, state: list[Any]) -> None:
+        for name, value in zip(self.__match_args__, state, strict=True):
+            _object_setattr(self, name, value)
+
+
+class Header(_Frozen):
     """One record header. Kafka header keys are UTF-8 strings; kept as bytes so nothing is lost."""
 
+    __slots__ = __match_args__ = ("key", "value")
     key: bytes
     value: bytes | None
 
+    def __init__(self, key: bytes, value: bytes | None) -> None:
+        _set_header_key(self, key)
+        _set_header_value(self, value)
 
-_set_header_key, _set_header_value = (getattr(Header, f.name).__set__ for f in fields(Header))
+
+Header._values = attrgetter(*Header.__match_args__)
+_set_header_key, _set_header_value = (getattr(Header, name).__set__ for name in Header.__match_args__)
 
 
 def new_header(key: bytes, value: bytes | None) -> Header:
@@ -104,14 +195,26 @@ class ControlRecord(NamedTuple):
             return f"UNKNOWN({self.type})"
 
 
-@dataclass(frozen=True, slots=True)
-class Record:
+class Record(_Frozen):
     """One record: a v2 record, or a v0/v1 message (inner or standalone).
 
-    A frozen, slotted dataclass: reading a field is a slot read, three times faster than a
-    NamedTuple's. The decoders build it with ``new_record``, which skips the frozen ``__init__``.
+    A frozen, slotted class: reading a field is a slot read, three times faster than a
+    NamedTuple's. The decoders build it with ``new_record``, which skips ``__init__``'s defaults.
     """
 
+    __slots__ = __match_args__ = (
+        "offset",
+        "timestamp",
+        "key",
+        "value",
+        "headers",
+        "sequence",
+        "sizeInBytes",
+        "crc",
+        "crcValid",
+        "control",
+        "storedTimestamp",
+    )
     offset: int
     timestamp: int
     key: bytes | None
@@ -119,16 +222,43 @@ class Record:
     headers: tuple[Header, ...]
     sequence: int  # -1 when the batch has no producer sequence, and for v0/v1
     sizeInBytes: int
-    crc: int | None = None  # v0/v1 only: the message's stored CRC32
-    crcValid: bool | None = None  # v0/v1 only
-    control: ControlRecord | None = None
+    crc: int | None  # v0/v1 only: the message's stored CRC32
+    crcValid: bool | None  # v0/v1 only
+    control: ControlRecord | None
     # Under LogAppendTime the batch's time replaces every record's ``timestamp``, but the bytes keep the
     # record's own: a v2 record's baseTimestamp + timestampDelta, a v1 inner message's timestamp field.
     # Kept here (None otherwise) so the encoders can rebuild those bytes; no renderer shows it.
-    storedTimestamp: int | None = None
+    storedTimestamp: int | None
+
+    def __init__(
+        self,
+        offset: int,
+        timestamp: int,
+        key: bytes | None,
+        value: bytes | None,
+        headers: tuple[Header, ...],
+        sequence: int,
+        sizeInBytes: int,
+        crc: int | None = None,
+        crcValid: bool | None = None,
+        control: ControlRecord | None = None,
+        storedTimestamp: int | None = None,
+    ) -> None:
+        _set_offset(self, offset)
+        _set_timestamp(self, timestamp)
+        _set_key(self, key)
+        _set_value(self, value)
+        _set_headers(self, headers)
+        _set_sequence(self, sequence)
+        _set_size(self, sizeInBytes)
+        _set_crc(self, crc)
+        _set_crc_valid(self, crcValid)
+        _set_control(self, control)
+        _set_stored_timestamp(self, storedTimestamp)
 
 
-_RECORD_SETTERS = tuple(getattr(Record, f.name).__set__ for f in fields(Record))
+Record._values = attrgetter(*Record.__match_args__)
+_RECORD_SETTERS = tuple(getattr(Record, name).__set__ for name in Record.__match_args__)
 (_set_offset, _set_timestamp, _set_key, _set_value, _set_headers, _set_sequence, _set_size, _set_crc,
  _set_crc_valid, _set_control, _set_stored_timestamp) = _RECORD_SETTERS  # fmt: skip
 
@@ -245,23 +375,58 @@ class Check:
     OTHER = "other"
 
 
-@dataclass(frozen=True, slots=True)
-class Problem:
+class Problem(_Frozen):
     """Something wrong or notable found at a byte position of a file; iteration goes on after it.
 
     ``check`` names the rule that failed (a ``Check`` value); ``expected`` and ``found`` give the two
     numbers it compared, where it compared two.
     """
 
+    __slots__ = __match_args__ = (
+        "file",
+        "position",
+        "length",
+        "kind",
+        "reason",
+        "baseOffset",
+        "check",
+        "expected",
+        "found",
+    )
     file: str
     position: int
     length: int
     kind: ProblemKind
     reason: str
-    baseOffset: int | None = None
-    check: str = Check.OTHER
-    expected: int | None = None
-    found: int | None = None
+    baseOffset: int | None
+    check: str
+    expected: int | None
+    found: int | None
+
+    def __init__(
+        self,
+        file: str,
+        position: int,
+        length: int,
+        kind: ProblemKind,
+        reason: str,
+        baseOffset: int | None = None,
+        check: str = Check.OTHER,
+        expected: int | None = None,
+        found: int | None = None,
+    ) -> None:
+        _object_setattr(self, "file", file)
+        _object_setattr(self, "position", position)
+        _object_setattr(self, "length", length)
+        _object_setattr(self, "kind", kind)
+        _object_setattr(self, "reason", reason)
+        _object_setattr(self, "baseOffset", baseOffset)
+        _object_setattr(self, "check", check)
+        _object_setattr(self, "expected", expected)
+        _object_setattr(self, "found", found)
 
     def __str__(self) -> str:
         return f"{self.file}: byte {self.position}: {self.reason}"
+
+
+Problem._values = attrgetter(*Problem.__match_args__)
