@@ -141,6 +141,36 @@ def test_twins_agree_on_arbitrary_bytes(tail: bytes, deep: bool, last: int | Non
     _both(data, deep=deep, last=last)
 
 
+def _long_messages() -> bytes:
+    """v0/v1 entries whose CRC-32 covers many KiB (the compiled walk folds them; zlib or tables without
+    PCLMULQDQ): plain messages and wrappers of incompressible values, around the old 4 KiB threshold."""
+    import random
+
+    rnd = random.Random(7)
+    parts = []
+    offset = 0
+    for size in (4000, 4095, 4096, 4097, 9000, 20_001):
+        value = rnd.randbytes(size)
+        parts.append(legacy_messages([(b"k", value)], magic=1, base_offset=offset))
+        parts.append(legacy_messages([(None, value[:size // 2]), (b"k", value)], magic=0, codec=GZIP,
+                                     base_offset=offset + 1))  # fmt: skip
+        offset += 3
+    return b"".join(parts)
+
+
+@pytest.mark.parametrize("deep", [True, False], ids=["deep", "shallow"])
+def test_twins_agree_on_long_messages_and_find_each_flipped_byte(deep: bool) -> None:
+    data = _long_messages()
+    (used, batches, *_), _rows = _both(data, deep=deep, max_records=10**6)  # type: ignore[misc]
+    assert (used, batches) == (len(data), 12)
+    step = len(data) // 61
+    for at in range(40, len(data), step):
+        damaged = bytearray(data)
+        damaged[at] ^= 0x04
+        (used, *_), _rows = _both(bytes(damaged), deep=deep, max_records=10**6)  # type: ignore[misc]
+        assert used <= at  # the walk stops before the entry whose CRC the flip breaks
+
+
 def test_bad_arguments_raise_alike() -> None:
     for twin in (_walk_pure, walk_c):
         with pytest.raises(ValueError, match="0 <= pos <= end"):
