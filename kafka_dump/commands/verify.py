@@ -30,8 +30,9 @@ from kafka_dump.commands.options import (
     traceback_option,
 )
 from kafka_dump.model import Problem, ProblemKind
-from kafka_dump.render.output import ColorMode, Output
+from kafka_dump.render.output import UNWRAPPED, ColorMode, Output
 from kafka_dump.render.payload import printable
+from kafka_dump.render.plain import Justify, number, plain_table, plural
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -273,6 +274,8 @@ class _TableOut:
     """One line per problem as it is found, then a Rich summary table: one row per file, then totals.
 
     File names and reasons are data: they reach Rich only inside ``Text``, control characters escaped.
+    Without colour the summary is written as ``plain_table`` lays it out, Rich's own characters, when it
+    can: a clean check then never loads Rich.
     """
 
     def __init__(self, out: Output) -> None:
@@ -288,22 +291,18 @@ class _TableOut:
     def problem(self, p: Problem) -> None:
         from rich.text import Text
 
-        from kafka_dump.render.theme import number, plural
-
         style = "kdump.problem" if p.kind is ProblemKind.CORRUPT else "kdump.tail"
         where = f"{printable(p.file)}: byte {number(p.position)} ({plural(p.length, 'byte')}) "
         self._print(Text.assemble(where, (p.check, style), f": {printable(p.reason)}"))
 
     def report(self, r: FileReport) -> None:
-        from rich.text import Text
-
         if r.error is not None:
+            from rich.text import Text
+
             self._print(Text.assemble(("error", "kdump.problem"), f": {printable(r.error)}"))
 
     def salvaged(self, s: SalvageResult) -> None:
         from rich.text import Text
-
-        from kafka_dump.render.theme import plural
 
         dropped = sum(d.end - d.start for d in s.dropped)
         self._print(
@@ -315,16 +314,7 @@ class _TableOut:
         )
 
     def finish(self, reports: list[FileReport]) -> None:
-        from rich.table import Table
-        from rich.text import Text
-
-        from kafka_dump.render.theme import plural
-
-        table = Table(title="verify-crc", title_justify="left", header_style="kdump.header")
-        for name in _COLUMNS:
-            table.add_column(name, justify="left" if name in ("file", "tail") else "right")
-        for r in reports:
-            table.add_row(Text(printable(r.file), style="kdump.file"), *_cells(r))
+        rows = [[(printable(r.file), "kdump.file"), *_cells(r)] for r in reports]
         if len(reports) > 1:
             total = FileReport(f"total ({plural(len(reports), 'file')})")
             for r in reports:
@@ -340,28 +330,44 @@ class _TableOut:
                     setattr(total, name, getattr(total, name) + getattr(r, name))
             tails = sum(1 for r in reports if r.tail is not None)
             cells = _cells(total)
-            cells[5] = Text(plural(tails, "file"), style="kdump.tail") if tails else Text("-")
-            table.add_row(Text(total.file, style="bold"), *cells)
+            cells[5] = (plural(tails, "file"), "kdump.tail") if tails else ("-", "")
+            rows.append([(total.file, "bold"), *cells])
+        if not self._out.color:  # no style to show: the table's characters, without loading Rich if it can
+            width = self._out.width or UNWRAPPED  # as make_console gives Rich
+            plain = plain_table(_TITLE, _COLUMNS, [[text for text, _ in row] for row in rows], width)
+            if plain is not None:
+                self._out.write(plain)
+                return
+        from rich.table import Table
+        from rich.text import Text
+
+        table = Table(title=_TITLE, title_justify="left", header_style="kdump.header")
+        for name, justify in _COLUMNS:
+            table.add_column(name, justify=justify)
+        for row in rows:
+            table.add_row(*(Text(text, style=style) for text, style in row))
         self._out.print(table)
 
 
-_COLUMNS = ("file", "batches", "records", "bytes", "CRC failures", "structural", "tail", "bad regions",
-            "index problems")  # fmt: skip
+_TITLE = "verify-crc"
+_COLUMNS: tuple[tuple[str, Justify], ...] = tuple(
+    (name, "left" if name in ("file", "tail") else "right")
+    for name in ("file", "batches", "records", "bytes", "CRC failures", "structural", "tail", "bad regions",
+                 "index problems")
+)  # fmt: skip
 
 
-def _cells(r: FileReport) -> list[Text]:
-    from rich.text import Text
+def _cells(r: FileReport) -> list[tuple[str, str]]:
+    """A file's cells after its name, each (text, theme style)."""
 
-    from kafka_dump.render.theme import number, plural
-
-    def n(value: int, bad: bool = False) -> Text:
-        return Text(number(value), style="kdump.problem" if bad and value else "kdump.number")
+    def n(value: int, bad: bool = False) -> tuple[str, str]:
+        return number(value), "kdump.problem" if bad and value else "kdump.number"
 
     if r.error is not None:
-        return [Text("-")] * 4 + [Text("unreadable", style="kdump.problem")] + [Text("-")] * 3
-    tail = Text("-")
+        return [("-", "")] * 4 + [("unreadable", "kdump.problem")] + [("-", "")] * 3
+    tail = ("-", "")
     if r.tail is not None:
-        tail = Text(f"{r.tail.kind.label} {plural(r.tail.length, 'byte')}", style="kdump.tail")
+        tail = (f"{r.tail.kind.label} {plural(r.tail.length, 'byte')}", "kdump.tail")
     return [
         n(r.batches),
         n(r.records),

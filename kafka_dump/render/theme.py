@@ -14,6 +14,10 @@ from rich.color import ColorSystem
 from rich.style import Style
 from rich.theme import Theme
 
+from kafka_dump.render.plain import number, plural
+
+__all__ = ["STYLES", "THEME", "number", "plural", "sgr", "style"]  # number, plural: from plain.py, Rich-free
+
 STYLES: dict[str, str] = {
     # structure
     "kdump.file": "bold",  # "Dumping FILE", a file heading
@@ -59,15 +63,3 @@ def sgr(name: str) -> tuple[str, str]:
     rendered = style(name).render("\0", color_system=ColorSystem.STANDARD)
     start, _, end = rendered.partition("\0")
     return start, end
-
-
-def number(n: int) -> str:
-    """``1234567`` -> ``1,234,567``: thousands separators for tables and summaries (never for JSON)."""
-    return f"{n:,}"
-
-
-def plural(n: int, word: str) -> str:
-    """``1 batch``, ``3 batches``, ``1,000 records``: a count with its noun, for summaries."""
-    if n == 1:
-        return f"1 {word}"
-    return f"{number(n)} {word}es" if word.endswith(("s", "x", "ch", "sh")) else f"{number(n)} {word}s"

@@ -1,0 +1,75 @@
+"""What a renderer can write without Rich: counts (``number``, ``plural``) and a small table in Rich's shape.
+
+Importing Rich's console, table and text costs about 40 ms, a third of a short ``verify-crc`` run. A
+summary table that Rich would lay out at its natural width, with no colour, is only characters:
+``plain_table`` writes exactly those, and answers None whenever Rich would do more (a cell it would
+wrap, cut or measure other than by its length), so the caller hands the table to Rich instead.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Literal
+
+Justify = Literal["left", "right"]
+
+# box.HEAVY_HEAD, Rich's default for Table: heavy lines around the header, light ones below it.
+_TOP = ("┏", "━", "┳", "┓")
+_HEAD = ("┃", "┃", "┃")
+_HEAD_BELOW = ("┡", "━", "╇", "┩")
+_ROW = ("│", "│", "│")
+_BOTTOM = ("└", "─", "┴", "┘")
+
+
+def number(n: int) -> str:
+    """``1234567`` -> ``1,234,567``: thousands separators for tables and summaries (never for JSON)."""
+    return f"{n:,}"
+
+
+def plural(n: int, word: str) -> str:
+    """``1 batch``, ``3 batches``, ``1,000 records``: a count with its noun, for summaries."""
+    if n == 1:
+        return f"1 {word}"
+    return f"{number(n)} {word}es" if word.endswith(("s", "x", "ch", "sh")) else f"{number(n)} {word}s"
+
+
+def _one_cell_each(text: str) -> bool:
+    """Printable ASCII with no space at either end: one terminal cell a character, never re-spaced by Rich."""
+    return text.isascii() and text.isprintable() and text == text.strip()
+
+
+def plain_table(
+    title: str, columns: Sequence[tuple[str, Justify]], rows: Sequence[Sequence[str]], width: int
+) -> str | None:
+    """The lines Rich prints, without colour, for ``Table(title=title, title_justify="left")`` with these
+    columns (header, justify) and rows of plain cells on a console ``width`` wide; None when Rich is
+    needed: the table is wider than ``width``, or a title, header or cell is not ``_one_cell_each``
+    (an empty cell is fine)."""
+    cells = [
+        *(header for header, _ in columns),
+        *(text for text in (title, *(c for row in rows for c in row)) if text),
+    ]
+    if not all(_one_cell_each(text) for text in cells) or any(len(row) != len(columns) for row in rows):
+        return None
+    widths = [max([len(header), *(len(row[i]) for row in rows)]) for i, (header, _) in enumerate(columns)]
+    total = sum(widths) + 3 * len(widths) + 1
+    if total > width or len(title) > total:
+        return None
+    justify = [j for _, j in columns]
+
+    def rule(box: tuple[str, str, str, str]) -> str:
+        left, line, cross, right = box
+        return left + cross.join(line * (w + 2) for w in widths) + right
+
+    def line(values: Sequence[str], box: tuple[str, str, str]) -> str:
+        left, between, right = box
+        padded = (
+            v.ljust(w) if j == "left" else v.rjust(w) for v, w, j in zip(values, widths, justify, strict=True)
+        )
+        return left + " " + f" {between} ".join(padded) + " " + right
+
+    lines = [title.ljust(total)] if title else []  # Rich shows no empty title
+    lines += [rule(_TOP), line([h for h, _ in columns], _HEAD), rule(_HEAD_BELOW)]
+    lines.extend(line(row, _ROW) for row in rows)
+    lines.append(rule(_BOTTOM))
+    return "\n".join(lines) + "\n"
