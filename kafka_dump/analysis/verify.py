@@ -14,7 +14,6 @@ from __future__ import annotations
 import os
 import zlib
 from collections.abc import Generator, Iterator, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO, NamedTuple
 
@@ -64,15 +63,24 @@ _MARKERS = (ControlType.ABORT, ControlType.COMMIT)
 _NOTHING: list[Problem] = []  # never appended to
 
 
-@dataclass(frozen=True)
 class VerifyOptions:
     """``--deep``/``--shallow``, ``--no-index``, ``--max-batch-bytes`` and ``--max-records-per-batch``."""
 
-    deep: bool = True
-    index: bool = True
-    max_batch_bytes: int = DEFAULT_MAX_BATCH_BYTES
-    max_records_per_batch: int = DEFAULT_MAX_RECORDS_PER_BATCH
-    inflate_ahead: bool = True  # deep: inflate on a second thread (off when files are checked in parallel)
+    __slots__ = ("deep", "index", "inflate_ahead", "max_batch_bytes", "max_records_per_batch")
+
+    def __init__(
+        self,
+        deep: bool = True,
+        index: bool = True,
+        max_batch_bytes: int = DEFAULT_MAX_BATCH_BYTES,
+        max_records_per_batch: int = DEFAULT_MAX_RECORDS_PER_BATCH,
+        inflate_ahead: bool = True,  # deep: inflate on a second thread (off when files are checked in parallel)
+    ) -> None:
+        self.deep = deep
+        self.index = index
+        self.max_batch_bytes = max_batch_bytes
+        self.max_records_per_batch = max_records_per_batch
+        self.inflate_ahead = inflate_ahead
 
 
 class Span(NamedTuple):
@@ -83,29 +91,57 @@ class Span(NamedTuple):
     reason: str
 
 
-@dataclass
 class FileReport:
     """One file's verdict: its counts, and the spans that ``--salvage`` drops.
 
     ``batches`` counts every framed batch, a CRC failure included, and those found after a bad
     region; ``problems`` counts corrupt problems in the log (CRC failures included), ``badRegions``
     the stretches of bytes that hold no batch. ``error`` is set when the file could not be read.
+    Equal to another with the same fields, as the dataclass it was (written out: a dataclass's
+    ``exec`` at import was most of this module's share of a short check's start).
     """
 
-    file: str
-    bytes: int = 0
-    batches: int = 0
-    records: int = 0
-    crcErrors: int = 0
-    problems: int = 0
-    badRegions: int = 0
-    badRegionBytes: int = 0
-    gaps: int = 0
-    tail: Problem | None = None
-    indexFiles: int = 0
-    indexProblems: int = 0
-    error: str | None = None
-    dropped: list[Span] = field(default_factory=list)
+    def __init__(
+        self,
+        file: str,
+        bytes: int = 0,
+        batches: int = 0,
+        records: int = 0,
+        crcErrors: int = 0,
+        problems: int = 0,
+        badRegions: int = 0,
+        badRegionBytes: int = 0,
+        gaps: int = 0,
+        tail: Problem | None = None,
+        indexFiles: int = 0,
+        indexProblems: int = 0,
+        error: str | None = None,
+        dropped: list[Span] | None = None,
+    ) -> None:
+        self.file = file
+        self.bytes = bytes
+        self.batches = batches
+        self.records = records
+        self.crcErrors = crcErrors
+        self.problems = problems
+        self.badRegions = badRegions
+        self.badRegionBytes = badRegionBytes
+        self.gaps = gaps
+        self.tail = tail
+        self.indexFiles = indexFiles
+        self.indexProblems = indexProblems
+        self.error = error
+        self.dropped: list[Span] = [] if dropped is None else dropped
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is self.__class__:
+            return vars(self) == vars(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, as a dataclass with eq
+
+    def __repr__(self) -> str:
+        return f"FileReport({', '.join(f'{k}={v!r}' for k, v in vars(self).items())})"
 
     @property
     def damaged(self) -> bool:
