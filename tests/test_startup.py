@@ -64,3 +64,37 @@ def test_version_loads_no_command_and_no_ui() -> None:
     loaded = result.stderr.strip().splitlines()[-1]
     expected = "[]" if "(decoder: compiled)" in result.stdout else "['kafka_dump.format._pure']"
     assert loaded == expected
+
+
+def _modules_after(args: list[str], names: tuple[str, ...]) -> list[str]:
+    """Which of ``names`` (modules, or packages with all below them) ``kdump ARGS`` loaded, compiled twins on."""
+    code = (
+        "import sys\n"
+        "from kafka_dump.cli import main\n"
+        f"sys.argv = ['kdump', *{args!r}]\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        f"names = {names!r}\n"
+        "print(sorted(n for n in names if any(m == n or m.startswith(n + '.') for m in sys.modules)), file=sys.stderr)\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "KDUMP_PURE"}
+    result = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60, env=env
+    )
+    loaded: list[str] = json.loads(result.stderr.strip().splitlines()[-1].replace("'", '"'))
+    return loaded
+
+
+OTHER_TWINS = ("kafka_dump.format._walk", "kafka_dump.format._gather", "kafka_dump.format._encoder")
+
+
+def test_version_makes_no_dataclass_and_loads_no_other_twin() -> None:
+    """The model's classes are written out (a dataclass exec()s its methods at import), and the walk,
+    gather and encoder twins are chosen when first used, not when ``kafka_dump.format`` is imported."""
+    names = ("dataclasses", "kafka_dump.format.checksum", "json", *OTHER_TWINS)
+    assert _modules_after(["--version"], names) == []
+
+
+def test_a_clean_shallow_check_loads_only_what_it_uses() -> None:
+    names = ("rich", "dataclasses", "kafka_dump.segment", "kafka_dump.format._walk_pure", *OTHER_TWINS)
+    loaded = _modules_after(["verify-crc", "--shallow", "fixtures/v1-gzip.log"], names)
+    assert loaded in (["kafka_dump.format._walk"], ["kafka_dump.format._walk_pure"])  # the latter if not built
