@@ -99,3 +99,10 @@ def test_a_clean_shallow_check_loads_only_what_it_uses() -> None:
     loaded = _modules_after(["verify-crc", "--shallow", "fixtures/v1-gzip.log"], names)
     walk_twins = (["kafka_dump.format._walk"], ["kafka_dump.format._walk_pure"])  # the latter if not built
     assert loaded in walk_twins
+
+
+@pytest.mark.parametrize("fmt", ["json", "kafka"])
+def test_a_dump_without_the_table_loads_no_rich(fmt: str) -> None:
+    """Rich draws the table format (and the progress bar and closing summary, on a terminal) only."""
+    assert _modules_after(["dump", "--format", fmt, "fixtures/v1-gzip.log"], ("rich",)) == []
+    assert _modules_after(["dump", "fixtures/v1-gzip.log"], ("rich",)) == ["rich"]  # the table does

@@ -38,8 +38,7 @@ from kafka_dump.render.jsonl import JsonRenderer, terminal_safe
 from kafka_dump.render.kafka_text import KafkaTextRenderer
 from kafka_dump.render.output import ColorMode, Output
 from kafka_dump.render.payload import PayloadEncoding
-from kafka_dump.render.summary import closing_summary
-from kafka_dump.render.table import TIME_MODES, TableRenderer, TimeMode
+from kafka_dump.render.rows import TIME_MODES, TimeMode
 
 T = TypeVar("T")
 
@@ -127,6 +126,8 @@ def dump(
         kafka = KafkaTextRenderer(records=not batches_only, escape=out.is_terminal, decode=decode)
         summary = _render(events, kafka, out.write_lines, corrupt=out.diagnostic)
     else:
+        from kafka_dump.render.table import TableRenderer  # Rich's cells and box: the table's alone
+
         table = TableRenderer(
             max_bytes=max_bytes,
             records=not batches_only,
@@ -139,6 +140,8 @@ def dump(
     out.flush()
     code = EXIT_CORRUPT if summary.corrupt else EXIT_OK
     if out.err_is_terminal:
+        from kafka_dump.render.summary import closing_summary
+
         out.err_print(
             closing_summary(
                 files=summary.files, batches=summary.batches, records=summary.records,

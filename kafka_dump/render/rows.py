@@ -16,11 +16,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
 from functools import lru_cache
-from typing import Protocol, cast
+from typing import Literal, Protocol, cast
 
 from kafka_dump.format.twins import pure_requested
 from kafka_dump.model import Batch, Record
 
+TimeMode = Literal["iso", "ms", "both"]  # --time (here, not in table.py: `dump`'s options need no Rich)
+TIME_MODES: tuple[TimeMode, ...] = ("iso", "ms", "both")
 TIME_ISO, TIME_MS, TIME_BOTH = 0, 1, 2  # --time iso|ms|both, as the twins number it
 COLUMN_BITS = 3  # a cell left blank is listed as row << COLUMN_BITS | column
 YEAR_10000 = 253_402_300_800_000  # epoch ms: ISO times end at 9999-12-31

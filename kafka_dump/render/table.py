@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from typing import Literal
 
 from rich import box
 from rich.cells import cell_len, set_cell_size
@@ -35,11 +34,17 @@ from kafka_dump.internal.sidefiles import SideItem
 from kafka_dump.model import Batch, Compression, ControlType, Problem, ProblemKind, Record, TimestampType
 from kafka_dump.render.decoded import SideTable, kafka_json, part_text
 from kafka_dump.render.payload import header_key, printable
-from kafka_dump.render.rows import COLUMN_BITS, TIME_BOTH, TIME_ISO, TIME_MS, TWIN, iso_second
+from kafka_dump.render.rows import (
+    COLUMN_BITS,
+    TIME_BOTH,
+    TIME_ISO,
+    TIME_MS,
+    TWIN,
+    TimeMode,
+    iso_second,
+)
 from kafka_dump.render.theme import STYLES, number, plural, sgr
 
-TimeMode = Literal["iso", "ms", "both"]
-TIME_MODES: tuple[TimeMode, ...] = ("iso", "ms", "both")
 FLUSH_ROWS = 256  # rows buffered before they are written: the first rows show at once, memory stays flat
 
 Cell = tuple[str, int, str]  # text, width in terminal cells, theme style name ("" for none)
