@@ -131,9 +131,28 @@ header_dealloc(PyObject *self)
 static PyObject *batch_freelist[BATCH_FREELIST_MAX];
 static int batch_nfree;
 static int batch_fast; /* batch_dealloc is Batch's: plain_batch may take its memory from the freelist */
+static int unit_fast;  /* and Record's is record_dealloc: a kept Batch may keep its records, see below */
 
-/* An untracked Batch of BATCH_FIELDS items, left unset: the caller fills every one before anything
- * else can see it. */
+/* A plain message's batch holds a tuple of one record that nothing else holds: when the batch is
+ * freed, the tuple and the record (its slots released) stay with it in the freelist, and the next
+ * plain message's batch takes all three at once, saving the tuple's and the record's trips through
+ * their deallocators and allocators. Only an untracked exact tuple holding one untracked exact Record,
+ * each referred to by nothing else, is kept. */
+static inline int
+records_unit(PyObject *records)
+{
+    if (!unit_fast || !PyTuple_CheckExact(records) || Py_REFCNT(records) != 1 || PyTuple_GET_SIZE(records) != 1 ||
+        PyObject_GC_IsTracked(records))
+        return 0;
+    PyObject *record = PyTuple_GET_ITEM(records, 0);
+    return Py_IS_TYPE(record, (PyTypeObject *)model.record_type) && Py_REFCNT(record) == 1 &&
+           !PyObject_GC_IsTracked(record);
+}
+
+/* An untracked Batch of BATCH_FIELDS items, left unset but for its records field: NULL, or a kept
+ * tuple of one record whose slots are all NULL (see records_unit). The caller takes that field, fills
+ * every one before anything else can see the batch, or else sets them all NULL but the records field
+ * (left as it was given) and releases the batch. */
 static inline PyObject *
 batch_alloc(void)
 {
@@ -144,7 +163,22 @@ batch_alloc(void)
         Py_DECREF(tp);
         return obj;
     }
-    return (PyObject *)PyObject_GC_NewVar(PyTupleObject, tp, BATCH_FIELDS);
+    PyObject *obj = (PyObject *)PyObject_GC_NewVar(PyTupleObject, tp, BATCH_FIELDS);
+    if (obj != NULL)
+        PyTuple_SET_ITEM(obj, model.batch_index[B_RECORDS], NULL);
+    return obj;
+}
+
+/* Give back a batch from batch_alloc that was not filled: its fields all NULL but its records field,
+ * which is left as batch_alloc gave it or NULL. */
+static void
+batch_release(PyObject *obj)
+{
+    PyObject **items = ((PyTupleObject *)obj)->ob_item;
+    for (int i = 0; i < BATCH_FIELDS; i++)
+        if (i != model.batch_index[B_RECORDS])
+            items[i] = NULL;
+    Py_DECREF(obj);
 }
 
 /* tuple's deallocator, with the freelist above; also called, as the base's, by the generic one of a
@@ -156,12 +190,28 @@ batch_dealloc(PyObject *self)
     PyObject_GC_UnTrack(self);
     Py_TRASHCAN_BEGIN(self, batch_dealloc)
     PyObject **items = ((PyTupleObject *)self)->ob_item;
+    int keep = n == BATCH_FIELDS && Py_TYPE(self) == (PyTypeObject *)model.batch_type &&
+               batch_nfree < BATCH_FREELIST_MAX;
+    Py_ssize_t at = model.batch_index[B_RECORDS];
+    PyObject *unit = NULL;
+    if (keep && items[at] != NULL && records_unit(items[at])) {
+        unit = items[at];
+        items[at] = NULL;
+    }
     for (Py_ssize_t i = n - 1; i >= 0; i--)
         Py_XDECREF(items[i]);
-    if (n == BATCH_FIELDS && Py_TYPE(self) == (PyTypeObject *)model.batch_type && batch_nfree < BATCH_FREELIST_MAX)
+    if (keep) {
+        if (unit != NULL) {
+            PyObject *record = PyTuple_GET_ITEM(unit, 0);
+            for (int f = 0; f < RECORD_FIELDS; f++)
+                Py_CLEAR(RECORD_SLOT(record, f));
+        }
+        items[at] = unit;
         batch_freelist[batch_nfree++] = self;
-    else
+    }
+    else {
         slots_free(self);
+    }
     Py_TRASHCAN_END
 }
 #endif
@@ -875,6 +925,16 @@ static PyObject *
 plain_batch(PyObject *file, Py_ssize_t file_pos, const unsigned char *p, Py_ssize_t pos, Py_ssize_t end,
             const Message *m, uint32_t crc, int with_records, IntCache *timestamps, IntCache *sizes)
 {
+    /* The batch's memory first (from the freelist, where Batch's deallocator is batch_dealloc): it may
+     * come with a kept tuple and record for its records field (*unit; see records_unit). */
+    PyObject *obj = NULL, *no_unit = NULL, **unit = &no_unit;
+#ifdef BATCH_FREELIST_MAX
+    if (batch_fast) {
+        if ((obj = batch_alloc()) == NULL)
+            return NULL;
+        unit = &((PyTupleObject *)obj)->ob_item[model.batch_index[B_RECORDS]];
+    }
+#endif
     /* The batch and its one record share the objects of the fields they have in common. */
     PyObject *offset = PyLong_FromLongLong(m->offset), *ts = cached_int(timestamps, m->timestamp);
     PyObject *stored = PyLong_FromUnsignedLong(m->crc), *size = cached_int(sizes, end - pos);
@@ -885,8 +945,27 @@ plain_batch(PyObject *file, Py_ssize_t file_pos, const unsigned char *p, Py_ssiz
     if (with_records && model.record_plain) {
         /* new_atomic_record's work, with what only key and value can fail: the rest is set already. */
         PyObject *key = bytes_or_none(p, m->key_pos, m->key_len), *value = bytes_or_none(p, m->value_pos, m->value_len);
-        PyObject *record = key && value ? record_alloc() : NULL;
-        if (record == NULL) {
+        PyObject *record = NULL;
+        if (key && value) {
+            if (*unit != NULL) { /* a kept tuple and record, from a freed batch (see records_unit) */
+                records = *unit;
+                *unit = NULL;
+                record = PyTuple_GET_ITEM(records, 0);
+            }
+            else if ((record = record_alloc()) != NULL) {
+                records = PyTuple_New(1);
+                if (records == NULL) {
+                    for (int f = 0; f < RECORD_FIELDS; f++) /* a Record freed with its slots all NULL */
+                        RECORD_SLOT(record, f) = NULL;
+                    Py_DECREF(record);
+                }
+                else {
+                    PyTuple_SET_ITEM(records, 0, record);
+                    PyObject_GC_UnTrack(records); /* it holds an untracked record */
+                }
+            }
+        }
+        if (records == NULL) {
             Py_XDECREF(key);
             Py_XDECREF(value);
             goto fail;
@@ -902,13 +981,6 @@ plain_batch(PyObject *file, Py_ssize_t file_pos, const unsigned char *p, Py_ssiz
         RECORD_SLOT(record, R_CRC_VALID) = Py_NewRef(valid);
         RECORD_SLOT(record, R_CONTROL) = Py_NewRef(Py_None);
         RECORD_SLOT(record, R_STORED_TIMESTAMP) = Py_NewRef(Py_None);
-        records = PyTuple_New(1);
-        if (records == NULL) {
-            Py_DECREF(record);
-            goto fail;
-        }
-        PyTuple_SET_ITEM(records, 0, record);
-        PyObject_GC_UnTrack(records); /* it holds an untracked record */
     }
     else if (with_records) {
         PyObject *rvals[RECORD_FIELDS] = {
@@ -944,8 +1016,8 @@ plain_batch(PyObject *file, Py_ssize_t file_pos, const unsigned char *p, Py_ssiz
         [B_POSITION] = position,
         [B_BASE_OFFSET] = Py_NewRef(offset),
         [B_LAST_OFFSET] = offset, /* the last reference this function holds: passed on */
-        [B_MAGIC] = PyLong_FromLong(m->magic),          /* small ints: never NULL */
-        [B_ATTRIBUTES] = PyLong_FromLong(m->attributes), /* likewise (-128..127 within the cache) */
+        [B_MAGIC] = PyLong_FromLong(m->magic), /* 0 or 1: cached small ints */
+        [B_ATTRIBUTES] = PyLong_FromLong(m->attributes), /* cached unless below -5 (the top bit set) */
         [B_COMPRESSION] = Py_NewRef(CODEC_NONE),
         [B_TIMESTAMP_TYPE] = Py_NewRef(TS_TYPES[ts_type]),
         [B_BASE_TIMESTAMP] = Py_NewRef(ts),
@@ -967,12 +1039,12 @@ plain_batch(PyObject *file, Py_ssize_t file_pos, const unsigned char *p, Py_ssiz
     /* Untracked (see new_batch): it refers to its file name, ints, bools, None, enum members and an
      * untracked records tuple, all made before it and none able to refer back to it. */
 #ifdef BATCH_FREELIST_MAX
-    if (batch_fast && vals[B_MAGIC] != NULL && vals[B_ATTRIBUTES] != NULL) {
-        /* Every field is set (the ones that could fail were checked above): fill them in at once. */
-        PyObject *obj = batch_alloc();
-        if (obj == NULL) {
-            for (int i = 0; i < BATCH_FIELDS; i++)
-                Py_DECREF(vals[i]);
+    if (obj != NULL) {
+        Py_CLEAR(*unit); /* a kept tuple and record not taken (no records asked for): freed */
+        if (vals[B_MAGIC] == NULL || vals[B_ATTRIBUTES] == NULL) { /* the only fields not checked yet */
+            for (int j = 0; j < BATCH_FIELDS; j++)
+                Py_XDECREF(vals[j]);
+            batch_release(obj);
             return NULL;
         }
         if (model.batch_in_order)
@@ -990,6 +1062,10 @@ fail:
     Py_XDECREF(stored);
     Py_XDECREF(size);
     Py_XDECREF(position);
+#ifdef BATCH_FREELIST_MAX
+    if (obj != NULL)
+        batch_release(obj);
+#endif
     return NULL;
 }
 
@@ -1150,6 +1226,7 @@ PyInit__speedups(void)
 #ifdef BATCH_FREELIST_MAX
     plain_dealloc_install(model.batch_type, model.batch_plain, batch_dealloc);
     batch_fast = ((PyTypeObject *)model.batch_type)->tp_dealloc == batch_dealloc;
+    unit_fast = batch_fast && ((PyTypeObject *)model.record_type)->tp_dealloc == record_dealloc;
 #endif
     return PyModule_Create(&module);
 }
