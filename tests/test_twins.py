@@ -549,6 +549,17 @@ def test_legacy_run_twins_agree(data: st.DataObject) -> None:
     _both_run(bytes(raw), pos, end, data.draw(st.booleans()))
 
 
+def test_legacy_run_twins_agree_on_long_runs() -> None:
+    """A run of more messages than the compiled twin gathers before it makes the run's list (1024)."""
+    one = _plain_messages(1, 1)
+    for count in (1023, 1024, 1025, 2500):
+        data = one * count
+        _both_run(data, 0, len(data), True)
+        _both_run(data, 0, len(data), False)
+        batches, used = speedups.decode_legacy_run("f.log", data, 0, len(data), 0, True)
+        assert (len(batches), used) == (count, len(data))
+
+
 def test_legacy_run_stops_at_what_it_does_not_handle() -> None:
     plain = _plain_messages(1, 3)
     gzip_wrapper = bytes(_message_set(1, [(b"a", b"b")] * 3, relative=True))

@@ -1115,7 +1115,7 @@ decode_legacy_run(PyObject *self, PyObject *args)
                                       &timestamps, &sizes);
         if (batch == NULL)
             goto done;
-        if (n < RUN_GATHER) {
+        if (batches == NULL && n < RUN_GATHER) {
             gathered[n++] = batch;
         }
         else {
