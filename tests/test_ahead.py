@@ -379,7 +379,7 @@ def _forced(m: pytest.MonkeyPatch) -> None:
 
     m.setattr(segment, "_READ_SIZE", 700)
     m.setattr(segment, "_RUN_BYTES", 300)
-    m.setattr(ahead_mod, "CHUNK_BYTES", 1)
+    m.setattr(ahead_mod, "READER_CHUNK_BYTES", 1)
     m.setattr(ahead_mod, "AHEAD_CHUNKS", 2)
     m.setattr(ahead_mod, "BUDGET", 2000)
     m.setattr(ahead_mod, "_SAMPLE", 0.0)
