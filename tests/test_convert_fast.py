@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import shutil
 import struct
+import zlib
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -25,8 +26,8 @@ from kafka_dump.analysis import convert_fast, convert_run
 from kafka_dump.analysis.convert import Converter, ConvertOptions
 from kafka_dump.analysis.convert_fast import TranscodedRun, read_input
 from kafka_dump.analysis.convert_run import convert_segment
-from kafka_dump.errors import KafkaDumpError
-from kafka_dump.format import _pure, _pure_encoder, _recheck_pure, _transcode_pure
+from kafka_dump.errors import CompressionError, KafkaDumpError
+from kafka_dump.format import _pure, _pure_encoder, _recheck_pure, _transcode_pure, codecs
 from kafka_dump.format.checksum import crc32c
 from kafka_dump.format.codecs import (
     DEFAULT_MAX_BATCH_BYTES,
@@ -450,9 +451,10 @@ def test_the_compiled_run_twin_is_active_when_expected() -> None:
 
 
 def _gunzip_or_error(payload: bytes, limit: int) -> Any:
+    """codecs' own gzip reader, which the compiled gunzip stands in front of."""
     try:
-        return decompress(Compression.GZIP, payload, limit)
-    except KafkaDumpError as exc:
+        return codecs._gunzip(payload, limit)
+    except (KafkaDumpError, zlib.error, EOFError) as exc:
         return type(exc), str(exc)
 
 
@@ -460,12 +462,12 @@ def _gunzip_or_error(payload: bytes, limit: int) -> Any:
 def test_the_compiled_gunzip_gives_codecs_bytes_or_declines() -> None:
     """Sound single members (Java's header, Python's gzip module's, with bytes trailing) come out as
     codecs inflates them; anything it cannot vouch for (a cut, a changed byte, a further member, a
-    header CRC, the limit) is None, left to codecs, never other bytes."""
+    header CRC) is None, left to codecs, never other bytes; a member past the limit is False."""
     import gzip as gz
     import random
 
     rnd = random.Random(5)
-    taken = 0
+    taken = refused = 0
     for n in (0, 1, 100, 4000, 70_000):
         data = bytes(rnd.getrandbits(8) for _ in range(n // 2)) + b"abc" * (n // 6)
         java = compress(Compression.GZIP, data)
@@ -484,12 +486,15 @@ def test_the_compiled_gunzip_gives_codecs_bytes_or_declines() -> None:
                     continue
                 got = _transcode.gunzip(memoryview(payload), limit)
                 want = _gunzip_or_error(payload, limit)
-                if got is not None:
+                if got is False:  # past the limit: codecs says so without a second pass
+                    refused += 1
+                    assert want == (CompressionError, str(codecs._too_big(limit)))
+                elif got is not None:
                     taken += 1
                     assert got == want
         for payload in (java, named, java + b"\x00junk"):
             assert _transcode.gunzip(payload, 1 << 20) == data
-    assert taken > 15
+    assert taken > 15 and refused > 5
 
 
 class _Recording(convert_fast.Inline):

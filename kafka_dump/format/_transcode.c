@@ -181,7 +181,8 @@ first_cap(const unsigned char *p, Py_ssize_t n, Py_ssize_t limit, int whole)
 }
 
 /* The member inflated into *out (a new bytes object), its input bytes in *used; 0, or 1 to decline,
- * or -1 with an exception set. zlib's own check of the trailer is replaced by _wire.h's CRC-32. */
+ * 2 when zlib gave limit + 1 bytes without fault (codecs would refuse it too: no second pass over a
+ * bomb), or -1 with an exception set. zlib's own check of the trailer is replaced by _wire.h's CRC-32. */
 static int
 zlib_gunzip(const unsigned char *p, Py_ssize_t n, Py_ssize_t limit, PyObject **out, Py_ssize_t *used)
 {
@@ -210,8 +211,14 @@ zlib_gunzip(const unsigned char *p, Py_ssize_t n, Py_ssize_t limit, PyObject **o
         Py_END_ALLOW_THREADS
         if (rc == Z_STREAM_END)
             break;
+        if (rc == Z_OK && z.avail_out == 0 && cap > limit && z.avail_in > 0) {
+            /* Stopped for room with input left, so not in the trailer, where zlib alone checks. */
+            inflateEnd(&z);
+            Py_DECREF(o);
+            return 2; /* past the limit */
+        }
         if ((rc != Z_OK && rc != Z_BUF_ERROR) || z.avail_out != 0 || cap > limit)
-            goto decline; /* bad data, cut short, or past limit */
+            goto decline; /* bad data, or cut short */
         cap = cap > PY_SSIZE_T_MAX / 2 || cap * 2 > limit ? limit + 1 : cap * 2;
         if (_PyBytes_Resize(&o, cap) < 0) {
             inflateEnd(&z);
@@ -219,7 +226,7 @@ zlib_gunzip(const unsigned char *p, Py_ssize_t n, Py_ssize_t limit, PyObject **o
         }
     }
     Py_ssize_t total = (Py_ssize_t)z.total_out, in_used = n - (Py_ssize_t)z.avail_in;
-    if (total > limit || in_used < 8)
+    if (in_used < 8)
         goto decline;
     uint32_t crc;
     Py_BEGIN_ALLOW_THREADS
@@ -228,6 +235,11 @@ zlib_gunzip(const unsigned char *p, Py_ssize_t n, Py_ssize_t limit, PyObject **o
     if (crc != le32(p + in_used - 8) || (uint32_t)total != le32(p + in_used - 4))
         goto decline; /* zlib would say: incorrect data check, or incorrect length check */
     inflateEnd(&z);
+    if (total > limit) {
+        /* Ended at limit + 1 bytes: zlib checked the trailer in the call that filled codecs' buffer. */
+        Py_DECREF(o);
+        return 2;
+    }
     if (_PyBytes_Resize(&o, total) < 0)
         return -1;
     *out = o;
@@ -239,9 +251,10 @@ decline:
     return 1;
 }
 
-/* A gzip payload inflated as codecs._gunzip inflates it; None when it cannot
- * vouch for the answer (another member follows, a header CRC, the output past limit, any error),
- * which the caller then asks of codecs.decompress. The GIL is released while inflating. */
+/* A gzip payload inflated as codecs._gunzip inflates it; False when its first member alone passes
+ * the limit (codecs then refuses it without inflating it again); None when it cannot vouch for the
+ * answer (another member follows, a header CRC, any error), which the caller then asks of
+ * codecs.decompress. The GIL is released while inflating. */
 static PyObject *
 gunzip(PyObject *self, PyObject *args)
 {
@@ -265,6 +278,8 @@ gunzip(PyObject *self, PyObject *args)
     if (rc == 0)
         return out;
     Py_XDECREF(out);
+    if (rc == 2)
+        Py_RETURN_FALSE;
     Py_RETURN_NONE;
 }
 

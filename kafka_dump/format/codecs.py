@@ -62,7 +62,11 @@ def decompress(codec: Compression, data: bytes | memoryview, limit: int) -> byte
         if codec is Compression.GZIP:
             fast = _compiled_gunzip()
             inflated = fast(data, limit) if fast is not None else None
-            return inflated if inflated is not None else _gunzip(data, limit)
+            if type(inflated) is bytes:
+                return inflated
+            if inflated is False:
+                raise _too_big(limit)
+            return _gunzip(data, limit)
         if codec is Compression.SNAPPY:
             return _unsnappy(memoryview(data), limit)
         if codec is Compression.LZ4:
@@ -81,11 +85,12 @@ def _too_big(limit: int) -> CompressionError:
 
 
 @functools.cache
-def _compiled_gunzip() -> Callable[[bytes | memoryview, int], bytes | None] | None:
+def _compiled_gunzip() -> Callable[[bytes | memoryview, int], bytes | bool | None] | None:
     """The compiled transcode twin's gzip inflater, unless ``KDUMP_PURE``: ``_gunzip``'s bytes for a
     single sound member (zlib called directly, its trailer checked by the folding CRC-32: about a
-    quarter faster on a v2 batch's payload, the same on a small v1 wrapper's), and None for anything
-    else, which ``_gunzip`` then reads and reports. Looked up on the first gzip payload, so start-up
+    quarter faster on a v2 batch's payload, the same on a small v1 wrapper's), False for a member
+    past the limit (a bomb is inflated once, not twice), and None for anything else, which
+    ``_gunzip`` then reads and reports. Looked up on the first gzip payload, so start-up
     never loads it."""
     from kafka_dump.format.twins import pure_requested
 
