@@ -229,6 +229,11 @@ class InflateAhead:
         self._next = 0
         self._chunk = -1
 
+    @property
+    def queued(self) -> bool:
+        """Whether this window has chunks to inflate ahead (else ``take`` only decompresses where asked)."""
+        return bool(self._chunks)
+
     def _judge(self) -> None:
         """Stop the worker when, since the last judgement (``_SAMPLE`` seconds or more ago: judged as
         the reader enters a chunk), the two threads together got less than ``_MIN_OVERLAP`` seconds
@@ -472,7 +477,8 @@ class Ahead:
 
     def start(self, window: bytes, pos: int) -> Unpack:
         self._ahead.start(window, compressed_spans(window, pos, len(window)))
-        return self.unpack
+        # Nothing queued (no gzip near the window's start, or the worker stopped): no check per payload.
+        return self.unpack if self._ahead.queued else decompress
 
     def unpack(self, codec: Compression, payload: bytes | memoryview, limit: int) -> bytes:
         if limit != self._limit:
