@@ -6,7 +6,8 @@ gives (the same bytes, or an exception of the same type and text) whatever the c
 where the reader stops; and ``verify-crc --deep`` reports the same with and without it, on the
 fixtures, the bad corpus and damaged segments, read in small windows so that the windows, chunks
 and hand-overs are many. Then the thread's life: none without compressed entries, none left after
-a closed generator or an interrupt.
+a closed generator or an interrupt. Last, the same differential for the readers that take the
+``Inflating`` plug: ``read_segment`` (dump, the decoder) and the stats walk, ``Ahead`` against ``Inline``.
 """
 
 from __future__ import annotations
