@@ -23,6 +23,7 @@ from kafka.record.default_records import DefaultRecordBatchBuilder
 from kafka.record.legacy_records import LegacyRecordBatchBuilder
 
 import kafka_dump.format as twins
+from kafka_dump.errors import KafkaDumpError
 from kafka_dump.format import _pure, codecs, legacy
 from kafka_dump.format.twins import DecoderTwin
 from kafka_dump.format.varint import encode_varint
@@ -257,6 +258,56 @@ def test_records_freed_and_built_again_are_whole() -> None:
     for round_, records in enumerate(kept):
         assert records == expected[round_::5]
     assert [r.sequence == r.offset for r in expected] == [True] * 50
+
+
+def _outcome(twin: ModuleType, path: Path, monkeypatch: pytest.MonkeyPatch) -> object:
+    """What reading a file with one twin gives: its items, or the error that refused the file."""
+    try:
+        return _read_with(twin, path, monkeypatch)
+    except KafkaDumpError as e:
+        return (type(e), str(e))
+
+
+@pytest.mark.parametrize("path", sorted((FIXTURES / "bad").glob("*.log")), ids=lambda p: p.name)
+def test_twins_agree_on_the_bad_corpus(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Runs of plain v0/v1 messages, with their shared ints and reused batches, cut by every kind of damage."""
+    pure = _outcome(_pure, path, monkeypatch)
+    fast = _outcome(speedups, path, monkeypatch)
+    assert fast == pure
+    if isinstance(pure, list):
+        assert [type(item) for item in fast] == [type(item) for item in pure]  # type: ignore[union-attr]
+
+
+def test_batches_freed_and_built_again_are_whole() -> None:
+    """Batches freed (plain messages' from the compiled twin, the NamedTuple's own, a subclass's, one of
+    another length) leave nothing of theirs in the batches built after them, and keep every field of
+    their own while alive."""
+
+    class Sub(Batch):
+        __slots__ = ()
+
+    data = _plain_messages(1, 40) + _plain_messages(0, 40)
+    expected, used = _pure.decode_legacy_run("f.log", data, 0, len(data), 1000, True)
+    assert used == len(data)
+    kept = []
+    for round_ in range(4):
+        batches, _ = speedups.decode_legacy_run("f.log", data, 0, len(data), 1000, round_ % 2 == 0)
+        want = expected if round_ % 2 == 0 else [b._replace(records=None) for b in expected]
+        assert batches == want
+        assert [type(b) for b in batches] == [Batch] * len(want)
+        kept.append((want[round_::7], batches[round_::7]))  # some stay alive while the rest are freed
+        if round_ % 2 == 0:  # and some of the others' records tuples, or records, outlive their batches
+            kept.append(([b.records for b in want[1::5]], [b.records for b in batches[1::5]]))
+            kept.append(([b.records[0] for b in want[2::5]], [b.records[0] for b in batches[2::5]]))  # type: ignore[index]
+        del batches
+        made = [b._replace(position=i, file=[i]) for i, b in enumerate(expected[:30])]  # tracked ones
+        sub = Sub(*expected[0])
+        short = tuple.__new__(Batch, (b"x", [1], None))
+        assert isinstance(sub, Batch) and len(short) == 3
+        del made, sub, short
+    for want, got in kept:
+        assert got == want
+        assert [type(b) for b in got] == [type(b) for b in want]
 
 
 def test_compiled_twin_rejects_bad_bounds() -> None:
@@ -496,6 +547,17 @@ def test_legacy_run_twins_agree(data: st.DataObject) -> None:
     pos = data.draw(st.integers(0, 3))
     end = data.draw(st.integers(pos, len(raw)))
     _both_run(bytes(raw), pos, end, data.draw(st.booleans()))
+
+
+def test_legacy_run_twins_agree_on_long_runs() -> None:
+    """A run of more messages than the compiled twin gathers before it makes the run's list (1024)."""
+    one = _plain_messages(1, 1)
+    for count in (1023, 1024, 1025, 2500):
+        data = one * count
+        _both_run(data, 0, len(data), True)
+        _both_run(data, 0, len(data), False)
+        batches, used = speedups.decode_legacy_run("f.log", data, 0, len(data), 0, True)
+        assert (len(batches), used) == (count, len(data))
 
 
 def test_legacy_run_stops_at_what_it_does_not_handle() -> None:

@@ -118,6 +118,104 @@ header_dealloc(PyObject *self)
     slots_free(self);
 }
 
+/* ---- Batch's allocation and deallocation -------------------------------------------------------
+ * Every plain v0/v1 message is a Batch of its own, a 23-item tuple subclass: its generic deallocator
+ * (subtype_dealloc, then tuple's, which keeps no freelist for subclasses) and a fresh allocation each
+ * cost about as much as building its fields. Where the class is a tuple subclass adding nothing
+ * (model.batch_plain), batch_dealloc releases the items and keeps the memory of a whole Batch for the
+ * next one, as record_dealloc does for Records; a subclass's instance or one of another length (a
+ * NamedTuple can be made of any tuple) is released and freed. Up to 3.13 only: from 3.14 tuples cache
+ * their hash and new_batch takes tuple.__new__. */
+#if !defined(Py_GIL_DISABLED) && PY_VERSION_HEX < 0x030E0000
+#define BATCH_FREELIST_MAX 1024
+static PyObject *batch_freelist[BATCH_FREELIST_MAX];
+static int batch_nfree;
+static int batch_fast; /* batch_dealloc is Batch's: plain_batch may take its memory from the freelist */
+static int unit_fast;  /* and Record's is record_dealloc: a kept Batch may keep its records, see below */
+
+/* A plain message's batch holds a tuple of one record that nothing else holds: when the batch is
+ * freed, the tuple and the record (its slots released) stay with it in the freelist, and the next
+ * plain message's batch takes all three at once, saving the tuple's and the record's trips through
+ * their deallocators and allocators. Only an untracked exact tuple holding one untracked exact Record,
+ * each referred to by nothing else, is kept. */
+static inline int
+records_unit(PyObject *records)
+{
+    if (!unit_fast || !PyTuple_CheckExact(records) || Py_REFCNT(records) != 1 || PyTuple_GET_SIZE(records) != 1 ||
+        PyObject_GC_IsTracked(records))
+        return 0;
+    PyObject *record = PyTuple_GET_ITEM(records, 0);
+    return Py_IS_TYPE(record, (PyTypeObject *)model.record_type) && Py_REFCNT(record) == 1 &&
+           !PyObject_GC_IsTracked(record);
+}
+
+/* An untracked Batch of BATCH_FIELDS items, left unset but for its records field: NULL, or a kept
+ * tuple of one record whose slots are all NULL (see records_unit). The caller takes that field, fills
+ * every one before anything else can see the batch, or else sets them all NULL but the records field
+ * (left as it was given) and releases the batch. */
+static inline PyObject *
+batch_alloc(void)
+{
+    PyTypeObject *tp = (PyTypeObject *)model.batch_type;
+    if (batch_nfree > 0) {
+        /* PyObject_InitVar takes a new reference to the type; the kept object still holds its old one. */
+        PyObject *obj = (PyObject *)PyObject_InitVar((PyVarObject *)batch_freelist[--batch_nfree], tp, BATCH_FIELDS);
+        Py_DECREF(tp);
+        return obj;
+    }
+    PyObject *obj = (PyObject *)PyObject_GC_NewVar(PyTupleObject, tp, BATCH_FIELDS);
+    if (obj != NULL)
+        PyTuple_SET_ITEM(obj, model.batch_index[B_RECORDS], NULL);
+    return obj;
+}
+
+/* Give back a batch from batch_alloc that was not filled: its fields all NULL but its records field,
+ * which is left as batch_alloc gave it or NULL. */
+static void
+batch_release(PyObject *obj)
+{
+    PyObject **items = ((PyTupleObject *)obj)->ob_item;
+    for (int i = 0; i < BATCH_FIELDS; i++)
+        if (i != model.batch_index[B_RECORDS])
+            items[i] = NULL;
+    Py_DECREF(obj);
+}
+
+/* tuple's deallocator, with the freelist above; also called, as the base's, by the generic one of a
+ * subclass's instance. */
+static void
+batch_dealloc(PyObject *self)
+{
+    Py_ssize_t n = Py_SIZE(self);
+    PyObject_GC_UnTrack(self);
+    Py_TRASHCAN_BEGIN(self, batch_dealloc)
+    PyObject **items = ((PyTupleObject *)self)->ob_item;
+    int keep = n == BATCH_FIELDS && Py_TYPE(self) == (PyTypeObject *)model.batch_type &&
+               batch_nfree < BATCH_FREELIST_MAX;
+    Py_ssize_t at = model.batch_index[B_RECORDS];
+    PyObject *unit = NULL;
+    if (keep && items[at] != NULL && records_unit(items[at])) {
+        unit = items[at];
+        items[at] = NULL;
+    }
+    for (Py_ssize_t i = n - 1; i >= 0; i--)
+        Py_XDECREF(items[i]);
+    if (keep) {
+        if (unit != NULL) {
+            PyObject *record = PyTuple_GET_ITEM(unit, 0);
+            for (int f = 0; f < RECORD_FIELDS; f++)
+                Py_CLEAR(RECORD_SLOT(record, f));
+        }
+        items[at] = unit;
+        batch_freelist[batch_nfree++] = self;
+    }
+    else {
+        slots_free(self);
+    }
+    Py_TRASHCAN_END
+}
+#endif
+
 /* Where the class is nothing but its slots (and has no finalizer), give it the deallocator above. */
 static void
 plain_dealloc_install(PyObject *cls, int plain, destructor fast)
@@ -825,15 +923,66 @@ done:
 /* message.py's Message.batch for a plain message: the entry p[pos:end] as a Batch of one record. */
 static PyObject *
 plain_batch(PyObject *file, Py_ssize_t file_pos, const unsigned char *p, Py_ssize_t pos, Py_ssize_t end,
-            const Message *m, uint32_t crc, int with_records, IntCache *timestamps)
+            const Message *m, uint32_t crc, int with_records, IntCache *timestamps, IntCache *sizes)
 {
+    /* The batch's memory first (from the freelist, where Batch's deallocator is batch_dealloc): it may
+     * come with a kept tuple and record for its records field (*unit; see records_unit). */
+    PyObject *obj = NULL, *no_unit = NULL, **unit = &no_unit;
+#ifdef BATCH_FREELIST_MAX
+    if (batch_fast) {
+        if ((obj = batch_alloc()) == NULL)
+            return NULL;
+        unit = &((PyTupleObject *)obj)->ob_item[model.batch_index[B_RECORDS]];
+    }
+#endif
     /* The batch and its one record share the objects of the fields they have in common. */
     PyObject *offset = PyLong_FromLongLong(m->offset), *ts = cached_int(timestamps, m->timestamp);
-    PyObject *stored = PyLong_FromUnsignedLong(m->crc), *size = PyLong_FromSsize_t(end - pos);
+    PyObject *stored = PyLong_FromUnsignedLong(m->crc), *size = cached_int(sizes, end - pos);
+    PyObject *position = PyLong_FromSsize_t(file_pos);
     PyObject *valid = crc == m->crc ? Py_True : Py_False, *records = NULL;
-    if (offset == NULL || ts == NULL || stored == NULL || size == NULL)
+    if (offset == NULL || ts == NULL || stored == NULL || size == NULL || position == NULL)
         goto fail;
-    if (with_records) {
+    if (with_records && model.record_plain) {
+        /* new_atomic_record's work, with what only key and value can fail: the rest is set already. */
+        PyObject *key = bytes_or_none(p, m->key_pos, m->key_len), *value = bytes_or_none(p, m->value_pos, m->value_len);
+        PyObject *record = NULL;
+        if (key && value) {
+            if (*unit != NULL) { /* a kept tuple and record, from a freed batch (see records_unit) */
+                records = *unit;
+                *unit = NULL;
+                record = PyTuple_GET_ITEM(records, 0);
+            }
+            else if ((record = record_alloc()) != NULL) {
+                records = PyTuple_New(1);
+                if (records == NULL) {
+                    for (int f = 0; f < RECORD_FIELDS; f++) /* a Record freed with its slots all NULL */
+                        RECORD_SLOT(record, f) = NULL;
+                    Py_DECREF(record);
+                }
+                else {
+                    PyTuple_SET_ITEM(records, 0, record);
+                    PyObject_GC_UnTrack(records); /* it holds an untracked record */
+                }
+            }
+        }
+        if (records == NULL) {
+            Py_XDECREF(key);
+            Py_XDECREF(value);
+            goto fail;
+        }
+        RECORD_SLOT(record, R_OFFSET) = Py_NewRef(offset);
+        RECORD_SLOT(record, R_TIMESTAMP) = Py_NewRef(ts);
+        RECORD_SLOT(record, R_KEY) = key;
+        RECORD_SLOT(record, R_VALUE) = value;
+        RECORD_SLOT(record, R_HEADERS) = PyTuple_New(0); /* the empty tuple: never NULL */
+        RECORD_SLOT(record, R_SEQUENCE) = Py_NewRef(MINUS_ONE);
+        RECORD_SLOT(record, R_SIZE) = Py_NewRef(size);
+        RECORD_SLOT(record, R_CRC) = Py_NewRef(stored);
+        RECORD_SLOT(record, R_CRC_VALID) = Py_NewRef(valid);
+        RECORD_SLOT(record, R_CONTROL) = Py_NewRef(Py_None);
+        RECORD_SLOT(record, R_STORED_TIMESTAMP) = Py_NewRef(Py_None);
+    }
+    else if (with_records) {
         PyObject *rvals[RECORD_FIELDS] = {
             [R_OFFSET] = Py_NewRef(offset),
             [R_TIMESTAMP] = Py_NewRef(ts),
@@ -864,11 +1013,11 @@ plain_batch(PyObject *file, Py_ssize_t file_pos, const unsigned char *p, Py_ssiz
     int ts_type = m->magic == 0 ? 0 : (m->attributes & TIMESTAMP_TYPE_BIT) ? 2 : 1;
     PyObject *vals[BATCH_FIELDS] = {
         [B_FILE] = Py_NewRef(file),
-        [B_POSITION] = PyLong_FromSsize_t(file_pos),
+        [B_POSITION] = position,
         [B_BASE_OFFSET] = Py_NewRef(offset),
         [B_LAST_OFFSET] = offset, /* the last reference this function holds: passed on */
-        [B_MAGIC] = PyLong_FromLong(m->magic),
-        [B_ATTRIBUTES] = PyLong_FromLong(m->attributes),
+        [B_MAGIC] = PyLong_FromLong(m->magic), /* 0 or 1: cached small ints */
+        [B_ATTRIBUTES] = PyLong_FromLong(m->attributes), /* cached unless below -5 (the top bit set) */
         [B_COMPRESSION] = Py_NewRef(CODEC_NONE),
         [B_TIMESTAMP_TYPE] = Py_NewRef(TS_TYPES[ts_type]),
         [B_BASE_TIMESTAMP] = Py_NewRef(ts),
@@ -889,14 +1038,40 @@ plain_batch(PyObject *file, Py_ssize_t file_pos, const unsigned char *p, Py_ssiz
     };
     /* Untracked (see new_batch): it refers to its file name, ints, bools, None, enum members and an
      * untracked records tuple, all made before it and none able to refer back to it. */
+#ifdef BATCH_FREELIST_MAX
+    if (obj != NULL) {
+        Py_CLEAR(*unit); /* a kept tuple and record not taken (no records asked for): freed */
+        if (vals[B_MAGIC] == NULL || vals[B_ATTRIBUTES] == NULL) { /* the only fields not checked yet */
+            for (int j = 0; j < BATCH_FIELDS; j++)
+                Py_XDECREF(vals[j]);
+            batch_release(obj);
+            return NULL;
+        }
+        if (model.batch_in_order)
+            memcpy(((PyTupleObject *)obj)->ob_item, vals, BATCH_FIELDS * sizeof(PyObject *));
+        else
+            for (int i = 0; i < BATCH_FIELDS; i++)
+                PyTuple_SET_ITEM(obj, model.batch_index[i], vals[i]);
+        return obj;
+    }
+#endif
     return new_batch(vals);
 fail:
     Py_XDECREF(offset);
     Py_XDECREF(ts);
     Py_XDECREF(stored);
     Py_XDECREF(size);
+    Py_XDECREF(position);
+#ifdef BATCH_FREELIST_MAX
+    if (obj != NULL)
+        batch_release(obj);
+#endif
     return NULL;
 }
+
+/* Up to this many of a run's batches are gathered before they go into its list, which is then made at
+ * its size at once instead of growing by appends (a 16 KiB run holds at most 630 entries). */
+#define RUN_GATHER 1024
 
 static PyObject *
 decode_legacy_run(PyObject *self, PyObject *args)
@@ -913,10 +1088,12 @@ decode_legacy_run(PyObject *self, PyObject *args)
     }
     const unsigned char *p = (const unsigned char *)view.buf;
     Py_ssize_t start = pos;
-    PyObject *batches = PyList_New(0), *result = NULL;
-    IntCache timestamps = {0, NULL};
+    PyObject *gathered[RUN_GATHER];
+    Py_ssize_t n = 0;
+    PyObject *batches = NULL, *result = NULL; /* batches: the list, once more than RUN_GATHER are made */
+    IntCache timestamps = {0, NULL}, sizes = {0, NULL};
     Message m;
-    while (batches != NULL && end - pos >= LOG_OVERHEAD + LEGACY_V0_MIN_SIZE) {
+    while (end - pos >= LOG_OVERHEAD + LEGACY_V0_MIN_SIZE) {
         int magic = (signed char)p[pos + LEGACY_MAGIC_OFFSET];
         int attributes = (signed char)p[pos + LEGACY_ATTRIBUTES_OFFSET];
         int32_t size = be32(p + pos + LEGACY_SIZE_OFFSET);
@@ -934,20 +1111,44 @@ decode_legacy_run(PyObject *self, PyObject *args)
         uint32_t crc = message_crc(p, pos, entry_end);
         if (crc != m.crc)
             break;
-        PyObject *batch =
-            plain_batch(file, file_pos + pos - start, p, pos, entry_end, &m, crc, with_records, &timestamps);
+        PyObject *batch = plain_batch(file, file_pos + pos - start, p, pos, entry_end, &m, crc, with_records,
+                                      &timestamps, &sizes);
         if (batch == NULL)
             goto done;
-        int appended = PyList_Append(batches, batch);
-        Py_DECREF(batch);
-        if (appended < 0)
-            goto done;
+        if (batches == NULL && n < RUN_GATHER) {
+            gathered[n++] = batch;
+        }
+        else {
+            if (batches == NULL) {
+                batches = PyList_New(n);
+                if (batches == NULL) {
+                    Py_DECREF(batch);
+                    goto done;
+                }
+                memcpy(((PyListObject *)batches)->ob_item, gathered, n * sizeof(PyObject *));
+                n = 0;
+            }
+            int appended = PyList_Append(batches, batch);
+            Py_DECREF(batch);
+            if (appended < 0)
+                goto done;
+        }
         pos = entry_end;
     }
-    if (batches != NULL)
-        result = Py_BuildValue("(On)", batches, pos - start);
+    if (batches == NULL) {
+        batches = PyList_New(n);
+        if (batches == NULL)
+            goto done;
+        if (n > 0)
+            memcpy(((PyListObject *)batches)->ob_item, gathered, n * sizeof(PyObject *));
+        n = 0;
+    }
+    result = Py_BuildValue("(On)", batches, pos - start);
 done:
+    for (Py_ssize_t k = 0; batches == NULL && k < n; k++) /* still gathered: nothing else holds them */
+        Py_DECREF(gathered[k]);
     Py_XDECREF(timestamps.obj);
+    Py_XDECREF(sizes.obj);
     Py_XDECREF(batches);
     PyBuffer_Release(&view);
     return result;
@@ -1022,5 +1223,10 @@ PyInit__speedups(void)
     crc32_init();
     plain_dealloc_install(model.record_type, model.record_plain, record_dealloc);
     plain_dealloc_install(model.header_type, model.header_plain, header_dealloc);
+#ifdef BATCH_FREELIST_MAX
+    plain_dealloc_install(model.batch_type, model.batch_plain, batch_dealloc);
+    batch_fast = ((PyTypeObject *)model.batch_type)->tp_dealloc == batch_dealloc;
+    unit_fast = batch_fast && ((PyTypeObject *)model.record_type)->tp_dealloc == record_dealloc;
+#endif
     return PyModule_Create(&module);
 }
