@@ -23,7 +23,7 @@ import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from itertools import chain
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from kafka_dump import format as _twins
 from kafka_dump.errors import CorruptRecordError, NotASegmentError
@@ -31,9 +31,12 @@ from kafka_dump.format import layout as L
 from kafka_dump.format import legacy, v2
 from kafka_dump.format.checks import classify
 from kafka_dump.format.checksum import crc32, crc32c
-from kafka_dump.format.codecs import DEFAULT_MAX_BATCH_BYTES, DEFAULT_MAX_RECORDS_PER_BATCH
+from kafka_dump.format.codecs import DEFAULT_MAX_BATCH_BYTES, DEFAULT_MAX_RECORDS_PER_BATCH, decompress
 from kafka_dump.format.walk import RecordWalk, walk_batch
 from kafka_dump.model import Batch, Check, Problem, ProblemKind
+
+if TYPE_CHECKING:  # format/ahead.py (and threading) is imported when a read first needs it
+    from kafka_dump.format.ahead import Inflating, Unpack
 
 CHUNK_SIZE = 4 * 1024 * 1024
 # The read window takes this much of the file at a time (or one whole entry, if larger): small enough that
@@ -169,6 +172,7 @@ def read_segment(
     keep: HeaderFilter | None = None,
     on_walk: WalkListener | None = None,
     max_records_per_batch: int = DEFAULT_MAX_RECORDS_PER_BATCH,
+    inflating: Inflating | None = None,
 ) -> Iterator[Item]:
     """Yield every batch and problem of a segment file, in file order, from byte ``start``.
 
@@ -182,6 +186,11 @@ def read_segment(
 
     A batch declaring more than ``max_records_per_batch`` records (a wrapper holding more inner
     messages) is yielded without its records, followed by a problem at its position.
+
+    ``inflating`` gives the function compressed payloads are decompressed by, per read window
+    (``format/ahead.py``): by default, when every record is decoded (``with_records``, no ``keep``,
+    no ``on_walk``), ``Ahead``, which inflates a window's gzip payloads on a second thread while the
+    entries before them are decoded, the same bytes either way; else ``Inline``.
     """
     # chain (in C) passes the runs' items on without a generator step each: a plain v0/v1 message's
     # batch costs about as much to build as a `yield from` costs to pass on. Still lazy: the file is
@@ -195,6 +204,7 @@ def read_segment(
             keep=keep,
             on_walk=on_walk,
             max_records_per_batch=max_records_per_batch,
+            inflating=inflating,
         )
     )
 
@@ -209,25 +219,36 @@ def read_segment_runs(
     on_walk: WalkListener | None = None,
     max_records_per_batch: int = DEFAULT_MAX_RECORDS_PER_BATCH,
     plain_run: PlainRunReader | None = None,
+    inflating: Inflating | None = None,
 ) -> Iterator[Sequence[Item]]:
     """``read_segment``'s items, a list at a time: an entry's batch and its problems, or a whole run
     of plain v0/v1 messages decoded in one call (then batches only). A consumer that handles a run
     at once saves a generator step per item, which is most of a plain v0/v1 message's cost.
-    ``plain_run``, when given, is offered each run of plain messages first (see ``PlainRunReader``)."""
+    ``plain_run``, when given, is offered each run of plain messages first (see ``PlainRunReader``);
+    ``inflating`` as in ``read_segment`` (closed here, at the end)."""
     name = str(path)
     f, size = open_segment(path)
+    if inflating is None:
+        from kafka_dump.format.ahead import Ahead, Inline
+
+        ahead = with_records and keep is None and on_walk is None
+        inflating = Ahead(max_batch_bytes) if ahead else Inline()
     with f:
-        yield from _walk(
-            name,
-            _Window(f, size),
-            start,
-            with_records,
-            max_batch_bytes,
-            keep,
-            on_walk,
-            max_records_per_batch,
-            plain_run,
-        )
+        try:
+            yield from _walk(
+                name,
+                _Window(f, size),
+                start,
+                with_records,
+                max_batch_bytes,
+                keep,
+                on_walk,
+                max_records_per_batch,
+                plain_run,
+                inflating,
+            )
+        finally:
+            inflating.close()
 
 
 def _walk(
@@ -240,9 +261,12 @@ def _walk(
     on_walk: WalkListener | None = None,
     max_records: int = DEFAULT_MAX_RECORDS_PER_BATCH,
     plain_run: PlainRunReader | None = None,
+    inflating: Inflating | None = None,
 ) -> Iterator[Sequence[Item]]:
     size = win.size
     entry_limit = max(max_batch_bytes, CHUNK_SIZE)
+    started: bytes | None = None  # the window ``inflating`` was last started on
+    unpack: Unpack = decompress
     while pos < size:
         remaining = size - pos
         if remaining < _ENTRY_PREFIX:
@@ -292,8 +316,11 @@ def _walk(
         if keep is not None and not _keep(keep, buf, i, entry, magic, offset):
             pos += entry
             continue
+        if inflating is not None and buf is not started:
+            started = buf  # the first entry of this window to decode: inflate from here on
+            unpack = inflating.start(buf, i)
         items, broken, found = _decode_entry(
-            name, buf, i, pos, entry, magic, with_records, max_batch_bytes, on_walk, max_records
+            name, buf, i, pos, entry, magic, with_records, max_batch_bytes, on_walk, max_records, unpack
         )
         if broken is not None:
             inner = _resync_inside(win, pos, entry)
@@ -344,9 +371,11 @@ def _decode_entry(
     max_batch_bytes: int,
     on_walk: WalkListener | None = None,
     max_records: int = DEFAULT_MAX_RECORDS_PER_BATCH,
+    unpack: Unpack = decompress,
 ) -> tuple[list[Item], Problem | None, RecordWalk | None]:
     """The batch and problems of one framed entry, the problem that breaks its frame, if any, and
-    what the walk of its records found, if they were walked.
+    what the walk of its records found, if they were walked. Compressed payloads are decompressed
+    by ``unpack`` (``codecs.decompress``'s signature).
 
     An entry's frame is broken when it cannot be read as an entry at all, or its CRC fails.
     """
@@ -366,8 +395,9 @@ def _decode_entry(
             count = L.INT32.unpack_from(buf, i + L.V2_RECORD_COUNT_OFFSET)[0]
             too_many = count > max_records
             batch, error = v2.decode_batch(
-                name, buf, i, pos, with_records=with_records and not too_many, max_batch_bytes=max_batch_bytes
-            )
+                name, buf, i, pos, with_records=with_records and not too_many, max_batch_bytes=max_batch_bytes,
+                unpack=unpack,
+            )  # fmt: skip
             if too_many:
                 reason = f"batch declares {count} records, more than --max-records-per-batch ({max_records})"
                 error = CorruptRecordError(reason, position=pos)
@@ -378,7 +408,7 @@ def _decode_entry(
         elif magic in (0, 1):
             batch, error = legacy.decode_message(
                 name, buf, i, i + entry, pos, with_records=with_records or on_walk is not None,
-                max_batch_bytes=max_batch_bytes, max_records=max_records,
+                max_batch_bytes=max_batch_bytes, max_records=max_records, unpack=unpack,
             )  # fmt: skip
         else:
             raise CorruptRecordError(f"unknown magic {magic}", position=pos)

@@ -6,14 +6,17 @@ gives (the same bytes, or an exception of the same type and text) whatever the c
 where the reader stops; and ``verify-crc --deep`` reports the same with and without it, on the
 fixtures, the bad corpus and damaged segments, read in small windows so that the windows, chunks
 and hand-overs are many. Then the thread's life: none without compressed entries, none left after
-a closed generator or an interrupt.
+a closed generator or an interrupt. Last, the same differential for the readers that take the
+``Inflating`` plug: ``read_segment`` (dump, the decoder) and the stats walk, ``Ahead`` against ``Inline``.
 """
 
 from __future__ import annotations
 
 import sys
 import threading
+import time
 import zlib
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -21,6 +24,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kafka_dump.analysis.verify import VerifyOptions, verify_file
+from kafka_dump.errors import KafkaDumpError
 from kafka_dump.format import _walk_pure
 from kafka_dump.format import ahead as ahead_mod
 from kafka_dump.format.ahead import InflateAhead, compressed_spans
@@ -364,3 +368,183 @@ def test_the_worker_stops_when_it_gets_no_core_of_its_own(
                 assert not _threads() or _window == 0
             ahead.finish()
         assert ahead._closed and ahead._thread is None
+
+
+# --- the segment reader (dump, the decoder) and stats with and without it -----------------------------------------
+
+
+def _forced(m: pytest.MonkeyPatch) -> None:
+    """Small windows, one payload a chunk, judged at every chunk and never stopped: the most windows
+    and hand-overs, so that a payload inflated ahead is used wherever the reader can use one."""
+    import kafka_dump.segment as segment
+
+    m.setattr(segment, "_READ_SIZE", 700)
+    m.setattr(segment, "_RUN_BYTES", 300)
+    m.setattr(ahead_mod, "READER_CHUNK_BYTES", 1)
+    m.setattr(ahead_mod, "AHEAD_CHUNKS", 2)
+    m.setattr(ahead_mod, "BUDGET", 2000)
+    m.setattr(ahead_mod, "_SAMPLE", 0.0)
+    m.setattr(ahead_mod, "_MIN_OVERLAP", 0.0)
+
+
+def _until_raised(items: Iterator[object]) -> list[object]:
+    """The items, and what ended them if it was an error (a file that is no segment)."""
+    out: list[object] = []
+    try:
+        out.extend(items)
+    except KafkaDumpError as exc:
+        out.append((type(exc).__name__, str(exc)))
+    return out
+
+
+def _segment_items(path: Path, monkeypatch: pytest.MonkeyPatch, *, ahead: bool, **kw: object) -> list[object]:
+    from kafka_dump.segment import read_segment
+
+    with monkeypatch.context() as m:
+        _forced(m)
+        source = ahead_mod.Ahead(1 << 20) if ahead else ahead_mod.Inline()
+        items = _until_raised(read_segment(path, max_batch_bytes=1 << 20, inflating=source, **kw))  # type: ignore[arg-type]
+    assert not _threads()
+    return items
+
+
+def _stats(path: Path, monkeypatch: pytest.MonkeyPatch, *, ahead: bool) -> list[object]:
+    from kafka_dump.analysis import stats_walk
+
+    with monkeypatch.context() as m:
+        _forced(m)
+        m.setattr(stats_walk, "CHUNK_SIZE", 900)
+        events = _until_raised(stats_walk.iter_stats([path], max_batch_bytes=1 << 20, inflate_ahead=ahead))
+    assert not _threads()
+    return [_plain(e) for e in events]
+
+
+def _plain(value: object) -> object:
+    """A stats event as plain values: its histograms (slotted objects that compare by identity) as
+    their slots' values, recursively."""
+    import dataclasses
+
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {
+            f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value) if f.name != "listener"
+        }
+    slots = getattr(type(value), "__slots__", None)
+    if slots and not isinstance(value, tuple):
+        return {name: _plain(getattr(value, name)) for name in slots}
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if hasattr(value, "tolist"):
+        return value.tolist()
+    return value
+
+
+def _reads_the_same(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert _segment_items(path, monkeypatch, ahead=True) == _segment_items(path, monkeypatch, ahead=False), (
+        path
+    )
+    assert _stats(path, monkeypatch, ahead=True) == _stats(path, monkeypatch, ahead=False), path
+
+
+@pytest.mark.parametrize("path", _fixture_logs(), ids=lambda p: p.name)
+def test_the_reader_and_stats_give_the_same_inflating_ahead_on_fixtures(
+    path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _reads_the_same(path, monkeypatch)
+
+
+def test_the_reader_and_stats_give_the_same_inflating_ahead_on_flipped_bytes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    data = _wrappers(6)
+    path = tmp_path / NAME
+    for at in range(0, len(data), 7):
+        damaged = bytearray(data)
+        damaged[at] ^= 0x24
+        path.write_bytes(bytes(damaged))
+        _reads_the_same(path, monkeypatch)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.binary(max_size=120), st.integers(min_value=0, max_value=30))
+def test_the_reader_and_stats_give_the_same_inflating_ahead_on_arbitrary_tails(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, tail: bytes, cut: int
+) -> None:
+    path = tmp_path / NAME
+    path.write_bytes(_wrappers(4)[: cut * 60] + tail + SEGMENTS["mixed"]() + _wrappers(3))
+    _reads_the_same(path, monkeypatch)
+
+
+def test_the_reader_uses_what_was_inflated_ahead(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Not a differential that cannot fail: the worker inflated payloads, and the reader took them."""
+    path = tmp_path / NAME
+    path.write_bytes(_wrappers(40))
+    taken: list[int] = []
+    real = InflateAhead.take
+
+    def counting(self: InflateAhead, codec: int, payload: memoryview) -> bytes:
+        out = real(self, codec, payload)
+        taken.append(self._next)
+        return out
+
+    monkeypatch.setattr(InflateAhead, "take", counting)
+    worker: list[float] = []
+    real_close = InflateAhead.close
+
+    def closing(self: InflateAhead) -> None:
+        real_close(self)
+        worker.append(self._worker_cpu)
+
+    monkeypatch.setattr(InflateAhead, "close", closing)
+    from kafka_dump.segment import read_segment
+
+    records = 0
+    with monkeypatch.context() as m:
+        _forced(m)
+        m.setattr("kafka_dump.segment._READ_SIZE", 1 << 20)  # one window: the worker is never stopped
+        for batch in read_segment(path, max_batch_bytes=1 << 20, inflating=ahead_mod.Ahead(1 << 20)):
+            records += len(batch.records)  # type: ignore[union-attr,arg-type]
+            time.sleep(0.002)  # a slow consumer: the worker runs meanwhile
+    assert records == 123 and not _threads()
+    assert taken == list(range(1, 42))  # each payload matched its span, in order
+    assert worker[0] > 0
+
+
+@pytest.mark.parametrize(("name", "started"), [("v1-none.log", 0), ("v2-lz4.log", 0), ("v1-gzip.log", 1)])
+def test_the_reader_starts_a_thread_only_for_gzip_entries(
+    name: str, started: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from kafka_dump.segment import read_segment
+
+    starts: list[str] = []
+
+    class Counted(threading.Thread):
+        def start(self) -> None:
+            starts.append(self.name)
+            super().start()
+
+    monkeypatch.setattr(ahead_mod.threading, "Thread", Counted)
+    list(read_segment(FIXTURES / name))
+    list(read_segment(FIXTURES / name, with_records=False))  # headers only: inflated where asked
+    assert starts == [THREAD] * started and not _threads()
+
+
+def test_a_closed_or_dropped_reader_leaves_no_thread(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from kafka_dump.segment import read_segment, read_segment_runs
+
+    path = tmp_path / NAME
+    path.write_bytes(_wrappers(30))
+    switch = sys.getswitchinterval()
+    with monkeypatch.context() as m:
+        _forced(m)
+        runs = read_segment_runs(path)
+        next(runs)
+        next(runs)
+        assert _threads()
+        runs.close()
+        assert not _threads() and sys.getswitchinterval() == switch
+        items = read_segment(path)
+        next(items)
+        next(items)
+        assert _threads()
+        del items  # the chain drops its generator, which closes the plug
+    assert not _threads() and sys.getswitchinterval() == switch

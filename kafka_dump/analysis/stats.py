@@ -21,6 +21,9 @@ from kafka_dump.format.gather import gather_legacy_inner, gather_legacy_wrappers
 from kafka_dump.format.message import Message
 from kafka_dump.model import Batch, Compression, Problem, ProblemKind, Record, TimestampType
 
+# codecs.decompress's signature (format/ahead.py's Unpack), spelled here so that stats imports no thread code
+Unpack = Callable[[Compression, bytes | memoryview, int], bytes]
+
 PERCENTILES = (50, 99)
 
 
@@ -297,14 +300,18 @@ class SegmentStats:
         self._count_gathered(first, last, gaps, missing, null_keys, null_values, min_ts, max_ts)
         return True
 
-    def count_wrappers_walked(self, buf: bytes, i: int, max_batch_bytes: int, max_records: int) -> int:
+    def count_wrappers_walked(
+        self, buf: bytes, i: int, max_batch_bytes: int, max_records: int, unpack: Unpack | None = None
+    ) -> int:
         """Count the run of compressed v0/v1 wrappers at ``buf[i]`` whose inner messages are the plain
-        case, walked in the compiled twin (``gather_legacy_wrappers``); the bytes they took (0: none)."""
+        case, walked in the compiled twin (``gather_legacy_wrappers``); the bytes they took (0: none).
+        ``unpack`` decompresses their values (``codecs.decompress``'s signature), when given."""
         times = self.times
         hists = (*self._hists, self.records_per_batch.slots, self.bytes_per_batch.slots)
         (used, width, batches, records, null_keys, null_values, gaps, missing, first, low, high, last,
          min_ts, max_ts, formats, ts_types) = gather_legacy_wrappers(
-            buf, i, len(buf), max_batch_bytes, max_records, times.width, times.limit, hists, times.counts
+            buf, i, len(buf), max_batch_bytes, max_records, times.width, times.limit, hists, times.counts,
+            unpack,
         )  # fmt: skip
         if not used or first is None or low is None or high is None or last is None:
             return used

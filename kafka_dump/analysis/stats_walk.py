@@ -11,9 +11,9 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Generator, Iterable, Iterator
 from pathlib import Path
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
-from kafka_dump.analysis.stats import SegmentStats
+from kafka_dump.analysis.stats import SegmentStats, Unpack
 from kafka_dump.errors import CorruptRecordError, NotASegmentError
 from kafka_dump.format import decode_legacy_run, legacy, v2
 from kafka_dump.format import layout as L
@@ -21,6 +21,9 @@ from kafka_dump.format.codecs import DEFAULT_MAX_BATCH_BYTES, DEFAULT_MAX_RECORD
 from kafka_dump.format.message import Message
 from kafka_dump.model import Batch, Compression, Problem
 from kafka_dump.segment import CHUNK_SIZE, SEGMENT_SUFFIXES, read_segment, segment_files
+
+if TYPE_CHECKING:
+    from kafka_dump.format.ahead import Inflating
 
 _RUN_BYTES = 256 * 1024  # plain v0/v1 messages decoded this much at a time, as segment.py does
 
@@ -101,11 +104,13 @@ def iter_stats(
     max_batch_bytes: int = DEFAULT_MAX_BATCH_BYTES,
     max_records_per_batch: int = DEFAULT_MAX_RECORDS_PER_BATCH,
     listener: Callable[[Path], Callable[[Batch | None], None] | None] | None = None,
+    inflate_ahead: bool = True,
 ) -> Iterator[StatsEvent]:
     """Read each file once: its start, a mark per batch, its problems, then its ``SegmentStats``.
 
     ``listener(path)`` may give a callable that sees each batch counted (and None at each problem),
-    for work done in the same pass (``--compare``).
+    for work done in the same pass (``--compare``). ``inflate_ahead``: gzip payloads are inflated on
+    a second thread while the entries before them are counted (``format/ahead.py``; the same figures).
     """
     for f in files:
         f_size = os.path.getsize(f)
@@ -115,7 +120,7 @@ def iter_stats(
             stats.listener = listener(f)
         pos: int | None = 0
         if stats.listener is None:
-            pos = yield from _walk_valid(f, stats, max_batch_bytes, max_records_per_batch)
+            pos = yield from _walk_valid(f, stats, max_batch_bytes, max_records_per_batch, inflate_ahead)
         if pos is not None:
             add = stats.add
             items = read_segment(
@@ -131,7 +136,11 @@ def iter_stats(
 
 
 def _walk_valid(
-    path: Path, stats: SegmentStats, max_batch_bytes: int, max_records: int = DEFAULT_MAX_RECORDS_PER_BATCH
+    path: Path,
+    stats: SegmentStats,
+    max_batch_bytes: int,
+    max_records: int = DEFAULT_MAX_RECORDS_PER_BATCH,
+    inflate_ahead: bool = True,
 ) -> Generator[BatchSeen, None, int | None]:
     """Count the file's entries from its start for as long as each is whole and valid, walking v2
     records, and runs of compressed v0/v1 wrappers with their inner messages, without building them
@@ -139,8 +148,25 @@ def _walk_valid(
     that is anything else (corrupt, cut short, a tail...), from which ``read_segment`` takes over:
     it frames, resyncs and reports exactly as ``dump`` does. Holds one read window at a time.
     """
+    from kafka_dump.format.ahead import Ahead, Inline
+
+    inflating = Ahead(max_batch_bytes) if inflate_ahead else Inline()
+    try:
+        return (yield from _walk_window(path, stats, max_batch_bytes, max_records, inflating))
+    finally:
+        inflating.close()
+
+
+def _walk_window(
+    path: Path, stats: SegmentStats, max_batch_bytes: int, max_records: int, inflating: Inflating
+) -> Generator[BatchSeen, None, int | None]:
+    """``_walk_valid``'s loop; each read window's compressed payloads are decompressed by what
+    ``inflating`` gives for it (``Ahead``: gzip inflated on a second thread while the entries before
+    are counted, the same bytes either way)."""
     name = str(path)
     limit = max(max_batch_bytes, CHUNK_SIZE)
+    started: bytes | None = None
+    unpack: Unpack = decompress
     with open(path, "rb") as f:
         size = os.fstat(f.fileno()).st_size
         buf, buf_start = b"", 0
@@ -162,15 +188,18 @@ def _walk_valid(
                 buf, buf_start, i = f.read(max(entry, CHUNK_SIZE)), pos, 0
                 if len(buf) < entry:
                     return pos
+            if buf is not started:
+                started = buf  # a new window: inflate its payloads from this entry on
+                unpack = inflating.start(buf, i)
             if magic < 2:
-                used = stats.count_wrappers_walked(buf, i, max_batch_bytes, max_records)
+                used = stats.count_wrappers_walked(buf, i, max_batch_bytes, max_records, unpack)
                 if used:
                     pos += used
                     yield BatchSeen(name, pos)
                     continue
                 used = yield from _count_legacy_run(name, stats, buf, i, pos, min(len(buf), i + _RUN_BYTES))
                 if not used and not _count_wrapper(
-                    name, stats, buf, i, pos, entry, max_batch_bytes, max_records
+                    name, stats, buf, i, pos, entry, max_batch_bytes, max_records, unpack
                 ):
                     return pos
                 pos += used or entry
@@ -181,7 +210,7 @@ def _walk_valid(
                 return pos
             if L.INT32.unpack_from(buf, i + L.V2_RECORD_COUNT_OFFSET)[0] > max_records:
                 return pos  # read_segment reports it
-            if not _count_v2(name, stats, buf, i, pos, entry, max_batch_bytes):
+            if not _count_v2(name, stats, buf, i, pos, entry, max_batch_bytes, unpack):
                 return pos
             pos += entry
             yield BatchSeen(name, pos)
@@ -189,7 +218,14 @@ def _walk_valid(
 
 
 def _count_v2(
-    name: str, stats: SegmentStats, buf: bytes, i: int, pos: int, entry: int, max_batch_bytes: int
+    name: str,
+    stats: SegmentStats,
+    buf: bytes,
+    i: int,
+    pos: int,
+    entry: int,
+    max_batch_bytes: int,
+    unpack: Unpack = decompress,
 ) -> bool:
     """Count one v2 batch if it is valid (CRC, codec, records); False, having counted nothing, if not."""
     batch, _ = v2.decode_batch(name, buf, i, pos, with_records=False, max_batch_bytes=max_batch_bytes)
@@ -205,7 +241,7 @@ def _count_v2(
     data: bytes | memoryview = buf
     if batch.compression is not Compression.NONE:
         try:
-            data = decompress(batch.compression, memoryview(buf)[start:end], max_batch_bytes)
+            data = unpack(batch.compression, memoryview(buf)[start:end], max_batch_bytes)
         except CorruptRecordError:
             return False
         start, end = 0, len(data)
@@ -221,6 +257,7 @@ def _count_wrapper(
     entry: int,
     max_batch_bytes: int,
     max_records: int = DEFAULT_MAX_RECORDS_PER_BATCH,
+    unpack: Unpack = decompress,
 ) -> bool:
     """Count one v0/v1 wrapper if it is valid: walked when its inner messages are the plain case,
     else decoded."""
@@ -231,7 +268,7 @@ def _count_wrapper(
     if not msg.crc_valid or msg.value is None or msg.compression in _NOT_WRAPPERS:
         return _count_legacy(name, stats, buf, i, pos, entry, max_batch_bytes)
     try:
-        data = decompress(msg.compression, msg.value, max_batch_bytes)
+        data = unpack(msg.compression, msg.value, max_batch_bytes)
     except CorruptRecordError:
         return False
     if legacy.more_inner_than(data, max_records):

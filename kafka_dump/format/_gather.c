@@ -605,6 +605,28 @@ inflate(const unsigned char *v, Py_ssize_t n, int codec, Py_ssize_t limit, int *
     return out;
 }
 
+/* inflate's answer through unpack (codecs.decompress's signature: the segment reader's, which may have
+ * inflated the payload ahead, format/ahead.py), given a copy of the value. */
+static PyObject *
+unpack_value(PyObject *unpack, const unsigned char *v, Py_ssize_t n, int codec, Py_ssize_t limit, int *refused)
+{
+    *refused = 0;
+    PyObject *value = PyBytes_FromStringAndSize((const char *)v, n);
+    if (!value)
+        return NULL;
+    PyObject *out = PyObject_CallFunction(unpack, "OOn", g_codecs[codec], value, limit);
+    Py_DECREF(value);
+    if (!out && PyErr_ExceptionMatches(g_corrupt)) {
+        PyErr_Clear();
+        *refused = 1;
+    } else if (out && !PyBytes_Check(out)) {
+        Py_DECREF(out);
+        PyErr_SetString(PyExc_TypeError, "unpack must return bytes");
+        return NULL;
+    }
+    return out;
+}
+
 /* Double the width of times until its keys span at most limit buckets (TimeHistogram.fit). */
 static int
 times_fit(Acc *a, int64_t limit)
@@ -673,9 +695,9 @@ gather_legacy_wrappers(PyObject *self, PyObject *args)
     Py_buffer data;
     Py_ssize_t pos, end, max_batch_bytes, max_records, time_limit;
     long long width;
-    PyObject *hist_objs, *times;
-    if (!PyArg_ParseTuple(args, "y*nnnnLnO!O!", &data, &pos, &end, &max_batch_bytes, &max_records, &width,
-                          &time_limit, &PyTuple_Type, &hist_objs, &PyDict_Type, &times))
+    PyObject *hist_objs, *times, *unpack = Py_None;
+    if (!PyArg_ParseTuple(args, "y*nnnnLnO!O!|O", &data, &pos, &end, &max_batch_bytes, &max_records, &width,
+                          &time_limit, &PyTuple_Type, &hist_objs, &PyDict_Type, &times, &unpack))
         return NULL;
     Py_buffer bufs[NHISTS_WRAPPERS];
     int got = 0;
@@ -727,7 +749,9 @@ gather_legacy_wrappers(PyObject *self, PyObject *args)
         if (vlen < 0 || vlen > entry - q || q + vlen != entry)
             break;
         int refused;
-        PyObject *inner = inflate(e + q, (Py_ssize_t)vlen, codec, max_batch_bytes, &refused);
+        PyObject *inner = unpack == Py_None ? inflate(e + q, (Py_ssize_t)vlen, codec, max_batch_bytes, &refused)
+                                            : unpack_value(unpack, e + q, (Py_ssize_t)vlen, codec, max_batch_bytes,
+                                                           &refused);
         if (!inner) {
             if (refused)
                 break;

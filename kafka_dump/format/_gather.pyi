@@ -1,4 +1,6 @@
 # The compiled twin of the statistics walk (_gather.c); _gather_pure.py is the reference.
+from collections.abc import Callable
+
 from kafka_dump.format._gather_layout import (
     Gathered,
     GatheredLegacy,
@@ -6,6 +8,7 @@ from kafka_dump.format._gather_layout import (
     Histograms,
     WrapperHistograms,
 )
+from kafka_dump.model import Compression
 
 NBUCKETS: int
 SLOTS: int
@@ -44,5 +47,6 @@ def gather_legacy_wrappers(
     time_limit: int,
     hists: WrapperHistograms,
     times: dict[int, int],
+    unpack: Callable[[Compression, bytes | memoryview, int], bytes] | None = None,
     /,
 ) -> GatheredWrappers: ...

@@ -15,7 +15,7 @@ positions, and adds what it finds to fixed-size histograms, without building a r
 
 from __future__ import annotations
 
-from collections.abc import MutableMapping
+from collections.abc import Callable, MutableMapping
 from itertools import pairwise
 
 from kafka_dump.errors import CorruptRecordError
@@ -44,6 +44,7 @@ from kafka_dump.format._gather_layout import (
 )
 from kafka_dump.format.layout import V2_RECORD_MIN_LENGTH
 from kafka_dump.format.varint import read_zigzag
+from kafka_dump.model import Compression
 
 __all__ = [
     "COUNT", "EXACT", "INT64_MAX", "INT64_MIN", "MAX", "MIN", "NBUCKETS", "SLOTS", "SUB", "SUB_BITS", "TOTAL",
@@ -344,6 +345,7 @@ def gather_legacy_wrappers(
     time_limit: int,
     hists: WrapperHistograms,
     times: dict[int, int],
+    unpack: Callable[[Compression, bytes | memoryview, int], bytes] | None = None,
 ) -> GatheredWrappers:
     """Count the run of compressed v0/v1 wrapper messages that starts at ``data[pos]``, each whole
     before ``end``, as ``stats`` counts a wrapper whose inner messages are the plain case
@@ -358,6 +360,8 @@ def gather_legacy_wrappers(
     run, fit in int64. Everything else (plain messages, v2 batches, zstd, corruption) is for the
     decoder. Timestamps go to ``times`` at ``width``, which doubles after a wrapper whenever their
     span needs more than ``time_limit`` buckets (``histogram.TimeHistogram``); the width is returned.
+    Values are decompressed by ``unpack`` (``codecs.decompress``'s signature) when given: the stats
+    walk's, which may have inflated them ahead (``format/ahead.py``).
     """
     from kafka_dump.format.codecs import decompress
     from kafka_dump.format.message import Message
@@ -392,7 +396,7 @@ def gather_legacy_wrappers(
         if not msg.crc_valid or msg.value is None:
             break
         try:
-            inner = decompress(msg.compression, msg.value, max_batch_bytes)
+            inner = (unpack or decompress)(msg.compression, msg.value, max_batch_bytes)
         except CorruptRecordError:
             break
         plain = _plain_inner(inner, magic, msg.offset)

@@ -29,15 +29,23 @@ import time
 from collections import deque
 from collections.abc import Callable, Container, Iterator
 from types import TracebackType
+from typing import Protocol
 
 from kafka_dump.format import layout as L
+from kafka_dump.format.codecs import decompress
+from kafka_dump.model import Compression
 
 # codec id, payload -> decompressed bytes (raises on a payload that does not decompress).
 Decompress = Callable[[int, memoryview], bytes]
 # codec id, start of the payload in the buffer, its length.
 Span = tuple[int, int, int]
+# codecs.decompress's shape, as the decoder calls it: codec, payload, limit -> decompressed bytes.
+Unpack = Callable[[Compression, bytes | memoryview, int], bytes]
 
 CHUNK_BYTES = 64 * 1024  # compressed bytes handed over at a time: a handoff costs about 20 us
+# The segment reader's chunks (``Ahead``): its 256 KiB windows start the worker afresh, and the reader
+# inflates a window's first chunk itself, so a smaller one leaves it less (about 2 wrappers of 100 messages).
+READER_CHUNK_BYTES = 16 * 1024
 AHEAD_CHUNKS = 8  # chunks scanned and queued beyond the one the reader is in
 BUDGET = 8 * 1024 * 1024  # inflated bytes that may wait for the reader
 _SWITCH_INTERVAL = 0.0002  # seconds: how soon a thread that waits for the GIL gets it
@@ -220,6 +228,11 @@ class InflateAhead:
         self._chunks = []
         self._next = 0
         self._chunk = -1
+
+    @property
+    def queued(self) -> bool:
+        """Whether this window has chunks to inflate ahead (else ``take`` only decompresses where asked)."""
+        return bool(self._chunks)
 
     def _judge(self) -> None:
         """Stop the worker when, since the last judgement (``_SAMPLE`` seconds or more ago: judged as
@@ -423,3 +436,54 @@ class InflateAhead:
                 chunk.state = _DONE
                 if self._reader_waits:
                     self._cond.notify()
+
+
+_CODECS = tuple(Compression(i) for i in range(8))  # ids 5-7 are UNKNOWN
+
+
+class Inflating(Protocol):
+    """What the segment reader asks of a source of decompressed payloads, per read window: ``start``
+    gives the function (``codecs.decompress``'s) the window's entries from ``pos`` on are decoded
+    with, asked in file order; ``close`` at the end of the file (also on an exception)."""
+
+    def start(self, window: bytes, pos: int) -> Unpack: ...
+
+    def close(self) -> None: ...
+
+
+class Inline:
+    """Each payload decompressed where it is asked (``codecs.decompress``): no thread."""
+
+    def start(self, window: bytes, pos: int) -> Unpack:
+        return decompress
+
+    def close(self) -> None:
+        pass
+
+
+class Ahead:
+    """The window's gzip payloads inflated ahead on a second thread (``InflateAhead``) while the
+    decoder reads the entries before them. Each payload asked for is checked against the one
+    inflated, so the bytes (or the exception) are ``codecs.decompress``'s either way; a payload asked
+    with another limit than ``limit`` is decompressed where it is asked. No thread without gzip."""
+
+    def __init__(self, limit: int) -> None:
+        self._limit = limit
+        self._ahead = InflateAhead(self._inflate, chunk_bytes=READER_CHUNK_BYTES)
+        self._take = self._ahead.take
+
+    def _inflate(self, codec: int, payload: memoryview) -> bytes:
+        return decompress(_CODECS[codec], payload, self._limit)
+
+    def start(self, window: bytes, pos: int) -> Unpack:
+        self._ahead.start(window, compressed_spans(window, pos, len(window)))
+        # Nothing queued (no gzip near the window's start, or the worker stopped): no check per payload.
+        return self.unpack if self._ahead.queued else decompress
+
+    def unpack(self, codec: Compression, payload: bytes | memoryview, limit: int) -> bytes:
+        if limit != self._limit:
+            return decompress(codec, payload, limit)
+        return self._take(codec, payload if type(payload) is memoryview else memoryview(payload))
+
+    def close(self) -> None:
+        self._ahead.close()

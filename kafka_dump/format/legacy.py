@@ -8,6 +8,8 @@ offset, except that a wrapper offset of 0 means base 0 (``DeepRecordsIterator``)
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from kafka_dump import format as _twins
 from kafka_dump.errors import CorruptRecordError
 from kafka_dump.format import layout as L
@@ -26,15 +28,18 @@ def decode_message(
     with_records: bool,
     max_batch_bytes: int,
     max_records: int = DEFAULT_MAX_RECORDS_PER_BATCH,
+    unpack: Callable[[Compression, bytes | memoryview, int], bytes] = decompress,
 ) -> tuple[Batch, CorruptRecordError | None]:
     """Decode one outer v0/v1 message entry ``buf[pos:end]`` as a Batch of its record(s).
 
     Raises CorruptRecordError when the message itself cannot be read (then it is no batch at all);
-    returns the error found in a wrapper's inner messages beside the batch otherwise.
+    returns the error found in a wrapper's inner messages beside the batch otherwise. A wrapper's
+    value is decompressed by ``unpack`` (``codecs.decompress``, or the segment reader's, which may
+    have inflated it ahead).
     """
     # A sound compressed wrapper, the common case, in one call; anything else the long way below.
     fast = _twins.decode_legacy_wrapper(
-        file, buf, pos, end, file_pos, with_records, max_batch_bytes, max_records, decompress
+        file, buf, pos, end, file_pos, with_records, max_batch_bytes, max_records, unpack
     )
     if fast is not None:
         return fast, None
@@ -49,7 +54,7 @@ def decode_message(
         found = [msg.record(msg.offset, msg.timestamp)]
     else:
         # Decoded even for headers only: a wrapper's header holds its last offset, not its first.
-        found, error = _inner_records(msg, max_batch_bytes, max_records)
+        found, error = _inner_records(msg, max_batch_bytes, max_records, unpack)
         if error is not None:
             error = error.with_location(position=file_pos)
         if found:
@@ -60,7 +65,10 @@ def decode_message(
 
 
 def _inner_records(
-    wrapper: Message, max_batch_bytes: int, max_records: int
+    wrapper: Message,
+    max_batch_bytes: int,
+    max_records: int,
+    unpack: Callable[[Compression, bytes | memoryview, int], bytes] = decompress,
 ) -> tuple[list[Record], CorruptRecordError | None]:
     """Decompress a wrapper and read its inner message set (``DeepRecordsIterator``)."""
     if wrapper.compression is Compression.ZSTD or wrapper.compression is Compression.UNKNOWN:
@@ -71,7 +79,7 @@ def _inner_records(
         return [], CorruptRecordError("compressed wrapper message has a null value")
     log_append = wrapper.timestamp_type is TimestampType.LOG_APPEND_TIME
     try:
-        data = decompress(wrapper.compression, wrapper.value, max_batch_bytes)
+        data = unpack(wrapper.compression, wrapper.value, max_batch_bytes)
     except CorruptRecordError as exc:
         return [], exc
     if more_inner_than(data, max_records):

@@ -234,5 +234,6 @@ class GatherTwin(Protocol):
         time_limit: int,
         hists: WrapperHistograms,
         times: dict[int, int],
+        unpack: Callable[[Compression, bytes | memoryview, int], bytes] | None = None,
         /,
     ) -> GatheredWrappers: ...

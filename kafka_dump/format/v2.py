@@ -5,6 +5,7 @@ Wire schema: see ``layout.py`` (mirrors Kafka's ``DefaultRecordBatch`` and ``Def
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 
 from kafka_dump import format as _twins
@@ -33,12 +34,14 @@ def decode_batch(
     *,
     with_records: bool,
     max_batch_bytes: int,
+    unpack: Callable[[Compression, bytes | memoryview, int], bytes] = decompress,
 ) -> tuple[Batch, CorruptRecordError | None]:
     """Decode the v2 batch whose entry starts at ``buf[pos]`` (file position ``file_pos``).
 
     The caller has checked that the whole entry lies in ``buf``. Returns the batch (with whatever
     records could be read) and the first error found in its records, positioned in the file when
-    the records are not compressed and at the batch otherwise.
+    the records are not compressed and at the batch otherwise. Compressed records are decompressed
+    by ``unpack`` (``codecs.decompress``, or the segment reader's, which may have inflated them ahead).
     """
     (
         base_offset,
@@ -66,7 +69,7 @@ def decode_batch(
         found, error = _decode_records(
             buf, pos, end, file_pos, compression, count, base_offset, base_timestamp,
             max_timestamp if ts_type is TimestampType.LOG_APPEND_TIME else None,
-            base_sequence, max_batch_bytes,
+            base_sequence, max_batch_bytes, unpack,
         )  # fmt: skip
         if is_control:
             found, control_error = _with_control(found)
@@ -114,6 +117,7 @@ def _decode_records(
     log_append_time: int | None,
     base_sequence: int,
     max_batch_bytes: int,
+    unpack: Callable[[Compression, bytes | memoryview, int], bytes],
 ) -> tuple[list[Record], CorruptRecordError | None]:
     if count < 0:
         return [], CorruptRecordError(f"invalid record count {count}", position=file_pos)
@@ -129,7 +133,7 @@ def _decode_records(
             error = error.with_location(position=error.position - pos + file_pos)
         return records, error
     try:
-        data = decompress(compression, memoryview(buf)[start:end], max_batch_bytes)
+        data = unpack(compression, memoryview(buf)[start:end], max_batch_bytes)
     except CorruptRecordError as exc:
         return [], exc.with_location(position=file_pos)
     records, error = _twins.decode_v2_records(
