@@ -106,3 +106,9 @@ def test_a_dump_without_the_table_loads_no_rich(fmt: str) -> None:
     """Rich draws the table format (and the progress bar and closing summary, on a terminal) only."""
     assert _modules_after(["dump", "--format", fmt, "fixtures/v1-gzip.log"], ("rich",)) == []
     assert _modules_after(["dump", "fixtures/v1-gzip.log"], ("rich",)) == ["rich"]  # the table does
+
+
+def test_stats_as_json_loads_no_rich() -> None:
+    """``stats --format json`` is for scripts: Rich comes in with the tables and charts only."""
+    assert _modules_after(["stats", "--format", "json", "fixtures/v1-gzip.log"], ("rich",)) == []
+    assert _modules_after(["stats", "fixtures/v1-gzip.log"], ("rich",)) == ["rich"]
