@@ -244,17 +244,10 @@ class Record(_Frozen):
         control: ControlRecord | None = None,
         storedTimestamp: int | None = None,
     ) -> None:
-        _set_offset(self, offset)
-        _set_timestamp(self, timestamp)
-        _set_key(self, key)
-        _set_value(self, value)
-        _set_headers(self, headers)
-        _set_sequence(self, sequence)
-        _set_size(self, sizeInBytes)
-        _set_crc(self, crc)
-        _set_crc_valid(self, crcValid)
-        _set_control(self, control)
-        _set_stored_timestamp(self, storedTimestamp)
+        values = (offset, timestamp, key, value, headers, sequence, sizeInBytes, crc, crcValid, control,
+                  storedTimestamp)  # fmt: skip
+        for setter, v in zip(_RECORD_SETTERS, values, strict=True):  # the decoders use new_record
+            setter(self, v)
 
 
 Record._values = attrgetter(*Record.__match_args__)
