@@ -228,15 +228,21 @@ def _wrappers(n: int) -> bytes:
     ) + v2_batch(default_records(3, seed=1, compressible=True), codec=GZIP, base_offset=3 * n)
 
 
-def test_verify_with_and_without_inflating_ahead_on_flipped_bytes(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def _flipped_wrappers(path: Path) -> Iterator[int]:
+    """Write ``_wrappers(6)`` to ``path`` with one byte in every 7 changed in turn, yielding its position."""
     data = _wrappers(6)
-    path = tmp_path / NAME
     for at in range(0, len(data), 7):
         damaged = bytearray(data)
         damaged[at] ^= 0x24
         path.write_bytes(bytes(damaged))
+        yield at
+
+
+def test_verify_with_and_without_inflating_ahead_on_flipped_bytes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / NAME
+    for _ in _flipped_wrappers(path):
         _same(path, monkeypatch)
 
 
@@ -455,12 +461,8 @@ def test_the_reader_and_stats_give_the_same_inflating_ahead_on_fixtures(
 def test_the_reader_and_stats_give_the_same_inflating_ahead_on_flipped_bytes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    data = _wrappers(6)
     path = tmp_path / NAME
-    for at in range(0, len(data), 7):
-        damaged = bytearray(data)
-        damaged[at] ^= 0x24
-        path.write_bytes(bytes(damaged))
+    for _ in _flipped_wrappers(path):
         _reads_the_same(path, monkeypatch)
 
 
