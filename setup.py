@@ -63,6 +63,8 @@ setup(
         compiled_twin("kafka_dump.format._recheck", "kafka_dump/format/_recheck.c"),
         # zlib: the gzip wrappers convert's fast path (and deep verify) inflates.
         compiled_twin("kafka_dump.format._transcode", "kafka_dump/format/_transcode.c", ["z"]),
+        # zlib and POSIX threads: gzip inflated ahead, on a thread that never takes the GIL.
+        compiled_twin("kafka_dump.format._ahead", "kafka_dump/format/_ahead.c", ["z"]),
         compiled_twin("kafka_dump.render._tablefast", "kafka_dump/render/_tablefast.c"),
     ],
     cmdclass={"build_ext": OptionalBuildExt},

@@ -29,11 +29,14 @@ import time
 from collections import deque
 from collections.abc import Callable, Container, Iterator
 from types import TracebackType
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from kafka_dump.format import layout as L
 from kafka_dump.format.codecs import decompress
 from kafka_dump.model import Compression
+
+if TYPE_CHECKING:
+    from kafka_dump.format._ahead import InflateEngine
 
 # codec id, payload -> decompressed bytes (raises on a payload that does not decompress).
 Decompress = Callable[[int, memoryview], bytes]
@@ -462,13 +465,17 @@ class Inline:
 
 
 class Ahead:
-    """The window's gzip payloads inflated ahead on a second thread (``InflateAhead``) while the
-    decoder reads the entries before them. Each payload asked for is checked against the one
-    inflated, so the bytes (or the exception) are ``codecs.decompress``'s either way; a payload asked
-    with another limit than ``limit`` is decompressed where it is asked. No thread without gzip."""
+    """The window's gzip payloads inflated ahead on a second thread while the decoder reads the
+    entries before them. Each payload asked for is checked against the one inflated, so the bytes (or
+    the exception) are ``codecs.decompress``'s either way; a payload asked with another limit than
+    ``limit`` is decompressed where it is asked. No thread without gzip.
+
+    With the compiled twins (not ``KDUMP_PURE``) the work is ``_ahead.InflateEngine``'s: a thread
+    that inflates into bytes made for it and never takes the GIL. Otherwise ``InflateAhead``."""
 
     def __init__(self, limit: int) -> None:
         self._limit = limit
+        self._engine = _engine(limit)
         self._ahead = InflateAhead(self._inflate, chunk_bytes=READER_CHUNK_BYTES)
         self._take = self._ahead.take
 
@@ -476,6 +483,10 @@ class Ahead:
         return decompress(_CODECS[codec], payload, self._limit)
 
     def start(self, window: bytes, pos: int) -> Unpack:
+        engine = self._engine
+        if engine is not None:
+            spans = list(compressed_spans(window, pos, len(window)))
+            return engine.take if engine.start(window, spans) else decompress
         self._ahead.start(window, compressed_spans(window, pos, len(window)))
         # Nothing queued (no gzip near the window's start, or the worker stopped): no check per payload.
         return self.unpack if self._ahead.queued else decompress
@@ -486,4 +497,19 @@ class Ahead:
         return self._take(codec, payload if type(payload) is memoryview else memoryview(payload))
 
     def close(self) -> None:
+        if self._engine is not None:
+            self._engine.close()
         self._ahead.close()
+
+
+def _engine(limit: int) -> InflateEngine | None:
+    """The compiled engine, unless ``KDUMP_PURE`` or it was not built."""
+    from kafka_dump.format.twins import pure_requested
+
+    if pure_requested():
+        return None
+    try:
+        from kafka_dump.format._ahead import InflateEngine
+    except ImportError:
+        return None
+    return InflateEngine(decompress, limit, BUDGET)
