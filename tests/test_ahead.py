@@ -12,6 +12,7 @@ a closed generator or an interrupt. Last, the same differential for the readers 
 
 from __future__ import annotations
 
+import os
 import sys
 import threading
 import time
@@ -53,6 +54,15 @@ def _unpack(codec: int, payload: memoryview) -> bytes:
 
 def _threads() -> list[threading.Thread]:
     return [t for t in threading.enumerate() if t.name == THREAD]
+
+
+# The segment reader's and stats' engines: InflateAhead, and the compiled one when it is active.
+ENGINES = ["pure"] if ahead_mod.ahead_twin() == "pure-python" else ["pure", "compiled"]
+
+
+def _os_threads() -> int:
+    """The process's OS threads: the compiled engine's thread is not a ``threading.Thread``."""
+    return len(os.listdir("/proc/self/task"))
 
 
 # --- the scan finds what the walk asks for ------------------------------------------------------------------------
@@ -379,10 +389,14 @@ def test_the_worker_stops_when_it_gets_no_core_of_its_own(
 # --- the segment reader (dump, the decoder) and stats with and without it -----------------------------------------
 
 
-def _forced(m: pytest.MonkeyPatch) -> None:
+def _forced(m: pytest.MonkeyPatch, engine: str = "pure") -> None:
     """Small windows, one payload a chunk, judged at every chunk and never stopped: the most windows
-    and hand-overs, so that a payload inflated ahead is used wherever the reader can use one."""
+    and hand-overs, so that a payload inflated ahead is used wherever the reader can use one.
+    ``engine``: which does the work, ``InflateAhead`` (pure) or ``_ahead.InflateEngine`` (compiled)."""
     import kafka_dump.segment as segment
+
+    if engine == "pure":
+        m.setattr(ahead_mod, "_engine", lambda limit: None)
 
     m.setattr(segment, "_READ_SIZE", 700)
     m.setattr(segment, "_RUN_BYTES", 300)
@@ -403,22 +417,24 @@ def _until_raised(items: Iterator[object]) -> list[object]:
     return out
 
 
-def _segment_items(path: Path, monkeypatch: pytest.MonkeyPatch, *, ahead: bool, **kw: object) -> list[object]:
+def _segment_items(
+    path: Path, monkeypatch: pytest.MonkeyPatch, *, ahead: bool, engine: str = "pure", **kw: object
+) -> list[object]:
     from kafka_dump.segment import read_segment
 
     with monkeypatch.context() as m:
-        _forced(m)
+        _forced(m, engine)
         source = ahead_mod.Ahead(1 << 20) if ahead else ahead_mod.Inline()
         items = _until_raised(read_segment(path, max_batch_bytes=1 << 20, inflating=source, **kw))  # type: ignore[arg-type]
     assert not _threads()
     return items
 
 
-def _stats(path: Path, monkeypatch: pytest.MonkeyPatch, *, ahead: bool) -> list[object]:
+def _stats(path: Path, monkeypatch: pytest.MonkeyPatch, *, ahead: bool, engine: str = "pure") -> list[object]:
     from kafka_dump.analysis import stats_walk
 
     with monkeypatch.context() as m:
-        _forced(m)
+        _forced(m, engine)
         m.setattr(stats_walk, "CHUNK_SIZE", 900)
         events = _until_raised(stats_walk.iter_stats([path], max_batch_bytes=1 << 20, inflate_ahead=ahead))
     assert not _threads()
@@ -445,10 +461,10 @@ def _plain(value: object) -> object:
 
 
 def _reads_the_same(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    assert _segment_items(path, monkeypatch, ahead=True) == _segment_items(path, monkeypatch, ahead=False), (
-        path
-    )
-    assert _stats(path, monkeypatch, ahead=True) == _stats(path, monkeypatch, ahead=False), path
+    items, stats = _segment_items(path, monkeypatch, ahead=False), _stats(path, monkeypatch, ahead=False)
+    for engine in ENGINES:
+        assert _segment_items(path, monkeypatch, ahead=True, engine=engine) == items, (path, engine)
+        assert _stats(path, monkeypatch, ahead=True, engine=engine) == stats, (path, engine)
 
 
 @pytest.mark.parametrize("path", _fixture_logs(), ids=lambda p: p.name)
@@ -501,7 +517,7 @@ def test_the_reader_uses_what_was_inflated_ahead(tmp_path: Path, monkeypatch: py
 
     records = 0
     with monkeypatch.context() as m:
-        _forced(m)
+        _forced(m, "pure")
         m.setattr("kafka_dump.segment._READ_SIZE", 1 << 20)  # one window: the worker is never stopped
         for batch in read_segment(path, max_batch_bytes=1 << 20, inflating=ahead_mod.Ahead(1 << 20)):
             records += len(batch.records)  # type: ignore[union-attr,arg-type]
@@ -525,6 +541,7 @@ def test_the_reader_starts_a_thread_only_for_gzip_entries(
             super().start()
 
     monkeypatch.setattr(ahead_mod.threading, "Thread", Counted)
+    monkeypatch.setattr(ahead_mod, "_engine", lambda limit: None)  # the pure engine's thread
     list(read_segment(FIXTURES / name))
     list(read_segment(FIXTURES / name, with_records=False))  # headers only: inflated where asked
     assert starts == [THREAD] * started and not _threads()
@@ -537,7 +554,7 @@ def test_a_closed_or_dropped_reader_leaves_no_thread(tmp_path: Path, monkeypatch
     path.write_bytes(_wrappers(30))
     switch = sys.getswitchinterval()
     with monkeypatch.context() as m:
-        _forced(m)
+        _forced(m, "pure")
         runs = read_segment_runs(path)
         next(runs)
         next(runs)
@@ -550,3 +567,58 @@ def test_a_closed_or_dropped_reader_leaves_no_thread(tmp_path: Path, monkeypatch
         assert _threads()
         del items  # the chain drops its generator, which closes the plug
     assert not _threads() and sys.getswitchinterval() == switch
+
+
+@pytest.mark.skipif("compiled" not in ENGINES, reason="the compiled engine is not built")
+def test_the_reader_uses_what_the_compiled_engine_inflated(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every payload of 40 wrappers in one window inflated by the engine's thread or by the reader
+    while it would wait, none declined, none handed to codecs; and the thread's life."""
+    from kafka_dump.segment import read_segment, read_segment_runs
+
+    path = tmp_path / NAME
+    path.write_bytes(_wrappers(40))
+    made: list[ahead_mod.Ahead] = []
+    real = ahead_mod.Ahead
+
+    def keep(limit: int) -> ahead_mod.Ahead:
+        made.append(real(limit))
+        return made[-1]
+
+    before = _os_threads()
+    with monkeypatch.context() as m:
+        m.setattr("kafka_dump.segment._READ_SIZE", 1 << 20)
+        m.setattr(ahead_mod, "Ahead", keep)
+        records = 0
+        for batch in read_segment(path, max_batch_bytes=1 << 20):
+            records += len(batch.records)  # type: ignore[union-attr,arg-type]
+            time.sleep(0.002)  # a slow consumer: the thread runs meanwhile
+        assert records == 123 and _os_threads() == before
+        engine = made[0]._engine
+        assert engine is not None
+        counts = engine.counts()
+        assert counts["worker"] + counts["reader"] == 41 and counts["worker"] > 0
+        assert counts["declined"] == 0 and counts["fallbacks"] == 0
+        runs = read_segment_runs(path)
+        next(runs)
+        assert _os_threads() == before + 1
+        runs.close()
+        assert _os_threads() == before
+        items = read_segment(path)
+        next(items)
+        assert _os_threads() == before + 1
+        del items
+        assert _os_threads() == before
+        for name in ("v1-none.log", "v2-lz4.log"):  # no gzip: no thread
+            made.clear()
+            list(read_segment(FIXTURES / name))
+            assert made and made[0]._engine is not None and made[0]._engine.counts()["worker"] == 0
+
+
+def test_the_compiled_engine_is_active_when_expected() -> None:
+    """CI sets KDUMP_EXPECT_COMPILED=1 on the compiled run: a silent fallback must fail there."""
+    if os.environ.get("KDUMP_EXPECT_COMPILED") == "1":
+        assert ahead_mod.ahead_twin() == "compiled"
+    if os.environ.get("KDUMP_PURE") == "1":
+        assert ahead_mod.ahead_twin() == "pure-python" and ahead_mod.Ahead(1)._engine is None

@@ -471,11 +471,12 @@ class Ahead:
     ``limit`` is decompressed where it is asked. No thread without gzip.
 
     With the compiled twins (not ``KDUMP_PURE``) the work is ``_ahead.InflateEngine``'s: a thread
-    that inflates into bytes made for it and never takes the GIL. Otherwise ``InflateAhead``."""
+    that inflates into bytes made for it and never takes the GIL. Otherwise, or with ``compiled``
+    false, ``InflateAhead``'s."""
 
-    def __init__(self, limit: int) -> None:
+    def __init__(self, limit: int, *, compiled: bool = True) -> None:
         self._limit = limit
-        self._engine = _engine(limit)
+        self._engine = _engine(limit) if compiled else None
         self._ahead = InflateAhead(self._inflate, chunk_bytes=READER_CHUNK_BYTES)
         self._take = self._ahead.take
 
@@ -513,3 +514,8 @@ def _engine(limit: int) -> InflateEngine | None:
     except ImportError:
         return None
     return InflateEngine(decompress, limit, BUDGET)
+
+
+def ahead_twin() -> str:
+    """Which engine ``Ahead`` inflates with: "compiled" or "pure-python" (CI checks it is compiled)."""
+    return "pure-python" if _engine(0) is None else "compiled"

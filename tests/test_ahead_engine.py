@@ -1,0 +1,221 @@
+"""The compiled inflate-ahead engine (``format/_ahead.c``) against ``codecs.decompress``.
+
+``take`` must give, for every payload, what ``codecs.decompress`` gives: the same bytes, or an
+exception of the same type and text. The payloads here are the members the engine inflates itself
+and every kind it must hand back: header flags, an empty member, two members, trailing bytes, a bad
+CRC or ISIZE, flipped and cut bytes, bombs past the limit, and bytes that are no gzip at all; taken in
+order, past the reader's stopping point, with an unforeseen payload or another limit in between.
+Then the counts show the work was done ahead (a differential alone cannot fail when nothing is),
+and the thread's life: one OS thread while reading, none after ``close`` or when dropped.
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+import struct
+import zlib
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kafka_dump.format.codecs import decompress
+from kafka_dump.model import Compression
+
+engine_mod = pytest.importorskip("kafka_dump.format._ahead", reason="the compiled engine is not built")
+InflateEngine = engine_mod.InflateEngine
+
+GZIP, LZ4 = 1, 3
+LIMIT = 1 << 20
+
+
+def _member(data: bytes, flags: int = 0, level: int = 6) -> bytes:
+    """A gzip member with the header fields ``flags`` asks for (FTEXT 1, FHCRC 2, FEXTRA 4, FNAME 8,
+    FCOMMENT 16, and the reserved bits), its header CRC right."""
+    head = bytes([0x1F, 0x8B, 8, flags]) + struct.pack("<I", 0) + b"\x00\xff"
+    if flags & 4:
+        head += struct.pack("<H", 3) + b"abc"
+    if flags & 8:
+        head += b"name\x00"
+    if flags & 16:
+        head += b"comment\x00"
+    if flags & 2:
+        head += struct.pack("<H", zlib.crc32(head) & 0xFFFF)
+    body = zlib.compressobj(level, zlib.DEFLATED, -15)
+    raw = body.compress(data) + body.flush()
+    return head + raw + struct.pack("<II", zlib.crc32(data), len(data) & 0xFFFFFFFF)
+
+
+def _trailer(member: bytes, crc_delta: int = 0, size_delta: int = 0) -> bytes:
+    crc, size = struct.unpack("<II", member[-8:])
+    return member[:-8] + struct.pack("<II", (crc + crc_delta) & 0xFFFFFFFF, (size + size_delta) & 0xFFFFFFFF)
+
+
+_DATA = st.one_of(
+    st.binary(min_size=1, max_size=3000),
+    st.integers(min_value=1, max_value=40000).map(
+        lambda n: bytes(range(256)) * (n // 256) + b"z" * (n % 256)
+    ),
+)
+
+
+@st.composite
+def _payload(draw: st.DrawFn) -> bytes:
+    data = draw(_DATA)
+    kind = draw(st.sampled_from(
+        ["plain", "plain", "flags", "empty", "two", "trailing", "crc", "size", "flip", "cut", "bomb", "junk"]
+    ))  # fmt: skip
+    member = _member(data, level=draw(st.sampled_from([1, 6, 9])))
+    if kind == "flags":
+        return _member(data, flags=draw(st.sampled_from([1, 2, 4, 8, 16, 28, 32, 64, 128])))
+    if kind == "empty":
+        return _member(b"")
+    if kind == "two":
+        return member + _member(data[::-1])
+    if kind == "trailing":
+        return member + draw(st.binary(min_size=1, max_size=5))
+    if kind == "crc":
+        return _trailer(member, crc_delta=draw(st.integers(1, 5)))
+    if kind == "size":
+        return _trailer(member, size_delta=draw(st.sampled_from([-1, 1, 1 << 31])))
+    if kind == "flip":
+        at = draw(st.integers(0, len(member) - 1))
+        return member[:at] + bytes([member[at] ^ draw(st.integers(1, 255))]) + member[at + 1 :]
+    if kind == "cut":
+        return member[: draw(st.integers(0, len(member) - 1))]
+    if kind == "bomb":
+        return _member(b"\0" * draw(st.integers(LIMIT - 2, LIMIT + 3000)), level=9)
+    return draw(st.binary(max_size=40))
+
+
+def _direct(codec: int, payload: bytes | memoryview, limit: int) -> tuple[str, object]:
+    try:
+        return ("ok", decompress(Compression(codec), payload, limit))
+    except Exception as exc:
+        return (type(exc).__name__, str(exc))
+
+
+def _taken(engine: object, codec: int, payload: bytes | memoryview, limit: int) -> tuple[str, object]:
+    try:
+        return ("ok", engine.take(Compression(codec), payload, limit))  # type: ignore[attr-defined]
+    except Exception as exc:
+        return (type(exc).__name__, str(exc))
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(_payload(), max_size=10),
+    st.integers(min_value=0, max_value=200_000),
+    st.integers(min_value=0, max_value=10),
+    st.integers(min_value=-1, max_value=10),
+    st.integers(min_value=-1, max_value=10),
+    st.booleans(),
+)
+def test_take_gives_what_decompress_gives(
+    payloads: list[bytes], budget: int, stop: int, strange: int, other_limit: int, copies: bool
+) -> None:
+    data = b"".join(payloads)
+    spans: list[tuple[int, int, int]] = []
+    at = 0
+    for k, p in enumerate(payloads):
+        spans.append((LZ4 if k % 4 == 3 else GZIP, at, len(p)))  # an lz4 span: never inflated here
+        at += len(p)
+    view = memoryview(data)
+    engine = InflateEngine(decompress, LIMIT, budget)
+    try:
+        for window in range(2):  # the second window after the reader stopped early in the first
+            engine.start(data, list(spans))
+            for k, (codec, start, n) in enumerate(spans[: stop if window == 0 else None]):
+                payload: bytes | memoryview = view[start : start + n]
+                if copies:
+                    payload = bytes(payload)  # the same bytes, not a view of the window
+                if k == strange:  # a payload the scan did not foresee: decompressed where asked
+                    payload = _member(b"unforeseen")
+                limit = 100 if k == other_limit else LIMIT
+                assert _taken(engine, codec, payload, limit) == _direct(codec, payload, limit), (k, window)
+    finally:
+        engine.close()
+
+
+def test_every_sound_member_is_inflated_ahead_and_none_declined() -> None:
+    members = [_member(bytes([i]) * (100 + 997 * i), flags=(0, 8, 16, 4, 1)[i % 5]) for i in range(60)]
+    data = b"".join(members)
+    spans, at = [], 0
+    for m in members:
+        spans.append((GZIP, at, len(m)))
+        at += len(m)
+    engine = InflateEngine(decompress, LIMIT, 1 << 30)
+    try:
+        assert engine.start(data, spans) is True
+        view = memoryview(data)
+        for (_codec, start, n), m in zip(spans, members, strict=True):
+            assert engine.take(Compression.GZIP, view[start : start + n], LIMIT) == zlib.decompress(m, 31)
+        counts = engine.counts()
+    finally:
+        engine.close()
+    assert counts["worker"] + counts["reader"] == 60
+    assert counts["declined"] == 0 and counts["fallbacks"] == 0
+
+
+def test_what_the_engine_does_not_vouch_for_goes_to_decompress() -> None:
+    sound = _member(b"x" * 500)
+    cases = [
+        _member(b"x" * 500, flags=2),  # a header CRC: left to codecs
+        _member(b""),  # ISIZE 0
+        _trailer(sound, crc_delta=1),  # a bad CRC: codecs words the error
+        sound + _member(b"second"),  # two members
+    ]
+    data = b"".join(cases)
+    spans, at = [], 0
+    for c in cases:
+        spans.append((GZIP, at, len(c)))
+        at += len(c)
+    engine = InflateEngine(decompress, LIMIT, 1 << 30)
+    try:
+        engine.start(data, spans)
+        view = memoryview(data)
+        for codec, start, n in spans:
+            payload = view[start : start + n]
+            assert _taken(engine, codec, payload, LIMIT) == _direct(codec, payload, LIMIT)
+        counts = engine.counts()
+    finally:
+        engine.close()
+    assert counts["fallbacks"] == 4  # each answered by codecs.decompress
+    assert counts["declined"] == 2  # the bad CRC and the two members were tried and declined
+
+
+def _os_threads() -> int:
+    return len(os.listdir("/proc/self/task"))
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="counts OS threads through /proc")
+def test_one_thread_while_reading_none_after_close_or_drop() -> None:
+    member = _member(b"y" * 2000)
+    before = _os_threads()
+    engine = InflateEngine(decompress, LIMIT, 1 << 30)
+    assert engine.start(member * 3, [(GZIP, 0, len(member))]) is True
+    assert _os_threads() == before + 1
+    engine.close()
+    assert _os_threads() == before
+    assert engine.start(member, [(GZIP, 0, len(member))]) is False  # closed: nothing ahead
+    assert engine.take(Compression.GZIP, member, LIMIT) == b"y" * 2000
+    dropped = InflateEngine(decompress, LIMIT, 1 << 30)
+    dropped.start(member, [(GZIP, 0, len(member))])
+    assert _os_threads() == before + 1
+    del dropped
+    gc.collect()
+    assert _os_threads() == before
+
+
+def test_bad_spans_are_refused() -> None:
+    engine = InflateEngine(decompress, LIMIT, 1 << 30)
+    try:
+        with pytest.raises(ValueError, match="outside the window"):
+            engine.start(b"abc", [(GZIP, 2, 5)])
+        with pytest.raises(TypeError):
+            engine.start(b"abc", [(GZIP, 0)])
+        assert engine.start(b"abc", []) is False
+    finally:
+        engine.close()
