@@ -60,9 +60,23 @@ def _threads() -> list[threading.Thread]:
 ENGINES = ["pure"] if ahead_mod.ahead_twin() == "pure-python" else ["pure", "compiled"]
 
 
+def _no_engine(m: pytest.MonkeyPatch) -> None:
+    """Every inflate-ahead source made meanwhile is the pure one (``InflateAhead``)."""
+    m.setattr(ahead_mod, "_engine", lambda *args: None)
+
+
 def _os_threads() -> int:
     """The process's OS threads: the compiled engine's thread is not a ``threading.Thread``."""
     return len(os.listdir("/proc/self/task"))
+
+
+def _os_threads_back_to(before: int) -> bool:
+    """Whether the OS threads are back to ``before``: at once after the engine's join, within a
+    moment after a Python thread's (its join returns just before the OS thread ends)."""
+    deadline = time.monotonic() + 2
+    while _os_threads() != before and time.monotonic() < deadline:
+        time.sleep(0.001)
+    return _os_threads() == before
 
 
 # --- the scan finds what the walk asks for ------------------------------------------------------------------------
@@ -201,10 +215,18 @@ def test_a_failed_decompression_is_raised_as_the_same_exception() -> None:
 
 
 def _verify(
-    path: Path, monkeypatch: pytest.MonkeyPatch, *, ahead: bool, window: int, codecs: frozenset[int]
+    path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    *,
+    ahead: bool,
+    window: int,
+    codecs: frozenset[int],
+    engine: str = "pure",
 ) -> list[object]:
     with monkeypatch.context() as m:
-        m.setattr(ahead_mod, "AHEAD_CODECS", codecs)
+        if engine == "pure":
+            _no_engine(m)
+        m.setattr(ahead_mod, "AHEAD_CODECS", codecs)  # the pure engine's: the compiled one takes gzip
         # Judged at every chunk: never stopped with the default codecs, stopped at once with all.
         m.setattr(ahead_mod, "_SAMPLE", 0.0)
         m.setattr(ahead_mod, "_MIN_OVERLAP", 0.0 if codecs == ahead_mod.AHEAD_CODECS else 1e9)
@@ -222,7 +244,9 @@ def _verify(
 def _same(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     for window, codecs in ((1 << 20, ahead_mod.AHEAD_CODECS), (700, frozenset({GZIP, SNAPPY, LZ4, 4}))):
         without = _verify(path, monkeypatch, ahead=False, window=window, codecs=codecs)
-        assert _verify(path, monkeypatch, ahead=True, window=window, codecs=codecs) == without, (path, window)
+        for engine in ENGINES:
+            got = _verify(path, monkeypatch, ahead=True, window=window, codecs=codecs, engine=engine)
+            assert got == without, (path, window, engine)
 
 
 @pytest.mark.parametrize("path", _fixture_logs(), ids=lambda p: p.name)
@@ -280,27 +304,40 @@ def test_a_thread_only_for_gzip_entries(name: str, started: int, monkeypatch: py
             super().start()
 
     monkeypatch.setattr(ahead_mod.threading, "Thread", Counted)
+    _no_engine(
+        monkeypatch
+    )  # the compiled engine's thread: test_the_reader_uses_what_the_compiled_engine_inflated
     events = list(verify_file(FIXTURES / name, VerifyOptions()))
     assert starts == [THREAD] * started and not _threads()
     assert not [e for e in events if isinstance(e, Problem)]
 
 
-def test_a_closed_generator_leaves_no_thread(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_closed_generator_leaves_no_thread(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, engine: str
+) -> None:
     path = tmp_path / NAME
     path.write_bytes(_wrappers(30))
-    switch = sys.getswitchinterval()
+    if engine == "pure":
+        _no_engine(monkeypatch)
+    switch, before = sys.getswitchinterval(), _os_threads()
     monkeypatch.setattr("kafka_dump.analysis.verify._WINDOW", 2000)
     monkeypatch.setattr("kafka_dump.analysis.verify._PROGRESS_EVERY", 1)
     events = verify_file(path, VerifyOptions())
     next(events)  # a progress event after the first window: the worker has run
+    assert _os_threads() == before + 1
     events.close()
-    assert not _threads() and sys.getswitchinterval() == switch
+    assert not _threads() and sys.getswitchinterval() == switch and _os_threads_back_to(before)
 
 
-def test_an_interrupt_leaves_no_thread(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("engine", ENGINES)
+def test_an_interrupt_leaves_no_thread(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, engine: str) -> None:
     """Ctrl-C while the walk asks for its third payload (the worker busy meanwhile)."""
     import kafka_dump.format as twins
 
+    if engine == "pure":
+        _no_engine(monkeypatch)
+    before = _os_threads()
     path = tmp_path / NAME
     path.write_bytes(_wrappers(30))
     real = twins.walk_entries
@@ -322,16 +359,20 @@ def test_an_interrupt_leaves_no_thread(tmp_path: Path, monkeypatch: pytest.Monke
     switch = sys.getswitchinterval()
     with pytest.raises(KeyboardInterrupt):
         list(verify_file(path, VerifyOptions()))
-    assert len(asked) == 3 and not _threads() and sys.getswitchinterval() == switch
+    assert (
+        len(asked) == 3 and not _threads() and sys.getswitchinterval() == switch and _os_threads() == before
+    )
 
 
 # --- convert's fast reader with and without it --------------------------------------------------------------------
 
 
-def _read(path: Path, monkeypatch: pytest.MonkeyPatch, *, ahead: bool) -> list[object]:
+def _read(path: Path, monkeypatch: pytest.MonkeyPatch, *, ahead: bool, engine: str = "pure") -> list[object]:
     from kafka_dump.analysis import convert_fast
 
     with monkeypatch.context() as m:
+        if engine == "pure":
+            _no_engine(m)
         m.setattr(convert_fast, "_WINDOW", 900)  # many windows, each entry whole
         m.setattr(convert_fast, "_RUN", 300)  # and several runs a window
         m.setattr(ahead_mod, "CHUNK_BYTES", 1)
@@ -347,11 +388,12 @@ def _read(path: Path, monkeypatch: pytest.MonkeyPatch, *, ahead: bool) -> list[o
     return items
 
 
+@pytest.mark.parametrize("engine", ENGINES)
 def test_convert_reads_the_same_items_inflating_ahead(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, engine: str
 ) -> None:
     for fixture in ("v1-gzip.log", "v0-gzip.log", "mixed-magic.log"):
-        assert _read(FIXTURES / fixture, monkeypatch, ahead=True) == _read(
+        assert _read(FIXTURES / fixture, monkeypatch, ahead=True, engine=engine) == _read(
             FIXTURES / fixture, monkeypatch, ahead=False
         )
     data = b"".join(
@@ -363,7 +405,9 @@ def test_convert_reads_the_same_items_inflating_ahead(
         if at is not None:
             damaged[at] ^= 0x24
         path.write_bytes(bytes(damaged))
-        assert _read(path, monkeypatch, ahead=True) == _read(path, monkeypatch, ahead=False), at
+        assert _read(path, monkeypatch, ahead=True, engine=engine) == _read(path, monkeypatch, ahead=False), (
+            at
+        )
 
 
 def test_the_worker_stops_when_it_gets_no_core_of_its_own(
@@ -396,7 +440,7 @@ def _forced(m: pytest.MonkeyPatch, engine: str = "pure") -> None:
     import kafka_dump.segment as segment
 
     if engine == "pure":
-        m.setattr(ahead_mod, "_engine", lambda limit: None)
+        _no_engine(m)
 
     m.setattr(segment, "_READ_SIZE", 700)
     m.setattr(segment, "_RUN_BYTES", 300)

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, BinaryIO, NamedTuple
 from kafka_dump import format as _twins
 from kafka_dump.errors import KafkaDumpError, NotASegmentError
 from kafka_dump.format import layout as L
-from kafka_dump.format.ahead import Decompress, InflateAhead, compressed_spans
+from kafka_dump.format.ahead import CompiledAhead, Decompress, InflateAhead, compressed_spans, inflate_ahead
 from kafka_dump.format.checksum import crc32c
 from kafka_dump.format.codecs import DEFAULT_MAX_BATCH_BYTES, DEFAULT_MAX_RECORDS_PER_BATCH, decompress
 from kafka_dump.model import Batch, Check, Compression, ControlType, Problem, ProblemKind, TimestampType
@@ -253,7 +253,7 @@ class _FileCheck:
         def unpack(codec: int, payload: memoryview) -> bytes:
             return decompress(_CODECS[codec], payload, mbb)
 
-        ahead = InflateAhead(unpack) if options.deep and options.inflate_ahead else None
+        ahead = inflate_ahead(unpack, mbb) if options.deep and options.inflate_ahead else None
         try:
             yield from self._walk_windows(f, size, buf, rows, limit, unpack, ahead)
         finally:
@@ -268,7 +268,7 @@ class _FileCheck:
         rows: list[EntryRow] | None,
         limit: int,
         unpack: Decompress,
-        ahead: InflateAhead | None,
+        ahead: InflateAhead | CompiledAhead | None,
     ) -> Iterator[VerifyEvent]:
         """``_scan``'s loop over read windows; ``ahead`` (deep) inflates each window's payloads ahead."""
         options = self.options

@@ -13,8 +13,8 @@
  * A span's bytes are given only where _transcode.gunzip would give the same bytes: one member that
  * ends where its trailer says, CRC-32 and ISIZE sound, no second member, within the limit. Anything
  * else (a payload that is not the span foreseen, another limit, another codec, a declined member)
- * goes to the decompress function given (codecs.decompress), so the bytes or the exception are
- * always that function's.
+ * goes to the decompress function given (codecs.decompress, or a function of codec and payload that
+ * calls it with the engine's limit), so the bytes or the exception are always that function's.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -265,10 +265,10 @@ stop_thread(Ahead *a)
 }
 
 static PyObject *
-fallback(Ahead *a, PyObject *const *args)
+fallback(Ahead *a, PyObject *const *args, Py_ssize_t nargs)
 {
     a->fallbacks++;
-    return PyObject_Vectorcall(a->decompress, args, 3, NULL);
+    return PyObject_Vectorcall(a->decompress, args, (size_t)nargs, NULL);
 }
 
 /* ---- the type ------------------------------------------------------------------------------- */
@@ -391,19 +391,19 @@ error:
     return NULL;
 }
 
-/* take(codec, payload, limit): codecs.decompress(codec, payload, limit), inflated ahead when it is the
- * next span's payload. */
+/* take(codec, payload[, limit]): decompress(codec, payload[, limit]), inflated ahead when it is the
+ * next span's payload (and the limit, if given, the engine's). */
 static PyObject *
 Ahead_take(Ahead *a, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (nargs != 3) {
-        PyErr_SetString(PyExc_TypeError, "take(codec, payload, limit)");
+    if (nargs != 2 && nargs != 3) {
+        PyErr_SetString(PyExc_TypeError, "take(codec, payload[, limit])");
         return NULL;
     }
     if (a->next >= a->n)
-        return fallback(a, args);
+        return fallback(a, args, nargs);
     long codec = PyLong_AsLong(args[0]);
-    Py_ssize_t limit = PyLong_AsSsize_t(args[2]);
+    Py_ssize_t limit = nargs == 3 ? PyLong_AsSsize_t(args[2]) : a->limit;
     if (PyErr_Occurred())
         return NULL;
     Span *s = &a->spans[a->next];
@@ -419,11 +419,11 @@ Ahead_take(Ahead *a, PyObject *const *args, Py_ssize_t nargs)
         a->claim = a->n;
         pthread_mutex_unlock(&a->mu);
         a->next = a->n;
-        return fallback(a, args);
+        return fallback(a, args, nargs);
     }
     Py_ssize_t i = a->next++;
     if (s->state == S_NONE || limit != a->limit)
-        return fallback(a, args);
+        return fallback(a, args, nargs);
     int state;
     pthread_mutex_lock(&a->mu); /* the worker holds it only briefly and never waits for the GIL */
     state = s->state;
@@ -438,11 +438,19 @@ Ahead_take(Ahead *a, PyObject *const *args, Py_ssize_t nargs)
     if (state != S_DONE) {
         if (state == S_DECLINED)
             a->declined++;
-        return fallback(a, args);
+        return fallback(a, args, nargs);
     }
     PyObject *out = s->out;
     s->out = NULL;
     return out;
+}
+
+static PyObject *
+Ahead_finish(Ahead *a, PyObject *unused)
+{
+    if (a->sync_ready)
+        finish(a);
+    Py_RETURN_NONE;
 }
 
 static PyObject *
@@ -468,8 +476,10 @@ static PyMethodDef Ahead_methods[] = {
      "start(window, spans) -> bool: begin a window whose payloads (codec, start, length) the reader will\n"
      "ask for in this order; whether any is inflated ahead (else take only calls decompress)."},
     {"take", (PyCFunction)(void (*)(void))Ahead_take, METH_FASTCALL,
-     "take(codec, payload, limit) -> bytes: decompress(codec, payload, limit), inflated ahead when the\n"
-     "payload is the next span's."},
+     "take(codec, payload[, limit]) -> bytes: decompress(codec, payload[, limit]), inflated ahead when\n"
+     "the payload is the next span's."},
+    {"finish", (PyCFunction)Ahead_finish, METH_NOARGS,
+     "finish(): end the window (start does too): the window's buffer is no longer read or held."},
     {"close", (PyCFunction)Ahead_close, METH_NOARGS, "close(): end the window, stop and join the thread."},
     {"counts", (PyCFunction)Ahead_counts, METH_NOARGS,
      "counts() -> dict: spans inflated by the worker and by the reader, declined, and decompress calls."},

@@ -503,8 +503,9 @@ class Ahead:
         self._ahead.close()
 
 
-def _engine(limit: int) -> InflateEngine | None:
-    """The compiled engine, unless ``KDUMP_PURE`` or it was not built."""
+def _engine(limit: int, fallback: Unpack | Decompress = decompress) -> InflateEngine | None:
+    """The compiled engine (payloads it does not inflate go to ``fallback``), unless ``KDUMP_PURE`` or
+    it was not built."""
     from kafka_dump.format.twins import pure_requested
 
     if pure_requested():
@@ -513,7 +514,40 @@ def _engine(limit: int) -> InflateEngine | None:
         from kafka_dump.format._ahead import InflateEngine
     except ImportError:
         return None
-    return InflateEngine(decompress, limit, BUDGET)
+    return InflateEngine(fallback, limit, BUDGET)
+
+
+class CompiledAhead:
+    """``InflateAhead``'s interface over the compiled engine, for readers that hand it a
+    ``Decompress`` function (codec and payload: ``codecs.decompress`` with the engine's limit)."""
+
+    def __init__(self, engine: InflateEngine) -> None:
+        self._engine = engine
+        self.take: Decompress = engine.take
+
+    def __enter__(self) -> CompiledAhead:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    def start(self, data: bytes | bytearray, spans: Iterator[Span]) -> None:
+        self._engine.start(data, list(spans))
+
+    def finish(self) -> None:
+        self._engine.finish()
+
+    def close(self) -> None:
+        self._engine.close()
+
+
+def inflate_ahead(decompress: Decompress, limit: int) -> InflateAhead | CompiledAhead:
+    """An inflate-ahead source for ``decompress``, which must give ``codecs.decompress(codec,
+    payload, limit)`` for gzip: the compiled engine with the compiled twins, else ``InflateAhead``."""
+    engine = _engine(limit, decompress)
+    return InflateAhead(decompress) if engine is None else CompiledAhead(engine)
 
 
 def ahead_twin() -> str:
