@@ -154,14 +154,15 @@ def test_take_gives_what_decompress_gives(
         engine.close()
 
 
-def test_every_sound_member_is_inflated_ahead_and_none_declined() -> None:
+@pytest.mark.parametrize("budget", [1 << 30, 150_000])  # all made at once, or a few at a time
+def test_every_sound_member_is_inflated_ahead_and_none_declined(budget: int) -> None:
     members = [_member(bytes([i]) * (100 + 997 * i), flags=(0, 8, 16, 4, 1)[i % 5]) for i in range(60)]
     data = b"".join(members)
     spans, at = [], 0
     for m in members:
         spans.append((GZIP, at, len(m)))
         at += len(m)
-    engine = InflateEngine(decompress, LIMIT, 1 << 30)
+    engine = InflateEngine(decompress, LIMIT, budget)
     try:
         assert engine.start(data, spans) is True
         view = memoryview(data)

@@ -32,12 +32,15 @@
 #define WAIT_BASE_NS 1000000L  /* the longest the reader waits for the worker's span: this, */
 #define WAIT_PER_BYTE_NS 20L   /* plus this per inflated byte; then it inflates the span itself */
 
-enum { S_NONE, S_PENDING, S_WORKER, S_READER, S_DONE, S_DECLINED, S_TAKEN };
+/* A span's life: S_NONE (decompressed where asked), or S_LATER (its output not made yet: the budget)
+ * -> S_PENDING (made, for the worker or the reader to claim) -> S_WORKER or S_READER -> S_DONE or
+ * S_DECLINED -> S_TAKEN. */
+enum { S_NONE, S_LATER, S_PENDING, S_WORKER, S_READER, S_DONE, S_DECLINED, S_TAKEN };
 
 typedef struct {
     Py_ssize_t start, length, size; /* the payload in the window; the output's size */
-    int codec, state;
-    PyObject *out;      /* the output, ISIZE bytes (S_PENDING to S_DONE); NULL otherwise */
+    int codec, state, made; /* made: its output was made (counted in the bytes waiting) */
+    PyObject *out;          /* the output, ISIZE bytes (S_PENDING to S_DONE); NULL otherwise */
     unsigned char *dst; /* its buffer, so that the worker reads no Python object */
 } Span;
 
@@ -55,6 +58,7 @@ typedef struct {
     int has_view;
     Span *spans;
     Py_ssize_t n, next, claim; /* spans; the reader's next; the first the worker may claim */
+    Py_ssize_t fill, waiting;  /* the next span to make an output for; bytes made and not yet passed */
     z_stream z;                /* the reader's inflater, reset for each span */
     int z_ready;
     Py_ssize_t by_worker, by_reader, declined, fallbacks; /* counts, for tests */
@@ -114,12 +118,14 @@ isize_of(const unsigned char *p, Py_ssize_t n, Py_ssize_t limit)
     return size;
 }
 
+/* Whether the span at claim can be claimed (mutex held): claim moves past the spans nobody will
+ * inflate here, and stops at one whose output is not made yet (in file order, it is next). */
 static int
 next_pending(Ahead *a)
 {
-    while (a->claim < a->n && a->spans[a->claim].state != S_PENDING)
+    while (a->claim < a->n && a->spans[a->claim].state != S_PENDING && a->spans[a->claim].state != S_LATER)
         a->claim++;
-    return a->claim < a->n;
+    return a->claim < a->n && a->spans[a->claim].state == S_PENDING;
 }
 
 static void *
@@ -238,7 +244,7 @@ finish(Ahead *a)
     Py_ssize_t n = a->n;
     pthread_mutex_lock(&a->mu);
     a->spans = NULL;
-    a->n = a->next = a->claim = 0;
+    a->n = a->next = a->claim = a->fill = a->waiting = 0;
     pthread_mutex_unlock(&a->mu);
     for (Py_ssize_t i = 0; i < n; i++)
         Py_XDECREF(spans[i].out);
@@ -262,6 +268,55 @@ stop_thread(Ahead *a)
     pthread_join(a->thread, NULL);
     Py_END_ALLOW_THREADS
     a->started = 0;
+}
+
+/* Make the outputs of the spans from fill on while they fit in the budget with those waiting, so
+ * that memory stays flat however large the window; 0, or -1 with an exception set. GIL held. */
+static int
+top_up(Ahead *a)
+{
+    int added = 0;
+    for (; a->fill < a->n; a->fill++) {
+        Span *s = &a->spans[a->fill];
+        if (s->state != S_LATER)
+            continue;
+        if (s->size > a->budget - a->waiting)
+            break; /* it fits once the reader has passed those before it (each fits alone) */
+        PyObject *out = PyBytes_FromStringAndSize(NULL, s->size);
+        if (out == NULL)
+            return -1;
+        s->out = out;
+        s->dst = (unsigned char *)PyBytes_AS_STRING(out);
+        s->made = 1;
+        a->waiting += s->size;
+        pthread_mutex_lock(&a->mu);
+        s->state = S_PENDING;
+        pthread_mutex_unlock(&a->mu);
+        added = 1;
+    }
+    if (added) {
+        pthread_mutex_lock(&a->mu);
+        pthread_cond_signal(&a->work);
+        pthread_mutex_unlock(&a->mu);
+    }
+    return 0;
+}
+
+/* The reader passes span s: its bytes no longer wait; one never made is no longer to be made. */
+static void
+passed(Ahead *a, Span *s, Py_ssize_t i)
+{
+    if (a->fill <= i)
+        a->fill = i + 1;
+    if (s->made) {
+        a->waiting -= s->size;
+        return;
+    }
+    if (s->state == S_LATER) {
+        pthread_mutex_lock(&a->mu);
+        s->state = S_NONE;
+        pthread_mutex_unlock(&a->mu);
+    }
 }
 
 static PyObject *
@@ -344,7 +399,7 @@ Ahead_start(Ahead *a, PyObject *args)
         return PyErr_NoMemory();
     }
     const unsigned char *base = (const unsigned char *)a->view.buf;
-    Py_ssize_t made = 0, pending = 0;
+    Py_ssize_t later = 0;
     for (Py_ssize_t i = 0; i < n; i++) {
         Span *s = &spans[i];
         PyObject *t = PyList_GET_ITEM(list, i);
@@ -362,29 +417,23 @@ Ahead_start(Ahead *a, PyObject *args)
             goto error;
         }
         Py_ssize_t size = s->codec == GZIP_CODEC ? isize_of(base + s->start, s->length, a->limit) : 0;
-        if (size == 0 || size > a->budget - made)
+        if (size == 0 || size > a->budget)
             continue; /* S_NONE: decompressed where it is asked */
-        s->out = PyBytes_FromStringAndSize(NULL, size);
-        if (s->out == NULL)
-            goto error;
-        s->dst = (unsigned char *)PyBytes_AS_STRING(s->out);
         s->size = size;
-        s->state = S_PENDING;
-        made += size;
-        pending++;
+        s->state = S_LATER;
+        later++;
     }
     pthread_mutex_lock(&a->mu);
     a->spans = spans;
     a->n = n;
-    a->next = a->claim = 0;
-    pthread_cond_signal(&a->work);
+    a->next = a->claim = a->fill = a->waiting = 0;
     pthread_mutex_unlock(&a->mu);
-    if (pending && !a->started && pthread_create(&a->thread, NULL, work, a) == 0)
+    if (top_up(a) < 0)
+        return NULL; /* the spans are published: the next finish frees them */
+    if (later && !a->started && pthread_create(&a->thread, NULL, work, a) == 0)
         a->started = 1; /* else the reader inflates every span itself */
-    return PyBool_FromLong(pending > 0);
+    return PyBool_FromLong(later > 0);
 error:
-    for (Py_ssize_t i = 0; i < n; i++)
-        Py_XDECREF(spans[i].out);
     PyMem_Free(spans);
     PyBuffer_Release(&a->view);
     a->has_view = 0;
@@ -422,8 +471,11 @@ Ahead_take(Ahead *a, PyObject *const *args, Py_ssize_t nargs)
         return fallback(a, args, nargs);
     }
     Py_ssize_t i = a->next++;
-    if (s->state == S_NONE || limit != a->limit)
-        return fallback(a, args, nargs);
+    passed(a, s, i);
+    if (top_up(a) < 0)
+        return NULL;
+    if (!s->made || limit != a->limit)
+        return fallback(a, args, nargs); /* one made: dropped at finish, if the worker took it */
     int state;
     pthread_mutex_lock(&a->mu); /* the worker holds it only briefly and never waits for the GIL */
     state = s->state;
