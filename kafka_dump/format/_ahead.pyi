@@ -7,7 +7,8 @@ from kafka_dump.model import Compression
 class InflateEngine:
     def __init__(
         self,
-        decompress: Callable[[Compression, bytes | memoryview, int], bytes] | Callable[[int, memoryview], bytes],
+        decompress: Callable[[Compression, bytes | memoryview, int], bytes]
+        | Callable[[int, memoryview], bytes],
         limit: int,
         budget: int,
         /,
