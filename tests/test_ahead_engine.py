@@ -21,13 +21,19 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from kafka_dump.format.ahead import compressed_spans
 from kafka_dump.format.codecs import decompress
 from kafka_dump.model import Compression
+
+from .batches import GZIP as GZIP_ID
+from .batches import LZ4 as LZ4_ID
+from .batches import SNAPPY, default_records, legacy_messages, legacy_records, v2_batch
+from .test_entry_walk import _fixture_logs
 
 engine_mod = pytest.importorskip("kafka_dump.format._ahead", reason="the compiled engine is not built")
 InflateEngine = engine_mod.InflateEngine
 
-GZIP, LZ4 = 1, 3
+GZIP, LZ4 = GZIP_ID, LZ4_ID
 LIMIT = 1 << 20
 
 
@@ -235,3 +241,70 @@ def test_bad_spans_are_refused() -> None:
         assert engine.start(b"abc", []) is False
     finally:
         engine.close()
+
+
+# --- the engine's scan is ahead.py's compressed_spans ----------------------------------------------------------------
+
+
+def _same_spans(data: bytes) -> None:
+    for pos, end in ((0, len(data)), (0, len(data) // 2), (min(7, len(data)), len(data))):
+        assert engine_mod.compressed_spans(data, pos, end) == list(compressed_spans(data, pos, end)), (
+            pos,
+            end,
+        )
+
+
+@pytest.mark.parametrize("path", _fixture_logs(), ids=lambda p: p.name)
+def test_the_scan_finds_what_the_pure_scan_finds_in_fixtures(path: Path) -> None:
+    data = path.read_bytes()
+    _same_spans(data)
+    for at in range(0, min(len(data), 4000), 13):  # a byte changed: sizes, magics, codecs, keys
+        damaged = bytearray(data)
+        damaged[at] ^= 0x5A
+        _same_spans(bytes(damaged))
+
+
+def _any_segment() -> st.SearchStrategy[bytes]:
+    entries = st.lists(
+        st.one_of(
+            st.builds(
+                lambda n, codec, magic, seed: legacy_messages(
+                    legacy_records(n, seed=seed), magic=magic, codec=codec, base_offset=seed
+                ),
+                st.integers(1, 4),
+                st.sampled_from([0, GZIP, SNAPPY, LZ4]),
+                st.sampled_from([0, 1]),
+                st.integers(0, 50),
+            ),
+            st.builds(
+                lambda n, codec, seed: v2_batch(
+                    default_records(n, seed=seed, compressible=True), codec=codec, base_offset=seed
+                ),
+                st.integers(1, 4),
+                st.sampled_from([0, GZIP, SNAPPY, LZ4, 4]),
+                st.integers(0, 50),
+            ),
+            st.binary(max_size=30),
+        ),
+        max_size=8,
+    )
+    return entries.map(b"".join)
+
+
+@settings(max_examples=200, deadline=None)
+@given(_any_segment(), st.integers(0, 1 << 16), st.integers(0, 255))
+def test_the_scan_finds_what_the_pure_scan_finds(data: bytes, at: int, xor: int) -> None:
+    _same_spans(data)
+    if data:
+        damaged = bytearray(data)
+        damaged[at % len(data)] ^= xor
+        _same_spans(bytes(damaged))
+
+
+def test_the_scan_stops_after_a_run_of_entries_without_gzip() -> None:
+    plain = [legacy_messages(legacy_records(1, seed=i), magic=1, base_offset=i) for i in range(70)]
+    wrapper = legacy_messages(legacy_records(2), magic=1, codec=GZIP, base_offset=80)
+    for data, found in [(b"".join(plain[:63]) + wrapper, 1), (b"".join(plain[:64]) + wrapper, 0)]:
+        assert len(engine_mod.compressed_spans(data, 0, len(data))) == found
+    with pytest.raises(ValueError):
+        engine_mod.compressed_spans(b"abc", 2, 1)

@@ -21,7 +21,7 @@ from typing import NamedTuple, Protocol
 
 from kafka_dump import format as _twins
 from kafka_dump.format._transcode_pure import Wrapper
-from kafka_dump.format.ahead import compressed_spans, inflate_ahead
+from kafka_dump.format.ahead import inflate_ahead
 from kafka_dump.format.codecs import decompress, lz4_frame_header
 from kafka_dump.format.transcode import read_wrappers, unlz4_frame
 from kafka_dump.model import Batch, Compression, Problem
@@ -103,7 +103,7 @@ class Ahead:
         self._ahead = inflate_ahead(inflater(max_batch_bytes), max_batch_bytes)
 
     def start(self, window: bytearray, pos: int, end: int) -> Codec:
-        self._ahead.start(window, compressed_spans(window, pos, end))
+        self._ahead.start_window(window, pos, end)
         return self._ahead.take
 
     def finish(self) -> None:

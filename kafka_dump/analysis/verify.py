@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, BinaryIO, NamedTuple
 from kafka_dump import format as _twins
 from kafka_dump.errors import KafkaDumpError, NotASegmentError
 from kafka_dump.format import layout as L
-from kafka_dump.format.ahead import CompiledAhead, Decompress, InflateAhead, compressed_spans, inflate_ahead
+from kafka_dump.format.ahead import CompiledAhead, Decompress, InflateAhead, inflate_ahead
 from kafka_dump.format.checksum import crc32c
 from kafka_dump.format.codecs import DEFAULT_MAX_BATCH_BYTES, DEFAULT_MAX_RECORDS_PER_BATCH, decompress
 from kafka_dump.model import Batch, Check, Compression, ControlType, Problem, ProblemKind, TimestampType
@@ -290,7 +290,7 @@ class _FileCheck:
                     n = len(data)
             fn = unpack
             if ahead is not None:
-                ahead.start(data, compressed_spans(data, at, n))
+                ahead.start_window(data, at, n)
                 fn = ahead.take
             used, batches, records, gaps, self._last_offset, self._after_damage = _twins.walk_entries(
                 data, at, n, start, options.deep, self._last_offset, self._after_damage,

@@ -28,6 +28,9 @@
 #include "_wire.h"
 
 #define GZIP_CODEC 1
+#define QUIET_ENTRIES 64 /* ahead.py's _QUIET_ENTRIES: entries in a row without gzip end the scan */
+#define V2_CODECS 4      /* the highest codec id of a v2 batch (zstd) */
+#define LEGACY_CODECS 3  /* and of a v0/v1 wrapper (lz4) */
 #define DEFLATE_MAX_RATIO 1032 /* deflate never inflates one byte to more than this */
 #define WAIT_BASE_NS 1000000L  /* the longest the reader waits for the worker's span: this, */
 #define WAIT_PER_BYTE_NS 20L   /* plus this per inflated byte; then it inflates the span itself */
@@ -326,6 +329,95 @@ fallback(Ahead *a, PyObject *const *args, Py_ssize_t nargs)
     return PyObject_Vectorcall(a->decompress, args, (size_t)nargs, NULL);
 }
 
+/* ---- the scan ------------------------------------------------------------------------------- */
+
+/* A span found: (codec, start, length), appended to a list or to the engine's spans. */
+typedef int (*Found)(void *ctx, int codec, Py_ssize_t start, Py_ssize_t length);
+
+/* ahead.py's compressed_spans(d, pos, end) with gzip the codec wanted, in C: the same spans, in the
+ * same order, each handed to found (which returns -1 to stop with an exception set). */
+static int
+scan(const unsigned char *d, Py_ssize_t pos, Py_ssize_t end, Found found, void *ctx)
+{
+    int quiet = 0;
+    while (end - pos >= MAGIC_OFFSET + 1 && quiet < QUIET_ENTRIES) {
+        int64_t entry = LOG_OVERHEAD + (int64_t)be32(d + pos + LOG_ENTRY_SIZE_OFFSET);
+        if (entry < LOG_OVERHEAD + LEGACY_V0_MIN_SIZE || entry > end - pos)
+            return 0;
+        int magic = d[pos + MAGIC_OFFSET], codec;
+        Py_ssize_t start, length;
+        if (magic == 2) {
+            if (entry < V2_HEADER_SIZE)
+                return 0;
+            int attributes = d[pos + V2_ATTRIBUTES_OFFSET + 1];
+            codec = attributes & COMPRESSION_MASK;
+            if ((attributes & CONTROL_BIT) || codec > V2_CODECS)
+                return 0; /* the deep walk stops at a control batch and at an unknown codec */
+            start = pos + V2_HEADER_SIZE;
+            length = (Py_ssize_t)entry - V2_HEADER_SIZE;
+        }
+        else if (magic < 2) {
+            codec = d[pos + LEGACY_ATTRIBUTES_OFFSET] & COMPRESSION_MASK;
+            if (codec > LEGACY_CODECS)
+                return 0;
+            if (codec) { /* the key, then the value, which must end the message */
+                if (entry - LOG_OVERHEAD < (magic ? LEGACY_V1_MIN_SIZE : LEGACY_V0_MIN_SIZE))
+                    return 0;
+                int64_t p = pos + (magic ? LEGACY_V1_HEADER_SIZE : LEGACY_HEADER_SIZE);
+                int32_t key = be32(d + p);
+                p += 4 + (key > 0 ? key : 0);
+                if (p + 4 > pos + entry)
+                    return 0;
+                int32_t value = be32(d + p);
+                p += 4;
+                if (value < 0 || p + value != pos + entry)
+                    return 0;
+                start = (Py_ssize_t)p;
+                length = value;
+            }
+        }
+        else
+            return 0;
+        if (codec) {
+            quiet = codec == GZIP_CODEC ? 0 : quiet + 1;
+            if (found(ctx, codec, start, length) < 0)
+                return -1;
+        }
+        else
+            quiet++;
+        pos += (Py_ssize_t)entry;
+    }
+    return 0;
+}
+
+static int
+found_tuple(void *ctx, int codec, Py_ssize_t start, Py_ssize_t length)
+{
+    PyObject *t = Py_BuildValue("(inn)", codec, start, length);
+    if (t == NULL)
+        return -1;
+    int rc = PyList_Append((PyObject *)ctx, t);
+    Py_DECREF(t);
+    return rc;
+}
+
+/* compressed_spans(data, pos, end) -> list of (codec, start, length): the scan the engine starts a
+ * window with, for the tests that hold it to ahead.py's. */
+static PyObject *
+compressed_spans(PyObject *self, PyObject *args)
+{
+    Py_buffer in;
+    Py_ssize_t pos, end;
+    if (!PyArg_ParseTuple(args, "y*nn", &in, &pos, &end))
+        return NULL;
+    PyObject *list = NULL;
+    if (check_window(pos, end, in.len) == 0 && (list = PyList_New(0)) != NULL &&
+        scan((const unsigned char *)in.buf, pos, end, found_tuple, list) < 0)
+        Py_CLEAR(list);
+    PyBuffer_Release(&in);
+    return list;
+}
+
 /* ---- the type ------------------------------------------------------------------------------- */
 
 static int
@@ -373,71 +465,127 @@ Ahead_dealloc(Ahead *a)
     Py_TYPE(a)->tp_free((PyObject *)a);
 }
 
+/* A window's spans as they are found (start's list, or the scan). */
+typedef struct {
+    Ahead *a;
+    Span *spans;
+    Py_ssize_t n, cap, later;
+} Build;
+
+static int
+add_span(void *ctx, int codec, Py_ssize_t start, Py_ssize_t length)
+{
+    Build *b = (Build *)ctx;
+    Ahead *a = b->a;
+    if (start < 0 || length < 0 || start > a->view.len - length) {
+        PyErr_SetString(PyExc_ValueError, "a span lies outside the window");
+        return -1;
+    }
+    if (b->n == b->cap) {
+        Py_ssize_t cap = b->cap ? 2 * b->cap : 64;
+        Span *more = PyMem_Realloc(b->spans, (size_t)cap * sizeof(Span));
+        if (more == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        b->spans = more;
+        b->cap = cap;
+    }
+    Span *s = &b->spans[b->n++];
+    memset(s, 0, sizeof *s);
+    s->codec = codec;
+    s->start = start;
+    s->length = length;
+    Py_ssize_t size = codec == GZIP_CODEC ? isize_of((const unsigned char *)a->view.buf + start, length, a->limit) : 0;
+    if (size > 0 && size <= a->budget) { /* else S_NONE: decompressed where it is asked */
+        s->size = size;
+        s->state = S_LATER;
+        b->later++;
+    }
+    return 0;
+}
+
+/* The end of the previous window, and the new one's buffer: 1, or 0 when closed, -1 on error. */
+static int
+begin(Ahead *a, PyObject *window)
+{
+    if (!a->sync_ready) {
+        PyErr_SetString(PyExc_RuntimeError, "InflateEngine is not initialised");
+        return -1;
+    }
+    finish(a);
+    if (a->closing)
+        return 0;
+    if (PyObject_GetBuffer(window, &a->view, PyBUF_SIMPLE) < 0)
+        return -1;
+    a->has_view = 1;
+    return 1;
+}
+
+/* Hand the window's spans to the thread (started for the first one to inflate): whether any is. */
+static PyObject *
+publish(Ahead *a, Build *b, int failed)
+{
+    if (failed || b->n == 0) {
+        PyMem_Free(b->spans);
+        PyBuffer_Release(&a->view);
+        a->has_view = 0;
+        if (failed)
+            return NULL;
+        Py_RETURN_FALSE;
+    }
+    pthread_mutex_lock(&a->mu);
+    a->spans = b->spans;
+    a->n = b->n;
+    a->next = a->claim = a->fill = a->waiting = 0;
+    pthread_mutex_unlock(&a->mu);
+    if (top_up(a) < 0)
+        return NULL; /* the spans are published: the next finish frees them */
+    if (b->later && !a->started && pthread_create(&a->thread, NULL, work, a) == 0)
+        a->started = 1; /* else the reader inflates every span itself */
+    return PyBool_FromLong(b->later > 0);
+}
+
 static PyObject *
 Ahead_start(Ahead *a, PyObject *args)
 {
     PyObject *window, *list;
     if (!PyArg_ParseTuple(args, "OO!", &window, &PyList_Type, &list))
         return NULL;
-    if (!a->sync_ready) {
-        PyErr_SetString(PyExc_RuntimeError, "InflateEngine is not initialised");
-        return NULL;
-    }
-    finish(a);
-    if (a->closing)
-        Py_RETURN_FALSE;
-    Py_ssize_t n = PyList_GET_SIZE(list);
-    if (n == 0)
-        Py_RETURN_FALSE;
-    if (PyObject_GetBuffer(window, &a->view, PyBUF_SIMPLE) < 0)
-        return NULL;
-    a->has_view = 1;
-    Span *spans = PyMem_Calloc((size_t)n, sizeof(Span));
-    if (spans == NULL) {
-        PyBuffer_Release(&a->view);
-        a->has_view = 0;
-        return PyErr_NoMemory();
-    }
-    const unsigned char *base = (const unsigned char *)a->view.buf;
-    Py_ssize_t later = 0;
-    for (Py_ssize_t i = 0; i < n; i++) {
-        Span *s = &spans[i];
+    int rc = begin(a, window);
+    if (rc <= 0)
+        return rc < 0 ? NULL : Py_NewRef(Py_False);
+    Build b = {a, NULL, 0, 0, 0};
+    int failed = 0;
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(list) && !failed; i++) {
         PyObject *t = PyList_GET_ITEM(list, i);
         if (!PyTuple_Check(t) || PyTuple_GET_SIZE(t) != 3) {
             PyErr_SetString(PyExc_TypeError, "a span is a tuple (codec, start, length)");
-            goto error;
+            failed = 1;
+            break;
         }
-        s->codec = (int)PyLong_AsLong(PyTuple_GET_ITEM(t, 0));
-        s->start = PyLong_AsSsize_t(PyTuple_GET_ITEM(t, 1));
-        s->length = PyLong_AsSsize_t(PyTuple_GET_ITEM(t, 2));
-        if (PyErr_Occurred())
-            goto error;
-        if (s->start < 0 || s->length < 0 || s->start > a->view.len - s->length) {
-            PyErr_SetString(PyExc_ValueError, "a span lies outside the window");
-            goto error;
-        }
-        Py_ssize_t size = s->codec == GZIP_CODEC ? isize_of(base + s->start, s->length, a->limit) : 0;
-        if (size == 0 || size > a->budget)
-            continue; /* S_NONE: decompressed where it is asked */
-        s->size = size;
-        s->state = S_LATER;
-        later++;
+        long codec = PyLong_AsLong(PyTuple_GET_ITEM(t, 0));
+        Py_ssize_t start = PyLong_AsSsize_t(PyTuple_GET_ITEM(t, 1));
+        Py_ssize_t length = PyLong_AsSsize_t(PyTuple_GET_ITEM(t, 2));
+        failed = PyErr_Occurred() != NULL || add_span(&b, (int)codec, start, length) < 0;
     }
-    pthread_mutex_lock(&a->mu);
-    a->spans = spans;
-    a->n = n;
-    a->next = a->claim = a->fill = a->waiting = 0;
-    pthread_mutex_unlock(&a->mu);
-    if (top_up(a) < 0)
-        return NULL; /* the spans are published: the next finish frees them */
-    if (later && !a->started && pthread_create(&a->thread, NULL, work, a) == 0)
-        a->started = 1; /* else the reader inflates every span itself */
-    return PyBool_FromLong(later > 0);
-error:
-    PyMem_Free(spans);
-    PyBuffer_Release(&a->view);
-    a->has_view = 0;
-    return NULL;
+    return publish(a, &b, failed);
+}
+
+static PyObject *
+Ahead_scan(Ahead *a, PyObject *args)
+{
+    PyObject *window;
+    Py_ssize_t pos, end;
+    if (!PyArg_ParseTuple(args, "Onn", &window, &pos, &end))
+        return NULL;
+    int rc = begin(a, window);
+    if (rc <= 0)
+        return rc < 0 ? NULL : Py_NewRef(Py_False);
+    Build b = {a, NULL, 0, 0, 0};
+    int failed = check_window(pos, end, a->view.len) < 0 ||
+                 scan((const unsigned char *)a->view.buf, pos, end, add_span, &b) < 0;
+    return publish(a, &b, failed);
 }
 
 /* take(codec, payload[, limit]): decompress(codec, payload[, limit]), inflated ahead when it is the
@@ -527,6 +675,8 @@ static PyMethodDef Ahead_methods[] = {
     {"start", (PyCFunction)Ahead_start, METH_VARARGS,
      "start(window, spans) -> bool: begin a window whose payloads (codec, start, length) the reader will\n"
      "ask for in this order; whether any is inflated ahead (else take only calls decompress)."},
+    {"scan", (PyCFunction)Ahead_scan, METH_VARARGS,
+     "scan(window, pos, end) -> bool: start with the spans compressed_spans finds in window[pos:end]."},
     {"take", (PyCFunction)(void (*)(void))Ahead_take, METH_FASTCALL,
      "take(codec, payload[, limit]) -> bytes: decompress(codec, payload[, limit]), inflated ahead when\n"
      "the payload is the next span's."},
@@ -550,9 +700,16 @@ static PyTypeObject AheadType = {
     .tp_methods = Ahead_methods,
 };
 
+static PyMethodDef methods[] = {
+    {"compressed_spans", compressed_spans, METH_VARARGS,
+     "compressed_spans(data, pos, end) -> list of (codec, start, length): ahead.py's scan (gzip wanted),\n"
+     "as the engine's scan() finds them."},
+    {NULL, NULL, 0, NULL},
+};
+
 static struct PyModuleDef module = {
     PyModuleDef_HEAD_INIT, "_ahead", "The compiled engine of format/ahead.py's Ahead (gzip inflated ahead).",
-    -1, NULL,
+    -1, methods,
 };
 
 PyMODINIT_FUNC

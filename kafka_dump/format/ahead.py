@@ -215,6 +215,10 @@ class InflateAhead:
         self._source = spans
         self._extend(0)
 
+    def start_window(self, data: bytes | bytearray, pos: int, end: int) -> None:
+        """Begin a window with the payloads ``compressed_spans`` finds in ``data[pos:end]``."""
+        self.start(data, compressed_spans(data, pos, end))
+
     def finish(self) -> None:
         """End the window: drop what is queued or waiting, and wait for the worker to leave ``data``."""
         with self._lock:
@@ -486,8 +490,7 @@ class Ahead:
     def start(self, window: bytes, pos: int) -> Unpack:
         engine = self._engine
         if engine is not None:
-            spans = list(compressed_spans(window, pos, len(window)))
-            return engine.take if engine.start(window, spans) else decompress
+            return engine.take if engine.scan(window, pos, len(window)) else decompress
         self._ahead.start(window, compressed_spans(window, pos, len(window)))
         # Nothing queued (no gzip near the window's start, or the worker stopped): no check per payload.
         return self.unpack if self._ahead.queued else decompress
@@ -533,8 +536,9 @@ class CompiledAhead:
     ) -> None:
         self.close()
 
-    def start(self, data: bytes | bytearray, spans: Iterator[Span]) -> None:
-        self._engine.start(data, list(spans))
+    def start_window(self, data: bytes | bytearray, pos: int, end: int) -> None:
+        """Begin a window with the payloads the engine's scan (``compressed_spans``' in C) finds."""
+        self._engine.scan(data, pos, end)
 
     def finish(self) -> None:
         self._engine.finish()
