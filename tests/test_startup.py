@@ -108,7 +108,10 @@ def test_a_dump_without_the_table_loads_no_rich(fmt: str) -> None:
     assert _modules_after(["dump", "fixtures/v1-gzip.log"], ("rich",)) == ["rich"]  # the table does
 
 
-def test_stats_as_json_loads_no_rich() -> None:
-    """``stats --format json`` is for scripts: Rich comes in with the tables and charts only."""
+def test_stats_loads_rich_only_for_colour_or_a_comparison() -> None:
+    """``stats --format json`` is for scripts, and the tables without colour are only characters
+    (``render/stats.py``'s ``stats_text``): Rich comes in for colour and for ``--compare``'s tables."""
     assert _modules_after(["stats", "--format", "json", "fixtures/v1-gzip.log"], ("rich",)) == []
-    assert _modules_after(["stats", "fixtures/v1-gzip.log"], ("rich",)) == ["rich"]
+    assert _modules_after(["stats", "fixtures/v1-gzip.log"], ("rich",)) == []
+    assert _modules_after(["stats", "--color", "always", "fixtures/v1-gzip.log"], ("rich",)) == ["rich"]
+    assert _modules_after(["stats", "--compare", "fixtures/v1-gzip.log"], ("rich",)) == ["rich"]

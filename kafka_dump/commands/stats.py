@@ -23,7 +23,7 @@ from kafka_dump.commands.options import (
 )
 from kafka_dump.model import Compression, Problem
 from kafka_dump.render import progress
-from kafka_dump.render.output import ColorMode, Output
+from kafka_dump.render.output import UNWRAPPED, ColorMode, Output
 
 if TYPE_CHECKING:
     from kafka_dump.analysis.compare import Comparison
@@ -165,7 +165,7 @@ def _render(
 def _show(
     out: Output, fmt: str, s: SegmentStats, cmp: Comparison | None, *, total: bool, charts: bool
 ) -> None:
-    from kafka_dump.render.stats import stats_json, stats_renderables
+    from kafka_dump.render.stats import stats_json, stats_renderables, stats_text
 
     losses = []
     if cmp is not None:
@@ -179,8 +179,14 @@ def _show(
             obj["compare"] = compare_json(cmp, losses)
         out.write(json.dumps(obj, separators=(",", ":")) + "\n")
         return
-    for renderable in stats_renderables(s, total=total, charts=charts):
-        out.print(renderable)
+    text = None
+    if not out.color and cmp is None:  # no style to show: the characters, without loading Rich if it can
+        text = stats_text(s, out.width or UNWRAPPED, total=total, charts=charts)
+    if text is not None:
+        out.write(text)
+    else:
+        for renderable in stats_renderables(s, total=total, charts=charts):
+            out.print(renderable)
     if cmp is not None:
         for renderable in compare_renderables(cmp, losses):
             out.print(renderable)

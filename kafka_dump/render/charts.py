@@ -1,4 +1,4 @@
-"""Small terminal charts for ``kdump stats``: a bar histogram and a sparkline, as Rich ``Text``.
+"""Small terminal charts for ``kdump stats``: a bar histogram (a Rich ``Table``) and a sparkline.
 
 Only numbers reach these functions, never data from a file, so nothing here can be read as markup.
 """
@@ -6,10 +6,12 @@ Only numbers reach these functions, never data from a file, so nothing here can 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from rich.table import Table
-from rich.text import Text
+if TYPE_CHECKING:  # Rich is imported by bar_histogram: the plain stats text needs only bar and sparkline
+    from rich.table import Table
 
+BAR_WIDTH = 40  # the histogram's bars: cells for the largest count
 _SPARKS = "▁▂▃▄▅▆▇█"
 _EIGHTHS = " ▏▎▍▌▋▊▉█"
 
@@ -22,9 +24,16 @@ def bar(fraction: float, width: int) -> str:
 
 
 def bar_histogram(
-    rows: Sequence[tuple[str, int]], *, width: int = 40, style: str = "kdump.chart", title: str | None = None
+    rows: Sequence[tuple[str, int]],
+    *,
+    width: int = BAR_WIDTH,
+    style: str = "kdump.chart",
+    title: str | None = None,
 ) -> Table:
     """One row per (label, count): the label, a bar scaled to the largest count, and the count."""
+    from rich.table import Table
+    from rich.text import Text
+
     top = max((n for _, n in rows), default=0)
     table = Table(box=None, show_header=False, pad_edge=False, title=title, title_justify="left")
     table.add_column(justify="right", no_wrap=True)

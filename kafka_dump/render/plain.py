@@ -19,6 +19,8 @@ _HEAD = ("┃", "┃", "┃")
 _HEAD_BELOW = ("┡", "━", "╇", "┩")
 _ROW = ("│", "│", "│")
 _BOTTOM = ("└", "─", "┴", "┘")
+# box.SQUARE: what Rich draws HEAVY_HEAD as for a table without a header.
+_SQUARE_TOP = ("┌", "─", "┬", "┐")
 
 
 def number(n: int) -> str:
@@ -39,19 +41,22 @@ def _one_cell_each(text: str) -> bool:
 
 
 def plain_table(
-    title: str, columns: Sequence[tuple[str, Justify]], rows: Sequence[Sequence[str]], width: int
+    title: str,
+    columns: Sequence[tuple[str, Justify]],
+    rows: Sequence[Sequence[str]],
+    width: int,
+    *,
+    show_header: bool = True,
 ) -> str | None:
-    """The lines Rich prints, without colour, for ``Table(title=title, title_justify="left")`` with these
-    columns (header, justify) and rows of plain cells on a console ``width`` wide; None when Rich is
-    needed: the table is wider than ``width``, or a title, header or cell is not ``_one_cell_each``
-    (an empty cell is fine)."""
-    cells = [
-        *(header for header, _ in columns),
-        *(text for text in (title, *(c for row in rows for c in row)) if text),
-    ]
+    """The lines Rich prints, without colour, for ``Table(title=title, title_justify="left",
+    show_header=show_header)`` with these columns (header, justify) and rows of plain cells on a
+    console ``width`` wide; None when Rich is needed: the table is wider than ``width``, or a title,
+    header or cell is not ``_one_cell_each`` (an empty cell is fine)."""
+    headers = [header for header, _ in columns] if show_header else ["" for _ in columns]
+    cells = [*headers, *(text for text in (title, *(c for row in rows for c in row)) if text)]
     if not all(_one_cell_each(text) for text in cells) or any(len(row) != len(columns) for row in rows):
         return None
-    widths = [max([len(header), *(len(row[i]) for row in rows)]) for i, (header, _) in enumerate(columns)]
+    widths = [max([len(header), *(len(row[i]) for row in rows)]) for i, header in enumerate(headers)]
     total = sum(widths) + 3 * len(widths) + 1
     if total > width or len(title) > total:
         return None
@@ -69,7 +74,10 @@ def plain_table(
         return left + " " + f" {between} ".join(padded) + " " + right
 
     lines = [title.ljust(total)] if title else []  # Rich shows no empty title
-    lines += [rule(_TOP), line([h for h, _ in columns], _HEAD), rule(_HEAD_BELOW)]
+    if show_header:
+        lines += [rule(_TOP), line(headers, _HEAD), rule(_HEAD_BELOW)]
+    else:
+        lines.append(rule(_SQUARE_TOP))
     lines.extend(line(row, _ROW) for row in rows)
     lines.append(rule(_BOTTOM))
     return "\n".join(lines) + "\n"

@@ -8,13 +8,13 @@ imported by the table functions only: ``stats --format json`` never loads it (ab
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from kafka_dump.analysis.histogram import SizeHistogram
-from kafka_dump.analysis.stats import PERCENTILES, SegmentStats
+from kafka_dump.analysis.stats import PERCENTILES, FormatStats, SegmentStats
 from kafka_dump.render.clock import iso
 from kafka_dump.render.payload import header_key, preview, printable
-from kafka_dump.render.plain import number
+from kafka_dump.render.plain import Justify, number, plain_table
 
 if TYPE_CHECKING:
     from rich.console import RenderableType
@@ -140,37 +140,39 @@ def _when(ts: int | None) -> str:
     return "-" if ts is None else f"{iso(ts)} ({ts})"
 
 
-def _pairs(title: str, rows: list[tuple[str, str]]) -> Table:
-    from rich.table import Table
-    from rich.text import Text
+class _Table(NamedTuple):
+    """One table of a file's section: what ``_rich_table`` and ``plain_table`` both draw."""
 
-    table = Table(title=title, title_justify="left", title_style="kdump.header", show_header=False)
-    table.add_column(style="kdump.label", no_wrap=True)
-    table.add_column(justify="right", no_wrap=True)
-    for label, value in rows:
-        table.add_row(Text(label), Text(value))
-    return table
+    title: str
+    columns: list[tuple[str, Justify]]  # header, justify
+    rows: list[list[str]]
+    header: bool = True  # False: label-value pairs, no header line
+    label: bool = True  # the first column holds labels (styled as such)
 
 
-def _sizes_table(title: str, rows: list[tuple[str, SizeHistogram]]) -> Table:
-    from rich.table import Table
-
-    table = Table(title=title, title_justify="left", title_style="kdump.header")
-    table.add_column("", style="kdump.label", no_wrap=True)
-    for head in ("count", "min", *(f"p{p}" for p in PERCENTILES), "max", "total"):
-        table.add_column(head, justify="right", no_wrap=True)
-    for label, h in rows:
-        cells = [h.count, h.min, *(h.percentile(p) for p in PERCENTILES), h.max, h.total]
-        table.add_row(label, *(_int(c) for c in cells))
-    return table
+def _pairs(title: str, rows: list[tuple[str, str]]) -> _Table:
+    return _Table(
+        title, [("", "left"), ("", "right")], [[label, value] for label, value in rows], header=False
+    )
 
 
-def stats_renderables(s: SegmentStats, *, total: bool = False, charts: bool = True) -> list[RenderableType]:
-    """The tables (and charts) of one file's section, or of the total."""
-    from rich.table import Table
-    from rich.text import Text
+def _sizes_table(title: str, rows: list[tuple[str, SizeHistogram]]) -> _Table:
+    heads = ("count", "min", *(f"p{p}" for p in PERCENTILES), "max", "total")
+    cells = [
+        [label, *(_int(c) for c in (h.count, h.min, *(h.percentile(p) for p in PERCENTILES), h.max, h.total))]
+        for label, h in rows
+    ]
+    return _Table(title, [("", "left"), *((head, "right") for head in heads)], cells)
 
-    title = Text(f"Total: {s.files:,} files" if total else printable(s.path), style="kdump.file")
+
+def _format_row(magic: int, codec: str, f: FormatStats) -> list[str]:
+    figures = (f.batches, f.records, f.disk_bytes, f.uncompressed_bytes)
+    return [str(magic), codec, *(_int(n) for n in figures), f"{f.compression_ratio:.2f}"]
+
+
+def _sections(s: SegmentStats, total: bool) -> tuple[str, list[_Table]]:
+    """The section's title line and its tables, as text."""
+    title = f"Total: {s.files:,} files" if total else printable(s.path)
     layout = _pairs(
         "Layout",
         [
@@ -186,14 +188,13 @@ def stats_renderables(s: SegmentStats, *, total: bool = False, charts: bool = Tr
             ("tail bytes", _int(s.tail_bytes)),
         ],
     )
-    formats = Table(title="By format", title_justify="left", title_style="kdump.header")
-    for head in ("magic", "codec", "batches", "records", "bytes on disk", "uncompressed", "ratio"):
-        formats.add_column(head, justify="left" if head == "codec" else "right", no_wrap=True)
-    for (magic, codec), f in sorted(s.by_format.items()):
-        formats.add_row(
-            str(magic), codec.label, _int(f.batches), _int(f.records), _int(f.disk_bytes),
-            _int(f.uncompressed_bytes), f"{f.compression_ratio:.2f}",
-        )  # fmt: skip
+    heads = ("magic", "codec", "batches", "records", "bytes on disk", "uncompressed", "ratio")
+    formats = _Table(
+        "By format",
+        [(head, "left" if head == "codec" else "right") for head in heads],
+        [_format_row(magic, codec.label, f) for (magic, codec), f in sorted(s.by_format.items())],
+        label=False,
+    )
     batch_sizes = _sizes_table(
         "Batches", [("records per batch", s.records_per_batch), ("bytes per batch", s.bytes_per_batch)]
     )
@@ -236,30 +237,125 @@ def stats_renderables(s: SegmentStats, *, total: bool = False, charts: bool = Tr
             ("taken away by compression", _num(o["compressedAwayBytesPerRecord"])),
         ],
     )  # fmt: skip
-    out: list[RenderableType] = [title, layout, formats, batch_sizes, batches, records, nulls, overhead]
+    return title, [layout, formats, batch_sizes, batches, records, nulls, overhead]
+
+
+def _rich_table(spec: _Table) -> Table:
+    from rich.table import Table
+    from rich.text import Text
+
+    table = Table(title=spec.title, title_justify="left", title_style="kdump.header", show_header=spec.header)
+    for i, (head, justify) in enumerate(spec.columns):
+        style = "kdump.label" if i == 0 and spec.label else None
+        table.add_column(head, justify=justify, style=style, no_wrap=True)
+    for row in spec.rows:
+        table.add_row(*(Text(cell) for cell in row))  # cells from the file (header keys): never markup
+    return table
+
+
+def stats_renderables(s: SegmentStats, *, total: bool = False, charts: bool = True) -> list[RenderableType]:
+    """The tables (and charts) of one file's section, or of the total."""
+    from rich.text import Text
+
+    title, tables = _sections(s, total)
+    out: list[RenderableType] = [Text(title, style="kdump.file"), *(_rich_table(t) for t in tables)]
     if charts:
         out.extend(charts_renderables(s))
     return out
+
+
+def stats_text(s: SegmentStats, width: int, *, total: bool = False, charts: bool = True) -> str | None:
+    """``stats_renderables`` as a console ``width`` wide prints them without colour, written without
+    Rich (whose import and layout are most of a short ``stats`` run); None when Rich is needed."""
+    title, tables = _sections(s, total)
+    if not _fits(title, width):
+        return None
+    parts = [title + "\n"]
+    for t in tables:
+        text = plain_table(t.title, t.columns, t.rows, width, show_header=t.header)
+        if text is None:
+            return None
+        parts.append(text)
+    if charts:
+        text = _charts_text(s, width)
+        if text is None:
+            return None
+        parts.append(text)
+    return "".join(parts)
+
+
+def _fits(line: str, width: int) -> bool:
+    """A line Rich prints as it is: one cell a character (block elements included), within ``width``."""
+    return (
+        len(line) <= width
+        and line.isprintable()
+        and line == line.strip()
+        and all(c.isascii() or "\u2580" <= c <= "\u259f" for c in line)
+    )
+
+
+def _bands(s: SegmentStats) -> list[tuple[str, int]]:
+    return [(f"{lo:,}-{hi:,}" if hi > lo else f"{lo:,}", c) for lo, hi, c in s.record_sizes.bands()]
+
+
+def _timeline(s: SegmentStats) -> tuple[str, str] | None:
+    """The records-over-time sparkline and its caption, or None without timestamps."""
+    from kafka_dump.render.charts import sparkline
+
+    start, width, counts = s.times.series()
+    if not counts:
+        return None
+    end = start + width * len(counts) - 1
+    caption = f"{iso(start)} .. {iso(end)}, {_duration(width)} per bucket, peak {max(counts):,}"
+    return sparkline(counts), caption
 
 
 def charts_renderables(s: SegmentStats) -> list[RenderableType]:
     from rich.console import Group
     from rich.text import Text
 
-    from kafka_dump.render.charts import bar_histogram, sparkline
+    from kafka_dump.render.charts import bar_histogram
 
     out: list[RenderableType] = []
-    bands = s.record_sizes.bands()
+    bands = _bands(s)
     if bands:
-        rows = [(f"{lo:,}-{hi:,}" if hi > lo else f"{lo:,}", c) for lo, hi, c in bands]
-        out.append(bar_histogram(rows, title="Record sizes (bytes)"))
-    start, width, counts = s.times.series()
-    if counts:
-        end = start + width * len(counts) - 1
-        line = Text(sparkline(counts), style="kdump.chart")
-        caption = Text(f"{iso(start)} .. {iso(end)}, {_duration(width)} per bucket, peak {max(counts):,}")
-        out.append(Group(Text("Records over time", style="kdump.header"), line, caption))
+        out.append(bar_histogram(bands, title="Record sizes (bytes)"))
+    timeline = _timeline(s)
+    if timeline is not None:
+        line, caption = timeline
+        out.append(
+            Group(
+                Text("Records over time", style="kdump.header"),
+                Text(line, style="kdump.chart"),
+                Text(caption),
+            )
+        )
     return out
+
+
+def _charts_text(s: SegmentStats, width: int) -> str | None:
+    """``charts_renderables`` without colour: the bar histogram (Rich's borderless table, two spaces
+    between its columns, the bars at least 40 cells) and the sparkline's three lines."""
+    from kafka_dump.render.charts import BAR_WIDTH, bar
+
+    lines: list[str] = []
+    bands = _bands(s)
+    if bands:
+        top = max(n for _, n in bands)
+        rows = [(label, bar(n / top if top else 0.0, BAR_WIDTH), f"{n:,}") for label, n in bands]
+        widths = [max(len(row[i]) for row in rows) for i in range(3)]
+        widths[1] = max(widths[1], BAR_WIDTH)
+        total = sum(widths) + 4
+        if total > width or not all(_fits(cell, width) for row in rows for cell in row):
+            return None
+        lines.append("Record sizes (bytes)".ljust(total))
+        lines.extend(f"{a.rjust(widths[0])}  {b.ljust(widths[1])}  {c.rjust(widths[2])}" for a, b, c in rows)
+    timeline = _timeline(s)
+    if timeline is not None:
+        if not all(_fits(line, width) for line in timeline):
+            return None
+        lines += ["Records over time", *timeline]
+    return "".join(line + "\n" for line in lines)
 
 
 def _duration(ms: int) -> str:
