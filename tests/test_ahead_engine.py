@@ -308,3 +308,13 @@ def test_the_scan_stops_after_a_run_of_entries_without_gzip() -> None:
         assert len(engine_mod.compressed_spans(data, 0, len(data))) == found
     with pytest.raises(ValueError):
         engine_mod.compressed_spans(b"abc", 2, 1)
+
+
+@pytest.mark.parametrize("key_length", [2**31 - 1, 2**31 - 4, 2**31 - 5, -(2**31), -2, 2**30])
+def test_a_key_length_near_the_int32_limits_ends_the_scan(key_length: int) -> None:
+    """A wrapper's key length read as it is: 4 plus 2^31 - 1 must not wrap to a position before the key
+    (it did, and the scan read outside the buffer)."""
+    wrapper = bytearray(legacy_messages(legacy_records(2), magic=1, codec=GZIP, base_offset=10))
+    wrapper[26:30] = struct.pack(">i", key_length)  # v1: the key length follows the 26-byte header
+    data = bytes(wrapper) + legacy_messages(legacy_records(1, seed=3), magic=1, codec=GZIP, base_offset=12)
+    _same_spans(data)

@@ -365,7 +365,7 @@ scan(const unsigned char *d, Py_ssize_t pos, Py_ssize_t end, Found found, void *
                     return 0;
                 int64_t p = pos + (magic ? LEGACY_V1_HEADER_SIZE : LEGACY_HEADER_SIZE);
                 int32_t key = be32(d + p);
-                p += 4 + (key > 0 ? key : 0);
+                p += 4 + (int64_t)(key > 0 ? key : 0); /* in 64 bits: a key length near 2^31 */
                 if (p + 4 > pos + entry)
                     return 0;
                 int32_t value = be32(d + p);
