@@ -637,7 +637,7 @@ def test_the_reader_uses_what_the_compiled_engine_inflated(
         for batch in read_segment(path, max_batch_bytes=1 << 20):
             records += len(batch.records)  # type: ignore[union-attr,arg-type]
             time.sleep(0.002)  # a slow consumer: the thread runs meanwhile
-        assert records == 123 and _os_threads() == before
+        assert records == 123 and _os_threads_back_to(before)
         engine = made[0]._engine
         assert engine is not None
         counts = engine.counts()
@@ -647,12 +647,12 @@ def test_the_reader_uses_what_the_compiled_engine_inflated(
         next(runs)
         assert _os_threads() == before + 1
         runs.close()
-        assert _os_threads() == before
+        assert _os_threads_back_to(before)
         items = read_segment(path)
         next(items)
         assert _os_threads() == before + 1
         del items
-        assert _os_threads() == before
+        assert _os_threads_back_to(before)
         for name in ("v1-none.log", "v2-lz4.log"):  # no gzip: no thread
             made.clear()
             list(read_segment(FIXTURES / name))
