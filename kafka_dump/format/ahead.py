@@ -19,6 +19,11 @@ The thread starts with the first chunk to inflate, so a file without compressed 
 starts one; ``close`` (also on an exception, Ctrl-C or a closed generator) stops and joins it. It
 also stops, for good, when the two threads do not get more than one core between them (a busy
 machine): then the worker only adds hand-overs.
+
+That is the pure reference. With the compiled twins, ``Ahead`` (the segment reader's plug) and
+``inflate_ahead`` (verify's and convert's) use ``_ahead.c``'s ``InflateEngine`` instead: the same
+contract, the scan in C, and a POSIX thread that inflates gzip into bytes made for it without ever
+taking the GIL, which the Python worker above must take between payloads while the decoder holds it.
 """
 
 from __future__ import annotations
@@ -481,7 +486,7 @@ class Ahead:
     def __init__(self, limit: int, *, compiled: bool = True) -> None:
         self._limit = limit
         self._engine = _engine(limit) if compiled else None
-        self._ahead = InflateAhead(self._inflate, chunk_bytes=READER_CHUNK_BYTES)
+        self._ahead = InflateAhead(self._inflate, chunk_bytes=READER_CHUNK_BYTES)  # no thread till started
         self._take = self._ahead.take
 
     def _inflate(self, codec: int, payload: memoryview) -> bytes:
@@ -547,11 +552,11 @@ class CompiledAhead:
         self._engine.close()
 
 
-def inflate_ahead(decompress: Decompress, limit: int) -> InflateAhead | CompiledAhead:
-    """An inflate-ahead source for ``decompress``, which must give ``codecs.decompress(codec,
-    payload, limit)`` for gzip: the compiled engine with the compiled twins, else ``InflateAhead``."""
-    engine = _engine(limit, decompress)
-    return InflateAhead(decompress) if engine is None else CompiledAhead(engine)
+def inflate_ahead(fn: Decompress, limit: int) -> InflateAhead | CompiledAhead:
+    """An inflate-ahead source for ``fn``, which must give ``codecs.decompress(codec, payload,
+    limit)`` for gzip: the compiled engine with the compiled twins, else ``InflateAhead``."""
+    engine = _engine(limit, fn)
+    return InflateAhead(fn) if engine is None else CompiledAhead(engine)
 
 
 def ahead_twin() -> str:
