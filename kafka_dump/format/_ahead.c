@@ -4,11 +4,13 @@
  *
  * The pure InflateAhead hands chunks to a Python thread: every handover needs the GIL, which the
  * decoder holds, and on v1 gzip the reader ended up inflating about half the payloads itself while
- * the worker queued for the GIL. Here the worker touches only C memory. start() (GIL held) makes an
- * output bytes object for each gzip span, of the size its trailer states (ISIZE); the worker inflates
- * spans into them in file order. take() gives the reader each payload's bytes in file order; when
- * the worker is still on the one asked for, the reader inflates the next unclaimed span meanwhile, so
- * both cores inflate.
+ * the worker queued for the GIL. Here the worker touches only C memory. scan() (or start() with the
+ * spans) lists a window's compressed payloads as ahead.py's compressed_spans does; the reader (GIL
+ * held) makes an output bytes object for each gzip span, of the size its trailer states (ISIZE, at
+ * most the limit), a budget of bytes ahead of where it reads; the worker inflates spans into them in
+ * file order. take() gives the reader each payload's bytes in file order; when the worker is still on
+ * the one asked for, the reader inflates the next unclaimed span meanwhile, so both cores inflate.
+ * One reader thread per engine.
  *
  * A span's bytes are given only where _transcode.gunzip would give the same bytes: one member that
  * ends where its trailer says, CRC-32 and ISIZE sound, no second member, within the limit. Anything
@@ -18,7 +20,6 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
-#include <errno.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <string.h>
