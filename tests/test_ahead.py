@@ -70,6 +70,13 @@ def _os_threads() -> int:
     return len(os.listdir("/proc/self/task"))
 
 
+def _settled() -> int:
+    """The OS threads once earlier tests' threads have left /proc (they leave just after their
+    join): the Python threads' count, or whatever it is after 2 seconds."""
+    _os_threads_back_to(len(threading.enumerate()))
+    return _os_threads()
+
+
 def _os_threads_back_to(before: int) -> bool:
     """Whether the OS threads are back to ``before``: at once after the engine's join, within a
     moment after a Python thread's (its join returns just before the OS thread ends)."""
@@ -320,7 +327,7 @@ def test_a_closed_generator_leaves_no_thread(
     path.write_bytes(_wrappers(30))
     if engine == "pure":
         _no_engine(monkeypatch)
-    switch, before = sys.getswitchinterval(), _os_threads()
+    switch, before = sys.getswitchinterval(), _settled()
     monkeypatch.setattr("kafka_dump.analysis.verify._WINDOW", 2000)
     monkeypatch.setattr("kafka_dump.analysis.verify._PROGRESS_EVERY", 1)
     events = verify_file(path, VerifyOptions())
@@ -337,7 +344,7 @@ def test_an_interrupt_leaves_no_thread(tmp_path: Path, monkeypatch: pytest.Monke
 
     if engine == "pure":
         _no_engine(monkeypatch)
-    before = _os_threads()
+    before = _settled()
     path = tmp_path / NAME
     path.write_bytes(_wrappers(30))
     real = twins.walk_entries
@@ -629,7 +636,7 @@ def test_the_reader_uses_what_the_compiled_engine_inflated(
         made.append(real(limit))
         return made[-1]
 
-    before = _os_threads()
+    before = _settled()
     with monkeypatch.context() as m:
         m.setattr("kafka_dump.segment._READ_SIZE", 1 << 20)
         m.setattr(ahead_mod, "Ahead", keep)

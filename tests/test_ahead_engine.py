@@ -12,9 +12,7 @@ and the thread's life: one OS thread while reading, none after ``close`` or when
 from __future__ import annotations
 
 import gc
-import os
 import struct
-import time
 import zlib
 from pathlib import Path
 
@@ -29,6 +27,7 @@ from kafka_dump.model import Compression
 from .batches import GZIP as GZIP_ID
 from .batches import LZ4 as LZ4_ID
 from .batches import SNAPPY, default_records, legacy_messages, legacy_records, v2_batch
+from .test_ahead import _os_threads, _os_threads_back_to, _settled
 from .test_entry_walk import _fixture_logs
 
 engine_mod = pytest.importorskip("kafka_dump.format._ahead", reason="the compiled engine is not built")
@@ -209,27 +208,15 @@ def test_what_the_engine_does_not_vouch_for_goes_to_decompress() -> None:
     assert counts["declined"] == 2  # the bad CRC and the two members were tried and declined
 
 
-def _os_threads() -> int:
-    return len(os.listdir("/proc/self/task"))
-
-
-def _back_to(before: int) -> bool:
-    """Whether the OS threads are back to ``before``: a joined thread leaves /proc a moment after."""
-    deadline = time.monotonic() + 2
-    while _os_threads() != before and time.monotonic() < deadline:
-        time.sleep(0.001)
-    return _os_threads() == before
-
-
 @pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="counts OS threads through /proc")
 def test_one_thread_while_reading_none_after_close_or_drop() -> None:
     member = _member(b"y" * 2000)
-    before = _os_threads()
+    before = _settled()
     engine = InflateEngine(decompress, LIMIT, 1 << 30)
     assert engine.start(member * 3, [(GZIP, 0, len(member))]) is True
     assert _os_threads() == before + 1
     engine.close()
-    assert _back_to(before)
+    assert _os_threads_back_to(before)
     assert engine.start(member, [(GZIP, 0, len(member))]) is False  # closed: nothing ahead
     assert engine.take(Compression.GZIP, member, LIMIT) == b"y" * 2000
     dropped = InflateEngine(decompress, LIMIT, 1 << 30)
@@ -237,7 +224,17 @@ def test_one_thread_while_reading_none_after_close_or_drop() -> None:
     assert _os_threads() == before + 1
     del dropped
     gc.collect()
-    assert _back_to(before)
+    assert _os_threads_back_to(before)
+
+
+def test_an_engine_never_initialised_refuses_cleanly() -> None:
+    raw = InflateEngine.__new__(InflateEngine)
+    with pytest.raises(RuntimeError, match="not initialised"):
+        raw.take(Compression.GZIP, b"x", LIMIT)
+    with pytest.raises(RuntimeError, match="not initialised"):
+        raw.scan(b"x", 0, 1)
+    raw.close()  # nothing to stop
+    del raw
 
 
 def test_bad_spans_are_refused() -> None:

@@ -326,6 +326,10 @@ passed(Ahead *a, Span *s, Py_ssize_t i)
 static PyObject *
 fallback(Ahead *a, PyObject *const *args, Py_ssize_t nargs)
 {
+    if (a->decompress == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "InflateEngine is not initialised");
+        return NULL;
+    }
     a->fallbacks++;
     return PyObject_Vectorcall(a->decompress, args, (size_t)nargs, NULL);
 }
