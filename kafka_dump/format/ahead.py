@@ -533,14 +533,6 @@ class CompiledAhead:
         self._engine = engine
         self.take: Decompress = engine.take
 
-    def __enter__(self) -> CompiledAhead:
-        return self
-
-    def __exit__(
-        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.close()
-
     def start_window(self, data: bytes | bytearray, pos: int, end: int) -> None:
         """Begin a window with the payloads the engine's scan (``compressed_spans``' in C) finds."""
         self._engine.scan(data, pos, end)
