@@ -38,7 +38,7 @@ class OptionalBuildExt(build_ext):
 
 
 _WARNINGS = ["-O2", "-Wall", "-Wextra", "-Wno-unused-parameter", "-Wno-missing-field-initializers"]
-_SHARED = ["kafka_dump/format/_layout.h", "kafka_dump/format/_model.h", "kafka_dump/format/_wire.h"]
+_SHARED = ["kafka_dump/native/_layout.h", "kafka_dump/native/_model.h", "kafka_dump/native/_wire.h"]
 
 
 def compiled_twin(name: str, source: str, libraries: list[str] | None = None) -> Extension:
@@ -47,7 +47,7 @@ def compiled_twin(name: str, source: str, libraries: list[str] | None = None) ->
         name,
         sources=[source],
         depends=_SHARED,
-        include_dirs=["kafka_dump/format"],
+        include_dirs=["kafka_dump/native"],
         extra_compile_args=_WARNINGS,
         libraries=libraries or [],
     )
@@ -55,17 +55,17 @@ def compiled_twin(name: str, source: str, libraries: list[str] | None = None) ->
 
 setup(
     ext_modules=[
-        compiled_twin("kafka_dump.format._speedups", "kafka_dump/format/_speedups.c"),
-        compiled_twin("kafka_dump.format._walk", "kafka_dump/format/_walk.c"),
-        compiled_twin("kafka_dump.render._jsonfast", "kafka_dump/render/_jsonfast.c"),
-        compiled_twin("kafka_dump.format._encoder", "kafka_dump/format/_encoder.c"),
-        compiled_twin("kafka_dump.format._gather", "kafka_dump/format/_gather.c"),
-        compiled_twin("kafka_dump.format._recheck", "kafka_dump/format/_recheck.c"),
+        compiled_twin("kafka_dump.native._speedups", "kafka_dump/native/_speedups.c"),
+        compiled_twin("kafka_dump.native._walk", "kafka_dump/native/_walk.c"),
+        compiled_twin("kafka_dump.native._jsonfast", "kafka_dump/native/_jsonfast.c"),
+        compiled_twin("kafka_dump.native._encoder", "kafka_dump/native/_encoder.c"),
+        compiled_twin("kafka_dump.native._gather", "kafka_dump/native/_gather.c"),
+        compiled_twin("kafka_dump.native._recheck", "kafka_dump/native/_recheck.c"),
         # zlib: the gzip wrappers convert's fast path (and deep verify) inflates.
-        compiled_twin("kafka_dump.format._transcode", "kafka_dump/format/_transcode.c", ["z"]),
+        compiled_twin("kafka_dump.native._transcode", "kafka_dump/native/_transcode.c", ["z"]),
         # zlib and POSIX threads: gzip inflated ahead, on a thread that never takes the GIL.
-        compiled_twin("kafka_dump.format._ahead", "kafka_dump/format/_ahead.c", ["z"]),
-        compiled_twin("kafka_dump.render._tablefast", "kafka_dump/render/_tablefast.c"),
+        compiled_twin("kafka_dump.native._ahead", "kafka_dump/native/_ahead.c", ["z"]),
+        compiled_twin("kafka_dump.native._tablefast", "kafka_dump/native/_tablefast.c"),
     ],
     cmdclass={"build_ext": OptionalBuildExt},
 )

@@ -59,7 +59,7 @@ def under_test() -> str:
     """Which kafka_dump the child processes import, and its active twin."""
     import subprocess
 
-    code = "import kafka_dump, kafka_dump.format as f; print(kafka_dump.__file__, f.ACTIVE_TWIN)"
+    code = "import kafka_dump, kafka_dump.wire as f; print(kafka_dump.__file__, f.ACTIVE_TWIN)"
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
     return run.stdout.strip() if run.returncode == 0 else f"not importable: {run.stderr.strip()[-200:]}"
 
@@ -76,9 +76,9 @@ def precompile() -> None:
 def decoder() -> tuple[Callable[[str], int] | None, str]:
     """kdump's in-process decoder (every record, every field), or None and why not."""
     try:
-        from kafka_dump.segment import read_segment
+        from kafka_dump.log.segment import read_segment
     except Exception as e:
-        return None, f"kafka_dump.segment.read_segment not importable ({type(e).__name__}: {e})"
+        return None, f"kafka_dump.log.segment.read_segment not importable ({type(e).__name__}: {e})"
 
     def run(path: str) -> int:
         n = problems = 0
@@ -101,27 +101,27 @@ def decoder() -> tuple[Callable[[str], int] | None, str]:
             raise RuntimeError(f"{problems} Problem(s) reported on a file that should be clean")
         return n
 
-    return run, "kafka_dump.segment.read_segment"
+    return run, "kafka_dump.log.segment.read_segment"
 
 
 def batches(path: str) -> list[Any]:
     """Every batch of a (clean) file, decoded by kdump: the encoder's input."""
-    from kafka_dump.segment import read_segment
+    from kafka_dump.log.segment import read_segment
 
     out = [item for item in read_segment(path) if getattr(item, "records", None) is not None]
     return out
 
 
 def encoder() -> tuple[Callable[..., bytes] | None, str]:
-    """`kafka_dump.format.encode_entry` (or `format.encode`'s), or None and why not (the writer's)."""
+    """`kafka_dump.wire.encode_entry` (or `format.encode`'s), or None and why not (the writer's)."""
     try:
-        import kafka_dump.format as fmt
+        import kafka_dump.wire as fmt
     except Exception as e:
-        return None, f"kafka_dump.format not importable ({type(e).__name__}: {e})"
+        return None, f"kafka_dump.wire not importable ({type(e).__name__}: {e})"
     fn = getattr(fmt, "encode_entry", None)
     if fn is None:
         try:
-            from kafka_dump.format.encode import encode_entry as fn
+            from kafka_dump.wire.encode import encode_entry as fn
         except ImportError:
-            return None, "kafka_dump.format.encode_entry is not there yet"
+            return None, "kafka_dump.wire.encode_entry is not there yet"
     return fn, f"{fn.__module__}.encode_entry"

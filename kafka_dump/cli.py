@@ -110,7 +110,7 @@ def _show_version(ctx: click.Context, _param: click.Parameter, value: bool) -> N
     """``--version``: the decoder twin is named, so only the decoder's package is imported for it."""
     if not value or ctx.resilient_parsing:
         return
-    from kafka_dump.format import ACTIVE_TWIN
+    from kafka_dump.wire import ACTIVE_TWIN
 
     click.echo(f"kdump {__version__} (decoder: {ACTIVE_TWIN})", color=ctx.color)
     ctx.exit()

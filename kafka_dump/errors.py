@@ -13,11 +13,23 @@ _E = TypeVar("_E", bound="KafkaDumpError")
 class KafkaDumpError(Exception):
     """Base of every error kdump raises on purpose, with an optional file and byte position."""
 
-    def __init__(self, reason: str, *, file: str | None = None, position: int | None = None) -> None:
+    def __init__(
+        self,
+        reason: str,
+        *,
+        file: str | None = None,
+        position: int | None = None,
+        check: str | None = None,
+        expected: int | None = None,
+        found: int | None = None,
+    ) -> None:
         super().__init__(reason)
         self.reason = reason
         self.file = file
         self.position = position
+        self.check = check  # a ``model.Check`` name, set where the rule is broken
+        self.expected = expected
+        self.found = found
 
     def with_location(self: _E, file: str | None = None, position: int | None = None) -> _E:
         """Return a copy of this error that also names a file and/or a position."""
@@ -25,6 +37,9 @@ class KafkaDumpError(Exception):
             self.reason,
             file=file if file is not None else self.file,
             position=position if position is not None else self.position,
+            check=self.check,
+            expected=self.expected,
+            found=self.found,
         )
 
     def __str__(self) -> str:

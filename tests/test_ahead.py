@@ -26,19 +26,19 @@ from hypothesis import strategies as st
 
 from kafka_dump.analysis.verify import VerifyOptions, verify_file
 from kafka_dump.errors import KafkaDumpError
-from kafka_dump.format import _walk_pure
-from kafka_dump.format import ahead as ahead_mod
-from kafka_dump.format.ahead import InflateAhead, compressed_spans
-from kafka_dump.format.checksum import crc32c
-from kafka_dump.format.codecs import compress, decompress
+from kafka_dump.log import ahead as ahead_mod
+from kafka_dump.log.ahead import InflateAhead, compressed_spans
 from kafka_dump.model import Compression, Problem
+from kafka_dump.wire import _walk_pure
+from kafka_dump.wire.checksum import crc32c
+from kafka_dump.wire.codecs import compress, decompress
 
 from .batches import GZIP, LZ4, SNAPPY, default_records, legacy_messages, legacy_records, v2_batch
 from .conftest import FIXTURES
 from .test_entry_walk import SEGMENTS, _fixture_logs
 
 try:
-    from kafka_dump.format import _walk as walk_c
+    from kafka_dump.native import _walk as walk_c
 
     WALKS = [_walk_pure, walk_c]
 except ImportError:  # the compiled twin is optional
@@ -340,7 +340,7 @@ def test_a_closed_generator_leaves_no_thread(
 @pytest.mark.parametrize("engine", ENGINES)
 def test_an_interrupt_leaves_no_thread(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, engine: str) -> None:
     """Ctrl-C while the walk asks for its third payload (the worker busy meanwhile)."""
-    import kafka_dump.format as twins
+    import kafka_dump.wire as twins
 
     if engine == "pure":
         _no_engine(monkeypatch)
@@ -443,7 +443,7 @@ def _forced(m: pytest.MonkeyPatch, engine: str = "pure") -> None:
     """Small windows, one payload a chunk, judged at every chunk and never stopped: the most windows
     and hand-overs, so that a payload inflated ahead is used wherever the reader can use one.
     ``engine``: which does the work, ``InflateAhead`` (pure) or ``_ahead.InflateEngine`` (compiled)."""
-    import kafka_dump.segment as segment
+    import kafka_dump.log.segment as segment
 
     if engine == "pure":
         _no_engine(m)
@@ -470,7 +470,7 @@ def _until_raised(items: Iterator[object]) -> list[object]:
 def _segment_items(
     path: Path, monkeypatch: pytest.MonkeyPatch, *, ahead: bool, engine: str = "pure", **kw: object
 ) -> list[object]:
-    from kafka_dump.segment import read_segment
+    from kafka_dump.log.segment import read_segment
 
     with monkeypatch.context() as m:
         _forced(m, engine)
@@ -563,12 +563,12 @@ def test_the_reader_uses_what_was_inflated_ahead(tmp_path: Path, monkeypatch: py
         worker.append(self._worker_cpu)
 
     monkeypatch.setattr(InflateAhead, "close", closing)
-    from kafka_dump.segment import read_segment
+    from kafka_dump.log.segment import read_segment
 
     records = 0
     with monkeypatch.context() as m:
         _forced(m, "pure")
-        m.setattr("kafka_dump.segment._READ_SIZE", 1 << 20)  # one window: the worker is never stopped
+        m.setattr("kafka_dump.log.segment._READ_SIZE", 1 << 20)  # one window: the worker is never stopped
         for batch in read_segment(path, max_batch_bytes=1 << 20, inflating=ahead_mod.Ahead(1 << 20)):
             records += len(batch.records)  # type: ignore[union-attr,arg-type]
             time.sleep(0.002)  # a slow consumer: the worker runs meanwhile
@@ -581,7 +581,7 @@ def test_the_reader_uses_what_was_inflated_ahead(tmp_path: Path, monkeypatch: py
 def test_the_reader_starts_a_thread_only_for_gzip_entries(
     name: str, started: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from kafka_dump.segment import read_segment
+    from kafka_dump.log.segment import read_segment
 
     starts: list[str] = []
 
@@ -598,7 +598,7 @@ def test_the_reader_starts_a_thread_only_for_gzip_entries(
 
 
 def test_a_closed_or_dropped_reader_leaves_no_thread(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from kafka_dump.segment import read_segment, read_segment_runs
+    from kafka_dump.log.segment import read_segment, read_segment_runs
 
     path = tmp_path / NAME
     path.write_bytes(_wrappers(30))
@@ -625,7 +625,7 @@ def test_the_reader_uses_what_the_compiled_engine_inflated(
 ) -> None:
     """Every payload of 40 wrappers in one window inflated by the engine's thread or by the reader
     while it would wait, none declined, none handed to codecs; and the thread's life."""
-    from kafka_dump.segment import read_segment, read_segment_runs
+    from kafka_dump.log.segment import read_segment, read_segment_runs
 
     path = tmp_path / NAME
     path.write_bytes(_wrappers(40))
@@ -638,7 +638,7 @@ def test_the_reader_uses_what_the_compiled_engine_inflated(
 
     before = _settled()
     with monkeypatch.context() as m:
-        m.setattr("kafka_dump.segment._READ_SIZE", 1 << 20)
+        m.setattr("kafka_dump.log.segment._READ_SIZE", 1 << 20)
         m.setattr(ahead_mod, "Ahead", keep)
         records = 0
         for batch in read_segment(path, max_batch_bytes=1 << 20):

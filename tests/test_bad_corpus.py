@@ -269,7 +269,7 @@ def test_max_records_per_batch(fixture: str, limit: int, problems: list[tuple[in
 
 
 def test_count_inner_stops_past_the_limit() -> None:
-    from kafka_dump.format.legacy import count_inner
+    from kafka_dump.wire.legacy import count_inner
 
     sys_path = str(BAD)
     import sys
@@ -367,7 +367,7 @@ def test_gzip_inflates_in_steps(step: int, monkeypatch: pytest.MonkeyPatch) -> N
     import gzip
 
     from kafka_dump.errors import CompressionError
-    from kafka_dump.format import codecs
+    from kafka_dump.wire import codecs
 
     monkeypatch.setattr(codecs, "_GUNZIP_STEP", step)
     for data in (b"", b"a" * 100, bytes(range(256)) * 50):

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from kafka.record.util import calc_crc32, calc_crc32c
 
-from kafka_dump.format.checksum import crc32, crc32c
+from kafka_dump.wire.checksum import crc32, crc32c
 
 JAVA = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures-real" / "kafka-3.8.0-java"
 

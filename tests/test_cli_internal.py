@@ -16,7 +16,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from kafka_dump.cli import main
-from kafka_dump.format.checksum import crc32c
+from kafka_dump.wire.checksum import crc32c
 from tests.conftest import SHARED_REAL as REAL
 
 needs_real = pytest.mark.skipif(not REAL.is_dir(), reason="../shared/fixtures-real is absent")

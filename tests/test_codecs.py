@@ -20,8 +20,8 @@ from hypothesis import strategies as st
 from kafka import codec as kc
 
 from kafka_dump.errors import CompressionError, UnsupportedEncodingError
-from kafka_dump.format.codecs import XERIAL_MAGIC, compress, decompress
 from kafka_dump.model import Compression
+from kafka_dump.wire.codecs import XERIAL_MAGIC, compress, decompress
 
 CODECS = [Compression.GZIP, Compression.SNAPPY, Compression.LZ4, Compression.ZSTD]
 LIMIT = 1 << 20

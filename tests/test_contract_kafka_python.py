@@ -68,8 +68,8 @@ import zstandard
 from kafka.errors import KafkaError
 from kafka.record import MemoryRecords
 
+from kafka_dump.log.segment import read_segment
 from kafka_dump.model import Batch, Problem, ProblemKind
-from kafka_dump.segment import read_segment
 
 PROJECT = Path(__file__).resolve().parents[1]
 REAL = PROJECT.parent / "shared" / "fixtures-real"

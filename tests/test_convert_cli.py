@@ -25,8 +25,8 @@ from kafka_dump.analysis.convert_run import Item, convert_segment, progress_posi
 from kafka_dump.analysis.verify import FileReport as VerifyReport
 from kafka_dump.analysis.verify import VerifyOptions, verify_file
 from kafka_dump.cli import main
+from kafka_dump.log.segment import read_segment
 from kafka_dump.model import Batch, Problem, ProblemKind
-from kafka_dump.segment import read_segment
 from tests.conftest import FIXTURES
 
 
@@ -353,7 +353,7 @@ def _plain_v1_segment(path: Path, n: int = 400) -> Path:
 
 @pytest.mark.parametrize("magic", ["2", "1"])
 def test_indexes_are_the_writers_for_the_same_entries(tmp_path: Path, magic: str) -> None:
-    from kafka_dump.writer import write_segment
+    from kafka_dump.log.writer import write_segment
 
     src = _plain_v1_segment(tmp_path / "00000000000000005000.log")
     out_dir = tmp_path / "out"

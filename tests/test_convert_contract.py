@@ -26,8 +26,8 @@ from kafka.record.legacy_records import LegacyRecordBatchBuilder
 
 from kafka_dump.analysis.convert import ConvertOptions, record_fields
 from kafka_dump.analysis.convert_run import convert_segment
+from kafka_dump.log.segment import read_segment
 from kafka_dump.model import Batch, Compression, Problem, ProblemKind
-from kafka_dump.segment import read_segment
 from tests.conftest import FIXTURES, SHARED_REAL
 
 JAVA = SHARED_REAL / "kafka-3.8.0-java"

@@ -27,20 +27,24 @@ from kafka_dump.analysis.convert import Converter, ConvertOptions
 from kafka_dump.analysis.convert_fast import TranscodedRun, read_input
 from kafka_dump.analysis.convert_run import convert_segment
 from kafka_dump.errors import CompressionError, KafkaDumpError
-from kafka_dump.format import _pure, _pure_encoder, _recheck_pure, _transcode_pure, codecs
-from kafka_dump.format.checksum import crc32c
-from kafka_dump.format.codecs import (
+from kafka_dump.log.segment import read_segment
+from kafka_dump.model import Batch, Compression, Problem
+from kafka_dump.wire import _pure, _pure_encoder, _recheck_pure, _transcode_pure, codecs
+from kafka_dump.wire.checksum import crc32c
+from kafka_dump.wire.codecs import (
     DEFAULT_MAX_BATCH_BYTES,
     DEFAULT_MAX_RECORDS_PER_BATCH,
     compress,
     decompress,
 )
-from kafka_dump.model import Batch, Compression, Problem
-from kafka_dump.segment import read_segment
 from tests.conftest import FIXTURES
 
 try:
-    from kafka_dump.format import _encoder, _recheck, _transcode  # type: ignore[attr-defined]
+    from kafka_dump.native import (
+        _encoder,
+        _recheck,
+        _transcode,  # type: ignore[attr-defined]
+    )
 except ImportError:  # no compiler: only the references can be checked
     _encoder = _recheck = _transcode = None
 
@@ -442,7 +446,7 @@ def test_record_offsets_that_do_not_grow_fail_the_verification(tmp_path: Path) -
 
 def test_the_compiled_run_twin_is_active_when_expected() -> None:
     """CI sets KDUMP_EXPECT_COMPILED=1 on the compiled run: a silent fallback must fail there."""
-    from kafka_dump.format import transcode
+    from kafka_dump.wire import transcode
 
     if os.environ.get("KDUMP_EXPECT_COMPILED") == "1" and os.environ.get("KDUMP_PURE") != "1":
         assert _transcode is not None and transcode.TRANSCODE_TWIN == "compiled"
@@ -549,7 +553,7 @@ def test_the_lz4_frame_twins_are_codecs_frames(twin: Any) -> None:
     bytes, for anything else (several blocks, a cut, a changed byte, a small limit)."""
     import random
 
-    from kafka_dump.format import codecs
+    from kafka_dump.wire import codecs
 
     rnd = random.Random(3)
     header = codecs.lz4_frame_header(2)

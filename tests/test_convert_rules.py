@@ -21,8 +21,8 @@ from kafka_dump.analysis.convert import (
     record_fields,
     v2_record_size,
 )
+from kafka_dump.log.segment import read_segment
 from kafka_dump.model import Batch, Compression, TimestampType, new_header, new_record
-from kafka_dump.segment import read_segment
 from tests.conftest import FIXTURES
 
 # -- batching ---------------------------------------------------------------------------------

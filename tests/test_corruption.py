@@ -19,8 +19,8 @@ from hypothesis import strategies as st
 from kafka import codec as kc
 
 from kafka_dump.errors import NotASegmentError
+from kafka_dump.log.segment import read_segment
 from kafka_dump.model import Batch, Compression, Problem, ProblemKind
-from kafka_dump.segment import read_segment
 
 from .batches import (
     GZIP,

@@ -26,10 +26,10 @@ from kafka.record.default_records import DefaultRecordBatchBuilder
 from kafka.record.legacy_records import LegacyRecordBatchBuilder
 
 from kafka_dump.errors import UnsupportedEncodingError
-from kafka_dump.format import encode_entry, encode_refusals, entry_size, new_batch
-from kafka_dump.format.codecs import compress, decompress
+from kafka_dump.log.segment import read_segment
 from kafka_dump.model import Batch, Compression, Header, Record, TimestampType, new_header, new_record
-from kafka_dump.segment import read_segment
+from kafka_dump.wire import encode_entry, encode_refusals, entry_size, new_batch
+from kafka_dump.wire.codecs import compress, decompress
 from tests.conftest import FIXTURES, SHARED_REAL
 
 REAL_FILES = (

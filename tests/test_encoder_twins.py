@@ -12,13 +12,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kafka_dump import format as twins
-from kafka_dump.format import _pure_encoder as pure
+from kafka_dump import wire as twins
+from kafka_dump.log.segment import read_segment
 from kafka_dump.model import Batch, Record, TimestampType, new_header, new_record
-from kafka_dump.segment import read_segment
+from kafka_dump.wire import _pure_encoder as pure
 from tests.conftest import FIXTURES, SHARED_REAL
 
-compiled = pytest.importorskip("kafka_dump.format._encoder")
+compiled = pytest.importorskip("kafka_dump.native._encoder")
 
 FILES = sorted(FIXTURES.glob("*.log")) + (
     sorted(p for p in SHARED_REAL.rglob("*.log") if p.is_file()) if SHARED_REAL.is_dir() else []

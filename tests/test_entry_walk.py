@@ -17,12 +17,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import kafka_dump.format as twins
+import kafka_dump.wire as twins
 from kafka_dump.analysis.verify import FileReport, VerifyOptions, verify_file
-from kafka_dump.format import _walk_pure
-from kafka_dump.format.checksum import crc32c
-from kafka_dump.format.codecs import decompress
 from kafka_dump.model import Compression, Problem
+from kafka_dump.wire import _walk_pure
+from kafka_dump.wire.checksum import crc32c
+from kafka_dump.wire.codecs import decompress
 
 from .batches import (
     GZIP,
@@ -37,7 +37,7 @@ from .batches import (
 )
 from .conftest import FIXTURES, SHARED_REAL
 
-walk_c = pytest.importorskip("kafka_dump.format._walk")
+walk_c = pytest.importorskip("kafka_dump.native._walk")
 
 NAME = "00000000000000000000.log"
 
@@ -270,7 +270,7 @@ def test_a_wrapper_out_of_order_is_found_shallow(tmp_path: Path) -> None:
 def test_shallow_decompresses_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A sound segment of wrappers and compressed batches is checked shallow without one decompression
     (README "verify-crc": what shallow leaves out); deep decompresses every one."""
-    import kafka_dump.format.codecs as codecs
+    import kafka_dump.wire.codecs as codecs
 
     calls: list[int] = []
     real = codecs.decompress

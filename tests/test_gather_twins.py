@@ -15,15 +15,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import kafka_dump.format.gather as gather
+import kafka_dump.wire.gather as gather
 from kafka_dump.analysis.stats import SegmentStats
 from kafka_dump.analysis.stats_walk import iter_stats
-from kafka_dump.format import _gather_pure, _pure
 from kafka_dump.render.stats import stats_json
+from kafka_dump.wire import _gather_pure, _pure
 from tests.batches import default_records, legacy_messages, legacy_records, v2_batch
 from tests.conftest import FIXTURES, SHARED_REAL
 
-compiled = pytest.importorskip("kafka_dump.format._gather")
+compiled = pytest.importorskip("kafka_dump.native._gather")
 
 
 def test_compiled_twin_is_active_when_expected() -> None:

@@ -19,9 +19,9 @@ from kafka_dump.analysis.histogram import TimeHistogram
 from kafka_dump.analysis.stats import SegmentStats
 from kafka_dump.analysis.stats_walk import iter_stats
 from kafka_dump.errors import KafkaDumpError
-from kafka_dump.format import _gather_pure
 from kafka_dump.model import Problem
 from kafka_dump.render.stats import stats_json
+from kafka_dump.wire import _gather_pure
 from tests.batches import (
     BIG,
     GZIP,
@@ -39,7 +39,7 @@ from tests.batches import (
 )
 from tests.conftest import FIXTURES, SHARED_REAL
 
-compiled = pytest.importorskip("kafka_dump.format._gather")
+compiled = pytest.importorskip("kafka_dump.native._gather")
 
 INT64_MAX = 2**63 - 1
 LIMIT = 256 * 1024 * 1024

@@ -24,9 +24,9 @@ import pytest
 from click.testing import CliRunner
 
 from kafka_dump.cli import main
-from kafka_dump.index import offset_index, seek_position, time_index
+from kafka_dump.log.index import offset_index, seek_position, time_index
+from kafka_dump.log.segment import read_segment
 from kafka_dump.model import Batch, Problem
-from kafka_dump.segment import read_segment
 from tests.conftest import SHARED_REAL
 
 REAL_DIR = SHARED_REAL / "ronem123-kafka41-kraft" / "__cluster_metadata-0"

@@ -1,4 +1,4 @@
-"""Decoders of Kafka's own records (kafka_dump/internal/) against real broker files and schema-built bytes.
+"""Decoders of Kafka's own records (kafka_dump/internal_topics/) against real broker files and schema-built bytes.
 
 The real files are described in ../shared/fixtures-real/README.md; the values pinned here were read
 out of them and checked by hand against what that README says of each file (writer, metadata.version,
@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kafka_dump.internal import (
+from kafka_dump.internal_topics import (
     Decoded,
     control,
     decoder_for_path,
@@ -25,8 +25,8 @@ from kafka_dump.internal import (
     offsets,
     transactions,
 )
+from kafka_dump.log.segment import read_segment
 from kafka_dump.model import Batch, ControlRecord, Record, new_record
-from kafka_dump.segment import read_segment
 from tests.conftest import SHARED_REAL as REAL
 
 needs_real = pytest.mark.skipif(not REAL.is_dir(), reason="../shared/fixtures-real is absent")

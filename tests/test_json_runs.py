@@ -16,16 +16,16 @@ from kafka.record.legacy_records import LegacyRecordBatchBuilder
 
 from kafka_dump.cli import main
 from kafka_dump.errors import KafkaDumpError
+from kafka_dump.log.segment import read_segment, read_segment_runs
 from kafka_dump.model import Batch, Compression, Problem
 from kafka_dump.render import jsonl
 from kafka_dump.render.jsonl import JsonRenderer, batch_json, plain_run_json, problem_object, run_json
 from kafka_dump.render.output import CHUNK_BYTES, Output
 from kafka_dump.render.payload import PayloadEncoding
-from kafka_dump.segment import read_segment, read_segment_runs
 from tests.conftest import FIXTURES, SHARED_REAL
 from tests.test_twins import _compiled, batch_headers, json_records
 
-jsonfast = _compiled("kafka_dump.render._jsonfast")
+jsonfast = _compiled("kafka_dump.native._jsonfast")
 
 SEGMENTS = sorted([*FIXTURES.glob("*.log"), *(FIXTURES / "bad").glob("*.log")])
 REAL = sorted(SHARED_REAL.rglob("*.log")) if SHARED_REAL.is_dir() else []
@@ -230,7 +230,7 @@ def _both_plain(data: bytes, pos: int, end: int, with_records: bool, payload: in
 
 
 def _speedups_or_pure_run(data: bytes, pos: int, end: int, with_records: bool) -> tuple[list[Batch], int]:
-    from kafka_dump.format import _pure
+    from kafka_dump.wire import _pure
 
     return _pure.decode_legacy_run("f", data, pos, end, 1000, with_records)
 

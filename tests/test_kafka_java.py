@@ -31,8 +31,8 @@ from pathlib import Path
 
 import pytest
 
+from kafka_dump.log.segment import read_segment
 from kafka_dump.model import Batch, ControlType, Problem, ProblemKind
-from kafka_dump.segment import read_segment
 
 REAL = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures-real"
 JAVA = REAL / "kafka-3.8.0-java"

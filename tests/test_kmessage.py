@@ -12,8 +12,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kafka_dump.format.kmessage import UNKNOWN_TAGS, KMessageError, Schema, parse_versions, schema
-from kafka_dump.format.kschemas import MESSAGES, METADATA_TYPES
+from kafka_dump.wire.kmessage import UNKNOWN_TAGS, KMessageError, Schema, parse_versions, schema
+from kafka_dump.wire.kschemas import MESSAGES, METADATA_TYPES
 
 PAD = b"\xee\xee"
 

@@ -1,7 +1,7 @@
 """Architecture and documentation checks (DESIGN.md, "Layers and the direction of imports"; "Testing habits" 5).
 
-* Imports flow one way: cli -> render/analysis -> segment/index -> format -> model/errors. The pure
-  layers (``format/``, ``model.py``, ``errors.py``) import neither click nor rich, checked twice: from
+* Imports flow one way: cli -> render/analysis -> log/internal_topics -> wire/native -> model/errors. The pure
+  layers (``wire/``, ``native/``, ``model.py``, ``errors.py``) import neither click nor rich, checked twice: from
   the source (``ast``, every import statement, also those inside functions) and from a fresh
   interpreter's ``sys.modules`` after importing the decoder modules.
 * Every command and every option of every command is mentioned in README.md.
@@ -32,13 +32,10 @@ RANKS = {
     "kafka_dump": 0,
     "kafka_dump.errors": 0,
     "kafka_dump.model": 0,
-    "kafka_dump.format": 1,
-    "kafka_dump.segment": 2,
-    "kafka_dump.index": 2,
-    "kafka_dump.txnindex": 2,
-    "kafka_dump.writer": 2,
-    "kafka_dump.internal": 2,
-    "kafka_dump.salvage": 2,
+    "kafka_dump.native": 1,
+    "kafka_dump.wire": 1,
+    "kafka_dump.log": 2,
+    "kafka_dump.internal_topics": 2,
     "kafka_dump.analysis": 3,
     "kafka_dump.render": 3,
     "kafka_dump.commands": 4,
@@ -79,7 +76,7 @@ def imported_modules(path: Path) -> set[str]:
             else:
                 mod = node.module or ""
             found.add(mod)
-            # ``from kafka_dump import format`` imports the submodule kafka_dump.format.
+            # ``from kafka_dump import format`` imports the submodule kafka_dump.wire.
             found.update(
                 f"{mod}.{alias.name}" for alias in node.names if f"{mod}.{alias.name}" in _ALL_MODULES
             )
@@ -96,8 +93,8 @@ def test_the_pure_layers_exist() -> None:
     assert {
         "kafka_dump.errors",
         "kafka_dump.model",
-        "kafka_dump.format.v2",
-        "kafka_dump.format.legacy",
+        "kafka_dump.wire.v2",
+        "kafka_dump.wire.legacy",
     } <= names
 
 
@@ -140,15 +137,15 @@ def test_import_checker_sees_what_it_should() -> None:
     cli = imported_modules(PACKAGE / "cli.py")
     assert "click" in cli and "kafka_dump.commands.options" in cli
     assert any(m.startswith("rich") for m in imported_modules(PACKAGE / "render" / "output.py"))
-    assert "kafka_dump.format.layout" in imported_modules(PACKAGE / "segment.py")
+    assert "kafka_dump.wire.layout" in imported_modules(PACKAGE / "log" / "segment.py")
 
 
 def test_decoder_modules_load_no_ui_library() -> None:
     code = (
         "import json, sys\n"
-        "import kafka_dump.errors, kafka_dump.model, kafka_dump.format, kafka_dump.format.v2,"
-        " kafka_dump.format.legacy, kafka_dump.format.codecs, kafka_dump.format.varint,"
-        " kafka_dump.format.checksum, kafka_dump.segment, kafka_dump.index, kafka_dump.analysis.dump\n"
+        "import kafka_dump.errors, kafka_dump.model, kafka_dump.wire, kafka_dump.wire.v2,"
+        " kafka_dump.wire.legacy, kafka_dump.wire.codecs, kafka_dump.wire.varint,"
+        " kafka_dump.wire.checksum, kafka_dump.log.segment, kafka_dump.log.index, kafka_dump.analysis.dump\n"
         "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] in ('click', 'rich'))))\n"
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=60)

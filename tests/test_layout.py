@@ -7,12 +7,12 @@ import re
 from kafka.record.default_records import DefaultRecordBase
 from kafka.record.legacy_records import LegacyRecordBase
 
-from kafka_dump.format import gen_layout_h
-from kafka_dump.format import layout as L
+from kafka_dump.wire import layout as L
+from tools import gen_layout_h
 
 
 def test_generated_c_header_is_current() -> None:
-    """Edit layout.py, then run ``python -m kafka_dump.format.gen_layout_h`` and commit _layout.h."""
+    """Edit layout.py, then run ``python -m tools.gen_layout_h`` and commit _layout.h."""
     assert gen_layout_h.HEADER_PATH.read_text() == gen_layout_h.render()
     assert gen_layout_h.main(["--check"]) == 0
 

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from kafka_dump.format.checks import classify
+from kafka_dump.log.segment import read_segment
 from kafka_dump.model import Batch, Check, Problem, ProblemKind
-from kafka_dump.segment import read_segment
+from kafka_dump.wire.checks import classify
 
 from .batches import (
     GZIP,

@@ -16,11 +16,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from kafka.record.default_records import DefaultRecordBatchBuilder
 
-from kafka_dump.format import _recheck_pure, recheck
 from kafka_dump.model import Record, new_header, new_record
+from kafka_dump.wire import _recheck_pure, recheck
 
 try:
-    from kafka_dump.format import _recheck  # type: ignore[attr-defined]
+    from kafka_dump.native import _recheck  # type: ignore[attr-defined]
 except ImportError:  # no compiler: only the reference can be checked
     _recheck = None
 

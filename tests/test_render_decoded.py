@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import struct
 
-from kafka_dump.internal import control, metadata, offsets, transactions
+from kafka_dump.internal_topics import control, metadata, offsets, transactions
 from kafka_dump.model import ControlRecord, ControlType, new_record
 from kafka_dump.render.decoded import (
     decoded_object,

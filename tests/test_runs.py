@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from kafka_dump import format as twins
+from kafka_dump import wire as twins
 from kafka_dump.analysis.dump import BatchEvent, BatchRun, FileEnd, FileStart, RangeFilter, Summary, iter_dump
 from kafka_dump.errors import KafkaDumpError
+from kafka_dump.log.segment import read_segment, read_segment_runs
 from kafka_dump.model import Batch, Problem, ProblemKind
-from kafka_dump.segment import read_segment, read_segment_runs
 from tests.conftest import FIXTURES
 
 SEGMENTS = sorted([*FIXTURES.glob("*.log"), *(FIXTURES / "bad").glob("*.log")])

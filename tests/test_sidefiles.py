@@ -1,4 +1,4 @@
-"""Side files (kafka_dump/internal/sidefiles.py): indexes, producer snapshots, checkpoints.
+"""Side files (kafka_dump/log/sidefiles.py): indexes, producer snapshots, checkpoints.
 
 Real indexes and snapshots come from ../shared/fixtures-real (README there lists their entries);
 ``.txnindex``, ``leader-epoch-checkpoint`` and ``partition.metadata`` are built from Kafka's layouts
@@ -15,8 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kafka_dump.format.checksum import crc32c
-from kafka_dump.internal.sidefiles import (
+from kafka_dump.log.sidefiles import (
     AbortedTxn,
     LeaderEpochEntry,
     OffsetIndexEntry,
@@ -29,6 +28,7 @@ from kafka_dump.internal.sidefiles import (
     side_file_kind,
 )
 from kafka_dump.model import Problem, ProblemKind
+from kafka_dump.wire.checksum import crc32c
 from tests.batches import v2_batch
 from tests.conftest import SHARED_REAL as REAL
 
@@ -196,7 +196,7 @@ def test_text_numbers_are_ascii_decimals_or_problems(tmp_path: Path) -> None:
 
 
 def test_oversized_side_files_are_refused_not_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import kafka_dump.internal.sidefiles as sidefiles
+    import kafka_dump.log.sidefiles as sidefiles
 
     monkeypatch.setattr(sidefiles, "_SNAPSHOT_LIMIT", 100)
     monkeypatch.setattr(sidefiles, "_TEXT_LIMIT", 100)

@@ -52,9 +52,9 @@ def test_version_loads_no_command_and_no_ui() -> None:
         "from kafka_dump.cli import main\n"
         "sys.argv = ['kdump', '--version']\n"
         "try:\n    main()\nexcept SystemExit:\n    pass\n"
-        "print(sorted(m for m in sys.modules if m in ('kafka_dump.format._pure', 'kafka_dump.format.encode') "
+        "print(sorted(m for m in sys.modules if m in ('kafka_dump.wire._pure', 'kafka_dump.wire.encode') "
         "or m.startswith(('rich', "
-        "'kafka_dump.commands.', 'kafka_dump.segment', 'kafka_dump.render'))), file=sys.stderr)\n"
+        "'kafka_dump.commands.', 'kafka_dump.log.segment', 'kafka_dump.render'))), file=sys.stderr)\n"
     )
     env = {k: v for k, v in os.environ.items() if k != "KDUMP_PURE"}
     result = subprocess.run(
@@ -62,7 +62,7 @@ def test_version_loads_no_command_and_no_ui() -> None:
     )
     assert result.stdout.startswith("kdump ")
     loaded = result.stderr.strip().splitlines()[-1]
-    expected = "[]" if "(decoder: compiled)" in result.stdout else "['kafka_dump.format._pure']"
+    expected = "[]" if "(decoder: compiled)" in result.stdout else "['kafka_dump.wire._pure']"
     assert loaded == expected
 
 
@@ -84,20 +84,20 @@ def _modules_after(args: list[str], names: tuple[str, ...]) -> list[str]:
     return loaded
 
 
-OTHER_TWINS = ("kafka_dump.format._walk", "kafka_dump.format._gather", "kafka_dump.format._encoder")
+OTHER_TWINS = ("kafka_dump.native._walk", "kafka_dump.native._gather", "kafka_dump.native._encoder")
 
 
 def test_version_makes_no_dataclass_and_loads_no_other_twin() -> None:
     """The model's classes are written out (a dataclass exec()s its methods at import), and the walk,
-    gather and encoder twins are chosen when first used, not when ``kafka_dump.format`` is imported."""
-    names = ("dataclasses", "kafka_dump.format.checksum", "json", *OTHER_TWINS)
+    gather and encoder twins are chosen when first used, not when ``kafka_dump.wire`` is imported."""
+    names = ("dataclasses", "kafka_dump.wire.checksum", "json", *OTHER_TWINS)
     assert _modules_after(["--version"], names) == []
 
 
 def test_a_clean_shallow_check_loads_only_what_it_uses() -> None:
-    names = ("rich", "dataclasses", "kafka_dump.segment", "kafka_dump.format._walk_pure", *OTHER_TWINS)
+    names = ("rich", "dataclasses", "kafka_dump.log.segment", "kafka_dump.wire._walk_pure", *OTHER_TWINS)
     loaded = _modules_after(["verify-crc", "--shallow", "fixtures/v1-gzip.log"], names)
-    walk_twins = (["kafka_dump.format._walk"], ["kafka_dump.format._walk_pure"])  # the latter if not built
+    walk_twins = (["kafka_dump.native._walk"], ["kafka_dump.wire._walk_pure"])  # the latter if not built
     assert loaded in walk_twins
 
 

@@ -31,9 +31,9 @@ from kafka_dump.analysis.compare import (
 from kafka_dump.analysis.stats import SegmentStats
 from kafka_dump.analysis.stats_walk import iter_stats
 from kafka_dump.cli import main
-from kafka_dump.format import encode_entry
+from kafka_dump.log.segment import read_segment
 from kafka_dump.model import Batch, Compression
-from kafka_dump.segment import read_segment
+from kafka_dump.wire import encode_entry
 from tests.batches import BIG, GZIP, NONE, SNAPPY, TS0, ZSTD, Rec, default_records, legacy_messages, v2_batch
 from tests.conftest import FIXTURES
 

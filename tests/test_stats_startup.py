@@ -14,8 +14,8 @@ import pytest
 from tests.conftest import ROOT
 
 UNNEEDED = (
-    "kafka_dump.format._gather_pure", "kafka_dump.analysis.dump", "kafka_dump.index", "kafka_dump.render.table",
-    "kafka_dump.internal.sidefiles",
+    "kafka_dump.wire._gather_pure", "kafka_dump.analysis.dump", "kafka_dump.log.index", "kafka_dump.render.table",
+    "kafka_dump.log.sidefiles",
 )  # fmt: skip
 
 
@@ -25,7 +25,7 @@ def _loaded_after(args: list[str]) -> dict[str, bool]:
         "from kafka_dump.cli import main\n"
         f"sys.argv = ['kdump', *{args!r}]\n"
         "try:\n    main()\nexcept SystemExit:\n    pass\n"
-        "import kafka_dump.format as f\n"
+        "import kafka_dump.wire as f\n"
         f"print(json.dumps([f.GATHER_TWIN, {{m: m in sys.modules for m in {UNNEEDED!r}}}]), file=sys.stderr)\n"
     )
     env = {k: v for k, v in os.environ.items() if k != "KDUMP_PURE"}

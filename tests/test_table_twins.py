@@ -24,9 +24,9 @@ from kafka_dump.render.table import TableRenderer, TimeMode
 from tests.conftest import FIXTURES
 
 if os.environ.get("KDUMP_EXPECT_COMPILED") == "1":
-    fast: ModuleType = importlib.import_module("kafka_dump.render._tablefast")
+    fast: ModuleType = importlib.import_module("kafka_dump.native._tablefast")
 else:
-    fast = pytest.importorskip("kafka_dump.render._tablefast")
+    fast = pytest.importorskip("kafka_dump.native._tablefast")
 
 data = st.one_of(
     st.none(),

@@ -22,15 +22,15 @@ from hypothesis import strategies as st
 from kafka.record.default_records import DefaultRecordBatchBuilder
 from kafka.record.legacy_records import LegacyRecordBatchBuilder
 
-import kafka_dump.format as twins
+import kafka_dump.wire as twins
 from kafka_dump.errors import KafkaDumpError
-from kafka_dump.format import _pure, codecs, legacy
-from kafka_dump.format.twins import DecoderTwin
-from kafka_dump.format.varint import encode_varint
+from kafka_dump.log.segment import read_segment
 from kafka_dump.model import Batch, Compression, ControlRecord, Header, Record, TimestampType
 from kafka_dump.render import jsonl
 from kafka_dump.render.jsonl import batch_json
-from kafka_dump.segment import read_segment
+from kafka_dump.wire import _pure, codecs, legacy
+from kafka_dump.wire.twins import DecoderTwin
+from kafka_dump.wire.varint import encode_varint
 from tests.conftest import FIXTURES, ROOT, SHARED_REAL
 
 EXPECT_COMPILED = os.environ.get("KDUMP_EXPECT_COMPILED") == "1"
@@ -43,8 +43,8 @@ def _compiled(name: str) -> ModuleType:
     return pytest.importorskip(name)
 
 
-speedups = _compiled("kafka_dump.format._speedups")
-jsonfast = _compiled("kafka_dump.render._jsonfast")
+speedups = _compiled("kafka_dump.native._speedups")
+jsonfast = _compiled("kafka_dump.native._jsonfast")
 # The decoder's twin functions, from the interface both twins implement: a new one is swapped too.
 DECODER_FUNCTIONS = sorted(n for n, v in vars(DecoderTwin).items() if callable(v) and not n.startswith("_"))
 
@@ -216,7 +216,7 @@ def _read_with(
     twin: ModuleType, path: Path, monkeypatch: pytest.MonkeyPatch, **kwargs: object
 ) -> list[object]:
     """Read a segment with every decoder function taken from one twin (the segment reader, v2.py and
-    legacy.py look each one up on kafka_dump.format at call time)."""
+    legacy.py look each one up on kafka_dump.wire at call time)."""
     for name in DECODER_FUNCTIONS:
         monkeypatch.setattr(twins, name, getattr(twin, name))
     return list(read_segment(path, **kwargs))  # type: ignore[arg-type]
@@ -590,7 +590,7 @@ m.Batch = collections.namedtuple("Batch", {fields})
 """
 
 
-@pytest.mark.parametrize("module", ["kafka_dump.format._speedups", "kafka_dump.render._jsonfast"])
+@pytest.mark.parametrize("module", ["kafka_dump.native._speedups", "kafka_dump.native._jsonfast"])
 def test_a_field_added_to_the_model_stops_the_compiled_twins_loading(module: str) -> None:
     """The C twins place fields by name; one they do not know is an ImportError, never a shifted read."""
     added = _CHANGE_BATCH.format(fields="m.Batch._fields + ('extra',)") + f"import {module}"
@@ -613,8 +613,9 @@ def test_the_compiled_twins_follow_the_model_s_field_order() -> None:
     code = (
         _CHANGE_BATCH.format(fields="tuple(reversed(m.Batch._fields))")
         + """
-from kafka_dump.format import _speedups
-from kafka_dump.render import _jsonfast, jsonl
+from kafka_dump.native import _speedups
+from kafka_dump.render import jsonl
+from kafka_dump.native import _jsonfast
 from kafka.record.legacy_records import LegacyRecordBatchBuilder
 b = LegacyRecordBatchBuilder(1, 0, 10**9)
 b.append(7, timestamp=1234, key=b"k", value=b"v")

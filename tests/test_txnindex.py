@@ -1,4 +1,4 @@
-"""Data of aborted transactions, marked by ``dump`` from the ``.txnindex`` files (kafka_dump/txnindex.py).
+"""Data of aborted transactions, marked by ``dump`` from the ``.txnindex`` files (kafka_dump/log/txnindex.py).
 
 The oracle is kafka-python's read_committed fetch logic (``Fetcher.PartitionRecords``: the consumer side
 of Kafka's ``CompletedFetch``), fed the aborted transactions a broker would send: the records it drops
@@ -28,9 +28,9 @@ from kafka.structs import TopicPartition
 
 from kafka_dump.analysis.dump import AbortedBatchEvent, BatchEvent, RangeFilter, Summary, iter_dump
 from kafka_dump.cli import main
+from kafka_dump.log.txnindex import AbortedTxns
 from kafka_dump.model import Batch
 from kafka_dump.render.summary import closing_summary
-from kafka_dump.txnindex import AbortedTxns
 from tests.conftest import FIXTURES, SHARED_REAL
 from tests.test_cli import _kdump_argv, _run_with_stderr_on_pty
 

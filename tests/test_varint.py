@@ -15,7 +15,7 @@ from kafka.record.util import encode_varint as kp_encode_varint
 from kafka.record.util import size_of_varint as kp_size_of_varint
 
 from kafka_dump.errors import CorruptRecordError
-from kafka_dump.format.varint import decode_varint, decode_varlong, encode_varint, varint_size
+from kafka_dump.wire.varint import decode_varint, decode_varlong, encode_varint, varint_size
 
 INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1

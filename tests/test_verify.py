@@ -19,8 +19,8 @@ from kafka import codec as kc
 
 from kafka_dump.analysis.verify import FileReport, VerifyOptions, verify_file
 from kafka_dump.cli import main
+from kafka_dump.log.segment import read_segment
 from kafka_dump.model import Batch, Check, Problem, ProblemKind
-from kafka_dump.segment import read_segment
 
 from .batches import (
     GZIP,
@@ -591,7 +591,7 @@ def test_salvage_of_any_damage_verifies_clean(tmp_path: Path, ops: list[tuple[st
     if report.error is not None or not report.damaged:
         return
     out = tmp_path / "out"
-    from kafka_dump.salvage import salvage
+    from kafka_dump.log.salvage import salvage
 
     result = salvage(path, report.dropped, out)
     copy = Path(result.target)

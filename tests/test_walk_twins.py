@@ -14,13 +14,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import kafka_dump.format as twins
-from kafka_dump.format import _pure, _walk_pure
-from kafka_dump.format.walk import RecordWalk
+import kafka_dump.wire as twins
+from kafka_dump.wire import _pure, _walk_pure
+from kafka_dump.wire.walk import RecordWalk
 
 from .batches import default_records, raw_record, raw_v2_batch, v2_batch
 
-walk_c = pytest.importorskip("kafka_dump.format._walk")
+walk_c = pytest.importorskip("kafka_dump.native._walk")
 
 
 def test_walk_twin_is_active_when_expected() -> None:

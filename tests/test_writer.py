@@ -17,11 +17,11 @@ import pytest
 from kafka.record import MemoryRecords
 
 from kafka_dump.errors import KafkaDumpError
-from kafka_dump.format import new_batch
-from kafka_dump.index import OFFSET_ENTRY, TIME_ENTRY, IndexCheck
+from kafka_dump.log.index import OFFSET_ENTRY, TIME_ENTRY, IndexCheck
+from kafka_dump.log.segment import read_segment
+from kafka_dump.log.writer import IndexBuilder, SegmentWriter, write_segment
 from kafka_dump.model import Batch, Compression, Record, new_header, new_record
-from kafka_dump.segment import read_segment
-from kafka_dump.writer import IndexBuilder, SegmentWriter, write_segment
+from kafka_dump.wire import new_batch
 from tests.conftest import FIXTURES, SHARED_REAL
 
 REAL_INDEXES = sorted(SHARED_REAL.rglob("*.index")) if SHARED_REAL.is_dir() else []

@@ -15,7 +15,7 @@ from benchmarks.cases import Context
 from benchmarks.harness import Contender, Ratio, Table, log, measure
 
 NAME = "encode"
-ABOUT = "kafka_dump.format.encode_entry vs kafka-python's DefaultRecordBatchBuilder, v2 none and lz4"
+ABOUT = "kafka_dump.wire.encode_entry vs kafka-python's DefaultRecordBatchBuilder, v2 none and lz4"
 SOURCE = "v2-lz4"  # the workload's records; not a file under test, so --only does not apply
 
 LZ4 = 3

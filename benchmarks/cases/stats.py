@@ -63,10 +63,10 @@ def uncompressed_blobs(path: str) -> tuple[dict[int, list[bytes]], int]:
 def codecs_alone(path: str) -> tuple[Callable[[], int] | None, str]:
     """The in-process floor of `stats --compare` on this file, or None and why not."""
     try:
-        from kafka_dump.format.codecs import compress
         from kafka_dump.model import Compression
+        from kafka_dump.wire.codecs import compress
     except Exception as e:
-        return None, f"kafka_dump.format.codecs.compress not importable ({type(e).__name__}: {e})"
+        return None, f"kafka_dump.wire.codecs.compress not importable ({type(e).__name__}: {e})"
     log(f"  stats: encoding {path} uncompressed in each magic (not timed) ...")
     blobs, n = uncompressed_blobs(path)
     plan: list[tuple[Any, list[bytes]]] = [

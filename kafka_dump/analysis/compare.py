@@ -26,17 +26,17 @@ from dataclasses import dataclass, field
 from kafka_dump.analysis.batching import DEFAULT_BATCH_BYTES, Grouper
 from kafka_dump.analysis.stats import SegmentStats
 from kafka_dump.errors import UnsupportedEncodingError
-from kafka_dump.format import (
+from kafka_dump.model import Batch, Compression, Record, TimestampType, new_record
+from kafka_dump.wire import (
     encode_entry,
     encode_legacy_messages,
     encode_refusals,
     encode_v2_records,
     entry_size,
 )
-from kafka_dump.format import layout as L
-from kafka_dump.format.codecs import compress, level_problem
-from kafka_dump.format.varint import varint_size
-from kafka_dump.model import Batch, Compression, Record, TimestampType, new_record
+from kafka_dump.wire import layout as L
+from kafka_dump.wire.codecs import compress, level_problem
+from kafka_dump.wire.varint import varint_size
 
 LEGACY_CODECS = (Compression.NONE, Compression.GZIP, Compression.SNAPPY, Compression.LZ4)
 V2_CODECS = (*LEGACY_CODECS, Compression.ZSTD)

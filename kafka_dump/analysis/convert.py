@@ -29,9 +29,9 @@ from typing import NamedTuple
 
 from kafka_dump.analysis.batching import DEFAULT_BATCH_BYTES, Grouper
 from kafka_dump.errors import KafkaDumpError
-from kafka_dump.format import layout as L
-from kafka_dump.format.varint import varint_size
 from kafka_dump.model import Batch, Compression, Header, Record, TimestampType, new_record
+from kafka_dump.wire import layout as L
+from kafka_dump.wire.varint import varint_size
 
 NO_TIMESTAMP = -1
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1

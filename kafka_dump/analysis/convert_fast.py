@@ -19,13 +19,13 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import NamedTuple, Protocol
 
-from kafka_dump import format as _twins
-from kafka_dump.format._transcode_pure import Wrapper
-from kafka_dump.format.ahead import inflate_ahead
-from kafka_dump.format.codecs import decompress, lz4_frame_header
-from kafka_dump.format.transcode import read_wrappers, unlz4_frame
+from kafka_dump import wire as _twins
+from kafka_dump.log.ahead import inflate_ahead
+from kafka_dump.log.segment import CHUNK_SIZE, open_segment, read_segment, read_segment_runs
 from kafka_dump.model import Batch, Compression, Problem
-from kafka_dump.segment import CHUNK_SIZE, open_segment, read_segment, read_segment_runs
+from kafka_dump.wire._transcode_pure import Wrapper
+from kafka_dump.wire.codecs import decompress, lz4_frame_header
+from kafka_dump.wire.transcode import read_wrappers, unlz4_frame
 
 Codec = Callable[[int, memoryview], bytes]  # (codec id, payload) -> the payload decompressed
 _CODECS = {int(c): c for c in Compression}

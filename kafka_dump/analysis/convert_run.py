@@ -29,21 +29,21 @@ from typing import BinaryIO
 from kafka_dump.analysis.convert import Changes, ConversionError, Converter, ConvertOptions
 from kafka_dump.analysis.convert_fast import Codec, Inflating, Item, TranscodedRun, inflater, read_input
 from kafka_dump.errors import CorruptRecordError, KafkaDumpError, NotASegmentError
-from kafka_dump.format import encode_entry, legacy, v2
-from kafka_dump.format import layout as L
-from kafka_dump.format.checksum import crc32c
-from kafka_dump.format.codecs import (
+from kafka_dump.log.segment import CHUNK_SIZE, segment_base_offset, segment_files
+from kafka_dump.log.writer import NO_TIMESTAMP, IndexBuilder
+from kafka_dump.model import Batch, Compression, ControlType, Problem, ProblemKind, Record, TimestampType
+from kafka_dump.wire import encode_entry, legacy, v2
+from kafka_dump.wire import layout as L
+from kafka_dump.wire.checksum import crc32c
+from kafka_dump.wire.codecs import (
     DEFAULT_MAX_BATCH_BYTES,
     DEFAULT_MAX_RECORDS_PER_BATCH,
     compressor,
     decompress,
     lz4_frame_header,
 )
-from kafka_dump.format.recheck import same_as_v1_inner, same_v2_records
-from kafka_dump.format.transcode import lz4_frame, write_wrappers
-from kafka_dump.model import Batch, Compression, ControlType, Problem, ProblemKind, Record, TimestampType
-from kafka_dump.segment import CHUNK_SIZE, segment_base_offset, segment_files
-from kafka_dump.writer import NO_TIMESTAMP, IndexBuilder
+from kafka_dump.wire.recheck import same_as_v1_inner, same_v2_records
+from kafka_dump.wire.transcode import lz4_frame, write_wrappers
 
 
 class CorruptInputError(KafkaDumpError):

@@ -13,11 +13,8 @@ from pathlib import Path
 from typing import NamedTuple
 
 from kafka_dump.errors import NotASegmentError
-from kafka_dump.format.codecs import DEFAULT_MAX_BATCH_BYTES, DEFAULT_MAX_RECORDS_PER_BATCH
-from kafka_dump.index import seek_position
-from kafka_dump.internal.sidefiles import SideItem, read_side_file, side_file_kind
-from kafka_dump.model import Batch, Compression, Problem, ProblemKind, Record
-from kafka_dump.segment import (
+from kafka_dump.log.index import seek_position
+from kafka_dump.log.segment import (
     PlainRunReader,
     read_segment,
     read_segment_runs,
@@ -25,7 +22,10 @@ from kafka_dump.segment import (
     segment_files,
     snapshot_id,
 )
-from kafka_dump.txnindex import TxnIndexes
+from kafka_dump.log.sidefiles import SideItem, read_side_file, side_file_kind
+from kafka_dump.log.txnindex import TxnIndexes
+from kafka_dump.model import Batch, Compression, Problem, ProblemKind, Record
+from kafka_dump.wire.codecs import DEFAULT_MAX_BATCH_BYTES, DEFAULT_MAX_RECORDS_PER_BATCH
 
 
 @dataclass(frozen=True)

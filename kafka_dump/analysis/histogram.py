@@ -13,7 +13,7 @@ from collections import Counter
 from collections.abc import Hashable, Iterable, Mapping
 from typing import Generic, TypeVar
 
-from kafka_dump.format.gather import COUNT, MAX, MIN, NBUCKETS, TOTAL, bucket_of, new_histogram
+from kafka_dump.wire.gather import COUNT, MAX, MIN, NBUCKETS, TOTAL, bucket_of, new_histogram
 
 K = TypeVar("K", bound=Hashable)
 

@@ -15,15 +15,15 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from kafka_dump.analysis.stats import SegmentStats, Unpack
 from kafka_dump.errors import CorruptRecordError, NotASegmentError
-from kafka_dump.format import decode_legacy_run, legacy, v2
-from kafka_dump.format import layout as L
-from kafka_dump.format.codecs import DEFAULT_MAX_BATCH_BYTES, DEFAULT_MAX_RECORDS_PER_BATCH, decompress
-from kafka_dump.format.message import Message
+from kafka_dump.log.segment import CHUNK_SIZE, SEGMENT_SUFFIXES, read_segment, segment_files
 from kafka_dump.model import Batch, Compression, Problem
-from kafka_dump.segment import CHUNK_SIZE, SEGMENT_SUFFIXES, read_segment, segment_files
+from kafka_dump.wire import decode_legacy_run, legacy, v2
+from kafka_dump.wire import layout as L
+from kafka_dump.wire.codecs import DEFAULT_MAX_BATCH_BYTES, DEFAULT_MAX_RECORDS_PER_BATCH, decompress
+from kafka_dump.wire.message import Message
 
 if TYPE_CHECKING:
-    from kafka_dump.format.ahead import Inflating
+    from kafka_dump.log.ahead import Inflating
 
 _RUN_BYTES = 256 * 1024  # plain v0/v1 messages decoded this much at a time, as segment.py does
 
@@ -148,7 +148,7 @@ def _walk_valid(
     that is anything else (corrupt, cut short, a tail...), from which ``read_segment`` takes over:
     it frames, resyncs and reports exactly as ``dump`` does. Holds one read window at a time.
     """
-    from kafka_dump.format.ahead import Ahead, Inline
+    from kafka_dump.log.ahead import Ahead, Inline
 
     inflating = Ahead(max_batch_bytes) if inflate_ahead else Inline()
     try:

@@ -17,19 +17,19 @@ from collections.abc import Generator, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO, NamedTuple
 
-from kafka_dump import format as _twins
+from kafka_dump import wire as _twins
 from kafka_dump.errors import KafkaDumpError, NotASegmentError
-from kafka_dump.format import layout as L
-from kafka_dump.format.ahead import CompiledAhead, Decompress, InflateAhead, inflate_ahead
-from kafka_dump.format.checksum import crc32c
-from kafka_dump.format.codecs import DEFAULT_MAX_BATCH_BYTES, DEFAULT_MAX_RECORDS_PER_BATCH, decompress
+from kafka_dump.log.ahead import CompiledAhead, Decompress, InflateAhead, inflate_ahead
 from kafka_dump.model import Batch, Check, Compression, ControlType, Problem, ProblemKind, TimestampType
+from kafka_dump.wire import layout as L
+from kafka_dump.wire.checksum import crc32c
+from kafka_dump.wire.codecs import DEFAULT_MAX_BATCH_BYTES, DEFAULT_MAX_RECORDS_PER_BATCH, decompress
 
 if TYPE_CHECKING:
-    from kafka_dump.format._walk_pure import EntryRow
-    from kafka_dump.format.walk import RecordWalk
-    from kafka_dump.index import IndexCheck
-    from kafka_dump.segment import Item
+    from kafka_dump.log.index import IndexCheck
+    from kafka_dump.log.segment import Item
+    from kafka_dump.wire._walk_pure import EntryRow
+    from kafka_dump.wire.walk import RecordWalk
 
 # The segment reader (and the index check, which reads through it) is imported only when a file needs
 # it: a sound segment without index files is checked by the entry walk alone, and start-up is most of
@@ -166,7 +166,7 @@ def verify_files(paths: list[str]) -> list[Path]:
     for raw in paths:
         p = Path(raw)
         if p.is_dir():
-            from kafka_dump.segment import SEGMENT_SUFFIXES, segment_base_offset
+            from kafka_dump.log.segment import SEGMENT_SUFFIXES, segment_base_offset
 
             try:
                 found = [c for c in p.rglob("*") if c.suffix in SEGMENT_SUFFIXES and c.is_file()]
@@ -223,7 +223,7 @@ class _FileCheck:
         report.bytes = os.stat(self.path).st_size
         index_files = self.options.index and self.path.suffix == ".log"
         if index_files and any(self.path.with_suffix(s).exists() for s in _INDEX_SUFFIXES):
-            from kafka_dump.index import IndexCheck
+            from kafka_dump.log.index import IndexCheck
 
             self._index = IndexCheck(self.path)
             report.indexFiles = len(self._index.files)
@@ -333,8 +333,8 @@ class _FileCheck:
         is the segment reader's, from ``pos``: its runs are taken while they hold problems, so that
         a damaged stretch is read through one window, as a whole-file read would.
         """
-        from kafka_dump.segment import _decode_entry as decode_entry
-        from kafka_dump.segment import read_segment_runs
+        from kafka_dump.log.segment import _decode_entry as decode_entry
+        from kafka_dump.log.segment import read_segment_runs
 
         options = self.options
         f.seek(pos)

@@ -37,13 +37,13 @@ from kafka_dump.commands.options import (
     traceback_option,
 )
 from kafka_dump.errors import KafkaDumpError
-from kafka_dump.format.codecs import level_problem
+from kafka_dump.log.writer import check_writable
 from kafka_dump.model import Compression
 from kafka_dump.render import progress
 from kafka_dump.render.output import ColorMode, Output
 from kafka_dump.render.payload import printable
 from kafka_dump.render.theme import number
-from kafka_dump.writer import check_writable
+from kafka_dump.wire.codecs import level_problem
 
 if TYPE_CHECKING:
     from rich.table import Table

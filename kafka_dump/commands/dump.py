@@ -31,7 +31,7 @@ from kafka_dump.commands.options import (
     range_options,
     traceback_option,
 )
-from kafka_dump.internal import DECODE_CHOICES
+from kafka_dump.internal_topics import DECODE_CHOICES
 from kafka_dump.model import Batch, Problem, ProblemKind
 from kafka_dump.render import Renderer, progress
 from kafka_dump.render.jsonl import JsonRenderer, terminal_safe

@@ -22,8 +22,8 @@ from typing import Any, TypeVar
 
 import click
 
-from kafka_dump.format.codecs import DEFAULT_MAX_BATCH_BYTES, DEFAULT_MAX_RECORDS_PER_BATCH
 from kafka_dump.render.output import COLOR_MODES
+from kafka_dump.wire.codecs import DEFAULT_MAX_BATCH_BYTES, DEFAULT_MAX_RECORDS_PER_BATCH
 
 F = TypeVar("F", bound=Callable[..., Any])
 TRACEBACK = "kdump.traceback"  # ctx.meta key that --traceback sets, read by cli.py's error edge

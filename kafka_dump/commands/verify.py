@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from rich.progress import Progress
     from rich.text import Text
 
-    from kafka_dump.salvage import SalvageResult
+    from kafka_dump.log.salvage import SalvageResult
 
 
 @click.command("verify-crc")
@@ -88,7 +88,7 @@ def verify_crc(
       kdump verify-crc --salvage /tmp/rescued my-topic-0/  # copies holding only the valid batches
     """
     if salvage_dir is not None:
-        from kafka_dump.writer import check_writable
+        from kafka_dump.log.writer import check_writable
 
         check_writable(salvage_dir)
     files = verify_files(list(paths))
@@ -114,7 +114,7 @@ def verify_crc(
                 reports.append(event)
                 show.report(event)
                 if salvage_dir is not None and event.damaged and event.error is None:
-                    from kafka_dump.salvage import salvage
+                    from kafka_dump.log.salvage import salvage
 
                     show.salvaged(salvage(Path(event.file), event.dropped, salvage_dir))
     show.finish(reports)

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Protocol, TypeVar
 from kafka_dump.model import Batch, Problem, Record
 
 if TYPE_CHECKING:  # for the annotation only: a renderer of stats need not load the side-file readers
-    from kafka_dump.internal.sidefiles import SideItem
+    from kafka_dump.log.sidefiles import SideItem
 
 T_co = TypeVar("T_co", covariant=True)
 

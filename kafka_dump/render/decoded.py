@@ -13,9 +13,8 @@ import base64
 import json
 from typing import Any
 
-from kafka_dump.format.kmessage import UNKNOWN_TAGS
-from kafka_dump.internal import Decoded, Part, transactions
-from kafka_dump.internal.sidefiles import (
+from kafka_dump.internal_topics import Decoded, Part, transactions
+from kafka_dump.log.sidefiles import (
     AbortedTxn,
     LeaderEpochEntry,
     OffsetIndexEntry,
@@ -26,6 +25,7 @@ from kafka_dump.internal.sidefiles import (
     TimeIndexEntry,
 )
 from kafka_dump.model import ControlType, Problem
+from kafka_dump.wire.kmessage import UNKNOWN_TAGS
 
 
 def _plain(value: Any, keep_unknown: bool) -> Any:

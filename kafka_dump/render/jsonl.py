@@ -19,13 +19,13 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
-from kafka_dump.format import decode_legacy_run
-from kafka_dump.format.twins import pure_requested
-from kafka_dump.internal import RecordDecoder, record_decoder, resolve
-from kafka_dump.internal.sidefiles import SideItem
+from kafka_dump.internal_topics import RecordDecoder, record_decoder, resolve
+from kafka_dump.log.sidefiles import SideItem
 from kafka_dump.model import Batch, Problem, Record
 from kafka_dump.render.decoded import decoded_json, side_object
 from kafka_dump.render.payload import ENCODERS, PayloadEncoding, header_key
+from kafka_dump.wire import decode_legacy_run
+from kafka_dump.wire.twins import pure_requested
 
 _dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 _quote: Callable[[str], str] = json.encoder.encode_basestring
@@ -142,7 +142,7 @@ class PlainRunJson(Protocol):
 def _choose_json_twin() -> tuple[BatchJson, RunJson, PlainRunJson, str]:
     if not pure_requested():
         try:
-            from kafka_dump.render import _jsonfast
+            from kafka_dump.native import _jsonfast
         except ImportError:
             pass
         else:

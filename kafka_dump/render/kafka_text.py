@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kafka_dump.internal import RecordDecoder, record_decoder, resolve
-from kafka_dump.internal.sidefiles import SideItem, side_file_kind
+from kafka_dump.internal_topics import RecordDecoder, record_decoder, resolve
+from kafka_dump.log.sidefiles import SideItem, side_file_kind
 from kafka_dump.model import Batch, ControlType, Problem, Record
 from kafka_dump.render.decoded import kafka_control, kafka_key_payload, side_kafka_line
 from kafka_dump.render.payload import printable

@@ -18,8 +18,8 @@ from datetime import datetime, timezone
 from functools import lru_cache
 from typing import Literal, Protocol, cast
 
-from kafka_dump.format.twins import pure_requested
 from kafka_dump.model import Batch, Record
+from kafka_dump.wire.twins import pure_requested
 
 TimeMode = Literal["iso", "ms", "both"]  # --time (here, not in table.py: `dump`'s options need no Rich)
 TIME_MODES: tuple[TimeMode, ...] = ("iso", "ms", "both")
@@ -250,7 +250,7 @@ class TableTwin(Protocol):
 def _choose() -> tuple[TableTwin, str]:
     if not pure_requested():
         try:
-            from kafka_dump.render import _tablefast
+            from kafka_dump.native import _tablefast
         except ImportError:
             pass
         else:

@@ -29,8 +29,8 @@ from collections.abc import Sequence
 from rich import box
 from rich.cells import cell_len, set_cell_size
 
-from kafka_dump.internal import RecordDecoder, record_decoder, resolve
-from kafka_dump.internal.sidefiles import SideItem
+from kafka_dump.internal_topics import RecordDecoder, record_decoder, resolve
+from kafka_dump.log.sidefiles import SideItem
 from kafka_dump.model import Batch, Compression, ControlType, Problem, ProblemKind, Record, TimestampType
 from kafka_dump.render.decoded import SideTable, kafka_json, part_text
 from kafka_dump.render.payload import header_key, printable

@@ -1,0 +1,113 @@
+"""Decoders of what Kafka itself writes into its logs, built on the schema reader ``format/kmessage.py``.
+
+A decoder turns one record (its key and value bytes) into a ``Decoded`` value: the key and value
+as named, versioned messages, or what could not be read. It never raises: bytes that do not follow
+a schema give ``error`` and ``hex``, and the record is still shown. ``DECODERS`` maps each
+``--decode`` name to its function; ``decoder_for_path`` chooses one by Kafka's directory and
+file names.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from kafka_dump.model import Record
+
+
+class Part(NamedTuple):
+    """A decoded key or value: which message at which version, and its fields (JSON-ready, bytes aside).
+
+    ``extra`` carries what frames the message outside its fields: for a KRaft metadata record its
+    ``frameVersion``, ``apiKey`` and type name. ``hex`` is set when the bytes could not be decoded.
+    """
+
+    schema: str | None
+    version: int | None
+    data: dict[str, Any] | None
+    extra: dict[str, Any]
+    hex: str | None = None
+
+
+class Decoded(NamedTuple):
+    """One record read by a decoder. ``value`` None with ``tombstone`` True is a deletion."""
+
+    decoder: str
+    key: Part | None
+    value: Part | None
+    tombstone: bool
+    error: str | None
+
+    @property
+    def ok(self) -> bool:
+        """Every part that is there was decoded by a known schema."""
+        return self.error is None
+
+
+Decoder = Callable[[Record], Decoded]
+
+DECODE_CHOICES = ("auto", "offsets", "transactions", "metadata", "none")
+_PARTITION_DIR = re.compile(r"^(?P<topic>.+)-\d+$")
+
+
+def decoder_for_path(path: str | Path) -> str | None:
+    """The decoder Kafka's naming implies: by the partition directory, or a ``.checkpoint`` snapshot."""
+    p = Path(path)
+    if p.suffix == ".checkpoint":
+        return "metadata"
+    for name in (p.name, p.parent.name):
+        m = _PARTITION_DIR.match(name)
+        if m is None:
+            continue
+        topic = m.group("topic")
+        if topic == "__consumer_offsets":
+            return "offsets"
+        if topic == "__transaction_state":
+            return "transactions"
+        if topic == "__cluster_metadata":
+            return "metadata"
+    return None
+
+
+def get_decoder(name: str) -> Decoder:
+    """The decode function for ``offsets``, ``transactions`` or ``metadata``."""
+    from kafka_dump.internal_topics import metadata, offsets, transactions
+
+    table: dict[str, Decoder] = {
+        "offsets": offsets.decode,
+        "transactions": transactions.decode,
+        "metadata": metadata.decode,
+    }
+    return table[name]
+
+
+def resolve(choice: str, path: str | Path) -> str | None:
+    """The decoder for a file under ``--decode choice``: ``auto`` goes by Kafka's names, ``none`` is None."""
+    if choice == "none":
+        return None
+    if choice == "auto":
+        return decoder_for_path(path)
+    return choice
+
+
+RecordDecoder = Callable[[bool, Record], "Decoded | None"]
+
+
+def record_decoder(name: str | None, *, control: bool = True) -> RecordDecoder:
+    """A function (is the batch a control batch?, record) -> Decoded or None.
+
+    KRaft control records are decoded whatever the file (as Kafka's tool does) when ``control``;
+    data records by the named decoder, when there is one.
+    """
+    from kafka_dump.internal_topics import control as _control
+
+    data = get_decoder(name) if name is not None else None
+
+    def decode(is_control: bool, r: Record) -> Decoded | None:
+        if is_control:
+            return _control.decode(r) if control else None
+        return data(r) if data is not None else None
+
+    return decode

@@ -1,0 +1,61 @@
+"""Records of Kafka's coordinators (``__consumer_offsets``, ``__transaction_state``).
+
+    key   = int16 recordType, then the key message read at version recordType
+    value = int16 version, then the value message at that version; a null value is a tombstone
+
+(``CoordinatorRecordSerde``). Each record type names a key and a value schema.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from kafka_dump.internal_topics import Decoded, Part
+from kafka_dump.model import Record
+from kafka_dump.wire.kmessage import KMessageError, schema
+
+_I16 = struct.Struct(">h")
+# Turns a decoded value's fields into their shown form (e.g. consumer protocol bytes decoded).
+Refine = Callable[[str, dict[str, Any]], dict[str, Any]]
+
+
+def _read(name: str, data: bytes, version: int) -> dict[str, Any]:
+    fields, end = schema(name).read(data, version, 2)
+    if end != len(data):
+        raise KMessageError(f"{len(data) - end} bytes left after {name} v{version}", end)
+    return fields
+
+
+def decode(
+    decoder: str, types: Mapping[int, tuple[str, str]], r: Record, refine: Refine | None = None
+) -> Decoded:
+    """Decode a coordinator record's key and value by the record type its key starts with."""
+    if r.key is None or len(r.key) < 2:
+        return Decoded(decoder, _raw(r.key), _raw(r.value), False, "the key has no record type")
+    rtype = _I16.unpack_from(r.key)[0]
+    names = types.get(rtype)
+    if names is None:
+        return Decoded(decoder, _raw(r.key, rtype), _raw(r.value), False, f"unknown record type {rtype}")
+    key_name, value_name = names
+    try:
+        key = Part(key_name, rtype, _read(key_name, r.key, rtype), {})
+    except KMessageError as exc:
+        return Decoded(decoder, _raw(r.key, rtype, key_name), _raw(r.value), False, f"key: {exc}")
+    if r.value is None:
+        return Decoded(decoder, key, None, True, None)
+    if len(r.value) < 2:
+        return Decoded(decoder, key, _raw(r.value), False, "the value has no version")
+    version = _I16.unpack_from(r.value)[0]
+    try:
+        data = _read(value_name, r.value, version)
+    except KMessageError as exc:
+        return Decoded(decoder, key, _raw(r.value, version, value_name), False, f"value: {exc}")
+    if refine is not None:
+        data = refine(value_name, data)
+    return Decoded(decoder, key, Part(value_name, version, data, {}), False, None)
+
+
+def _raw(data: bytes | None, version: int | None = None, name: str | None = None) -> Part | None:
+    return None if data is None else Part(name, version, None, {}, data.hex())

@@ -1,0 +1,70 @@
+"""KRaft ``__cluster_metadata`` records and snapshots (``--decode metadata``).
+
+A metadata record's value is framed as (``MetadataRecordSerde``)
+
+    unsigned varint frameVersion (1), unsigned varint apiKey, unsigned varint version,
+    then the record's message at that version (every metadata record is flexible: tagged fields)
+
+and its key is null. ``METADATA_TYPES`` maps the apiKey to the record's schema; its Kafka type name
+is the schema name in upper snake case (``TopicRecord`` -> ``TOPIC_RECORD``). An apiKey or version
+this table does not know gives the frame and the value's hex, not an error of the dump.
+"""
+
+from __future__ import annotations
+
+import re
+
+from kafka_dump.internal_topics import Decoded, Part
+from kafka_dump.model import Record
+from kafka_dump.wire.kmessage import KMessageError, schema
+from kafka_dump.wire.kschemas import METADATA_TYPES
+
+FRAME_VERSION = 1
+
+
+def type_name(api_key: int) -> str:
+    """Kafka's ``MetadataRecordType`` name of an apiKey (``TOPIC_RECORD``), or ``UNKNOWN(n)``."""
+    name = METADATA_TYPES.get(api_key)
+    if name is None:
+        return f"UNKNOWN({api_key})"
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).upper()
+
+
+def _uvarint(data: bytes, pos: int) -> tuple[int, int]:
+    value = shift = 0
+    for i in range(pos, min(pos + 5, len(data))):
+        b = data[i]
+        value |= (b & 0x7F) << shift
+        if not b & 0x80:
+            return value, i + 1
+        shift += 7
+    raise KMessageError("frame: bad unsigned varint", pos)
+
+
+def decode(r: Record) -> Decoded:
+    """Decode one metadata record's frame and, where its schema is known, its fields."""
+    v = r.value
+    if v is None:
+        return Decoded("metadata", None, None, False, "the record has no value")
+    try:
+        frame, pos = _uvarint(v, 0)
+        api_key, pos = _uvarint(v, pos)
+        version, pos = _uvarint(v, pos)
+    except KMessageError as exc:
+        return Decoded("metadata", None, Part(None, None, None, {}, v.hex()), False, str(exc))
+    extra = {"frameVersion": frame, "apiKey": api_key, "type": type_name(api_key)}
+    name = METADATA_TYPES.get(api_key)
+    if frame != FRAME_VERSION or name is None:
+        why = f"unknown frame version {frame}" if frame != FRAME_VERSION else f"unknown apiKey {api_key}"
+        return Decoded("metadata", None, Part(name, version, None, extra, v.hex()), False, why)
+    s = schema(name)
+    if not s.valid[0] <= version <= s.valid[1]:
+        return Decoded("metadata", None, Part(name, version, None, extra, v.hex()), False,
+                       f"unknown {name} version {version}")  # fmt: skip
+    try:
+        data, end = s.read(v, version, pos)
+        if end != len(v):
+            raise KMessageError(f"{len(v) - end} bytes left after {name} v{version}", end)
+    except KMessageError as exc:
+        return Decoded("metadata", None, Part(name, version, None, extra, v.hex()), False, str(exc))
+    return Decoded("metadata", None, Part(name, version, data, extra), False, None)

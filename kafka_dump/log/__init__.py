@@ -1,0 +1,1 @@
+"""The log: segments read and written, their indexes and side files, salvage."""

@@ -1,0 +1,335 @@
+"""The ``.index``, ``.timeindex`` and ``.txnindex`` files beside a segment: seeking, and checking them.
+
+``.index``: 8-byte entries, int32 offset relative to the segment's base offset, int32 file position
+of the batch holding it (``OffsetIndex``). ``.timeindex``: 12-byte entries, int64 max timestamp so
+far, int32 relative offset of the batch that reached it (``TimeIndex``). Both are preallocated and
+sparse: the first entry repeated as zeros after the real ones ends the list, as in DumpLogSegments.
+``.txnindex``: 34-byte ``AbortedTxn`` entries (version int16, producerId, firstOffset, lastOffset,
+lastStableOffset int64).
+"""
+
+from __future__ import annotations
+
+import struct
+from itertools import islice
+from pathlib import Path
+
+from kafka_dump.errors import KafkaDumpError
+from kafka_dump.log.segment import read_segment, segment_base_offset
+from kafka_dump.model import Batch, Check, Problem, ProblemKind
+
+OFFSET_ENTRY = struct.Struct(">ii")
+TIME_ENTRY = struct.Struct(">qi")
+
+
+def _entries(path: Path, entry: struct.Struct) -> list[tuple[int, int]]:
+    """All real entries of an index file (bounded by the index file's own size, never the log's)."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError:
+        return []
+    n = len(data) // entry.size
+    out = []
+    for i in range(n):
+        a, b = entry.unpack_from(data, i * entry.size)
+        if i > 0 and (a, b) == (0, 0):
+            break
+        out.append((a, b))
+    return out
+
+
+def offset_index(log: Path, base: int) -> list[tuple[int, int]]:
+    """(absolute offset, position) entries of the ``.index`` beside ``log``."""
+    return [(base + rel, pos) for rel, pos in _entries(log.with_suffix(".index"), OFFSET_ENTRY)]
+
+
+def time_index(log: Path, base: int) -> list[tuple[int, int]]:
+    """(timestamp, absolute offset) entries of the ``.timeindex`` beside ``log``."""
+    return [(ts, base + rel) for ts, rel in _entries(log.with_suffix(".timeindex"), TIME_ENTRY)]
+
+
+def _position_for_offset(entries: list[tuple[int, int]], target: int) -> int:
+    pos = 0
+    for offset, position in entries:
+        if offset > target:
+            break
+        pos = position
+    return pos
+
+
+def seek_position(log: Path, *, from_offset: int | None, from_time: int | None) -> int:
+    """A file position at or before the first batch that can hold records at/after the start.
+
+    Returns 0 (a full scan) when there is no index, or when the log does not confirm what the index
+    says: the entry found must be a whole batch with a valid CRC and an offset at or below the
+    target, and a time index entry (T, O) must match the batch that ends at O (maxTimestamp T).
+    """
+    base = segment_base_offset(log)
+    if base is None or (from_offset is None and from_time is None):
+        return 0
+    offsets = offset_index(log, base)
+    if not offsets:
+        return 0
+    targets = [] if from_offset is None else [from_offset]
+    if from_time is not None:
+        # Entries (T, O): every record up to offset O has a timestamp <= T, so none before O+1 counts.
+        earlier = [(ts, offset) for ts, offset in time_index(log, base) if ts < from_time]
+        if earlier:
+            ts, offset = earlier[-1]
+            if not _confirms(log, _position_for_offset(offsets, offset), offset, ts):
+                return 0
+            targets.append(offset + 1)
+        else:
+            targets.append(base)
+    target = max(targets)
+    position = _position_for_offset(offsets, target)
+    return position if _batch_starts_at(log, position, target) else 0
+
+
+def _first_items(log: Path, position: int, n: int) -> list[Batch | Problem]:
+    if position < 0:
+        return []
+    try:
+        return list(islice(read_segment(log, with_records=False, start=position), n))
+    except KafkaDumpError:
+        return []
+
+
+def _batch_starts_at(log: Path, position: int, target: int) -> bool:
+    items = _first_items(log, position, 1)
+    return bool(items) and isinstance(items[0], Batch) and items[0].crcValid and items[0].baseOffset <= target
+
+
+def _confirms(log: Path, position: int, offset: int, timestamp: int) -> bool:
+    """The batch that ends at ``offset`` lies at or after ``position`` and has maxTimestamp ``timestamp``."""
+    for item in _first_items(log, position, _CONFIRM_SCAN_LIMIT):
+        if not isinstance(item, Batch) or not item.crcValid:
+            return False
+        if item.lastOffset >= offset:
+            return item.lastOffset == offset and item.maxTimestamp == timestamp
+    return False
+
+
+# Kafka indexes every index.interval.bytes (4 KiB): a few hundred small batches at most lie between.
+_CONFIRM_SCAN_LIMIT = 10_000
+
+
+# --- checking the index files against their log (verify-crc) ---------------------------------------------
+
+TXN_ENTRY = struct.Struct(
+    ">hqqqq"
+)  # version, producerId, firstOffset, lastOffset, lastStableOffset (AbortedTxn)
+_INDEX_SUFFIXES = (".index", ".timeindex", ".txnindex")
+
+
+def _read_index(path: Path) -> bytes | None:
+    """An index file's bytes (Kafka caps them at segment.index.bytes, 10 MiB by default), or None."""
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except OSError:
+        return None
+
+
+def _index_problem(path: Path, at: int, length: int, check: str, reason: str, expected: int | None = None,
+                   found: int | None = None) -> Problem:  # fmt: skip
+    return Problem(str(path), at, length, ProblemKind.CORRUPT, reason, None, check, expected, found)
+
+
+class _Entries:
+    """The real entries of an ``.index`` or ``.timeindex``, read one at a time (a zero entry after the
+    first ends them: preallocated space), with their order checked as they are read."""
+
+    def __init__(
+        self, path: Path, data: bytes, entry: struct.Struct, base: int, problems: list[Problem]
+    ) -> None:
+        self.path = path
+        self._data = data
+        self._entry = entry
+        self._base = base
+        self._problems = problems
+        self._n = len(data) // entry.size
+        self._i = 0
+        self.current: tuple[int, int, int] | None = None  # (byte position in the index, a, b)
+        self._previous: tuple[int, int] | None = None
+        if len(data) % entry.size:
+            problems.append(
+                _index_problem(
+                    path,
+                    self._n * entry.size,
+                    len(data) % entry.size,
+                    Check.INDEX_SIZE,
+                    f"index size {len(data)} is not a multiple of its {entry.size}-byte entries",
+                    entry.size,
+                    len(data),
+                )
+            )
+        self.advance()
+
+    def advance(self) -> None:
+        """Move to the next entry in order (entries out of order are reported and passed over)."""
+        size = self._entry.size
+        while self._i < self._n:
+            at = self._i * size
+            a, b = self._entry.unpack_from(self._data, at)
+            self._i += 1
+            if self._i > 1 and a == 0 and b == 0:
+                break
+            if self._out_of_order(at, a, b):
+                continue
+            self.current = (at, a, b)
+            return
+        self.current = None
+
+    def _out_of_order(self, at: int, a: int, b: int) -> bool:
+        previous = self._previous
+        self._previous = (a, b)
+        if previous is None:
+            return False
+        if self._entry is OFFSET_ENTRY:
+            # Offsets and positions both strictly increase (OffsetIndex.append).
+            if a > previous[0] and b > previous[1]:
+                return False
+            what = f"offset {self._base + a} at byte {b}" if a <= previous[0] else f"position {b}"
+            reason = f"index entry ({what}) does not follow the previous one (offset {self._base + previous[0]} at byte {previous[1]})"
+            self._problems.append(_index_problem(self.path, at, self._entry.size, Check.INDEX_ORDER, reason))
+            self._previous = previous
+            return True
+        # Time index: timestamps and offsets never decrease (TimeIndex.maybeAppend).
+        if a >= previous[0] and b >= previous[1]:
+            return False
+        reason = (
+            f"time index entry (timestamp {a}, offset {self._base + b}) goes back from the previous one "
+            f"(timestamp {previous[0]}, offset {self._base + previous[1]})"
+        )
+        self._problems.append(_index_problem(self.path, at, self._entry.size, Check.INDEX_ORDER, reason))
+        self._previous = previous
+        return True
+
+
+class IndexCheck:
+    """Checks the ``.index``, ``.timeindex`` and ``.txnindex`` beside a log as its batches stream by.
+
+    Memory holds the index files (bounded by Kafka's index size cap), never a list of the log's
+    batches: ``.index`` entries are matched by position and ``.timeindex`` entries by offset, in
+    step with the batches, which come in file order.
+    """
+
+    def __init__(self, log: Path) -> None:
+        self.problems: list[Problem] = []
+        base = segment_base_offset(log)
+        self._base = 0 if base is None else base
+        self._offsets: _Entries | None = None
+        self._times: _Entries | None = None
+        self.files: list[Path] = []
+        data = _read_index(log.with_suffix(".index"))
+        if data is not None:
+            self.files.append(log.with_suffix(".index"))
+            self._offsets = _Entries(log.with_suffix(".index"), data, OFFSET_ENTRY, self._base, self.problems)
+        data = _read_index(log.with_suffix(".timeindex"))
+        if data is not None:
+            self.files.append(log.with_suffix(".timeindex"))
+            self._times = _Entries(log.with_suffix(".timeindex"), data, TIME_ENTRY, self._base, self.problems)
+        data = _read_index(log.with_suffix(".txnindex"))
+        if data is not None:
+            self.files.append(log.with_suffix(".txnindex"))
+            self._check_txn(log.with_suffix(".txnindex"), data)
+
+    def take(self) -> list[Problem]:
+        """The problems found so far, handed over once."""
+        out = list(self.problems)
+        self.problems.clear()  # the same list: the entry readers append to it
+        return out
+
+    def batch(self, b: Batch) -> None:
+        """Match the index entries that point at this batch (or that the stream has passed)."""
+        base = self._base
+        index = self._offsets
+        if index is not None:
+            while index.current is not None and index.current[2] <= b.position:
+                at, rel, position = index.current
+                if position < b.position:
+                    reason = f"index entry for offset {base + rel} points at byte {position}, where no batch starts"
+                    self.problems.append(
+                        _index_problem(index.path, at, 8, Check.INDEX_MISMATCH, reason, None, position)
+                    )
+                elif not b.baseOffset <= base + rel <= b.lastOffset:
+                    reason = (
+                        f"index entry for offset {base + rel} points at byte {position}, where the batch "
+                        f"holds offsets {b.baseOffset}..{b.lastOffset}"
+                    )
+                    self.problems.append(
+                        _index_problem(
+                            index.path, at, 8, Check.INDEX_MISMATCH, reason, b.lastOffset, base + rel
+                        )
+                    )
+                index.advance()
+        times = self._times
+        if times is not None:
+            while times.current is not None and base + times.current[2] <= b.lastOffset:
+                at, ts, rel = times.current
+                if base + rel < b.baseOffset:
+                    reason = f"time index entry for offset {base + rel} names an offset that no batch holds"
+                    self.problems.append(
+                        _index_problem(times.path, at, 12, Check.INDEX_MISMATCH, reason, None, base + rel)
+                    )
+                elif ts != b.maxTimestamp:
+                    reason = (
+                        f"time index entry for offset {base + rel} has timestamp {ts}; the batch holding it "
+                        f"(at byte {b.position}) has maxTimestamp {b.maxTimestamp}"
+                    )
+                    self.problems.append(
+                        _index_problem(times.path, at, 12, Check.INDEX_MISMATCH, reason, b.maxTimestamp, ts)
+                    )
+                times.advance()
+
+    def finish(self) -> list[Problem]:
+        """Entries left over point past the last batch; return every problem not yet taken."""
+        index = self._offsets
+        while index is not None and index.current is not None:
+            at, rel, position = index.current
+            reason = (
+                f"index entry for offset {self._base + rel} points at byte {position}, past the last batch"
+            )
+            self.problems.append(
+                _index_problem(index.path, at, 8, Check.INDEX_MISMATCH, reason, None, position)
+            )
+            index.advance()
+        times = self._times
+        while times is not None and times.current is not None:
+            at, _, rel = times.current
+            reason = f"time index entry for offset {self._base + rel} is past the last batch"
+            self.problems.append(
+                _index_problem(times.path, at, 12, Check.INDEX_MISMATCH, reason, None, self._base + rel)
+            )
+            times.advance()
+        return self.take()
+
+    def _check_txn(self, path: Path, data: bytes) -> None:
+        size = TXN_ENTRY.size
+        if len(data) % size:
+            reason = f"index size {len(data)} is not a multiple of its {size}-byte entries"
+            self.problems.append(
+                _index_problem(
+                    path,
+                    len(data) - len(data) % size,
+                    len(data) % size,
+                    Check.INDEX_SIZE,
+                    reason,
+                    size,
+                    len(data),
+                )
+            )
+        for at in range(0, len(data) - size + 1, size):
+            version, producer, first, last, lso = TXN_ENTRY.unpack_from(data, at)
+            if version == 0 and producer == 0 and first == 0 and last == 0 and lso == 0:
+                break  # preallocated space
+            if version != 0:
+                reason = f"aborted transaction entry has version {version}"
+                self.problems.append(_index_problem(path, at, size, Check.INDEX_MISMATCH, reason, 0, version))
+            elif first > last or last < self._base:
+                # A transaction may begin in an earlier segment; its ABORT marker (lastOffset) is in this
+                # one (Kafka's TransactionIndex.sanityCheck checks lastOffset only).
+                reason = f"aborted transaction of producer {producer} spans offsets {first}..{last}"
+                self.problems.append(_index_problem(path, at, size, Check.INDEX_ORDER, reason, None, first))

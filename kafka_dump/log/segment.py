@@ -1,0 +1,548 @@
+"""Reading a segment file: frame its entries, dispatch on each entry's magic, report the tail.
+
+The file is read in chunks, so memory holds one chunk (or one entry, if larger) at a time whatever
+the file's size. Corruption becomes a ``Problem`` in the stream and reading goes on: after the
+entry when its size still frames it, else at the next position where a valid entry starts.
+
+An entry that fails its CRC (or its magic, or cannot be read at all) may owe that to a damaged size
+field, and an enlarged size would swallow the good entries after it. So its claimed span is searched
+too: when a valid entry starts inside it, and the chain of valid entries from there runs to the
+claimed end or past it, the bytes before it are reported as one bad region and reading goes on there.
+Every byte of a file thus ends up in a batch, in a bad region (a CORRUPT Problem with no batch), or
+in the tail.
+"""
+
+from __future__ import annotations
+
+import errno
+import io
+import os
+import re
+import stat
+import tempfile
+from collections.abc import Callable, Iterator, Sequence
+from itertools import chain
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, BinaryIO
+
+from kafka_dump import wire as _twins
+from kafka_dump.errors import CorruptRecordError, NotASegmentError
+from kafka_dump.model import Batch, Check, Problem, ProblemKind
+from kafka_dump.wire import layout as L
+from kafka_dump.wire import legacy, v2
+from kafka_dump.wire.checks import classify
+from kafka_dump.wire.checksum import crc32, crc32c
+from kafka_dump.wire.codecs import DEFAULT_MAX_BATCH_BYTES, DEFAULT_MAX_RECORDS_PER_BATCH, decompress
+from kafka_dump.wire.walk import RecordWalk, walk_batch
+
+if TYPE_CHECKING:  # format/ahead.py (and threading) is imported when a read first needs it
+    from kafka_dump.log.ahead import Inflating, Unpack
+
+CHUNK_SIZE = 4 * 1024 * 1024
+# The read window takes this much of the file at a time (or one whole entry, if larger): small enough that
+# the bytes the kernel copies in are still in the CPU's cache when the decoder reads them, and that the
+# allocator reuses the buffer instead of mapping fresh pages for each (4 MiB windows cost a page fault
+# per 4 KiB read, about 7% of decoding a plain v1 file).
+_READ_SIZE = 256 * 1024
+# A run of plain v0/v1 messages is decoded this much at a time (and at least its first entry): small enough
+# that the run's objects are still in the CPU's cache when the consumer reads them and frees them
+# (a 256 KiB run, about 1 MiB of objects, was a fifth slower to decode and read than 16 KiB ones).
+_RUN_BYTES = 16 * 1024
+_ENTRY_PREFIX = L.MAGIC_OFFSET + 1  # bytes needed to read offset, size and magic
+_LEGACY_MIN_ENTRY = L.LOG_OVERHEAD + L.LEGACY_V0_MIN_SIZE
+_SEGMENT_NAME = re.compile(r"^(\d{20})\.(log|index|timeindex|txnindex|snapshot)$")
+_SNAPSHOT_NAME = re.compile(r"^(\d{20})-(\d{10})\.checkpoint$")
+SEGMENT_SUFFIXES = (".log", ".checkpoint")
+
+Item = Batch | Problem
+# A filter that may skip a batch by its header alone: (lastOffset, maxTimestamp) -> keep?
+HeaderFilter = Callable[[int, int], bool]
+# Told what the validating walk found in each v2 batch's records: (batch, walk).
+WalkListener = Callable[[Batch, RecordWalk], None]
+# Takes a run of plain v0/v1 messages instead of the decoder, with decode_legacy_run's arguments
+# (file, data, pos, end, file position, with_records): (items to pass on as they are, bytes used),
+# or None to leave the run to the decoder. dump --format json writes such a run straight from its bytes.
+PlainRunReader = Callable[[str, bytes, int, int, int, bool], "tuple[Sequence[Any], int] | None"]
+
+
+def segment_base_offset(path: str | os.PathLike[str]) -> int | None:
+    """The base offset in a file name Kafka wrote (``00000000000000001000.log`` -> 1000)."""
+    match = _SEGMENT_NAME.match(Path(path).name)
+    return int(match.group(1)) if match else None
+
+
+def snapshot_id(path: str | os.PathLike[str]) -> tuple[int, int] | None:
+    """(end offset, epoch) of a KRaft snapshot named ``<endOffset>-<epoch>.checkpoint``."""
+    match = _SNAPSHOT_NAME.match(Path(path).name)
+    return (int(match.group(1)), int(match.group(2))) if match else None
+
+
+def segment_files(path: str | os.PathLike[str]) -> list[Path]:
+    """The segment files to read for a path: itself, or a partition directory's logs in offset order."""
+    p = Path(path)
+    try:
+        if p.is_dir():
+            logs = [c for c in p.iterdir() if c.suffix in SEGMENT_SUFFIXES and c.is_file()]
+            if not logs:
+                raise NotASegmentError("directory holds no .log or .checkpoint segment", file=str(p))
+            return sorted(
+                logs, key=lambda c: (segment_base_offset(c) is None, segment_base_offset(c) or 0, c.name)
+            )
+        if not p.exists():
+            raise NotASegmentError("no such file or directory", file=str(p))
+        if p.is_char_device() or p.is_block_device():
+            raise NotASegmentError("a device file is not read as a segment", file=str(p))
+        if not p.is_file() and not p.is_fifo():
+            raise NotASegmentError("not a regular file or a pipe", file=str(p))
+    except PermissionError as exc:
+        raise NotASegmentError(f"permission denied ({exc.strerror})", file=str(p)) from None
+    return [p]
+
+
+class _Window:
+    """A sliding read buffer over the file, so entries can be sliced without reading it all."""
+
+    def __init__(self, f: BinaryIO, size: int) -> None:
+        self._f = f
+        self.size = size
+        self._buf = b""
+        self._start = 0
+
+    def span(self, pos: int, n: int) -> tuple[bytes, int]:
+        """Return (buffer, index) such that buffer[index:index+n] is file[pos:pos+n]; n is in-file."""
+        start = self._start
+        if start <= pos and pos + n <= start + len(self._buf):
+            return self._buf, pos - start
+        self._f.seek(pos)
+        self._buf = self._f.read(max(n, _READ_SIZE))
+        self._start = pos
+        if len(self._buf) < n:
+            raise NotASegmentError("file shrank while it was being read", position=pos)
+        return self._buf, 0
+
+    def next_data(self, pos: int) -> int:
+        """The first position at or after ``pos`` that is not in a hole of a sparse file (else ``pos``)."""
+        try:
+            return min(os.lseek(self._f.fileno(), pos, os.SEEK_DATA), self.size)
+        except OSError as exc:
+            return self.size if exc.errno == errno.ENXIO else pos  # ENXIO: only a hole follows
+        except (AttributeError, ValueError, io.UnsupportedOperation):
+            return pos  # no SEEK_DATA here, or no file descriptor
+
+    def all_zero(self, pos: int) -> bool:
+        while (pos := self.next_data(pos)) < self.size:
+            n = min(CHUNK_SIZE, self.size - pos)
+            buf, i = self.span(pos, n)
+            if buf[i : i + n].count(0) != n:
+                return False
+            pos += n
+        return True
+
+
+def open_segment(path: str | os.PathLike[str]) -> tuple[BinaryIO, int]:
+    """Open a segment for reading, turning OS errors into one-line NotASegmentError."""
+    try:
+        f = open(path, "rb")  # noqa: SIM115 (closed by the caller's generator)
+        st = os.fstat(f.fileno())
+        if stat.S_ISFIFO(st.st_mode):
+            return _spool(f)
+        size = st.st_size
+    except OSError as exc:
+        raise NotASegmentError(exc.strerror or str(exc), file=str(path)) from None
+    return f, size
+
+
+def _spool(stream: BinaryIO) -> tuple[BinaryIO, int]:
+    """A pipe cannot seek: copy it to an unnamed temporary file (disk, not memory) and read that."""
+    with stream:
+        tmp = tempfile.TemporaryFile()  # noqa: SIM115 (returned to the caller, who closes it)
+        while chunk := stream.read(CHUNK_SIZE):
+            tmp.write(chunk)
+        size = tmp.tell()
+        tmp.seek(0)
+    return tmp, size
+
+
+def read_segment(
+    path: str | os.PathLike[str],
+    *,
+    with_records: bool = True,
+    max_batch_bytes: int = DEFAULT_MAX_BATCH_BYTES,
+    start: int = 0,
+    keep: HeaderFilter | None = None,
+    on_walk: WalkListener | None = None,
+    max_records_per_batch: int = DEFAULT_MAX_RECORDS_PER_BATCH,
+    inflating: Inflating | None = None,
+) -> Iterator[Item]:
+    """Yield every batch and problem of a segment file, in file order, from byte ``start``.
+
+    ``keep`` sees (lastOffset, maxTimestamp) of each v2 batch (each v0/v1 message) before its
+    records are decoded; a batch it rejects is skipped without being decoded or yielded.
+
+    ``on_walk`` (with ``with_records=False``) asks for the records' framing to be checked without
+    building them: each v2 batch's records are walked (``format/walk.py``), their problems yielded
+    as decoding would yield them, and ``on_walk`` told the counts; v2 control batches and v0/v1
+    messages are decoded with their records, which are few or already built.
+
+    A batch declaring more than ``max_records_per_batch`` records (a wrapper holding more inner
+    messages) is yielded without its records, followed by a problem at its position.
+
+    ``inflating`` gives the function compressed payloads are decompressed by, per read window
+    (``format/ahead.py``): by default, when every record is decoded (``with_records``, no ``keep``,
+    no ``on_walk``), ``Ahead``, which inflates a window's gzip payloads on a second thread while the
+    entries before them are decoded, the same bytes either way; else ``Inline``.
+    """
+    # chain (in C) passes the runs' items on without a generator step each: a plain v0/v1 message's
+    # batch costs about as much to build as a `yield from` costs to pass on. Still lazy: the file is
+    # opened, and errors raised, at the first item, as a generator would.
+    return chain.from_iterable(
+        read_segment_runs(
+            path,
+            with_records=with_records,
+            max_batch_bytes=max_batch_bytes,
+            start=start,
+            keep=keep,
+            on_walk=on_walk,
+            max_records_per_batch=max_records_per_batch,
+            inflating=inflating,
+        )
+    )
+
+
+def read_segment_runs(
+    path: str | os.PathLike[str],
+    *,
+    with_records: bool = True,
+    max_batch_bytes: int = DEFAULT_MAX_BATCH_BYTES,
+    start: int = 0,
+    keep: HeaderFilter | None = None,
+    on_walk: WalkListener | None = None,
+    max_records_per_batch: int = DEFAULT_MAX_RECORDS_PER_BATCH,
+    plain_run: PlainRunReader | None = None,
+    inflating: Inflating | None = None,
+) -> Iterator[Sequence[Item]]:
+    """``read_segment``'s items, a list at a time: an entry's batch and its problems, or a whole run
+    of plain v0/v1 messages decoded in one call (then batches only). A consumer that handles a run
+    at once saves a generator step per item, which is most of a plain v0/v1 message's cost.
+    ``plain_run``, when given, is offered each run of plain messages first (see ``PlainRunReader``);
+    ``inflating`` as in ``read_segment`` (closed here, at the end)."""
+    name = str(path)
+    f, size = open_segment(path)
+    if inflating is None:
+        from kafka_dump.log.ahead import Ahead, Inline
+
+        ahead = with_records and keep is None and on_walk is None
+        inflating = Ahead(max_batch_bytes) if ahead else Inline()
+    with f:
+        try:
+            yield from _walk(
+                name,
+                _Window(f, size),
+                start,
+                with_records,
+                max_batch_bytes,
+                keep,
+                on_walk,
+                max_records_per_batch,
+                plain_run,
+                inflating,
+            )
+        finally:
+            inflating.close()
+
+
+def _walk(
+    name: str,
+    win: _Window,
+    pos: int,
+    with_records: bool,
+    max_batch_bytes: int,
+    keep: HeaderFilter | None,
+    on_walk: WalkListener | None = None,
+    max_records: int = DEFAULT_MAX_RECORDS_PER_BATCH,
+    plain_run: PlainRunReader | None = None,
+    inflating: Inflating | None = None,
+) -> Iterator[Sequence[Item]]:
+    size = win.size
+    entry_limit = max(max_batch_bytes, CHUNK_SIZE)
+    started: bytes | None = None  # the window ``inflating`` was last started on
+    unpack: Unpack = decompress
+    while pos < size:
+        remaining = size - pos
+        if remaining < _ENTRY_PREFIX:
+            yield [_tail(name, win, pos)]
+            return
+        buf, i = win.span(pos, _ENTRY_PREFIX)
+        offset, length = L.LOG_ENTRY.unpack_from(buf, i)
+        magic = buf[i + L.MAGIC_OFFSET]
+        entry = L.LOG_OVERHEAD + length
+        if entry > remaining or length < _LEGACY_MIN_ENTRY - L.LOG_OVERHEAD:
+            if offset == 0 and length == 0 and win.all_zero(pos):
+                yield [_tail(name, win, pos)]
+                return
+            next_pos = _resync(win, pos + 1)
+            if next_pos is None:
+                if pos == 0 and (magic > 2 or length < _LEGACY_MIN_ENTRY - L.LOG_OVERHEAD):
+                    raise NotASegmentError("not a Kafka log segment: no valid entry in the file", file=name)
+                # Nothing valid follows: the last entry was cut short (an unclean shutdown).
+                yield [_tail(name, win, pos)]
+                return
+            reason = f"entry size {length} is invalid; skipped {next_pos - pos} bytes to the next valid entry"
+            problem = Problem(
+                name, pos, next_pos - pos, ProblemKind.CORRUPT, reason, offset, Check.BAD_LENGTH, None, length
+            )
+            yield [problem]
+            pos = next_pos
+            continue
+        if entry > entry_limit:
+            reason = f"entry of {entry} bytes is larger than --max-batch-bytes ({max_batch_bytes}); skipped"
+            problem = Problem(
+                name, pos, entry, ProblemKind.CORRUPT, reason, offset, Check.TOO_LARGE, max_batch_bytes, entry
+            )
+            yield [problem]
+            pos += entry
+            continue
+        buf, i = win.span(pos, entry)
+        if magic < 2 and keep is None:
+            # Old segments hold one message per entry: decode the whole run in one call.
+            run_end = min(len(buf), i + max(entry, _RUN_BYTES))
+            # Plain messages hold nothing to walk: their records are built only when asked for.
+            taken = plain_run(name, buf, i, run_end, pos, with_records) if plain_run is not None else None
+            batches, used = taken or _twins.decode_legacy_run(name, buf, i, run_end, pos, with_records)
+            if used:
+                yield batches
+                pos += used
+                continue
+        if keep is not None and not _keep(keep, buf, i, entry, magic, offset):
+            pos += entry
+            continue
+        if inflating is not None and buf is not started:
+            started = buf  # the first entry of this window to decode: inflate from here on
+            unpack = inflating.start(buf, i)
+        items, broken, found = _decode_entry(
+            name, buf, i, pos, entry, magic, with_records, max_batch_bytes, on_walk, max_records, unpack
+        )
+        if broken is not None:
+            inner = _resync_inside(win, pos, entry)
+            if inner is not None:
+                reason = (
+                    f"{broken.reason}; a valid entry starts at byte {inner}, inside the {entry} bytes this "
+                    f"entry claims: skipped {inner - pos} bytes to it"
+                )
+                yield [
+                    Problem(
+                        name, pos, inner - pos, ProblemKind.CORRUPT, reason, offset, broken.check,
+                        broken.expected, broken.found,
+                    )
+                ]  # fmt: skip
+                pos = inner
+                continue
+        if found is not None and on_walk is not None and isinstance(items[0], Batch):
+            on_walk(items[0], found)
+        yield items
+        pos += entry
+
+
+def _keep(keep: HeaderFilter, buf: bytes, i: int, entry: int, magic: int, offset: int) -> bool:
+    """Ask the filter about an entry from its header alone (v2 header; v0/v1 offset and timestamp)."""
+    if magic == 2 and entry >= L.V2_HEADER_SIZE:
+        last = offset + L.INT32.unpack_from(buf, i + L.V2_LAST_OFFSET_DELTA_OFFSET)[0]
+        return keep(last, L.INT64.unpack_from(buf, i + L.V2_MAX_TIMESTAMP_OFFSET)[0])
+    if magic > 1 or entry < L.LOG_OVERHEAD + L.LEGACY_MIN_SIZE[magic]:
+        return True
+    if offset == 0 and buf[i + L.LEGACY_ATTRIBUTES_OFFSET] & L.COMPRESSION_MASK:
+        offset = _UNKNOWN_LAST_OFFSET  # a v1 wrapper at 0 holds offsets 0..n-1, n unknown here
+    if magic == 1:
+        return keep(offset, L.INT64.unpack_from(buf, i + L.LEGACY_V1_TIMESTAMP_OFFSET)[0])
+    return keep(offset, -1)
+
+
+_UNKNOWN_LAST_OFFSET = 2**63 - 1
+
+
+def _decode_entry(
+    name: str,
+    buf: bytes,
+    i: int,
+    pos: int,
+    entry: int,
+    magic: int,
+    with_records: bool,
+    max_batch_bytes: int,
+    on_walk: WalkListener | None = None,
+    max_records: int = DEFAULT_MAX_RECORDS_PER_BATCH,
+    unpack: Unpack = decompress,
+) -> tuple[list[Item], Problem | None, RecordWalk | None]:
+    """The batch and problems of one framed entry, the problem that breaks its frame, if any, and
+    what the walk of its records found, if they were walked. Compressed payloads are decompressed
+    by ``unpack`` (``codecs.decompress``'s signature).
+
+    An entry's frame is broken when it cannot be read as an entry at all, or its CRC fails.
+    """
+    batch: Batch | None = None
+    error: CorruptRecordError | None = None
+    found: RecordWalk | None = None
+    try:
+        if magic == 2:
+            if entry < L.V2_HEADER_SIZE:
+                raise CorruptRecordError(
+                    f"v2 batch of {entry} bytes is smaller than its header", position=pos
+                )
+            walk = on_walk is not None and not with_records
+            if walk and buf[i + L.V2_ATTRIBUTES_OFFSET + 1] & L.CONTROL_BIT:
+                with_records = True  # a control batch holds one record, decoded to check it
+                walk = False
+            count = L.INT32.unpack_from(buf, i + L.V2_RECORD_COUNT_OFFSET)[0]
+            too_many = count > max_records
+            batch, error = v2.decode_batch(
+                name, buf, i, pos, with_records=with_records and not too_many, max_batch_bytes=max_batch_bytes,
+                unpack=unpack,
+            )  # fmt: skip
+            if too_many:
+                reason = f"batch declares {count} records, more than --max-records-per-batch ({max_records})"
+                error = CorruptRecordError(reason, position=pos)
+                if with_records:
+                    batch = batch._replace(records=())
+            elif walk:
+                found, error = walk_batch(buf, i, pos, batch, max_batch_bytes)
+        elif magic in (0, 1):
+            batch, error = legacy.decode_message(
+                name, buf, i, i + entry, pos, with_records=with_records or on_walk is not None,
+                max_batch_bytes=max_batch_bytes, max_records=max_records, unpack=unpack,
+            )  # fmt: skip
+        else:
+            raise CorruptRecordError(f"unknown magic {magic}", position=pos)
+    except CorruptRecordError as exc:
+        offset = L.LOG_ENTRY.unpack_from(buf, i)[0]
+        broken = problem_from_error(name, pos, entry, exc.reason, offset)
+        return [broken], broken, None
+    items: list[Item] = [batch]
+    crc_problem = None
+    if not batch.crcValid:
+        kind = "CRC-32C" if magic == 2 else "CRC-32"
+        computed = _computed_crc(buf, i, entry, magic)
+        reason = f"{kind} mismatch: stored {batch.crc}, computed {computed}"
+        crc_problem = Problem(
+            name, pos, entry, ProblemKind.CORRUPT, reason, batch.baseOffset, Check.CRC_MISMATCH, batch.crc,
+            computed,
+        )  # fmt: skip
+        items.append(crc_problem)
+    if error is not None:
+        where = error.position if error.position is not None else pos
+        items.append(problem_from_error(name, where, entry - (where - pos), error.reason, batch.baseOffset))
+    return items, crc_problem, found
+
+
+def problem_from_error(name: str, pos: int, length: int, reason: str, base_offset: int | None) -> Problem:
+    """A CORRUPT Problem for a decoder's error, naming the check its reason reports."""
+    check, expected, found = classify(reason)
+    return Problem(name, pos, length, ProblemKind.CORRUPT, reason, base_offset, check, expected, found)
+
+
+def _computed_crc(buf: bytes, i: int, entry: int, magic: int) -> int:
+    view = memoryview(buf)
+    if magic == 2:
+        return crc32c(view[i + L.V2_ATTRIBUTES_OFFSET : i + entry])
+    return crc32(view[i + L.MAGIC_OFFSET : i + entry])
+
+
+def _tail(name: str, win: _Window, pos: int) -> Problem:
+    n = win.size - pos
+    if win.all_zero(pos):
+        reason = f"{n} zero bytes at the end (preallocated space)"
+        return Problem(name, pos, n, ProblemKind.ZERO_TAIL, reason, None, Check.ZERO_TAIL)
+    reason = f"{n} bytes at the end are a partial entry"
+    return Problem(name, pos, n, ProblemKind.PARTIAL_TAIL, reason, None, Check.PARTIAL_TAIL)
+
+
+# Where an entry could start: a size below 16 MiB (high byte 0) and, at byte 16, magic 2 with the high
+# byte of its int16 attributes 0, or magic 0/1 with codec bits only. A CRC check confirms each one.
+# The size's low three bytes are not all zero (no entry is that small), so zero runs never match.
+_CANDIDATE = re.compile(
+    rb"(?=[\s\S]{%d}\x00(?!\x00\x00\x00)[\s\S]{%d}(?:\x02[\s\S]{%d}\x00|[\x00\x01][\x00-\x0f]))"
+    % (
+        L.LOG_ENTRY_SIZE_OFFSET,
+        L.MAGIC_OFFSET - L.LOG_ENTRY_SIZE_OFFSET - 1,
+        L.V2_ATTRIBUTES_OFFSET - L.MAGIC_OFFSET - 1,
+    )
+)
+_CANDIDATE_SPAN = L.V2_LAST_OFFSET_DELTA_OFFSET  # through the v2 attributes
+_SIZE_END = L.LOG_OVERHEAD  # an entry's size field ends where the log overhead does
+
+
+def _resync(win: _Window, pos: int, limit: int | None = None) -> int | None:
+    """The next position from ``pos`` (and before ``limit``) where a whole entry with a valid CRC starts.
+
+    A regular expression finds the candidates (in C, chunk by chunk); the CRC makes a false match
+    as unlikely as a CRC collision.
+    """
+    size = win.size
+    stop = size if limit is None else min(size, limit - 1 + _CANDIDATE_SPAN)
+    while (pos := win.next_data(pos)) + _ENTRY_PREFIX <= stop:
+        n = min(CHUNK_SIZE, stop - pos)
+        buf, i = win.span(pos, n)
+        window = buf[i : i + n]
+        zeros = n - len(window.lstrip(b"\x00"))
+        if zeros > _CANDIDATE_SPAN:
+            # No entry starts where its size field would be zero: skip a zero run, cheaply.
+            pos += zeros - _SIZE_END
+            continue
+        for match in _CANDIDATE.finditer(window):
+            p = pos + match.start()
+            if p + _CANDIDATE_SPAN > size or (limit is not None and p >= limit):
+                break
+            head, j = win.span(p, _CANDIDATE_SPAN)
+            magic = head[j + L.MAGIC_OFFSET]
+            length = L.INT32.unpack_from(head, j + L.LOG_ENTRY_SIZE_OFFSET)[0]
+            entry = L.LOG_OVERHEAD + length
+            if length < _LEGACY_MIN_ENTRY - L.LOG_OVERHEAD or entry > size - p:
+                continue
+            if magic == 2 and entry < L.V2_HEADER_SIZE:
+                continue
+            if _entry_crc_ok(win, p, entry, magic):
+                return p
+        if pos + n >= stop:
+            return None
+        pos += n - _CANDIDATE_SPAN
+    return None
+
+
+def _resync_inside(win: _Window, pos: int, entry: int) -> int | None:
+    """A position inside ``(pos, pos + entry)`` where a valid entry starts, if the entry's size lied.
+
+    The candidate counts only when the chain of valid entries from it reaches the claimed end or
+    passes it (or reaches the end of the file, or a zero tail): a run of entries that ends inside the
+    span is more likely data inside a sound entry (an embedded message) than the next entries.
+    """
+    end = pos + entry
+    q = _resync(win, pos + 1, limit=end)
+    if q is None:
+        return None
+    p = q
+    while p < end:
+        nxt = _valid_entry_end(win, p)
+        if nxt is None:
+            return None
+        p = nxt
+    return q
+
+
+def _valid_entry_end(win: _Window, p: int) -> int | None:
+    """The end of the whole, CRC-valid entry that starts at ``p``, or None."""
+    if win.size - p < _CANDIDATE_SPAN:
+        return None
+    head, j = win.span(p, _CANDIDATE_SPAN)
+    magic = head[j + L.MAGIC_OFFSET]
+    entry = L.LOG_OVERHEAD + L.INT32.unpack_from(head, j + L.LOG_ENTRY_SIZE_OFFSET)[0]
+    if magic > 2 or entry < _LEGACY_MIN_ENTRY or entry > win.size - p:
+        return None
+    if magic == 2 and entry < L.V2_HEADER_SIZE:
+        return None
+    return p + entry if _entry_crc_ok(win, p, entry, magic) else None
+
+
+def _entry_crc_ok(win: _Window, pos: int, entry: int, magic: int) -> bool:
+    buf, i = win.span(pos, entry)
+    stored_at = L.V2_CRC_OFFSET if magic == 2 else L.LEGACY_CRC_OFFSET
+    stored: int = L.UINT32.unpack_from(buf, i + stored_at)[0]
+    return _computed_crc(buf, i, entry, magic) == stored

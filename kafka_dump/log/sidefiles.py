@@ -1,0 +1,372 @@
+"""The files Kafka keeps beside a partition's segments, read as entries and problems.
+
+    .index          8-byte entries: int32 offset relative to the file's base offset, int32 position (OffsetIndex)
+    .timeindex      12-byte entries: int64 timestamp, int32 relative offset (TimeIndex)
+    .txnindex       34-byte entries: int16 version (0), int64 producerId, firstOffset, lastOffset,
+                    lastStableOffset (AbortedTxn)
+    .snapshot       producer state: int16 version, then the ProducerSnapshot message (uint32 CRC-32C of
+                    every byte after the CRC field, then the producer entries), ProducerStateManager
+    leader-epoch-checkpoint   text: version line (0), count line, then ``epoch startOffset`` lines
+    partition.metadata        text: ``version: 0`` and ``topic_id: <uuid>`` lines
+
+Indexes are preallocated: after the real entries, an entry that repeats the base offset ends the
+list, as in Kafka's DumpLogSegments, and the rest is reported as a zero tail (or as damage when it is
+not zeros). Index files are read a chunk at a time; every length is bounded by the file's bytes.
+As Kafka's tool does, each ``.index`` entry is checked against the ``.log`` beside it (when there is
+one): the batch at its position must end at its offset.
+"""
+
+from __future__ import annotations
+
+import re
+import struct
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import BinaryIO, NamedTuple
+
+from kafka_dump.log.segment import segment_base_offset
+from kafka_dump.model import Problem, ProblemKind
+from kafka_dump.wire import layout as L
+from kafka_dump.wire.checksum import crc32c
+from kafka_dump.wire.kmessage import KMessageError, schema
+
+_CHUNK = 64 * 1024
+_TEXT_LIMIT = 16 * 1024 * 1024  # a checkpoint text file larger than this is not one
+_SNAPSHOT_LIMIT = 256 * 1024 * 1024  # ~5M producers; a larger "snapshot" is refused, not read into memory
+# Numbers in the text files: ASCII decimals only (str.isdigit also passes "²", which int() refuses).
+_COUNT = re.compile(r"[0-9]+")
+_SIGNED = re.compile(r"-?[0-9]+")
+
+
+class OffsetIndexEntry(NamedTuple):
+    offset: int  # absolute
+    position: int
+
+
+class TimeIndexEntry(NamedTuple):
+    timestamp: int
+    offset: int  # absolute
+
+
+class AbortedTxn(NamedTuple):
+    version: int
+    producerId: int
+    firstOffset: int
+    lastOffset: int
+    lastStableOffset: int
+
+
+class ProducerSnapshotHeader(NamedTuple):
+    version: int
+    crc: int
+    computedCrc: int
+    crcValid: bool
+    producerCount: int
+
+
+class ProducerEntry(NamedTuple):
+    """One producer of a snapshot; its batch metadata is there when ``lastOffset`` >= 0."""
+
+    producerId: int
+    producerEpoch: int
+    coordinatorEpoch: int
+    currentTxnFirstOffset: int  # -1 when no transaction is open
+    lastTimestamp: int
+    lastSequence: int
+    lastOffset: int
+    offsetDelta: int
+
+    @property
+    def firstSequence(self) -> int:
+        """The last batch's first sequence, wrapping below 0 as Kafka's sequences do."""
+        if self.lastSequence < self.offsetDelta:
+            return 0x7FFFFFFF - (self.offsetDelta - self.lastSequence) + 1
+        return self.lastSequence - self.offsetDelta
+
+
+class LeaderEpochEntry(NamedTuple):
+    epoch: int
+    startOffset: int
+
+
+class PartitionMetadata(NamedTuple):
+    version: int
+    topicId: str
+
+
+SideItem = (
+    OffsetIndexEntry | TimeIndexEntry | AbortedTxn | ProducerSnapshotHeader | ProducerEntry | LeaderEpochEntry
+    | PartitionMetadata | Problem
+)  # fmt: skip
+
+SIDE_SUFFIXES = (".index", ".timeindex", ".txnindex", ".snapshot")
+SIDE_NAMES = ("leader-epoch-checkpoint", "partition.metadata")
+
+
+def side_file_kind(path: str | Path) -> str | None:
+    """``.index``, ``.timeindex``, ``.txnindex``, ``.snapshot``, or one of ``SIDE_NAMES``; None otherwise."""
+    p = Path(path)
+    if p.name in SIDE_NAMES:
+        return p.name
+    return p.suffix if p.suffix in SIDE_SUFFIXES else None
+
+
+def read_side_file(path: str | Path) -> Iterator[SideItem]:
+    """Every entry of a side file, and its problems in place. Raises OSError if it cannot be opened."""
+    kind = side_file_kind(path)
+    name = str(path)
+    if kind == ".index":
+        log = Path(name).with_suffix(".log")
+        try:
+            f = open(log, "rb")  # noqa: SIM115 (closed below, after the generator is done)
+        except OSError:
+            yield from _fixed(name, _OFFSET, lambda a, b, base: OffsetIndexEntry(base + a, b), index=True)
+            return
+        with f:
+            check = _log_checker(name, f)
+            yield from _fixed(
+                name, _OFFSET, lambda a, b, base: OffsetIndexEntry(base + a, b), index=True, check=check
+            )
+    elif kind == ".timeindex":
+        yield from _fixed(name, _TIME, lambda a, b, base: TimeIndexEntry(a, base + b), index=True)
+    elif kind == ".txnindex":
+        yield from _txn_index(name)
+    elif kind == ".snapshot":
+        yield from _producer_snapshot(name)
+    elif kind == "leader-epoch-checkpoint":
+        yield from _leader_epochs(name)
+    elif kind == "partition.metadata":
+        yield from _partition_metadata(name)
+    else:
+        raise ValueError(f"{name}: not a side file")
+
+
+_OFFSET = struct.Struct(">ii")
+_TIME = struct.Struct(">qi")
+_TXN = struct.Struct(">hqqqq")
+
+
+def _chunks(path: str) -> Iterator[tuple[int, bytes]]:
+    """(file position, bytes) in chunks; a chunk holds whole multiples of nothing in particular."""
+    with open(path, "rb") as f:
+        pos = 0
+        while chunk := f.read(_CHUNK):
+            yield pos, chunk
+            pos += len(chunk)
+
+
+_LAST_OFFSET_DELTA = struct.Struct(">i")
+_HEAD_BYTES = L.V2_LAST_OFFSET_DELTA_OFFSET + _LAST_OFFSET_DELTA.size
+Check = Callable[[OffsetIndexEntry, int], "Problem | None"]
+
+
+def _log_checker(path: str, log: BinaryIO) -> Check:
+    """Checks an offset index entry (at a byte position of the index) against the log beside it."""
+
+    def check(entry: OffsetIndexEntry, at: int) -> Problem | None:
+        log.seek(entry.position)
+        head = log.read(_HEAD_BYTES)
+        if len(head) <= L.MAGIC_OFFSET or (head[L.MAGIC_OFFSET] >= 2 and len(head) < _HEAD_BYTES):
+            why = f"points at position {entry.position}, past the last batch of the log"
+        else:
+            last = struct.unpack_from(">q", head)[0]
+            if head[L.MAGIC_OFFSET] >= 2:  # v0/v1: an entry's offset is its last one already
+                last += _LAST_OFFSET_DELTA.unpack_from(head, L.V2_LAST_OFFSET_DELTA_OFFSET)[0]
+            if last == entry.offset:
+                return None
+            why = f"points at position {entry.position}, where the batch's last offset is {last}"
+        return Problem(
+            path, at, _OFFSET.size, ProblemKind.CORRUPT, f"the entry for offset {entry.offset} {why}"
+        )
+
+    return check
+
+
+Make = Callable[[int, int, int], "OffsetIndexEntry | TimeIndexEntry"]  # (field a, field b, base offset)
+
+
+def _fixed(
+    path: str, entry: struct.Struct, make: Make, *, index: bool, check: Check | None = None
+) -> Iterator[SideItem]:
+    """Fixed-size entries: an offset or time index."""
+    base = segment_base_offset(path) or 0
+    size = entry.size
+    i = 0
+    pending = b""
+    stop_at: int | None = None  # the position of the entry that ended the list
+    nonzero_after = False
+    total = 0
+    for pos, chunk in _chunks(path):
+        total = pos + len(chunk)
+        if stop_at is not None:
+            nonzero_after = nonzero_after or chunk.count(0) != len(chunk)
+            continue
+        data = pending + chunk
+        start = pos - len(pending)
+        n = len(data) // size
+        for k in range(n):
+            a, b = entry.unpack_from(data, k * size)
+            rel = b if entry is _TIME else a
+            if index and i > 0 and rel == 0:
+                stop_at = start + k * size
+                rest = data[k * size :]
+                nonzero_after = rest.count(0) != len(rest)
+                break
+            item = make(a, b, base)
+            yield item
+            if check is not None and isinstance(item, OffsetIndexEntry):
+                problem = check(item, start + k * size)
+                if problem is not None:
+                    yield problem
+            i += 1
+        pending = b"" if stop_at is not None else data[n * size :]
+    if stop_at is not None:
+        length = total - stop_at
+        if nonzero_after:
+            yield Problem(path, stop_at, length, ProblemKind.CORRUPT,
+                          f"an entry repeats the base offset; the {length} bytes from here are not read")  # fmt: skip
+        else:
+            yield Problem(path, stop_at, length, ProblemKind.ZERO_TAIL,
+                          f"{length} zero bytes at the end (preallocated entries)")  # fmt: skip
+    elif pending:
+        yield Problem(path, total - len(pending), len(pending), ProblemKind.PARTIAL_TAIL,
+                      f"{len(pending)} bytes at the end, less than one {size}-byte entry")  # fmt: skip
+
+
+def _txn_index(path: str) -> Iterator[SideItem]:
+    pending = b""
+    total = 0
+    for pos, chunk in _chunks(path):
+        total = pos + len(chunk)
+        data = pending + chunk
+        start = pos - len(pending)
+        n = len(data) // _TXN.size
+        for k in range(n):
+            txn = AbortedTxn(*_TXN.unpack_from(data, k * _TXN.size))
+            if txn.version != 0:
+                yield Problem(path, start + k * _TXN.size, _TXN.size, ProblemKind.CORRUPT,
+                              f"aborted transaction of unknown version {txn.version}")  # fmt: skip
+                continue
+            yield txn
+        pending = data[n * _TXN.size :]
+    if pending:
+        yield Problem(path, total - len(pending), len(pending), ProblemKind.PARTIAL_TAIL,
+                      f"{len(pending)} bytes at the end, less than one {_TXN.size}-byte entry")  # fmt: skip
+
+
+_SNAPSHOT_ENTRIES_AT = 6  # int16 version, uint32 crc
+
+
+def _producer_snapshot(path: str) -> Iterator[SideItem]:
+    with open(path, "rb") as f:
+        data = f.read(_SNAPSHOT_LIMIT + 1)
+    if len(data) > _SNAPSHOT_LIMIT:
+        yield Problem(
+            path, 0, len(data), ProblemKind.CORRUPT, f"larger than {_SNAPSHOT_LIMIT} bytes: not read"
+        )
+        return
+    if len(data) < _SNAPSHOT_ENTRIES_AT:
+        yield Problem(
+            path, 0, len(data), ProblemKind.CORRUPT, f"{len(data)} bytes: too short for a producer snapshot"
+        )
+        return
+    version = struct.unpack_from(">h", data)[0]
+    s = schema("ProducerSnapshot")
+    if not s.valid[0] <= version <= s.valid[1]:
+        yield Problem(path, 0, len(data), ProblemKind.CORRUPT, f"unknown producer snapshot version {version}")
+        return
+    try:
+        fields, end = s.read(data, version, 2)
+    except KMessageError as exc:
+        yield Problem(
+            path,
+            exc.position,
+            len(data) - exc.position,
+            ProblemKind.CORRUPT,
+            f"producer snapshot: {exc.reason}",
+        )
+        return
+    computed = crc32c(data[_SNAPSHOT_ENTRIES_AT:])
+    entries = fields["producerEntries"]
+    yield ProducerSnapshotHeader(version, fields["crc"], computed, computed == fields["crc"], len(entries))
+    if computed != fields["crc"]:
+        yield Problem(path, 2, 4, ProblemKind.CORRUPT,
+                      f"Snapshot is corrupt (CRC is no longer valid). Stored crc: {fields['crc']}. Computed crc: {computed}")  # fmt: skip
+    for e in entries:
+        yield ProducerEntry(e["producerId"], e["epoch"], e["coordinatorEpoch"], e["currentTxnFirstOffset"],
+                            e["timestamp"], e["lastSequence"], e["lastOffset"], e["offsetDelta"])  # fmt: skip
+    if end != len(data):
+        yield Problem(
+            path, end, len(data) - end, ProblemKind.CORRUPT, f"{len(data) - end} bytes after the entries"
+        )
+
+
+def _text_lines(path: str) -> Iterator[tuple[int, int, str]] | Problem:
+    with open(path, "rb") as f:
+        raw = f.read(_TEXT_LIMIT + 1)
+    if len(raw) > _TEXT_LIMIT:
+        return Problem(
+            path, 0, len(raw), ProblemKind.CORRUPT, f"larger than {_TEXT_LIMIT} bytes: not a checkpoint file"
+        )
+
+    def lines() -> Iterator[tuple[int, int, str]]:
+        pos = 0
+        for line in raw.splitlines(keepends=True):
+            yield pos, len(line), line.decode("utf-8", "replace").rstrip("\r\n")
+            pos += len(line)
+
+    return lines()
+
+
+def _leader_epochs(path: str) -> Iterator[SideItem]:
+    lines = _text_lines(path)
+    if isinstance(lines, Problem):
+        yield lines
+        return
+    expected: int | None = None
+    count = 0
+    for n, (pos, length, text) in enumerate(lines):
+        parts = text.split()
+        if n == 0:
+            if text.strip() != "0":
+                yield Problem(path, pos, length, ProblemKind.CORRUPT, f"unknown checkpoint version {text!r}")
+                return
+            continue
+        if n == 1:
+            if not _COUNT.fullmatch(text.strip()):
+                yield Problem(path, pos, length, ProblemKind.CORRUPT, f"entry count {text!r} is not a number")
+                return
+            expected = int(text)
+            continue
+        if len(parts) != 2 or not all(_SIGNED.fullmatch(p) for p in parts):
+            yield Problem(
+                path, pos, length, ProblemKind.CORRUPT, f"line {n + 1} is not 'epoch startOffset': {text!r}"
+            )
+            continue
+        count += 1
+        yield LeaderEpochEntry(int(parts[0]), int(parts[1]))
+    if expected is None:
+        yield Problem(path, 0, 0, ProblemKind.CORRUPT, "no version and count lines")
+    elif count != expected:
+        yield Problem(
+            path, 0, 0, ProblemKind.CORRUPT, f"the count line says {expected} entries, {count} follow"
+        )
+
+
+def _partition_metadata(path: str) -> Iterator[SideItem]:
+    lines = _text_lines(path)
+    if isinstance(lines, Problem):
+        yield lines
+        return
+    fields: dict[str, str] = {}
+    for pos, length, text in lines:
+        key, sep, value = text.partition(":")
+        if not sep:
+            yield Problem(path, pos, length, ProblemKind.CORRUPT, f"not a 'key: value' line: {text!r}")
+            continue
+        fields[key.strip()] = value.strip()
+    version, topic_id = fields.get("version"), fields.get("topic_id")
+    if version is None or topic_id is None or not _COUNT.fullmatch(version):
+        yield Problem(path, 0, 0, ProblemKind.CORRUPT, "needs 'version: N' and 'topic_id: ID' lines")
+        return
+    yield PartitionMetadata(int(version), topic_id)

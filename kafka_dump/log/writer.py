@@ -1,0 +1,352 @@
+"""Writing a segment and its ``.index`` and ``.timeindex`` safely, as a Kafka broker would lay them out.
+
+Safety: every file is written to a temporary file in the output's directory, flushed and fsynced,
+then renamed into place (the ``.log`` first: a segment without indexes is one Kafka rebuilds them
+for), and the directory is fsynced. An existing path is never replaced unless asked, and never when
+it is one of the files being read (the same inode, however it is named). An aborted write leaves
+nothing behind.
+
+Indexes: the entries Kafka's ``LogSegment.recover`` builds for the segment, one batch at a time. An
+offset index entry (relative lastOffset, position) is added for a batch when more than
+``index.interval.bytes`` have been written since the last entry; at the same time the time index
+gets (max timestamp so far, its batch's relative lastOffset) if that timestamp grew; and a closed
+segment ends its time index with the largest timestamp seen, if it is not there yet.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import tempfile
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+from typing import BinaryIO
+
+from kafka_dump.errors import KafkaDumpError
+from kafka_dump.log.index import OFFSET_ENTRY, TIME_ENTRY
+from kafka_dump.log.segment import segment_base_offset
+from kafka_dump.model import Batch, Compression, TimestampType
+from kafka_dump.wire import encode_entry
+from kafka_dump.wire import layout as L
+
+INDEX_INTERVAL_BYTES = 4096  # Kafka's index.interval.bytes default
+NO_TIMESTAMP = -1  # RecordBatch.NO_TIMESTAMP: what an empty time index's last entry holds
+MAX_SEGMENT_BYTES = 2**31 - 1  # positions are int32 in the offset index
+
+
+class IndexBuilder:
+    """The ``.index`` and ``.timeindex`` entries for entries appended one at a time (no I/O)."""
+
+    def __init__(self, base_offset: int, interval_bytes: int = INDEX_INTERVAL_BYTES) -> None:
+        self.base_offset = base_offset
+        self.interval_bytes = interval_bytes
+        self.position = 0  # bytes appended so far: the next entry's position
+        self._last_indexed_position = 0
+        self._last_offset: int | None = None
+        self._max_timestamp = NO_TIMESTAMP
+        self._offset_of_max = base_offset
+        self._last_time_entry = (NO_TIMESTAMP, base_offset)
+        self.offset_entries: list[tuple[int, int]] = []  # (relative offset, position)
+        self.time_entries: list[tuple[int, int]] = []  # (timestamp, relative offset)
+
+    def _relative(self, offset: int) -> int:
+        relative = offset - self.base_offset
+        if not 0 <= relative <= L.INT32_MAX:
+            raise KafkaDumpError(
+                f"offset {offset} does not fit a segment with base offset {self.base_offset}"
+                " (Kafka's indexes hold 0..2^31-1 past it)"
+            )
+        return relative
+
+    def add(self, size: int, first_offset: int, last_offset: int, max_timestamp: int) -> None:
+        """One log entry of ``size`` bytes, holding offsets ``first_offset..last_offset``, appended at
+        ``self.position``."""
+        relative = self._relative(last_offset)
+        if last_offset < first_offset or (
+            self._last_offset is not None and first_offset <= self._last_offset
+        ):
+            after = "" if self._last_offset is None else f" after offset {self._last_offset}"
+            raise KafkaDumpError(f"offsets {first_offset}..{last_offset}{after}: offsets must grow")
+        if self.position + size > MAX_SEGMENT_BYTES:
+            raise KafkaDumpError("a segment cannot pass 2 GiB (its positions are 32-bit)")
+        self._last_offset = last_offset
+        if max_timestamp > self._max_timestamp:
+            self._max_timestamp, self._offset_of_max = max_timestamp, last_offset
+        if self.position - self._last_indexed_position > self.interval_bytes:
+            self.offset_entries.append((relative, self.position))
+            self._maybe_append_time()
+            self._last_indexed_position = self.position
+        self.position += size
+
+    def _maybe_append_time(self) -> None:
+        """``TimeIndex.maybeAppend``: only a timestamp larger than the last entry's."""
+        if self._max_timestamp > self._last_time_entry[0]:
+            self._last_time_entry = (self._max_timestamp, self._offset_of_max)
+            self.time_entries.append((self._max_timestamp, self._relative(self._offset_of_max)))
+
+    def close(self) -> None:
+        """A closed segment's time index ends with the largest timestamp seen (``onBecomeInactiveSegment``)."""
+        self._maybe_append_time()
+
+    def index_bytes(self) -> bytes:
+        return b"".join(OFFSET_ENTRY.pack(*e) for e in self.offset_entries)
+
+    def timeindex_bytes(self) -> bytes:
+        return b"".join(TIME_ENTRY.pack(*e) for e in self.time_entries)
+
+
+@dataclass(frozen=True)
+class WrittenSegment:
+    """What ``SegmentWriter.commit`` wrote."""
+
+    log: Path
+    index: Path | None
+    timeindex: Path | None
+    base_offset: int
+    entries: int
+    size: int
+    index_entries: int
+    time_index_entries: int
+
+
+def _entries_of(batch: Batch) -> list[Batch]:
+    """The log entries a batch becomes: an uncompressed v0/v1 batch is one message per record."""
+    if batch.magic < 2 and batch.compression is Compression.NONE and batch.records and len(batch.records) > 1:
+        return [
+            batch._replace(
+                baseOffset=r.offset,
+                lastOffset=r.offset,
+                baseTimestamp=r.timestamp,
+                maxTimestamp=r.timestamp,
+                recordCount=1,
+                records=(r,),
+            )
+            for r in batch.records
+        ]
+    return [batch]
+
+
+def _max_timestamp(batch: Batch) -> int:
+    """The entry's max timestamp as Kafka reads it (none for v0)."""
+    if batch.magic == 0 or batch.timestampType is TimestampType.NO_TIMESTAMP_TYPE:
+        return NO_TIMESTAMP
+    if batch.magic < 2 and batch.compression is Compression.NONE and batch.records:
+        return batch.records[0].timestamp
+    return batch.maxTimestamp
+
+
+class SegmentWriter:
+    """Write a segment (and by default its indexes) entry by entry, then ``commit`` or ``abort``.
+
+    ``base_offset`` defaults to the one in the file name (``00000000000000001000.log``), else to the
+    first batch's. ``sources`` are the files being read: none of them is ever written over.
+    Use as a context manager: it commits on success and aborts on an exception.
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        base_offset: int | None = None,
+        overwrite: bool = False,
+        sources: Sequence[str | os.PathLike[str]] = (),
+        indexes: bool = True,
+        index_interval_bytes: int = INDEX_INTERVAL_BYTES,
+    ) -> None:
+        self.path = Path(path)
+        self._targets = [self.path]
+        if indexes:
+            self._targets += [self.path.with_suffix(".index"), self.path.with_suffix(".timeindex")]
+        self._overwrite = overwrite
+        self._check_targets(sources)
+        self._base = base_offset if base_offset is not None else segment_base_offset(self.path)
+        self._interval = index_interval_bytes
+        self._index: IndexBuilder | None = None
+        self._indexes = indexes
+        self._entries = 0
+        self._tmp: list[Path] = []
+        self._open: list[BinaryIO] = []
+        self._log = self._temp(self.path)
+        self._done = False
+
+    def _check_targets(self, sources: Sequence[str | os.PathLike[str]]) -> None:
+        # A segment is read with its indexes (to seek): they count as being read too.
+        read = [Path(s) for s in sources]
+        read += [p.with_suffix(x) for p in read if p.suffix == ".log" for x in (".index", ".timeindex")]
+        for target in self._targets:
+            if not target.exists():
+                continue
+            for source in read:
+                try:
+                    same = os.path.samefile(target, source)
+                except OSError:
+                    same = False
+                if same:
+                    raise KafkaDumpError(
+                        f"refusing to write over {source}, which is being read", file=str(target)
+                    )
+            if not self._overwrite:
+                raise KafkaDumpError("already exists (not overwritten unless asked)", file=str(target))
+        if not self.path.parent.is_dir():
+            raise KafkaDumpError("no such directory for the output", file=str(self.path.parent))
+
+    def _temp(self, target: Path) -> BinaryIO:
+        try:
+            fd, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+        except OSError as exc:
+            raise KafkaDumpError(
+                f"cannot create a temporary file: {exc.strerror}", file=str(target)
+            ) from None
+        self._tmp.append(Path(name))
+        f = os.fdopen(fd, "wb")
+        self._open.append(f)
+        return f
+
+    def append(self, batch: Batch, entry: bytes | None = None) -> None:
+        """Append a batch: its ``entry`` bytes when given (already encoded), else ``encode_entry(batch)``."""
+        if self._done:
+            raise KafkaDumpError("the segment was already committed or aborted", file=str(self.path))
+        parts = [(batch, entry)] if entry is not None else [(b, encode_entry(b)) for b in _entries_of(batch)]
+        for b, data in parts:
+            if self._index is None:
+                self._index = IndexBuilder(b.baseOffset if self._base is None else self._base, self._interval)
+            self._index.add(len(data), b.baseOffset, b.lastOffset, _max_timestamp(b))
+            self._log.write(data)
+            self._entries += 1
+
+    def commit(self) -> WrittenSegment:
+        """Flush, fsync and rename every file into place; return what was written."""
+        if self._done:
+            raise KafkaDumpError("the segment was already committed or aborted", file=str(self.path))
+        index = self._index or IndexBuilder(self._base or 0, self._interval)
+        index.close()
+        placed: list[Path] = []
+        try:
+            files = [self._log]
+            if self._indexes:
+                for target, data in zip(
+                    self._targets[1:], (index.index_bytes(), index.timeindex_bytes()), strict=True
+                ):
+                    f = self._temp(target)
+                    f.write(data)
+                    files.append(f)
+            for f in files:
+                f.flush()
+                os.fsync(f.fileno())
+                f.close()
+            for tmp, target in zip(self._tmp, self._targets, strict=True):
+                self._place(tmp, target)
+                placed.append(target)
+            _fsync_dir(self.path.parent)
+        except BaseException:
+            self.abort()
+            if not self._overwrite:  # they did not exist before: a half-written output is none at all
+                for target in placed:
+                    with contextlib.suppress(OSError):
+                        os.unlink(target)
+            raise
+        self._done = True
+        return WrittenSegment(
+            self.path,
+            self._targets[1] if self._indexes else None,
+            self._targets[2] if self._indexes else None,
+            index.base_offset,
+            self._entries,
+            index.position,
+            len(index.offset_entries),
+            len(index.time_entries),
+        )
+
+    def _place(self, tmp: Path, target: Path) -> None:
+        if self._overwrite:
+            os.replace(tmp, target)
+            return
+        try:
+            os.link(tmp, target)  # fails if the target appeared meanwhile: never clobbered
+        except FileExistsError:
+            raise KafkaDumpError("already exists (not overwritten unless asked)", file=str(target)) from None
+        except OSError as exc:
+            if exc.errno not in (errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP):
+                raise KafkaDumpError(f"cannot write: {exc.strerror}", file=str(target)) from None
+            if target.exists():  # a file system without hard links: check, then rename
+                raise KafkaDumpError(
+                    "already exists (not overwritten unless asked)", file=str(target)
+                ) from None
+            os.rename(tmp, target)
+            return
+        os.unlink(tmp)
+
+    def abort(self) -> None:
+        """Remove the temporary files; nothing is renamed into place."""
+        self._done = True
+        for f in self._open:
+            f.close()
+        for tmp in self._tmp:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp)
+
+    def __enter__(self) -> SegmentWriter:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        if self._done:
+            return
+        if exc_type is None:
+            self.commit()
+        else:
+            self.abort()
+
+
+def check_writable(directory: Path) -> None:
+    """Fail now, before any work, when no file can be made in ``directory`` (or, while it does not
+    exist yet, in the nearest existing directory above it, where it would be made): a real attempt,
+    so that read-only file systems, missing permissions and root's exemptions all answer truly."""
+    existing = directory
+    while not existing.exists() and existing.parent != existing:
+        existing = existing.parent
+    if not existing.is_dir():
+        raise KafkaDumpError("not a directory", file=str(existing))
+    try:
+        with tempfile.TemporaryFile(dir=existing):
+            pass
+    except OSError as exc:
+        raise KafkaDumpError(f"cannot write here ({exc.strerror or exc})", file=str(existing)) from None
+
+
+def _fsync_dir(directory: Path) -> None:
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass  # some file systems cannot fsync a directory
+    finally:
+        os.close(fd)
+
+
+def write_segment(
+    path: str | os.PathLike[str],
+    batches: Iterable[Batch],
+    *,
+    base_offset: int | None = None,
+    overwrite: bool = False,
+    sources: Sequence[str | os.PathLike[str]] = (),
+    indexes: bool = True,
+) -> WrittenSegment:
+    """Encode ``batches`` (each in its own magic and codec) into a new segment at ``path``, with indexes.
+
+    No batches give a valid empty segment (and empty indexes).
+    """
+    with SegmentWriter(
+        path, base_offset=base_offset, overwrite=overwrite, sources=sources, indexes=indexes
+    ) as w:
+        for batch in batches:
+            w.append(batch)
+        return w.commit()

@@ -1,0 +1,871 @@
+/*
+ * The compiled twin of the statistics walk over the records of one v2 batch; _gather_pure.py is
+ * the reference and says what it does. Same checks, same reasons, same positions, same figures:
+ * tests/test_gather_twins.py compares the two.
+ *
+ * Memory safety: every read is checked against the record's own length, which is checked against
+ * the end of the batch, which is checked against the buffer. Histogram indexes come from
+ * bucket_of, which maps every non-negative int64 below NBUCKETS. Nothing is allocated from a length
+ * read in the data except a header key, after its length has been checked against its record.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "_layout.h"
+#include "_wire.h"
+
+#define EXACT 128
+#define SUB_BITS 6
+#define SUB 64
+#define NBUCKETS 3712
+#define SLOTS (NBUCKETS + 4)
+#define H_COUNT NBUCKETS
+#define H_TOTAL (NBUCKETS + 1)
+#define H_MIN (NBUCKETS + 2)
+#define H_MAX (NBUCKETS + 3)
+#define NHISTS 5
+#define NHISTS_WRAPPERS 7 /* and records per batch, bytes per batch */
+
+static inline int
+bucket_of(int64_t v) /* v >= 0 */
+{
+    if (v < EXACT)
+        return (int)v;
+    int bits = 64 - __builtin_clzll((uint64_t)v);
+    int shift = bits - SUB_BITS - 1;
+    return EXACT + (shift - 1) * SUB + (int)((v >> shift) - SUB);
+}
+
+static inline void
+hist_add(int64_t *h, int64_t v)
+{
+    h[bucket_of(v)]++;
+    h[H_COUNT]++;
+    h[H_TOTAL] += v;
+    if (v < h[H_MIN])
+        h[H_MIN] = v;
+    if (v > h[H_MAX])
+        h[H_MAX] = v;
+}
+
+typedef struct {
+    int64_t *hists[NHISTS_WRAPPERS]; /* record, key, value, header bytes, header count[, per batch] */
+    PyObject *times;        /* dict */
+    PyObject *keys;         /* dict */
+    Py_ssize_t key_limit;
+    int64_t width;
+    int64_t null_keys, null_values, first_od, last_od, gaps, missing, others;
+    int64_t min_ts, max_ts;
+    int have_ts;
+    int64_t run_k, run_n; /* consecutive timestamps in one bucket, added to times at once */
+    int64_t kmin, kmax;   /* the least and greatest key of times (when have_k), for the fit */
+    int have_k;
+} Acc;
+
+static int
+flush_run(Acc *a)
+{
+    if (a->run_n == 0)
+        return 0;
+    PyObject *k = PyLong_FromLongLong(a->run_k);
+    if (!k)
+        return -1;
+    PyObject *old = PyDict_GetItemWithError(a->times, k);
+    long long n = a->run_n;
+    if (old) {
+        long long o = PyLong_AsLongLong(old);
+        if (o == -1 && PyErr_Occurred()) {
+            Py_DECREF(k);
+            return -1;
+        }
+        n += o;
+    } else if (PyErr_Occurred()) {
+        Py_DECREF(k);
+        return -1;
+    }
+    PyObject *v = PyLong_FromLongLong(n);
+    int rc = v ? PyDict_SetItem(a->times, k, v) : -1;
+    Py_XDECREF(v);
+    Py_DECREF(k);
+    if (!a->have_k || a->run_k < a->kmin)
+        a->kmin = a->run_k;
+    if (!a->have_k || a->run_k > a->kmax)
+        a->kmax = a->run_k;
+    a->have_k = 1;
+    a->run_n = 0;
+    return rc;
+}
+
+static int
+count_key(Acc *a, const unsigned char *p, Py_ssize_t n)
+{
+    PyObject *k = PyBytes_FromStringAndSize((const char *)p, n);
+    if (!k)
+        return -1;
+    PyObject *old = PyDict_GetItemWithError(a->keys, k);
+    int rc = 0;
+    if (old) {
+        long long o = PyLong_AsLongLong(old);
+        PyObject *v = (o == -1 && PyErr_Occurred()) ? NULL : PyLong_FromLongLong(o + 1);
+        rc = v ? PyDict_SetItem(a->keys, k, v) : -1;
+        Py_XDECREF(v);
+    } else if (PyErr_Occurred()) {
+        rc = -1;
+    } else if (PyDict_GET_SIZE(a->keys) < a->key_limit) {
+        PyObject *one = PyLong_FromLong(1);
+        rc = one ? PyDict_SetItem(a->keys, k, one) : -1;
+        Py_XDECREF(one);
+    } else {
+        a->others++;
+    }
+    Py_DECREF(k);
+    return rc;
+}
+
+/* A data error: its reason and position in err, and -1 returned (-2 if the reason could not be built). */
+#define FAIL(pos_, ...)                                    \
+    do {                                                   \
+        err->message = PyUnicode_FromFormat(__VA_ARGS__);  \
+        err->position = (pos_);                            \
+        return err->message ? -1 : -2;                     \
+    } while (0)
+
+/* Returns 0, -1 with err filled (data error), or -2 with a Python exception set. */
+static int
+walk(const unsigned char *p, Py_ssize_t pos, Py_ssize_t end, int64_t count, int64_t base_ts, int has_lat,
+     int64_t lat, Acc *a, DataError *err)
+{
+    Py_ssize_t first = pos;
+    int64_t prev = -1;
+    for (int64_t i = 0; i < count; i++) {
+        if (pos >= end)
+            FAIL(first, "batch declares %lld records but holds %lld", (long long)count, (long long)i);
+        Py_ssize_t start = pos;
+        int64_t length, ts_delta, od, key, value, nh, n;
+        if (read_varint(p, &pos, end, VARINT_MAX_BYTES, &length, err) < 0)
+            goto at_start;
+        Py_ssize_t body_end = pos + (Py_ssize_t)length;
+        if (length < V2_RECORD_MIN_LENGTH || length > end - pos)
+            FAIL(start, "record length %lld does not fit the batch", (long long)length);
+        pos += 1; /* attributes: unused */
+        if (read_varint(p, &pos, body_end, VARLONG_MAX_BYTES, &ts_delta, err) < 0 ||
+            read_varint(p, &pos, body_end, VARINT_MAX_BYTES, &od, err) < 0 ||
+            read_varint(p, &pos, body_end, VARINT_MAX_BYTES, &key, err) < 0)
+            goto at_start;
+        if (key > body_end - pos)
+            FAIL(start, "key length %lld runs past the record", (long long)key);
+        if (key > 0)
+            pos += (Py_ssize_t)key;
+        if (read_varint(p, &pos, body_end, VARINT_MAX_BYTES, &value, err) < 0)
+            goto at_start;
+        if (value > body_end - pos)
+            FAIL(start, "value length %lld runs past the record", (long long)value);
+        if (value > 0)
+            pos += (Py_ssize_t)value;
+        if (read_varint(p, &pos, body_end, VARINT_MAX_BYTES, &nh, err) < 0)
+            goto at_start;
+        if (nh < 0 || nh > body_end - pos)
+            FAIL(start, "invalid header count %lld", (long long)nh);
+        int64_t header_bytes = 0;
+        for (int64_t h = 0; h < nh; h++) {
+            if (read_varint(p, &pos, body_end, VARINT_MAX_BYTES, &n, err) < 0)
+                goto at_start;
+            if (n < 0)
+                FAIL(start, "header key is null");
+            if (n > body_end - pos)
+                FAIL(start, "header key length %lld runs past the record", (long long)n);
+            if (a && count_key(a, p + pos, (Py_ssize_t)n) < 0)
+                return -2;
+            header_bytes += n;
+            pos += (Py_ssize_t)n;
+            if (read_varint(p, &pos, body_end, VARINT_MAX_BYTES, &n, err) < 0)
+                goto at_start;
+            if (n > body_end - pos)
+                FAIL(start, "header value length %lld runs past the record", (long long)n);
+            if (n > 0) {
+                header_bytes += n;
+                pos += (Py_ssize_t)n;
+            }
+        }
+        if (pos != body_end)
+            FAIL(start, "record declares %lld bytes but its fields take %lld", (long long)length,
+                 (long long)(length + (pos - body_end)));
+        if (!a)
+            continue;
+        hist_add(a->hists[0], (int64_t)(body_end - start));
+        if (key < 0)
+            a->null_keys++;
+        else
+            hist_add(a->hists[1], key);
+        if (value < 0)
+            a->null_values++;
+        else
+            hist_add(a->hists[2], value);
+        if (nh)
+            hist_add(a->hists[3], header_bytes);
+        hist_add(a->hists[4], nh);
+        if (i == 0) {
+            a->first_od = od;
+        } else if (od != prev + 1) {
+            a->gaps++;
+            if (od > prev + 1)
+                a->missing += od - prev - 1;
+        }
+        prev = a->last_od = od;
+        int64_t t;
+        int ok = 1;
+        if (has_lat)
+            t = lat;
+        else
+            ok = !__builtin_add_overflow(base_ts, ts_delta, &t);
+        if (ok && t >= 0) {
+            int64_t k = t / a->width;
+            if (a->run_n && k != a->run_k && flush_run(a) < 0)
+                return -2;
+            a->run_k = k;
+            a->run_n++;
+            if (!a->have_ts || t < a->min_ts)
+                a->min_ts = t;
+            if (!a->have_ts || t > a->max_ts)
+                a->max_ts = t;
+            a->have_ts = 1;
+        }
+        continue;
+    at_start:
+        err->position = start; /* every error inside a record is reported at the record's start */
+        return err->message ? -1 : -2;
+    }
+    if (pos != end)
+        FAIL(pos, "%lld bytes remain after the batch's %lld declared records", (long long)(end - pos),
+             (long long)count);
+    if (a && flush_run(a) < 0)
+        return -2;
+    return 0;
+}
+
+/* Open the five histograms (a tuple of array('q')) into acc and read the append time (an int, or
+ * None for none). Returns 0, or -1 with a Python exception set; *got buffers are to be released. */
+static int
+acc_open(Acc *acc, PyObject *hist_objs, int nhists, Py_buffer *bufs, int *got, PyObject *lat_obj, int *has_lat,
+         int64_t *lat)
+{
+    if (PyTuple_GET_SIZE(hist_objs) != nhists) {
+        PyErr_Format(PyExc_ValueError, "%d histograms are needed", nhists);
+        return -1;
+    }
+    *has_lat = lat_obj != Py_None;
+    *lat = 0;
+    if (*has_lat) {
+        *lat = PyLong_AsLongLong(lat_obj);
+        if (*lat == -1 && PyErr_Occurred())
+            return -1;
+    }
+    for (; *got < nhists; (*got)++) {
+        Py_buffer *b = &bufs[*got];
+        if (PyObject_GetBuffer(PyTuple_GET_ITEM(hist_objs, *got), b, PyBUF_WRITABLE | PyBUF_FORMAT) < 0)
+            return -1;
+        if (b->len != (Py_ssize_t)(SLOTS * sizeof(int64_t)) || b->itemsize != 8 || !b->format ||
+            strcmp(b->format, "q") != 0) {
+            PyErr_SetString(PyExc_ValueError, "a histogram is an array('q') of SLOTS items");
+            (*got)++;
+            return -1;
+        }
+        acc->hists[*got] = (int64_t *)b->buf;
+    }
+    return 0;
+}
+
+static PyObject *
+gather_v2_records(PyObject *self, PyObject *args)
+{
+    Py_buffer data;
+    Py_ssize_t pos, end, key_limit;
+    long long count, base_ts, width;
+    PyObject *lat_obj, *hist_objs, *times, *keys;
+    if (!PyArg_ParseTuple(args, "y*nnLLOLO!O!O!n", &data, &pos, &end, &count, &base_ts, &lat_obj, &width,
+                          &PyTuple_Type, &hist_objs, &PyDict_Type, &times, &PyDict_Type, &keys, &key_limit))
+        return NULL;
+    Py_buffer bufs[NHISTS];
+    int got = 0;
+    PyObject *result = NULL;
+    if (pos < 0 || end < pos || end > data.len || width < 1) {
+        PyErr_SetString(PyExc_ValueError, "need 0 <= pos <= end <= len(data) and width >= 1");
+        goto done;
+    }
+    Acc acc = {0};
+    int has_lat;
+    int64_t lat;
+    if (acc_open(&acc, hist_objs, NHISTS, bufs, &got, lat_obj, &has_lat, &lat) < 0)
+        goto done;
+    acc.times = times;
+    acc.keys = keys;
+    acc.key_limit = key_limit;
+    acc.width = width;
+    DataError err = {NULL, 0};
+    const unsigned char *p = (const unsigned char *)data.buf;
+    int rc = walk(p, pos, end, count, base_ts, has_lat, lat, NULL, &err);
+    if (rc == 0)
+        rc = walk(p, pos, end, count, base_ts, has_lat, lat, &acc, &err);
+    if (rc == -2)
+        goto done;
+    if (rc == -1) {
+        result = Py_BuildValue("iiiiiiOOiNn", 0, 0, 0, 0, 0, 0, Py_None, Py_None, 0, err.message, err.position);
+        goto done;
+    }
+    PyObject *min_ts = acc.have_ts ? PyLong_FromLongLong(acc.min_ts) : Py_NewRef(Py_None);
+    PyObject *max_ts = acc.have_ts ? PyLong_FromLongLong(acc.max_ts) : Py_NewRef(Py_None);
+    if (min_ts && max_ts)
+        result = Py_BuildValue("LLLLLLOOLOi", (long long)acc.null_keys, (long long)acc.null_values,
+                               (long long)acc.first_od, (long long)acc.last_od, (long long)acc.gaps,
+                               (long long)acc.missing, min_ts, max_ts, (long long)acc.others, Py_None, 0);
+    Py_XDECREF(min_ts);
+    Py_XDECREF(max_ts);
+done:
+    for (int i = 0; i < got; i++)
+        PyBuffer_Release(&bufs[i]);
+    PyBuffer_Release(&data);
+    return result;
+}
+
+/* One pass over a decompressed v0/v1 inner message set (see gather_legacy_inner in _gather_pure.py).
+ * Returns the number of messages, or 0 when the set is not the plain case. With a != NULL (second
+ * pass), adds each message to the histograms and times; base is added to every inner offset. */
+static Py_ssize_t
+legacy_walk(const unsigned char *p, Py_ssize_t end, int magic, int64_t *first_offset, int64_t *last_offset,
+            int64_t *max_offset, int64_t *missing_total, Acc *a, int64_t base, int has_lat, int64_t lat,
+            int *failed)
+{
+    static const Py_ssize_t min_size[2] = {LEGACY_V0_MIN_SIZE, LEGACY_V1_MIN_SIZE};
+    Py_ssize_t pos = 0, n = 0;
+    int64_t prev = 0;
+    *failed = 0;
+    while (pos < end) {
+        if (end - pos < LOG_OVERHEAD)
+            return 0;
+        int64_t size = be32(p + pos + LOG_ENTRY_SIZE_OFFSET);
+        if (size < min_size[magic] || size > end - pos - LOG_OVERHEAD)
+            return 0;
+        Py_ssize_t entry_end = pos + LOG_OVERHEAD + (Py_ssize_t)size;
+        if (p[pos + LEGACY_MAGIC_OFFSET] != magic || (p[pos + LEGACY_ATTRIBUTES_OFFSET] & COMPRESSION_MASK))
+            return 0;
+        Py_ssize_t q = pos + LEGACY_HEADER_SIZE;
+        int64_t ts = -1;
+        if (magic == 1) {
+            ts = be64(p + q);
+            q += LEGACY_V1_TIMESTAMP_LENGTH;
+        }
+        int64_t len[2] = {-1, -1};
+        for (int k = 0; k < 2; k++) {
+            if (q + 4 > entry_end)
+                return 0;
+            int64_t m = be32(p + q);
+            q += 4;
+            if (m >= 0) {
+                if (m > entry_end - q)
+                    return 0;
+                len[k] = m;
+                q += (Py_ssize_t)m;
+            }
+        }
+        if (q != entry_end)
+            return 0;
+        int64_t offset = be64(p + pos);
+        if (n > 0 && !a) {
+            /* The gaps must be countable in int64 (Python's ints would not overflow). */
+            int64_t d, total;
+            if (__builtin_sub_overflow(offset, *last_offset, &d))
+                return 0;
+            if (d > 1 && __builtin_add_overflow(*missing_total, d - 1, &total))
+                return 0;
+            if (d > 1)
+                *missing_total = total;
+        }
+        *last_offset = offset;
+        if (n == 0)
+            *first_offset = offset;
+        if (n == 0 || offset > *max_offset)
+            *max_offset = offset;
+        if (a) {
+            hist_add(a->hists[0], LOG_OVERHEAD + size);
+            if (len[0] < 0)
+                a->null_keys++;
+            else
+                hist_add(a->hists[1], len[0]);
+            if (len[1] < 0)
+                a->null_values++;
+            else
+                hist_add(a->hists[2], len[1]);
+            hist_add(a->hists[4], 0);
+            int64_t abs_offset = offset + base; /* no overflow: base >= 0 and max_offset + base was checked */
+            int64_t d = abs_offset - prev; /* fits: the first pass checked every difference */
+            if (n == 0) {
+                a->first_od = abs_offset;
+            } else if (d != 1) {
+                a->gaps++;
+                if (d > 1)
+                    a->missing += d - 1;
+            }
+            prev = a->last_od = abs_offset;
+            int64_t t = has_lat ? lat : ts;
+            if (t >= 0) {
+                int64_t k = t / a->width;
+                if (a->run_n && k != a->run_k && flush_run(a) < 0) {
+                    *failed = 2;
+                    return 0;
+                }
+                a->run_k = k;
+                a->run_n++;
+                if (!a->have_ts || t < a->min_ts)
+                    a->min_ts = t;
+                if (!a->have_ts || t > a->max_ts)
+                    a->max_ts = t;
+                a->have_ts = 1;
+            }
+        }
+        n++;
+        pos = entry_end;
+    }
+    return n;
+}
+
+/* The first pass over an inner message set (_plain_inner in _gather_pure.py): the number of messages,
+ * or 0 when the set is not the plain case or a figure would pass int64; with the first and last
+ * inner offsets, the greatest, the missing offsets inside, and the base to add to each. */
+static Py_ssize_t
+plain_inner(const unsigned char *p, Py_ssize_t len, int magic, int64_t wrapper_offset, int64_t *first,
+            int64_t *last, int64_t *max_offset, int64_t *missing, int64_t *base)
+{
+    int failed = 0;
+    *missing = 0;
+    Py_ssize_t n = legacy_walk(p, len, magic, first, last, max_offset, missing, NULL, 0, 0, 0, &failed);
+    int relative = magic > 0 && wrapper_offset != 0;
+    if (n == 0 || (relative && wrapper_offset < *last))
+        return 0;
+    *base = 0;
+    if (relative && __builtin_sub_overflow(wrapper_offset, *last, base))
+        return 0;
+    int64_t check;
+    if (__builtin_add_overflow(*max_offset, *base, &check)) /* offsets past int64: the decoder reads them */
+        return 0;
+    return n;
+}
+
+static PyObject *
+gather_legacy_inner(PyObject *self, PyObject *args)
+{
+    Py_buffer data;
+    int magic;
+    long long wrapper_offset, width;
+    PyObject *lat_obj, *hist_objs, *times;
+    if (!PyArg_ParseTuple(args, "y*iLOLO!O!", &data, &magic, &wrapper_offset, &lat_obj, &width, &PyTuple_Type,
+                          &hist_objs, &PyDict_Type, &times))
+        return NULL;
+    Py_buffer bufs[NHISTS];
+    int got = 0;
+    PyObject *result = NULL;
+    if ((magic != 0 && magic != 1) || width < 1) {
+        PyErr_SetString(PyExc_ValueError, "magic must be 0 or 1 and width at least 1");
+        goto done;
+    }
+    Acc acc = {0};
+    int has_lat;
+    int64_t lat;
+    if (acc_open(&acc, hist_objs, NHISTS, bufs, &got, lat_obj, &has_lat, &lat) < 0)
+        goto done;
+    acc.times = times;
+    acc.width = width;
+    const unsigned char *p = (const unsigned char *)data.buf;
+    int64_t first = 0, last = 0, max_offset = 0, missing_total = 0, base = 0;
+    int failed = 0;
+    Py_ssize_t n = plain_inner(p, data.len, magic, wrapper_offset, &first, &last, &max_offset, &missing_total, &base);
+    if (n == 0) {
+        result = Py_NewRef(Py_None);
+        goto done;
+    }
+    n = legacy_walk(p, data.len, magic, &first, &last, &max_offset, &missing_total, &acc, base, has_lat, lat,
+                    &failed);
+    if (failed || flush_run(&acc) < 0)
+        goto done; /* a Python exception is set */
+    PyObject *min_ts = acc.have_ts ? PyLong_FromLongLong(acc.min_ts) : Py_NewRef(Py_None);
+    PyObject *max_ts = acc.have_ts ? PyLong_FromLongLong(acc.max_ts) : Py_NewRef(Py_None);
+    if (min_ts && max_ts)
+        result = Py_BuildValue("nLLLLLLOO", n, (long long)acc.null_keys, (long long)acc.null_values,
+                               (long long)acc.first_od, (long long)acc.last_od, (long long)acc.gaps,
+                               (long long)acc.missing, min_ts, max_ts);
+    Py_XDECREF(min_ts);
+    Py_XDECREF(max_ts);
+done:
+    for (int i = 0; i < got; i++)
+        PyBuffer_Release(&bufs[i]);
+    PyBuffer_Release(&data);
+    return result;
+}
+
+/* -- a run of v0/v1 wrapper messages (gather_legacy_wrappers in _gather_pure.py) ------------------ */
+
+/* Looked up on first use: zlib.decompressobj, codecs.decompress, the Compression members 0-7 and
+ * CorruptRecordError (what a refused payload raises). Module state kept for the process. */
+static PyObject *g_decompressobj, *g_decompress, *g_codecs[8], *g_corrupt;
+
+static int
+load_helpers(void)
+{
+    if (g_corrupt)
+        return 0;
+    PyObject *zlib = PyImport_ImportModule("zlib");
+    PyObject *codecs = zlib ? PyImport_ImportModule("kafka_dump.wire.codecs") : NULL;
+    PyObject *model = codecs ? PyImport_ImportModule("kafka_dump.model") : NULL;
+    PyObject *errors = model ? PyImport_ImportModule("kafka_dump.errors") : NULL;
+    PyObject *compression = model ? PyObject_GetAttrString(model, "Compression") : NULL;
+    int rc = -1;
+    if (errors && compression) {
+        g_decompressobj = PyObject_GetAttrString(zlib, "decompressobj");
+        g_decompress = g_decompressobj ? PyObject_GetAttrString(codecs, "decompress") : NULL;
+        rc = g_decompress ? 0 : -1;
+        for (int i = 0; i < 8 && rc == 0; i++) {
+            g_codecs[i] = PyObject_CallFunction(compression, "i", i);
+            rc = g_codecs[i] ? 0 : -1;
+        }
+        if (rc == 0) {
+            g_corrupt = PyObject_GetAttrString(errors, "CorruptRecordError");
+            rc = g_corrupt ? 0 : -1;
+        }
+    }
+    Py_XDECREF(zlib);
+    Py_XDECREF(codecs);
+    Py_XDECREF(model);
+    Py_XDECREF(errors);
+    Py_XDECREF(compression);
+    return rc;
+}
+
+#define GUNZIP_STEP (8 << 20) /* codecs._GUNZIP_STEP: more than this, and codecs.decompress does it */
+
+/* One gzip member that ends within GUNZIP_STEP and limit bytes of output, not followed by another
+ * member: what codecs._gunzip returns for it, without its Python loop. NULL (no exception) for
+ * anything else, which codecs.decompress then reads. */
+static PyObject *
+gunzip_simple(PyObject *view, Py_ssize_t limit)
+{
+    PyObject *d = PyObject_CallFunction(g_decompressobj, "i", 31);
+    if (!d) {
+        PyErr_Clear();
+        return NULL;
+    }
+    Py_ssize_t want = limit < GUNZIP_STEP ? limit + 1 : GUNZIP_STEP;
+    PyObject *part = PyObject_CallMethod(d, "decompress", "On", view, want);
+    PyObject *eof = part ? PyObject_GetAttrString(d, "eof") : NULL;
+    PyObject *unused = eof ? PyObject_GetAttrString(d, "unused_data") : NULL;
+    int ok = unused && eof == Py_True && PyBytes_Check(part) && PyBytes_GET_SIZE(part) <= limit &&
+             PyBytes_Check(unused) &&
+             !(PyBytes_GET_SIZE(unused) >= 2 && (unsigned char)PyBytes_AS_STRING(unused)[0] == 0x1f &&
+               (unsigned char)PyBytes_AS_STRING(unused)[1] == 0x8b);
+    if (!unused)
+        PyErr_Clear();
+    Py_XDECREF(unused);
+    Py_XDECREF(eof);
+    Py_DECREF(d);
+    if (!ok) {
+        Py_XDECREF(part);
+        return NULL;
+    }
+    return part;
+}
+
+/* The decompressed value of a wrapper: a new bytes object; NULL with *refused set when the codec
+ * refuses it (CorruptRecordError, as stats' own reading catches); NULL with an exception otherwise. */
+static PyObject *
+inflate(const unsigned char *v, Py_ssize_t n, int codec, Py_ssize_t limit, int *refused)
+{
+    *refused = 0;
+    if (codec == 1) {
+        PyObject *view = PyMemoryView_FromMemory((char *)v, n, PyBUF_READ);
+        if (!view)
+            return NULL;
+        PyObject *out = gunzip_simple(view, limit);
+        Py_DECREF(view);
+        if (out)
+            return out;
+    }
+    PyObject *value = PyBytes_FromStringAndSize((const char *)v, n);
+    if (!value)
+        return NULL;
+    PyObject *out = PyObject_CallFunction(g_decompress, "OOn", g_codecs[codec], value, limit);
+    Py_DECREF(value);
+    if (!out && PyErr_ExceptionMatches(g_corrupt)) {
+        PyErr_Clear();
+        *refused = 1;
+    } else if (out && !PyBytes_Check(out)) {
+        Py_DECREF(out);
+        PyErr_SetString(PyExc_TypeError, "decompress must return bytes");
+        return NULL;
+    }
+    return out;
+}
+
+/* inflate's answer through unpack (codecs.decompress's signature: the segment reader's, which may have
+ * inflated the payload ahead, format/ahead.py), given a copy of the value. */
+static PyObject *
+unpack_value(PyObject *unpack, const unsigned char *v, Py_ssize_t n, int codec, Py_ssize_t limit, int *refused)
+{
+    *refused = 0;
+    PyObject *value = PyBytes_FromStringAndSize((const char *)v, n);
+    if (!value)
+        return NULL;
+    PyObject *out = PyObject_CallFunction(unpack, "OOn", g_codecs[codec], value, limit);
+    Py_DECREF(value);
+    if (!out && PyErr_ExceptionMatches(g_corrupt)) {
+        PyErr_Clear();
+        *refused = 1;
+    } else if (out && !PyBytes_Check(out)) {
+        Py_DECREF(out);
+        PyErr_SetString(PyExc_TypeError, "unpack must return bytes");
+        return NULL;
+    }
+    return out;
+}
+
+/* Double the width of times until its keys span at most limit buckets (TimeHistogram.fit). */
+static int
+times_fit(Acc *a, int64_t limit)
+{
+    while (a->have_k && a->kmax - a->kmin >= limit) {
+        PyObject *items = PyDict_Items(a->times);
+        if (!items)
+            return -1;
+        PyDict_Clear(a->times);
+        Py_ssize_t n = PyList_GET_SIZE(items);
+        a->have_k = 0;
+        a->width *= 2; /* no overflow: a span past limit >= 2 needs width <= INT64_MAX / 2 */
+        for (Py_ssize_t i = 0; i < n; i++) {
+            PyObject *kv = PyList_GET_ITEM(items, i);
+            long long k = PyLong_AsLongLong(PyTuple_GET_ITEM(kv, 0));
+            long long c = PyLong_AsLongLong(PyTuple_GET_ITEM(kv, 1));
+            if ((k == -1 || c == -1) && PyErr_Occurred()) {
+                Py_DECREF(items);
+                return -1;
+            }
+            a->run_k = k >> 1;
+            a->run_n = c;
+            if (flush_run(a) < 0) {
+                Py_DECREF(items);
+                return -1;
+            }
+        }
+        Py_DECREF(items);
+    }
+    return 0;
+}
+
+/* The least and greatest key of times, as the fit needs them. */
+static int
+times_range(Acc *a)
+{
+    PyObject *k, *v;
+    Py_ssize_t i = 0;
+    a->have_k = 0;
+    while (PyDict_Next(a->times, &i, &k, &v)) {
+        long long key = PyLong_AsLongLong(k);
+        if (key == -1 && PyErr_Occurred())
+            return -1;
+        if (!a->have_k || key < a->kmin)
+            a->kmin = key;
+        if (!a->have_k || key > a->kmax)
+            a->kmax = key;
+        a->have_k = 1;
+    }
+    return 0;
+}
+
+typedef struct {
+    int64_t batches, records, disk, uncompressed;
+} FormatFig;
+
+static PyObject *
+opt_int(int have, int64_t v)
+{
+    return have ? PyLong_FromLongLong(v) : Py_NewRef(Py_None);
+}
+
+static PyObject *
+gather_legacy_wrappers(PyObject *self, PyObject *args)
+{
+    Py_buffer data;
+    Py_ssize_t pos, end, max_batch_bytes, max_records, time_limit;
+    long long width;
+    PyObject *hist_objs, *times, *unpack = Py_None;
+    if (!PyArg_ParseTuple(args, "y*nnnnLnO!O!|O", &data, &pos, &end, &max_batch_bytes, &max_records, &width,
+                          &time_limit, &PyTuple_Type, &hist_objs, &PyDict_Type, &times, &unpack))
+        return NULL;
+    Py_buffer bufs[NHISTS_WRAPPERS];
+    int got = 0;
+    PyObject *result = NULL;
+    if (pos < 0 || end < pos || end > data.len || width < 1 || time_limit < 2) {
+        PyErr_SetString(PyExc_ValueError, "need 0 <= pos <= end <= len(data), width >= 1 and time_limit >= 2");
+        goto done;
+    }
+    Acc acc = {0};
+    int has_lat;
+    int64_t lat;
+    if (acc_open(&acc, hist_objs, NHISTS_WRAPPERS, bufs, &got, Py_None, &has_lat, &lat) < 0 || load_helpers() < 0)
+        goto done;
+    acc.times = times;
+    acc.width = width;
+    if (times_range(&acc) < 0)
+        goto done;
+    static const Py_ssize_t min_size[2] = {LEGACY_V0_MIN_SIZE, LEGACY_V1_MIN_SIZE};
+    const unsigned char *p = (const unsigned char *)data.buf;
+    Py_ssize_t start = pos;
+    FormatFig formats[2][4] = {{{0}}};
+    int64_t ts_types[3] = {0, 0, 0};
+    int64_t batches = 0, records = 0, first = 0, low = 0, high = 0, last = 0;
+    int counted = 0;
+    while (end - pos >= V2_HEADER_SIZE) {
+        const unsigned char *e = p + pos;
+        int64_t length = be32(e + LOG_ENTRY_SIZE_OFFSET);
+        if (length < LEGACY_V0_MIN_SIZE || length > end - pos - LOG_OVERHEAD)
+            break;
+        Py_ssize_t entry = LOG_OVERHEAD + (Py_ssize_t)length;
+        int magic = e[LEGACY_MAGIC_OFFSET], attributes = e[LEGACY_ATTRIBUTES_OFFSET];
+        int codec = attributes & COMPRESSION_MASK;
+        if (magic > 1 || codec < 1 || codec > 3 || length < min_size[magic])
+            break;
+        /* The message (format/message.py): CRC, key and value within it, nothing after the value. */
+        if ((uint32_t)be32(e + LEGACY_CRC_OFFSET) != crc32_ieee(e + LEGACY_MAGIC_OFFSET, entry - LEGACY_MAGIC_OFFSET))
+            break;
+        Py_ssize_t q = LEGACY_HEADER_SIZE + (magic == 1 ? LEGACY_V1_TIMESTAMP_LENGTH : 0);
+        int64_t key = be32(e + q); /* inside: length >= the magic's minimum */
+        q += 4;
+        if (key > entry - q)
+            break;
+        if (key > 0)
+            q += (Py_ssize_t)key;
+        if (q + 4 > entry)
+            break;
+        int64_t vlen = be32(e + q);
+        q += 4;
+        if (vlen < 0 || vlen > entry - q || q + vlen != entry)
+            break;
+        int refused;
+        PyObject *inner = unpack == Py_None ? inflate(e + q, (Py_ssize_t)vlen, codec, max_batch_bytes, &refused)
+                                            : unpack_value(unpack, e + q, (Py_ssize_t)vlen, codec, max_batch_bytes,
+                                                           &refused);
+        if (!inner) {
+            if (refused)
+                break;
+            goto done;
+        }
+        const unsigned char *ip = (const unsigned char *)PyBytes_AS_STRING(inner);
+        Py_ssize_t ilen = PyBytes_GET_SIZE(inner);
+        int64_t offset = be64(e + LOG_ENTRY_OFFSET_OFFSET);
+        int64_t ifirst, ilast, imax, imissing, base;
+        Py_ssize_t n = plain_inner(ip, ilen, magic, offset, &ifirst, &ilast, &imax, &imissing, &base);
+        int64_t f = ifirst + base, la = ilast + base; /* no overflow: plain_inner checked imax + base */
+        int64_t next, d = 0, total, seam_missing = 0;
+        int ok = n > 0 && n <= max_records;
+        if (ok && counted) {
+            ok = !__builtin_add_overflow(last, 1, &next) && !__builtin_sub_overflow(f, next, &d);
+            seam_missing = d > 0 ? d : 0;
+        }
+        ok = ok && !__builtin_add_overflow(acc.missing, seam_missing, &total) &&
+             !__builtin_add_overflow(total, imissing, &total);
+        if (!ok) {
+            Py_DECREF(inner);
+            break;
+        }
+        int failed = 0;
+        int lat_wrapper = magic == 1 && (attributes & TIMESTAMP_TYPE_BIT);
+        legacy_walk(ip, ilen, magic, &ifirst, &ilast, &imax, &imissing, &acc, base, lat_wrapper,
+                    be64(e + LEGACY_V1_TIMESTAMP_OFFSET), &failed);
+        Py_DECREF(inner);
+        if (failed || flush_run(&acc) < 0 || times_fit(&acc, time_limit) < 0)
+            goto done;
+        if (counted && d != 0) {
+            acc.gaps++;
+            acc.missing += seam_missing;
+        }
+        hist_add(acc.hists[5], n);
+        hist_add(acc.hists[6], entry);
+        FormatFig *fig = &formats[magic][codec];
+        fig->batches++;
+        fig->records += n;
+        fig->disk += entry;
+        fig->uncompressed += ilen;
+        ts_types[magic == 0 ? 0 : lat_wrapper ? 2 : 1]++;
+        batches++;
+        records += n;
+        if (!counted || f < low)
+            low = f;
+        if (!counted || la > high)
+            high = la;
+        if (!counted)
+            first = f;
+        last = la;
+        counted = 1;
+        pos += entry;
+    }
+    PyObject *figs = PyList_New(0);
+    for (int m = 0; figs && m < 2; m++)
+        for (int c = 1; c < 4; c++) {
+            FormatFig *fig = &formats[m][c];
+            if (!fig->batches)
+                continue;
+            PyObject *t = Py_BuildValue("iiLLLL", m, c, (long long)fig->batches, (long long)fig->records,
+                                        (long long)fig->disk, (long long)fig->uncompressed);
+            if (!t || PyList_Append(figs, t) < 0) {
+                Py_XDECREF(t);
+                Py_CLEAR(figs);
+                break;
+            }
+            Py_DECREF(t);
+        }
+    PyObject *fig_tuple = figs ? PyList_AsTuple(figs) : NULL;
+    Py_XDECREF(figs);
+    PyObject *opt[6] = {opt_int(counted, first), opt_int(counted, low), opt_int(counted, high),
+                        opt_int(counted, last), opt_int(acc.have_ts, acc.min_ts), opt_int(acc.have_ts, acc.max_ts)};
+    int all = fig_tuple != NULL;
+    for (int i = 0; i < 6; i++)
+        all = all && opt[i];
+    if (all)
+        result = Py_BuildValue("nLLLLLLLOOOOOOO(LLL)", pos - start, (long long)acc.width, (long long)batches,
+                               (long long)records, (long long)acc.null_keys, (long long)acc.null_values,
+                               (long long)acc.gaps, (long long)acc.missing, opt[0], opt[1], opt[2], opt[3],
+                               opt[4], opt[5], fig_tuple, (long long)ts_types[0], (long long)ts_types[1],
+                               (long long)ts_types[2]);
+    for (int i = 0; i < 6; i++)
+        Py_XDECREF(opt[i]);
+    Py_XDECREF(fig_tuple);
+done:
+    for (int i = 0; i < got; i++)
+        PyBuffer_Release(&bufs[i]);
+    PyBuffer_Release(&data);
+    return result;
+}
+
+static PyMethodDef methods[] = {
+    {"gather_v2_records", gather_v2_records, METH_VARARGS,
+     "Validate, then add to histograms the records of one v2 batch (see _gather_pure.py)."},
+    {"gather_legacy_inner", gather_legacy_inner, METH_VARARGS,
+     "Add to histograms the inner messages of a decompressed v0/v1 wrapper, in the plain case (see "
+     "_gather_pure.py); None otherwise."},
+    {"gather_legacy_wrappers", gather_legacy_wrappers, METH_VARARGS,
+     "Count the run of compressed v0/v1 wrappers at pos whose inner messages are the plain case (see "
+     "_gather_pure.py)."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_gather", NULL, -1, methods};
+
+PyMODINIT_FUNC
+PyInit__gather(void)
+{
+    crc32_init();
+    PyObject *m = PyModule_Create(&module);
+    if (m && (PyModule_AddIntConstant(m, "NBUCKETS", NBUCKETS) < 0 || PyModule_AddIntConstant(m, "SLOTS", SLOTS) < 0)) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}

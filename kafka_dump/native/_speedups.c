@@ -1,0 +1,1232 @@
+/*
+ * The compiled twin of kdump's decoder hot loops, one function for each of _pure.py's:
+ *
+ *   decode_v2_records    the records of one v2 batch (DefaultRecord)
+ *   decode_legacy_inner  the inner messages of a decompressed v0/v1 wrapper (LegacyRecord)
+ *   decode_legacy_wrapper  a sound compressed v0/v1 wrapper, decompressed and decoded, as a Batch
+ *   decode_legacy_run    a run of plain v0/v1 messages, one log entry per record, as Batches
+ *
+ * Each must give exactly what its pure twin gives -- the same records, the same error messages at
+ * the same positions -- and tests/test_twins.py checks that it does. Offsets and sizes come from
+ * _layout.h (generated from layout.py), the wire readers from _wire.h, the model's classes and
+ * where their fields live from _model.h. The JSON writer is render/_jsonfast.c, a module of its own.
+ *
+ * Memory safety: every read is checked against the record's own length, which is checked against the
+ * end of the batch, which is checked against the buffer. No length from the data sizes an allocation
+ * before it has been checked against the bytes that are actually there.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "_layout.h"
+#include "_model.h"
+#include "_wire.h"
+
+static PyObject *CorruptRecordError;
+static PyObject *CODEC_NONE;  /* Compression.NONE */
+static PyObject *CODECS[8];   /* Compression(i) for the attributes' codec bits */
+static PyObject *TS_TYPES[3]; /* TimestampType NO_TIMESTAMP_TYPE, CREATE_TIME, LOG_APPEND_TIME */
+static PyObject *MINUS_ONE, *ONE;
+
+/* a + b as a Python int, exact even where int64 would overflow (Python's ints do not). */
+static PyObject *
+add_i64(int64_t a, int64_t b)
+{
+    int64_t r;
+    if (!__builtin_add_overflow(a, b, &r))
+        return PyLong_FromLongLong(r);
+    PyObject *pa = PyLong_FromLongLong(a), *pb = PyLong_FromLongLong(b), *sum = NULL;
+    if (pa && pb)
+        sum = PyNumber_Add(pa, pb);
+    Py_XDECREF(pa);
+    Py_XDECREF(pb);
+    return sum;
+}
+
+/* ---- Record's and Header's deallocation ---------------------------------------------------------
+ * A class statement gives every instance the generic deallocator of classes (subtype_dealloc): it
+ * looks for finalizers, weak references and a __dict__, and finds the slots to release by walking the
+ * class's members, base by base. Records and Headers are freed by the million, have none of those
+ * (slots_only) and keep their slots where model_init found them: releasing those slots and the memory
+ * is all there is to do, in a fifth of the instructions. Installed by plain_dealloc_install on the
+ * classes themselves: a subclass gets the generic deallocator of its own, as every class does, which
+ * releases what the subclass adds and then calls this one as its base's (test_twins checks both). */
+
+/* Freed Records' memory, kept for the next ones (as Cython's @freelist and CPython's own freelists do):
+ * a batch's records are freed as the next batch's are built, so most records take no trip through
+ * the allocator and the cycle collector's counts. Each kept object is untracked, its slots cleared,
+ * and it keeps the reference to its type it had. */
+#ifndef Py_GIL_DISABLED
+#define RECORD_FREELIST_MAX 4096
+static PyObject *record_freelist[RECORD_FREELIST_MAX];
+static int record_nfree;
+#endif
+
+/* Memory for a Record, from the freelist or new; new_atomic_record fills every slot. */
+static inline PyObject *
+record_alloc(void)
+{
+#ifndef Py_GIL_DISABLED
+    if (record_nfree > 0) {
+        /* PyObject_Init takes a new reference to the type; the kept object still holds its old one. */
+        PyTypeObject *tp = (PyTypeObject *)model.record_type;
+        PyObject *obj = PyObject_Init(record_freelist[--record_nfree], tp);
+        Py_DECREF(tp);
+        return obj;
+    }
+#endif
+    return (PyObject *)PyObject_GC_New(PyObject, (PyTypeObject *)model.record_type);
+}
+
+static inline void
+slots_clear(PyObject *self, const Py_ssize_t *offsets, Py_ssize_t n)
+{
+    PyObject_GC_UnTrack(self);
+    for (Py_ssize_t i = 0; i < n; i++)
+        Py_CLEAR(*(PyObject **)((char *)self + offsets[i]));
+}
+
+static inline void
+slots_free(PyObject *self)
+{
+    PyTypeObject *tp = Py_TYPE(self);
+    tp->tp_free(self);
+    Py_DECREF(tp); /* an instance of a heap type holds a reference to it */
+}
+
+/* Also called, as the base's deallocator, by the generic one of a subclass's instance, once it has
+ * released what the subclass added: Record's own slots and the memory are then left to do. */
+static void
+record_dealloc(PyObject *self)
+{
+    slots_clear(self, model.record_offsets, RECORD_FIELDS);
+#ifndef Py_GIL_DISABLED
+    if (Py_TYPE(self) == (PyTypeObject *)model.record_type && record_nfree < RECORD_FREELIST_MAX) {
+        record_freelist[record_nfree++] = self;
+        return;
+    }
+#endif
+    slots_free(self);
+}
+
+static void
+header_dealloc(PyObject *self)
+{
+    slots_clear(self, model.header_offsets, HEADER_FIELDS);
+    slots_free(self);
+}
+
+/* ---- Batch's allocation and deallocation -------------------------------------------------------
+ * Every plain v0/v1 message is a Batch of its own, a 23-item tuple subclass: its generic deallocator
+ * (subtype_dealloc, then tuple's, which keeps no freelist for subclasses) and a fresh allocation each
+ * cost about as much as building its fields. Where the class is a tuple subclass adding nothing
+ * (model.batch_plain), batch_dealloc releases the items and keeps the memory of a whole Batch for the
+ * next one, as record_dealloc does for Records; a subclass's instance or one of another length (a
+ * NamedTuple can be made of any tuple) is released and freed. Up to 3.13 only: from 3.14 tuples cache
+ * their hash and new_batch takes tuple.__new__. */
+#if !defined(Py_GIL_DISABLED) && PY_VERSION_HEX < 0x030E0000
+#define BATCH_FREELIST_MAX 1024
+static PyObject *batch_freelist[BATCH_FREELIST_MAX];
+static int batch_nfree;
+static int batch_fast; /* batch_dealloc is Batch's: plain_batch may take its memory from the freelist */
+static int unit_fast;  /* and Record's is record_dealloc: a kept Batch may keep its records, see below */
+
+/* A plain message's batch holds a tuple of one record that nothing else holds: when the batch is
+ * freed, the tuple and the record (its slots released) stay with it in the freelist, and the next
+ * plain message's batch takes all three at once, saving the tuple's and the record's trips through
+ * their deallocators and allocators. Only an untracked exact tuple holding one untracked exact Record,
+ * each referred to by nothing else, is kept. */
+static inline int
+records_unit(PyObject *records)
+{
+    if (!unit_fast || !PyTuple_CheckExact(records) || Py_REFCNT(records) != 1 || PyTuple_GET_SIZE(records) != 1 ||
+        PyObject_GC_IsTracked(records))
+        return 0;
+    PyObject *record = PyTuple_GET_ITEM(records, 0);
+    return Py_IS_TYPE(record, (PyTypeObject *)model.record_type) && Py_REFCNT(record) == 1 &&
+           !PyObject_GC_IsTracked(record);
+}
+
+/* An untracked Batch of BATCH_FIELDS items, left unset but for its records field: NULL, or a kept
+ * tuple of one record whose slots are all NULL (see records_unit). The caller takes that field, fills
+ * every one before anything else can see the batch, or else sets them all NULL but the records field
+ * (left as it was given) and releases the batch. */
+static inline PyObject *
+batch_alloc(void)
+{
+    PyTypeObject *tp = (PyTypeObject *)model.batch_type;
+    if (batch_nfree > 0) {
+        /* PyObject_InitVar takes a new reference to the type; the kept object still holds its old one. */
+        PyObject *obj = (PyObject *)PyObject_InitVar((PyVarObject *)batch_freelist[--batch_nfree], tp, BATCH_FIELDS);
+        Py_DECREF(tp);
+        return obj;
+    }
+    PyObject *obj = (PyObject *)PyObject_GC_NewVar(PyTupleObject, tp, BATCH_FIELDS);
+    if (obj != NULL)
+        PyTuple_SET_ITEM(obj, model.batch_index[B_RECORDS], NULL);
+    return obj;
+}
+
+/* Give back a batch from batch_alloc that was not filled: its fields all NULL but its records field,
+ * which is left as batch_alloc gave it or NULL. */
+static void
+batch_release(PyObject *obj)
+{
+    PyObject **items = ((PyTupleObject *)obj)->ob_item;
+    for (int i = 0; i < BATCH_FIELDS; i++)
+        if (i != model.batch_index[B_RECORDS])
+            items[i] = NULL;
+    Py_DECREF(obj);
+}
+
+/* tuple's deallocator, with the freelist above; also called, as the base's, by the generic one of a
+ * subclass's instance. */
+static void
+batch_dealloc(PyObject *self)
+{
+    Py_ssize_t n = Py_SIZE(self);
+    PyObject_GC_UnTrack(self);
+    Py_TRASHCAN_BEGIN(self, batch_dealloc)
+    PyObject **items = ((PyTupleObject *)self)->ob_item;
+    int keep = n == BATCH_FIELDS && Py_TYPE(self) == (PyTypeObject *)model.batch_type &&
+               batch_nfree < BATCH_FREELIST_MAX;
+    Py_ssize_t at = model.batch_index[B_RECORDS];
+    PyObject *unit = NULL;
+    if (keep && items[at] != NULL && records_unit(items[at])) {
+        unit = items[at];
+        items[at] = NULL;
+    }
+    for (Py_ssize_t i = n - 1; i >= 0; i--)
+        Py_XDECREF(items[i]);
+    if (keep) {
+        if (unit != NULL) {
+            PyObject *record = PyTuple_GET_ITEM(unit, 0);
+            for (int f = 0; f < RECORD_FIELDS; f++)
+                Py_CLEAR(RECORD_SLOT(record, f));
+        }
+        items[at] = unit;
+        batch_freelist[batch_nfree++] = self;
+    }
+    else {
+        slots_free(self);
+    }
+    Py_TRASHCAN_END
+}
+#endif
+
+/* Where the class is nothing but its slots (and has no finalizer), give it the deallocator above. */
+static void
+plain_dealloc_install(PyObject *cls, int plain, destructor fast)
+{
+    PyTypeObject *t = (PyTypeObject *)cls;
+    if (plain && t->tp_finalize == NULL && t->tp_del == NULL && t->tp_free == PyObject_GC_Del)
+        t->tp_dealloc = fast;
+}
+
+/* new_record for fields the caller knows are all ints, bytes, None, bools or the empty tuple, as a
+ * v0/v1 message's are: such a record can be in no cycle, so where the class allows (record_plain) it is
+ * allocated untracked and filled without new_slotted's look at each field. */
+static PyObject *
+new_atomic_record(PyObject **vals)
+{
+    if (!model.record_plain)
+        return new_record(vals);
+    PyObject *obj = NULL;
+    for (int i = 0; i < RECORD_FIELDS; i++)
+        if (vals[i] == NULL)
+            goto fail;
+    obj = record_alloc();
+    if (obj == NULL)
+        goto fail;
+    if (model.record_in_order)
+        memcpy((char *)obj + sizeof(PyObject), vals, RECORD_FIELDS * sizeof(PyObject *));
+    else
+        for (int i = 0; i < RECORD_FIELDS; i++)
+            RECORD_SLOT(obj, i) = vals[i];
+    return obj;
+fail:
+    for (int i = 0; i < RECORD_FIELDS; i++)
+        Py_XDECREF(vals[i]);
+    return NULL;
+}
+
+/* CorruptRecordError(message, position=position); NULL with an exception set if that fails. */
+static PyObject *
+corrupt_at(PyObject *message, Py_ssize_t position)
+{
+    PyObject *args = PyTuple_Pack(1, message);
+    PyObject *kwargs = Py_BuildValue("{s:n}", "position", position);
+    PyObject *exc = (args && kwargs) ? PyObject_Call(CorruptRecordError, args, kwargs) : NULL;
+    Py_XDECREF(args);
+    Py_XDECREF(kwargs);
+    return exc;
+}
+
+/* ---- v2 records (the twin of _pure.decode_v2_records) ------------------------------------------ */
+
+/* True when prev is a bytes object holding exactly the n bytes at p: the decoder then hands out prev
+ * again instead of a copy. Keys, header keys and header values repeat from record to record in real
+ * data (a producer's header names, a key per entity); a length test and a memcmp cost far less than
+ * allocating, filling and later freeing another bytes object. Bytes are immutable, so sharing one is
+ * invisible to every reader. */
+static inline int
+same_bytes(const unsigned char *p, Py_ssize_t n, PyObject *prev)
+{
+    return prev != NULL && PyBytes_CheckExact(prev) && PyBytes_GET_SIZE(prev) == n &&
+           memcmp(PyBytes_AS_STRING(prev), p, (size_t)n) == 0;
+}
+
+/* A key or a value whose length n was just read: None when negative, else the next n bytes, which
+ * must lie within the record (prev itself when it holds the same bytes, see same_bytes; may be NULL).
+ * Returns 0, or -1 with err filled (or an exception set). */
+static inline int
+read_nullable(const unsigned char *p, Py_ssize_t *pos, Py_ssize_t body_end, int64_t n, Py_ssize_t start,
+              const char *what, PyObject *prev, PyObject **out, DataError *err)
+{
+    if (n < 0) {
+        *out = Py_NewRef(Py_None);
+        return 0;
+    }
+    if (n > body_end - *pos) {
+        err->message = PyUnicode_FromFormat("%s length %lld runs past the record", what, (long long)n);
+        err->position = start;
+        return -1;
+    }
+    if (same_bytes(p + *pos, (Py_ssize_t)n, prev))
+        *out = Py_NewRef(prev);
+    else
+        *out = PyBytes_FromStringAndSize((const char *)p + *pos, (Py_ssize_t)n);
+    *pos += (Py_ssize_t)n;
+    return *out == NULL ? -1 : 0;
+}
+
+/* The headers of one record; *headers gets a new tuple. prev (a tuple of Headers, or NULL) is the
+ * last headers the batch decoded: a header whose key and value equal those of prev's header at the
+ * same index shares their bytes, or prev's whole Header when both are equal (Headers are frozen), and
+ * a record whose headers are all prev's shares prev's tuple. Returns 0, or -1 (err filled or
+ * exception). */
+static int
+read_headers(const unsigned char *p, Py_ssize_t *pos, Py_ssize_t body_end, Py_ssize_t start, PyObject *prev,
+             PyObject **headers, DataError *err)
+{
+    int64_t count, n;
+    PyObject *tuple = NULL, *key = NULL, *value = NULL;
+    if (read_varint(p, pos, body_end, VARINT_MAX_BYTES, &count, err) < 0)
+        return -1;
+    if (count < 0 || count > body_end - *pos)
+        DATA_ERROR(err, start, "invalid header count %lld", (long long)count);
+    tuple = PyTuple_New((Py_ssize_t)count);
+    if (tuple == NULL)
+        return -1;
+    Py_ssize_t known = prev == NULL ? 0 : PyTuple_GET_SIZE(prev);
+    int all_known = known == (Py_ssize_t)count;
+    for (Py_ssize_t j = 0; j < (Py_ssize_t)count; j++) {
+        PyObject *was = j < known ? PyTuple_GET_ITEM(prev, j) : NULL;
+        PyObject *was_key = was == NULL ? NULL : HEADER_SLOT(was, H_KEY);
+        PyObject *was_value = was == NULL ? NULL : HEADER_SLOT(was, H_VALUE);
+        if (read_varint(p, pos, body_end, VARINT_MAX_BYTES, &n, err) < 0)
+            goto fail;
+        if (n < 0)
+            DATA_ERROR(err, start, "header key is null");
+        if (read_nullable(p, pos, body_end, n, start, "header key", was_key, &key, err) < 0 ||
+            read_varint(p, pos, body_end, VARINT_MAX_BYTES, &n, err) < 0 ||
+            read_nullable(p, pos, body_end, n, start, "header value", was_value, &value, err) < 0)
+            goto fail;
+        PyObject *header;
+        if (was != NULL && key == was_key && value == was_value) {
+            Py_DECREF(key);
+            Py_DECREF(value);
+            header = Py_NewRef(was);
+        }
+        else {
+            all_known = 0;
+            header = new_header(key, value);
+        }
+        key = value = NULL; /* stolen */
+        if (header == NULL)
+            goto fail;
+        PyTuple_SET_ITEM(tuple, j, header);
+    }
+    if (all_known && count > 0) {
+        Py_DECREF(tuple);
+        *headers = Py_NewRef(prev);
+        return 0;
+    }
+    untrack_if_atomic(tuple);
+    *headers = tuple;
+    return 0;
+fail:
+    Py_XDECREF(key);
+    Py_XDECREF(value);
+    Py_XDECREF(tuple);
+    return -1;
+}
+
+/* One- and two-byte varints, the common cases (deltas and lengths under 64 and 8192), without a call. */
+#define FAST_VARINT(limit, max_bytes, out)                                        \
+    do {                                                                          \
+        if (pos < (limit) && p[pos] < 0x80) {                                     \
+            unsigned char b_ = p[pos++];                                          \
+            (out) = (int64_t)(b_ >> 1) ^ -(int64_t)(b_ & 1);                      \
+        }                                                                         \
+        else if (pos + 1 < (limit) && p[pos + 1] < 0x80) {                        \
+            uint32_t u_ = (uint32_t)(p[pos] & 0x7F) | (uint32_t)p[pos + 1] << 7;  \
+            pos += 2;                                                             \
+            (out) = (int64_t)(u_ >> 1) ^ -(int64_t)(u_ & 1);                      \
+        }                                                                         \
+        else if (read_varint(p, &pos, (limit), (max_bytes), &(out), &err) < 0) { \
+            err.position = start; /* errors inside a record point at its start */ \
+            goto fail;                                                            \
+        }                                                                         \
+    } while (0)
+
+static PyObject *
+decode_v2_records(PyObject *self, PyObject *args)
+{
+    Py_buffer view;
+    Py_ssize_t pos, end;
+    long long count, base_offset, base_timestamp, base_sequence;
+    PyObject *log_append_time;
+    if (!PyArg_ParseTuple(args, "y*nnLLLOL", &view, &pos, &end, &count, &base_offset, &base_timestamp,
+                          &log_append_time, &base_sequence))
+        return NULL;
+    if (check_window(pos, end, view.len) < 0) {
+        PyBuffer_Release(&view);
+        return NULL;
+    }
+    const unsigned char *p = (const unsigned char *)view.buf;
+    DataError err = {NULL, 0};
+    /* Room for every record the batch declares, as far as its bytes can hold them (each takes at least
+     * 1 + V2_RECORD_MIN_LENGTH bytes): a lying count sizes nothing beyond the payload. */
+    Py_ssize_t room = (end - pos) / (1 + V2_RECORD_MIN_LENGTH);
+    Py_ssize_t filled = 0;
+    PyObject *records = PyList_New(count <= 0 ? 0 : count < room ? (Py_ssize_t)count : room);
+    PyObject *key = NULL, *value = NULL, *headers = NULL, *result = NULL;
+    /* The previous record's key and value, the last non-empty headers and the last boxed timestamp
+     * (own references): the next record shares each where it holds the same (see same_bytes). */
+    PyObject *last_key = NULL, *last_value = NULL, *last_headers = NULL, *last_time = NULL;
+    int64_t last_ts_delta = 0;
+    if (records == NULL)
+        goto done;
+    /* Untracked while it fills: it holds only untracked records then, and each collection the
+     * allocations below trigger would otherwise walk it. Tracked again before it is returned. */
+    PyObject_GC_UnTrack(records);
+    Py_ssize_t first = pos;
+    for (long long i = 0; i < count; i++) {
+        Py_ssize_t start = pos;
+        int64_t length, ts_delta, offset_delta, n;
+        if (pos >= end) /* at the start of the records: the batch's count is what is wrong */
+            DATA_ERROR(&err, first, "batch declares %lld records but holds %lld", count, i);
+        FAST_VARINT(end, VARINT_MAX_BYTES, length);
+        Py_ssize_t body_end = pos + (Py_ssize_t)length;
+        if (length < V2_RECORD_MIN_LENGTH || length > end - pos)
+            DATA_ERROR(&err, start, "record length %lld does not fit the batch", (long long)length);
+        pos += 1; /* attributes: unused */
+        FAST_VARINT(body_end, VARLONG_MAX_BYTES, ts_delta);
+        FAST_VARINT(body_end, VARINT_MAX_BYTES, offset_delta);
+        FAST_VARINT(body_end, VARINT_MAX_BYTES, n);
+        if (read_nullable(p, &pos, body_end, n, start, "key", last_key, &key, &err) < 0)
+            goto fail;
+        FAST_VARINT(body_end, VARINT_MAX_BYTES, n);
+        if (read_nullable(p, &pos, body_end, n, start, "value", last_value, &value, &err) < 0)
+            goto fail;
+        if (pos < body_end && p[pos] == 0) {
+            headers = PyTuple_New(0);
+            pos += 1;
+        }
+        else if (read_headers(p, &pos, body_end, start, last_headers, &headers, &err) < 0) {
+            err.position = start;
+            goto fail;
+        }
+        if (headers == NULL)
+            goto fail;
+        Py_XSETREF(last_key, Py_NewRef(key));
+        Py_XSETREF(last_value, Py_NewRef(value));
+        if (PyTuple_GET_SIZE(headers) > 0)
+            Py_XSETREF(last_headers, Py_NewRef(headers));
+        if (pos != body_end)
+            DATA_ERROR(&err, start, "record declares %lld bytes but its fields take %lld", (long long)length,
+                       (long long)(length + pos - body_end));
+        int64_t sequence = NO_SEQUENCE;
+        if (base_sequence >= 0) {
+            sequence = base_sequence + offset_delta;
+            if (sequence > INT32_MAX) /* DefaultRecordBatch.incrementSequence wraps to 0 */
+                sequence -= (int64_t)INT32_MAX + 1;
+        }
+        /* Records of a batch often share a timestamp (the same millisecond): one int for a run of them. */
+        if (last_time == NULL || ts_delta != last_ts_delta) {
+            Py_XSETREF(last_time, add_i64(base_timestamp, ts_delta));
+            if (last_time == NULL)
+                goto fail;
+            last_ts_delta = ts_delta;
+        }
+        PyObject *offset = add_i64(base_offset, offset_delta);
+        int64_t offset_value;
+        /* A producer's first batches on a partition number their sequences as the log numbers offsets:
+         * the record's sequence is then its offset's int. */
+        int same = offset != NULL && !__builtin_add_overflow(base_offset, offset_delta, &offset_value) &&
+                   offset_value == sequence;
+        PyObject *vals[RECORD_FIELDS] = {
+            [R_OFFSET] = offset,
+            [R_TIMESTAMP] = Py_NewRef(log_append_time == Py_None ? last_time : log_append_time),
+            [R_KEY] = key,
+            [R_VALUE] = value,
+            [R_HEADERS] = headers,
+            [R_SEQUENCE] = same ? Py_NewRef(offset) : PyLong_FromLongLong(sequence),
+            [R_SIZE] = PyLong_FromSsize_t(body_end - start),
+            [R_CRC] = Py_NewRef(Py_None),
+            [R_CRC_VALID] = Py_NewRef(Py_None),
+            [R_CONTROL] = Py_NewRef(Py_None),
+            [R_STORED_TIMESTAMP] = Py_NewRef(log_append_time == Py_None ? Py_None : last_time),
+        };
+        key = value = headers = NULL; /* stolen */
+        /* Every field but the headers tuple is an int, bytes or None; an untracked tuple makes the
+         * record atomic (see new_atomic_record). */
+        PyObject *record = gc_tracked(vals[R_HEADERS]) ? new_record(vals) : new_atomic_record(vals);
+        if (record == NULL)
+            goto fail;
+        if (filled < PyList_GET_SIZE(records)) {
+            PyList_SET_ITEM(records, filled, record);
+        }
+        else {
+            int appended = PyList_Append(records, record);
+            Py_DECREF(record);
+            if (appended < 0)
+                goto fail;
+        }
+        filled++;
+    }
+    if (pos != end)
+        DATA_ERROR(&err, pos, "%lld bytes remain after the batch's %lld declared records",
+                   (long long)(end - pos), count);
+    PyObject_GC_Track(records);
+    result = Py_BuildValue("(OO)", records, Py_None);
+    goto done;
+
+fail:
+    Py_CLEAR(key);
+    Py_CLEAR(value);
+    Py_CLEAR(headers);
+    if (records != NULL) {
+        /* The records before the error stay; the room left for the others goes. */
+        if (filled < PyList_GET_SIZE(records) && PyList_SetSlice(records, filled, PY_SSIZE_T_MAX, NULL) < 0)
+            Py_CLEAR(records);
+        else
+            PyObject_GC_Track(records);
+    }
+    if (err.message != NULL && records != NULL) {
+        PyObject *exc = corrupt_at(err.message, err.position);
+        if (exc != NULL) {
+            result = Py_BuildValue("(OO)", records, exc);
+            Py_DECREF(exc);
+        }
+    }
+done:
+    Py_XDECREF(last_key);
+    Py_XDECREF(last_value);
+    Py_XDECREF(last_headers);
+    Py_XDECREF(last_time);
+    Py_XDECREF(err.message);
+    Py_XDECREF(records);
+    PyBuffer_Release(&view);
+    return result;
+}
+
+/* ---- v0/v1 messages (message.py's Message) ------------------------------------------------------ */
+
+typedef struct {
+    int64_t offset, timestamp;
+    uint32_t crc;
+    int magic, attributes;
+    Py_ssize_t key_pos, key_len, value_pos, value_len; /* len -1: null */
+} Message;
+
+/* Read the length-prefixed bytes at *p_pos (message.py's _read_bytes). Returns 0, or -1 with *reason. */
+static int
+message_bytes(const unsigned char *p, Py_ssize_t *p_pos, Py_ssize_t end, const char *what, Py_ssize_t *at,
+              Py_ssize_t *len, PyObject **reason)
+{
+    Py_ssize_t pos = *p_pos;
+    if (end - pos < (Py_ssize_t)sizeof(int32_t)) {
+        *reason = PyUnicode_FromFormat("message ends before its %s length", what);
+        return -1;
+    }
+    int32_t n = be32(p + pos);
+    pos += (Py_ssize_t)sizeof(int32_t);
+    *at = pos;
+    *len = -1;
+    if (n >= 0) {
+        if (n > end - pos) {
+            *reason = PyUnicode_FromFormat("%s length %d runs past the message", what, (int)n);
+            return -1;
+        }
+        *len = n;
+        pos += n;
+    }
+    *p_pos = pos;
+    return 0;
+}
+
+/* Decode the message p[pos:end] (message.py's Message). Returns 0, or -1 with *reason (or an exception). */
+static int
+parse_message(const unsigned char *p, Py_ssize_t pos, Py_ssize_t end, Message *m, PyObject **reason)
+{
+    if (end - pos < LOG_OVERHEAD + LEGACY_V0_MIN_SIZE) {
+        *reason = PyUnicode_FromString("message is shorter than the smallest v0 message");
+        return -1;
+    }
+    m->offset = be64(p + pos + LEGACY_OFFSET_OFFSET);
+    int32_t size = be32(p + pos + LEGACY_SIZE_OFFSET);
+    m->crc = (uint32_t)be32(p + pos + LEGACY_CRC_OFFSET);
+    m->magic = (signed char)p[pos + LEGACY_MAGIC_OFFSET];
+    m->attributes = (signed char)p[pos + LEGACY_ATTRIBUTES_OFFSET];
+    if (m->magic != 0 && m->magic != 1) {
+        *reason = PyUnicode_FromFormat("message has magic %d, expected 0 or 1", m->magic);
+        return -1;
+    }
+    if (size < (m->magic == 0 ? LEGACY_V0_MIN_SIZE : LEGACY_V1_MIN_SIZE)) {
+        *reason = PyUnicode_FromFormat("message size %d is below the v%d minimum", (int)size, m->magic);
+        return -1;
+    }
+    Py_ssize_t q = pos + LEGACY_HEADER_SIZE;
+    m->timestamp = -1;
+    if (m->magic == 1) {
+        m->timestamp = be64(p + pos + LEGACY_V1_TIMESTAMP_OFFSET);
+        q = pos + LEGACY_V1_HEADER_SIZE;
+    }
+    if (message_bytes(p, &q, end, "key", &m->key_pos, &m->key_len, reason) < 0 ||
+        message_bytes(p, &q, end, "value", &m->value_pos, &m->value_len, reason) < 0)
+        return -1;
+    if (q != end) {
+        *reason = PyUnicode_FromFormat("message has %zd bytes after its value", end - q);
+        return -1;
+    }
+    return 0;
+}
+
+/* The CRC-32 a v0/v1 message's header stores: of its bytes from the magic byte to its end. */
+static uint32_t
+message_crc(const unsigned char *p, Py_ssize_t pos, Py_ssize_t end)
+{
+    return crc32_ieee(p + pos + LEGACY_MAGIC_OFFSET, end - pos - LEGACY_MAGIC_OFFSET);
+}
+
+static PyObject *
+bytes_or_none(const unsigned char *p, Py_ssize_t at, Py_ssize_t len)
+{
+    if (len < 0)
+        return Py_NewRef(Py_None);
+    return PyBytes_FromStringAndSize((const char *)p + at, len);
+}
+
+/* The last int boxed, kept for the next: consecutive messages often share a timestamp (a producer's
+ * batch, or records of the same millisecond), and sharing the object saves an allocation per record. */
+typedef struct {
+    int64_t value;
+    PyObject *obj; /* NULL until the first */
+} IntCache;
+
+static PyObject *
+cached_int(IntCache *cache, int64_t value)
+{
+    if (cache->obj != NULL && cache->value == value)
+        return Py_NewRef(cache->obj);
+    PyObject *obj = PyLong_FromLongLong(value);
+    if (obj != NULL) {
+        Py_XSETREF(cache->obj, Py_NewRef(obj));
+        cache->value = value;
+    }
+    return obj;
+}
+
+/* message.py's Message.record: the message p[pos:end] as a Record at offset base + its own; crc is the
+ * CRC-32 computed over its bytes. */
+static PyObject *
+legacy_record(const unsigned char *p, Py_ssize_t pos, Py_ssize_t end, const Message *m, uint32_t crc, int64_t base,
+              PyObject *log_append_time, IntCache *timestamps)
+{
+    PyObject *ts = cached_int(timestamps, m->timestamp);
+    PyObject *vals[RECORD_FIELDS] = {
+        [R_OFFSET] = add_i64(base, m->offset),
+        [R_TIMESTAMP] = log_append_time == Py_None ? ts : Py_NewRef(log_append_time),
+        [R_KEY] = bytes_or_none(p, m->key_pos, m->key_len),
+        [R_VALUE] = bytes_or_none(p, m->value_pos, m->value_len),
+        [R_HEADERS] = PyTuple_New(0),
+        [R_SEQUENCE] = Py_NewRef(MINUS_ONE),
+        [R_SIZE] = PyLong_FromSsize_t(end - pos),
+        [R_CRC] = PyLong_FromUnsignedLong(m->crc),
+        [R_CRC_VALID] = Py_NewRef(crc == m->crc ? Py_True : Py_False),
+        [R_CONTROL] = Py_NewRef(Py_None),
+        [R_STORED_TIMESTAMP] = log_append_time == Py_None ? Py_NewRef(Py_None) : ts,
+    };
+    /* log_append_time is the wrapper's timestamp, an int; anything else takes the checking path */
+    return PyLong_CheckExact(log_append_time) || log_append_time == Py_None ? new_atomic_record(vals)
+                                                                             : new_record(vals);
+}
+
+/* ---- v0/v1 inner message sets (the twin of _pure.decode_legacy_inner) --------------------------- */
+
+/* One inner message as the first pass found it: where it lies, its fields, the CRC of its bytes. */
+typedef struct {
+    Message m;
+    Py_ssize_t pos, end;
+    uint32_t crc;
+} Inner;
+
+/* Two passes: the first frames, parses and checks every inner message of data[0:total], and so learns
+ * the last inner offset that v1's relative offsets need; the second builds the records from what the
+ * first kept. Sets *records (a new list) and *reason (a new str, or NULL when the set is sound); returns
+ * 0, or -1 with an exception set. */
+static int
+inner_records(const unsigned char *p, Py_ssize_t total, int wrapper_magic, long long wrapper_offset,
+              PyObject *log_append_time, PyObject **records_out, PyObject **reason_out)
+{
+    Py_ssize_t pos = 0, n_ok = 0, capacity = 0;
+    PyObject *reason = NULL, *records = NULL;
+    Inner *inner = NULL;
+    IntCache timestamps = {0, NULL};
+    int64_t last = 0;
+    while (pos < total) {
+        if (total - pos < LOG_OVERHEAD) {
+            reason = PyUnicode_FromFormat("%zd stray bytes after the last inner message", total - pos);
+            break;
+        }
+        int32_t size = be32(p + pos + LOG_ENTRY_SIZE_OFFSET);
+        if (size < 0 || size > total - pos - LOG_OVERHEAD) {
+            reason = PyUnicode_FromFormat("inner message at byte %zd of the payload runs past its end", pos);
+            break;
+        }
+        if (n_ok == capacity) {
+            /* Each kept message framed at least LOG_OVERHEAD bytes of data: the array stays a fraction of
+             * the records it describes. */
+            Py_ssize_t grown = capacity ? capacity * 2 : 128;
+            Inner *more = PyMem_Realloc(inner, (size_t)grown * sizeof(Inner));
+            if (more == NULL) {
+                PyErr_NoMemory();
+                goto done;
+            }
+            inner = more;
+            capacity = grown;
+        }
+        Inner *in = &inner[n_ok];
+        Py_ssize_t end = pos + LOG_OVERHEAD + size;
+        PyObject *inner_reason = NULL;
+        if (parse_message(p, pos, end, &in->m, &inner_reason) < 0) {
+            if (inner_reason != NULL)
+                reason = PyUnicode_FromFormat("inner message at byte %zd of the payload: %U", pos, inner_reason);
+            Py_XDECREF(inner_reason);
+            break;
+        }
+        if (in->m.magic != wrapper_magic) {
+            reason = PyUnicode_FromFormat("inner message has magic %d in a v%d wrapper", in->m.magic, wrapper_magic);
+            break;
+        }
+        if (in->m.attributes & COMPRESSION_MASK) {
+            reason = PyUnicode_FromString("inner message is itself compressed");
+            break;
+        }
+        in->pos = pos;
+        in->end = end;
+        in->crc = message_crc(p, pos, end);
+        last = in->m.offset;
+        n_ok++;
+        pos = end;
+    }
+    if (PyErr_Occurred())
+        goto done;
+    int relative = wrapper_magic > 0 && wrapper_offset != 0;
+    if (n_ok == 0) {
+        if (reason == NULL)
+            reason = PyUnicode_FromString("compressed wrapper message holds no inner messages");
+        records = PyList_New(0);
+    }
+    else if (reason != NULL && relative) {
+        /* v1 offsets are relative to the last inner message; without it none can be placed. */
+        PyObject *full = PyUnicode_FromFormat("%U; the %zd inner messages before it have unknown offsets", reason,
+                                              n_ok);
+        Py_SETREF(reason, full);
+        records = PyList_New(0);
+    }
+    else {
+        if (reason == NULL && relative && wrapper_offset < last)
+            reason = PyUnicode_FromFormat("wrapper offset %lld is below its last inner offset %lld",
+                                          wrapper_offset, (long long)last);
+        int64_t base = 0;
+        if (relative && wrapper_offset - last > 0)
+            base = wrapper_offset - last;
+        records = PyList_New(n_ok);
+        for (Py_ssize_t i = 0; records != NULL && i < n_ok; i++) {
+            const Inner *in = &inner[i];
+            PyObject *record = legacy_record(p, in->pos, in->end, &in->m, in->crc, base, log_append_time, &timestamps);
+            if (record == NULL) {
+                Py_CLEAR(records);
+                break;
+            }
+            PyList_SET_ITEM(records, i, record);
+        }
+    }
+done:
+    PyMem_Free(inner);
+    Py_XDECREF(timestamps.obj);
+    if (records == NULL || PyErr_Occurred()) {
+        Py_XDECREF(records);
+        Py_XDECREF(reason);
+        return -1;
+    }
+    *records_out = records;
+    *reason_out = reason;
+    return 0;
+}
+
+static PyObject *
+decode_legacy_inner(PyObject *self, PyObject *args)
+{
+    PyObject *data;
+    int wrapper_magic;
+    long long wrapper_offset;
+    PyObject *log_append_time;
+    if (!PyArg_ParseTuple(args, "SiLO", &data, &wrapper_magic, &wrapper_offset, &log_append_time))
+        return NULL;
+    PyObject *records = NULL, *reason = NULL, *error = NULL, *result = NULL;
+    if (inner_records((const unsigned char *)PyBytes_AS_STRING(data), PyBytes_GET_SIZE(data), wrapper_magic,
+                      wrapper_offset, log_append_time, &records, &reason) < 0)
+        return NULL;
+    if (reason != NULL) {
+        error = PyObject_CallOneArg(CorruptRecordError, reason);
+        if (error == NULL)
+            goto done;
+    }
+    result = PyTuple_Pack(2, records, error ? error : Py_None);
+done:
+    Py_XDECREF(reason);
+    Py_XDECREF(error);
+    Py_DECREF(records);
+    return result;
+}
+
+/* ---- sound compressed v0/v1 wrappers (the twin of _pure.decode_legacy_wrapper) -------------------- */
+
+/* The wrapper entry p[pos:end] as a Batch with its inner records, when every check passes: it parses,
+ * its CRC holds, its codec is one a wrapper may use, its value decompresses (through decompress, the
+ * codecs module's, so that the limits and the codecs are the same), and its inner message set is
+ * sound. Anything else returns None, and legacy.decode_message takes the long way and reports it. */
+static PyObject *
+decode_legacy_wrapper(PyObject *self, PyObject *args)
+{
+    PyObject *file, *decompress;
+    Py_buffer view;
+    Py_ssize_t pos, end, file_pos, limit, max_records;
+    int with_records;
+    if (!PyArg_ParseTuple(args, "Uy*nnnpnnO", &file, &view, &pos, &end, &file_pos, &with_records, &limit,
+                          &max_records, &decompress))
+        return NULL;
+    if (check_window(pos, end, view.len) < 0) {
+        PyBuffer_Release(&view);
+        return NULL;
+    }
+    const unsigned char *p = (const unsigned char *)view.buf;
+    PyObject *value = NULL, *data = NULL, *records = NULL, *reason = NULL, *lat = NULL, *result = NULL;
+    PyObject *tuple = NULL;
+    Message m;
+    int codec = end - pos > LEGACY_ATTRIBUTES_OFFSET ? p[pos + LEGACY_ATTRIBUTES_OFFSET] & COMPRESSION_MASK : 0;
+    if (codec < 1 || codec > 3) /* none is no wrapper; zstd and unknown ids are errors in a v0/v1 wrapper */
+        goto none;
+    PyObject *parse_reason = NULL;
+    if (parse_message(p, pos, end, &m, &parse_reason) < 0) {
+        Py_XDECREF(parse_reason);
+        if (PyErr_Occurred())
+            goto done;
+        goto none;
+    }
+    if (message_crc(p, pos, end) != m.crc || m.value_len < 0)
+        goto none;
+    value = PyBytes_FromStringAndSize((const char *)p + m.value_pos, m.value_len);
+    if (value == NULL)
+        goto done;
+    data = PyObject_CallFunction(decompress, "OOn", CODECS[codec], value, limit);
+    if (data == NULL) {
+        if (PyErr_ExceptionMatches(CorruptRecordError)) {
+            PyErr_Clear();
+            goto none;
+        }
+        goto done;
+    }
+    /* More inner messages than allowed might fit: the long way counts them and refuses the wrapper. */
+    if (!PyBytes_Check(data) || PyBytes_GET_SIZE(data) / (LOG_OVERHEAD + LEGACY_V0_MIN_SIZE) > max_records)
+        goto none;
+    int log_append = m.magic == 1 && (m.attributes & TIMESTAMP_TYPE_BIT);
+    if (log_append && (lat = PyLong_FromLongLong(m.timestamp)) == NULL)
+        goto done;
+    if (inner_records((const unsigned char *)PyBytes_AS_STRING(data), PyBytes_GET_SIZE(data), m.magic, m.offset,
+                      log_append ? lat : Py_None, &records, &reason) < 0)
+        goto done;
+    if (reason != NULL || PyList_GET_SIZE(records) == 0)
+        goto none;
+    Py_ssize_t count = PyList_GET_SIZE(records);
+    PyObject *base_offset = Py_NewRef(RECORD_SLOT(PyList_GET_ITEM(records, 0), R_OFFSET));
+    if (with_records) {
+        tuple = PyList_AsTuple(records);
+        if (tuple == NULL) {
+            Py_DECREF(base_offset);
+            goto done;
+        }
+        untrack_if_atomic(tuple);
+    }
+    PyObject *ts = PyLong_FromLongLong(m.timestamp);
+    int ts_type = m.magic == 0 ? 0 : log_append ? 2 : 1;
+    PyObject *vals[BATCH_FIELDS] = {
+        [B_FILE] = Py_NewRef(file),
+        [B_POSITION] = PyLong_FromSsize_t(file_pos),
+        [B_BASE_OFFSET] = base_offset,
+        [B_LAST_OFFSET] = PyLong_FromLongLong(m.offset),
+        [B_MAGIC] = PyLong_FromLong(m.magic),
+        [B_ATTRIBUTES] = PyLong_FromLong(m.attributes),
+        [B_COMPRESSION] = Py_NewRef(CODECS[codec]),
+        [B_TIMESTAMP_TYPE] = Py_NewRef(TS_TYPES[ts_type]),
+        [B_BASE_TIMESTAMP] = Py_XNewRef(ts),
+        [B_MAX_TIMESTAMP] = ts,
+        [B_PRODUCER_ID] = Py_NewRef(MINUS_ONE),
+        [B_PRODUCER_EPOCH] = Py_NewRef(MINUS_ONE),
+        [B_BASE_SEQUENCE] = Py_NewRef(MINUS_ONE),
+        [B_LAST_SEQUENCE] = Py_NewRef(MINUS_ONE),
+        [B_PARTITION_LEADER_EPOCH] = Py_NewRef(MINUS_ONE),
+        [B_IS_TRANSACTIONAL] = Py_NewRef(Py_False),
+        [B_IS_CONTROL] = Py_NewRef(Py_False),
+        [B_DELETE_HORIZON_MS] = Py_NewRef(Py_None),
+        [B_CRC] = PyLong_FromUnsignedLong(m.crc),
+        [B_CRC_VALID] = Py_NewRef(Py_True),
+        [B_SIZE] = PyLong_FromSsize_t(LOG_OVERHEAD + (Py_ssize_t)be32(p + pos + LEGACY_SIZE_OFFSET)),
+        [B_RECORD_COUNT] = PyLong_FromSsize_t(count),
+        [B_RECORDS] = with_records ? Py_NewRef(tuple) : Py_NewRef(Py_None),
+    };
+    /* Untracked (see new_batch): its fields are a file name, ints, bools, None, enum members and an
+     * untracked tuple of records, none able to refer back to it. */
+    result = new_batch(vals);
+    goto done;
+none:
+    result = Py_NewRef(Py_None);
+done:
+    Py_XDECREF(value);
+    Py_XDECREF(data);
+    Py_XDECREF(records);
+    Py_XDECREF(reason);
+    Py_XDECREF(lat);
+    Py_XDECREF(tuple);
+    PyBuffer_Release(&view);
+    return result;
+}
+
+/* ---- runs of plain v0/v1 messages (the twin of _pure.decode_legacy_run) ------------------------- */
+
+/* message.py's Message.batch for a plain message: the entry p[pos:end] as a Batch of one record. */
+static PyObject *
+plain_batch(PyObject *file, Py_ssize_t file_pos, const unsigned char *p, Py_ssize_t pos, Py_ssize_t end,
+            const Message *m, uint32_t crc, int with_records, IntCache *timestamps, IntCache *sizes)
+{
+    /* The batch's memory first (from the freelist, where Batch's deallocator is batch_dealloc): it may
+     * come with a kept tuple and record for its records field (*unit; see records_unit). */
+    PyObject *obj = NULL, *no_unit = NULL, **unit = &no_unit;
+#ifdef BATCH_FREELIST_MAX
+    if (batch_fast) {
+        if ((obj = batch_alloc()) == NULL)
+            return NULL;
+        unit = &((PyTupleObject *)obj)->ob_item[model.batch_index[B_RECORDS]];
+    }
+#endif
+    /* The batch and its one record share the objects of the fields they have in common. */
+    PyObject *offset = PyLong_FromLongLong(m->offset), *ts = cached_int(timestamps, m->timestamp);
+    PyObject *stored = PyLong_FromUnsignedLong(m->crc), *size = cached_int(sizes, end - pos);
+    PyObject *position = PyLong_FromSsize_t(file_pos);
+    PyObject *valid = crc == m->crc ? Py_True : Py_False, *records = NULL;
+    if (offset == NULL || ts == NULL || stored == NULL || size == NULL || position == NULL)
+        goto fail;
+    if (with_records && model.record_plain) {
+        /* new_atomic_record's work, with what only key and value can fail: the rest is set already. */
+        PyObject *key = bytes_or_none(p, m->key_pos, m->key_len), *value = bytes_or_none(p, m->value_pos, m->value_len);
+        PyObject *record = NULL;
+        if (key && value) {
+            if (*unit != NULL) { /* a kept tuple and record, from a freed batch (see records_unit) */
+                records = *unit;
+                *unit = NULL;
+                record = PyTuple_GET_ITEM(records, 0);
+            }
+            else if ((record = record_alloc()) != NULL) {
+                records = PyTuple_New(1);
+                if (records == NULL) {
+                    for (int f = 0; f < RECORD_FIELDS; f++) /* a Record freed with its slots all NULL */
+                        RECORD_SLOT(record, f) = NULL;
+                    Py_DECREF(record);
+                }
+                else {
+                    PyTuple_SET_ITEM(records, 0, record);
+                    PyObject_GC_UnTrack(records); /* it holds an untracked record */
+                }
+            }
+        }
+        if (records == NULL) {
+            Py_XDECREF(key);
+            Py_XDECREF(value);
+            goto fail;
+        }
+        RECORD_SLOT(record, R_OFFSET) = Py_NewRef(offset);
+        RECORD_SLOT(record, R_TIMESTAMP) = Py_NewRef(ts);
+        RECORD_SLOT(record, R_KEY) = key;
+        RECORD_SLOT(record, R_VALUE) = value;
+        RECORD_SLOT(record, R_HEADERS) = PyTuple_New(0); /* the empty tuple: never NULL */
+        RECORD_SLOT(record, R_SEQUENCE) = Py_NewRef(MINUS_ONE);
+        RECORD_SLOT(record, R_SIZE) = Py_NewRef(size);
+        RECORD_SLOT(record, R_CRC) = Py_NewRef(stored);
+        RECORD_SLOT(record, R_CRC_VALID) = Py_NewRef(valid);
+        RECORD_SLOT(record, R_CONTROL) = Py_NewRef(Py_None);
+        RECORD_SLOT(record, R_STORED_TIMESTAMP) = Py_NewRef(Py_None);
+    }
+    else if (with_records) {
+        PyObject *rvals[RECORD_FIELDS] = {
+            [R_OFFSET] = Py_NewRef(offset),
+            [R_TIMESTAMP] = Py_NewRef(ts),
+            [R_KEY] = bytes_or_none(p, m->key_pos, m->key_len),
+            [R_VALUE] = bytes_or_none(p, m->value_pos, m->value_len),
+            [R_HEADERS] = PyTuple_New(0),
+            [R_SEQUENCE] = Py_NewRef(MINUS_ONE),
+            [R_SIZE] = Py_NewRef(size),
+            [R_CRC] = Py_NewRef(stored),
+            [R_CRC_VALID] = Py_NewRef(valid),
+            [R_CONTROL] = Py_NewRef(Py_None),
+            [R_STORED_TIMESTAMP] = Py_NewRef(Py_None),
+        };
+        PyObject *record = new_atomic_record(rvals);
+        if (record == NULL)
+            goto fail;
+        records = PyTuple_New(1);
+        if (records == NULL) {
+            Py_DECREF(record);
+            goto fail;
+        }
+        PyTuple_SET_ITEM(records, 0, record);
+        untrack_if_atomic(records);
+    }
+    else {
+        records = Py_NewRef(Py_None);
+    }
+    int ts_type = m->magic == 0 ? 0 : (m->attributes & TIMESTAMP_TYPE_BIT) ? 2 : 1;
+    PyObject *vals[BATCH_FIELDS] = {
+        [B_FILE] = Py_NewRef(file),
+        [B_POSITION] = position,
+        [B_BASE_OFFSET] = Py_NewRef(offset),
+        [B_LAST_OFFSET] = offset, /* the last reference this function holds: passed on */
+        [B_MAGIC] = PyLong_FromLong(m->magic), /* 0 or 1: cached small ints */
+        [B_ATTRIBUTES] = PyLong_FromLong(m->attributes), /* cached unless below -5 (the top bit set) */
+        [B_COMPRESSION] = Py_NewRef(CODEC_NONE),
+        [B_TIMESTAMP_TYPE] = Py_NewRef(TS_TYPES[ts_type]),
+        [B_BASE_TIMESTAMP] = Py_NewRef(ts),
+        [B_MAX_TIMESTAMP] = ts,
+        [B_PRODUCER_ID] = Py_NewRef(MINUS_ONE),
+        [B_PRODUCER_EPOCH] = Py_NewRef(MINUS_ONE),
+        [B_BASE_SEQUENCE] = Py_NewRef(MINUS_ONE),
+        [B_LAST_SEQUENCE] = Py_NewRef(MINUS_ONE),
+        [B_PARTITION_LEADER_EPOCH] = Py_NewRef(MINUS_ONE),
+        [B_IS_TRANSACTIONAL] = Py_NewRef(Py_False),
+        [B_IS_CONTROL] = Py_NewRef(Py_False),
+        [B_DELETE_HORIZON_MS] = Py_NewRef(Py_None),
+        [B_CRC] = stored,
+        [B_CRC_VALID] = Py_NewRef(valid),
+        [B_SIZE] = size,
+        [B_RECORD_COUNT] = Py_NewRef(ONE),
+        [B_RECORDS] = records,
+    };
+    /* Untracked (see new_batch): it refers to its file name, ints, bools, None, enum members and an
+     * untracked records tuple, all made before it and none able to refer back to it. */
+#ifdef BATCH_FREELIST_MAX
+    if (obj != NULL) {
+        Py_CLEAR(*unit); /* a kept tuple and record not taken (no records asked for): freed */
+        if (vals[B_MAGIC] == NULL || vals[B_ATTRIBUTES] == NULL) { /* the only fields not checked yet */
+            for (int j = 0; j < BATCH_FIELDS; j++)
+                Py_XDECREF(vals[j]);
+            batch_release(obj);
+            return NULL;
+        }
+        if (model.batch_in_order)
+            memcpy(((PyTupleObject *)obj)->ob_item, vals, BATCH_FIELDS * sizeof(PyObject *));
+        else
+            for (int i = 0; i < BATCH_FIELDS; i++)
+                PyTuple_SET_ITEM(obj, model.batch_index[i], vals[i]);
+        return obj;
+    }
+#endif
+    return new_batch(vals);
+fail:
+    Py_XDECREF(offset);
+    Py_XDECREF(ts);
+    Py_XDECREF(stored);
+    Py_XDECREF(size);
+    Py_XDECREF(position);
+#ifdef BATCH_FREELIST_MAX
+    if (obj != NULL)
+        batch_release(obj);
+#endif
+    return NULL;
+}
+
+/* Up to this many of a run's batches are gathered before they go into its list, which is then made at
+ * its size at once instead of growing by appends (a 16 KiB run holds at most 630 entries). */
+#define RUN_GATHER 1024
+
+static PyObject *
+decode_legacy_run(PyObject *self, PyObject *args)
+{
+    PyObject *file;
+    Py_buffer view;
+    Py_ssize_t pos, end, file_pos;
+    int with_records;
+    if (!PyArg_ParseTuple(args, "Uy*nnnp", &file, &view, &pos, &end, &file_pos, &with_records))
+        return NULL;
+    if (check_window(pos, end, view.len) < 0) {
+        PyBuffer_Release(&view);
+        return NULL;
+    }
+    const unsigned char *p = (const unsigned char *)view.buf;
+    Py_ssize_t start = pos;
+    PyObject *gathered[RUN_GATHER];
+    Py_ssize_t n = 0;
+    PyObject *batches = NULL, *result = NULL; /* batches: the list, once more than RUN_GATHER are made */
+    IntCache timestamps = {0, NULL}, sizes = {0, NULL};
+    Message m;
+    while (end - pos >= LOG_OVERHEAD + LEGACY_V0_MIN_SIZE) {
+        int magic = (signed char)p[pos + LEGACY_MAGIC_OFFSET];
+        int attributes = (signed char)p[pos + LEGACY_ATTRIBUTES_OFFSET];
+        int32_t size = be32(p + pos + LEGACY_SIZE_OFFSET);
+        if ((magic != 0 && magic != 1) || (attributes & COMPRESSION_MASK) || size < 0 ||
+            size > end - pos - LOG_OVERHEAD)
+            break;
+        Py_ssize_t entry_end = pos + LOG_OVERHEAD + size;
+        PyObject *reason = NULL;
+        if (parse_message(p, pos, entry_end, &m, &reason) < 0) {
+            Py_XDECREF(reason);
+            if (PyErr_Occurred())
+                goto done;
+            break;
+        }
+        uint32_t crc = message_crc(p, pos, entry_end);
+        if (crc != m.crc)
+            break;
+        PyObject *batch = plain_batch(file, file_pos + pos - start, p, pos, entry_end, &m, crc, with_records,
+                                      &timestamps, &sizes);
+        if (batch == NULL)
+            goto done;
+        if (batches == NULL && n < RUN_GATHER) {
+            gathered[n++] = batch;
+        }
+        else {
+            if (batches == NULL) {
+                batches = PyList_New(n);
+                if (batches == NULL) {
+                    Py_DECREF(batch);
+                    goto done;
+                }
+                memcpy(((PyListObject *)batches)->ob_item, gathered, n * sizeof(PyObject *));
+                n = 0;
+            }
+            int appended = PyList_Append(batches, batch);
+            Py_DECREF(batch);
+            if (appended < 0)
+                goto done;
+        }
+        pos = entry_end;
+    }
+    if (batches == NULL) {
+        batches = PyList_New(n);
+        if (batches == NULL)
+            goto done;
+        if (n > 0)
+            memcpy(((PyListObject *)batches)->ob_item, gathered, n * sizeof(PyObject *));
+        n = 0;
+    }
+    result = Py_BuildValue("(On)", batches, pos - start);
+done:
+    for (Py_ssize_t k = 0; batches == NULL && k < n; k++) /* still gathered: nothing else holds them */
+        Py_DECREF(gathered[k]);
+    Py_XDECREF(timestamps.obj);
+    Py_XDECREF(sizes.obj);
+    Py_XDECREF(batches);
+    PyBuffer_Release(&view);
+    return result;
+}
+
+/* ---- the CRC-32 of _wire.h, for the tests that hold both of its paths to zlib.crc32 ------------- */
+
+static PyObject *
+crc32_paths(PyObject *self, PyObject *args)
+{
+    Py_buffer view;
+    int table_only = 0;
+    if (!PyArg_ParseTuple(args, "y*|p", &view, &table_only))
+        return NULL;
+    uint32_t crc = crc32_ieee_with((const unsigned char *)view.buf, view.len, table_only);
+    PyBuffer_Release(&view);
+    return PyLong_FromUnsignedLong(crc);
+}
+
+static PyMethodDef methods[] = {
+    {"decode_v2_records", decode_v2_records, METH_VARARGS,
+     "decode_v2_records(data, pos, end, count, base_offset, base_timestamp, log_append_time, base_sequence)\n"
+     "-> (records, error or None); the compiled twin of kafka_dump.wire._pure.decode_v2_records."},
+    {"decode_legacy_inner", decode_legacy_inner, METH_VARARGS,
+     "decode_legacy_inner(data: bytes, wrapper_magic, wrapper_offset, log_append_time) -> (records, error or None);\n"
+     "the compiled twin of kafka_dump.wire._pure.decode_legacy_inner."},
+    {"decode_legacy_wrapper", decode_legacy_wrapper, METH_VARARGS,
+     "decode_legacy_wrapper(file, buf, pos, end, file_pos, with_records, max_batch_bytes, max_records, decompress)\n"
+     "-> Batch or None; the compiled twin of kafka_dump.wire._pure.decode_legacy_wrapper."},
+    {"decode_legacy_run", decode_legacy_run, METH_VARARGS,
+     "decode_legacy_run(file, data, pos, end, file_pos, with_records) -> (batches, bytes used);\n"
+     "the compiled twin of kafka_dump.wire._pure.decode_legacy_run."},
+    {"crc32", crc32_paths, METH_VARARGS,
+     "crc32(data, table_only=False) -> zlib.crc32(data), by the path the decoders take (folding with\n"
+     "PCLMULQDQ where the CPU has it) or by the tables alone; for the tests."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_speedups", NULL, -1, methods};
+
+PyMODINIT_FUNC
+PyInit__speedups(void)
+{
+    if (model_init() < 0)
+        return NULL;
+    CorruptRecordError = model_import("kafka_dump.errors", "CorruptRecordError");
+    PyObject *codecs = model_import("kafka_dump.model", "Compression");
+    PyObject *ts_types = model_import("kafka_dump.model", "TimestampType");
+    if (!CorruptRecordError || !codecs || !ts_types) {
+        Py_XDECREF(codecs);
+        Py_XDECREF(ts_types);
+        return NULL;
+    }
+    CODEC_NONE = PyObject_GetAttrString(codecs, "NONE");
+    for (int i = 0; i < 8; i++) {
+        CODECS[i] = PyObject_CallFunction(codecs, "i", i);
+        if (CODECS[i] == NULL) {
+            Py_DECREF(codecs);
+            Py_DECREF(ts_types);
+            return NULL;
+        }
+    }
+    TS_TYPES[0] = PyObject_GetAttrString(ts_types, "NO_TIMESTAMP_TYPE");
+    TS_TYPES[1] = PyObject_GetAttrString(ts_types, "CREATE_TIME");
+    TS_TYPES[2] = PyObject_GetAttrString(ts_types, "LOG_APPEND_TIME");
+    Py_DECREF(codecs);
+    Py_DECREF(ts_types);
+    MINUS_ONE = PyLong_FromLong(-1);
+    ONE = PyLong_FromLong(1);
+    if (!CODEC_NONE || !TS_TYPES[0] || !TS_TYPES[1] || !TS_TYPES[2] || !MINUS_ONE || !ONE)
+        return NULL;
+    crc32_init();
+    plain_dealloc_install(model.record_type, model.record_plain, record_dealloc);
+    plain_dealloc_install(model.header_type, model.header_plain, header_dealloc);
+#ifdef BATCH_FREELIST_MAX
+    plain_dealloc_install(model.batch_type, model.batch_plain, batch_dealloc);
+    batch_fast = ((PyTypeObject *)model.batch_type)->tp_dealloc == batch_dealloc;
+    unit_fast = batch_fast && ((PyTypeObject *)model.record_type)->tp_dealloc == record_dealloc;
+#endif
+    return PyModule_Create(&module);
+}

@@ -1,0 +1,510 @@
+/*
+ * The compiled twin of the validating walks (_walk_pure.py is the reference):
+ *
+ * - walk_v2_records: the records of one v2 batch are walked, their framing and order checked, and
+ *   counted, without building any Python object per record;
+ * - walk_entries: the sound entries at the start of a window of a segment are taken one after the
+ *   other (framing, CRC-32C or CRC-32, offsets in order, gaps counted; deep, the records or the
+ *   inner messages of a wrapper, decompressed through the codec function it is given), stopping
+ *   before the first entry that is anything else, which verify-crc then reads the slow way.
+ *
+ * Each must give exactly what its pure twin gives -- the same counts, the same first error with the
+ * same reason at the same position, the same stopping place -- and tests/test_walk_twins.py and
+ * tests/test_entry_walk.py check it.
+ *
+ * Memory safety: every read is checked against the length that frames it (a record's, an entry's,
+ * an inner message's), which is checked against the end of the window or buffer it lies in.
+ * Nothing is allocated from a length read from the data.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+
+#include "_layout.h"
+#include "_wire.h"
+
+/* Read one varint into out, or fail the record (errors inside a record point at its start). */
+#define VARINT(limit, max_bytes, out)                                                  \
+    do {                                                                               \
+        if (pos < (limit) && p[pos] < 0x80) {                                          \
+            unsigned char b_ = p[pos++];                                               \
+            (out) = (int64_t)(b_ >> 1) ^ -(int64_t)(b_ & 1);                           \
+        }                                                                              \
+        else if (read_varint(p, &pos, (limit), (max_bytes), &(out), &err) < 0) {       \
+            err.position = start;                                                      \
+            failed = 1;                                                                \
+            goto fail;                                                                 \
+        }                                                                              \
+    } while (0)
+
+/* Fail the walk with a reason at a position (DATA_ERROR jumps to fail). */
+#define FAIL(where, ...)                         \
+    do {                                         \
+        failed = 1;                              \
+        DATA_ERROR(&err, (where), __VA_ARGS__);  \
+    } while (0)
+
+/* What a walk over one batch's records counted (the whole records before any error). */
+typedef struct {
+    long long records, keys, values, header_bytes, null_keys, null_values, headers;
+    int64_t max_ts;
+    int have_ts;
+} WalkCounts;
+
+/* Walk count records in p[pos:end]; 0 when all is well, 1 with err filled (err.message NULL when a
+ * Python exception is set instead). */
+static int
+walk_records(const unsigned char *p, Py_ssize_t pos, Py_ssize_t end, long long count, long long last_offset_delta,
+             WalkCounts *out, DataError *error)
+{
+    DataError err = {NULL, 0};
+    int failed = 0;
+    long long i = 0, keys = 0, values = 0, header_bytes = 0, null_keys = 0, null_values = 0, headers = 0;
+    int64_t max_ts = 0, previous = -1;
+    int have_ts = 0;
+    Py_ssize_t first = pos;
+    for (; i < count; i++) {
+        Py_ssize_t start = pos;
+        int64_t length, ts_delta, offset_delta, key, value, h, n;
+        long long record_header_bytes = 0;
+        if (pos >= end)
+            FAIL(first, "batch declares %lld records but holds %lld", count, i);
+        VARINT(end, VARINT_MAX_BYTES, length);
+        if (length < V2_RECORD_MIN_LENGTH || length > end - pos)
+            FAIL(start, "record length %lld does not fit the batch", (long long)length);
+        Py_ssize_t body_end = pos + (Py_ssize_t)length;
+        pos += 1; /* attributes: unused */
+        VARINT(body_end, VARLONG_MAX_BYTES, ts_delta);
+        VARINT(body_end, VARINT_MAX_BYTES, offset_delta);
+        VARINT(body_end, VARINT_MAX_BYTES, key);
+        if (key > body_end - pos)
+            FAIL(start, "key length %lld runs past the record", (long long)key);
+        if (key > 0)
+            pos += (Py_ssize_t)key;
+        VARINT(body_end, VARINT_MAX_BYTES, value);
+        if (value > body_end - pos)
+            FAIL(start, "value length %lld runs past the record", (long long)value);
+        if (value > 0)
+            pos += (Py_ssize_t)value;
+        VARINT(body_end, VARINT_MAX_BYTES, h);
+        if (h < 0 || h > body_end - pos)
+            FAIL(start, "invalid header count %lld", (long long)h);
+        for (int64_t j = 0; j < h; j++) {
+            VARINT(body_end, VARINT_MAX_BYTES, n);
+            if (n < 0)
+                FAIL(start, "header key is null");
+            if (n > body_end - pos)
+                FAIL(start, "header key length %lld runs past the record", (long long)n);
+            record_header_bytes += n;
+            pos += (Py_ssize_t)n;
+            VARINT(body_end, VARINT_MAX_BYTES, n);
+            if (n > body_end - pos)
+                FAIL(start, "header value length %lld runs past the record", (long long)n);
+            if (n > 0) {
+                record_header_bytes += n;
+                pos += (Py_ssize_t)n;
+            }
+        }
+        if (pos != body_end)
+            FAIL(start, "record declares %lld bytes but its fields take %lld", (long long)length,
+                 (long long)(length + pos - body_end));
+        if (offset_delta <= previous)
+            FAIL(start, "record offset delta %lld is not above the previous one (%lld)", (long long)offset_delta,
+                 (long long)previous);
+        if (offset_delta > last_offset_delta)
+            FAIL(start, "record offset delta %lld is past the batch's lastOffsetDelta %lld",
+                 (long long)offset_delta, last_offset_delta);
+        previous = offset_delta;
+        if (key < 0)
+            null_keys++;
+        else
+            keys += key;
+        if (value < 0)
+            null_values++;
+        else
+            values += value;
+        header_bytes += record_header_bytes;
+        headers += h;
+        if (!have_ts || ts_delta > max_ts) {
+            max_ts = ts_delta;
+            have_ts = 1;
+        }
+    }
+    if (pos != end)
+        FAIL(pos, "%lld bytes remain after the batch's %lld declared records", (long long)(end - pos), count);
+
+fail:
+    *out = (WalkCounts){i, keys, values, header_bytes, null_keys, null_values, headers, max_ts, have_ts};
+    *error = err;
+    return failed;
+}
+
+static PyObject *
+walk_v2_records(PyObject *self, PyObject *args)
+{
+    Py_buffer view;
+    Py_ssize_t pos, end;
+    long long count, last_offset_delta;
+    if (!PyArg_ParseTuple(args, "y*nnLL", &view, &pos, &end, &count, &last_offset_delta))
+        return NULL;
+    if (check_window(pos, end, view.len) < 0) {
+        PyBuffer_Release(&view);
+        return NULL;
+    }
+    WalkCounts c;
+    DataError err;
+    int failed = walk_records((const unsigned char *)view.buf, pos, end, count, last_offset_delta, &c, &err);
+    PyBuffer_Release(&view);
+    if (failed && err.message == NULL)
+        return NULL; /* the reason could not be built: a Python exception is set */
+    PyObject *ts = c.have_ts ? PyLong_FromLongLong(c.max_ts) : Py_NewRef(Py_None);
+    if (ts == NULL) {
+        Py_XDECREF(err.message);
+        return NULL;
+    }
+    PyObject *reason = failed ? err.message : Py_NewRef(Py_None);
+    return Py_BuildValue("(LLLLLLLNNn)", c.records, c.keys, c.values, c.header_bytes, c.null_keys, c.null_values,
+                         c.headers, ts, reason, failed ? err.position : (Py_ssize_t)0);
+}
+
+
+/* --- the entry walk (walk_entries in _walk_pure.py, the reference: its docstring says what it takes) --- */
+
+#define SMALLEST_ENTRY (LOG_OVERHEAD + LEGACY_V0_MIN_SIZE)
+#define SMALL_CRC 4096 /* without the folding path: below this, CRC-32 by table; above, zlib's */
+
+/* 1 when fn(memoryview of p[0:n]) == stored, 0 when not, -1 with a Python exception set. */
+static int
+crc_call_matches(PyObject *fn, const unsigned char *p, Py_ssize_t n, uint32_t stored)
+{
+    PyObject *view = PyMemoryView_FromMemory((char *)p, n, PyBUF_READ);
+    if (view == NULL)
+        return -1;
+    PyObject *r = PyObject_CallOneArg(fn, view);
+    Py_DECREF(view);
+    if (r == NULL)
+        return -1;
+    int overflow = 0;
+    long long v = PyLong_AsLongLongAndOverflow(r, &overflow);
+    Py_DECREF(r);
+    if (v == -1 && PyErr_Occurred())
+        return -1;
+    return !overflow && v == (long long)stored;
+}
+
+/* CRC-32 by folding (_wire.h) where the CPU can: three times zlib's speed on a v0/v1 gzip wrapper of a
+ * few KiB, which is most of what a shallow check of such a file computes. Else by the tables below
+ * SMALL_CRC, and by zlib.crc32 (fn) above it. */
+static int
+crc32_matches(PyObject *fn, const unsigned char *p, Py_ssize_t n, uint32_t stored)
+{
+#ifdef KDUMP_CRC32_FOLD
+    if (crc32_can_fold)
+        return crc32_ieee(p, n) == stored;
+#endif
+    if (n < SMALL_CRC)
+        return crc32_ieee(p, n) == stored;
+    return crc_call_matches(fn, p, n, stored);
+}
+
+/* The value (start, length or -1) of the v0/v1 message p[pos:end] when it frames exactly as
+ * message.Message reads it; -1 when it does not. */
+static int
+legacy_value(const unsigned char *p, Py_ssize_t pos, Py_ssize_t end, int magic, Py_ssize_t *vstart, int32_t *vlen)
+{
+    Py_ssize_t min_size = magic == 1 ? LEGACY_V1_MIN_SIZE : LEGACY_V0_MIN_SIZE;
+    if (end - pos < SMALLEST_ENTRY || end - pos - LOG_OVERHEAD < min_size)
+        return -1;
+    Py_ssize_t q = pos + LEGACY_HEADER_SIZE + (magic == 1 ? 8 : 0);
+    int32_t n = 0;
+    for (int k = 0; k < 2; k++) {
+        if (q + 4 > end)
+            return -1;
+        n = be32(p + q);
+        q += 4;
+        if (n > end - q)
+            return -1;
+        if (n > 0)
+            q += n;
+    }
+    if (q != end)
+        return -1;
+    *vstart = n > 0 ? q - n : q;
+    *vlen = n;
+    return 0;
+}
+
+/* A wrapper's decompressed inner messages, when every one is sound: 1 with (count, first, last
+ * offset), 0 when one is not, -1 with a Python exception set. */
+static int
+inner_span(const unsigned char *d, Py_ssize_t size_all, int magic, PyObject *crc32_fn, long long *count,
+           int64_t *first, int64_t *last)
+{
+    Py_ssize_t pos = 0, vstart;
+    int32_t vlen;
+    long long n = 0;
+    while (pos < size_all) {
+        if (size_all - pos < LOG_OVERHEAD)
+            return 0;
+        int64_t offset = be64(d + pos);
+        int32_t size = be32(d + pos + LOG_ENTRY_SIZE_OFFSET);
+        if (size < 0 || size > size_all - pos - LOG_OVERHEAD)
+            return 0;
+        Py_ssize_t end = pos + LOG_OVERHEAD + size;
+        if (end - pos < SMALLEST_ENTRY)
+            return 0;
+        if (d[pos + LEGACY_MAGIC_OFFSET] != magic || (d[pos + LEGACY_ATTRIBUTES_OFFSET] & COMPRESSION_MASK))
+            return 0;
+        if (legacy_value(d, pos, end, magic, &vstart, &vlen) < 0)
+            return 0;
+        int ok = crc32_matches(crc32_fn, d + pos + MAGIC_OFFSET, end - pos - MAGIC_OFFSET,
+                               (uint32_t)be32(d + pos + LEGACY_CRC_OFFSET));
+        if (ok <= 0)
+            return ok;
+        if (n == 0)
+            *first = offset;
+        *last = offset;
+        n++;
+        pos = end;
+    }
+    *count = n;
+    return n > 0;
+}
+
+/* decompress(codec, memoryview of p[0:n]): a new reference, or NULL -- with a Python exception set
+ * when it must propagate (not an Exception: KeyboardInterrupt), without one when the payload is
+ * refused (the slow way then reports why). */
+static PyObject *
+call_decompress(PyObject *fn, int codec, const unsigned char *p, Py_ssize_t n)
+{
+    PyObject *view = PyMemoryView_FromMemory((char *)p, n, PyBUF_READ);
+    if (view == NULL)
+        return NULL;
+    PyObject *r = PyObject_CallFunction(fn, "iO", codec, view);
+    Py_DECREF(view);
+    if (r == NULL && PyErr_ExceptionMatches(PyExc_Exception))
+        PyErr_Clear();
+    return r;
+}
+
+static PyObject *
+walk_entries(PyObject *self, PyObject *args)
+{
+    Py_buffer view;
+    Py_ssize_t pos, end, file_pos, entry_limit;
+    int deep, after_damage;
+    long long max_records;
+    PyObject *last_obj, *crc32c_fn, *crc32_fn, *decompress_fn, *rows;
+    if (!PyArg_ParseTuple(args, "y*nnnpOpLnOOOO", &view, &pos, &end, &file_pos, &deep, &last_obj, &after_damage,
+                          &max_records, &entry_limit, &crc32c_fn, &crc32_fn, &decompress_fn, &rows))
+        return NULL;
+    if (check_window(pos, end, view.len) < 0) {
+        PyBuffer_Release(&view);
+        return NULL;
+    }
+    if (rows != Py_None && !PyList_Check(rows)) {
+        PyBuffer_Release(&view);
+        PyErr_SetString(PyExc_TypeError, "rows must be a list or None");
+        return NULL;
+    }
+    const unsigned char *p = (const unsigned char *)view.buf;
+    Py_ssize_t start = pos;
+    long long batches = 0, records = 0, gaps = 0;
+    int have_last = last_obj != Py_None, overflow = 0;
+    int64_t last = 0;
+    if (have_last) {
+        last = PyLong_AsLongLongAndOverflow(last_obj, &overflow);
+        if (last == -1 && PyErr_Occurred())
+            goto error;
+        if (overflow)
+            goto done; /* past int64: no offset can follow it, so no entry is taken */
+    }
+    while (end - pos > MAGIC_OFFSET) {
+        const unsigned char *q = p + pos;
+        int64_t offset = be64(q);
+        int32_t length = be32(q + LOG_ENTRY_SIZE_OFFSET);
+        int magic = q[MAGIC_OFFSET];
+        if (length < LEGACY_V0_MIN_SIZE || length > end - pos - LOG_OVERHEAD || LOG_OVERHEAD + length > entry_limit)
+            break;
+        Py_ssize_t entry = LOG_OVERHEAD + (Py_ssize_t)length, entry_end = pos + entry;
+        int64_t base = 0, last_offset, row_ts;
+        int have_base = 1;
+        long long n = 0;
+        if (magic == 2) {
+            if (entry < V2_HEADER_SIZE)
+                break;
+            uint32_t crc = (uint32_t)be32(q + V2_CRC_OFFSET);
+            int attributes = be16(q + V2_ATTRIBUTES_OFFSET);
+            int32_t last_delta = be32(q + V2_LAST_OFFSET_DELTA_OFFSET);
+            int64_t base_ts = be64(q + V2_BASE_TIMESTAMP_OFFSET), max_ts = be64(q + V2_MAX_TIMESTAMP_OFFSET);
+            int32_t count = be32(q + V2_RECORD_COUNT_OFFSET);
+            if (count < 0 || count > max_records || last_delta < 0)
+                break;
+            int ok = crc_call_matches(crc32c_fn, q + V2_ATTRIBUTES_OFFSET, entry - V2_ATTRIBUTES_OFFSET, crc);
+            if (ok < 0)
+                goto error;
+            if (!ok)
+                break;
+            base = offset;
+            if (__builtin_add_overflow(offset, (int64_t)last_delta, &last_offset))
+                break;
+            if (have_last && base <= last)
+                break;
+            n = count;
+            row_ts = max_ts;
+            if (deep) {
+                int codec = attributes & COMPRESSION_MASK;
+                if ((attributes & CONTROL_BIT) || codec > 4)
+                    break;
+                WalkCounts c;
+                DataError err = {NULL, 0};
+                int failed;
+                if (codec) {
+                    PyObject *payload =
+                        call_decompress(decompress_fn, codec, q + V2_HEADER_SIZE, entry - V2_HEADER_SIZE);
+                    if (payload == NULL) {
+                        if (PyErr_Occurred())
+                            goto error;
+                        break;
+                    }
+                    Py_buffer pb;
+                    if (PyObject_GetBuffer(payload, &pb, PyBUF_SIMPLE) < 0) {
+                        Py_DECREF(payload);
+                        goto error;
+                    }
+                    failed = walk_records((const unsigned char *)pb.buf, 0, pb.len, count, last_delta, &c, &err);
+                    PyBuffer_Release(&pb);
+                    Py_DECREF(payload);
+                }
+                else {
+                    failed = walk_records(p, pos + V2_HEADER_SIZE, entry_end, count, last_delta, &c, &err);
+                }
+                if (failed) {
+                    if (err.message == NULL)
+                        goto error;
+                    Py_DECREF(err.message);
+                    break;
+                }
+                if (c.have_ts && !(attributes & (TIMESTAMP_TYPE_BIT | DELETE_HORIZON_BIT))) {
+                    int64_t latest;
+                    if (__builtin_add_overflow(base_ts, c.max_ts, &latest) ? c.max_ts > 0 : latest > max_ts)
+                        break;
+                }
+            }
+        }
+        else if (magic < 2) {
+            Py_ssize_t vstart;
+            int32_t vlen;
+            if (legacy_value(p, pos, entry_end, magic, &vstart, &vlen) < 0)
+                break;
+            int ok = crc32_matches(crc32_fn, q + MAGIC_OFFSET, entry - MAGIC_OFFSET,
+                                   (uint32_t)be32(q + LEGACY_CRC_OFFSET));
+            if (ok < 0)
+                goto error;
+            if (!ok)
+                break;
+            row_ts = magic == 1 ? be64(q + LEGACY_V1_TIMESTAMP_OFFSET) : -1;
+            int codec = q[LEGACY_ATTRIBUTES_OFFSET] & COMPRESSION_MASK;
+            last_offset = offset;
+            if (codec == 0) {
+                base = offset;
+                n = 1;
+            }
+            else if (codec > 3 || vlen < 0) {
+                break; /* zstd or an unknown codec in a wrapper, or no value: the decoder reports it */
+            }
+            else if (deep) {
+                PyObject *inner = call_decompress(decompress_fn, codec, p + vstart, vlen);
+                if (inner == NULL) {
+                    if (PyErr_Occurred())
+                        goto error;
+                    break;
+                }
+                Py_buffer ib;
+                if (PyObject_GetBuffer(inner, &ib, PyBUF_SIMPLE) < 0) {
+                    Py_DECREF(inner);
+                    goto error;
+                }
+                int64_t first = 0, last_inner = 0;
+                int sound = 0;
+                if (ib.len / SMALLEST_ENTRY <= max_records)
+                    sound = inner_span((const unsigned char *)ib.buf, ib.len, magic, crc32_fn, &n, &first,
+                                       &last_inner);
+                PyBuffer_Release(&ib);
+                Py_DECREF(inner);
+                if (sound < 0)
+                    goto error;
+                if (!sound)
+                    break;
+                int relative = magic > 0 && offset != 0;
+                if (relative && offset < last_inner)
+                    break;
+                __int128 shift = relative ? (__int128)offset - last_inner : 0;
+                __int128 b = (shift > 0 ? shift : 0) + first;
+                if (b > last_offset)
+                    break;
+                base = (int64_t)b;
+            }
+            else {
+                have_base = 0; /* shallow: a wrapper's header holds only its last offset */
+                n = 0;
+            }
+            if (have_last && (have_base ? base : last_offset) <= last)
+                break;
+        }
+        else {
+            break;
+        }
+        if (have_base && have_last && base > last + 1 && !after_damage)
+            gaps++;
+        if (rows != Py_None) {
+            int64_t low = have_base ? base : (have_last ? last + 1 : 0);
+            PyObject *row = Py_BuildValue("(nLLL)", file_pos + pos, (long long)low, (long long)last_offset,
+                                          (long long)row_ts);
+            if (row == NULL)
+                goto error;
+            int r = PyList_Append(rows, row);
+            Py_DECREF(row);
+            if (r < 0)
+                goto error;
+        }
+        last = last_offset;
+        have_last = 1;
+        after_damage = 0;
+        batches++;
+        records += n;
+        pos = entry_end;
+    }
+done:
+    PyBuffer_Release(&view);
+    PyObject *last_out = have_last && !overflow ? PyLong_FromLongLong(last) : Py_NewRef(last_obj);
+    if (last_out == NULL)
+        return NULL;
+    return Py_BuildValue("(nLLLNO)", pos - start, batches, records, gaps, last_out,
+                         after_damage ? Py_True : Py_False);
+error:
+    PyBuffer_Release(&view);
+    return NULL;
+}
+
+static PyMethodDef methods[] = {
+    {"walk_v2_records", walk_v2_records, METH_VARARGS,
+     "walk_v2_records(data, pos, end, count, last_offset_delta) -> (records, keyBytes, valueBytes, "
+     "headerBytes, nullKeys, nullValues, headers, maxTimestampDelta, error, errorPosition)"},
+    {"walk_entries", walk_entries, METH_VARARGS,
+     "walk_entries(data, pos, end, file_pos, deep, last, after_damage, max_records, entry_limit, crc32c, crc32, "
+     "decompress, rows) -> (used, batches, records, gaps, last, after_damage)"},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, "_walk", "Compiled twin of kafka_dump.wire._walk_pure.", -1, methods, NULL, NULL, NULL,
+    NULL,
+};
+
+PyMODINIT_FUNC
+PyInit__walk(void)
+{
+    crc32_init();
+    return PyModule_Create(&module);
+}

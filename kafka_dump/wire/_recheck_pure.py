@@ -1,0 +1,169 @@
+"""The reference twin of ``_recheck.c``: do the v2 records written hold exactly the Records meant?
+
+``kdump convert`` checks every v2 batch it writes against the Records it was built from. The
+compiled twin compares field by field without building a Record per record read; this one states
+the same rule in plain Python. Both return the index of the first record that differs (a record
+that cannot be read differs), ``len(expected)`` when bytes are left after the last one, else -1.
+
+A record read is the same as a Record when its offset (base + delta), its reported timestamp (the
+LogAppendTime when there is one, else base + delta), its own time (base + delta) where the Record
+keeps one as ``storedTimestamp``, its key, value and headers (None for a negative length) are.
+"""
+
+from __future__ import annotations
+
+from kafka_dump.errors import CorruptRecordError
+from kafka_dump.model import Record, new_record
+from kafka_dump.wire import layout as L
+from kafka_dump.wire.varint import VARINT_MAX_BYTES, VARLONG_MAX_BYTES, read_zigzag
+
+_INT64 = range(-(2**63), 2**63)
+
+
+def _same_int(obj: object, value: int) -> bool:
+    return isinstance(obj, int) and obj == value
+
+
+def _same_bytes(obj: object, data: bytes, pos: int, n: int) -> bool:
+    if n < 0:
+        return obj is None
+    return isinstance(obj, bytes) and obj == data[pos : pos + n]
+
+
+def same_v2_records(
+    data: bytes,
+    pos: int,
+    end: int,
+    base_offset: int,
+    base_timestamp: int,
+    log_append_time: int | None,
+    expected: tuple[Record, ...],
+) -> int:
+    """The index of the first record of ``data[pos:end]`` that differs from ``expected``, or -1."""
+    if not 0 <= pos <= end <= len(data):
+        raise ValueError("pos and end must satisfy 0 <= pos <= end <= len(data)")
+    for i, rec in enumerate(expected):
+        try:
+            pos = _same_record(data, pos, end, base_offset, base_timestamp, log_append_time, rec)
+        except CorruptRecordError:
+            return i
+        if pos < 0:
+            return i
+    return -1 if pos == end else len(expected)
+
+
+def _same_record(
+    data: bytes, pos: int, end: int, base_offset: int, base_timestamp: int, lat: int | None, rec: Record
+) -> int:
+    """The position after the record at ``pos`` when it is ``rec``, else -1."""
+    length, pos = read_zigzag(data, pos, end, VARINT_MAX_BYTES)
+    if length < 1 or length > end - pos:
+        return -1
+    body_end = pos + length
+    pos += 1  # attributes: unused
+    ts_delta, pos = read_zigzag(data, pos, body_end, VARLONG_MAX_BYTES)
+    offset_delta, pos = read_zigzag(data, pos, body_end, VARINT_MAX_BYTES)
+    offset, own = base_offset + offset_delta, base_timestamp + ts_delta
+    if offset not in _INT64 or own not in _INT64:
+        return -1
+    key_len, pos = read_zigzag(data, pos, body_end, VARINT_MAX_BYTES)
+    if key_len > body_end - pos:
+        return -1
+    key_at = pos
+    pos += max(key_len, 0)
+    value_len, pos = read_zigzag(data, pos, body_end, VARINT_MAX_BYTES)
+    if value_len > body_end - pos:
+        return -1
+    value_at = pos
+    pos += max(value_len, 0)
+    count, pos = read_zigzag(data, pos, body_end, VARINT_MAX_BYTES)
+    if count < 0 or count > body_end - pos:
+        return -1
+    if not (
+        _same_int(rec.offset, offset)
+        and _same_int(rec.timestamp, own if lat is None else lat)
+        and (rec.storedTimestamp is None or _same_int(rec.storedTimestamp, own))
+        and _same_bytes(rec.key, data, key_at, key_len)
+        and _same_bytes(rec.value, data, value_at, value_len)
+    ):
+        return -1
+    headers = rec.headers
+    if not isinstance(headers, tuple) or len(headers) != count:
+        return -1
+    for h in headers:
+        hk, pos = read_zigzag(data, pos, body_end, VARINT_MAX_BYTES)
+        if hk < 0 or hk > body_end - pos:
+            return -1
+        hk_at = pos
+        pos += hk
+        hv, pos = read_zigzag(data, pos, body_end, VARINT_MAX_BYTES)
+        if hv > body_end - pos:
+            return -1
+        hv_at = pos
+        pos += max(hv, 0)
+        if not (_same_bytes(h.key, data, hk_at, hk) and _same_bytes(h.value, data, hv_at, hv)):
+            return -1
+    return pos if pos == body_end else -1
+
+
+def _inner_messages(inner: bytes) -> list[tuple[int, int, bytes | None, bytes | None]] | None:
+    """(offset, timestamp, key, value) of every v1 inner message, or None when one cannot be read."""
+    found = []
+    at = 0
+    while at < len(inner):
+        if len(inner) - at < 12 + 22:
+            return None
+        offset, size = L.LOG_ENTRY.unpack_from(inner, at)
+        if size < 22 or size > len(inner) - at - 12:
+            return None
+        end = at + 12 + size
+        (ts,) = L.INT64.unpack_from(inner, at + 18)
+        q = at + 26
+        fields: list[bytes | None] = []
+        for _ in range(2):
+            if end - q < 4:
+                return None
+            (n,) = L.INT32.unpack_from(inner, q)
+            q += 4
+            if n > end - q:
+                return None
+            fields.append(None if n < 0 else inner[q : q + n])
+            q += max(n, 0)
+        found.append((offset, ts, fields[0], fields[1]))
+        at = end
+    return found
+
+
+def same_as_v1_inner(
+    data: bytes, pos: int, end: int, base_offset: int, base_timestamp: int, inner: bytes, wrapper_offset: int
+) -> tuple[int, int, int, int]:
+    """The index of the first v2 record of ``data[pos:end]`` that differs from the v1 inner messages
+    of a decompressed wrapper, or whose offset is not above the previous one's (``len`` of them when
+    bytes are left after the last), else -1; the records found the same; and the largest record time
+    and the last offset among them (``INT64_MIN`` when none was).
+
+    Offsets are placed as Kafka's ``DeepRecordsIterator`` places them: relative to the last inner
+    message, whose absolute offset is the wrapper's (a wrapper offset of 0: base 0).
+    """
+    if not 0 <= pos <= end <= len(data):
+        raise ValueError("pos and end must satisfy 0 <= pos <= end <= len(data)")
+    latest = last_read = -(2**63)
+    messages = _inner_messages(inner)
+    if messages is None:
+        return 0, 0, latest, last_read
+    base = wrapper_offset - messages[-1][0] if wrapper_offset != 0 and messages else 0
+    for i, (offset, ts, key, value) in enumerate(messages):
+        want = new_record(base + offset, ts, key, value, (), -1, 0)
+        try:
+            after = _same_record(data, pos, end, base_offset, base_timestamp, None, want)
+            attributes_at = read_zigzag(data, pos, end, VARINT_MAX_BYTES)[1]
+        except CorruptRecordError:
+            return i, i, latest, last_read
+        if (
+            after < 0 or data[attributes_at] != 0 or (i > 0 and base + offset <= last_read)
+        ):  # attributes: unused, and the transcoder writes 0
+            return i, i, latest, last_read
+        latest = max(latest, ts)  # the record's own time, which it was just found to hold
+        last_read = base + offset
+        pos = after
+    return (-1 if pos == end else len(messages)), len(messages), latest, last_read

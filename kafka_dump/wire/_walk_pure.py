@@ -1,0 +1,304 @@
+"""The pure-Python twin of the validating record walk (the reference); see ``walk.py`` for what it is for.
+
+The framing checks and their reasons and positions are exactly those of ``decode_v2_records`` (so
+``dump`` and ``verify-crc`` report the same problem at the same byte); the walk adds two of its own,
+after a record's fields have been read: offset deltas strictly increasing from 0, none past the
+batch's ``lastOffsetDelta``. ``_walk.c`` is the compiled twin.
+
+``walk_entries`` walks whole entries of a segment for ``verify-crc`` and stops before the first one
+it cannot vouch for; it never reports a problem itself (the segment reader does, on that entry).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from kafka_dump.errors import CorruptRecordError
+from kafka_dump.wire import layout as L
+from kafka_dump.wire.layout import V2_RECORD_MIN_LENGTH
+from kafka_dump.wire.varint import read_zigzag
+
+# records, keyBytes, valueBytes, headerBytes, nullKeys, nullValues, headers, maxTimestampDelta,
+# error (reason or None), errorPosition: the fields of ``walk.RecordWalk``.
+RawWalk = tuple[int, int, int, int, int, int, int, "int | None", "str | None", int]
+
+
+def walk_v2_records(data: bytes, pos: int, end: int, count: int, last_offset_delta: int) -> RawWalk:
+    """Walk ``count`` records in ``data[pos:end]`` (``end <= len(data)``) without building them."""
+    if pos < 0 or end < pos or end > len(data):
+        raise ValueError("pos and end must satisfy 0 <= pos <= end <= len(data)")
+    varint = read_zigzag
+    keys = values = header_bytes = null_keys = null_values = headers = 0
+    max_ts: int | None = None
+    previous = -1
+    first = pos
+    i = 0
+    try:
+        while i < count:
+            if pos >= end:
+                raise CorruptRecordError(f"batch declares {count} records but holds {i}", position=first)
+            start = pos
+            try:
+                length, pos = varint(data, pos, end, 5)
+                body_end = pos + length
+                if length < V2_RECORD_MIN_LENGTH or body_end > end:
+                    raise CorruptRecordError(f"record length {length} does not fit the batch")
+                pos += 1  # attributes: unused
+                ts_delta, pos = varint(data, pos, body_end, 10)
+                offset_delta, pos = varint(data, pos, body_end, 5)
+                key, pos = varint(data, pos, body_end, 5)
+                if key > body_end - pos:
+                    raise CorruptRecordError(f"key length {key} runs past the record")
+                if key > 0:
+                    pos += key
+                value, pos = varint(data, pos, body_end, 5)
+                if value > body_end - pos:
+                    raise CorruptRecordError(f"value length {value} runs past the record")
+                if value > 0:
+                    pos += value
+                record_header_bytes = 0
+                h, pos = varint(data, pos, body_end, 5)
+                if h < 0 or h > body_end - pos:
+                    raise CorruptRecordError(f"invalid header count {h}")
+                for _ in range(h):
+                    n, pos = varint(data, pos, body_end, 5)
+                    if n < 0:
+                        raise CorruptRecordError("header key is null")
+                    if n > body_end - pos:
+                        raise CorruptRecordError(f"header key length {n} runs past the record")
+                    record_header_bytes += n
+                    pos += n
+                    n, pos = varint(data, pos, body_end, 5)
+                    if n > body_end - pos:
+                        raise CorruptRecordError(f"header value length {n} runs past the record")
+                    if n > 0:
+                        record_header_bytes += n
+                        pos += n
+                if pos != body_end:
+                    raise CorruptRecordError(
+                        f"record declares {length} bytes but its fields take {length + pos - body_end}"
+                    )
+                if offset_delta <= previous:
+                    raise CorruptRecordError(
+                        f"record offset delta {offset_delta} is not above the previous one ({previous})"
+                    )
+                if offset_delta > last_offset_delta:
+                    raise CorruptRecordError(
+                        f"record offset delta {offset_delta} is past the batch's lastOffsetDelta {last_offset_delta}"
+                    )
+            except CorruptRecordError as err:
+                # Every error inside a record is reported at the record's start.
+                raise CorruptRecordError(err.reason, position=start) from None
+            previous = offset_delta
+            if key < 0:
+                null_keys += 1
+            else:
+                keys += key
+            if value < 0:
+                null_values += 1
+            else:
+                values += value
+            header_bytes += record_header_bytes
+            headers += h
+            if max_ts is None or ts_delta > max_ts:
+                max_ts = ts_delta
+            i += 1
+        if pos != end:
+            raise CorruptRecordError(
+                f"{end - pos} bytes remain after the batch's {count} declared records", position=pos
+            )
+    except CorruptRecordError as err:
+        where = err.position if err.position is not None else first
+        return (i, keys, values, header_bytes, null_keys, null_values, headers, max_ts, err.reason, where)
+    return (i, keys, values, header_bytes, null_keys, null_values, headers, max_ts, None, 0)
+
+
+# --- the entry walk: whole entries of a segment, checked and counted, for verify-crc ---------------------------
+
+# used bytes, batches, records, offset gaps, last offset (None before any entry), after damage: the
+# fields of ``walk.EntryWalk``.
+RawEntryWalk = tuple[int, int, int, int, "int | None", bool]
+# codec id, payload -> decompressed bytes (raises on a payload that does not decompress).
+Decompress = Callable[[int, memoryview], bytes]
+Checksum = Callable[[memoryview], int]
+# position in the file, baseOffset (a lower bound for a wrapper walked shallow), lastOffset,
+# maxTimestamp: what the index check needs of each entry.
+EntryRow = tuple[int, int, int, int]
+
+_PREFIX = L.MAGIC_OFFSET + 1
+_SMALLEST_ENTRY = L.LOG_OVERHEAD + L.LEGACY_V0_MIN_SIZE
+_V1_TS = L.LEGACY_V1_TIMESTAMP_OFFSET
+_INT64_MAX = 2**63 - 1
+
+
+def _legacy_value(data: bytes | bytearray, pos: int, end: int, magic: int) -> tuple[int, int] | None:
+    """(value start, value length or -1) of the v0/v1 message ``data[pos:end]``, if it frames exactly
+    as ``message.Message`` reads it (sizes within the message, nothing after the value)."""
+    if end - pos < _SMALLEST_ENTRY or end - pos - L.LOG_OVERHEAD < L.LEGACY_MIN_SIZE[magic]:
+        return None
+    p = pos + L.LEGACY_HEADER_SIZE + (L.INT64.size if magic == 1 else 0)
+    n = 0
+    for _ in range(2):  # key, then value
+        if p + L.INT32.size > end:
+            return None
+        (n,) = L.INT32.unpack_from(data, p)
+        p += L.INT32.size
+        if n > end - p:
+            return None
+        if n > 0:
+            p += n
+    if p != end:
+        return None
+    return (p - n if n > 0 else p), n
+
+
+def _inner_span(data: bytes, magic: int, crc32: Checksum) -> tuple[int, int, int] | None:
+    """(count, first offset, last offset) of a wrapper's decompressed inner messages when every one
+    of them is sound (frames, right magic, no codec, CRC-32 valid), as ``decode_legacy_inner`` reads
+    them; None otherwise (the decoder then reports what is wrong)."""
+    pos, size_all, n = 0, len(data), 0
+    first = last = 0
+    view = memoryview(data)
+    while pos < size_all:
+        if size_all - pos < L.LOG_OVERHEAD:
+            return None
+        offset, size = L.LOG_ENTRY.unpack_from(data, pos)
+        end = pos + L.LOG_OVERHEAD + size
+        if size < 0 or end > size_all or end - pos < _SMALLEST_ENTRY:
+            return None
+        crc, inner_magic, attributes = L.LEGACY_HEADER.unpack_from(data, pos)[2:]
+        if inner_magic != magic or attributes & L.COMPRESSION_MASK:
+            return None
+        if _legacy_value(data, pos, end, magic) is None:
+            return None
+        if crc32(view[pos + L.MAGIC_OFFSET : end]) != crc:
+            return None
+        if n == 0:
+            first = offset
+        last = offset
+        n += 1
+        pos = end
+    return (n, first, last) if n else None
+
+
+def walk_entries(
+    data: bytes | bytearray,
+    pos: int,
+    end: int,
+    file_pos: int,
+    deep: bool,
+    last: int | None,
+    after_damage: bool,
+    max_records: int,
+    entry_limit: int,
+    crc32c: Checksum,
+    crc32: Checksum,
+    decompress: Decompress,
+    rows: list[EntryRow] | None,
+) -> RawEntryWalk:
+    """Walk the sound entries at the start of ``data[pos:end]`` (file position ``file_pos + pos``).
+
+    An entry is taken when it is whole in the window, frames, its CRC holds, its offsets follow
+    ``last`` (the previous entry's lastOffset) and, when ``deep``, its records or inner messages
+    walk clean; the walk stops before the first entry that is anything else (or that needs its
+    records decoded: a deep v2 control batch), and the caller reads that one the slow way, which
+    reports it. Offset gaps are counted as ``verify.py`` counts them. Shallow, a v0/v1 wrapper is not
+    decompressed: its header holds only its last offset, so its records are not counted, no gap is
+    counted before it, and its order is checked by that last offset alone. ``rows`` (when a list)
+    gets each entry's ``EntryRow`` for the index check.
+    """
+    if pos < 0 or end < pos or end > len(data):
+        raise ValueError("pos and end must satisfy 0 <= pos <= end <= len(data)")
+    view = memoryview(data)
+    start = pos
+    batches = records = gaps = 0
+    while end - pos >= _PREFIX:
+        offset, length = L.LOG_ENTRY.unpack_from(data, pos)
+        magic = data[pos + L.MAGIC_OFFSET]
+        entry = L.LOG_OVERHEAD + length
+        if length < L.LEGACY_V0_MIN_SIZE or entry > end - pos or entry > entry_limit:
+            break
+        entry_end = pos + entry
+        base: int | None
+        if magic == 2:
+            if entry < L.V2_HEADER_SIZE:
+                break
+            head = L.V2_HEADER.unpack_from(data, pos)
+            crc, attributes, last_delta, base_ts, max_ts = head[4:9]
+            count = head[12]
+            if count < 0 or count > max_records or last_delta < 0:
+                break
+            if crc32c(view[pos + L.V2_ATTRIBUTES_OFFSET : entry_end]) != crc:
+                break
+            base, last_offset, n, row_ts = offset, offset + last_delta, count, max_ts
+            if last_offset > _INT64_MAX or (last is not None and base <= last):
+                break
+            if deep:
+                codec = attributes & L.COMPRESSION_MASK
+                if attributes & L.CONTROL_BIT or codec > 4:
+                    break
+                if codec:
+                    try:
+                        payload = decompress(codec, view[pos + L.V2_HEADER_SIZE : entry_end])
+                    except Exception:  # the slow way reports it
+                        break
+                    walk = walk_v2_records(payload, 0, len(payload), count, last_delta)
+                else:
+                    walk = walk_v2_records(
+                        bytes(view[pos:entry_end]), L.V2_HEADER_SIZE, entry, count, last_delta
+                    )
+                if walk[8] is not None:
+                    break
+                delta = walk[7]
+                if (
+                    delta is not None
+                    and not attributes & (L.TIMESTAMP_TYPE_BIT | L.DELETE_HORIZON_BIT)
+                    and base_ts + delta > max_ts
+                ):
+                    break
+        elif magic < 2:
+            crc, attributes = L.LEGACY_HEADER.unpack_from(data, pos)[2::2]
+            found = _legacy_value(data, pos, entry_end, magic)
+            if found is None or crc32(view[pos + L.MAGIC_OFFSET : entry_end]) != crc:
+                break
+            row_ts = L.INT64.unpack_from(data, pos + _V1_TS)[0] if magic == 1 else -1
+            codec = attributes & L.COMPRESSION_MASK
+            last_offset = offset
+            if codec == 0:
+                base, n = offset, 1
+            elif codec > 3 or found[1] < 0:
+                break  # zstd or an unknown codec in a wrapper, or no value: the decoder reports it
+            elif deep:
+                try:
+                    inner = decompress(codec, view[found[0] : found[0] + found[1]])
+                except Exception:  # the slow way reports it
+                    break
+                if len(inner) // _SMALLEST_ENTRY > max_records:
+                    break
+                span = _inner_span(inner, magic, crc32)
+                if span is None:
+                    break
+                n, first, last_inner = span
+                relative = magic > 0 and offset != 0
+                if relative and offset < last_inner:
+                    break
+                base = (max(0, offset - last_inner) if relative else 0) + first
+                if base > last_offset:
+                    break
+            else:
+                base, n = None, 0
+            if last is not None and (base if base is not None else last_offset) <= last:
+                break
+        else:
+            break
+        if base is not None and last is not None and base > last + 1 and not after_damage:
+            gaps += 1
+        if rows is not None:
+            low = base if base is not None else (last + 1 if last is not None else 0)
+            rows.append((file_pos + pos, low, last_offset, row_ts))
+        last = last_offset
+        after_damage = False
+        batches += 1
+        records += n
+        pos = entry_end
+    return pos - start, batches, records, gaps, last, after_damage

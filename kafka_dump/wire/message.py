@@ -1,0 +1,126 @@
+"""One v0/v1 message (``LegacyRecord``), its header fields and payload; see ``layout.py``."""
+
+from __future__ import annotations
+
+from kafka_dump.errors import CorruptRecordError
+from kafka_dump.model import Batch, Compression, Record, TimestampType, new_record
+from kafka_dump.wire import layout as L
+from kafka_dump.wire.checksum import crc32
+
+_EMPTY: tuple[()] = ()
+_CODECS = tuple(Compression(i) for i in range(8))  # ids 5-7 are UNKNOWN
+
+
+def _read_bytes(buf: bytes, pos: int, end: int, what: str) -> tuple[bytes | None, int]:
+    if pos + L.INT32.size > end:
+        raise CorruptRecordError(f"message ends before its {what} length", position=pos)
+    (n,) = L.INT32.unpack_from(buf, pos)
+    pos += L.INT32.size
+    if n < 0:
+        return None, pos
+    if n > end - pos:
+        raise CorruptRecordError(f"{what} length {n} runs past the message", position=pos - L.INT32.size)
+    return buf[pos : pos + n], pos + n
+
+
+class Message:
+    """One decoded v0/v1 message, before its offset is made absolute."""
+
+    __slots__ = (
+        "attributes",
+        "compression",
+        "crc",
+        "crc_valid",
+        "key",
+        "magic",
+        "offset",
+        "size",
+        "timestamp",
+        "value",
+    )
+
+    def __init__(self, buf: bytes, pos: int, end: int) -> None:
+        """Decode the message whose entry is ``buf[pos:end]`` (offset and size fields included)."""
+        if end - pos < L.LOG_OVERHEAD + L.LEGACY_V0_MIN_SIZE:
+            raise CorruptRecordError("message is shorter than the smallest v0 message", position=pos)
+        self.offset, size, self.crc, self.magic, self.attributes = L.LEGACY_HEADER.unpack_from(buf, pos)
+        self.size = L.LOG_OVERHEAD + size
+        if self.magic not in (0, 1):
+            raise CorruptRecordError(f"message has magic {self.magic}, expected 0 or 1", position=pos)
+        if size < L.LEGACY_MIN_SIZE[self.magic]:
+            raise CorruptRecordError(f"message size {size} is below the v{self.magic} minimum", position=pos)
+        self.crc_valid = crc32(memoryview(buf)[pos + L.MAGIC_OFFSET : end]) == self.crc
+        self.compression = _CODECS[self.attributes & L.COMPRESSION_MASK]
+        p = pos + L.LEGACY_HEADER_SIZE
+        self.timestamp = -1
+        if self.magic == 1:
+            (self.timestamp,) = L.INT64.unpack_from(buf, pos + L.LEGACY_V1_TIMESTAMP_OFFSET)
+            p += L.INT64.size
+        self.key, p = _read_bytes(buf, p, end, "key")
+        self.value, p = _read_bytes(buf, p, end, "value")
+        if p != end:
+            raise CorruptRecordError(f"message has {end - p} bytes after its value", position=pos)
+
+    @property
+    def timestamp_type(self) -> TimestampType:
+        if self.magic == 0:
+            return TimestampType.NO_TIMESTAMP_TYPE
+        if self.attributes & L.TIMESTAMP_TYPE_BIT:
+            return TimestampType.LOG_APPEND_TIME
+        return TimestampType.CREATE_TIME
+
+    def record(self, offset: int, timestamp: int, stored_timestamp: int | None = None) -> Record:
+        return new_record(
+            offset, timestamp, self.key, self.value, _EMPTY, -1, self.size, self.crc, self.crc_valid,
+            stored_timestamp=stored_timestamp,
+        )  # fmt: skip
+
+    def batch(
+        self, file: str, file_pos: int, base_offset: int, records: tuple[Record, ...] | None, count: int
+    ) -> Batch:
+        """This message as a Batch: the outer message of a v0/v1 log entry and its record(s)."""
+        return Batch(
+            file,
+            file_pos,
+            base_offset,
+            self.offset,
+            self.magic,
+            self.attributes,
+            self.compression,
+            self.timestamp_type,
+            self.timestamp,
+            self.timestamp,
+            -1,
+            -1,
+            -1,
+            -1,
+            -1,
+            False,
+            False,
+            None,
+            self.crc,
+            self.crc_valid,
+            self.size,
+            count,
+            records,
+        )
+
+
+def encode_message(
+    offset: int, magic: int, attributes: int, timestamp: int, key: bytes | None, value: bytes | None
+) -> bytes:
+    """One v0/v1 message with its log overhead (``LegacyRecord.write``); the CRC-32 is computed.
+
+    The timestamp is written for magic 1 only. Used for wrapper messages; plain ones come from the
+    encoder twins' loop, which writes the same bytes.
+    """
+    body = bytearray((magic, attributes))
+    if magic == 1:
+        body += L.INT64.pack(timestamp)
+    for field in (key, value):
+        if field is None:
+            body += L.INT32.pack(-1)
+        else:
+            body += L.INT32.pack(len(field))
+            body += field
+    return L.LOG_ENTRY.pack(offset, 4 + len(body)) + L.UINT32.pack(crc32(body)) + bytes(body)

@@ -1,0 +1,231 @@
+"""The v2 RecordBatch (magic 2): header, CRC-32C, records and control records.
+
+Wire schema: see ``layout.py`` (mirrors Kafka's ``DefaultRecordBatch`` and ``DefaultRecord``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+
+from kafka_dump import wire as _twins
+from kafka_dump.errors import CorruptRecordError
+from kafka_dump.model import Batch, Compression, ControlRecord, ControlType, Record, TimestampType
+from kafka_dump.wire import layout as L
+from kafka_dump.wire._pure_encoder import finish_v2_entry
+from kafka_dump.wire.checksum import crc32c
+from kafka_dump.wire.codecs import compress, decompress
+
+_TIMESTAMP_TYPES = (TimestampType.CREATE_TIME, TimestampType.LOG_APPEND_TIME)
+
+
+def increment_sequence(sequence: int, increment: int) -> int:
+    """Kafka's ``DefaultRecordBatch.incrementSequence``: sequences wrap past Integer.MAX_VALUE to 0."""
+    if sequence > L.INT32_MAX - increment:
+        return increment - (L.INT32_MAX - sequence) - 1
+    return sequence + increment
+
+
+def decode_batch(
+    file: str,
+    buf: bytes,
+    pos: int,
+    file_pos: int,
+    *,
+    with_records: bool,
+    max_batch_bytes: int,
+    unpack: Callable[[Compression, bytes | memoryview, int], bytes] = decompress,
+) -> tuple[Batch, CorruptRecordError | None]:
+    """Decode the v2 batch whose entry starts at ``buf[pos]`` (file position ``file_pos``).
+
+    The caller has checked that the whole entry lies in ``buf``. Returns the batch (with whatever
+    records could be read) and the first error found in its records, positioned in the file when
+    the records are not compressed and at the batch otherwise. Compressed records are decompressed
+    by ``unpack`` (``codecs.decompress``, or the segment reader's, which may have inflated them ahead).
+    """
+    (
+        base_offset,
+        batch_length,
+        leader_epoch,
+        magic,
+        crc,
+        attributes,
+        last_offset_delta,
+        base_timestamp,
+        max_timestamp,
+        producer_id,
+        producer_epoch,
+        base_sequence,
+        count,
+    ) = L.V2_HEADER.unpack_from(buf, pos)
+    end = pos + L.LOG_OVERHEAD + batch_length
+    crc_valid = crc32c(memoryview(buf)[pos + L.V2_ATTRIBUTES_OFFSET : end]) == crc
+    compression = Compression(attributes & L.COMPRESSION_MASK)
+    ts_type = _TIMESTAMP_TYPES[(attributes & L.TIMESTAMP_TYPE_BIT) >> 3]
+    is_control = bool(attributes & L.CONTROL_BIT)
+    records: tuple[Record, ...] | None = None
+    error: CorruptRecordError | None = None
+    if with_records:
+        found, error = _decode_records(
+            buf, pos, end, file_pos, compression, count, base_offset, base_timestamp,
+            max_timestamp if ts_type is TimestampType.LOG_APPEND_TIME else None,
+            base_sequence, max_batch_bytes, unpack,
+        )  # fmt: skip
+        if is_control:
+            found, control_error = _with_control(found)
+            error = error or control_error
+        records = tuple(found)
+    batch = Batch(
+        file,
+        file_pos,
+        base_offset,
+        base_offset + last_offset_delta,
+        magic,
+        attributes,
+        compression,
+        ts_type,
+        base_timestamp,
+        max_timestamp,
+        producer_id,
+        producer_epoch,
+        base_sequence,
+        L.NO_SEQUENCE
+        if base_sequence == L.NO_SEQUENCE
+        else increment_sequence(base_sequence, last_offset_delta),
+        leader_epoch,
+        bool(attributes & L.TRANSACTIONAL_BIT),
+        is_control,
+        base_timestamp if attributes & L.DELETE_HORIZON_BIT else None,
+        crc,
+        crc_valid,
+        L.LOG_OVERHEAD + batch_length,
+        count,
+        records,
+    )
+    return batch, error
+
+
+def _decode_records(
+    buf: bytes,
+    pos: int,
+    end: int,
+    file_pos: int,
+    compression: Compression,
+    count: int,
+    base_offset: int,
+    base_timestamp: int,
+    log_append_time: int | None,
+    base_sequence: int,
+    max_batch_bytes: int,
+    unpack: Callable[[Compression, bytes | memoryview, int], bytes],
+) -> tuple[list[Record], CorruptRecordError | None]:
+    if count < 0:
+        return [], CorruptRecordError(f"invalid record count {count}", position=file_pos)
+    if compression is Compression.UNKNOWN:
+        codec_id = L.V2_ATTRIBUTES.unpack_from(buf, pos + L.V2_ATTRIBUTES_OFFSET)[0] & L.COMPRESSION_MASK
+        return [], CorruptRecordError(f"unknown compression codec id {codec_id}", position=file_pos)
+    start = pos + L.V2_HEADER_SIZE
+    if compression is Compression.NONE:
+        records, error = _twins.decode_v2_records(
+            buf, start, end, count, base_offset, base_timestamp, log_append_time, base_sequence
+        )
+        if error is not None and error.position is not None:
+            error = error.with_location(position=error.position - pos + file_pos)
+        return records, error
+    try:
+        data = unpack(compression, memoryview(buf)[start:end], max_batch_bytes)
+    except CorruptRecordError as exc:
+        return [], exc.with_location(position=file_pos)
+    records, error = _twins.decode_v2_records(
+        data, 0, len(data), count, base_offset, base_timestamp, log_append_time, base_sequence
+    )
+    if error is not None:
+        inner = error.position
+        error = CorruptRecordError(
+            f"{error.reason} (at byte {inner} of the decompressed records)", position=file_pos
+        )
+    return records, error
+
+
+def decode_control(record: Record) -> ControlRecord:
+    """Read a control record's key (version, type) and, for ABORT/COMMIT, its end-marker value."""
+    key = record.key
+    if key is None or len(key) < L.CONTROL_KEY.size:
+        raise CorruptRecordError("control record key is shorter than 4 bytes")
+    version, ctype = L.CONTROL_KEY.unpack_from(key)
+    if version < 0:
+        raise CorruptRecordError(f"control record key has a negative version {version}")
+    epoch: int | None = None
+    if ctype in (ControlType.ABORT, ControlType.COMMIT):
+        value = record.value
+        if value is None or len(value) < L.END_TXN_MARKER.size:
+            raise CorruptRecordError("end transaction marker value is shorter than 6 bytes")
+        marker_version, epoch = L.END_TXN_MARKER.unpack_from(value)
+        if marker_version < 0:
+            raise CorruptRecordError(f"end transaction marker has a negative version {marker_version}")
+    return ControlRecord(ctype, version, epoch)
+
+
+def _with_control(records: list[Record]) -> tuple[list[Record], CorruptRecordError | None]:
+    out = []
+    error = None
+    for record in records:
+        try:
+            out.append(replace(record, control=decode_control(record)))
+        except CorruptRecordError as exc:
+            error = error or CorruptRecordError(f"{exc.reason} (record at offset {record.offset})")
+            out.append(record)
+    return out, error
+
+
+def attributes_of(batch: Batch, compression: Compression) -> int:
+    """The attributes a batch's fields say (codec, timestamp type, transactional, control, delete horizon)."""
+    attributes = int(compression)
+    if batch.timestampType is TimestampType.LOG_APPEND_TIME:
+        attributes |= L.TIMESTAMP_TYPE_BIT
+    if batch.isTransactional:
+        attributes |= L.TRANSACTIONAL_BIT
+    if batch.isControl:
+        attributes |= L.CONTROL_BIT
+    if batch.deleteHorizonMs is not None:
+        attributes |= L.DELETE_HORIZON_BIT
+    return attributes
+
+
+def encode_batch(
+    batch: Batch, records: tuple[Record, ...], compression: Compression, level: int | None
+) -> bytes:
+    """One v2 log entry (``MemoryRecordsBuilder`` + ``DefaultRecordBatch.writeHeader``) for ``records``.
+
+    The header's fields come from ``batch`` as they are (baseOffset, lastOffset, timestamps, producer,
+    sequence, leader epoch), the count from ``records``, the CRC-32C is computed. ``encode.py`` has
+    refused what this format cannot carry before.
+    """
+    log_append = batch.timestampType is TimestampType.LOG_APPEND_TIME
+    header = L.V2_HEADER.pack(
+        batch.baseOffset,
+        0,  # batchLength and the CRC are filled in with the records
+        batch.partitionLeaderEpoch,
+        2,
+        0,
+        attributes_of(batch, compression),
+        batch.lastOffset - batch.baseOffset,
+        batch.baseTimestamp,
+        batch.maxTimestamp,
+        batch.producerId,
+        batch.producerEpoch,
+        batch.baseSequence,
+        len(records),
+    )
+    if compression is Compression.NONE:
+        return _twins.encode_v2_entry(header, records, batch.baseOffset, batch.baseTimestamp, log_append)
+    body = _twins.encode_v2_records(records, batch.baseOffset, batch.baseTimestamp, log_append)
+    return finish_v2_entry(header, compress(compression, body, level=level, magic=2))
+
+
+def batch_size(batch: Batch, records: tuple[Record, ...]) -> int:
+    """``len(encode_batch(batch, records, Compression.NONE, None))`` without building the bytes."""
+    log_append = batch.timestampType is TimestampType.LOG_APPEND_TIME
+    return L.V2_HEADER_SIZE + _twins.v2_records_size(
+        records, batch.baseOffset, batch.baseTimestamp, log_append
+    )

@@ -1,0 +1,1 @@
+"""Generators of committed source (the C layout header, Kafka's schema table)."""
