@@ -1,12 +1,13 @@
-"""Builds kdump's optional compiled twins: one C extension module each, one line each below.
+"""Builds kdump's optional compiled extension module, ``kafka_dump.native._native``, from every C file.
 
 Everything else is in pyproject.toml. Without a working C compiler the build prints one line and
-kdump installs with its pure-Python twins, which give the same results, only slower.
+kdump installs with its pure-Python functions, which give the same results, only slower.
 KDUMP_REQUIRE_COMPILED=1 makes a failed build an error instead (CI sets it).
 """
 
 from __future__ import annotations
 
+import glob
 import os
 import sys
 
@@ -20,7 +21,7 @@ class OptionalBuildExt(build_ext):
     def run(self) -> None:
         try:
             super().run()
-        except Exception as exc:  # noqa: BLE001 (any build failure means: install the pure twin)
+        except Exception as exc:  # noqa: BLE001 (any build failure means: install the pure functions)
             self._notice(exc)
 
     def build_extension(self, ext: Extension) -> None:
@@ -34,38 +35,24 @@ class OptionalBuildExt(build_ext):
         if os.environ.get("KDUMP_REQUIRE_COMPILED") == "1":
             raise exc
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        print(f"kdump: a compiled twin was not built ({first}); using the pure-Python one", file=sys.stderr)
+        print(f"kdump: the compiled module was not built ({first}); using the pure-Python functions", file=sys.stderr)
 
 
 _WARNINGS = ["-O2", "-Wall", "-Wextra", "-Wno-unused-parameter", "-Wno-missing-field-initializers"]
-_SHARED = ["kafka_dump/native/_layout.h", "kafka_dump/native/_model.h", "kafka_dump/native/_wire.h"]
-
-
-def compiled_twin(name: str, source: str, libraries: list[str] | None = None) -> Extension:
-    """One optional extension module: its C file, built against the shared headers in format/."""
-    return Extension(
-        name,
-        sources=[source],
-        depends=_SHARED,
-        include_dirs=["kafka_dump/native"],
-        extra_compile_args=_WARNINGS,
-        libraries=libraries or [],
-    )
-
+_NATIVE = "kafka_dump/native/"
 
 setup(
     ext_modules=[
-        compiled_twin("kafka_dump.native._speedups", "kafka_dump/native/_speedups.c"),
-        compiled_twin("kafka_dump.native._walk", "kafka_dump/native/_walk.c"),
-        compiled_twin("kafka_dump.native._jsonfast", "kafka_dump/native/_jsonfast.c"),
-        compiled_twin("kafka_dump.native._encoder", "kafka_dump/native/_encoder.c"),
-        compiled_twin("kafka_dump.native._gather", "kafka_dump/native/_gather.c"),
-        compiled_twin("kafka_dump.native._recheck", "kafka_dump/native/_recheck.c"),
-        # zlib: the gzip wrappers convert's fast path (and deep verify) inflates.
-        compiled_twin("kafka_dump.native._transcode", "kafka_dump/native/_transcode.c", ["z"]),
-        # zlib and POSIX threads: gzip inflated ahead, on a thread that never takes the GIL.
-        compiled_twin("kafka_dump.native._ahead", "kafka_dump/native/_ahead.c", ["z"]),
-        compiled_twin("kafka_dump.native._tablefast", "kafka_dump/native/_tablefast.c"),
+        Extension(
+            "kafka_dump.native._native",
+            sources=sorted(glob.glob(f"{_NATIVE}*.c")),
+            depends=sorted(glob.glob(f"{_NATIVE}*.h")),
+            include_dirs=[_NATIVE],
+            extra_compile_args=_WARNINGS,
+            # zlib: gzip inflated by convert's fast path and the inflate-ahead engine; POSIX threads: the
+            # engine's, which never takes the GIL.
+            libraries=["z", "pthread"],
+        )
     ],
     cmdclass={"build_ext": OptionalBuildExt},
 )

@@ -107,12 +107,12 @@ class _Kdump(click.Group):
 
 
 def _show_version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
-    """``--version``: the decoder twin is named, so only the decoder's package is imported for it."""
+    """``--version``: names the build in use (compiled or pure-python), loading nothing else for it."""
     if not value or ctx.resilient_parsing:
         return
-    from kafka_dump.wire import ACTIVE_TWIN
+    from kafka_dump.native import ACTIVE
 
-    click.echo(f"kdump {__version__} (decoder: {ACTIVE_TWIN})", color=ctx.color)
+    click.echo(f"kdump {__version__} (decoder: {ACTIVE})", color=ctx.color)
     ctx.exit()
 
 

@@ -3,7 +3,7 @@
 The common old segment is v1 wrappers of compressed inner messages. Written as v2 with the default
 batching each wrapper becomes one v2 batch holding the same records (``analysis/convert.py``), so
 the reader here takes a window of the file at a time and hands the sound wrappers at its start to
-the transcode twin (``format/transcode.py``) in one call: each one's inner messages, inflated by
+the transcode twin (``wire/_transcode_pure.py``) in one call: each one's inner messages, inflated by
 ``inflater`` (the one place a wrapper's inflated bytes come from), are transcoded to v2 records by
 the encoder twin (``v1_inner_to_v2``); the writer later checks the batches written against those
 inner messages where they lie. Only an entry that the segment reader would read as one sound batch
@@ -23,9 +23,8 @@ from kafka_dump import wire as _twins
 from kafka_dump.log.ahead import inflate_ahead
 from kafka_dump.log.segment import CHUNK_SIZE, open_segment, read_segment, read_segment_runs
 from kafka_dump.model import Batch, Compression, Problem
-from kafka_dump.wire._transcode_pure import Wrapper
+from kafka_dump.wire._transcode_pure import Wrapper, read_wrappers, unlz4_frame
 from kafka_dump.wire.codecs import decompress, lz4_frame_header
-from kafka_dump.wire.transcode import read_wrappers, unlz4_frame
 
 Codec = Callable[[int, memoryview], bytes]  # (codec id, payload) -> the payload decompressed
 _CODECS = {int(c): c for c in Compression}

@@ -20,8 +20,8 @@ starts one; ``close`` (also on an exception, Ctrl-C or a closed generator) stops
 also stops, for good, when the two threads do not get more than one core between them (a busy
 machine): then the worker only adds hand-overs.
 
-That is the pure reference. With the compiled twins, ``Ahead`` (the segment reader's plug) and
-``inflate_ahead`` (verify's and convert's) use ``_ahead.c``'s ``InflateEngine`` instead: the same
+That is the pure reference. With the compiled module, ``Ahead`` (the segment reader's plug) and
+``inflate_ahead`` (verify's and convert's) use its ``InflateEngine`` (``native/_ahead.c``) instead: the same
 contract, the scan in C, and a POSIX thread that inflates gzip into bytes made for it without ever
 taking the GIL, which the Python worker above must take between payloads while the decoder holds it.
 """
@@ -37,11 +37,12 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Protocol
 
 from kafka_dump.model import Compression
+from kafka_dump.native import native
 from kafka_dump.wire import layout as L
 from kafka_dump.wire.codecs import decompress
 
 if TYPE_CHECKING:
-    from kafka_dump.native._ahead import InflateEngine
+    from kafka_dump.native._native import InflateEngine
 
 # codec id, payload -> decompressed bytes (raises on a payload that does not decompress).
 Decompress = Callable[[int, memoryview], bytes]
@@ -479,7 +480,7 @@ class Ahead:
     the exception) are ``codecs.decompress``'s either way; a payload asked with another limit than
     ``limit`` is decompressed where it is asked. No thread without gzip.
 
-    With the compiled twins (not ``KDUMP_PURE``) the work is ``_ahead.InflateEngine``'s: a thread
+    With the compiled module (not ``KDUMP_PURE``) the work is its ``InflateEngine``'s: a thread
     that inflates into bytes made for it and never takes the GIL. Otherwise, or with ``compiled``
     false, ``InflateAhead``'s."""
 
@@ -512,17 +513,9 @@ class Ahead:
 
 
 def _engine(limit: int, fallback: Unpack | Decompress = decompress) -> InflateEngine | None:
-    """The compiled engine (payloads it does not inflate go to ``fallback``), unless ``KDUMP_PURE`` or
-    it was not built."""
-    from kafka_dump.wire.twins import pure_requested
-
-    if pure_requested():
-        return None
-    try:
-        from kafka_dump.native._ahead import InflateEngine
-    except ImportError:
-        return None
-    return InflateEngine(fallback, limit, BUDGET)
+    """The compiled engine (payloads it does not inflate go to ``fallback``), where the compiled
+    module is in use."""
+    return native.InflateEngine(fallback, limit, BUDGET) if native else None
 
 
 class CompiledAhead:
@@ -546,11 +539,6 @@ class CompiledAhead:
 
 def inflate_ahead(fn: Decompress, limit: int) -> InflateAhead | CompiledAhead:
     """An inflate-ahead source for ``fn``, which must give ``codecs.decompress(codec, payload,
-    limit)`` for gzip: the compiled engine with the compiled twins, else ``InflateAhead``."""
+    limit)`` for gzip: the compiled engine with the compiled module, else ``InflateAhead``."""
     engine = _engine(limit, fn)
     return InflateAhead(fn) if engine is None else CompiledAhead(engine)
-
-
-def ahead_twin() -> str:
-    """Which engine ``Ahead`` inflates with: "compiled" or "pure-python" (CI checks it is compiled)."""
-    return "pure-python" if _engine(0) is None else "compiled"

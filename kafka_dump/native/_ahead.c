@@ -694,7 +694,7 @@ static PyMethodDef Ahead_methods[] = {
 };
 
 static PyTypeObject AheadType = {
-    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "kafka_dump.native._ahead.InflateEngine",
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "kafka_dump.native._native.InflateEngine",
     .tp_basicsize = sizeof(Ahead),
     .tp_flags = Py_TPFLAGS_DEFAULT,
     .tp_doc = "InflateEngine(decompress, limit, budget): gzip payloads inflated ahead on a thread without\n"
@@ -705,32 +705,23 @@ static PyTypeObject AheadType = {
     .tp_methods = Ahead_methods,
 };
 
-static PyMethodDef methods[] = {
+PyMethodDef ahead_methods[] = {
     {"compressed_spans", compressed_spans, METH_VARARGS,
      "compressed_spans(data, pos, end) -> list of (codec, start, length): ahead.py's scan (gzip wanted),\n"
      "as the engine's scan() finds them."},
     {NULL, NULL, 0, NULL},
 };
 
-static struct PyModuleDef module = {
-    PyModuleDef_HEAD_INIT, "_ahead", "The compiled engine of format/ahead.py's Ahead (gzip inflated ahead).",
-    -1, methods,
-};
-
-PyMODINIT_FUNC
-PyInit__ahead(void)
+int
+ahead_init(PyObject *m)
 {
     if (PyType_Ready(&AheadType) < 0)
-        return NULL;
+        return -1;
     crc32_init();
-    PyObject *m = PyModule_Create(&module);
-    if (m == NULL)
-        return NULL;
     Py_INCREF(&AheadType);
     if (PyModule_AddObject(m, "InflateEngine", (PyObject *)&AheadType) < 0) {
         Py_DECREF(&AheadType);
-        Py_DECREF(m);
-        return NULL;
+        return -1;
     }
-    return m;
+    return 0;
 }

@@ -336,7 +336,9 @@ encode_v2_entry(PyObject *self, PyObject *args)
     put_be(p + LOG_ENTRY_SIZE_OFFSET, (uint64_t)length, 4);
     PyObject *view = PyMemoryView_FromMemory((char *)p + V2_ATTRIBUTES_OFFSET,
                                              PyBytes_GET_SIZE(out) - V2_ATTRIBUTES_OFFSET, PyBUF_READ);
-    PyObject *crc = view == NULL ? NULL : PyObject_CallOneArg(Crc32c, view);
+    if (view != NULL && Crc32c == NULL) /* on first use: the module loads with the package, start-up too */
+        Crc32c = model_import("kafka_dump.wire.checksum", "crc32c");
+    PyObject *crc = view == NULL || Crc32c == NULL ? NULL : PyObject_CallOneArg(Crc32c, view);
     Py_XDECREF(view);
     unsigned long value = crc == NULL ? 0 : PyLong_AsUnsignedLong(crc);
     Py_XDECREF(crc);
@@ -641,7 +643,7 @@ v1_inner_to_v2(PyObject *self, PyObject *args)
                          (long long)t.max_ts);
 }
 
-static PyMethodDef methods[] = {
+PyMethodDef encoder_methods[] = {
     {"encode_v2_records", encode_v2_records, METH_VARARGS,
      "encode_v2_records(records, base_offset, base_timestamp, log_append_time) -> bytes"},
     {"encode_v2_entry", encode_v2_entry, METH_VARARGS,
@@ -657,22 +659,16 @@ static PyMethodDef methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
-static struct PyModuleDef module = {
-    PyModuleDef_HEAD_INIT, "_encoder", "The compiled twin of kdump's encoder loops (see _pure_encoder.py).", -1,
-    methods,
-};
-
-PyMODINIT_FUNC
-PyInit__encoder(void)
+int
+encoder_init(PyObject *m)
 {
     if (model_init() < 0)
-        return NULL;
+        return -1;
     UnsupportedEncodingError = model_import("kafka_dump.errors", "UnsupportedEncodingError");
-    Crc32c = model_import("kafka_dump.wire.checksum", "crc32c");
     ZERO = PyLong_FromLong(0);
     MINUS_ONE = PyLong_FromLong(-1);
-    if (!UnsupportedEncodingError || !Crc32c || !ZERO || !MINUS_ONE)
-        return NULL;
+    if (!UnsupportedEncodingError || !ZERO || !MINUS_ONE)
+        return -1;
     crc32_init();
-    return PyModule_Create(&module);
+    return 0;
 }

@@ -844,7 +844,7 @@ done:
     return result;
 }
 
-static PyMethodDef methods[] = {
+PyMethodDef gather_methods[] = {
     {"gather_v2_records", gather_v2_records, METH_VARARGS,
      "Validate, then add to histograms the records of one v2 batch (see _gather_pure.py)."},
     {"gather_legacy_inner", gather_legacy_inner, METH_VARARGS,
@@ -856,16 +856,9 @@ static PyMethodDef methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
-static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_gather", NULL, -1, methods};
-
-PyMODINIT_FUNC
-PyInit__gather(void)
+int
+gather_init(PyObject *m)
 {
     crc32_init();
-    PyObject *m = PyModule_Create(&module);
-    if (m && (PyModule_AddIntConstant(m, "NBUCKETS", NBUCKETS) < 0 || PyModule_AddIntConstant(m, "SLOTS", SLOTS) < 0)) {
-        Py_DECREF(m);
-        return NULL;
-    }
-    return m;
+    return PyModule_AddIntConstant(m, "NBUCKETS", NBUCKETS) < 0 || PyModule_AddIntConstant(m, "SLOTS", SLOTS) < 0 ? -1 : 0;
 }

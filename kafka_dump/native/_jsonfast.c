@@ -786,7 +786,7 @@ done:
 }
 
 
-static PyMethodDef methods[] = {
+PyMethodDef jsonfast_methods[] = {
     {"batch_json", batch_json, METH_VARARGS,
      "batch_json(file_json, batch, records, payload) -> bytes; the compiled twin of\n"
      "kafka_dump.render.jsonl.batch_json."},
@@ -799,14 +799,12 @@ static PyMethodDef methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
-static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_jsonfast", NULL, -1, methods};
-
-PyMODINIT_FUNC
-PyInit__jsonfast(void)
+int
+jsonfast_init(PyObject *m)
 {
     if (model_init() < 0)
-        return NULL;
+        return -1;
     b64_pairs_init();
     crc32_init();
-    return PyModule_Create(&module);
+    return 0;
 }

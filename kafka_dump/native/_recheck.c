@@ -326,7 +326,7 @@ differs:
     return Py_BuildValue("nnLL", i, i, (long long)max_ts, (long long)last_read);
 }
 
-static PyMethodDef methods[] = {
+PyMethodDef recheck_methods[] = {
     {"same_v2_records", same_v2_records, METH_VARARGS,
      "same_v2_records(data, pos, end, base_offset, base_timestamp, log_append_time, expected) -> int\n"
      "The index of the first record of data[pos:end] that differs from expected, or -1."},
@@ -338,16 +338,14 @@ static PyMethodDef methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
-static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_recheck", NULL, -1, methods, NULL, NULL, NULL, NULL};
-
-PyMODINIT_FUNC
-PyInit__recheck(void)
+int
+recheck_init(PyObject *m)
 {
     if (!(s_offset = PyUnicode_InternFromString("offset")) ||
         !(s_timestamp = PyUnicode_InternFromString("timestamp")) ||
         !(s_stored = PyUnicode_InternFromString("storedTimestamp")) ||
         !(s_key = PyUnicode_InternFromString("key")) || !(s_value = PyUnicode_InternFromString("value")) ||
         !(s_headers = PyUnicode_InternFromString("headers")))
-        return NULL;
-    return PyModule_Create(&module);
+        return -1;
+    return 0;
 }

@@ -1168,7 +1168,7 @@ crc32_paths(PyObject *self, PyObject *args)
     return PyLong_FromUnsignedLong(crc);
 }
 
-static PyMethodDef methods[] = {
+PyMethodDef speedups_methods[] = {
     {"decode_v2_records", decode_v2_records, METH_VARARGS,
      "decode_v2_records(data, pos, end, count, base_offset, base_timestamp, log_append_time, base_sequence)\n"
      "-> (records, error or None); the compiled twin of kafka_dump.wire._pure.decode_v2_records."},
@@ -1187,20 +1187,18 @@ static PyMethodDef methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
-static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_speedups", NULL, -1, methods};
-
-PyMODINIT_FUNC
-PyInit__speedups(void)
+int
+speedups_init(PyObject *m)
 {
     if (model_init() < 0)
-        return NULL;
+        return -1;
     CorruptRecordError = model_import("kafka_dump.errors", "CorruptRecordError");
     PyObject *codecs = model_import("kafka_dump.model", "Compression");
     PyObject *ts_types = model_import("kafka_dump.model", "TimestampType");
     if (!CorruptRecordError || !codecs || !ts_types) {
         Py_XDECREF(codecs);
         Py_XDECREF(ts_types);
-        return NULL;
+        return -1;
     }
     CODEC_NONE = PyObject_GetAttrString(codecs, "NONE");
     for (int i = 0; i < 8; i++) {
@@ -1208,7 +1206,7 @@ PyInit__speedups(void)
         if (CODECS[i] == NULL) {
             Py_DECREF(codecs);
             Py_DECREF(ts_types);
-            return NULL;
+            return -1;
         }
     }
     TS_TYPES[0] = PyObject_GetAttrString(ts_types, "NO_TIMESTAMP_TYPE");
@@ -1219,7 +1217,7 @@ PyInit__speedups(void)
     MINUS_ONE = PyLong_FromLong(-1);
     ONE = PyLong_FromLong(1);
     if (!CODEC_NONE || !TS_TYPES[0] || !TS_TYPES[1] || !TS_TYPES[2] || !MINUS_ONE || !ONE)
-        return NULL;
+        return -1;
     crc32_init();
     plain_dealloc_install(model.record_type, model.record_plain, record_dealloc);
     plain_dealloc_install(model.header_type, model.header_plain, header_dealloc);
@@ -1228,5 +1226,5 @@ PyInit__speedups(void)
     batch_fast = ((PyTypeObject *)model.batch_type)->tp_dealloc == batch_dealloc;
     unit_fast = batch_fast && ((PyTypeObject *)model.record_type)->tp_dealloc == record_dealloc;
 #endif
-    return PyModule_Create(&module);
+    return 0;
 }

@@ -695,7 +695,7 @@ done:
     return result;
 }
 
-static PyMethodDef methods[] = {
+PyMethodDef tablefast_methods[] = {
     {"cells", cells, METH_VARARGS,
      "cells(records, max_bytes, time_mode, first, columns) -> (blank, widths);\n"
      "the compiled twin of kafka_dump.render.rows.cells."},
@@ -707,12 +707,8 @@ static PyMethodDef methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
-static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_tablefast", NULL, -1, methods};
-
-PyMODINIT_FUNC
-PyInit__tablefast(void)
+int
+tablefast_init(PyObject *m)
 {
-    if (model_init() < 0)
-        return NULL;
-    return PyModule_Create(&module);
+    return model_init();
 }

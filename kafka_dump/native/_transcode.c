@@ -718,7 +718,7 @@ error:
     return NULL;
 }
 
-static PyMethodDef methods[] = {
+PyMethodDef transcode_methods[] = {
     {"gunzip", gunzip, METH_VARARGS,
      "gunzip(payload, limit) -> bytes | None: a gzip payload as codecs.decompress\n"
      "inflates it, or None where it cannot vouch for that (then ask codecs.decompress)."},
@@ -737,21 +737,16 @@ static PyMethodDef methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
-static struct PyModuleDef module = {
-    PyModuleDef_HEAD_INIT, "_transcode", "The compiled twin of convert's fast path (see _transcode_pure.py).",
-    -1, methods,
-};
-
-PyMODINIT_FUNC
-PyInit__transcode(void)
+int
+transcode_init(PyObject *m)
 {
     PyObject *errors = PyImport_ImportModule("kafka_dump.errors");
     if (errors == NULL)
-        return NULL;
+        return -1;
     CorruptRecordError = PyObject_GetAttrString(errors, "CorruptRecordError");
     Py_DECREF(errors);
     if (CorruptRecordError == NULL)
-        return NULL;
+        return -1;
     crc32_init();
-    return PyModule_Create(&module);
+    return 0;
 }

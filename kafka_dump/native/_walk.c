@@ -487,7 +487,7 @@ error:
     return NULL;
 }
 
-static PyMethodDef methods[] = {
+PyMethodDef walk_methods[] = {
     {"walk_v2_records", walk_v2_records, METH_VARARGS,
      "walk_v2_records(data, pos, end, count, last_offset_delta) -> (records, keyBytes, valueBytes, "
      "headerBytes, nullKeys, nullValues, headers, maxTimestampDelta, error, errorPosition)"},
@@ -497,14 +497,9 @@ static PyMethodDef methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
-static struct PyModuleDef module = {
-    PyModuleDef_HEAD_INIT, "_walk", "Compiled twin of kafka_dump.wire._walk_pure.", -1, methods, NULL, NULL, NULL,
-    NULL,
-};
-
-PyMODINIT_FUNC
-PyInit__walk(void)
+int
+walk_init(PyObject *m)
 {
     crc32_init();
-    return PyModule_Create(&module);
+    return 0;
 }

@@ -1,9 +1,9 @@
 """JSON Lines: one lossless object per batch (records nested) and one per problem.
 
 A batch's line is the hot part of ``dump --format json``; it has two twins that write the same
-bytes (``BatchJson``): ``batch_json`` (with ``records_json``) here, the reference, and the compiled
-``render/_jsonfast.c``, chosen once below (``KDUMP_PURE=1`` forces the pure one; ``JSON_TWIN`` names
-the choice). Lines are written as bytes, straight to stdout's buffer.
+bytes: ``batch_json`` (with ``records_json``) here, the reference, and the compiled one in
+``native/_jsonfast.c``, bound at the end of this module. Lines are written as bytes, straight to
+stdout's buffer.
 
 Two more pairs of twins write many lines in one call: ``run_json``, the lines of a ``BatchRun``;
 and ``plain_run_json``, a run of plain v0/v1 messages from its bytes, which the compiled twin
@@ -17,15 +17,15 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Sequence
-from typing import Any, Protocol
+from typing import Any
 
 from kafka_dump.internal_topics import RecordDecoder, record_decoder, resolve
 from kafka_dump.log.sidefiles import SideItem
 from kafka_dump.model import Batch, Problem, Record
+from kafka_dump.native import bind, native
 from kafka_dump.render.decoded import decoded_json, side_object
 from kafka_dump.render.payload import ENCODERS, PayloadEncoding, header_key
 from kafka_dump.wire import decode_legacy_run
-from kafka_dump.wire.twins import pure_requested
 
 _dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 _quote: Callable[[str], str] = json.encoder.encode_basestring
@@ -70,7 +70,7 @@ def _number(n: int | None) -> str:
     return "null" if n is None else str(n)
 
 
-def batch_json(file_json: bytes, b: Batch, records: Sequence[Record] | None, payload: int) -> bytes:
+def batch_json(file_json: bytes, b: Batch, records: Sequence[Record] | None, payload: int, /) -> bytes:
     """One batch's JSON line (``\\n`` included), byte for byte what the compiled twin writes.
 
     ``file_json`` is the file name already JSON-quoted (once per file); ``records`` may be a
@@ -90,7 +90,7 @@ def batch_json(file_json: bytes, b: Batch, records: Sequence[Record] | None, pay
     ).encode()
 
 
-def run_json(file: str, file_json: bytes, batches: Sequence[Batch], payload: int) -> bytes:
+def run_json(file: str, file_json: bytes, batches: Sequence[Batch], payload: int, /) -> bytes:
     """The lines of a run of batches of the file ``file``, each with all its records, as one bytes
     object: byte for byte what the compiled twin writes, and what ``batch_json`` writes line by line."""
     for b in batches:
@@ -100,7 +100,7 @@ def run_json(file: str, file_json: bytes, batches: Sequence[Batch], payload: int
 
 
 def plain_run_json(
-    file_json: bytes, data: bytes, pos: int, end: int, file_pos: int, with_records: bool, payload: int
+    file_json: bytes, data: bytes, pos: int, end: int, file_pos: int, with_records: bool, payload: int, /
 ) -> tuple[bytes, int, int]:
     """The run of plain v0/v1 messages at ``data[pos]`` (file position ``file_pos``) as its JSON lines:
     (lines, batches, bytes used). The compiled twin decodes and writes in one pass, with no Batch or
@@ -109,48 +109,9 @@ def plain_run_json(
     return run_json("", file_json, batches, payload), len(batches), used
 
 
-class BatchJson(Protocol):
-    """The JSON writer's twins: ``batch_json`` here and ``_jsonfast.batch_json``."""
-
-    def __call__(
-        self, file_json: bytes, batch: Batch, records: Sequence[Record] | None, payload: int, /
-    ) -> bytes: ...
-
-
-class RunJson(Protocol):
-    """The twins of a whole run's lines: ``run_json`` here and ``_jsonfast.run_json``."""
-
-    def __call__(self, file: str, file_json: bytes, batches: Sequence[Batch], payload: int, /) -> bytes: ...
-
-
-class PlainRunJson(Protocol):
-    """The twins of a run of plain messages' lines: ``plain_run_json`` here and in ``_jsonfast``."""
-
-    def __call__(
-        self,
-        file_json: bytes,
-        data: bytes,
-        pos: int,
-        end: int,
-        file_pos: int,
-        with_records: bool,
-        payload: int,
-        /,
-    ) -> tuple[bytes, int, int]: ...
-
-
-def _choose_json_twin() -> tuple[BatchJson, RunJson, PlainRunJson, str]:
-    if not pure_requested():
-        try:
-            from kafka_dump.native import _jsonfast
-        except ImportError:
-            pass
-        else:
-            return _jsonfast.batch_json, _jsonfast.run_json, _jsonfast.plain_run_json, "compiled"
-    return batch_json, run_json, plain_run_json, "pure-python"
-
-
-BATCH_JSON, RUN_JSON, PLAIN_RUN_JSON, JSON_TWIN = _choose_json_twin()
+batch_json = bind(batch_json)(native.batch_json if native else None)
+run_json = bind(run_json)(native.run_json if native else None)
+plain_run_json = bind(plain_run_json)(native.plain_run_json if native else None)
 
 
 def decoded_batch_json(
@@ -178,9 +139,9 @@ class JsonRenderer:
         self._decode: RecordDecoder | None = None
         self._decodes_data = False
         self._payload = _PAYLOAD_CODES[payload]
-        self._batch_json = BATCH_JSON
-        self._run_json = RUN_JSON
-        self._plain_run_json = PLAIN_RUN_JSON
+        self._batch_json = batch_json
+        self._run_json = run_json
+        self._plain_run_json = plain_run_json
         self._file = ""
         self._file_json = b'""'
 

@@ -1,8 +1,8 @@
 """The bulk table's hot loops, in two twins: the cells of plain records, and the lines of a table's rows.
 
 ``render/table.py`` keeps a table's buffered rows by column (lists of ``str``). Two steps cost per
-row, and each has a pure twin here (the reference) and a compiled one in ``render/_tablefast.c``,
-chosen once below (``KDUMP_PURE=1`` forces the pure one; ``TABLE_TWIN`` names the choice):
+row, and each has a pure twin here (the reference) and a compiled one in ``native/_tablefast.c``,
+bound at the end of this module:
 
 * ``cells`` appends the offset, time, key, value and headers cells of records whose cells are the
   common kind, printable ASCII (its width is its length), and lists the cells it leaves blank for
@@ -16,10 +16,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
 from functools import lru_cache
-from typing import Literal, Protocol, cast
+from typing import Literal, cast
 
 from kafka_dump.model import Batch, Record
-from kafka_dump.wire.twins import pure_requested
+from kafka_dump.native import bind, native
 
 TimeMode = Literal["iso", "ms", "both"]  # --time (here, not in table.py: `dump`'s options need no Rich)
 TIME_MODES: tuple[TimeMode, ...] = ("iso", "ms", "both")
@@ -220,44 +220,6 @@ def messages(batches: Sequence[Batch], start: int, stop: int, /) -> tuple[list[R
     return records, invalid, start + len(records)
 
 
-class TableTwin(Protocol):
-    """What both twins provide: this module and ``_tablefast``."""
-
-    def cells(
-        self,
-        records: Sequence[Record],
-        max_bytes: int,
-        time_mode: int,
-        first: int,
-        columns: Sequence[list[str]],
-        /,
-    ) -> tuple[list[int], list[int]]: ...
-
-    def lines(
-        self,
-        columns: Sequence[Sequence[str]],
-        widths: Sequence[int],
-        drawn: Mapping[int, str],
-        sections: Sequence[tuple[int, str]],
-        /,
-    ) -> bytes: ...
-
-    def messages(
-        self, batches: Sequence[Batch], start: int, stop: int, /
-    ) -> tuple[list[Record], list[int], int]: ...
-
-
-def _choose() -> tuple[TableTwin, str]:
-    if not pure_requested():
-        try:
-            from kafka_dump.native import _tablefast
-        except ImportError:
-            pass
-        else:
-            return _tablefast, "compiled"
-    import kafka_dump.render.rows as pure
-
-    return pure, "pure-python"
-
-
-TWIN, TABLE_TWIN = _choose()
+cells = bind(cells)(native.cells if native else None)
+lines = bind(lines)(native.lines if native else None)
+messages = bind(messages)(native.messages if native else None)

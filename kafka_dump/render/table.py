@@ -32,6 +32,7 @@ from rich.cells import cell_len, set_cell_size
 from kafka_dump.internal_topics import RecordDecoder, record_decoder, resolve
 from kafka_dump.log.sidefiles import SideItem
 from kafka_dump.model import Batch, Compression, ControlType, Problem, ProblemKind, Record, TimestampType
+from kafka_dump.render import rows as _rows
 from kafka_dump.render.decoded import SideTable, kafka_json, part_text
 from kafka_dump.render.payload import header_key, printable
 from kafka_dump.render.rows import (
@@ -39,7 +40,6 @@ from kafka_dump.render.rows import (
     TIME_BOTH,
     TIME_ISO,
     TIME_MS,
-    TWIN,
     TimeMode,
     iso_second,
 )
@@ -246,7 +246,7 @@ class TableRenderer:
 
     The buffer is kept by column (offsets, times, keys, values, headers, notes): the common cell,
     printable ASCII, is a plain ``str`` whose width is its length; the row twin (``render/rows.py``
-    or ``_tablefast.c``) makes those cells and writes the rows at known widths. Any other cell
+    or ``native/_tablefast.c``) makes those cells and writes the rows at known widths. Any other cell
     (styled, wide characters) is listed in ``_special`` by (column, row) and its row drawn here.
     """
 
@@ -366,7 +366,7 @@ class TableRenderer:
             if b.magic != self._run_magic or b.timestampType is not self._run_type:
                 self._start_run(b)
             pending = self._pending
-            taken, invalid, i = TWIN.messages(batches, i, min(n, i + self._flush_rows - len(pending)))
+            taken, invalid, i = _rows.messages(batches, i, min(n, i + self._flush_rows - len(pending)))
             if invalid:
                 self._pending_invalid += [len(pending) + k for k in invalid]
             pending += taken
@@ -479,7 +479,7 @@ class TableRenderer:
         """The hot loop: the plain cells of ``records`` by the row twin, the others drawn here."""
         cols, known, longest, mx = self._cols, self._known, self._longest, self._max
         first = len(cols[0])
-        blank, widths = TWIN.cells(records, mx, self._time_code, first, cols)
+        blank, widths = _rows.cells(records, mx, self._time_code, first, cols)
         cols[_NOTE].extend([""] * len(records))
         for col in (_OFFSET, _KEY, _VALUE):
             if widths[col] > longest[col]:
@@ -625,7 +625,7 @@ class TableRenderer:
                 drawn[row] = f"{bar} {sep.join(parts)} {bar}\n"
         inner = _table_width(widths) - 5
         sections = [(row, self._section(section, inner)) for row, section in self._sections]
-        out.append(TWIN.lines(columns, [widths[col] for col in shown], drawn, sections))
+        out.append(_rows.lines(columns, [widths[col] for col in shown], drawn, sections))
 
     def _cell(self, cell: Cell, width: int) -> str:
         text, w, style = cell

@@ -20,6 +20,7 @@ from itertools import pairwise
 
 from kafka_dump.errors import CorruptRecordError
 from kafka_dump.model import Compression
+from kafka_dump.native import bind, native
 from kafka_dump.wire import layout as L
 from kafka_dump.wire._gather_layout import (
     COUNT,
@@ -63,9 +64,10 @@ def gather_v2_records(
     log_append_time: int | None,
     width: int,
     hists: Histograms,
-    times: MutableMapping[int, int],
-    header_keys: MutableMapping[bytes, int],
+    times: dict[int, int],
+    header_keys: dict[bytes, int],
     key_limit: int,
+    /,
 ) -> Gathered:
     """Validate, then add to ``hists`` (record, key, value, header bytes, header count), ``times``
     and ``header_keys``, the ``count`` records in ``data[pos:end]``; see the module's docstring."""
@@ -307,7 +309,8 @@ def gather_legacy_inner(
     log_append_time: int | None,
     width: int,
     hists: Histograms,
-    times: MutableMapping[int, int],
+    times: dict[int, int],
+    /,
 ) -> GatheredLegacy | None:
     """Add to ``hists`` and ``times`` the inner messages of a decompressed v0/v1 wrapper, when they
     are the plain case; None (nothing added) for anything else, which the decoder then reads.
@@ -346,6 +349,7 @@ def gather_legacy_wrappers(
     hists: WrapperHistograms,
     times: dict[int, int],
     unpack: Callable[[Compression, bytes | memoryview, int], bytes] | None = None,
+    /,
 ) -> GatheredWrappers:
     """Count the run of compressed v0/v1 wrapper messages that starts at ``data[pos]``, each whole
     before ``end``, as ``stats`` counts a wrapper whose inner messages are the plain case
@@ -457,3 +461,10 @@ def _fit(times: dict[int, int], width: int, limit: int) -> int:
         times.update(merged)
         width *= 2
     return width
+
+
+# The compiled walk only where its histograms have this layout.
+_same = native is not None and (native.NBUCKETS, native.SLOTS) == (NBUCKETS, SLOTS)
+gather_v2_records = bind(gather_v2_records)(native.gather_v2_records if _same else None)
+gather_legacy_inner = bind(gather_legacy_inner)(native.gather_legacy_inner if _same else None)
+gather_legacy_wrappers = bind(gather_legacy_wrappers)(native.gather_legacy_wrappers if _same else None)

@@ -25,6 +25,7 @@ from collections.abc import Callable
 
 from kafka_dump.errors import CorruptRecordError
 from kafka_dump.model import Batch, Compression, Header, Record, TimestampType, new_header, new_record
+from kafka_dump.native import bind, native
 from kafka_dump.wire import layout as L
 from kafka_dump.wire.message import Message
 from kafka_dump.wire.varint import read_zigzag as _varint
@@ -42,6 +43,7 @@ def decode_v2_records(
     base_timestamp: int,
     log_append_time: int | None,
     base_sequence: int,
+    /,
 ) -> tuple[list[Record], CorruptRecordError | None]:
     """Decode ``count`` records from ``data[pos:end]`` (``end <= len(data)``).
 
@@ -196,7 +198,7 @@ def _decode_headers(data: bytes, pos: int, body_end: int, start: int) -> tuple[t
 
 
 def decode_legacy_inner(
-    data: bytes, wrapper_magic: int, wrapper_offset: int, log_append_time: int | None
+    data: bytes, wrapper_magic: int, wrapper_offset: int, log_append_time: int | None, /
 ) -> tuple[list[Record], CorruptRecordError | None]:
     """The inner message set of a decompressed v0/v1 wrapper (Kafka's ``DeepRecordsIterator``).
 
@@ -263,6 +265,7 @@ def decode_legacy_wrapper(
     max_batch_bytes: int,
     max_records: int,
     decompress: Callable[[Compression, bytes, int], bytes],
+    /,
 ) -> Batch | None:
     """The compressed v0/v1 wrapper entry ``buf[pos:end]`` as a Batch with its inner records, when every
     check passes: it parses, its CRC holds, its codec is one a wrapper may use, its value decompresses
@@ -296,7 +299,7 @@ def decode_legacy_wrapper(
 
 
 def decode_legacy_run(
-    file: str, buf: bytes, pos: int, end: int, file_pos: int, with_records: bool
+    file: str, buf: bytes, pos: int, end: int, file_pos: int, with_records: bool, /
 ) -> tuple[list[Batch], int]:
     """Decode the run of plain v0/v1 messages that starts at ``buf[pos]`` (file position ``file_pos``).
 
@@ -331,3 +334,9 @@ def decode_legacy_run(
         )
         pos = entry_end
     return batches, pos - start
+
+
+decode_v2_records = bind(decode_v2_records)(native.decode_v2_records if native else None)
+decode_legacy_inner = bind(decode_legacy_inner)(native.decode_legacy_inner if native else None)
+decode_legacy_wrapper = bind(decode_legacy_wrapper)(native.decode_legacy_wrapper if native else None)
+decode_legacy_run = bind(decode_legacy_run)(native.decode_legacy_run if native else None)

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 from kafka_dump.errors import UnsupportedEncodingError
 from kafka_dump.model import Record
+from kafka_dump.native import bind, native
 from kafka_dump.wire import layout as L
 from kafka_dump.wire.checksum import crc32, crc32c
 from kafka_dump.wire.varint import encode_varint, varint_size
@@ -45,7 +46,7 @@ def _v2_deltas(
 
 
 def encode_v2_records(
-    records: Sequence[Record], base_offset: int, base_timestamp: int, log_append_time: bool
+    records: Sequence[Record], base_offset: int, base_timestamp: int, log_append_time: bool, /
 ) -> bytes:
     """The records of a v2 batch (``DefaultRecord.writeTo``), back to back, uncompressed.
 
@@ -79,7 +80,7 @@ def encode_v2_records(
 
 
 def v2_records_size(
-    records: Sequence[Record], base_offset: int, base_timestamp: int, log_append_time: bool
+    records: Sequence[Record], base_offset: int, base_timestamp: int, log_append_time: bool, /
 ) -> int:
     """``len(encode_v2_records(...))`` without building the bytes (and refused alike)."""
     total = 0
@@ -122,7 +123,7 @@ def finish_v2_entry(header: bytes, body: bytes) -> bytes:
 
 
 def encode_v2_entry(
-    header: bytes, records: Sequence[Record], base_offset: int, base_timestamp: int, log_append_time: bool
+    header: bytes, records: Sequence[Record], base_offset: int, base_timestamp: int, log_append_time: bool, /
 ) -> bytes:
     """An uncompressed v2 log entry: ``header`` then the records, batchLength and CRC-32C filled in."""
     _check_header(header)
@@ -149,7 +150,7 @@ def _legacy_fields(record: Record, magic: int, offset_shift: int, log_append_tim
 
 
 def encode_legacy_messages(
-    records: Sequence[Record], magic: int, attributes: int, offset_shift: int, log_append_time: bool
+    records: Sequence[Record], magic: int, attributes: int, offset_shift: int, log_append_time: bool, /
 ) -> bytes:
     """v0/v1 messages (``LegacyRecord.write``), one per record, each with its log overhead and CRC-32.
 
@@ -176,7 +177,7 @@ def encode_legacy_messages(
     return bytes(out)
 
 
-def legacy_messages_size(records: Sequence[Record], magic: int) -> int:
+def legacy_messages_size(records: Sequence[Record], magic: int, /) -> int:
     """``len(encode_legacy_messages(records, magic, ..., 0, False))`` without building the bytes (and
     refused alike)."""
     overhead = _MESSAGE_OVERHEAD[magic]
@@ -223,7 +224,7 @@ def _sound_inner(data: bytes, pos: int) -> tuple[_Inner, int] | None:
 
 
 def v1_inner_to_v2(
-    data: bytes, wrapper_offset: int, max_records: int
+    data: bytes, wrapper_offset: int, max_records: int, /
 ) -> tuple[bytes, int, int, int, int, int] | None:
     """The v2 records (one batch, no headers) for the inner messages of a decompressed v1 wrapper
     with CreateTime, and (count, first offset, last offset, baseTimestamp, maxTimestamp); None when
@@ -270,3 +271,11 @@ def v1_inner_to_v2(
         out += encode_varint(len(body)) + body
     times = [ts for _, ts, _, _ in inner]
     return bytes(out), len(inner), first_offset, base + last, base_ts, max(times)
+
+
+encode_v2_records = bind(encode_v2_records)(native.encode_v2_records if native else None)
+v2_records_size = bind(v2_records_size)(native.v2_records_size if native else None)
+encode_v2_entry = bind(encode_v2_entry)(native.encode_v2_entry if native else None)
+encode_legacy_messages = bind(encode_legacy_messages)(native.encode_legacy_messages if native else None)
+legacy_messages_size = bind(legacy_messages_size)(native.legacy_messages_size if native else None)
+v1_inner_to_v2 = bind(v1_inner_to_v2)(native.v1_inner_to_v2 if native else None)

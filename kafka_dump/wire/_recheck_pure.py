@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from kafka_dump.errors import CorruptRecordError
 from kafka_dump.model import Record, new_record
+from kafka_dump.native import bind, native
 from kafka_dump.wire import layout as L
 from kafka_dump.wire.varint import VARINT_MAX_BYTES, VARLONG_MAX_BYTES, read_zigzag
 
@@ -38,6 +39,7 @@ def same_v2_records(
     base_timestamp: int,
     log_append_time: int | None,
     expected: tuple[Record, ...],
+    /,
 ) -> int:
     """The index of the first record of ``data[pos:end]`` that differs from ``expected``, or -1."""
     if not 0 <= pos <= end <= len(data):
@@ -135,7 +137,14 @@ def _inner_messages(inner: bytes) -> list[tuple[int, int, bytes | None, bytes | 
 
 
 def same_as_v1_inner(
-    data: bytes, pos: int, end: int, base_offset: int, base_timestamp: int, inner: bytes, wrapper_offset: int
+    data: bytes,
+    pos: int,
+    end: int,
+    base_offset: int,
+    base_timestamp: int,
+    inner: bytes,
+    wrapper_offset: int,
+    /,
 ) -> tuple[int, int, int, int]:
     """The index of the first v2 record of ``data[pos:end]`` that differs from the v1 inner messages
     of a decompressed wrapper, or whose offset is not above the previous one's (``len`` of them when
@@ -167,3 +176,7 @@ def same_as_v1_inner(
         last_read = base + offset
         pos = after
     return (-1 if pos == end else len(messages)), len(messages), latest, last_read
+
+
+same_v2_records = bind(same_v2_records)(native.same_v2_records if native else None)
+same_as_v1_inner = bind(same_as_v1_inner)(native.same_as_v1_inner if native else None)

@@ -24,6 +24,7 @@ from collections.abc import Callable
 
 from kafka_dump.errors import CorruptRecordError
 from kafka_dump.model import Compression
+from kafka_dump.native import bind, native
 from kafka_dump.wire import layout as L
 from kafka_dump.wire.checksum import crc32
 from kafka_dump.wire.codecs import decompress
@@ -45,7 +46,7 @@ _WRAPPER_CODECS = (1, 2, 3)  # gzip, snappy, lz4
 _V2_CRC = 4  # the CRC's index among V2_HEADER's fields
 
 
-def gunzip(payload: bytes | memoryview, limit: int, /) -> bytes | None:
+def gunzip(payload: bytes | memoryview, limit: int, /) -> bytes | bool | None:
     """A gzip payload as ``codecs.decompress`` inflates it, or None where that raises. (The compiled
     twin says None also where it cannot vouch for the answer: its caller then asks codecs.)"""
     try:
@@ -253,3 +254,10 @@ def _check_next(first: int, last: int, previous: int | None) -> str | None:
     if previous is not None and first <= previous:
         return f"the entry at offset {first} does not follow the previous entry's last offset {previous}"
     return None
+
+
+gunzip = bind(gunzip)(native.gunzip if native else None)
+lz4_frame = bind(lz4_frame)(native.lz4_frame if native else None)
+unlz4_frame = bind(unlz4_frame)(native.unlz4_frame if native else None)
+read_wrappers = bind(read_wrappers)(native.read_wrappers if native else None)
+write_wrappers = bind(write_wrappers)(native.write_wrappers if native else None)

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from kafka_dump.errors import CorruptRecordError
+from kafka_dump.native import bind, native
 from kafka_dump.wire import layout as L
 from kafka_dump.wire.layout import V2_RECORD_MIN_LENGTH
 from kafka_dump.wire.varint import read_zigzag
@@ -23,7 +24,7 @@ from kafka_dump.wire.varint import read_zigzag
 RawWalk = tuple[int, int, int, int, int, int, int, "int | None", "str | None", int]
 
 
-def walk_v2_records(data: bytes, pos: int, end: int, count: int, last_offset_delta: int) -> RawWalk:
+def walk_v2_records(data: bytes, pos: int, end: int, count: int, last_offset_delta: int, /) -> RawWalk:
     """Walk ``count`` records in ``data[pos:end]`` (``end <= len(data)``) without building them."""
     if pos < 0 or end < pos or end > len(data):
         raise ValueError("pos and end must satisfy 0 <= pos <= end <= len(data)")
@@ -195,6 +196,7 @@ def walk_entries(
     crc32: Checksum,
     decompress: Decompress,
     rows: list[EntryRow] | None,
+    /,
 ) -> RawEntryWalk:
     """Walk the sound entries at the start of ``data[pos:end]`` (file position ``file_pos + pos``).
 
@@ -302,3 +304,7 @@ def walk_entries(
         records += n
         pos = entry_end
     return pos - start, batches, records, gaps, last, after_damage
+
+
+walk_v2_records = bind(walk_v2_records)(native.walk_v2_records if native else None)
+walk_entries = bind(walk_entries)(native.walk_entries if native else None)

@@ -18,6 +18,7 @@ from typing import Any
 
 from kafka_dump.errors import CompressionError, UnsupportedEncodingError
 from kafka_dump.model import Compression
+from kafka_dump.native import native
 
 DEFAULT_MAX_BATCH_BYTES = 256 * 1024 * 1024
 # The decoder's other limit (not a codec's, but kept beside the first): records a batch may declare.
@@ -60,8 +61,9 @@ def decompress(codec: Compression, data: bytes | memoryview, limit: int) -> byte
     """Decompress one batch payload, refusing to produce more than ``limit`` bytes."""
     try:
         if codec is Compression.GZIP:
-            fast = _compiled_gunzip()
-            inflated = fast(data, limit) if fast is not None else None
+            # The compiled inflater: one sound member's bytes (its trailer checked by the folding CRC-32),
+            # False past the limit (a bomb is inflated once, not twice), None for what _gunzip reads.
+            inflated = native.gunzip(data, limit) if native else None
             if type(inflated) is bytes:
                 return inflated
             if inflated is False:
@@ -82,25 +84,6 @@ def decompress(codec: Compression, data: bytes | memoryview, limit: int) -> byte
 
 def _too_big(limit: int) -> CompressionError:
     return CompressionError(f"decompressed size passes the limit of {limit} bytes (--max-batch-bytes)")
-
-
-@functools.cache
-def _compiled_gunzip() -> Callable[[bytes | memoryview, int], bytes | bool | None] | None:
-    """The compiled transcode twin's gzip inflater, unless ``KDUMP_PURE``: ``_gunzip``'s bytes for a
-    single sound member (zlib called directly, its trailer checked by the folding CRC-32: about a
-    quarter faster on a v2 batch's payload, the same on a small v1 wrapper's), False for a member
-    past the limit (a bomb is inflated once, not twice), and None for anything else, which
-    ``_gunzip`` then reads and reports. Looked up on the first gzip payload, so start-up
-    never loads it."""
-    from kafka_dump.wire.twins import pure_requested
-
-    if pure_requested():
-        return None
-    try:
-        from kafka_dump.native._transcode import gunzip
-    except ImportError:
-        return None
-    return gunzip
 
 
 _GUNZIP_STEP = 8 << 20  # output asked of zlib at a time: a bomb is refused before a join doubles it

@@ -2,9 +2,9 @@
 
 ``verify-crc --deep`` needs to know that every record is well framed and in order, and ``stats``
 needs counts and sizes; neither needs a Python object per record. The walk over the (decompressed)
-records has two twins, ``_walk_pure.walk_v2_records`` (the reference) and the compiled ``_walk.c``,
-chosen once in ``format/__init__.py``; ``walk_batch`` here decompresses a batch and walks it.
-The same twins walk whole entries for ``verify-crc`` (``walk_entries``, see ``_walk_pure.py``).
+records is ``_walk_pure.walk_v2_records``, which binds its compiled twin (``native/_walk.c``);
+``walk_batch`` here decompresses a batch and walks it. ``_walk_pure.py`` walks whole entries for
+``verify-crc`` too (``walk_entries``).
 """
 
 from __future__ import annotations
