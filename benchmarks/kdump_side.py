@@ -59,7 +59,10 @@ def under_test() -> str:
     """Which kafka_dump the child processes import, and its active twin."""
     import subprocess
 
-    code = "import kafka_dump, kafka_dump.wire as f; print(kafka_dump.__file__, f.ACTIVE_TWIN)"
+    code = (  # kafka_dump.native.ACTIVE, or an older checkout's kafka_dump.wire.ACTIVE_TWIN
+        "import kafka_dump, kafka_dump.native as n\n"
+        "print(kafka_dump.__file__, getattr(n, 'ACTIVE', None) or __import__('kafka_dump.wire').wire.ACTIVE_TWIN)"
+    )
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
     return run.stdout.strip() if run.returncode == 0 else f"not importable: {run.stderr.strip()[-200:]}"
 

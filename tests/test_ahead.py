@@ -24,6 +24,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from kafka_dump import native
 from kafka_dump.analysis.verify import VerifyOptions, verify_file
 from kafka_dump.errors import KafkaDumpError
 from kafka_dump.log import ahead as ahead_mod
@@ -34,11 +35,12 @@ from kafka_dump.wire.checksum import crc32c
 from kafka_dump.wire.codecs import compress, decompress
 
 from .batches import GZIP, LZ4, SNAPPY, default_records, legacy_messages, legacy_records, v2_batch
-from .conftest import FIXTURES
+from .conftest import FIXTURES, reference_module
 from .test_entry_walk import SEGMENTS, _fixture_logs
 
+_walk_pure = reference_module(_walk_pure)
 try:
-    from kafka_dump.native import _walk as walk_c
+    from kafka_dump.native import _native as walk_c
 
     WALKS = [_walk_pure, walk_c]
 except ImportError:  # the compiled twin is optional
@@ -57,7 +59,7 @@ def _threads() -> list[threading.Thread]:
 
 
 # The segment reader's and stats' engines: InflateAhead, and the compiled one when it is active.
-ENGINES = ["pure"] if ahead_mod.ahead_twin() == "pure-python" else ["pure", "compiled"]
+ENGINES = ["pure"] if native.ACTIVE == "pure-python" else ["pure", "compiled"]
 
 
 def _no_engine(m: pytest.MonkeyPatch) -> None:
@@ -668,7 +670,9 @@ def test_the_reader_uses_what_the_compiled_engine_inflated(
 
 def test_the_compiled_engine_is_active_when_expected() -> None:
     """CI sets KDUMP_EXPECT_COMPILED=1 on the compiled run: a silent fallback must fail there."""
+    ahead = ahead_mod.Ahead(1)
     if os.environ.get("KDUMP_EXPECT_COMPILED") == "1":
-        assert ahead_mod.ahead_twin() == "compiled"
+        assert ahead._engine is not None
     if os.environ.get("KDUMP_PURE") == "1":
-        assert ahead_mod.ahead_twin() == "pure-python" and ahead_mod.Ahead(1)._engine is None
+        assert ahead._engine is None
+    ahead.close()

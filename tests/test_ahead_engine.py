@@ -1,4 +1,4 @@
-"""The compiled inflate-ahead engine (``format/_ahead.c``) against ``codecs.decompress``.
+"""The compiled inflate-ahead engine (``native/_ahead.c``) against ``codecs.decompress``.
 
 ``take`` must give, for every payload, what ``codecs.decompress`` gives: the same bytes, or an
 exception of the same type and text. The payloads here are the members the engine inflates itself
@@ -30,7 +30,7 @@ from .batches import SNAPPY, default_records, legacy_messages, legacy_records, v
 from .test_ahead import _os_threads, _os_threads_back_to, _settled
 from .test_entry_walk import _fixture_logs
 
-engine_mod = pytest.importorskip("kafka_dump.native._ahead", reason="the compiled engine is not built")
+engine_mod = pytest.importorskip("kafka_dump.native._native", reason="the compiled engine is not built")
 InflateEngine = engine_mod.InflateEngine
 
 GZIP, LZ4 = GZIP_ID, LZ4_ID

@@ -31,7 +31,7 @@ import kafka_dump.log.segment
 from kafka_dump import __version__
 from kafka_dump.cli import main
 from kafka_dump.commands.options import parse_time
-from kafka_dump.wire import ACTIVE_TWIN
+from kafka_dump.native import ACTIVE
 from tests.conftest import FIXTURES, ROOT, SHARED_REAL
 
 # Rich reads these at Console creation; pin them so a developer's shell cannot change the output.
@@ -128,8 +128,8 @@ def test_version_names_version_and_twin() -> None:
     result = run("--version")
     assert_clean_exit(result, 0)
     assert __version__ in result.stdout
-    assert f"decoder: {ACTIVE_TWIN}" in result.stdout
-    assert ACTIVE_TWIN in ("pure-python", "compiled")
+    assert f"decoder: {ACTIVE}" in result.stdout
+    assert ACTIVE in ("pure-python", "compiled")
 
 
 @pytest.mark.parametrize("flag", ["--help", "-h"])

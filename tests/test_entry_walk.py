@@ -35,9 +35,10 @@ from .batches import (
     raw_v2_batch,
     v2_batch,
 )
-from .conftest import FIXTURES, SHARED_REAL
+from .conftest import FIXTURES, SHARED_REAL, reference_module
 
-walk_c = pytest.importorskip("kafka_dump.native._walk")
+walk_c = pytest.importorskip("kafka_dump.native._native")
+_walk_pure = reference_module(_walk_pure)
 
 NAME = "00000000000000000000.log"
 

@@ -5,7 +5,6 @@ figures whether it walks the records or decodes them.
 
 from __future__ import annotations
 
-import os
 import random
 from array import array
 from pathlib import Path
@@ -21,16 +20,10 @@ from kafka_dump.analysis.stats_walk import iter_stats
 from kafka_dump.render.stats import stats_json
 from kafka_dump.wire import _gather_pure, _pure
 from tests.batches import default_records, legacy_messages, legacy_records, v2_batch
-from tests.conftest import FIXTURES, SHARED_REAL
+from tests.conftest import FIXTURES, SHARED_REAL, reference_module
 
-compiled = pytest.importorskip("kafka_dump.native._gather")
-
-
-def test_compiled_twin_is_active_when_expected() -> None:
-    if os.environ.get("KDUMP_EXPECT_COMPILED") == "1":
-        assert gather.GATHER_TWIN == "compiled"
-    if os.environ.get("KDUMP_PURE") == "1":
-        assert gather.GATHER_TWIN == "pure-python"
+compiled = pytest.importorskip("kafka_dump.native._native")
+_gather_pure = reference_module(_gather_pure)
 
 
 def run_twin(

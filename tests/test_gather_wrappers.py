@@ -37,9 +37,10 @@ from tests.batches import (
     set_offset,
     v2_batch,
 )
-from tests.conftest import FIXTURES, SHARED_REAL
+from tests.conftest import FIXTURES, SHARED_REAL, reference_module
 
-compiled = pytest.importorskip("kafka_dump.native._gather")
+compiled = pytest.importorskip("kafka_dump.native._native")
+_gather_pure = reference_module(_gather_pure)
 
 INT64_MAX = 2**63 - 1
 LIMIT = 256 * 1024 * 1024

@@ -18,14 +18,19 @@ from kafka_dump.cli import main
 from kafka_dump.errors import KafkaDumpError
 from kafka_dump.log.segment import read_segment, read_segment_runs
 from kafka_dump.model import Batch, Compression, Problem
+from kafka_dump.native import reference
 from kafka_dump.render import jsonl
-from kafka_dump.render.jsonl import JsonRenderer, batch_json, plain_run_json, problem_object, run_json
+from kafka_dump.render.jsonl import JsonRenderer, problem_object
 from kafka_dump.render.output import CHUNK_BYTES, Output
 from kafka_dump.render.payload import PayloadEncoding
 from tests.conftest import FIXTURES, SHARED_REAL
 from tests.test_twins import _compiled, batch_headers, json_records
 
-jsonfast = _compiled("kafka_dump.native._jsonfast")
+jsonfast = _compiled("kafka_dump.native._native")
+# The pure twins (jsonl's names hold the compiled ones where those are in use).
+batch_json, run_json, plain_run_json = map(
+    reference, (jsonl.batch_json, jsonl.run_json, jsonl.plain_run_json)
+)
 
 SEGMENTS = sorted([*FIXTURES.glob("*.log"), *(FIXTURES / "bad").glob("*.log")])
 REAL = sorted(SHARED_REAL.rglob("*.log")) if SHARED_REAL.is_dir() else []

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from kafka_dump import wire as twins
+from kafka_dump import native
 from kafka_dump.analysis.dump import BatchEvent, BatchRun, FileEnd, FileStart, RangeFilter, Summary, iter_dump
 from kafka_dump.errors import KafkaDumpError
 from kafka_dump.log.segment import read_segment, read_segment_runs
@@ -79,7 +79,7 @@ def test_a_filtered_dump_sends_no_runs() -> None:
         assert not any(isinstance(e, BatchRun) for e in iter_dump([path], rng))
 
 
-@pytest.mark.skipif(twins.ACTIVE_TWIN != "compiled", reason="the compiled decoder builds untracked objects")
+@pytest.mark.skipif(native.ACTIVE != "compiled", reason="the compiled decoder builds untracked objects")
 @pytest.mark.parametrize("path", READABLE, ids=lambda p: p.name)
 def test_compiled_records_are_tracked_only_when_a_field_is(path: Path) -> None:
     """The compiled decoder leaves records and headers out of the cycle collector unless one of their

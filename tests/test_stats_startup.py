@@ -1,5 +1,4 @@
-"""``kdump stats`` loads only what its work needs: with the compiled gather twin, not the pure one;
-not the dump command's analysis (range filters, indexes, side files) nor its table renderer.
+"""``kdump stats`` loads only what its work needs: not verify's walk, not the dump command's analysis (range filters, indexes, side files) nor its table renderer.
 Checked by the modules a fresh interpreter holds afterwards, not by timings."""
 
 from __future__ import annotations
@@ -14,7 +13,7 @@ import pytest
 from tests.conftest import ROOT
 
 UNNEEDED = (
-    "kafka_dump.wire._gather_pure", "kafka_dump.analysis.dump", "kafka_dump.log.index", "kafka_dump.render.table",
+    "kafka_dump.wire._walk_pure", "kafka_dump.analysis.dump", "kafka_dump.log.index", "kafka_dump.render.table",
     "kafka_dump.log.sidefiles",
 )  # fmt: skip
 
@@ -25,8 +24,8 @@ def _loaded_after(args: list[str]) -> dict[str, bool]:
         "from kafka_dump.cli import main\n"
         f"sys.argv = ['kdump', *{args!r}]\n"
         "try:\n    main()\nexcept SystemExit:\n    pass\n"
-        "import kafka_dump.wire as f\n"
-        f"print(json.dumps([f.GATHER_TWIN, {{m: m in sys.modules for m in {UNNEEDED!r}}}]), file=sys.stderr)\n"
+        "import kafka_dump.native as n\n"
+        f"print(json.dumps([n.ACTIVE, {{m: m in sys.modules for m in {UNNEEDED!r}}}]), file=sys.stderr)\n"
     )
     env = {k: v for k, v in os.environ.items() if k != "KDUMP_PURE"}
     result = subprocess.run(
@@ -34,13 +33,13 @@ def _loaded_after(args: list[str]) -> dict[str, bool]:
     )
     twin, loaded = json.loads(result.stderr.strip().splitlines()[-1])
     if twin != "compiled":
-        pytest.skip("the compiled gather twin is not built")
+        pytest.skip("the compiled module is not built")
     return dict(loaded)
 
 
 @pytest.mark.parametrize("fixture", ["v1-gzip.log", "v2-lz4.log", "mixed-magic.log"])
 @pytest.mark.parametrize("fmt", ["table", "json"])
-def test_stats_loads_neither_the_pure_twin_nor_the_dump_analysis(fixture: str, fmt: str) -> None:
+def test_stats_loads_neither_the_walk_nor_the_dump_analysis(fixture: str, fmt: str) -> None:
     loaded = _loaded_after(["stats", "--format", fmt, f"fixtures/{fixture}"])
     assert loaded == dict.fromkeys(UNNEEDED, False)
 

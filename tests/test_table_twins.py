@@ -1,4 +1,4 @@
-"""The table's row twins agree exactly: ``render/rows.py`` (the reference) and ``render/_tablefast.c``.
+"""The table's row twins agree exactly: ``render/rows.py`` (the reference) and ``native/_tablefast.c``.
 
 Each function on random values (Hypothesis), and the whole table of every fixture, of the bad corpus
 and of hostile.log, at several widths, with and without colour, in every ``--time`` mode.
@@ -19,14 +19,15 @@ from hypothesis import strategies as st
 
 from kafka_dump.analysis.dump import BatchEvent, BatchRun, FileEnd, FileStart, RangeFilter, iter_dump
 from kafka_dump.model import Batch, Compression, Problem, Record, TimestampType, new_header, new_record
-from kafka_dump.render import rows, table
+from kafka_dump.render import rows
 from kafka_dump.render.table import TableRenderer, TimeMode
-from tests.conftest import FIXTURES
+from tests.conftest import FIXTURES, reference_module
 
 if os.environ.get("KDUMP_EXPECT_COMPILED") == "1":
-    fast: ModuleType = importlib.import_module("kafka_dump.native._tablefast")
+    fast: ModuleType = importlib.import_module("kafka_dump.native._native")
 else:
-    fast = pytest.importorskip("kafka_dump.native._tablefast")
+    fast = pytest.importorskip("kafka_dump.native._native")
+pure = reference_module(rows)
 
 data = st.one_of(
     st.none(),
@@ -67,7 +68,7 @@ def test_cells_agree(
     records = _records(values)
     pure_columns: list[list[str]] = [["x"] * first for _ in range(5)]
     fast_columns: list[list[str]] = [["x"] * first for _ in range(5)]
-    expected = rows.cells(records, max_bytes, mode, first, pure_columns)
+    expected = pure.cells(records, max_bytes, mode, first, pure_columns)
     assert fast.cells(records, max_bytes, mode, first, fast_columns) == expected
     assert fast_columns == pure_columns
     # A cell left blank is one the renderer draws itself; every other is printable text.
@@ -100,7 +101,7 @@ def _tables(draw: st.DrawFn) -> tuple[list[list[str]], list[int], dict[int, str]
 @given(_tables())
 def test_lines_agree(case: tuple[list[list[str]], list[int], dict[int, str], list[tuple[int, str]]]) -> None:
     columns, widths, drawn, sections = case
-    assert fast.lines(columns, widths, drawn, sections) == rows.lines(columns, widths, drawn, sections)
+    assert fast.lines(columns, widths, drawn, sections) == pure.lines(columns, widths, drawn, sections)
 
 
 def _message(
@@ -130,7 +131,7 @@ def test_messages_agree(
     batches = [_message(i, *shape) for i, shape in enumerate(shapes)]
     start = draw.draw(st.integers(0, len(batches) - 1))
     stop = draw.draw(st.integers(start, len(batches) + 2))
-    expected = rows.messages(batches, start, stop)
+    expected = pure.messages(batches, start, stop)
     assert fast.messages(batches, start, stop) == expected
     assert start <= expected[2] <= max(start, min(stop, len(batches)))
     assert len(expected[0]) == expected[2] - start
@@ -140,7 +141,8 @@ def _render(
     paths: Sequence[Path], twin: ModuleType, monkeypatch: pytest.MonkeyPatch, **options: object
 ) -> bytes:
     """The whole table of ``paths`` by ``twin``, fed as the dump command feeds it (runs whole)."""
-    monkeypatch.setattr(table, "TWIN", twin)
+    for name in ("cells", "lines", "messages"):
+        monkeypatch.setattr(rows, name, getattr(twin, name))
     renderer = TableRenderer(**options)  # type: ignore[arg-type]
     out: list[bytes] = []
     for event in iter_dump([str(p) for p in paths], RangeFilter()):
@@ -174,7 +176,7 @@ def test_whole_tables_agree(
 ) -> None:
     options = {"width": width, "color": color, "time": time, "flush_rows": 7, "max_bytes": 16}
     try:
-        expected = _render([path], rows, monkeypatch, **options)
+        expected = _render([path], pure, monkeypatch, **options)
     except Exception as exc:  # a file kdump refuses: both twins must refuse it alike
         with pytest.raises(type(exc)):
             _render([path], fast, monkeypatch, **options)
@@ -187,8 +189,9 @@ def test_a_run_and_its_messages_one_by_one_agree(monkeypatch: pytest.MonkeyPatch
     shapes = [(0, TimestampType.NO_TIMESTAMP_TYPE), (0, TimestampType.NO_TIMESTAMP_TYPE),
               (1, TimestampType.CREATE_TIME), (1, TimestampType.LOG_APPEND_TIME), (1, TimestampType.CREATE_TIME)]  # fmt: skip
     batches = [_message(i, m, Compression.NONE, k, 1, i != 3) for i, (m, k) in enumerate(shapes)]
-    for twin in (rows, fast):
-        monkeypatch.setattr(table, "TWIN", twin)
+    for twin in (pure, fast):
+        for name in ("cells", "lines", "messages"):
+            monkeypatch.setattr(rows, name, getattr(twin, name))
         one = TableRenderer(flush_rows=2)
         by_one = [ln for b in batches for ln in one.batch(b, b.records)] + one.file_end("f.log", 0)
         whole = TableRenderer(flush_rows=2)
@@ -199,13 +202,3 @@ def test_a_run_and_its_messages_one_by_one_agree(monkeypatch: pytest.MonkeyPatch
         assert shown == ["0", "1", "2", "3", "4"]
         assert text.count("messages, one per log entry") == 4
         assert "CRC INVALID" in text
-
-
-def test_the_twin_is_chosen_once_as_asked() -> None:
-    if os.environ.get("KDUMP_EXPECT_COMPILED") == "1":
-        assert rows.TABLE_TWIN == "compiled"
-        assert rows.TWIN is fast
-    if os.environ.get("KDUMP_PURE") == "1":
-        assert rows.TABLE_TWIN == "pure-python"
-        assert rows.TWIN is rows
-    assert table.TWIN is rows.TWIN

@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib
 import json
 import os
+import re
 import struct
 import subprocess
 import sys
@@ -23,15 +24,15 @@ from kafka.record.default_records import DefaultRecordBatchBuilder
 from kafka.record.legacy_records import LegacyRecordBatchBuilder
 
 import kafka_dump.wire as twins
+import kafka_dump.wire._pure
+from kafka_dump import native
 from kafka_dump.errors import KafkaDumpError
 from kafka_dump.log.segment import read_segment
 from kafka_dump.model import Batch, Compression, ControlRecord, Header, Record, TimestampType
 from kafka_dump.render import jsonl
-from kafka_dump.render.jsonl import batch_json
-from kafka_dump.wire import _pure, codecs, legacy
-from kafka_dump.wire.twins import DecoderTwin
+from kafka_dump.wire import codecs, legacy
 from kafka_dump.wire.varint import encode_varint
-from tests.conftest import FIXTURES, ROOT, SHARED_REAL
+from tests.conftest import FIXTURES, ROOT, SHARED_REAL, reference_module
 
 EXPECT_COMPILED = os.environ.get("KDUMP_EXPECT_COMPILED") == "1"
 
@@ -43,30 +44,47 @@ def _compiled(name: str) -> ModuleType:
     return pytest.importorskip(name)
 
 
-speedups = _compiled("kafka_dump.native._speedups")
-jsonfast = _compiled("kafka_dump.native._jsonfast")
-# The decoder's twin functions, from the interface both twins implement: a new one is swapped too.
-DECODER_FUNCTIONS = sorted(n for n, v in vars(DecoderTwin).items() if callable(v) and not n.startswith("_"))
+speedups = jsonfast = _compiled("kafka_dump.native._native")
+_pure = reference_module(kafka_dump.wire._pure)  # the pure decoder, whatever its module binds
+batch_json = native.reference(jsonl.batch_json)
+# The decoder's twin functions, every name the pure decoder binds: a new one is swapped too.
+DECODER_FUNCTIONS = sorted(n for n, f in native.REFERENCES.items() if f.__module__ == "kafka_dump.wire._pure")
+# Every module that binds compiled functions, and the compiled names that none binds (tests, and the
+# inflate-ahead engine, which log/ahead.py wraps).
+BINDERS = (
+    "kafka_dump.wire._pure", "kafka_dump.wire._walk_pure", "kafka_dump.wire._gather_pure",
+    "kafka_dump.wire._pure_encoder", "kafka_dump.wire._recheck_pure", "kafka_dump.wire._transcode_pure",
+    "kafka_dump.render.jsonl", "kafka_dump.render.rows",
+)  # fmt: skip
+UNBOUND = {"InflateEngine", "compressed_spans", "crc32"}
 
 
-def test_compiled_twins_are_active_when_expected() -> None:
-    """CI sets KDUMP_EXPECT_COMPILED=1 on the compiled run: a silent fallback must fail there."""
+def test_every_compiled_function_is_bound_when_expected() -> None:
+    """CI sets KDUMP_EXPECT_COMPILED=1 on the compiled run: a silent fallback must fail there. Every
+    compiled function is bound by its pure twin, and each bound name holds the compiled one (or, under
+    KDUMP_PURE, the pure one)."""
+    for name in BINDERS:
+        importlib.import_module(name)
+    compiled = {n for n in dir(speedups) if callable(getattr(speedups, n)) and not n.startswith("_")}
+    assert compiled - UNBOUND == set(native.REFERENCES)
+    holds = {n: getattr(sys.modules[f.__module__], n) for n, f in native.REFERENCES.items()}
     if EXPECT_COMPILED:
-        assert (twins.ACTIVE_TWIN, jsonl.JSON_TWIN) == ("compiled", "compiled")
+        assert native.ACTIVE == "compiled"
+        assert {n: fn is getattr(speedups, n) for n, fn in holds.items()} == dict.fromkeys(holds, True)
     if os.environ.get("KDUMP_PURE") == "1":
-        assert (twins.ACTIVE_TWIN, jsonl.JSON_TWIN) == ("pure-python", "pure-python")
+        assert native.ACTIVE == "pure-python"
+        assert {n: fn is native.REFERENCES[n] for n, fn in holds.items()} == dict.fromkeys(holds, True)
 
 
 @pytest.mark.parametrize(
     "source", sorted((ROOT / "kafka_dump").rglob("*.c")), ids=lambda p: str(p.relative_to(ROOT))
 )
-def test_every_c_source_is_built_and_loads(source: Path) -> None:
-    """Each C file is one optional extension module: listed in setup.py, and loaded where expected."""
-    relative = source.relative_to(ROOT)
-    assert f'"{relative.as_posix()}"' in (ROOT / "setup.py").read_text(), (
-        f"setup.py does not build {relative}"
-    )
-    _compiled(".".join(relative.with_suffix("").parts))
+def test_every_c_source_is_in_the_one_module(source: Path) -> None:
+    """setup.py builds every C file of native/ into ``_native``, and module.c adds each method table."""
+    assert source.parent == ROOT / "kafka_dump" / "native"
+    table = re.search(r"^PyMethodDef (\w+)_methods\[\]", source.read_text(), re.MULTILINE)
+    if table is not None:
+        assert f"X({table[1]})" in (source.parent / "module.c").read_text()
 
 
 def test_every_decoder_function_has_two_twins() -> None:
@@ -590,10 +608,9 @@ m.Batch = collections.namedtuple("Batch", {fields})
 """
 
 
-@pytest.mark.parametrize("module", ["kafka_dump.native._speedups", "kafka_dump.native._jsonfast"])
-def test_a_field_added_to_the_model_stops_the_compiled_twins_loading(module: str) -> None:
+def test_a_field_added_to_the_model_stops_the_compiled_twins_loading() -> None:
     """The C twins place fields by name; one they do not know is an ImportError, never a shifted read."""
-    added = _CHANGE_BATCH.format(fields="m.Batch._fields + ('extra',)") + f"import {module}"
+    added = _CHANGE_BATCH.format(fields="m.Batch._fields + ('extra',)") + "import kafka_dump.native._native"
     result = _python(added)
     assert result.returncode != 0
     assert "ImportError: kafka_dump.model.Batch has 24 fields" in result.stderr
@@ -601,7 +618,7 @@ def test_a_field_added_to_the_model_stops_the_compiled_twins_loading(module: str
         "import dataclasses, kafka_dump.model as m\n"
         "m.Record = dataclasses.make_dataclass('Record', [f.name for f in dataclasses.fields(m.Record)] + ['extra'],"
         " slots=True)\n"
-        f"import {module}"
+        "import kafka_dump.native._native"
     )
     result = _python(slot)
     assert result.returncode != 0
@@ -613,9 +630,9 @@ def test_the_compiled_twins_follow_the_model_s_field_order() -> None:
     code = (
         _CHANGE_BATCH.format(fields="tuple(reversed(m.Batch._fields))")
         + """
-from kafka_dump.native import _speedups
+from kafka_dump.native import _native as _speedups, reference
 from kafka_dump.render import jsonl
-from kafka_dump.native import _jsonfast
+_jsonfast = _speedups
 from kafka.record.legacy_records import LegacyRecordBatchBuilder
 b = LegacyRecordBatchBuilder(1, 0, 10**9)
 b.append(7, timestamp=1234, key=b"k", value=b"v")
@@ -630,7 +647,7 @@ assert got == dict(
 ), got
 assert batch.records[0].key == b"k" and batch.records[0].offset == 7
 line = _jsonfast.batch_json(b'"f"', batch, batch.records, 0)
-assert line == jsonl.batch_json(b'"f"', batch, batch.records, 0), line
+assert line == reference(jsonl.batch_json)(b'"f"', batch, batch.records, 0), line
 print("ok")
 """
     )

@@ -6,7 +6,6 @@ The twin comparisons are skipped where ``_walk`` was not built; CI builds it.
 
 from __future__ import annotations
 
-import os
 import struct
 from pathlib import Path
 
@@ -19,15 +18,10 @@ from kafka_dump.wire import _pure, _walk_pure
 from kafka_dump.wire.walk import RecordWalk
 
 from .batches import default_records, raw_record, raw_v2_batch, v2_batch
+from .conftest import reference_module
 
-walk_c = pytest.importorskip("kafka_dump.native._walk")
-
-
-def test_walk_twin_is_active_when_expected() -> None:
-    if os.environ.get("KDUMP_EXPECT_COMPILED") == "1":
-        assert twins.WALK_TWIN == "compiled"
-    if os.environ.get("KDUMP_PURE") == "1":
-        assert twins.WALK_TWIN == "pure-python"
+walk_c = pytest.importorskip("kafka_dump.native._native")
+_walk_pure = reference_module(_walk_pure)
 
 
 def _both(data: bytes, pos: int, end: int, count: int, last_delta: int) -> RecordWalk:
