@@ -258,8 +258,8 @@ def measure(
             stands_for[c.label] = fb.label
             if run_once(fb, fb_line):
                 alive.append(fb)
-    for _ in range(repeat - 1):
-        for c in alive:
+    for r in range(1, repeat):
+        for c in alternate(alive) if r % 2 else alive:
             if not run_once(c, lines[c.label]):
                 alive = [a for a in alive if a is not c]
     for line in lines.values():
@@ -281,6 +281,16 @@ def measure(
         check for c in contenders if c.old_of for check in check_old(lines[c.old_of], lines[c.label])
     ]
     return table
+
+
+def alternate(contenders: Sequence[Contender]) -> list[Contender]:
+    """The order with every --old line moved before its new twin: every other round runs so, so
+    neither checkout always goes second (warm caches, the machine's drift)."""
+    out = list(contenders)
+    for i in range(len(out) - 1):
+        if out[i + 1].old_of == out[i].label:
+            out[i], out[i + 1] = out[i + 1], out[i]
+    return out
 
 
 def _median(lines: dict[str, Line], label: str, stands_for: dict[str, str]) -> tuple[str, float | None]:
