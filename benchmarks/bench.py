@@ -111,6 +111,18 @@ def old_env(checkout: Path) -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": path}
 
 
+def commit_of(checkout: Path) -> str:
+    """The checkout's commit, and whether its files differ from it (the figures' provenance)."""
+    import subprocess
+
+    def git(*args: str) -> str:
+        run = subprocess.run(["git", "-C", str(checkout), *args], capture_output=True, text=True, check=False)
+        return run.stdout.strip() if run.returncode == 0 else ""
+
+    head = git("rev-parse", "--short", "HEAD") or "not a git checkout"
+    return f"{head} + uncommitted changes" if git("status", "--porcelain", "--untracked-files=no") else head
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     try:
@@ -140,12 +152,16 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     kdump_side.precompile()
     old = {}
-    if ctx.old_env is not None:
+    if ctx.old_env is not None and args.old is not None:
         kdump_side.precompile(ctx.old_env)
-        old = {"old kdump (--old), lines marked [old]": kdump_side.under_test(ctx.old_env)}
+        old = {
+            "old kdump (--old), lines marked [old]": kdump_side.under_test(ctx.old_env),
+            "old commit": commit_of(args.old),
+        }
     env = report.environment(
         {
             "kdump under test": kdump_side.under_test(),
+            "commit": commit_of(ROOT),
             **old,
             "kdump command": " ".join(kdump_side.command()),
             "kafka-python": peers.kafka_python()[1],
