@@ -126,15 +126,13 @@ def encode_all(encode: Callable[..., bytes], batches: list[Any], codec: Any) -> 
 
 
 def encoder() -> tuple[Callable[..., bytes] | None, str]:
-    """`kafka_dump.wire.encode_entry` (or `format.encode`'s), or None and why not (the writer's)."""
+    """`encode_entry` (the package's face, `wire`'s or `wire.encode`'s), or None and why not."""
+    import importlib
+
     try:
-        import kafka_dump.wire as fmt
+        fn = getattr(importlib.import_module("kafka_dump"), "encode_entry", None)
+        fn = fn or getattr(importlib.import_module("kafka_dump.wire"), "encode_entry", None)
+        fn = fn or importlib.import_module("kafka_dump.wire.encode").encode_entry
     except Exception as e:
-        return None, f"kafka_dump.wire not importable ({type(e).__name__}: {e})"
-    fn = getattr(fmt, "encode_entry", None)
-    if fn is None:
-        try:
-            from kafka_dump.wire.encode import encode_entry as fn
-        except ImportError:
-            return None, "kafka_dump.wire.encode_entry is not there yet"
+        return None, f"encode_entry not importable ({type(e).__name__}: {e})"
     return fn, f"{fn.__module__}.encode_entry"
