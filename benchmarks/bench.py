@@ -7,15 +7,19 @@ The pieces: `gen` (segment files, generated once and cached), `harness` (round-r
 peak RSS of each child, declared ratios), `peers` (kafka-python and aiokafka adapters), `kdump_side`
 (what kdump offers yet), `child` (peers and baselines as whole processes), `cases/` (one module per
 case) and `report`. The kdump measured is this checkout's: its root goes first on ``sys.path`` and on
-the children's ``PYTHONPATH``.
+the children's ``PYTHONPATH``. ``--old CHECKOUT`` times every kdump line of a second checkout too, in
+the same rounds, with its root first on ``PYTHONPATH`` instead.
 """
 
 from __future__ import annotations
 
 import argparse
+import atexit
 import importlib
 import os
+import shutil
 import sys
+import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from types import ModuleType
@@ -23,6 +27,7 @@ from types import ModuleType
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p)
+os.environ["PYTHONSAFEPATH"] = "1"  # `python -m` and `-c` children: the working directory never shadows it
 
 from benchmarks import gen, harness, kdump_side, peers, report  # noqa: E402
 from benchmarks.cases import Context, registry  # noqa: E402
@@ -60,7 +65,16 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     p.add_argument("--generate-only", action="store_true", help="make sure the files exist, then stop")
     p.add_argument("--json", type=Path, metavar="OUT", help="also write every raw figure to this JSON file")
+    p.add_argument(
+        "--old",
+        "--baseline",
+        type=Path,
+        metavar="CHECKOUT",
+        help="also time every kdump line with this checkout's kafka_dump, in the same rounds, and give new / old",
+    )
     args = p.parse_args(argv)
+    if args.old is not None and not (args.old / "kafka_dump" / "__init__.py").is_file():
+        p.error(f"--old {args.old}: no kafka_dump/ in it")
     if args.records < 1 or args.repeat < 1 or args.timeout <= 0:
         p.error("--records and --repeat must be at least 1, --timeout above 0")
     args.files = None
@@ -85,6 +99,30 @@ def files_of(ctx: Context, case: ModuleType) -> list[str]:
     return [*measured, source] if source else measured
 
 
+def old_env(checkout: Path) -> dict[str, str]:
+    """The children's environment for the old checkout: its root first on PYTHONPATH, after a
+    directory holding only this checkout's `benchmarks` (so `python -m benchmarks.child` still runs
+    this harness, with the old kafka_dump)."""
+    shim = Path(tempfile.mkdtemp(prefix="kdump-bench-old-"))
+    atexit.register(shutil.rmtree, shim, ignore_errors=True)
+    (shim / "benchmarks").symlink_to(ROOT / "benchmarks", target_is_directory=True)
+    rest = os.environ.get("PYTHONPATH", "").split(os.pathsep)[1:]  # what was there before ROOT
+    path = os.pathsep.join([str(shim), str(checkout.resolve()), *rest])
+    return {**os.environ, "PYTHONPATH": path}
+
+
+def commit_of(checkout: Path) -> str:
+    """The checkout's commit, and whether its files differ from it (the figures' provenance)."""
+    import subprocess
+
+    def git(*args: str) -> str:
+        run = subprocess.run(["git", "-C", str(checkout), *args], capture_output=True, text=True, check=False)
+        return run.stdout.strip() if run.returncode == 0 else ""
+
+    head = git("rev-parse", "--short", "HEAD") or "not a git checkout"
+    return f"{head} + uncommitted changes" if git("status", "--porcelain", "--untracked-files=no") else head
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     try:
@@ -103,6 +141,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.skip_peers,
         args.skip_kdump,
         args.skip_compare,
+        old_env(args.old) if args.old is not None and not args.skip_kdump else None,
     )
     cases = {name: registry()[name] for name in args.case_names}
     if args.generate_only:
@@ -112,9 +151,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
 
     kdump_side.precompile()
+    old = {}
+    if ctx.old_env is not None and args.old is not None:
+        kdump_side.precompile(ctx.old_env)
+        old = {
+            "old kdump (--old), lines marked [old]": kdump_side.under_test(ctx.old_env),
+            "old commit": commit_of(args.old),
+        }
     env = report.environment(
         {
             "kdump under test": kdump_side.under_test(),
+            "commit": commit_of(ROOT),
+            **old,
             "kdump command": " ".join(kdump_side.command()),
             "kafka-python": peers.kafka_python()[1],
             "aiokafka": peers.aiokafka()[1],
@@ -137,7 +185,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         else:
             for table in outcome:
                 report.print_table(table)
-    report.print_summary([t for r in results.values() if not isinstance(r, str) for t in r])
+    tables = [t for r in results.values() if not isinstance(r, str) for t in r]
+    report.print_summary(tables)
+    report.print_old(tables)
     if args.json:
         meta = {
             "environment": env,

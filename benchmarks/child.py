@@ -6,14 +6,27 @@ decode-kdump FILE N, decode-kafka-python FILE N, decode-aiokafka FILE N [runs]: 
 of FILE touching every field, and fail (exit 3) unless N records were seen; ``runs`` feeds aiokafka one
 MemoryRecords per run of equal magic (for the mixed file). crc32c FILE: read the file and run one
 ``crc32c.crc32c()`` over all its bytes, the floor of a shallow CRC check. convert-kafka-python IN OUT
-CODEC: the convert case's job with kafka-python's reader and builders.
+CODEC: the convert case's job with kafka-python's reader and builders. decode-kdump-timed FILE N and
+encode-kdump-timed FILE N CODEC: an in-process kdump line's call, its setup untimed, printing the
+seconds the call took (how `--old` times in-process lines in either checkout).
 """
 
 from __future__ import annotations
 
+import gc
 import sys
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
+
+
+def timed(call: Callable[[], int]) -> int:
+    """Run call once after a gc.collect(), as the harness does in-process; print its seconds."""
+    gc.collect()
+    t0 = time.perf_counter()
+    seen = call()
+    print(time.perf_counter() - t0)
+    return seen
 
 
 def main(argv: Sequence[str]) -> int:
@@ -29,14 +42,24 @@ def main(argv: Sequence[str]) -> int:
         peers.convert_to_v2(args[0], args[1], int(args[2]))
         return 0
     path, expected = args[0], int(args[1])
-    if task == "decode-kdump":
+    if task in ("decode-kdump", "decode-kdump-timed"):
         from benchmarks import kdump_side
 
         fn, why = kdump_side.decoder()
         if fn is None:
             print(why, file=sys.stderr)
             return 2
-        seen = fn(path)
+        seen = timed(lambda: fn(path)) if task == "decode-kdump-timed" else fn(path)
+    elif task == "encode-kdump-timed":
+        from benchmarks import kdump_side
+        from kafka_dump.model import Compression
+
+        encode, why = kdump_side.encoder()
+        if encode is None:
+            print(why, file=sys.stderr)
+            return 2
+        batches, codec = kdump_side.batches(path), Compression[args[2]]
+        seen = timed(lambda: kdump_side.encode_all(encode, batches, codec))
     elif task in ("decode-kafka-python", "decode-aiokafka"):
         from benchmarks import peers
 

@@ -33,7 +33,9 @@ class Contender:
     """One thing to time: an in-process callable (returns the records it saw) or a whole process.
 
     ``side`` is "kdump", "peer" (kafka-python, aiokafka) or "baseline" (a physical floor such as one
-    CRC pass); ``--skip-kdump`` and ``--skip-peers`` drop contenders by side.
+    CRC pass); ``--skip-kdump`` and ``--skip-peers`` drop contenders by side. ``child`` is a process
+    that makes an in-process kdump line's timed call itself and prints its seconds: `--old` times it
+    so in either checkout (``self_timed``), since one interpreter imports only one kafka_dump.
     """
 
     label: str
@@ -44,10 +46,14 @@ class Contender:
     cleanup: Callable[[], None] | None = None  # after every run
     expect: int | None = None  # an in-process fn must return this many records
     fallback: Contender | None = None  # timed in its place, and in its ratios, if this one fails
+    child: Sequence[str] | None = None  # an in-process line's call, timed inside a process
+    self_timed: bool = False  # argv prints its own timed seconds as the last word of its stdout
+    env: dict[str, str] | None = None  # a process's environment (default: this one's)
+    old_of: str | None = None  # --old: the label of this checkout's contender this line mirrors
 
     @property
     def how(self) -> str:
-        return "in-process" if self.fn is not None else "process"
+        return "in-process" if self.fn is not None else "child" if self.self_timed else "process"
 
 
 @dataclass(frozen=True)
@@ -98,6 +104,7 @@ class Check:
     met: bool | None  # None: no target, or nothing to compare
     subject: str = ""
     baseline: str = ""  # "" for a target on one contender's own figure
+    old: str = ""  # --old: "time" or "peak RSS", new / old of one line
 
 
 @dataclass
@@ -142,7 +149,12 @@ with open(out, "w") as f:
 TIMEOUT_S: float | None = None
 
 
-def run_child(argv: Sequence[str], stdout: Path | None = None, timeout: float | None = None) -> ChildRun:
+def run_child(
+    argv: Sequence[str],
+    stdout: Path | None = None,
+    timeout: float | None = None,
+    env: dict[str, str] | None = None,
+) -> ChildRun:
     """Run argv with stdout to /dev/null (or a file); its wall time and its own peak RSS (os.wait4).
 
     Not spawned from this process directly: on Linux a child's ru_maxrss starts from the high-water
@@ -158,7 +170,7 @@ def run_child(argv: Sequence[str], stdout: Path | None = None, timeout: float | 
         try:
             wrapper = [sys.executable, "-S", "-c", _SPAWN_WRAPPER, result, *argv]
             proc = subprocess.Popen(
-                wrapper, stdin=subprocess.DEVNULL, stdout=out, stderr=err, start_new_session=True
+                wrapper, stdin=subprocess.DEVNULL, stdout=out, stderr=err, start_new_session=True, env=env
             )
             try:
                 rc = proc.wait(timeout=timeout)
@@ -196,12 +208,22 @@ def run_once(c: Contender, line: Line) -> bool:
             line.times_s.append(dt)
             return True
         assert c.argv is not None
-        run = run_child(c.argv, c.stdout, TIMEOUT_S)
+        stdout = c.stdout
+        if c.self_timed:
+            fd, name = tempfile.mkstemp(prefix="kdump-bench-", suffix=".seconds")
+            os.close(fd)
+            stdout = Path(name)
+        try:
+            run = run_child(c.argv, stdout, TIMEOUT_S, c.env)
+            said = stdout.read_text().split()[-1:] if c.self_timed and stdout is not None else []
+        finally:
+            if c.self_timed and stdout is not None:
+                stdout.unlink()
         if run.returncode != 0:
             last = run.stderr_tail.splitlines()[-1:] or ["(no stderr)"]
             line.note = f"failed: exit {run.returncode}: {last[0]}"[:300]
             return False
-        line.times_s.append(run.wall_s)
+        line.times_s.append(float(said[0]) if c.self_timed else run.wall_s)
         line.peak_rss_kib = max(line.peak_rss_kib or 0, run.maxrss_kib)
         return True
     except Exception as e:
@@ -236,8 +258,8 @@ def measure(
             stands_for[c.label] = fb.label
             if run_once(fb, fb_line):
                 alive.append(fb)
-    for _ in range(repeat - 1):
-        for c in alive:
+    for r in range(1, repeat):
+        for c in alternate(alive) if r % 2 else alive:
             if not run_once(c, lines[c.label]):
                 alive = [a for a in alive if a is not c]
     for line in lines.values():
@@ -255,7 +277,20 @@ def measure(
         check_ratio(r, lines, stands_for) for r in ratios if r.subject in present and r.baseline in present
     ]
     table.checks += [check_target(t, lines) for t in targets if t.label in present]
+    table.checks += [
+        check for c in contenders if c.old_of for check in check_old(lines[c.old_of], lines[c.label])
+    ]
     return table
+
+
+def alternate(contenders: Sequence[Contender]) -> list[Contender]:
+    """The order with every --old line moved before its new twin: every other round runs so, so
+    neither checkout always goes second (warm caches, the machine's drift)."""
+    out = list(contenders)
+    for i in range(len(out) - 1):
+        if out[i + 1].old_of == out[i].label:
+            out[i], out[i + 1] = out[i + 1], out[i]
+    return out
 
 
 def _median(lines: dict[str, Line], label: str, stands_for: dict[str, str]) -> tuple[str, float | None]:
@@ -297,3 +332,24 @@ def check_target(t: Target, lines: dict[str, Line]) -> Check:
     met = None if value is None or t.max_rss_mib is None else value <= t.max_rss_mib
     shown = f"peak RSS {value:,.0f} MiB" if value else "peak RSS n/a"
     return Check(f"{t.label}: {shown}", value, f"<= {t.max_rss_mib:g} MiB{source}", met, t.label)
+
+
+# Issue 21: against the old checkout (--old), time within 5% and peak RSS within 10%.
+OLD_TIME, OLD_RSS = 1.05, 1.10
+
+
+def check_old(new: Line, old: Line) -> list[Check]:
+    """This checkout's line against the same line of the old checkout: time, and peak RSS if taken."""
+    checks = []
+    for what, n, o, bound in (
+        ("time", new.median_s, old.median_s, OLD_TIME),
+        ("peak RSS", new.peak_rss_kib, old.peak_rss_kib, OLD_RSS),
+    ):
+        if what == "peak RSS" and not (n and o):
+            continue  # in-process lines have no RSS of their own
+        value = n / o if n and o else None
+        shown = f"{value:.3f}x the {what}" if value else "n/a"
+        met = None if value is None else value <= bound
+        text, target = f"{new.label}: new / old: {shown}", f"<= {bound:g}x, issue 21"
+        checks.append(Check(text, value, target, met, new.label, old.label, what))
+    return checks

@@ -54,34 +54,41 @@ def missing(subcommand: str, *options: str) -> str | None:
     return None
 
 
-@functools.cache
-def under_test() -> str:
-    """Which kafka_dump the child processes import, and its active twin."""
+def under_test(env: dict[str, str] | None = None) -> str:
+    """Which kafka_dump the child processes import (with this environment), and its active twin."""
     import subprocess
 
     code = (  # kafka_dump.native.ACTIVE, or an older checkout's kafka_dump.wire.ACTIVE_TWIN
         "import kafka_dump, kafka_dump.native as n\n"
         "print(kafka_dump.__file__, getattr(n, 'ACTIVE', None) or __import__('kafka_dump.wire').wire.ACTIVE_TWIN)"
     )
-    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False, env=env)
     return run.stdout.strip() if run.returncode == 0 else f"not importable: {run.stderr.strip()[-200:]}"
 
 
-def precompile() -> None:
+def precompile(env: dict[str, str] | None = None) -> None:
     """Byte-compile the kafka_dump under test as ``pip install`` does: a checkout run with
     PYTHONDONTWRITEBYTECODE would otherwise compile every module again in every timed process."""
     import subprocess
 
     code = "import compileall, os, kafka_dump; compileall.compile_dir(os.path.dirname(kafka_dump.__file__), quiet=1)"
-    subprocess.run([sys.executable, "-c", code], capture_output=True, check=False)
+    subprocess.run([sys.executable, "-c", code], capture_output=True, check=False, env=env)
+
+
+def reader() -> Callable[[str], Any]:
+    """`read_segment`, where the checkout keeps it (the package's face, or `log.segment`)."""
+    import importlib
+
+    fn = getattr(importlib.import_module("kafka_dump"), "read_segment", None)
+    return fn or importlib.import_module("kafka_dump.log.segment").read_segment  # type: ignore[no-any-return]
 
 
 def decoder() -> tuple[Callable[[str], int] | None, str]:
     """kdump's in-process decoder (every record, every field), or None and why not."""
     try:
-        from kafka_dump.log.segment import read_segment
+        read_segment = reader()
     except Exception as e:
-        return None, f"kafka_dump.log.segment.read_segment not importable ({type(e).__name__}: {e})"
+        return None, f"read_segment not importable ({type(e).__name__}: {e})"
 
     def run(path: str) -> int:
         n = problems = 0
@@ -104,27 +111,31 @@ def decoder() -> tuple[Callable[[str], int] | None, str]:
             raise RuntimeError(f"{problems} Problem(s) reported on a file that should be clean")
         return n
 
-    return run, "kafka_dump.log.segment.read_segment"
+    return run, f"{read_segment.__module__}.read_segment"
 
 
 def batches(path: str) -> list[Any]:
     """Every batch of a (clean) file, decoded by kdump: the encoder's input."""
-    from kafka_dump.log.segment import read_segment
+    return [item for item in reader()(path) if getattr(item, "records", None) is not None]
 
-    out = [item for item in read_segment(path) if getattr(item, "records", None) is not None]
-    return out
+
+def encode_all(encode: Callable[..., bytes], batches: list[Any], codec: Any) -> int:
+    """Encode every batch with this codec; the records encoded."""
+    n = 0
+    for b in batches:
+        encode(b, compression=codec)
+        n += len(b.records)
+    return n
 
 
 def encoder() -> tuple[Callable[..., bytes] | None, str]:
-    """`kafka_dump.wire.encode_entry` (or `format.encode`'s), or None and why not (the writer's)."""
+    """`encode_entry` (the package's face, `wire`'s or `wire.encode`'s), or None and why not."""
+    import importlib
+
     try:
-        import kafka_dump.wire as fmt
+        fn = getattr(importlib.import_module("kafka_dump"), "encode_entry", None)
+        fn = fn or getattr(importlib.import_module("kafka_dump.wire"), "encode_entry", None)
+        fn = fn or importlib.import_module("kafka_dump.wire.encode").encode_entry
     except Exception as e:
-        return None, f"kafka_dump.wire not importable ({type(e).__name__}: {e})"
-    fn = getattr(fmt, "encode_entry", None)
-    if fn is None:
-        try:
-            from kafka_dump.wire.encode import encode_entry as fn
-        except ImportError:
-            return None, "kafka_dump.wire.encode_entry is not there yet"
+        return None, f"encode_entry not importable ({type(e).__name__}: {e})"
     return fn, f"{fn.__module__}.encode_entry"

@@ -73,7 +73,7 @@ def print_table(t: Table) -> None:
 
 def print_summary(tables: list[Table]) -> None:
     """Every check with a target, in one list at the end."""
-    checks = [(t, c) for t in tables for c in t.checks if c.target != "no target"]
+    checks = [(t, c) for t in tables for c in t.checks if c.target != "no target" and not c.old]
     if not checks:
         return
     print()
@@ -81,6 +81,54 @@ def print_summary(tables: list[Table]) -> None:
     for t, c in checks:
         verdict = {True: "MET", False: "NOT MET", None: "not measured"}[c.met]
         print(f"  {verdict:<12} {t.case} · {t.file or t.title}: {c.text} (target {c.target})")
+
+
+def print_old(tables: list[Table]) -> None:
+    """--old: every kdump line before (the old checkout) and after (this one), with both ratios."""
+    rows = []
+    for t in tables:
+        lines = {line.label: line for line in t.lines}
+        rss = {c.subject: c for c in t.checks if c.old == "peak RSS"}
+        for c in (c for c in t.checks if c.old == "time"):
+            new, old, r = lines[c.subject], lines[c.baseline], rss.get(c.subject)
+            verdicts = [v for v in (c.met, r.met if r else None) if v is not None]
+            rows.append(
+                (
+                    f"{t.case} · {t.file}" if t.file else t.case,
+                    c.subject,
+                    _fmt(old.median_s, ".3f"),
+                    _fmt(new.median_s, ".3f"),
+                    _fmt(c.value, ".3f"),
+                    f"{old.peak_rss_kib / 1024:,.0f}" if old.peak_rss_kib else "-",
+                    f"{new.peak_rss_kib / 1024:,.0f}" if new.peak_rss_kib else "-",
+                    _fmt(r.value if r else None, ".3f"),
+                    "not measured" if c.met is None else "MET" if all(verdicts) else "NOT MET",
+                )
+            )
+    if not rows:
+        return
+    print()
+    print("== new / old (--old): median s, peak RSS MiB; within 5% in time and 10% in RSS (issue 21)")
+    head = (
+        "case · file",
+        "measurement",
+        "old s",
+        "new s",
+        "new/old s",
+        "old RSS",
+        "new RSS",
+        "new/old RSS",
+        "",
+    )
+    widths = [max(len(row[i]) for row in (head, *rows)) for i in range(len(head))]
+    for row in (head, *rows):
+        cells = [
+            cell.ljust(w) if i in (0, 1, 8) else cell.rjust(w)
+            for i, (cell, w) in enumerate(zip(row, widths, strict=True))
+        ]
+        print("  " + " ".join(cells).rstrip())
+    met = sum(row[-1] == "MET" for row in rows)
+    print(f"  {met} of {len(rows)} lines within both bounds")
 
 
 def write_json(path: Path, meta: dict[str, Any], cases: dict[str, list[Table] | str]) -> None:

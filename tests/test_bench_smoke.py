@@ -74,3 +74,33 @@ def test_ratios_come_from_declared_baselines(
     (check,) = startup["checks"]
     times = {line["label"]: line["median_s"] for line in startup["lines"]}
     assert check["value"] == pytest.approx(times["kdump --version"] / times["python -c pass"])
+
+
+def test_old_checkout_side_by_side(tmp_path: Path) -> None:
+    """--old with this checkout as its own old one: every kdump line gets an [old] twin and a new/old
+    ratio in time and peak RSS; in-process kdump lines run as self-timed children on both sides."""
+    out = tmp_path / "bench.json"
+    argv = [sys.executable, str(ROOT / "benchmarks" / "bench.py"), "--records", "2000", "--repeat", "1"]
+    argv += ["--only", "v1-gzip", "--cases", "decode,startup", "--skip-peers", "--old", str(ROOT)]
+    argv += ["--cache", str(tmp_path / "cache"), "--json", str(out)]
+    run = subprocess.run(argv, capture_output=True, text=True, timeout=600, check=False)
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert "== new / old" in run.stdout
+    report = json.loads(out.read_text())
+    tables = [t for case in report["cases"].values() for t in case["tables"]]
+    assert len(tables) == 2
+    for table in tables:
+        lines = {line["label"]: line for line in table["lines"]}
+        kdump = [
+            label for label, line in lines.items() if line["side"] == "kdump" and not label.endswith(" [old]")
+        ]
+        assert kdump
+        for label in kdump:
+            new, old = lines[label], lines[f"{label} [old]"]
+            for line in (new, old):
+                assert line["note"] is None and line["median_s"] is not None and line["peak_rss_kib"] > 0
+                assert line["how"] != "in-process", label
+            checks = {c["old"]: c for c in table["checks"] if c["old"] and c["subject"] == label}
+            assert set(checks) == {"time", "peak RSS"}
+            assert checks["time"]["value"] == pytest.approx(new["median_s"] / old["median_s"])
+            assert checks["time"]["met"] is not None

@@ -6,6 +6,7 @@ the one-line reason it skipped itself (a kdump piece or a peer it needs is not t
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -29,6 +30,7 @@ class Context:
     skip_peers: bool = False
     skip_kdump: bool = False
     skip_compare: bool = False
+    old_env: dict[str, str] | None = None  # --old: the environment that runs the old checkout's kdump
     _infos: dict[str, gen.SegmentInfo] = field(default_factory=dict)
 
     def files(self, default: Sequence[str], big: Sequence[str] = ()) -> list[str]:
@@ -68,11 +70,23 @@ class Context:
         return run
 
     def keep(self, contenders: Sequence[Contender]) -> list[Contender]:
-        """Drop what --skip-kdump and --skip-peers leave out."""
+        """Drop what --skip-kdump and --skip-peers leave out; with --old, pair every kdump line."""
         dropped = {"kdump"} if self.skip_kdump else set()
         if self.skip_peers:
             dropped.add("peer")
-        return [c for c in contenders if c.side not in dropped]
+        kept = [c for c in contenders if c.side not in dropped]
+        return [p for c in kept for p in self.with_old(c)] if self.old_env is not None else kept
+
+    def with_old(self, c: Contender) -> list[Contender]:
+        """A kdump contender and, right after it, the same run by the old checkout ("... [old]").
+
+        An in-process line becomes its ``child`` process, timed by itself, in both checkouts.
+        """
+        if c.side != "kdump" or (c.fn is not None and c.child is None):
+            return [c]
+        if c.fn is not None:
+            c = dataclasses.replace(c, fn=None, argv=c.child, self_timed=True)
+        return [c, dataclasses.replace(c, label=f"{c.label} [old]", env=self.old_env, old_of=c.label)]
 
 
 def registry() -> dict[str, ModuleType]:

@@ -39,7 +39,8 @@ def run(ctx: Context) -> list[Table] | str:
         Path(path).read_bytes()  # warm the page cache for everyone
         contenders = [Contender("read file only", "baseline", fn=lambda p=path: len(Path(p).read_bytes()))]
         if dec is not None:
-            contenders.append(Contender(KDUMP, "kdump", fn=lambda p=path: dec(p), expect=n))
+            child = kdump_side.child("decode-kdump-timed", path, str(n))
+            contenders.append(Contender(KDUMP, "kdump", fn=lambda p=path: dec(p), expect=n, child=child))
         if kp_cls is not None:
             contenders.append(Contender(KP, "peer", fn=lambda p=path: peers.iterate(kp_cls, p), expect=n))
         if aio_cls is not None:

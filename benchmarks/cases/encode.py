@@ -8,8 +8,6 @@ decoded once beforehand (kdump's Batch values for kdump, plain tuples for kafka-
 
 from __future__ import annotations
 
-from typing import Any
-
 from benchmarks import kdump_side, peers
 from benchmarks.cases import Context
 from benchmarks.harness import Contender, Ratio, Table, log, measure
@@ -17,16 +15,6 @@ from benchmarks.harness import Contender, Ratio, Table, log, measure
 NAME = "encode"
 ABOUT = "kafka_dump.wire.encode_entry vs kafka-python's DefaultRecordBatchBuilder, v2 none and lz4"
 SOURCE = "v2-lz4"  # the workload's records; not a file under test, so --only does not apply
-
-LZ4 = 3
-
-
-def kdump_encode(encode: Any, batches: list[Any], codec: Any) -> int:
-    n = 0
-    for b in batches:
-        encode(b, compression=codec)
-        n += len(b.records)
-    return n
 
 
 def run(ctx: Context) -> list[Table] | str:
@@ -45,8 +33,9 @@ def run(ctx: Context) -> list[Table] | str:
     for codec, label in ((Compression.NONE, "v2 none"), (Compression.LZ4, "v2 lz4")):
         k, p = f"kdump encode_entry, {label}", f"kafka-python builder, {label}"
         if encode is not None:
-            fn = lambda c=codec: kdump_encode(encode, mine, c)  # noqa: E731
-            contenders.append(Contender(k, "kdump", fn=fn, expect=info.records))
+            fn = lambda c=codec: kdump_side.encode_all(encode, mine, c)  # noqa: E731
+            child = kdump_side.child("encode-kdump-timed", info.path, str(info.records), codec.name)
+            contenders.append(Contender(k, "kdump", fn=fn, expect=info.records, child=child))
         if kp_ok:
             fn = lambda c=int(codec): peers.encode_all(theirs, c)  # noqa: E731
             contenders.append(Contender(p, "peer", fn=fn, expect=info.records))
