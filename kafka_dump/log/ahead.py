@@ -21,9 +21,10 @@ also stops, for good, when the two threads do not get more than one core between
 machine): then the worker only adds hand-overs.
 
 That is the pure reference. With the compiled module, ``Ahead`` (the segment reader's plug) and
-``inflate_ahead`` (verify's and convert's) use its ``InflateEngine`` (``native/_ahead.c``) instead: the same
-contract, the scan in C, and a POSIX thread that inflates gzip into bytes made for it without ever
-taking the GIL, which the Python worker above must take between payloads while the decoder holds it.
+``inflate_ahead`` (verify's and convert's) use its ``InflateEngine`` (``native/_ahead.c``) instead:
+the same contract, the scan in C, and a POSIX thread that inflates gzip into bytes made for it
+without ever taking the GIL, which the Python worker above must take between payloads while the
+decoder holds it.
 """
 
 from __future__ import annotations
