@@ -368,17 +368,11 @@ scan(const unsigned char *d, Py_ssize_t pos, Py_ssize_t end, Found found, void *
             if (codec) { /* the key, then the value, which must end the message */
                 if (entry - LOG_OVERHEAD < (magic ? LEGACY_V1_MIN_SIZE : LEGACY_V0_MIN_SIZE))
                     return 0;
-                int64_t p = pos + (magic ? LEGACY_V1_HEADER_SIZE : LEGACY_HEADER_SIZE);
-                int32_t key = be32(d + p);
-                p += 4 + (int64_t)(key > 0 ? key : 0); /* in 64 bits: a key length near 2^31 */
-                if (p + 4 > pos + entry)
+                LegacyMessage m;
+                if (legacy_body(d, pos, pos + (Py_ssize_t)entry, magic, &m) != LEGACY_OK || m.value_len < 0)
                     return 0;
-                int32_t value = be32(d + p);
-                p += 4;
-                if (value < 0 || p + value != pos + entry)
-                    return 0;
-                start = (Py_ssize_t)p;
-                length = value;
+                start = m.value_pos;
+                length = m.value_len;
             }
         }
         else

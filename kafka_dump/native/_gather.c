@@ -350,27 +350,10 @@ legacy_walk(const unsigned char *p, Py_ssize_t end, int magic, int64_t *first_of
         Py_ssize_t entry_end = pos + LOG_OVERHEAD + (Py_ssize_t)size;
         if (p[pos + LEGACY_MAGIC_OFFSET] != magic || (p[pos + LEGACY_ATTRIBUTES_OFFSET] & COMPRESSION_MASK))
             return 0;
-        Py_ssize_t q = pos + LEGACY_HEADER_SIZE;
-        int64_t ts = -1;
-        if (magic == 1) {
-            ts = be64(p + q);
-            q += LEGACY_V1_TIMESTAMP_LENGTH;
-        }
-        int64_t len[2] = {-1, -1};
-        for (int k = 0; k < 2; k++) {
-            if (q + 4 > entry_end)
-                return 0;
-            int64_t m = be32(p + q);
-            q += 4;
-            if (m >= 0) {
-                if (m > entry_end - q)
-                    return 0;
-                len[k] = m;
-                q += (Py_ssize_t)m;
-            }
-        }
-        if (q != entry_end)
+        LegacyMessage m;
+        if (legacy_body(p, pos, entry_end, magic, &m) != LEGACY_OK)
             return 0;
+        int64_t ts = m.timestamp, len[2] = {m.key_len, m.value_len};
         int64_t offset = be64(p + pos);
         if (n > 0 && !a) {
             /* The gaps must be countable in int64 (Python's ints would not overflow). */
@@ -735,19 +718,10 @@ gather_legacy_wrappers(PyObject *self, PyObject *args)
         /* The message (format/message.py): CRC, key and value within it, nothing after the value. */
         if ((uint32_t)be32(e + LEGACY_CRC_OFFSET) != crc32_ieee(e + LEGACY_MAGIC_OFFSET, entry - LEGACY_MAGIC_OFFSET))
             break;
-        Py_ssize_t q = LEGACY_HEADER_SIZE + (magic == 1 ? LEGACY_V1_TIMESTAMP_LENGTH : 0);
-        int64_t key = be32(e + q); /* inside: length >= the magic's minimum */
-        q += 4;
-        if (key > entry - q)
+        LegacyMessage m;
+        if (legacy_body(e, 0, entry, magic, &m) != LEGACY_OK || m.value_len < 0)
             break;
-        if (key > 0)
-            q += (Py_ssize_t)key;
-        if (q + 4 > entry)
-            break;
-        int64_t vlen = be32(e + q);
-        q += 4;
-        if (vlen < 0 || vlen > entry - q || q + vlen != entry)
-            break;
+        Py_ssize_t q = m.value_pos, vlen = m.value_len;
         int refused;
         PyObject *inner = unpack == Py_None ? inflate(e + q, (Py_ssize_t)vlen, codec, max_batch_bytes, &refused)
                                             : unpack_value(unpack, e + q, (Py_ssize_t)vlen, codec, max_batch_bytes,

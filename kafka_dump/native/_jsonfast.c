@@ -596,56 +596,14 @@ done:
 
 /* A plain message (uncompressed, whole, well formed, valid CRC: what _speedups.decode_legacy_run
  * makes a one-record Batch of) as read from the wire; len -1 is null. */
-typedef struct {
-    int64_t offset, timestamp;
-    uint32_t crc;
-    int magic, attributes;
-    Py_ssize_t key_pos, key_len, value_pos, value_len;
-} Plain;
+typedef LegacyMessage Plain;
 
-/* The length-prefixed bytes at *q, before end: 0, or -1 when they do not fit (no reason is kept: the
- * run stops there and the segment reader decodes, and reports, that entry the usual way). */
-static inline int
-plain_bytes(const unsigned char *p, Py_ssize_t *q, Py_ssize_t end, Py_ssize_t *at, Py_ssize_t *len)
-{
-    if (end - *q < 4)
-        return -1;
-    int32_t n = be32(p + *q);
-    *q += 4;
-    *at = *q;
-    *len = -1;
-    if (n >= 0) {
-        if (n > end - *q)
-            return -1;
-        *len = n;
-        *q += n;
-    }
-    return 0;
-}
-
-/* The message p[pos:end], under the conditions of _speedups.c's parse_message and a valid CRC. */
+/* The message p[pos:end], under the conditions of _speedups.c's parse_message and a valid CRC (no
+ * reason is kept: the segment reader decodes, and reports, an entry that fails). */
 static inline int
 plain_message(const unsigned char *p, Py_ssize_t pos, Py_ssize_t end, Plain *m)
 {
-    if (end - pos < LOG_OVERHEAD + LEGACY_V0_MIN_SIZE)
-        return -1;
-    m->offset = be64(p + pos + LEGACY_OFFSET_OFFSET);
-    int32_t size = be32(p + pos + LEGACY_SIZE_OFFSET);
-    m->crc = (uint32_t)be32(p + pos + LEGACY_CRC_OFFSET);
-    m->magic = (signed char)p[pos + LEGACY_MAGIC_OFFSET];
-    m->attributes = (signed char)p[pos + LEGACY_ATTRIBUTES_OFFSET];
-    if (m->magic != 0 && m->magic != 1)
-        return -1;
-    if (size < (m->magic == 0 ? LEGACY_V0_MIN_SIZE : LEGACY_V1_MIN_SIZE))
-        return -1;
-    Py_ssize_t q = pos + LEGACY_HEADER_SIZE;
-    m->timestamp = -1;
-    if (m->magic == 1) {
-        m->timestamp = be64(p + pos + LEGACY_V1_TIMESTAMP_OFFSET);
-        q = pos + LEGACY_V1_HEADER_SIZE;
-    }
-    if (plain_bytes(p, &q, end, &m->key_pos, &m->key_len) < 0 ||
-        plain_bytes(p, &q, end, &m->value_pos, &m->value_len) < 0 || q != end)
+    if (legacy_message(p, pos, end, m) != LEGACY_OK)
         return -1;
     if (crc32_ieee(p + pos + LEGACY_MAGIC_OFFSET, end - pos - LEGACY_MAGIC_OFFSET) != m->crc)
         return -1;

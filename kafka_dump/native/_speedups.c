@@ -536,74 +536,41 @@ done:
 
 /* ---- v0/v1 messages (message.py's Message) ------------------------------------------------------ */
 
-typedef struct {
-    int64_t offset, timestamp;
-    uint32_t crc;
-    int magic, attributes;
-    Py_ssize_t key_pos, key_len, value_pos, value_len; /* len -1: null */
-} Message;
-
-/* Read the length-prefixed bytes at *p_pos (message.py's _read_bytes). Returns 0, or -1 with *reason. */
-static int
-message_bytes(const unsigned char *p, Py_ssize_t *p_pos, Py_ssize_t end, const char *what, Py_ssize_t *at,
-              Py_ssize_t *len, PyObject **reason)
-{
-    Py_ssize_t pos = *p_pos;
-    if (end - pos < (Py_ssize_t)sizeof(int32_t)) {
-        *reason = PyUnicode_FromFormat("message ends before its %s length", what);
-        return -1;
-    }
-    int32_t n = be32(p + pos);
-    pos += (Py_ssize_t)sizeof(int32_t);
-    *at = pos;
-    *len = -1;
-    if (n >= 0) {
-        if (n > end - pos) {
-            *reason = PyUnicode_FromFormat("%s length %d runs past the message", what, (int)n);
-            return -1;
-        }
-        *len = n;
-        pos += n;
-    }
-    *p_pos = pos;
-    return 0;
-}
+typedef LegacyMessage Message;
 
 /* Decode the message p[pos:end] (message.py's Message). Returns 0, or -1 with *reason (or an exception). */
 static int
 parse_message(const unsigned char *p, Py_ssize_t pos, Py_ssize_t end, Message *m, PyObject **reason)
 {
-    if (end - pos < LOG_OVERHEAD + LEGACY_V0_MIN_SIZE) {
+    switch (legacy_message(p, pos, end, m)) {
+    case LEGACY_OK:
+        return 0;
+    case LEGACY_SHORT:
         *reason = PyUnicode_FromString("message is shorter than the smallest v0 message");
-        return -1;
-    }
-    m->offset = be64(p + pos + LEGACY_OFFSET_OFFSET);
-    int32_t size = be32(p + pos + LEGACY_SIZE_OFFSET);
-    m->crc = (uint32_t)be32(p + pos + LEGACY_CRC_OFFSET);
-    m->magic = (signed char)p[pos + LEGACY_MAGIC_OFFSET];
-    m->attributes = (signed char)p[pos + LEGACY_ATTRIBUTES_OFFSET];
-    if (m->magic != 0 && m->magic != 1) {
+        break;
+    case LEGACY_BAD_MAGIC:
         *reason = PyUnicode_FromFormat("message has magic %d, expected 0 or 1", m->magic);
-        return -1;
+        break;
+    case LEGACY_UNDERSIZED:
+        *reason = PyUnicode_FromFormat("message size %d is below the v%d minimum", (int)m->size, m->magic);
+        break;
+    case LEGACY_NO_KEY_LENGTH:
+        *reason = PyUnicode_FromString("message ends before its key length");
+        break;
+    case LEGACY_KEY_PAST:
+        *reason = PyUnicode_FromFormat("key length %d runs past the message", (int)m->key_len);
+        break;
+    case LEGACY_NO_VALUE_LENGTH:
+        *reason = PyUnicode_FromString("message ends before its value length");
+        break;
+    case LEGACY_VALUE_PAST:
+        *reason = PyUnicode_FromFormat("value length %d runs past the message", (int)m->value_len);
+        break;
+    default:
+        *reason = PyUnicode_FromFormat("message has %zd bytes after its value", end - m->end);
+        break;
     }
-    if (size < (m->magic == 0 ? LEGACY_V0_MIN_SIZE : LEGACY_V1_MIN_SIZE)) {
-        *reason = PyUnicode_FromFormat("message size %d is below the v%d minimum", (int)size, m->magic);
-        return -1;
-    }
-    Py_ssize_t q = pos + LEGACY_HEADER_SIZE;
-    m->timestamp = -1;
-    if (m->magic == 1) {
-        m->timestamp = be64(p + pos + LEGACY_V1_TIMESTAMP_OFFSET);
-        q = pos + LEGACY_V1_HEADER_SIZE;
-    }
-    if (message_bytes(p, &q, end, "key", &m->key_pos, &m->key_len, reason) < 0 ||
-        message_bytes(p, &q, end, "value", &m->value_pos, &m->value_len, reason) < 0)
-        return -1;
-    if (q != end) {
-        *reason = PyUnicode_FromFormat("message has %zd bytes after its value", end - q);
-        return -1;
-    }
-    return 0;
+    return -1;
 }
 
 /* The CRC-32 a v0/v1 message's header stores: of its bytes from the magic byte to its end. */

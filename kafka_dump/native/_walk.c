@@ -215,22 +215,11 @@ legacy_value(const unsigned char *p, Py_ssize_t pos, Py_ssize_t end, int magic, 
     Py_ssize_t min_size = magic == 1 ? LEGACY_V1_MIN_SIZE : LEGACY_V0_MIN_SIZE;
     if (end - pos < SMALLEST_ENTRY || end - pos - LOG_OVERHEAD < min_size)
         return -1;
-    Py_ssize_t q = pos + LEGACY_HEADER_SIZE + (magic == 1 ? 8 : 0);
-    int32_t n = 0;
-    for (int k = 0; k < 2; k++) {
-        if (q + 4 > end)
-            return -1;
-        n = be32(p + q);
-        q += 4;
-        if (n > end - q)
-            return -1;
-        if (n > 0)
-            q += n;
-    }
-    if (q != end)
+    LegacyMessage m;
+    if (legacy_body(p, pos, end, magic, &m) != LEGACY_OK)
         return -1;
-    *vstart = n > 0 ? q - n : q;
-    *vlen = n;
+    *vstart = m.value_pos;
+    *vlen = (int32_t)m.value_len;
     return 0;
 }
 

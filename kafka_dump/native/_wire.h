@@ -90,27 +90,23 @@ be16(const unsigned char *p)
 }
 #endif
 
+/* What varint_at found. */
+enum { VARINT_OK, VARINT_PAST_END, VARINT_TOO_LONG };
+
 /* Read a zigzag varint of at most max_bytes (VARINT_MAX_BYTES or VARLONG_MAX_BYTES) that must end
  * before limit (ByteUtils.readVarint/Varlong: bits past 32 or 64 are dropped as Java's shifts drop
- * them). Returns 0, or -1 with err filled. */
+ * them); *pos moves past it only when it is read. Returns a VARINT_ status. */
 static inline int
-read_varint(const unsigned char *p, Py_ssize_t *pos, Py_ssize_t limit, int max_bytes, int64_t *out,
-            DataError *err)
+varint_at(const unsigned char *p, Py_ssize_t *pos, Py_ssize_t limit, int max_bytes, int64_t *out)
 {
     uint64_t raw = 0;
     int shift = 0;
     Py_ssize_t start = *pos, i = *pos;
     for (;;) {
-        if (i >= limit) {
-            err->message = PyUnicode_FromString("varint runs past the end of its record");
-            err->position = start;
-            return -1;
-        }
-        if (i - start >= max_bytes) {
-            err->message = PyUnicode_FromFormat("varint longer than %d bytes", max_bytes);
-            err->position = start;
-            return -1;
-        }
+        if (i >= limit)
+            return VARINT_PAST_END;
+        if (i - start >= max_bytes)
+            return VARINT_TOO_LONG;
         unsigned char b = p[i++];
         raw |= (uint64_t)(b & 0x7F) << shift;
         if (b < 0x80)
@@ -121,7 +117,102 @@ read_varint(const unsigned char *p, Py_ssize_t *pos, Py_ssize_t limit, int max_b
         raw &= 0xFFFFFFFFu; /* an int32 */
     *out = (int64_t)(raw >> 1) ^ -(int64_t)(raw & 1);
     *pos = i;
-    return 0;
+    return VARINT_OK;
+}
+
+/* varint_at, with the reason and position of a varint that cannot be read in err. Returns 0, or -1. */
+static inline int
+read_varint(const unsigned char *p, Py_ssize_t *pos, Py_ssize_t limit, int max_bytes, int64_t *out,
+            DataError *err)
+{
+    int rc = varint_at(p, pos, limit, max_bytes, out);
+    if (rc == VARINT_OK)
+        return 0;
+    err->message = rc == VARINT_PAST_END ? PyUnicode_FromString("varint runs past the end of its record")
+                                         : PyUnicode_FromFormat("varint longer than %d bytes", max_bytes);
+    err->position = *pos;
+    return -1;
+}
+
+/* A v0/v1 message (Kafka's LegacyRecord): its header, then a v1 timestamp, then the key and the value,
+ * each an int32 length (any negative: null) and that many bytes; the value ends the message. */
+typedef struct {
+    int64_t offset, timestamp; /* timestamp -1 for v0 */
+    uint32_t crc;
+    int magic, attributes;
+    int32_t size;
+    Py_ssize_t key_pos, key_len;     /* len -1: null; with LEGACY_KEY_PAST, the length that runs past */
+    Py_ssize_t value_pos, value_len; /* the same for the value */
+    Py_ssize_t end;                  /* where the value ends */
+} LegacyMessage;
+
+/* What legacy_message and legacy_body found, in the order they read. */
+enum {
+    LEGACY_OK,
+    LEGACY_SHORT,           /* fewer bytes than the smallest v0 log entry */
+    LEGACY_BAD_MAGIC,       /* a magic other than 0 and 1 */
+    LEGACY_UNDERSIZED,      /* a size below the magic's minimum */
+    LEGACY_NO_KEY_LENGTH,   /* the message ends before its key length */
+    LEGACY_KEY_PAST,        /* the key length runs past the message */
+    LEGACY_NO_VALUE_LENGTH, /* the message ends before its value length */
+    LEGACY_VALUE_PAST,      /* the value length runs past the message */
+    LEGACY_TRAILING,        /* bytes follow the value (m->end is where it ends) */
+};
+
+/* Read what follows the header of the v0/v1 log entry p[pos:end] of the given magic (0 or 1): its
+ * timestamp, key and value. No length is trusted beyond the bytes before end, and lengths are added
+ * in 64 bits. Returns a LEGACY_ status. */
+static inline int
+legacy_body(const unsigned char *p, Py_ssize_t pos, Py_ssize_t end, int magic, LegacyMessage *m)
+{
+    if (end - pos < LOG_OVERHEAD + LEGACY_V0_MIN_SIZE) /* the header and a v1 timestamp */
+        return LEGACY_SHORT;
+    Py_ssize_t q = pos + LEGACY_HEADER_SIZE;
+    m->timestamp = -1;
+    if (magic == 1) {
+        m->timestamp = be64(p + pos + LEGACY_V1_TIMESTAMP_OFFSET);
+        q = pos + LEGACY_V1_HEADER_SIZE;
+    }
+    if (end - q < 4)
+        return LEGACY_NO_KEY_LENGTH;
+    int64_t n = be32(p + q);
+    q += 4;
+    m->key_pos = q;
+    m->key_len = n < 0 ? -1 : (Py_ssize_t)n;
+    if (n > end - q)
+        return LEGACY_KEY_PAST;
+    if (n > 0)
+        q += (Py_ssize_t)n;
+    if (end - q < 4)
+        return LEGACY_NO_VALUE_LENGTH;
+    n = be32(p + q);
+    q += 4;
+    m->value_pos = q;
+    m->value_len = n < 0 ? -1 : (Py_ssize_t)n;
+    if (n > end - q)
+        return LEGACY_VALUE_PAST;
+    if (n > 0)
+        q += (Py_ssize_t)n;
+    m->end = q;
+    return q == end ? LEGACY_OK : LEGACY_TRAILING;
+}
+
+/* Read the v0/v1 log entry p[pos:end] whole, as message.py's Message does. Returns a LEGACY_ status. */
+static inline int
+legacy_message(const unsigned char *p, Py_ssize_t pos, Py_ssize_t end, LegacyMessage *m)
+{
+    if (end - pos < LOG_OVERHEAD + LEGACY_V0_MIN_SIZE)
+        return LEGACY_SHORT;
+    m->offset = be64(p + pos + LEGACY_OFFSET_OFFSET);
+    m->size = be32(p + pos + LEGACY_SIZE_OFFSET);
+    m->crc = (uint32_t)be32(p + pos + LEGACY_CRC_OFFSET);
+    m->magic = (signed char)p[pos + LEGACY_MAGIC_OFFSET];
+    m->attributes = (signed char)p[pos + LEGACY_ATTRIBUTES_OFFSET];
+    if (m->magic != 0 && m->magic != 1)
+        return LEGACY_BAD_MAGIC;
+    if (m->size < (m->magic == 0 ? LEGACY_V0_MIN_SIZE : LEGACY_V1_MIN_SIZE))
+        return LEGACY_UNDERSIZED;
+    return legacy_body(p, pos, end, m->magic, m);
 }
 
 /* 0 <= pos <= end <= len, else ValueError: the window a twin was given must lie in its buffer. */
