@@ -252,12 +252,17 @@ fail:
     return NULL;
 }
 
-/* CorruptRecordError(message, position=position); NULL with an exception set if that fails. */
+/* CorruptRecordError(err's message, position=its position (None unless with_position), check=,
+ * expected=, found=); NULL with an exception set if that fails. */
 static PyObject *
-corrupt_at(PyObject *message, Py_ssize_t position)
+corrupt_at(const DataError *err, int with_position)
 {
-    PyObject *args = PyTuple_Pack(1, message);
-    PyObject *kwargs = Py_BuildValue("{s:n}", "position", position);
+    PyObject *args = PyTuple_Pack(1, err->message);
+    PyObject *kwargs = Py_BuildValue(
+        "{s:N,s:s,s:N,s:N}", "position", with_position ? PyLong_FromSsize_t(err->position) : Py_NewRef(Py_None),
+        "check", err->check, "expected",
+        err->numbers & HAS_EXPECTED ? PyLong_FromLongLong(err->expected) : Py_NewRef(Py_None), "found",
+        err->numbers & HAS_FOUND ? PyLong_FromLongLong(err->found) : Py_NewRef(Py_None));
     PyObject *exc = (args && kwargs) ? PyObject_Call(CorruptRecordError, args, kwargs) : NULL;
     Py_XDECREF(args);
     Py_XDECREF(kwargs);
@@ -290,6 +295,7 @@ read_nullable(const unsigned char *p, Py_ssize_t *pos, Py_ssize_t body_end, int6
         return 0;
     }
     if (n > body_end - *pos) {
+        SET_CHECK(err, CHECK_FIELD_LENGTH, HAS_FOUND, 0, n);
         err->message = PyUnicode_FromFormat("%s length %lld runs past the record", what, (long long)n);
         err->position = start;
         return -1;
@@ -316,7 +322,7 @@ read_headers(const unsigned char *p, Py_ssize_t *pos, Py_ssize_t body_end, Py_ss
     if (read_varint(p, pos, body_end, VARINT_MAX_BYTES, &count, err) < 0)
         return -1;
     if (count < 0 || count > body_end - *pos)
-        DATA_ERROR(err, start, "invalid header count %lld", (long long)count);
+        CHECK_ERROR(err, start, CHECK_HEADER_COUNT, HAS_FOUND, 0, count, "invalid header count %lld", (long long)count);
     tuple = PyTuple_New((Py_ssize_t)count);
     if (tuple == NULL)
         return -1;
@@ -329,7 +335,7 @@ read_headers(const unsigned char *p, Py_ssize_t *pos, Py_ssize_t body_end, Py_ss
         if (read_varint(p, pos, body_end, VARINT_MAX_BYTES, &n, err) < 0)
             goto fail;
         if (n < 0)
-            DATA_ERROR(err, start, "header key is null");
+            CHECK_ERROR(err, start, CHECK_FIELD_LENGTH, 0, 0, 0, "header key is null");
         if (read_nullable(p, pos, body_end, n, start, "header key", was_key, &key, err) < 0 ||
             read_varint(p, pos, body_end, VARINT_MAX_BYTES, &n, err) < 0 ||
             read_nullable(p, pos, body_end, n, start, "header value", was_value, &value, err) < 0)
@@ -418,11 +424,13 @@ decode_v2_records(PyObject *self, PyObject *args)
         Py_ssize_t start = pos;
         int64_t length, ts_delta, offset_delta, n;
         if (pos >= end) /* at the start of the records: the batch's count is what is wrong */
-            DATA_ERROR(&err, first, "batch declares %lld records but holds %lld", count, i);
+            CHECK_ERROR(&err, first, CHECK_COUNT_MISMATCH, HAS_EXPECTED | HAS_FOUND, count, i,
+                        "batch declares %lld records but holds %lld", count, i);
         FAST_VARINT(end, VARINT_MAX_BYTES, length);
         Py_ssize_t body_end = pos + (Py_ssize_t)length;
         if (length < V2_RECORD_MIN_LENGTH || length > end - pos)
-            DATA_ERROR(&err, start, "record length %lld does not fit the batch", (long long)length);
+            CHECK_ERROR(&err, start, CHECK_RECORD_LENGTH, HAS_FOUND, 0, length, "record length %lld does not fit the batch",
+                        (long long)length);
         pos += 1; /* attributes: unused */
         FAST_VARINT(body_end, VARLONG_MAX_BYTES, ts_delta);
         FAST_VARINT(body_end, VARINT_MAX_BYTES, offset_delta);
@@ -447,8 +455,9 @@ decode_v2_records(PyObject *self, PyObject *args)
         if (PyTuple_GET_SIZE(headers) > 0)
             Py_XSETREF(last_headers, Py_NewRef(headers));
         if (pos != body_end)
-            DATA_ERROR(&err, start, "record declares %lld bytes but its fields take %lld", (long long)length,
-                       (long long)(length + pos - body_end));
+            CHECK_ERROR(&err, start, CHECK_RECORD_LENGTH, HAS_EXPECTED | HAS_FOUND, length, length + pos - body_end,
+                        "record declares %lld bytes but its fields take %lld", (long long)length,
+                        (long long)(length + pos - body_end));
         int64_t sequence = NO_SEQUENCE;
         if (base_sequence >= 0) {
             sequence = base_sequence + offset_delta;
@@ -499,7 +508,7 @@ decode_v2_records(PyObject *self, PyObject *args)
         filled++;
     }
     if (pos != end)
-        DATA_ERROR(&err, pos, "%lld bytes remain after the batch's %lld declared records",
+        CHECK_ERROR(&err, pos, CHECK_COUNT_MISMATCH, 0, 0, 0, "%lld bytes remain after the batch's %lld declared records",
                    (long long)(end - pos), count);
     PyObject_GC_Track(records);
     result = Py_BuildValue("(OO)", records, Py_None);
@@ -517,7 +526,7 @@ fail:
             PyObject_GC_Track(records);
     }
     if (err.message != NULL && records != NULL) {
-        PyObject *exc = corrupt_at(err.message, err.position);
+        PyObject *exc = corrupt_at(&err, 1);
         if (exc != NULL) {
             result = Py_BuildValue("(OO)", records, exc);
             Py_DECREF(exc);
@@ -538,13 +547,15 @@ done:
 
 typedef LegacyMessage Message;
 
-/* Decode the message p[pos:end] (message.py's Message). Returns 0, or -1 with *reason (or an exception). */
+/* Decode the message p[pos:end] (message.py's Message). Returns LEGACY_OK, or the LEGACY_ status of
+ * what is wrong with *reason (or an exception). */
 static int
 parse_message(const unsigned char *p, Py_ssize_t pos, Py_ssize_t end, Message *m, PyObject **reason)
 {
-    switch (legacy_message(p, pos, end, m)) {
+    int status = legacy_message(p, pos, end, m);
+    switch (status) {
     case LEGACY_OK:
-        return 0;
+        return LEGACY_OK;
     case LEGACY_SHORT:
         *reason = PyUnicode_FromString("message is shorter than the smallest v0 message");
         break;
@@ -570,7 +581,7 @@ parse_message(const unsigned char *p, Py_ssize_t pos, Py_ssize_t end, Message *m
         *reason = PyUnicode_FromFormat("message has %zd bytes after its value", end - m->end);
         break;
     }
-    return -1;
+    return status;
 }
 
 /* The CRC-32 a v0/v1 message's header stores: of its bytes from the magic byte to its end. */
@@ -644,24 +655,27 @@ typedef struct {
 
 /* Two passes: the first frames, parses and checks every inner message of data[0:total], and so learns
  * the last inner offset that v1's relative offsets need; the second builds the records from what the
- * first kept. Sets *records (a new list) and *reason (a new str, or NULL when the set is sound); returns
- * 0, or -1 with an exception set. */
+ * first kept. Sets *records (a new list) and *why (its message a new str, or NULL when the set is
+ * sound); returns 0, or -1 with an exception set. */
 static int
 inner_records(const unsigned char *p, Py_ssize_t total, int wrapper_magic, long long wrapper_offset,
-              PyObject *log_append_time, PyObject **records_out, PyObject **reason_out)
+              PyObject *log_append_time, PyObject **records_out, DataError *why)
 {
     Py_ssize_t pos = 0, n_ok = 0, capacity = 0;
     PyObject *reason = NULL, *records = NULL;
+    DataError e = {NULL, 0, NULL, 0, 0, 0};
     Inner *inner = NULL;
     IntCache timestamps = {0, NULL};
     int64_t last = 0;
     while (pos < total) {
         if (total - pos < LOG_OVERHEAD) {
+            SET_CHECK(&e, CHECK_WRAPPER, 0, 0, 0);
             reason = PyUnicode_FromFormat("%zd stray bytes after the last inner message", total - pos);
             break;
         }
         int32_t size = be32(p + pos + LOG_ENTRY_SIZE_OFFSET);
         if (size < 0 || size > total - pos - LOG_OVERHEAD) {
+            SET_CHECK(&e, CHECK_INNER_MESSAGE, 0, 0, 0);
             reason = PyUnicode_FromFormat("inner message at byte %zd of the payload runs past its end", pos);
             break;
         }
@@ -680,17 +694,24 @@ inner_records(const unsigned char *p, Py_ssize_t total, int wrapper_magic, long 
         Inner *in = &inner[n_ok];
         Py_ssize_t end = pos + LOG_OVERHEAD + size;
         PyObject *inner_reason = NULL;
-        if (parse_message(p, pos, end, &in->m, &inner_reason) < 0) {
+        int status = parse_message(p, pos, end, &in->m, &inner_reason);
+        if (status != LEGACY_OK) {
+            if (status == LEGACY_BAD_MAGIC)
+                SET_CHECK(&e, CHECK_INNER_MAGIC, HAS_FOUND, 0, in->m.magic);
+            else
+                SET_CHECK(&e, CHECK_INNER_MESSAGE, 0, 0, 0);
             if (inner_reason != NULL)
                 reason = PyUnicode_FromFormat("inner message at byte %zd of the payload: %U", pos, inner_reason);
             Py_XDECREF(inner_reason);
             break;
         }
         if (in->m.magic != wrapper_magic) {
+            SET_CHECK(&e, CHECK_INNER_MAGIC, HAS_EXPECTED | HAS_FOUND, wrapper_magic, in->m.magic);
             reason = PyUnicode_FromFormat("inner message has magic %d in a v%d wrapper", in->m.magic, wrapper_magic);
             break;
         }
         if (in->m.attributes & COMPRESSION_MASK) {
+            SET_CHECK(&e, CHECK_CODEC, 0, 0, 0);
             reason = PyUnicode_FromString("inner message is itself compressed");
             break;
         }
@@ -705,8 +726,10 @@ inner_records(const unsigned char *p, Py_ssize_t total, int wrapper_magic, long 
         goto done;
     int relative = wrapper_magic > 0 && wrapper_offset != 0;
     if (n_ok == 0) {
-        if (reason == NULL)
+        if (reason == NULL) {
+            SET_CHECK(&e, CHECK_WRAPPER, 0, 0, 0);
             reason = PyUnicode_FromString("compressed wrapper message holds no inner messages");
+        }
         records = PyList_New(0);
     }
     else if (reason != NULL && relative) {
@@ -717,9 +740,11 @@ inner_records(const unsigned char *p, Py_ssize_t total, int wrapper_magic, long 
         records = PyList_New(0);
     }
     else {
-        if (reason == NULL && relative && wrapper_offset < last)
+        if (reason == NULL && relative && wrapper_offset < last) {
+            SET_CHECK(&e, CHECK_INNER_OFFSET, HAS_EXPECTED | HAS_FOUND, last, wrapper_offset);
             reason = PyUnicode_FromFormat("wrapper offset %lld is below its last inner offset %lld",
                                           wrapper_offset, (long long)last);
+        }
         int64_t base = 0;
         if (relative && wrapper_offset - last > 0)
             base = wrapper_offset - last;
@@ -743,7 +768,8 @@ done:
         return -1;
     }
     *records_out = records;
-    *reason_out = reason;
+    *why = e;
+    why->message = reason;
     return 0;
 }
 
@@ -756,18 +782,19 @@ decode_legacy_inner(PyObject *self, PyObject *args)
     PyObject *log_append_time;
     if (!PyArg_ParseTuple(args, "SiLO", &data, &wrapper_magic, &wrapper_offset, &log_append_time))
         return NULL;
-    PyObject *records = NULL, *reason = NULL, *error = NULL, *result = NULL;
+    PyObject *records = NULL, *error = NULL, *result = NULL;
+    DataError why;
     if (inner_records((const unsigned char *)PyBytes_AS_STRING(data), PyBytes_GET_SIZE(data), wrapper_magic,
-                      wrapper_offset, log_append_time, &records, &reason) < 0)
+                      wrapper_offset, log_append_time, &records, &why) < 0)
         return NULL;
-    if (reason != NULL) {
-        error = PyObject_CallOneArg(CorruptRecordError, reason);
+    if (why.message != NULL) {
+        error = corrupt_at(&why, 0);
         if (error == NULL)
             goto done;
     }
     result = PyTuple_Pack(2, records, error ? error : Py_None);
 done:
-    Py_XDECREF(reason);
+    Py_XDECREF(why.message);
     Py_XDECREF(error);
     Py_DECREF(records);
     return result;
@@ -794,14 +821,15 @@ decode_legacy_wrapper(PyObject *self, PyObject *args)
         return NULL;
     }
     const unsigned char *p = (const unsigned char *)view.buf;
-    PyObject *value = NULL, *data = NULL, *records = NULL, *reason = NULL, *lat = NULL, *result = NULL;
+    PyObject *value = NULL, *data = NULL, *records = NULL, *lat = NULL, *result = NULL;
+    DataError why = {NULL, 0, NULL, 0, 0, 0};
     PyObject *tuple = NULL;
     Message m;
     int codec = end - pos > LEGACY_ATTRIBUTES_OFFSET ? p[pos + LEGACY_ATTRIBUTES_OFFSET] & COMPRESSION_MASK : 0;
     if (codec < 1 || codec > 3) /* none is no wrapper; zstd and unknown ids are errors in a v0/v1 wrapper */
         goto none;
     PyObject *parse_reason = NULL;
-    if (parse_message(p, pos, end, &m, &parse_reason) < 0) {
+    if (parse_message(p, pos, end, &m, &parse_reason) != LEGACY_OK) {
         Py_XDECREF(parse_reason);
         if (PyErr_Occurred())
             goto done;
@@ -827,9 +855,9 @@ decode_legacy_wrapper(PyObject *self, PyObject *args)
     if (log_append && (lat = PyLong_FromLongLong(m.timestamp)) == NULL)
         goto done;
     if (inner_records((const unsigned char *)PyBytes_AS_STRING(data), PyBytes_GET_SIZE(data), m.magic, m.offset,
-                      log_append ? lat : Py_None, &records, &reason) < 0)
+                      log_append ? lat : Py_None, &records, &why) < 0)
         goto done;
-    if (reason != NULL || PyList_GET_SIZE(records) == 0)
+    if (why.message != NULL || PyList_GET_SIZE(records) == 0)
         goto none;
     Py_ssize_t count = PyList_GET_SIZE(records);
     PyObject *base_offset = Py_NewRef(RECORD_SLOT(PyList_GET_ITEM(records, 0), R_OFFSET));
@@ -878,7 +906,7 @@ done:
     Py_XDECREF(value);
     Py_XDECREF(data);
     Py_XDECREF(records);
-    Py_XDECREF(reason);
+    Py_XDECREF(why.message);
     Py_XDECREF(lat);
     Py_XDECREF(tuple);
     PyBuffer_Release(&view);
@@ -1069,7 +1097,7 @@ decode_legacy_run(PyObject *self, PyObject *args)
             break;
         Py_ssize_t entry_end = pos + LOG_OVERHEAD + size;
         PyObject *reason = NULL;
-        if (parse_message(p, pos, entry_end, &m, &reason) < 0) {
+        if (parse_message(p, pos, entry_end, &m, &reason) != LEGACY_OK) {
             Py_XDECREF(reason);
             if (PyErr_Occurred())
                 goto done;

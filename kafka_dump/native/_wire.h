@@ -17,11 +17,41 @@
 
 #include "_layout.h"
 
-/* An error found in the data: its message and position, turned into CorruptRecordError later. */
+/* An error found in the data: its message and position, turned into CorruptRecordError later, with
+ * the rule it breaks (a model.Check value) and the numbers that rule compared. */
 typedef struct {
     PyObject *message; /* new reference, or NULL when a Python exception is set instead */
     Py_ssize_t position;
+    const char *check; /* NULL: none named */
+    int numbers;       /* which of expected and found were compared: HAS_EXPECTED | HAS_FOUND */
+    int64_t expected, found;
 } DataError;
+
+#define HAS_EXPECTED 1
+#define HAS_FOUND 2
+
+/* model.Check's values for the rules the compiled decoder checks. */
+#define CHECK_BAD_LENGTH "bad-length"
+#define CHECK_BAD_MAGIC "bad-magic"
+#define CHECK_COUNT_MISMATCH "count-mismatch"
+#define CHECK_VARINT "varint"
+#define CHECK_RECORD_LENGTH "record-length"
+#define CHECK_FIELD_LENGTH "field-length"
+#define CHECK_HEADER_COUNT "header-count"
+#define CHECK_CODEC "codec"
+#define CHECK_INNER_MESSAGE "inner-message"
+#define CHECK_INNER_MAGIC "inner-magic"
+#define CHECK_INNER_OFFSET "inner-offset"
+#define CHECK_WRAPPER "wrapper"
+
+/* Name in err the rule broken and the numbers it compared (numbers_: HAS_ bits, 0 for none). */
+#define SET_CHECK(err, check_, numbers_, expected_, found_) \
+    do {                                                     \
+        (err)->check = (check_);                             \
+        (err)->numbers = (numbers_);                         \
+        (err)->expected = (expected_);                       \
+        (err)->found = (found_);                             \
+    } while (0)
 
 /* Fill err and jump to the function's fail label. */
 #define DATA_ERROR(err, pos, ...)                           \
@@ -29,6 +59,13 @@ typedef struct {
         (err)->message = PyUnicode_FromFormat(__VA_ARGS__); \
         (err)->position = (pos);                            \
         goto fail;                                          \
+    } while (0)
+
+/* DATA_ERROR for the rule check_, which compared expected_ and found_ (numbers_: HAS_ bits). */
+#define CHECK_ERROR(err, pos, check_, numbers_, expected_, found_, ...) \
+    do {                                                                 \
+        SET_CHECK(err, check_, numbers_, expected_, found_);             \
+        DATA_ERROR(err, pos, __VA_ARGS__);                               \
     } while (0)
 
 /* Big-endian reads: one load and a byte swap where the compiler has the builtins, else byte by byte. */
@@ -128,6 +165,7 @@ read_varint(const unsigned char *p, Py_ssize_t *pos, Py_ssize_t limit, int max_b
     int rc = varint_at(p, pos, limit, max_bytes, out);
     if (rc == VARINT_OK)
         return 0;
+    SET_CHECK(err, CHECK_VARINT, 0, 0, 0);
     err->message = rc == VARINT_PAST_END ? PyUnicode_FromString("varint runs past the end of its record")
                                          : PyUnicode_FromFormat("varint longer than %d bytes", max_bytes);
     err->position = *pos;
