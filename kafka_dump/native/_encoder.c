@@ -616,8 +616,8 @@ v1_inner_to_v2(PyObject *self, PyObject *args)
     PyBuffer_Release(&view);
     /* The decoder's placing: relative to the last inner offset, which is the wrapper's (0: base 0),
      * in 128 bits as the decoder's Python ints. */
-    int relative = wrapper_offset != 0;
-    __int128 base = written < 0 || !relative ? 0 : (__int128)wrapper_offset - t.last;
+    int relative = legacy_relative(1, wrapper_offset);
+    __int128 base = written < 0 ? 0 : legacy_inner_base(1, wrapper_offset, t.last);
     __int128 first_offset = base + t.first, last_offset = base + t.last, top = base + t.highest;
     if (written < 0 || (relative && wrapper_offset < t.last) || first_offset < INT64_MIN || top > INT64_MAX) {
         Py_DECREF(out);

@@ -423,15 +423,12 @@ plain_inner(const unsigned char *p, Py_ssize_t len, int magic, int64_t wrapper_o
     int failed = 0;
     *missing = 0;
     Py_ssize_t n = legacy_walk(p, len, magic, first, last, max_offset, missing, NULL, 0, 0, 0, &failed);
-    int relative = magic > 0 && wrapper_offset != 0;
-    if (n == 0 || (relative && wrapper_offset < *last))
+    if (n == 0 || (legacy_relative(magic, wrapper_offset) && wrapper_offset < *last))
         return 0;
-    *base = 0;
-    if (relative && __builtin_sub_overflow(wrapper_offset, *last, base))
+    __int128 b = legacy_inner_base(magic, wrapper_offset, *last);
+    if (b > INT64_MAX || b + *max_offset > INT64_MAX) /* offsets past int64: the decoder reads them */
         return 0;
-    int64_t check;
-    if (__builtin_add_overflow(*max_offset, *base, &check)) /* offsets past int64: the decoder reads them */
-        return 0;
+    *base = (int64_t)b;
     return n;
 }
 

@@ -255,7 +255,7 @@ same_as_v1_inner(PyObject *self, PyObject *args)
             goto differs;
         last = m.offset;
     }
-    __int128 base = wrapper_offset != 0 ? (__int128)wrapper_offset - last : 0; /* as Python ints would */
+    __int128 base = legacy_relative(1, wrapper_offset) ? (__int128)wrapper_offset - last : 0; /* as Python ints */
     for (at = 0; at < in_len; i++) {
         read_inner(in, in_len, &at, &m);
         RecordHead r;

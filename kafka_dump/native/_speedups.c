@@ -45,6 +45,20 @@ add_i64(int64_t a, int64_t b)
     return sum;
 }
 
+/* base + offset as an int, for a legacy_inner_base (0 <= base < 2**64). */
+static PyObject *
+add_base(__int128 base, int64_t offset)
+{
+    __int128 r = base + offset;
+    if (r >= INT64_MIN && r <= INT64_MAX)
+        return PyLong_FromLongLong((long long)r);
+    PyObject *pa = PyLong_FromUnsignedLongLong((unsigned long long)base), *pb = PyLong_FromLongLong(offset);
+    PyObject *sum = pa && pb ? PyNumber_Add(pa, pb) : NULL;
+    Py_XDECREF(pa);
+    Py_XDECREF(pb);
+    return sum;
+}
+
 /* ---- Record's and Header's deallocation ---------------------------------------------------------
  * A class statement gives every instance the generic deallocator of classes (subtype_dealloc): it
  * looks for finalizers, weak references and a __dict__, and finds the slots to release by walking the
@@ -622,12 +636,12 @@ cached_int(IntCache *cache, int64_t value)
 /* message.py's Message.record: the message p[pos:end] as a Record at offset base + its own; crc is the
  * CRC-32 computed over its bytes. */
 static PyObject *
-legacy_record(const unsigned char *p, Py_ssize_t pos, Py_ssize_t end, const Message *m, uint32_t crc, int64_t base,
+legacy_record(const unsigned char *p, Py_ssize_t pos, Py_ssize_t end, const Message *m, uint32_t crc, __int128 base,
               PyObject *log_append_time, IntCache *timestamps)
 {
     PyObject *ts = cached_int(timestamps, m->timestamp);
     PyObject *vals[RECORD_FIELDS] = {
-        [R_OFFSET] = add_i64(base, m->offset),
+        [R_OFFSET] = add_base(base, m->offset),
         [R_TIMESTAMP] = log_append_time == Py_None ? ts : Py_NewRef(log_append_time),
         [R_KEY] = bytes_or_none(p, m->key_pos, m->key_len),
         [R_VALUE] = bytes_or_none(p, m->value_pos, m->value_len),
@@ -724,7 +738,7 @@ inner_records(const unsigned char *p, Py_ssize_t total, int wrapper_magic, long 
     }
     if (PyErr_Occurred())
         goto done;
-    int relative = wrapper_magic > 0 && wrapper_offset != 0;
+    int relative = legacy_relative(wrapper_magic, wrapper_offset);
     if (n_ok == 0) {
         if (reason == NULL) {
             SET_CHECK(&e, CHECK_WRAPPER, 0, 0, 0);
@@ -745,9 +759,7 @@ inner_records(const unsigned char *p, Py_ssize_t total, int wrapper_magic, long 
             reason = PyUnicode_FromFormat("wrapper offset %lld is below its last inner offset %lld",
                                           wrapper_offset, (long long)last);
         }
-        int64_t base = 0;
-        if (relative && wrapper_offset - last > 0)
-            base = wrapper_offset - last;
+        __int128 base = legacy_inner_base(wrapper_magic, wrapper_offset, last);
         records = PyList_New(n_ok);
         for (Py_ssize_t i = 0; records != NULL && i < n_ok; i++) {
             const Inner *in = &inner[i];

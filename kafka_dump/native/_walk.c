@@ -425,11 +425,9 @@ walk_entries(PyObject *self, PyObject *args)
                     goto error;
                 if (!sound)
                     break;
-                int relative = magic > 0 && offset != 0;
-                if (relative && offset < last_inner)
+                if (legacy_relative(magic, offset) && offset < last_inner)
                     break;
-                __int128 shift = relative ? (__int128)offset - last_inner : 0;
-                __int128 b = (shift > 0 ? shift : 0) + first;
+                __int128 b = legacy_inner_base(magic, offset, last_inner) + first;
                 if (b > last_offset)
                     break;
                 base = (int64_t)b;

@@ -253,6 +253,25 @@ legacy_message(const unsigned char *p, Py_ssize_t pos, Py_ssize_t end, LegacyMes
     return legacy_body(p, pos, end, m->magic, m);
 }
 
+/* Kafka's rule for the inner offsets of a compressed v0/v1 wrapper (AbstractLegacyRecordBatch): a v1
+ * wrapper's are relative, its last inner message standing at the wrapper's own offset, except that a
+ * wrapper offset of 0 (as a producer writes it) leaves them absolute, as a v0 wrapper's are. */
+static inline int
+legacy_relative(int magic, int64_t wrapper_offset)
+{
+    return magic > 0 && wrapper_offset != 0;
+}
+
+/* What the decoder adds to every inner offset: wrapper_offset - last when relative and positive, else
+ * 0 (a wrapper below its last inner offset is an error, and its records keep their own offsets). In
+ * 128 bits: the difference of two int64 need not fit one. */
+static inline __int128
+legacy_inner_base(int magic, int64_t wrapper_offset, int64_t last)
+{
+    __int128 shift = legacy_relative(magic, wrapper_offset) ? (__int128)wrapper_offset - last : 0;
+    return shift > 0 ? shift : 0;
+}
+
 /* 0 <= pos <= end <= len, else ValueError: the window a twin was given must lie in its buffer. */
 static inline int
 check_window(Py_ssize_t pos, Py_ssize_t end, Py_ssize_t len)
