@@ -98,10 +98,14 @@ flush_run(Acc *a)
     return rc;
 }
 
+/* A header key counted in a->keys (a V2HeaderFn; the value is not counted). */
 static int
-count_key(Acc *a, const unsigned char *p, Py_ssize_t n)
+key_counted(void *ctx, const unsigned char *key, int64_t key_len, const unsigned char *value, int64_t value_len)
 {
-    PyObject *k = PyBytes_FromStringAndSize((const char *)p, n);
+    Acc *a = ctx;
+    (void)value;
+    (void)value_len;
+    PyObject *k = PyBytes_FromStringAndSize((const char *)key, (Py_ssize_t)key_len);
     if (!k)
         return -1;
     PyObject *old = PyDict_GetItemWithError(a->keys, k);
@@ -143,58 +147,13 @@ walk(const unsigned char *p, Py_ssize_t pos, Py_ssize_t end, int64_t count, int6
         if (pos >= end)
             FAIL(first, "batch declares %lld records but holds %lld", (long long)count, (long long)i);
         Py_ssize_t start = pos;
-        int64_t length, ts_delta, od, key, value, nh, n;
-        if (read_varint(p, &pos, end, VARINT_MAX_BYTES, &length, err) < 0)
-            goto at_start;
-        Py_ssize_t body_end = pos + (Py_ssize_t)length;
-        if (length < V2_RECORD_MIN_LENGTH || length > end - pos)
-            FAIL(start, "record length %lld does not fit the batch", (long long)length);
-        pos += 1; /* attributes: unused */
-        if (read_varint(p, &pos, body_end, VARLONG_MAX_BYTES, &ts_delta, err) < 0 ||
-            read_varint(p, &pos, body_end, VARINT_MAX_BYTES, &od, err) < 0 ||
-            read_varint(p, &pos, body_end, VARINT_MAX_BYTES, &key, err) < 0)
-            goto at_start;
-        if (key > body_end - pos)
-            FAIL(start, "key length %lld runs past the record", (long long)key);
-        if (key > 0)
-            pos += (Py_ssize_t)key;
-        if (read_varint(p, &pos, body_end, VARINT_MAX_BYTES, &value, err) < 0)
-            goto at_start;
-        if (value > body_end - pos)
-            FAIL(start, "value length %lld runs past the record", (long long)value);
-        if (value > 0)
-            pos += (Py_ssize_t)value;
-        if (read_varint(p, &pos, body_end, VARINT_MAX_BYTES, &nh, err) < 0)
-            goto at_start;
-        if (nh < 0 || nh > body_end - pos)
-            FAIL(start, "invalid header count %lld", (long long)nh);
-        int64_t header_bytes = 0;
-        for (int64_t h = 0; h < nh; h++) {
-            if (read_varint(p, &pos, body_end, VARINT_MAX_BYTES, &n, err) < 0)
-                goto at_start;
-            if (n < 0)
-                FAIL(start, "header key is null");
-            if (n > body_end - pos)
-                FAIL(start, "header key length %lld runs past the record", (long long)n);
-            if (a && count_key(a, p + pos, (Py_ssize_t)n) < 0)
-                return -2;
-            header_bytes += n;
-            pos += (Py_ssize_t)n;
-            if (read_varint(p, &pos, body_end, VARINT_MAX_BYTES, &n, err) < 0)
-                goto at_start;
-            if (n > body_end - pos)
-                FAIL(start, "header value length %lld runs past the record", (long long)n);
-            if (n > 0) {
-                header_bytes += n;
-                pos += (Py_ssize_t)n;
-            }
-        }
-        if (pos != body_end)
-            FAIL(start, "record declares %lld bytes but its fields take %lld", (long long)length,
-                 (long long)(length + (pos - body_end)));
+        V2Record r;
+        if (v2_record(p, &pos, end, &r, a ? key_counted : NULL, a, err) < 0)
+            return err->message ? -1 : -2;
+        int64_t od = r.offset_delta, key = r.key_len, value = r.value_len, nh = r.header_count;
         if (!a)
             continue;
-        hist_add(a->hists[0], (int64_t)(body_end - start));
+        hist_add(a->hists[0], (int64_t)(r.body_end - start));
         if (key < 0)
             a->null_keys++;
         else
@@ -204,7 +163,7 @@ walk(const unsigned char *p, Py_ssize_t pos, Py_ssize_t end, int64_t count, int6
         else
             hist_add(a->hists[2], value);
         if (nh)
-            hist_add(a->hists[3], header_bytes);
+            hist_add(a->hists[3], r.header_bytes);
         hist_add(a->hists[4], nh);
         if (i == 0) {
             a->first_od = od;
@@ -219,7 +178,7 @@ walk(const unsigned char *p, Py_ssize_t pos, Py_ssize_t end, int64_t count, int6
         if (has_lat)
             t = lat;
         else
-            ok = !__builtin_add_overflow(base_ts, ts_delta, &t);
+            ok = !__builtin_add_overflow(base_ts, r.ts_delta, &t);
         if (ok && t >= 0) {
             int64_t k = t / a->width;
             if (a->run_n && k != a->run_k && flush_run(a) < 0)
@@ -232,10 +191,6 @@ walk(const unsigned char *p, Py_ssize_t pos, Py_ssize_t end, int64_t count, int6
                 a->max_ts = t;
             a->have_ts = 1;
         }
-        continue;
-    at_start:
-        err->position = start; /* every error inside a record is reported at the record's start */
-        return err->message ? -1 : -2;
     }
     if (pos != end)
         FAIL(pos, "%lld bytes remain after the batch's %lld declared records", (long long)(end - pos),

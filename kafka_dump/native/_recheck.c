@@ -58,42 +58,27 @@ same_int(PyObject *obj, int64_t v)
             goto differs;               \
     } while (0)
 
-/* A v2 record's fields up to its header count, read from p[*at:end]; -1 when they do not parse, do
- * not fit in the record, or place an offset or time past int64. */
+/* A v2 record read from p[*at:end] (v2_record) and placed: its absolute offset and time. Returns 0,
+ * -1 when it does not parse or places an offset or time past int64, -2 with a Python exception set. */
 typedef struct {
-    Py_ssize_t body_end;
-    int attributes;
-    int64_t offset, timestamp, key_len, value_len, count;
-    const unsigned char *key, *value;
+    V2Record f;
+    int64_t offset, timestamp;
 } RecordHead;
 
 static int
 read_record_head(const unsigned char *p, Py_ssize_t *at, Py_ssize_t end, int64_t base_offset,
                  int64_t base_timestamp, RecordHead *r)
 {
-    Py_ssize_t pos = *at;
-    int64_t length, ts_delta, offset_delta;
-    if (varint_at(p, &pos, end, 5, &length) != VARINT_OK || length < 1 || length > end - pos)
+    DataError err = {NULL, 0, NULL, 0, 0, 0};
+    if (v2_record(p, at, end, &r->f, NULL, NULL, &err) < 0) {
+        if (err.message == NULL)
+            return -2;
+        Py_DECREF(err.message);
         return -1;
-    Py_ssize_t body_end = r->body_end = pos + (Py_ssize_t)length;
-    r->attributes = p[pos++];
-    if (varint_at(p, &pos, body_end, 10, &ts_delta) != VARINT_OK || varint_at(p, &pos, body_end, 5, &offset_delta) != VARINT_OK ||
-        __builtin_add_overflow(base_offset, offset_delta, &r->offset) ||
-        __builtin_add_overflow(base_timestamp, ts_delta, &r->timestamp))
+    }
+    if (__builtin_add_overflow(base_offset, r->f.offset_delta, &r->offset) ||
+        __builtin_add_overflow(base_timestamp, r->f.ts_delta, &r->timestamp))
         return -1;
-    if (varint_at(p, &pos, body_end, 5, &r->key_len) != VARINT_OK || r->key_len > body_end - pos)
-        return -1;
-    r->key = p + pos;
-    if (r->key_len > 0)
-        pos += (Py_ssize_t)r->key_len;
-    if (varint_at(p, &pos, body_end, 5, &r->value_len) != VARINT_OK || r->value_len > body_end - pos)
-        return -1;
-    r->value = p + pos;
-    if (r->value_len > 0)
-        pos += (Py_ssize_t)r->value_len;
-    if (varint_at(p, &pos, body_end, 5, &r->count) != VARINT_OK)
-        return -1;
-    *at = pos;
     return 0;
 }
 
@@ -126,20 +111,18 @@ same_v2_records(PyObject *self, PyObject *args)
     for (; i < n; i++) {
         PyObject *rec = PyTuple_GET_ITEM(expected, i);
         RecordHead r;
-        if (read_record_head(p, &pos, end, base_offset, base_timestamp, &r) < 0)
+        int rc = read_record_head(p, &pos, end, base_offset, base_timestamp, &r);
+        if (rc == -2)
+            goto error;
+        if (rc < 0)
             goto differs;
-        Py_ssize_t body_end = r.body_end;
-        int64_t offset = r.offset, own_ts = r.timestamp, count = r.count;
-        const unsigned char *key = r.key, *value = r.value;
-        int64_t key_len = r.key_len, value_len = r.value_len;
-        if (count < 0 || count > body_end - pos)
-            goto differs;
-        CHECK(rec, s_offset, same_int(o, offset));
-        CHECK(rec, s_timestamp, same_int(o, has_lat ? lat : own_ts));
+        int64_t count = r.f.header_count;
+        CHECK(rec, s_offset, same_int(o, r.offset));
+        CHECK(rec, s_timestamp, same_int(o, has_lat ? lat : r.timestamp));
         /* Under LogAppendTime the bytes keep a record's own time: storedTimestamp, when it has one. */
-        CHECK(rec, s_stored, o == Py_None ? 1 : same_int(o, own_ts));
-        CHECK(rec, s_key, same_bytes(o, key, key_len));
-        CHECK(rec, s_value, same_bytes(o, value, value_len));
+        CHECK(rec, s_stored, o == Py_None ? 1 : same_int(o, r.timestamp));
+        CHECK(rec, s_key, same_bytes(o, p + r.f.key_pos, r.f.key_len));
+        CHECK(rec, s_value, same_bytes(o, p + r.f.value_pos, r.f.value_len));
         PyObject *headers = GET(rec, s_headers);
         if (headers == NULL)
             goto error;
@@ -147,22 +130,17 @@ same_v2_records(PyObject *self, PyObject *args)
             Py_DECREF(headers);
             goto differs;
         }
+        Py_ssize_t at = r.f.headers_pos; /* the headers are read already: they lie within the record */
         for (int64_t j = 0; j < count; j++) {
-            int64_t hk, hv;
+            int64_t hk = 0, hv = 0;
             PyObject *h = PyTuple_GET_ITEM(headers, j);
-            if (varint_at(p, &pos, body_end, 5, &hk) != VARINT_OK || hk < 0 || hk > body_end - pos) {
-                Py_DECREF(headers);
-                goto differs;
-            }
-            const unsigned char *hkey = p + pos;
-            pos += (Py_ssize_t)hk;
-            if (varint_at(p, &pos, body_end, 5, &hv) != VARINT_OK || hv > body_end - pos) {
-                Py_DECREF(headers);
-                goto differs;
-            }
-            const unsigned char *hvalue = p + pos;
+            varint_at(p, &at, r.f.body_end, VARINT_MAX_BYTES, &hk);
+            const unsigned char *hkey = p + at;
+            at += (Py_ssize_t)hk;
+            varint_at(p, &at, r.f.body_end, VARINT_MAX_BYTES, &hv);
+            const unsigned char *hvalue = p + at;
             if (hv > 0)
-                pos += (Py_ssize_t)hv;
+                at += (Py_ssize_t)hv;
             PyObject *o = GET(h, s_key);
             if (o == NULL) {
                 Py_DECREF(headers);
@@ -185,8 +163,6 @@ same_v2_records(PyObject *self, PyObject *args)
             }
         }
         Py_DECREF(headers);
-        if (pos != body_end)
-            goto differs;
     }
     PyBuffer_Release(&view);
     /* Every record matched: the bytes must end there too. */
@@ -259,17 +235,14 @@ same_as_v1_inner(PyObject *self, PyObject *args)
     for (at = 0; at < in_len; i++) {
         read_inner(in, in_len, &at, &m);
         RecordHead r;
-        if (read_record_head(p, &pos, end, base_offset, base_timestamp, &r) < 0 ||
-            r.attributes != 0) /* attributes: unused, and the transcoder writes 0 */
-            goto differs;
-        Py_ssize_t body_end = r.body_end;
-        int64_t offset = r.offset, own_ts = r.timestamp, count = r.count;
-        const unsigned char *key = r.key, *value = r.value;
-        int64_t key_len = r.key_len, value_len = r.value_len;
-        if (count != 0 || pos != body_end || (__int128)offset != base + m.offset ||
-            (i > 0 && offset <= last_read) || own_ts != m.timestamp ||
-            !same_field(key, key_len, in + m.key_pos, m.key_len) ||
-            !same_field(value, value_len, in + m.value_pos, m.value_len))
+        int rc = read_record_head(p, &pos, end, base_offset, base_timestamp, &r);
+        if (rc == -2)
+            goto error;
+        int64_t offset = r.offset, own_ts = r.timestamp;
+        if (rc < 0 || r.f.attributes != 0 || /* attributes: unused, and the transcoder writes 0 */
+            r.f.header_count != 0 || (__int128)offset != base + m.offset || (i > 0 && offset <= last_read) ||
+            own_ts != m.timestamp || !same_field(p + r.f.key_pos, r.f.key_len, in + m.key_pos, m.key_len) ||
+            !same_field(p + r.f.value_pos, r.f.value_len, in + m.value_pos, m.value_len))
             goto differs;
         if (own_ts > max_ts)
             max_ts = own_ts;
@@ -282,6 +255,10 @@ differs:
     PyBuffer_Release(&view);
     PyBuffer_Release(&inner);
     return Py_BuildValue("nnLL", i, i, (long long)max_ts, (long long)last_read);
+error:
+    PyBuffer_Release(&view);
+    PyBuffer_Release(&inner);
+    return NULL;
 }
 
 static PyMethodDef methods[] = {

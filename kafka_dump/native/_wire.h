@@ -157,6 +157,15 @@ varint_at(const unsigned char *p, Py_ssize_t *pos, Py_ssize_t limit, int max_byt
     return VARINT_OK;
 }
 
+/* The reason for a varint_at status other than VARINT_OK, in err. */
+static inline void
+varint_error(DataError *err, int rc, int max_bytes)
+{
+    SET_CHECK(err, CHECK_VARINT, 0, 0, 0);
+    err->message = rc == VARINT_PAST_END ? PyUnicode_FromString("varint runs past the end of its record")
+                                         : PyUnicode_FromFormat("varint longer than %d bytes", max_bytes);
+}
+
 /* varint_at, with the reason and position of a varint that cannot be read in err. Returns 0, or -1. */
 static inline int
 read_varint(const unsigned char *p, Py_ssize_t *pos, Py_ssize_t limit, int max_bytes, int64_t *out,
@@ -165,12 +174,118 @@ read_varint(const unsigned char *p, Py_ssize_t *pos, Py_ssize_t limit, int max_b
     int rc = varint_at(p, pos, limit, max_bytes, out);
     if (rc == VARINT_OK)
         return 0;
-    SET_CHECK(err, CHECK_VARINT, 0, 0, 0);
-    err->message = rc == VARINT_PAST_END ? PyUnicode_FromString("varint runs past the end of its record")
-                                         : PyUnicode_FromFormat("varint longer than %d bytes", max_bytes);
+    varint_error(err, rc, max_bytes);
     err->position = *pos;
     return -1;
 }
+
+/* varint_at, with the one-byte case (small deltas and lengths) inline. */
+static inline int
+varint_fast(const unsigned char *p, Py_ssize_t *pos, Py_ssize_t limit, int max_bytes, int64_t *out)
+{
+    if (*pos < limit && p[*pos] < 0x80) {
+        unsigned char b = p[(*pos)++];
+        *out = (int64_t)(b >> 1) ^ -(int64_t)(b & 1);
+        return VARINT_OK;
+    }
+    return varint_at(p, pos, limit, max_bytes, out);
+}
+
+/* One v2 record (Kafka's DefaultRecord): where its fields lie. */
+typedef struct {
+    Py_ssize_t body_end, headers_pos; /* the end of the record; where its first header starts */
+    int attributes;
+    int64_t length, ts_delta, offset_delta;
+    Py_ssize_t key_pos, value_pos;
+    int64_t key_len, value_len;         /* negative: null */
+    int64_t header_count, header_bytes; /* header_bytes: the bytes of the header keys and values */
+} V2Record;
+
+/* Called by v2_record with each header key (never null) and value (value_len negative: null): 0 to go
+ * on, -1 to stop with a Python exception set. */
+typedef int (*V2HeaderFn)(void *ctx, const unsigned char *key, int64_t key_len, const unsigned char *value,
+                          int64_t value_len);
+
+/* Read a varint in v2_record, or fail the record. */
+#define V2_VARINT(limit, max_bytes, out)                               \
+    do {                                                               \
+        int rc_ = varint_fast(p, &pos, (limit), (max_bytes), &(out));  \
+        if (rc_ != VARINT_OK) {                                        \
+            varint_error(err, rc_, (max_bytes));                       \
+            goto fail;                                                 \
+        }                                                              \
+    } while (0)
+
+/* Read the v2 record at p[*pos:end] as _pure.decode_v2_records reads it, each header
+ * handed to on_header (NULL: none). Returns 0 with *pos past the record, or -1 with err filled and its
+ * position the record's start (err->message NULL: a Python exception is set instead). */
+static inline int
+v2_record(const unsigned char *p, Py_ssize_t *at, Py_ssize_t end, V2Record *r, V2HeaderFn on_header, void *ctx,
+          DataError *err)
+{
+    Py_ssize_t start = *at, pos = *at;
+    int64_t n;
+    V2_VARINT(end, VARINT_MAX_BYTES, r->length);
+    if (r->length < V2_RECORD_MIN_LENGTH || r->length > end - pos)
+        CHECK_ERROR(err, start, CHECK_RECORD_LENGTH, HAS_FOUND, 0, r->length,
+                    "record length %lld does not fit the batch", (long long)r->length);
+    Py_ssize_t body_end = r->body_end = pos + (Py_ssize_t)r->length;
+    r->attributes = p[pos++];
+    V2_VARINT(body_end, VARLONG_MAX_BYTES, r->ts_delta);
+    V2_VARINT(body_end, VARINT_MAX_BYTES, r->offset_delta);
+    V2_VARINT(body_end, VARINT_MAX_BYTES, r->key_len);
+    if (r->key_len > body_end - pos)
+        CHECK_ERROR(err, start, CHECK_FIELD_LENGTH, HAS_FOUND, 0, r->key_len, "key length %lld runs past the record",
+                    (long long)r->key_len);
+    r->key_pos = pos;
+    if (r->key_len > 0)
+        pos += (Py_ssize_t)r->key_len;
+    V2_VARINT(body_end, VARINT_MAX_BYTES, r->value_len);
+    if (r->value_len > body_end - pos)
+        CHECK_ERROR(err, start, CHECK_FIELD_LENGTH, HAS_FOUND, 0, r->value_len,
+                    "value length %lld runs past the record", (long long)r->value_len);
+    r->value_pos = pos;
+    if (r->value_len > 0)
+        pos += (Py_ssize_t)r->value_len;
+    V2_VARINT(body_end, VARINT_MAX_BYTES, r->header_count);
+    if (r->header_count < 0 || r->header_count > body_end - pos)
+        CHECK_ERROR(err, start, CHECK_HEADER_COUNT, HAS_FOUND, 0, r->header_count, "invalid header count %lld",
+                    (long long)r->header_count);
+    r->headers_pos = pos;
+    r->header_bytes = 0;
+    for (int64_t j = 0; j < r->header_count; j++) {
+        V2_VARINT(body_end, VARINT_MAX_BYTES, n);
+        if (n < 0)
+            CHECK_ERROR(err, start, CHECK_FIELD_LENGTH, 0, 0, 0, "header key is null");
+        if (n > body_end - pos)
+            CHECK_ERROR(err, start, CHECK_FIELD_LENGTH, HAS_FOUND, 0, n, "header key length %lld runs past the record",
+                        (long long)n);
+        const unsigned char *key = p + pos;
+        int64_t key_len = n;
+        pos += (Py_ssize_t)n;
+        V2_VARINT(body_end, VARINT_MAX_BYTES, n);
+        if (n > body_end - pos)
+            CHECK_ERROR(err, start, CHECK_FIELD_LENGTH, HAS_FOUND, 0, n,
+                        "header value length %lld runs past the record", (long long)n);
+        r->header_bytes += key_len + (n > 0 ? n : 0);
+        if (on_header != NULL && on_header(ctx, key, key_len, p + pos, n) < 0) {
+            err->message = NULL;
+            return -1;
+        }
+        if (n > 0)
+            pos += (Py_ssize_t)n;
+    }
+    if (pos != body_end)
+        CHECK_ERROR(err, start, CHECK_RECORD_LENGTH, HAS_EXPECTED | HAS_FOUND, r->length, r->length + pos - body_end,
+                    "record declares %lld bytes but its fields take %lld", (long long)r->length,
+                    (long long)(r->length + pos - body_end));
+    *at = pos;
+    return 0;
+fail:
+    err->position = start;
+    return -1;
+}
+#undef V2_VARINT
 
 /* A v0/v1 message (Kafka's LegacyRecord): its header, then a v1 timestamp, then the key and the value,
  * each an int32 length (any negative: null) and that many bytes; the value ends the message. */
