@@ -509,8 +509,33 @@ gunzip_simple(PyObject *view, Py_ssize_t limit)
     return part;
 }
 
-/* The decompressed value of a wrapper: a new bytes object; NULL with *refused set when the codec
- * refuses it (CorruptRecordError, as stats' own reading catches); NULL with an exception otherwise. */
+/* fn(codec, value, limit) on a copy of the value v[0:n], fn being codecs.decompress (named "decompress")
+ * or the segment reader's unpack, which may have inflated the payload ahead (log/ahead.py): a new bytes
+ * object; NULL with *refused set when fn refuses it (CorruptRecordError, as stats' own reading
+ * catches); NULL with an exception otherwise. */
+static PyObject *
+unpack_value(PyObject *fn, const char *name, const unsigned char *v, Py_ssize_t n, int codec, Py_ssize_t limit,
+             int *refused)
+{
+    *refused = 0;
+    PyObject *value = PyBytes_FromStringAndSize((const char *)v, n);
+    if (!value)
+        return NULL;
+    PyObject *out = PyObject_CallFunction(fn, "OOn", g_codecs[codec], value, limit);
+    Py_DECREF(value);
+    if (!out && PyErr_ExceptionMatches(g_corrupt)) {
+        PyErr_Clear();
+        *refused = 1;
+    } else if (out && !PyBytes_Check(out)) {
+        Py_DECREF(out);
+        PyErr_Format(PyExc_TypeError, "%s must return bytes", name);
+        return NULL;
+    }
+    return out;
+}
+
+/* The decompressed value of a wrapper, as unpack_value gives it through codecs.decompress; a gzip one
+ * inflated here when it is a plain member. */
 static PyObject *
 inflate(const unsigned char *v, Py_ssize_t n, int codec, Py_ssize_t limit, int *refused)
 {
@@ -524,42 +549,7 @@ inflate(const unsigned char *v, Py_ssize_t n, int codec, Py_ssize_t limit, int *
         if (out)
             return out;
     }
-    PyObject *value = PyBytes_FromStringAndSize((const char *)v, n);
-    if (!value)
-        return NULL;
-    PyObject *out = PyObject_CallFunction(g_decompress, "OOn", g_codecs[codec], value, limit);
-    Py_DECREF(value);
-    if (!out && PyErr_ExceptionMatches(g_corrupt)) {
-        PyErr_Clear();
-        *refused = 1;
-    } else if (out && !PyBytes_Check(out)) {
-        Py_DECREF(out);
-        PyErr_SetString(PyExc_TypeError, "decompress must return bytes");
-        return NULL;
-    }
-    return out;
-}
-
-/* inflate's answer through unpack (codecs.decompress's signature: the segment reader's, which may have
- * inflated the payload ahead, format/ahead.py), given a copy of the value. */
-static PyObject *
-unpack_value(PyObject *unpack, const unsigned char *v, Py_ssize_t n, int codec, Py_ssize_t limit, int *refused)
-{
-    *refused = 0;
-    PyObject *value = PyBytes_FromStringAndSize((const char *)v, n);
-    if (!value)
-        return NULL;
-    PyObject *out = PyObject_CallFunction(unpack, "OOn", g_codecs[codec], value, limit);
-    Py_DECREF(value);
-    if (!out && PyErr_ExceptionMatches(g_corrupt)) {
-        PyErr_Clear();
-        *refused = 1;
-    } else if (out && !PyBytes_Check(out)) {
-        Py_DECREF(out);
-        PyErr_SetString(PyExc_TypeError, "unpack must return bytes");
-        return NULL;
-    }
-    return out;
+    return unpack_value(g_decompress, "decompress", v, n, codec, limit, refused);
 }
 
 /* Double the width of times until its keys span at most limit buckets (TimeHistogram.fit). */
@@ -676,7 +666,7 @@ gather_legacy_wrappers(PyObject *self, PyObject *args)
         Py_ssize_t q = m.value_pos, vlen = m.value_len;
         int refused;
         PyObject *inner = unpack == Py_None ? inflate(e + q, (Py_ssize_t)vlen, codec, max_batch_bytes, &refused)
-                                            : unpack_value(unpack, e + q, (Py_ssize_t)vlen, codec, max_batch_bytes,
+                                            : unpack_value(unpack, "unpack", e + q, (Py_ssize_t)vlen, codec, max_batch_bytes,
                                                            &refused);
         if (!inner) {
             if (refused)

@@ -16,8 +16,8 @@
 #include <Python.h>
 #include <stdint.h>
 #include <string.h>
-#include <zlib.h>
 
+#include "_gzip.h"
 #include "_layout.h"
 #include "_wire.h"
 
@@ -160,13 +160,6 @@ error:
 /* ---- gzip ---------------------------------------------------------------------------------- */
 
 #define GUNZIP_FIRST (8 << 20) /* codecs._GUNZIP_STEP: the most allocated before the output proves larger */
-#define DEFLATE_MAX_RATIO 1032  /* deflate never inflates one byte to more than this */
-
-static uint32_t
-le32(const unsigned char *p)
-{
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
 
 /* The first output size to try: ISIZE, when nothing trails the member and it is a size deflate can
  * reach from n bytes; else a modest start that grows. At most limit + 1 (room to see it passed). */
@@ -187,13 +180,8 @@ static int
 zlib_gunzip(const unsigned char *p, Py_ssize_t n, Py_ssize_t limit, PyObject **out, Py_ssize_t *used)
 {
     z_stream z;
-    memset(&z, 0, sizeof z);
-    if (inflateInit2(&z, 16 + MAX_WBITS) != Z_OK)
+    if (!gzip_open(&z))
         return 1;
-    if (inflateValidate(&z, 0) != Z_OK) {
-        inflateEnd(&z);
-        return 1;
-    }
     Py_ssize_t cap = first_cap(p, n, limit, 0);
     PyObject *o = PyBytes_FromStringAndSize(NULL, cap);
     if (o == NULL) {
@@ -226,13 +214,11 @@ zlib_gunzip(const unsigned char *p, Py_ssize_t n, Py_ssize_t limit, PyObject **o
         }
     }
     Py_ssize_t total = (Py_ssize_t)z.total_out, in_used = n - (Py_ssize_t)z.avail_in;
-    if (in_used < 8)
-        goto decline;
-    uint32_t crc;
+    int sound;
     Py_BEGIN_ALLOW_THREADS
-    crc = crc32_ieee((const unsigned char *)PyBytes_AS_STRING(o), total);
+    sound = gzip_trailer_ok(p, in_used, (const unsigned char *)PyBytes_AS_STRING(o), total);
     Py_END_ALLOW_THREADS
-    if (crc != le32(p + in_used - 8) || (uint32_t)total != le32(p + in_used - 4))
+    if (!sound)
         goto decline; /* zlib would say: incorrect data check, or incorrect length check */
     inflateEnd(&z);
     if (total > limit) {
@@ -266,11 +252,9 @@ gunzip(PyObject *self, PyObject *args)
     Py_ssize_t n = in.len, used = 0;
     PyObject *out = NULL;
     int rc = 1;
-    /* Deflate, no header CRC (not checked here) nor reserved flags. */
-    if (limit >= 0 && n >= 18 && n <= (Py_ssize_t)UINT32_MAX && p[0] == 0x1f && p[1] == 0x8b && p[2] == 8 &&
-        !(p[3] & 0xE2))
+    if (limit >= 0 && gzip_plain_header(p, n))
         rc = zlib_gunzip(p, n, limit, &out, &used);
-    if (rc == 0 && n - used >= 2 && p[used] == 0x1f && p[used + 1] == 0x8b)
+    if (rc == 0 && gzip_more(p, n, used))
         rc = 1; /* a further member: codecs reads it */
     PyBuffer_Release(&in);
     if (rc < 0)
