@@ -297,47 +297,28 @@ same_bytes(const unsigned char *p, Py_ssize_t n, PyObject *prev)
            memcmp(PyBytes_AS_STRING(prev), p, (size_t)n) == 0;
 }
 
-/* A key or a value whose length n was just read: None when negative, else the next n bytes, which
- * must lie within the record (prev itself when it holds the same bytes, see same_bytes; may be NULL).
- * Returns 0, or -1 with err filled (or an exception set). */
-static inline int
-read_nullable(const unsigned char *p, Py_ssize_t *pos, Py_ssize_t body_end, int64_t n, Py_ssize_t start,
-              const char *what, PyObject *prev, PyObject **out, DataError *err)
+/* A key or a value of n bytes at p: None when n is negative, else its bytes (prev itself when it holds
+ * the same bytes, see same_bytes; may be NULL). */
+static inline PyObject *
+nullable_bytes(const unsigned char *p, int64_t n, PyObject *prev)
 {
-    if (n < 0) {
-        *out = Py_NewRef(Py_None);
-        return 0;
-    }
-    if (n > body_end - *pos) {
-        SET_CHECK(err, CHECK_FIELD_LENGTH, HAS_FOUND, 0, n);
-        err->message = PyUnicode_FromFormat("%s length %lld runs past the record", what, (long long)n);
-        err->position = start;
-        return -1;
-    }
-    if (same_bytes(p + *pos, (Py_ssize_t)n, prev))
-        *out = Py_NewRef(prev);
-    else
-        *out = PyBytes_FromStringAndSize((const char *)p + *pos, (Py_ssize_t)n);
-    *pos += (Py_ssize_t)n;
-    return *out == NULL ? -1 : 0;
+    if (n < 0)
+        return Py_NewRef(Py_None);
+    if (same_bytes(p, (Py_ssize_t)n, prev))
+        return Py_NewRef(prev);
+    return PyBytes_FromStringAndSize((const char *)p, (Py_ssize_t)n);
 }
 
-/* The headers of one record; *headers gets a new tuple. prev (a tuple of Headers, or NULL) is the
- * last headers the batch decoded: a header whose key and value equal those of prev's header at the
- * same index shares their bytes, or prev's whole Header when both are equal (Headers are frozen), and
- * a record whose headers are all prev's shares prev's tuple. Returns 0, or -1 (err filled or
- * exception). */
+/* The count headers of a record at p[pos:body_end], which v2_record has read; *headers gets a new
+ * tuple. prev (a tuple of Headers, or NULL) is the last headers the batch decoded: a header whose key
+ * and value equal those of prev's header at the same index shares their bytes, or prev's whole Header
+ * when both are equal (Headers are frozen), and a record whose headers are all prev's shares prev's
+ * tuple. Returns 0, or -1 with an exception set. */
 static int
-read_headers(const unsigned char *p, Py_ssize_t *pos, Py_ssize_t body_end, Py_ssize_t start, PyObject *prev,
-             PyObject **headers, DataError *err)
+record_headers(const unsigned char *p, Py_ssize_t pos, Py_ssize_t body_end, int64_t count, PyObject *prev,
+               PyObject **headers)
 {
-    int64_t count, n;
-    PyObject *tuple = NULL, *key = NULL, *value = NULL;
-    if (read_varint(p, pos, body_end, VARINT_MAX_BYTES, &count, err) < 0)
-        return -1;
-    if (count < 0 || count > body_end - *pos)
-        CHECK_ERROR(err, start, CHECK_HEADER_COUNT, HAS_FOUND, 0, count, "invalid header count %lld", (long long)count);
-    tuple = PyTuple_New((Py_ssize_t)count);
+    PyObject *tuple = PyTuple_New((Py_ssize_t)count);
     if (tuple == NULL)
         return -1;
     Py_ssize_t known = prev == NULL ? 0 : PyTuple_GET_SIZE(prev);
@@ -346,27 +327,28 @@ read_headers(const unsigned char *p, Py_ssize_t *pos, Py_ssize_t body_end, Py_ss
         PyObject *was = j < known ? PyTuple_GET_ITEM(prev, j) : NULL;
         PyObject *was_key = was == NULL ? NULL : HEADER_SLOT(was, H_KEY);
         PyObject *was_value = was == NULL ? NULL : HEADER_SLOT(was, H_VALUE);
-        if (read_varint(p, pos, body_end, VARINT_MAX_BYTES, &n, err) < 0)
-            goto fail;
-        if (n < 0)
-            CHECK_ERROR(err, start, CHECK_FIELD_LENGTH, 0, 0, 0, "header key is null");
-        if (read_nullable(p, pos, body_end, n, start, "header key", was_key, &key, err) < 0 ||
-            read_varint(p, pos, body_end, VARINT_MAX_BYTES, &n, err) < 0 ||
-            read_nullable(p, pos, body_end, n, start, "header value", was_value, &value, err) < 0)
-            goto fail;
+        int64_t n = 0;
+        varint_fast(p, &pos, body_end, VARINT_MAX_BYTES, &n); /* read before: it is there */
+        PyObject *key = nullable_bytes(p + pos, n, was_key);
+        pos += (Py_ssize_t)n;
+        varint_fast(p, &pos, body_end, VARINT_MAX_BYTES, &n);
+        PyObject *value = nullable_bytes(p + pos, n, was_value);
+        if (n > 0)
+            pos += (Py_ssize_t)n;
         PyObject *header;
-        if (was != NULL && key == was_key && value == was_value) {
+        if (key != NULL && was != NULL && key == was_key && value == was_value) {
             Py_DECREF(key);
             Py_DECREF(value);
             header = Py_NewRef(was);
         }
         else {
             all_known = 0;
-            header = new_header(key, value);
+            header = new_header(key, value); /* steals both, either may be NULL */
         }
-        key = value = NULL; /* stolen */
-        if (header == NULL)
-            goto fail;
+        if (header == NULL) {
+            Py_DECREF(tuple);
+            return -1;
+        }
         PyTuple_SET_ITEM(tuple, j, header);
     }
     if (all_known && count > 0) {
@@ -377,30 +359,7 @@ read_headers(const unsigned char *p, Py_ssize_t *pos, Py_ssize_t body_end, Py_ss
     untrack_if_atomic(tuple);
     *headers = tuple;
     return 0;
-fail:
-    Py_XDECREF(key);
-    Py_XDECREF(value);
-    Py_XDECREF(tuple);
-    return -1;
 }
-
-/* One- and two-byte varints, the common cases (deltas and lengths under 64 and 8192), without a call. */
-#define FAST_VARINT(limit, max_bytes, out)                                        \
-    do {                                                                          \
-        if (pos < (limit) && p[pos] < 0x80) {                                     \
-            unsigned char b_ = p[pos++];                                          \
-            (out) = (int64_t)(b_ >> 1) ^ -(int64_t)(b_ & 1);                      \
-        }                                                                         \
-        else if (pos + 1 < (limit) && p[pos + 1] < 0x80) {                        \
-            uint32_t u_ = (uint32_t)(p[pos] & 0x7F) | (uint32_t)p[pos + 1] << 7;  \
-            pos += 2;                                                             \
-            (out) = (int64_t)(u_ >> 1) ^ -(int64_t)(u_ & 1);                      \
-        }                                                                         \
-        else if (read_varint(p, &pos, (limit), (max_bytes), &(out), &err) < 0) { \
-            err.position = start; /* errors inside a record point at its start */ \
-            goto fail;                                                            \
-        }                                                                         \
-    } while (0)
 
 static PyObject *
 decode_v2_records(PyObject *self, PyObject *args)
@@ -436,42 +395,27 @@ decode_v2_records(PyObject *self, PyObject *args)
     Py_ssize_t first = pos;
     for (long long i = 0; i < count; i++) {
         Py_ssize_t start = pos;
-        int64_t length, ts_delta, offset_delta, n;
         if (pos >= end) /* at the start of the records: the batch's count is what is wrong */
             CHECK_ERROR(&err, first, CHECK_COUNT_MISMATCH, HAS_EXPECTED | HAS_FOUND, count, i,
                         "batch declares %lld records but holds %lld", count, i);
-        FAST_VARINT(end, VARINT_MAX_BYTES, length);
-        Py_ssize_t body_end = pos + (Py_ssize_t)length;
-        if (length < V2_RECORD_MIN_LENGTH || length > end - pos)
-            CHECK_ERROR(&err, start, CHECK_RECORD_LENGTH, HAS_FOUND, 0, length, "record length %lld does not fit the batch",
-                        (long long)length);
-        pos += 1; /* attributes: unused */
-        FAST_VARINT(body_end, VARLONG_MAX_BYTES, ts_delta);
-        FAST_VARINT(body_end, VARINT_MAX_BYTES, offset_delta);
-        FAST_VARINT(body_end, VARINT_MAX_BYTES, n);
-        if (read_nullable(p, &pos, body_end, n, start, "key", last_key, &key, &err) < 0)
+        V2Record r;
+        if (v2_record(p, &pos, end, &r, NULL, NULL, &err) < 0)
             goto fail;
-        FAST_VARINT(body_end, VARINT_MAX_BYTES, n);
-        if (read_nullable(p, &pos, body_end, n, start, "value", last_value, &value, &err) < 0)
+        int64_t ts_delta = r.ts_delta, offset_delta = r.offset_delta;
+        key = nullable_bytes(p + r.key_pos, r.key_len, last_key);
+        value = nullable_bytes(p + r.value_pos, r.value_len, last_value);
+        if (key == NULL || value == NULL)
             goto fail;
-        if (pos < body_end && p[pos] == 0) {
+        if (r.header_count == 0)
             headers = PyTuple_New(0);
-            pos += 1;
-        }
-        else if (read_headers(p, &pos, body_end, start, last_headers, &headers, &err) < 0) {
-            err.position = start;
+        else if (record_headers(p, r.headers_pos, r.body_end, r.header_count, last_headers, &headers) < 0)
             goto fail;
-        }
         if (headers == NULL)
             goto fail;
         Py_XSETREF(last_key, Py_NewRef(key));
         Py_XSETREF(last_value, Py_NewRef(value));
         if (PyTuple_GET_SIZE(headers) > 0)
             Py_XSETREF(last_headers, Py_NewRef(headers));
-        if (pos != body_end)
-            CHECK_ERROR(&err, start, CHECK_RECORD_LENGTH, HAS_EXPECTED | HAS_FOUND, length, length + pos - body_end,
-                        "record declares %lld bytes but its fields take %lld", (long long)length,
-                        (long long)(length + pos - body_end));
         int64_t sequence = NO_SEQUENCE;
         if (base_sequence >= 0) {
             sequence = base_sequence + offset_delta;
@@ -498,7 +442,7 @@ decode_v2_records(PyObject *self, PyObject *args)
             [R_VALUE] = value,
             [R_HEADERS] = headers,
             [R_SEQUENCE] = same ? Py_NewRef(offset) : PyLong_FromLongLong(sequence),
-            [R_SIZE] = PyLong_FromSsize_t(body_end - start),
+            [R_SIZE] = PyLong_FromSsize_t(r.body_end - start),
             [R_CRC] = Py_NewRef(Py_None),
             [R_CRC_VALID] = Py_NewRef(Py_None),
             [R_CONTROL] = Py_NewRef(Py_None),

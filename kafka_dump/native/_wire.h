@@ -179,13 +179,20 @@ read_varint(const unsigned char *p, Py_ssize_t *pos, Py_ssize_t limit, int max_b
     return -1;
 }
 
-/* varint_at, with the one-byte case (small deltas and lengths) inline. */
+/* varint_at, with the one- and two-byte cases (deltas and lengths under 64 and 8192) inline. */
 static inline int
 varint_fast(const unsigned char *p, Py_ssize_t *pos, Py_ssize_t limit, int max_bytes, int64_t *out)
 {
-    if (*pos < limit && p[*pos] < 0x80) {
-        unsigned char b = p[(*pos)++];
-        *out = (int64_t)(b >> 1) ^ -(int64_t)(b & 1);
+    Py_ssize_t i = *pos;
+    if (i < limit && p[i] < 0x80) {
+        *out = (int64_t)(p[i] >> 1) ^ -(int64_t)(p[i] & 1);
+        *pos = i + 1;
+        return VARINT_OK;
+    }
+    if (i + 1 < limit && p[i + 1] < 0x80) {
+        uint32_t u = (uint32_t)(p[i] & 0x7F) | (uint32_t)p[i + 1] << 7;
+        *out = (int64_t)(u >> 1) ^ -(int64_t)(u & 1);
+        *pos = i + 2;
         return VARINT_OK;
     }
     return varint_at(p, pos, limit, max_bytes, out);
@@ -247,33 +254,39 @@ v2_record(const unsigned char *p, Py_ssize_t *at, Py_ssize_t end, V2Record *r, V
     r->value_pos = pos;
     if (r->value_len > 0)
         pos += (Py_ssize_t)r->value_len;
-    V2_VARINT(body_end, VARINT_MAX_BYTES, r->header_count);
-    if (r->header_count < 0 || r->header_count > body_end - pos)
-        CHECK_ERROR(err, start, CHECK_HEADER_COUNT, HAS_FOUND, 0, r->header_count, "invalid header count %lld",
-                    (long long)r->header_count);
-    r->headers_pos = pos;
     r->header_bytes = 0;
-    for (int64_t j = 0; j < r->header_count; j++) {
-        V2_VARINT(body_end, VARINT_MAX_BYTES, n);
-        if (n < 0)
-            CHECK_ERROR(err, start, CHECK_FIELD_LENGTH, 0, 0, 0, "header key is null");
-        if (n > body_end - pos)
-            CHECK_ERROR(err, start, CHECK_FIELD_LENGTH, HAS_FOUND, 0, n, "header key length %lld runs past the record",
-                        (long long)n);
-        const unsigned char *key = p + pos;
-        int64_t key_len = n;
-        pos += (Py_ssize_t)n;
-        V2_VARINT(body_end, VARINT_MAX_BYTES, n);
-        if (n > body_end - pos)
-            CHECK_ERROR(err, start, CHECK_FIELD_LENGTH, HAS_FOUND, 0, n,
-                        "header value length %lld runs past the record", (long long)n);
-        r->header_bytes += key_len + (n > 0 ? n : 0);
-        if (on_header != NULL && on_header(ctx, key, key_len, p + pos, n) < 0) {
-            err->message = NULL;
-            return -1;
-        }
-        if (n > 0)
+    if (pos < body_end && p[pos] == 0) { /* no headers, the common case */
+        r->header_count = 0;
+        r->headers_pos = ++pos;
+    }
+    else {
+        V2_VARINT(body_end, VARINT_MAX_BYTES, r->header_count);
+        if (r->header_count < 0 || r->header_count > body_end - pos)
+            CHECK_ERROR(err, start, CHECK_HEADER_COUNT, HAS_FOUND, 0, r->header_count, "invalid header count %lld",
+                        (long long)r->header_count);
+        r->headers_pos = pos;
+        for (int64_t j = 0; j < r->header_count; j++) {
+            V2_VARINT(body_end, VARINT_MAX_BYTES, n);
+            if (n < 0)
+                CHECK_ERROR(err, start, CHECK_FIELD_LENGTH, 0, 0, 0, "header key is null");
+            if (n > body_end - pos)
+                CHECK_ERROR(err, start, CHECK_FIELD_LENGTH, HAS_FOUND, 0, n, "header key length %lld runs past the record",
+                            (long long)n);
+            const unsigned char *key = p + pos;
+            int64_t key_len = n;
             pos += (Py_ssize_t)n;
+            V2_VARINT(body_end, VARINT_MAX_BYTES, n);
+            if (n > body_end - pos)
+                CHECK_ERROR(err, start, CHECK_FIELD_LENGTH, HAS_FOUND, 0, n,
+                            "header value length %lld runs past the record", (long long)n);
+            r->header_bytes += key_len + (n > 0 ? n : 0);
+            if (on_header != NULL && on_header(ctx, key, key_len, p + pos, n) < 0) {
+                err->message = NULL;
+                return -1;
+            }
+            if (n > 0)
+                pos += (Py_ssize_t)n;
+        }
     }
     if (pos != body_end)
         CHECK_ERROR(err, start, CHECK_RECORD_LENGTH, HAS_EXPECTED | HAS_FOUND, r->length, r->length + pos - body_end,
