@@ -200,12 +200,15 @@ walk(const unsigned char *p, Py_ssize_t pos, Py_ssize_t end, int64_t count, int6
     return 0;
 }
 
-/* Open the five histograms (a tuple of array('q')) into acc and read the append time (an int, or
- * None for none). Returns 0, or -1 with a Python exception set; *got buffers are to be released. */
+/* Open the histograms (a tuple of nhists array('q')) into acc, with its times (a dict) and their
+ * width, and read the append time (an int, or None for none). Returns 0, or -1 with a Python
+ * exception set; *got buffers are to be released. */
 static int
 acc_open(Acc *acc, PyObject *hist_objs, int nhists, Py_buffer *bufs, int *got, PyObject *lat_obj, int *has_lat,
-         int64_t *lat)
+         int64_t *lat, PyObject *times, int64_t width)
 {
+    acc->times = times;
+    acc->width = width;
     if (PyTuple_GET_SIZE(hist_objs) != nhists) {
         PyErr_Format(PyExc_ValueError, "%d histograms are needed", nhists);
         return -1;
@@ -252,12 +255,10 @@ gather_v2_records(PyObject *self, PyObject *args)
     Acc acc = {0};
     int has_lat;
     int64_t lat;
-    if (acc_open(&acc, hist_objs, NHISTS, bufs, &got, lat_obj, &has_lat, &lat) < 0)
+    if (acc_open(&acc, hist_objs, NHISTS, bufs, &got, lat_obj, &has_lat, &lat, times, width) < 0)
         goto done;
-    acc.times = times;
     acc.keys = keys;
     acc.key_limit = key_limit;
-    acc.width = width;
     DataError err = {NULL, 0};
     const unsigned char *p = (const unsigned char *)data.buf;
     int rc = walk(p, pos, end, count, base_ts, has_lat, lat, NULL, &err);
@@ -407,10 +408,8 @@ gather_legacy_inner(PyObject *self, PyObject *args)
     Acc acc = {0};
     int has_lat;
     int64_t lat;
-    if (acc_open(&acc, hist_objs, NHISTS, bufs, &got, lat_obj, &has_lat, &lat) < 0)
+    if (acc_open(&acc, hist_objs, NHISTS, bufs, &got, lat_obj, &has_lat, &lat, times, width) < 0)
         goto done;
-    acc.times = times;
-    acc.width = width;
     const unsigned char *p = (const unsigned char *)data.buf;
     int64_t first = 0, last = 0, max_offset = 0, missing_total = 0, base = 0;
     int failed = 0;
@@ -634,10 +633,9 @@ gather_legacy_wrappers(PyObject *self, PyObject *args)
     Acc acc = {0};
     int has_lat;
     int64_t lat;
-    if (acc_open(&acc, hist_objs, NHISTS_WRAPPERS, bufs, &got, Py_None, &has_lat, &lat) < 0 || load_helpers() < 0)
+    if (acc_open(&acc, hist_objs, NHISTS_WRAPPERS, bufs, &got, Py_None, &has_lat, &lat, times, width) < 0 ||
+        load_helpers() < 0)
         goto done;
-    acc.times = times;
-    acc.width = width;
     if (times_range(&acc) < 0)
         goto done;
     static const Py_ssize_t min_size[2] = {LEGACY_V0_MIN_SIZE, LEGACY_V1_MIN_SIZE};

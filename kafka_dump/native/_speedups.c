@@ -466,8 +466,8 @@ decode_v2_records(PyObject *self, PyObject *args)
         filled++;
     }
     if (pos != end)
-        CHECK_ERROR(&err, pos, CHECK_COUNT_MISMATCH, 0, 0, 0, "%lld bytes remain after the batch's %lld declared records",
-                   (long long)(end - pos), count);
+        CHECK_ERROR(&err, pos, CHECK_COUNT_MISMATCH, 0, 0, 0,
+                    "%lld bytes remain after the batch's %lld declared records", (long long)(end - pos), count);
     PyObject_GC_Track(records);
     result = Py_BuildValue("(OO)", records, Py_None);
     goto done;
@@ -756,6 +756,21 @@ done:
     return result;
 }
 
+/* The fields of a v0/v1 Batch that no message sets, into vals: no producer, sequence, leader epoch,
+ * transaction, control or delete horizon. */
+static inline void
+legacy_batch_fields(PyObject **vals)
+{
+    vals[B_PRODUCER_ID] = Py_NewRef(MINUS_ONE);
+    vals[B_PRODUCER_EPOCH] = Py_NewRef(MINUS_ONE);
+    vals[B_BASE_SEQUENCE] = Py_NewRef(MINUS_ONE);
+    vals[B_LAST_SEQUENCE] = Py_NewRef(MINUS_ONE);
+    vals[B_PARTITION_LEADER_EPOCH] = Py_NewRef(MINUS_ONE);
+    vals[B_IS_TRANSACTIONAL] = Py_NewRef(Py_False);
+    vals[B_IS_CONTROL] = Py_NewRef(Py_False);
+    vals[B_DELETE_HORIZON_MS] = Py_NewRef(Py_None);
+}
+
 /* ---- sound compressed v0/v1 wrappers (the twin of _pure.decode_legacy_wrapper) -------------------- */
 
 /* The wrapper entry p[pos:end] as a Batch with its inner records, when every check passes: it parses,
@@ -838,20 +853,13 @@ decode_legacy_wrapper(PyObject *self, PyObject *args)
         [B_TIMESTAMP_TYPE] = Py_NewRef(TS_TYPES[ts_type]),
         [B_BASE_TIMESTAMP] = Py_XNewRef(ts),
         [B_MAX_TIMESTAMP] = ts,
-        [B_PRODUCER_ID] = Py_NewRef(MINUS_ONE),
-        [B_PRODUCER_EPOCH] = Py_NewRef(MINUS_ONE),
-        [B_BASE_SEQUENCE] = Py_NewRef(MINUS_ONE),
-        [B_LAST_SEQUENCE] = Py_NewRef(MINUS_ONE),
-        [B_PARTITION_LEADER_EPOCH] = Py_NewRef(MINUS_ONE),
-        [B_IS_TRANSACTIONAL] = Py_NewRef(Py_False),
-        [B_IS_CONTROL] = Py_NewRef(Py_False),
-        [B_DELETE_HORIZON_MS] = Py_NewRef(Py_None),
         [B_CRC] = PyLong_FromUnsignedLong(m.crc),
         [B_CRC_VALID] = Py_NewRef(Py_True),
         [B_SIZE] = PyLong_FromSsize_t(LOG_OVERHEAD + (Py_ssize_t)be32(p + pos + LEGACY_SIZE_OFFSET)),
         [B_RECORD_COUNT] = PyLong_FromSsize_t(count),
         [B_RECORDS] = with_records ? Py_NewRef(tuple) : Py_NewRef(Py_None),
     };
+    legacy_batch_fields(vals);
     /* Untracked (see new_batch): its fields are a file name, ints, bools, None, enum members and an
      * untracked tuple of records, none able to refer back to it. */
     result = new_batch(vals);
@@ -973,20 +981,13 @@ plain_batch(PyObject *file, Py_ssize_t file_pos, const unsigned char *p, Py_ssiz
         [B_TIMESTAMP_TYPE] = Py_NewRef(TS_TYPES[ts_type]),
         [B_BASE_TIMESTAMP] = Py_NewRef(ts),
         [B_MAX_TIMESTAMP] = ts,
-        [B_PRODUCER_ID] = Py_NewRef(MINUS_ONE),
-        [B_PRODUCER_EPOCH] = Py_NewRef(MINUS_ONE),
-        [B_BASE_SEQUENCE] = Py_NewRef(MINUS_ONE),
-        [B_LAST_SEQUENCE] = Py_NewRef(MINUS_ONE),
-        [B_PARTITION_LEADER_EPOCH] = Py_NewRef(MINUS_ONE),
-        [B_IS_TRANSACTIONAL] = Py_NewRef(Py_False),
-        [B_IS_CONTROL] = Py_NewRef(Py_False),
-        [B_DELETE_HORIZON_MS] = Py_NewRef(Py_None),
         [B_CRC] = stored,
         [B_CRC_VALID] = Py_NewRef(valid),
         [B_SIZE] = size,
         [B_RECORD_COUNT] = Py_NewRef(ONE),
         [B_RECORDS] = records,
     };
+    legacy_batch_fields(vals);
     /* Untracked (see new_batch): it refers to its file name, ints, bools, None, enum members and an
      * untracked records tuple, all made before it and none able to refer back to it. */
 #ifdef BATCH_FREELIST_MAX

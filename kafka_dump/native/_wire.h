@@ -14,6 +14,7 @@
 #endif
 #include <Python.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "_layout.h"
 
@@ -31,8 +32,6 @@ typedef struct {
 #define HAS_FOUND 2
 
 /* model.Check's values for the rules the compiled decoder checks. */
-#define CHECK_BAD_LENGTH "bad-length"
-#define CHECK_BAD_MAGIC "bad-magic"
 #define CHECK_COUNT_MISMATCH "count-mismatch"
 #define CHECK_VARINT "varint"
 #define CHECK_RECORD_LENGTH "record-length"
@@ -68,64 +67,24 @@ typedef struct {
         DATA_ERROR(err, pos, __VA_ARGS__);                               \
     } while (0)
 
-/* Big-endian reads: one load and a byte swap where the compiler has the builtins, else byte by byte. */
-#if defined(__GNUC__) || defined(__clang__)
-#include <string.h>
-
-static inline int64_t
-be64(const unsigned char *p)
-{
-    uint64_t v;
-    memcpy(&v, p, sizeof v);
+/* Big-endian reads: one load and a byte swap. (The modules need GCC or Clang anyway, for
+ * __builtin_add_overflow and __int128.) */
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    v = __builtin_bswap64(v);
-#endif
-    return (int64_t)v;
-}
-
-static inline int32_t
-be32(const unsigned char *p)
-{
-    uint32_t v;
-    memcpy(&v, p, sizeof v);
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    v = __builtin_bswap32(v);
-#endif
-    return (int32_t)v;
-}
-
-static inline int16_t
-be16(const unsigned char *p)
-{
-    uint16_t v;
-    memcpy(&v, p, sizeof v);
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    v = __builtin_bswap16(v);
-#endif
-    return (int16_t)v;
-}
+#define FROM_BE(bits, v) __builtin_bswap##bits(v)
 #else
-static inline int64_t
-be64(const unsigned char *p)
-{
-    uint64_t v = 0;
-    for (int i = 0; i < 8; i++)
-        v = v << 8 | p[i];
-    return (int64_t)v;
-}
-
-static inline int32_t
-be32(const unsigned char *p)
-{
-    return (int32_t)((uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | (uint32_t)p[3]);
-}
-
-static inline int16_t
-be16(const unsigned char *p)
-{
-    return (int16_t)((uint16_t)p[0] << 8 | (uint16_t)p[1]);
-}
+#define FROM_BE(bits, v) (v)
 #endif
+#define BE_READER(bits)                                 \
+    static inline int##bits##_t be##bits(const unsigned char *p) \
+    {                                                   \
+        uint##bits##_t v;                               \
+        memcpy(&v, p, sizeof v);                        \
+        return (int##bits##_t)FROM_BE(bits, v);         \
+    }
+BE_READER(64)
+BE_READER(32)
+BE_READER(16)
+#undef BE_READER
 
 /* What varint_at found. */
 enum { VARINT_OK, VARINT_PAST_END, VARINT_TOO_LONG };
@@ -270,8 +229,8 @@ v2_record(const unsigned char *p, Py_ssize_t *at, Py_ssize_t end, V2Record *r, V
             if (n < 0)
                 CHECK_ERROR(err, start, CHECK_FIELD_LENGTH, 0, 0, 0, "header key is null");
             if (n > body_end - pos)
-                CHECK_ERROR(err, start, CHECK_FIELD_LENGTH, HAS_FOUND, 0, n, "header key length %lld runs past the record",
-                            (long long)n);
+                CHECK_ERROR(err, start, CHECK_FIELD_LENGTH, HAS_FOUND, 0, n,
+                            "header key length %lld runs past the record", (long long)n);
             const unsigned char *key = p + pos;
             int64_t key_len = n;
             pos += (Py_ssize_t)n;
@@ -320,10 +279,29 @@ enum {
     LEGACY_UNDERSIZED,      /* a size below the magic's minimum */
     LEGACY_NO_KEY_LENGTH,   /* the message ends before its key length */
     LEGACY_KEY_PAST,        /* the key length runs past the message */
-    LEGACY_NO_VALUE_LENGTH, /* the message ends before its value length */
-    LEGACY_VALUE_PAST,      /* the value length runs past the message */
+    LEGACY_NO_VALUE_LENGTH, /* the same two for the value, in the same order */
+    LEGACY_VALUE_PAST,
     LEGACY_TRAILING,        /* bytes follow the value (m->end is where it ends) */
 };
+
+/* The int32 length at *q and the bytes it counts, before end (message.py's _read_bytes): LEGACY_OK
+ * with *q past them, LEGACY_NO_KEY_LENGTH or LEGACY_KEY_PAST (for a key; the value's statuses follow
+ * them in the same order). */
+static inline int
+legacy_field(const unsigned char *p, Py_ssize_t *q, Py_ssize_t end, Py_ssize_t *at, Py_ssize_t *len)
+{
+    if (end - *q < 4)
+        return LEGACY_NO_KEY_LENGTH;
+    int64_t n = be32(p + *q);
+    *q += 4;
+    *at = *q;
+    *len = n < 0 ? -1 : (Py_ssize_t)n;
+    if (n > end - *q)
+        return LEGACY_KEY_PAST;
+    if (n > 0)
+        *q += (Py_ssize_t)n;
+    return LEGACY_OK;
+}
 
 /* Read what follows the header of the v0/v1 log entry p[pos:end] of the given magic (0 or 1): its
  * timestamp, key and value. No length is trusted beyond the bytes before end, and lengths are added
@@ -339,26 +317,12 @@ legacy_body(const unsigned char *p, Py_ssize_t pos, Py_ssize_t end, int magic, L
         m->timestamp = be64(p + pos + LEGACY_V1_TIMESTAMP_OFFSET);
         q = pos + LEGACY_V1_HEADER_SIZE;
     }
-    if (end - q < 4)
-        return LEGACY_NO_KEY_LENGTH;
-    int64_t n = be32(p + q);
-    q += 4;
-    m->key_pos = q;
-    m->key_len = n < 0 ? -1 : (Py_ssize_t)n;
-    if (n > end - q)
-        return LEGACY_KEY_PAST;
-    if (n > 0)
-        q += (Py_ssize_t)n;
-    if (end - q < 4)
-        return LEGACY_NO_VALUE_LENGTH;
-    n = be32(p + q);
-    q += 4;
-    m->value_pos = q;
-    m->value_len = n < 0 ? -1 : (Py_ssize_t)n;
-    if (n > end - q)
-        return LEGACY_VALUE_PAST;
-    if (n > 0)
-        q += (Py_ssize_t)n;
+    int rc = legacy_field(p, &q, end, &m->key_pos, &m->key_len);
+    if (rc != LEGACY_OK)
+        return rc;
+    rc = legacy_field(p, &q, end, &m->value_pos, &m->value_len);
+    if (rc != LEGACY_OK)
+        return rc + (LEGACY_NO_VALUE_LENGTH - LEGACY_NO_KEY_LENGTH);
     m->end = q;
     return q == end ? LEGACY_OK : LEGACY_TRAILING;
 }
