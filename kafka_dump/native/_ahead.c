@@ -1,10 +1,9 @@
 /*
- * The compiled engine of format/ahead.py's Ahead: a read window's gzip payloads inflated on a POSIX
+ * The compiled engine of log/ahead.py's Ahead: a read window's gzip payloads inflated on a POSIX
  * thread that never takes the GIL, while the decoder reads the entries before them.
  *
- * The pure InflateAhead hands chunks to a Python thread: every handover needs the GIL, which the
- * decoder holds, and on v1 gzip the reader ended up inflating about half the payloads itself while
- * the worker queued for the GIL. Here the worker touches only C memory. scan() (or start() with the
+ * A Python thread would need the GIL, which the decoder holds, for every handover, and would wait
+ * for it while the reader inflated the payloads itself. Here the worker touches only C memory. scan() (or start() with the
  * spans) lists a window's compressed payloads as ahead.py's compressed_spans does; the reader (GIL
  * held) makes an output bytes object for each gzip span, of the size its trailer states (ISIZE, at
  * most the limit), a budget of bytes ahead of where it reads; the worker inflates spans into them in

@@ -655,7 +655,7 @@ gather_legacy_wrappers(PyObject *self, PyObject *args)
         int codec = attributes & COMPRESSION_MASK;
         if (magic > 1 || codec < 1 || codec > 3 || length < min_size[magic])
             break;
-        /* The message (format/message.py): CRC, key and value within it, nothing after the value. */
+        /* The message (wire/message.py): CRC, key and value within it, nothing after the value. */
         if ((uint32_t)be32(e + LEGACY_CRC_OFFSET) != crc32_ieee(e + LEGACY_MAGIC_OFFSET, entry - LEGACY_MAGIC_OFFSET))
             break;
         LegacyMessage m;

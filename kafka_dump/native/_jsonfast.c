@@ -6,7 +6,7 @@
  * decode_legacy_run), with no Batch or Record made (tests/test_json_runs.py checks both against
  * their pure twins in jsonl.py).
  * It reads Batch, Record and Header fields by name, through _model.h; it renders output, so it is a
- * module of the render layer, apart from the decoder's compiled twin (format/_speedups.c).
+ * module of the render layer, apart from the decoder's compiled twin (_speedups.c).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>

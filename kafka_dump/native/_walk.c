@@ -143,8 +143,8 @@ crc_call_matches(PyObject *fn, const unsigned char *p, Py_ssize_t n, uint32_t st
     return !overflow && v == (long long)stored;
 }
 
-/* CRC-32 by folding (_wire.h) where the CPU can: three times zlib's speed on a v0/v1 gzip wrapper of a
- * few KiB, which is most of what a shallow check of such a file computes. Else by the tables below
+/* CRC-32 by folding (_wire.h) where the CPU can: faster than zlib's on a v0/v1 gzip wrapper of a few
+ * KiB, which is most of what a shallow check of such a file computes. Else by the tables below
  * SMALL_CRC, and by zlib.crc32 (fn) above it. */
 static int
 crc32_matches(PyObject *fn, const unsigned char *p, Py_ssize_t n, uint32_t stored)
