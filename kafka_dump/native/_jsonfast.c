@@ -16,85 +16,12 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "_buf.h"
 #include "_model.h"
 #include "_wire.h"
 
 /* --payload, as render/jsonl.py's _PAYLOAD_CODES numbers it. */
 enum { PAYLOAD_TEXT = 0, PAYLOAD_BASE64 = 1, PAYLOAD_HEX = 2 };
-
-/* ---- a growing output buffer ---------------------------------------------------------------------- */
-
-/* The output is written straight into a bytes object, resized as it grows and cut to its length at
- * the end (buf_finish): a run's megabyte of JSON is not copied once more. */
-typedef struct {
-    PyObject *bytes; /* NULL until the first byte */
-    char *data;
-    Py_ssize_t len, cap;
-} Buf;
-
-#define BUF_INIT {NULL, NULL, 0, 0}
-
-/* The slow half of buf_reserve: grow the buffer (doubling) to hold extra more bytes. */
-static int
-buf_grow(Buf *b, Py_ssize_t extra)
-{
-    if (extra > PY_SSIZE_T_MAX - b->len) {
-        PyErr_NoMemory();
-        return -1;
-    }
-    Py_ssize_t cap = b->cap ? b->cap : 4096;
-    while (cap < b->len + extra) {
-        if (cap > PY_SSIZE_T_MAX / 2) {
-            cap = b->len + extra;
-            break;
-        }
-        cap *= 2;
-    }
-    if (b->bytes == NULL)
-        b->bytes = PyBytes_FromStringAndSize(NULL, cap);
-    else if (_PyBytes_Resize(&b->bytes, cap) < 0)
-        b->bytes = NULL; /* freed by _PyBytes_Resize */
-    if (b->bytes == NULL) {
-        b->data = NULL;
-        b->len = b->cap = 0;
-        return -1;
-    }
-    b->data = PyBytes_AS_STRING(b->bytes);
-    b->cap = cap;
-    return 0;
-}
-
-/* The bytes written, as a bytes object (the buffer is handed over); NULL on error. */
-static PyObject *
-buf_finish(Buf *b)
-{
-    PyObject *out = b->bytes;
-    b->bytes = NULL;
-    if (out == NULL)
-        return PyBytes_FromStringAndSize(NULL, 0);
-    if (_PyBytes_Resize(&out, b->len) < 0)
-        return NULL;
-    return out;
-}
-
-/* Inlined, so that a literal's copy is a few moves and the common case one compare. */
-static inline int
-buf_reserve(Buf *b, Py_ssize_t extra)
-{
-    return extra <= b->cap - b->len ? 0 : buf_grow(b, extra);
-}
-
-static inline int
-buf_put(Buf *b, const char *s, Py_ssize_t n)
-{
-    if (buf_reserve(b, n) < 0)
-        return -1;
-    memcpy(b->data + b->len, s, (size_t)n);
-    b->len += n;
-    return 0;
-}
-
-#define PUT_LIT(b, lit) buf_put((b), (lit), (Py_ssize_t)(sizeof(lit) - 1))
 
 static const char DIGIT_PAIRS[201] =
     "00010203040506070809101112131415161718192021222324252627282930313233343536373839"

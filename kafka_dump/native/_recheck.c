@@ -92,9 +92,8 @@ same_v2_records(PyObject *self, PyObject *args)
     if (!PyArg_ParseTuple(args, "y*nnLLOO!", &view, &pos, &end, &base_offset, &base_timestamp,
                           &log_append_time, &PyTuple_Type, &expected))
         return NULL;
-    if (pos < 0 || end < pos || end > view.len) {
+    if (check_window(pos, end, view.len) < 0) {
         PyBuffer_Release(&view);
-        PyErr_SetString(PyExc_ValueError, "pos and end must satisfy 0 <= pos <= end <= len(data)");
         return NULL;
     }
     int64_t lat = 0;
@@ -214,10 +213,9 @@ same_as_v1_inner(PyObject *self, PyObject *args)
     if (!PyArg_ParseTuple(args, "y*nnLLy*L", &view, &pos, &end, &base_offset, &base_timestamp, &inner,
                           &wrapper_offset))
         return NULL;
-    if (pos < 0 || end < pos || end > view.len) {
+    if (check_window(pos, end, view.len) < 0) {
         PyBuffer_Release(&view);
         PyBuffer_Release(&inner);
-        PyErr_SetString(PyExc_ValueError, "pos and end must satisfy 0 <= pos <= end <= len(data)");
         return NULL;
     }
     const unsigned char *p = (const unsigned char *)view.buf, *in = (const unsigned char *)inner.buf;
