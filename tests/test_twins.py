@@ -400,6 +400,16 @@ def test_legacy_twins_agree_on_arbitrary_bytes(data: bytes, magic: int, wrapper_
     _both_legacy(data, magic, wrapper_offset, None)
 
 
+def test_legacy_twins_place_offsets_past_int64() -> None:
+    """A wrapper far above its last inner offset: the base, and the offsets, need more than 64 bits."""
+    data = bytearray(_message_set(1, [(b"k", b"v"), (b"k", b"v")], relative=True))
+    second = 12 + int.from_bytes(data[8:12], "big")
+    data[0:8] = (2**63 - 1).to_bytes(8, "big", signed=True)
+    data[second : second + 8] = (-(2**63)).to_bytes(8, "big", signed=True)
+    for wrapper_offset in (2**62, 2**63 - 1):
+        _both_legacy(bytes(data), 1, wrapper_offset, None)
+
+
 header_values = st.one_of(st.none(), st.binary(max_size=20), st.text(max_size=10).map(str.encode))
 json_records = st.lists(
     st.builds(

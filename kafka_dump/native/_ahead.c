@@ -1,10 +1,9 @@
 /*
- * The compiled engine of format/ahead.py's Ahead: a read window's gzip payloads inflated on a POSIX
+ * The compiled engine of log/ahead.py's Ahead: a read window's gzip payloads inflated on a POSIX
  * thread that never takes the GIL, while the decoder reads the entries before them.
  *
- * The pure InflateAhead hands chunks to a Python thread: every handover needs the GIL, which the
- * decoder holds, and on v1 gzip the reader ended up inflating about half the payloads itself while
- * the worker queued for the GIL. Here the worker touches only C memory. scan() (or start() with the
+ * A Python thread would need the GIL, which the decoder holds, for every handover, and would wait
+ * for it while the reader inflated the payloads itself. Here the worker touches only C memory. scan() (or start() with the
  * spans) lists a window's compressed payloads as ahead.py's compressed_spans does; the reader (GIL
  * held) makes an output bytes object for each gzip span, of the size its trailer states (ISIZE, at
  * most the limit), a budget of bytes ahead of where it reads; the worker inflates spans into them in
@@ -24,15 +23,14 @@
 #include <stdint.h>
 #include <string.h>
 #include <time.h>
-#include <zlib.h>
 
+#include "_gzip.h"
 #include "_wire.h"
 
 #define GZIP_CODEC 1
 #define QUIET_ENTRIES 64 /* ahead.py's _QUIET_ENTRIES: entries in a row without gzip end the scan */
 #define V2_CODECS 4      /* the highest codec id of a v2 batch (zstd) */
 #define LEGACY_CODECS 3  /* and of a v0/v1 wrapper (lz4) */
-#define DEFLATE_MAX_RATIO 1032 /* deflate never inflates one byte to more than this */
 #define WAIT_BASE_NS 1000000L  /* the longest the reader waits for the worker's span: this, */
 #define WAIT_PER_BYTE_NS 20L   /* plus this per inflated byte; then it inflates the span itself */
 
@@ -68,12 +66,6 @@ typedef struct {
     Py_ssize_t by_worker, by_reader, declined, fallbacks; /* counts, for tests */
 } Ahead;
 
-static uint32_t
-le32(const unsigned char *p)
-{
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
 /* Inflate the gzip member at p[0:n] into dst[0:cap] with z (initialised for gzip, reset here): 1 when
  * it ends having made exactly cap bytes, its trailer sound and no second member after it; else 0.
  * Called without the GIL. */
@@ -88,24 +80,9 @@ gunzip_into(z_stream *z, const unsigned char *p, Py_ssize_t n, unsigned char *ds
     z->avail_out = (uInt)cap;
     int rc = inflate(z, Z_FINISH); /* one call: zlib keeps no window copy when the member ends in it */
     Py_ssize_t total = (Py_ssize_t)z->total_out, used = n - (Py_ssize_t)z->avail_in;
-    if (rc != Z_STREAM_END || total != cap || used < 8)
+    if (rc != Z_STREAM_END || total != cap || !gzip_trailer_ok(p, used, dst, total))
         return 0;
-    if (crc32_ieee(dst, total) != le32(p + used - 8) || (uint32_t)total != le32(p + used - 4))
-        return 0;
-    return !(n - used >= 2 && p[used] == 0x1f && p[used + 1] == 0x8b); /* a second member: codecs' */
-}
-
-static int
-z_open(z_stream *z)
-{
-    memset(z, 0, sizeof *z);
-    if (inflateInit2(z, 16 + MAX_WBITS) != Z_OK)
-        return 0;
-    if (inflateValidate(z, 0) != Z_OK) { /* the trailer is checked by _wire.h's faster CRC-32 */
-        inflateEnd(z);
-        return 0;
-    }
-    return 1;
+    return !gzip_more(p, n, used); /* a second member: codecs' */
 }
 
 /* The output size to make for a payload, or 0 when it is left to the decompress function: the
@@ -114,7 +91,7 @@ z_open(z_stream *z)
 static Py_ssize_t
 isize_of(const unsigned char *p, Py_ssize_t n, Py_ssize_t limit)
 {
-    if (n < 18 || n > (Py_ssize_t)UINT32_MAX || p[0] != 0x1f || p[1] != 0x8b || p[2] != 8 || (p[3] & 0xE2))
+    if (!gzip_plain_header(p, n))
         return 0;
     Py_ssize_t size = (Py_ssize_t)le32(p + n - 4);
     if (size < 1 || size > limit || size / DEFLATE_MAX_RATIO > n)
@@ -137,7 +114,7 @@ work(void *arg)
 {
     Ahead *a = (Ahead *)arg;
     z_stream z;
-    int ready = z_open(&z);
+    int ready = gzip_open(&z);
     pthread_mutex_lock(&a->mu);
     for (;;) {
         while (!a->closing && !next_pending(a))
@@ -368,17 +345,11 @@ scan(const unsigned char *d, Py_ssize_t pos, Py_ssize_t end, Found found, void *
             if (codec) { /* the key, then the value, which must end the message */
                 if (entry - LOG_OVERHEAD < (magic ? LEGACY_V1_MIN_SIZE : LEGACY_V0_MIN_SIZE))
                     return 0;
-                int64_t p = pos + (magic ? LEGACY_V1_HEADER_SIZE : LEGACY_HEADER_SIZE);
-                int32_t key = be32(d + p);
-                p += 4 + (int64_t)(key > 0 ? key : 0); /* in 64 bits: a key length near 2^31 */
-                if (p + 4 > pos + entry)
+                LegacyMessage m;
+                if (legacy_body(d, pos, pos + (Py_ssize_t)entry, magic, &m) != LEGACY_OK || m.value_len < 0)
                     return 0;
-                int32_t value = be32(d + p);
-                p += 4;
-                if (value < 0 || p + value != pos + entry)
-                    return 0;
-                start = (Py_ssize_t)p;
-                length = value;
+                start = m.value_pos;
+                length = m.value_len;
             }
         }
         else
@@ -450,7 +421,7 @@ Ahead_init(Ahead *a, PyObject *args, PyObject *kwds)
     a->decompress = decompress;
     a->limit = limit;
     a->budget = budget;
-    a->z_ready = z_open(&a->z);
+    a->z_ready = gzip_open(&a->z);
     return 0;
 }
 

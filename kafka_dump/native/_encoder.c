@@ -521,26 +521,14 @@ next_inner(const unsigned char *p, Py_ssize_t len, Py_ssize_t *pos, Inner *m, in
         crc32_ieee(p + at + LEGACY_MAGIC_OFFSET, end - at - LEGACY_MAGIC_OFFSET))
         return 0;
     m->offset = be64(p + at);
-    m->timestamp = be64(p + at + LEGACY_V1_TIMESTAMP_OFFSET);
-    Py_ssize_t q = at + LEGACY_V1_HEADER_SIZE; /* the key's length: within the minimum size */
-    int32_t n = be32(p + q);
-    q += 4;
-    if (n > end - q)
+    LegacyMessage b;
+    if (legacy_body(p, at, end, 1, &b) != LEGACY_OK)
         return 0;
-    m->key_len = n < 0 ? -1 : n;
-    m->key = p + q;
-    q += n < 0 ? 0 : n;
-    if (end - q < 4)
-        return 0;
-    n = be32(p + q);
-    q += 4;
-    if (n > end - q)
-        return 0;
-    m->value_len = n < 0 ? -1 : n;
-    m->value = p + q;
-    q += n < 0 ? 0 : n;
-    if (q != end)
-        return 0;
+    m->timestamp = b.timestamp;
+    m->key_len = b.key_len;
+    m->key = p + b.key_pos;
+    m->value_len = b.value_len;
+    m->value = p + b.value_pos;
     *pos = end;
     return 1;
 }
@@ -630,8 +618,8 @@ v1_inner_to_v2(PyObject *self, PyObject *args)
     PyBuffer_Release(&view);
     /* The decoder's placing: relative to the last inner offset, which is the wrapper's (0: base 0),
      * in 128 bits as the decoder's Python ints. */
-    int relative = wrapper_offset != 0;
-    __int128 base = written < 0 || !relative ? 0 : (__int128)wrapper_offset - t.last;
+    int relative = legacy_relative(1, wrapper_offset);
+    __int128 base = written < 0 ? 0 : legacy_inner_base(1, wrapper_offset, t.last);
     __int128 first_offset = base + t.first, last_offset = base + t.last, top = base + t.highest;
     if (written < 0 || (relative && wrapper_offset < t.last) || first_offset < INT64_MIN || top > INT64_MAX) {
         Py_DECREF(out);

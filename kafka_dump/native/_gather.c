@@ -98,10 +98,14 @@ flush_run(Acc *a)
     return rc;
 }
 
+/* A header key counted in a->keys (a V2HeaderFn; the value is not counted). */
 static int
-count_key(Acc *a, const unsigned char *p, Py_ssize_t n)
+key_counted(void *ctx, const unsigned char *key, int64_t key_len, const unsigned char *value, int64_t value_len)
 {
-    PyObject *k = PyBytes_FromStringAndSize((const char *)p, n);
+    Acc *a = ctx;
+    (void)value;
+    (void)value_len;
+    PyObject *k = PyBytes_FromStringAndSize((const char *)key, (Py_ssize_t)key_len);
     if (!k)
         return -1;
     PyObject *old = PyDict_GetItemWithError(a->keys, k);
@@ -143,58 +147,13 @@ walk(const unsigned char *p, Py_ssize_t pos, Py_ssize_t end, int64_t count, int6
         if (pos >= end)
             FAIL(first, "batch declares %lld records but holds %lld", (long long)count, (long long)i);
         Py_ssize_t start = pos;
-        int64_t length, ts_delta, od, key, value, nh, n;
-        if (read_varint(p, &pos, end, VARINT_MAX_BYTES, &length, err) < 0)
-            goto at_start;
-        Py_ssize_t body_end = pos + (Py_ssize_t)length;
-        if (length < V2_RECORD_MIN_LENGTH || length > end - pos)
-            FAIL(start, "record length %lld does not fit the batch", (long long)length);
-        pos += 1; /* attributes: unused */
-        if (read_varint(p, &pos, body_end, VARLONG_MAX_BYTES, &ts_delta, err) < 0 ||
-            read_varint(p, &pos, body_end, VARINT_MAX_BYTES, &od, err) < 0 ||
-            read_varint(p, &pos, body_end, VARINT_MAX_BYTES, &key, err) < 0)
-            goto at_start;
-        if (key > body_end - pos)
-            FAIL(start, "key length %lld runs past the record", (long long)key);
-        if (key > 0)
-            pos += (Py_ssize_t)key;
-        if (read_varint(p, &pos, body_end, VARINT_MAX_BYTES, &value, err) < 0)
-            goto at_start;
-        if (value > body_end - pos)
-            FAIL(start, "value length %lld runs past the record", (long long)value);
-        if (value > 0)
-            pos += (Py_ssize_t)value;
-        if (read_varint(p, &pos, body_end, VARINT_MAX_BYTES, &nh, err) < 0)
-            goto at_start;
-        if (nh < 0 || nh > body_end - pos)
-            FAIL(start, "invalid header count %lld", (long long)nh);
-        int64_t header_bytes = 0;
-        for (int64_t h = 0; h < nh; h++) {
-            if (read_varint(p, &pos, body_end, VARINT_MAX_BYTES, &n, err) < 0)
-                goto at_start;
-            if (n < 0)
-                FAIL(start, "header key is null");
-            if (n > body_end - pos)
-                FAIL(start, "header key length %lld runs past the record", (long long)n);
-            if (a && count_key(a, p + pos, (Py_ssize_t)n) < 0)
-                return -2;
-            header_bytes += n;
-            pos += (Py_ssize_t)n;
-            if (read_varint(p, &pos, body_end, VARINT_MAX_BYTES, &n, err) < 0)
-                goto at_start;
-            if (n > body_end - pos)
-                FAIL(start, "header value length %lld runs past the record", (long long)n);
-            if (n > 0) {
-                header_bytes += n;
-                pos += (Py_ssize_t)n;
-            }
-        }
-        if (pos != body_end)
-            FAIL(start, "record declares %lld bytes but its fields take %lld", (long long)length,
-                 (long long)(length + (pos - body_end)));
+        V2Record r;
+        if (v2_record(p, &pos, end, &r, a ? key_counted : NULL, a, err) < 0)
+            return err->message ? -1 : -2;
+        int64_t od = r.offset_delta, key = r.key_len, value = r.value_len, nh = r.header_count;
         if (!a)
             continue;
-        hist_add(a->hists[0], (int64_t)(body_end - start));
+        hist_add(a->hists[0], (int64_t)(r.body_end - start));
         if (key < 0)
             a->null_keys++;
         else
@@ -204,7 +163,7 @@ walk(const unsigned char *p, Py_ssize_t pos, Py_ssize_t end, int64_t count, int6
         else
             hist_add(a->hists[2], value);
         if (nh)
-            hist_add(a->hists[3], header_bytes);
+            hist_add(a->hists[3], r.header_bytes);
         hist_add(a->hists[4], nh);
         if (i == 0) {
             a->first_od = od;
@@ -219,7 +178,7 @@ walk(const unsigned char *p, Py_ssize_t pos, Py_ssize_t end, int64_t count, int6
         if (has_lat)
             t = lat;
         else
-            ok = !__builtin_add_overflow(base_ts, ts_delta, &t);
+            ok = !__builtin_add_overflow(base_ts, r.ts_delta, &t);
         if (ok && t >= 0) {
             int64_t k = t / a->width;
             if (a->run_n && k != a->run_k && flush_run(a) < 0)
@@ -232,10 +191,6 @@ walk(const unsigned char *p, Py_ssize_t pos, Py_ssize_t end, int64_t count, int6
                 a->max_ts = t;
             a->have_ts = 1;
         }
-        continue;
-    at_start:
-        err->position = start; /* every error inside a record is reported at the record's start */
-        return err->message ? -1 : -2;
     }
     if (pos != end)
         FAIL(pos, "%lld bytes remain after the batch's %lld declared records", (long long)(end - pos),
@@ -245,12 +200,15 @@ walk(const unsigned char *p, Py_ssize_t pos, Py_ssize_t end, int64_t count, int6
     return 0;
 }
 
-/* Open the five histograms (a tuple of array('q')) into acc and read the append time (an int, or
- * None for none). Returns 0, or -1 with a Python exception set; *got buffers are to be released. */
+/* Open the histograms (a tuple of nhists array('q')) into acc, with its times (a dict) and their
+ * width, and read the append time (an int, or None for none). Returns 0, or -1 with a Python
+ * exception set; *got buffers are to be released. */
 static int
 acc_open(Acc *acc, PyObject *hist_objs, int nhists, Py_buffer *bufs, int *got, PyObject *lat_obj, int *has_lat,
-         int64_t *lat)
+         int64_t *lat, PyObject *times, int64_t width)
 {
+    acc->times = times;
+    acc->width = width;
     if (PyTuple_GET_SIZE(hist_objs) != nhists) {
         PyErr_Format(PyExc_ValueError, "%d histograms are needed", nhists);
         return -1;
@@ -297,12 +255,10 @@ gather_v2_records(PyObject *self, PyObject *args)
     Acc acc = {0};
     int has_lat;
     int64_t lat;
-    if (acc_open(&acc, hist_objs, NHISTS, bufs, &got, lat_obj, &has_lat, &lat) < 0)
+    if (acc_open(&acc, hist_objs, NHISTS, bufs, &got, lat_obj, &has_lat, &lat, times, width) < 0)
         goto done;
-    acc.times = times;
     acc.keys = keys;
     acc.key_limit = key_limit;
-    acc.width = width;
     DataError err = {NULL, 0};
     const unsigned char *p = (const unsigned char *)data.buf;
     int rc = walk(p, pos, end, count, base_ts, has_lat, lat, NULL, &err);
@@ -350,27 +306,10 @@ legacy_walk(const unsigned char *p, Py_ssize_t end, int magic, int64_t *first_of
         Py_ssize_t entry_end = pos + LOG_OVERHEAD + (Py_ssize_t)size;
         if (p[pos + LEGACY_MAGIC_OFFSET] != magic || (p[pos + LEGACY_ATTRIBUTES_OFFSET] & COMPRESSION_MASK))
             return 0;
-        Py_ssize_t q = pos + LEGACY_HEADER_SIZE;
-        int64_t ts = -1;
-        if (magic == 1) {
-            ts = be64(p + q);
-            q += LEGACY_V1_TIMESTAMP_LENGTH;
-        }
-        int64_t len[2] = {-1, -1};
-        for (int k = 0; k < 2; k++) {
-            if (q + 4 > entry_end)
-                return 0;
-            int64_t m = be32(p + q);
-            q += 4;
-            if (m >= 0) {
-                if (m > entry_end - q)
-                    return 0;
-                len[k] = m;
-                q += (Py_ssize_t)m;
-            }
-        }
-        if (q != entry_end)
+        LegacyMessage m;
+        if (legacy_body(p, pos, entry_end, magic, &m) != LEGACY_OK)
             return 0;
+        int64_t ts = m.timestamp, len[2] = {m.key_len, m.value_len};
         int64_t offset = be64(p + pos);
         if (n > 0 && !a) {
             /* The gaps must be countable in int64 (Python's ints would not overflow). */
@@ -440,15 +379,12 @@ plain_inner(const unsigned char *p, Py_ssize_t len, int magic, int64_t wrapper_o
     int failed = 0;
     *missing = 0;
     Py_ssize_t n = legacy_walk(p, len, magic, first, last, max_offset, missing, NULL, 0, 0, 0, &failed);
-    int relative = magic > 0 && wrapper_offset != 0;
-    if (n == 0 || (relative && wrapper_offset < *last))
+    if (n == 0 || (legacy_relative(magic, wrapper_offset) && wrapper_offset < *last))
         return 0;
-    *base = 0;
-    if (relative && __builtin_sub_overflow(wrapper_offset, *last, base))
+    __int128 b = legacy_inner_base(magic, wrapper_offset, *last);
+    if (b > INT64_MAX || b + *max_offset > INT64_MAX) /* offsets past int64: the decoder reads them */
         return 0;
-    int64_t check;
-    if (__builtin_add_overflow(*max_offset, *base, &check)) /* offsets past int64: the decoder reads them */
-        return 0;
+    *base = (int64_t)b;
     return n;
 }
 
@@ -472,10 +408,8 @@ gather_legacy_inner(PyObject *self, PyObject *args)
     Acc acc = {0};
     int has_lat;
     int64_t lat;
-    if (acc_open(&acc, hist_objs, NHISTS, bufs, &got, lat_obj, &has_lat, &lat) < 0)
+    if (acc_open(&acc, hist_objs, NHISTS, bufs, &got, lat_obj, &has_lat, &lat, times, width) < 0)
         goto done;
-    acc.times = times;
-    acc.width = width;
     const unsigned char *p = (const unsigned char *)data.buf;
     int64_t first = 0, last = 0, max_offset = 0, missing_total = 0, base = 0;
     int failed = 0;
@@ -574,8 +508,33 @@ gunzip_simple(PyObject *view, Py_ssize_t limit)
     return part;
 }
 
-/* The decompressed value of a wrapper: a new bytes object; NULL with *refused set when the codec
- * refuses it (CorruptRecordError, as stats' own reading catches); NULL with an exception otherwise. */
+/* fn(codec, value, limit) on a copy of the value v[0:n], fn being codecs.decompress (named "decompress")
+ * or the segment reader's unpack, which may have inflated the payload ahead (log/ahead.py): a new bytes
+ * object; NULL with *refused set when fn refuses it (CorruptRecordError, as stats' own reading
+ * catches); NULL with an exception otherwise. */
+static PyObject *
+unpack_value(PyObject *fn, const char *name, const unsigned char *v, Py_ssize_t n, int codec, Py_ssize_t limit,
+             int *refused)
+{
+    *refused = 0;
+    PyObject *value = PyBytes_FromStringAndSize((const char *)v, n);
+    if (!value)
+        return NULL;
+    PyObject *out = PyObject_CallFunction(fn, "OOn", g_codecs[codec], value, limit);
+    Py_DECREF(value);
+    if (!out && PyErr_ExceptionMatches(g_corrupt)) {
+        PyErr_Clear();
+        *refused = 1;
+    } else if (out && !PyBytes_Check(out)) {
+        Py_DECREF(out);
+        PyErr_Format(PyExc_TypeError, "%s must return bytes", name);
+        return NULL;
+    }
+    return out;
+}
+
+/* The decompressed value of a wrapper, as unpack_value gives it through codecs.decompress; a gzip one
+ * inflated here when it is a plain member. */
 static PyObject *
 inflate(const unsigned char *v, Py_ssize_t n, int codec, Py_ssize_t limit, int *refused)
 {
@@ -589,42 +548,7 @@ inflate(const unsigned char *v, Py_ssize_t n, int codec, Py_ssize_t limit, int *
         if (out)
             return out;
     }
-    PyObject *value = PyBytes_FromStringAndSize((const char *)v, n);
-    if (!value)
-        return NULL;
-    PyObject *out = PyObject_CallFunction(g_decompress, "OOn", g_codecs[codec], value, limit);
-    Py_DECREF(value);
-    if (!out && PyErr_ExceptionMatches(g_corrupt)) {
-        PyErr_Clear();
-        *refused = 1;
-    } else if (out && !PyBytes_Check(out)) {
-        Py_DECREF(out);
-        PyErr_SetString(PyExc_TypeError, "decompress must return bytes");
-        return NULL;
-    }
-    return out;
-}
-
-/* inflate's answer through unpack (codecs.decompress's signature: the segment reader's, which may have
- * inflated the payload ahead, format/ahead.py), given a copy of the value. */
-static PyObject *
-unpack_value(PyObject *unpack, const unsigned char *v, Py_ssize_t n, int codec, Py_ssize_t limit, int *refused)
-{
-    *refused = 0;
-    PyObject *value = PyBytes_FromStringAndSize((const char *)v, n);
-    if (!value)
-        return NULL;
-    PyObject *out = PyObject_CallFunction(unpack, "OOn", g_codecs[codec], value, limit);
-    Py_DECREF(value);
-    if (!out && PyErr_ExceptionMatches(g_corrupt)) {
-        PyErr_Clear();
-        *refused = 1;
-    } else if (out && !PyBytes_Check(out)) {
-        Py_DECREF(out);
-        PyErr_SetString(PyExc_TypeError, "unpack must return bytes");
-        return NULL;
-    }
-    return out;
+    return unpack_value(g_decompress, "decompress", v, n, codec, limit, refused);
 }
 
 /* Double the width of times until its keys span at most limit buckets (TimeHistogram.fit). */
@@ -709,10 +633,9 @@ gather_legacy_wrappers(PyObject *self, PyObject *args)
     Acc acc = {0};
     int has_lat;
     int64_t lat;
-    if (acc_open(&acc, hist_objs, NHISTS_WRAPPERS, bufs, &got, Py_None, &has_lat, &lat) < 0 || load_helpers() < 0)
+    if (acc_open(&acc, hist_objs, NHISTS_WRAPPERS, bufs, &got, Py_None, &has_lat, &lat, times, width) < 0 ||
+        load_helpers() < 0)
         goto done;
-    acc.times = times;
-    acc.width = width;
     if (times_range(&acc) < 0)
         goto done;
     static const Py_ssize_t min_size[2] = {LEGACY_V0_MIN_SIZE, LEGACY_V1_MIN_SIZE};
@@ -732,25 +655,16 @@ gather_legacy_wrappers(PyObject *self, PyObject *args)
         int codec = attributes & COMPRESSION_MASK;
         if (magic > 1 || codec < 1 || codec > 3 || length < min_size[magic])
             break;
-        /* The message (format/message.py): CRC, key and value within it, nothing after the value. */
+        /* The message (wire/message.py): CRC, key and value within it, nothing after the value. */
         if ((uint32_t)be32(e + LEGACY_CRC_OFFSET) != crc32_ieee(e + LEGACY_MAGIC_OFFSET, entry - LEGACY_MAGIC_OFFSET))
             break;
-        Py_ssize_t q = LEGACY_HEADER_SIZE + (magic == 1 ? LEGACY_V1_TIMESTAMP_LENGTH : 0);
-        int64_t key = be32(e + q); /* inside: length >= the magic's minimum */
-        q += 4;
-        if (key > entry - q)
+        LegacyMessage m;
+        if (legacy_body(e, 0, entry, magic, &m) != LEGACY_OK || m.value_len < 0)
             break;
-        if (key > 0)
-            q += (Py_ssize_t)key;
-        if (q + 4 > entry)
-            break;
-        int64_t vlen = be32(e + q);
-        q += 4;
-        if (vlen < 0 || vlen > entry - q || q + vlen != entry)
-            break;
+        Py_ssize_t q = m.value_pos, vlen = m.value_len;
         int refused;
         PyObject *inner = unpack == Py_None ? inflate(e + q, (Py_ssize_t)vlen, codec, max_batch_bytes, &refused)
-                                            : unpack_value(unpack, e + q, (Py_ssize_t)vlen, codec, max_batch_bytes,
+                                            : unpack_value(unpack, "unpack", e + q, (Py_ssize_t)vlen, codec, max_batch_bytes,
                                                            &refused);
         if (!inner) {
             if (refused)

@@ -6,7 +6,7 @@
  * decode_legacy_run), with no Batch or Record made (tests/test_json_runs.py checks both against
  * their pure twins in jsonl.py).
  * It reads Batch, Record and Header fields by name, through _model.h; it renders output, so it is a
- * module of the render layer, apart from the decoder's compiled twin (format/_speedups.c).
+ * module of the render layer, apart from the decoder's compiled twin (_speedups.c).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -16,85 +16,12 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "_buf.h"
 #include "_model.h"
 #include "_wire.h"
 
 /* --payload, as render/jsonl.py's _PAYLOAD_CODES numbers it. */
 enum { PAYLOAD_TEXT = 0, PAYLOAD_BASE64 = 1, PAYLOAD_HEX = 2 };
-
-/* ---- a growing output buffer ---------------------------------------------------------------------- */
-
-/* The output is written straight into a bytes object, resized as it grows and cut to its length at
- * the end (buf_finish): a run's megabyte of JSON is not copied once more. */
-typedef struct {
-    PyObject *bytes; /* NULL until the first byte */
-    char *data;
-    Py_ssize_t len, cap;
-} Buf;
-
-#define BUF_INIT {NULL, NULL, 0, 0}
-
-/* The slow half of buf_reserve: grow the buffer (doubling) to hold extra more bytes. */
-static int
-buf_grow(Buf *b, Py_ssize_t extra)
-{
-    if (extra > PY_SSIZE_T_MAX - b->len) {
-        PyErr_NoMemory();
-        return -1;
-    }
-    Py_ssize_t cap = b->cap ? b->cap : 4096;
-    while (cap < b->len + extra) {
-        if (cap > PY_SSIZE_T_MAX / 2) {
-            cap = b->len + extra;
-            break;
-        }
-        cap *= 2;
-    }
-    if (b->bytes == NULL)
-        b->bytes = PyBytes_FromStringAndSize(NULL, cap);
-    else if (_PyBytes_Resize(&b->bytes, cap) < 0)
-        b->bytes = NULL; /* freed by _PyBytes_Resize */
-    if (b->bytes == NULL) {
-        b->data = NULL;
-        b->len = b->cap = 0;
-        return -1;
-    }
-    b->data = PyBytes_AS_STRING(b->bytes);
-    b->cap = cap;
-    return 0;
-}
-
-/* The bytes written, as a bytes object (the buffer is handed over); NULL on error. */
-static PyObject *
-buf_finish(Buf *b)
-{
-    PyObject *out = b->bytes;
-    b->bytes = NULL;
-    if (out == NULL)
-        return PyBytes_FromStringAndSize(NULL, 0);
-    if (_PyBytes_Resize(&out, b->len) < 0)
-        return NULL;
-    return out;
-}
-
-/* Inlined, so that a literal's copy is a few moves and the common case one compare. */
-static inline int
-buf_reserve(Buf *b, Py_ssize_t extra)
-{
-    return extra <= b->cap - b->len ? 0 : buf_grow(b, extra);
-}
-
-static inline int
-buf_put(Buf *b, const char *s, Py_ssize_t n)
-{
-    if (buf_reserve(b, n) < 0)
-        return -1;
-    memcpy(b->data + b->len, s, (size_t)n);
-    b->len += n;
-    return 0;
-}
-
-#define PUT_LIT(b, lit) buf_put((b), (lit), (Py_ssize_t)(sizeof(lit) - 1))
 
 static const char DIGIT_PAIRS[201] =
     "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
@@ -596,56 +523,14 @@ done:
 
 /* A plain message (uncompressed, whole, well formed, valid CRC: what _speedups.decode_legacy_run
  * makes a one-record Batch of) as read from the wire; len -1 is null. */
-typedef struct {
-    int64_t offset, timestamp;
-    uint32_t crc;
-    int magic, attributes;
-    Py_ssize_t key_pos, key_len, value_pos, value_len;
-} Plain;
+typedef LegacyMessage Plain;
 
-/* The length-prefixed bytes at *q, before end: 0, or -1 when they do not fit (no reason is kept: the
- * run stops there and the segment reader decodes, and reports, that entry the usual way). */
-static inline int
-plain_bytes(const unsigned char *p, Py_ssize_t *q, Py_ssize_t end, Py_ssize_t *at, Py_ssize_t *len)
-{
-    if (end - *q < 4)
-        return -1;
-    int32_t n = be32(p + *q);
-    *q += 4;
-    *at = *q;
-    *len = -1;
-    if (n >= 0) {
-        if (n > end - *q)
-            return -1;
-        *len = n;
-        *q += n;
-    }
-    return 0;
-}
-
-/* The message p[pos:end], under the conditions of _speedups.c's parse_message and a valid CRC. */
+/* The message p[pos:end], under the conditions of _speedups.c's parse_message and a valid CRC (no
+ * reason is kept: the segment reader decodes, and reports, an entry that fails). */
 static inline int
 plain_message(const unsigned char *p, Py_ssize_t pos, Py_ssize_t end, Plain *m)
 {
-    if (end - pos < LOG_OVERHEAD + LEGACY_V0_MIN_SIZE)
-        return -1;
-    m->offset = be64(p + pos + LEGACY_OFFSET_OFFSET);
-    int32_t size = be32(p + pos + LEGACY_SIZE_OFFSET);
-    m->crc = (uint32_t)be32(p + pos + LEGACY_CRC_OFFSET);
-    m->magic = (signed char)p[pos + LEGACY_MAGIC_OFFSET];
-    m->attributes = (signed char)p[pos + LEGACY_ATTRIBUTES_OFFSET];
-    if (m->magic != 0 && m->magic != 1)
-        return -1;
-    if (size < (m->magic == 0 ? LEGACY_V0_MIN_SIZE : LEGACY_V1_MIN_SIZE))
-        return -1;
-    Py_ssize_t q = pos + LEGACY_HEADER_SIZE;
-    m->timestamp = -1;
-    if (m->magic == 1) {
-        m->timestamp = be64(p + pos + LEGACY_V1_TIMESTAMP_OFFSET);
-        q = pos + LEGACY_V1_HEADER_SIZE;
-    }
-    if (plain_bytes(p, &q, end, &m->key_pos, &m->key_len) < 0 ||
-        plain_bytes(p, &q, end, &m->value_pos, &m->value_len) < 0 || q != end)
+    if (legacy_message(p, pos, end, m) != LEGACY_OK)
         return -1;
     if (crc32_ieee(p + pos + LEGACY_MAGIC_OFFSET, end - pos - LEGACY_MAGIC_OFFSET) != m->crc)
         return -1;

@@ -220,8 +220,8 @@ gc_tracked(PyObject *obj)
 
 /* Records, headers and header tuples hold only ints, bytes, None and untracked objects like
  * themselves: they can never be part of a reference cycle, so the cycle collector need not track
- * them. Without this, a million records cost a third of the decoding time in collections that find
- * nothing (CPython untracks such plain tuples itself, but only later, and never class instances). */
+ * them: tracked, they make the decoder spend much of its time in collections that find nothing
+ * (CPython untracks such plain tuples itself, but only later, and never class instances). */
 static inline void
 untrack_if_atomic(PyObject *tuple)
 {
@@ -295,8 +295,8 @@ new_header(PyObject *key, PyObject *value)
  * inside: tp_alloc, then fill, nothing allocated in between. From 3.14 tuples cache their hash, so the
  * documented tuple.__new__ path is taken there. The batch is returned untracked by the cycle collector:
  * build one only from fields that cannot refer back to it (a file name, ints, bools, None, enum members,
- * an untracked records tuple), as decode_legacy_run does. Tracked, a run of 200k such batches spends
- * three quarters of its time in collections that find nothing. */
+ * an untracked records tuple), as decode_legacy_run does: tracked, a run of them would spend most of
+ * its time in collections that find nothing. */
 static inline PyObject *
 new_batch(PyObject **vals)
 {

@@ -13,32 +13,9 @@
 #include <stdint.h>
 #include <string.h>
 
-static PyObject *s_offset, *s_timestamp, *s_stored, *s_key, *s_value, *s_headers;
+#include "_wire.h"
 
-/* A zigzag varint of at most max_bytes that must end before limit, as ByteUtils.readVarint/Varlong
- * (bits past 32 or 64 are dropped, as Java's shifts drop them). Returns 0, or -1. */
-static int
-read_varint(const unsigned char *p, Py_ssize_t *pos, Py_ssize_t limit, int max_bytes, int64_t *out)
-{
-    uint64_t raw = 0;
-    int shift = 0;
-    Py_ssize_t start = *pos, i = *pos;
-    for (;;) {
-        if (i >= limit || i - start >= max_bytes)
-            return -1;
-        unsigned char b = p[i++];
-        if (shift < 64)
-            raw |= (uint64_t)(b & 0x7F) << shift;
-        if (b < 0x80)
-            break;
-        shift += 7;
-    }
-    if (max_bytes == 5)
-        raw &= 0xFFFFFFFFu;
-    *out = (int64_t)(raw >> 1) ^ -(int64_t)(raw & 1);
-    *pos = i;
-    return 0;
-}
+static PyObject *s_offset, *s_timestamp, *s_stored, *s_key, *s_value, *s_headers;
 
 /* 1 when obj is None (n < 0) or the bytes at[0:n], else 0. */
 static int
@@ -81,42 +58,27 @@ same_int(PyObject *obj, int64_t v)
             goto differs;               \
     } while (0)
 
-/* A v2 record's fields up to its header count, read from p[*at:end]; -1 when they do not parse, do
- * not fit in the record, or place an offset or time past int64. */
+/* A v2 record read from p[*at:end] (v2_record) and placed: its absolute offset and time. Returns 0,
+ * -1 when it does not parse or places an offset or time past int64, -2 with a Python exception set. */
 typedef struct {
-    Py_ssize_t body_end;
-    int attributes;
-    int64_t offset, timestamp, key_len, value_len, count;
-    const unsigned char *key, *value;
+    V2Record f;
+    int64_t offset, timestamp;
 } RecordHead;
 
 static int
 read_record_head(const unsigned char *p, Py_ssize_t *at, Py_ssize_t end, int64_t base_offset,
                  int64_t base_timestamp, RecordHead *r)
 {
-    Py_ssize_t pos = *at;
-    int64_t length, ts_delta, offset_delta;
-    if (read_varint(p, &pos, end, 5, &length) < 0 || length < 1 || length > end - pos)
+    DataError err = {NULL, 0, NULL, 0, 0, 0};
+    if (v2_record(p, at, end, &r->f, NULL, NULL, &err) < 0) {
+        if (err.message == NULL)
+            return -2;
+        Py_DECREF(err.message);
         return -1;
-    Py_ssize_t body_end = r->body_end = pos + (Py_ssize_t)length;
-    r->attributes = p[pos++];
-    if (read_varint(p, &pos, body_end, 10, &ts_delta) < 0 || read_varint(p, &pos, body_end, 5, &offset_delta) < 0 ||
-        __builtin_add_overflow(base_offset, offset_delta, &r->offset) ||
-        __builtin_add_overflow(base_timestamp, ts_delta, &r->timestamp))
+    }
+    if (__builtin_add_overflow(base_offset, r->f.offset_delta, &r->offset) ||
+        __builtin_add_overflow(base_timestamp, r->f.ts_delta, &r->timestamp))
         return -1;
-    if (read_varint(p, &pos, body_end, 5, &r->key_len) < 0 || r->key_len > body_end - pos)
-        return -1;
-    r->key = p + pos;
-    if (r->key_len > 0)
-        pos += (Py_ssize_t)r->key_len;
-    if (read_varint(p, &pos, body_end, 5, &r->value_len) < 0 || r->value_len > body_end - pos)
-        return -1;
-    r->value = p + pos;
-    if (r->value_len > 0)
-        pos += (Py_ssize_t)r->value_len;
-    if (read_varint(p, &pos, body_end, 5, &r->count) < 0)
-        return -1;
-    *at = pos;
     return 0;
 }
 
@@ -130,9 +92,8 @@ same_v2_records(PyObject *self, PyObject *args)
     if (!PyArg_ParseTuple(args, "y*nnLLOO!", &view, &pos, &end, &base_offset, &base_timestamp,
                           &log_append_time, &PyTuple_Type, &expected))
         return NULL;
-    if (pos < 0 || end < pos || end > view.len) {
+    if (check_window(pos, end, view.len) < 0) {
         PyBuffer_Release(&view);
-        PyErr_SetString(PyExc_ValueError, "pos and end must satisfy 0 <= pos <= end <= len(data)");
         return NULL;
     }
     int64_t lat = 0;
@@ -149,20 +110,18 @@ same_v2_records(PyObject *self, PyObject *args)
     for (; i < n; i++) {
         PyObject *rec = PyTuple_GET_ITEM(expected, i);
         RecordHead r;
-        if (read_record_head(p, &pos, end, base_offset, base_timestamp, &r) < 0)
+        int rc = read_record_head(p, &pos, end, base_offset, base_timestamp, &r);
+        if (rc == -2)
+            goto error;
+        if (rc < 0)
             goto differs;
-        Py_ssize_t body_end = r.body_end;
-        int64_t offset = r.offset, own_ts = r.timestamp, count = r.count;
-        const unsigned char *key = r.key, *value = r.value;
-        int64_t key_len = r.key_len, value_len = r.value_len;
-        if (count < 0 || count > body_end - pos)
-            goto differs;
-        CHECK(rec, s_offset, same_int(o, offset));
-        CHECK(rec, s_timestamp, same_int(o, has_lat ? lat : own_ts));
+        int64_t count = r.f.header_count;
+        CHECK(rec, s_offset, same_int(o, r.offset));
+        CHECK(rec, s_timestamp, same_int(o, has_lat ? lat : r.timestamp));
         /* Under LogAppendTime the bytes keep a record's own time: storedTimestamp, when it has one. */
-        CHECK(rec, s_stored, o == Py_None ? 1 : same_int(o, own_ts));
-        CHECK(rec, s_key, same_bytes(o, key, key_len));
-        CHECK(rec, s_value, same_bytes(o, value, value_len));
+        CHECK(rec, s_stored, o == Py_None ? 1 : same_int(o, r.timestamp));
+        CHECK(rec, s_key, same_bytes(o, p + r.f.key_pos, r.f.key_len));
+        CHECK(rec, s_value, same_bytes(o, p + r.f.value_pos, r.f.value_len));
         PyObject *headers = GET(rec, s_headers);
         if (headers == NULL)
             goto error;
@@ -170,22 +129,17 @@ same_v2_records(PyObject *self, PyObject *args)
             Py_DECREF(headers);
             goto differs;
         }
+        Py_ssize_t at = r.f.headers_pos; /* the headers are read already: they lie within the record */
         for (int64_t j = 0; j < count; j++) {
-            int64_t hk, hv;
+            int64_t hk = 0, hv = 0;
             PyObject *h = PyTuple_GET_ITEM(headers, j);
-            if (read_varint(p, &pos, body_end, 5, &hk) < 0 || hk < 0 || hk > body_end - pos) {
-                Py_DECREF(headers);
-                goto differs;
-            }
-            const unsigned char *hkey = p + pos;
-            pos += (Py_ssize_t)hk;
-            if (read_varint(p, &pos, body_end, 5, &hv) < 0 || hv > body_end - pos) {
-                Py_DECREF(headers);
-                goto differs;
-            }
-            const unsigned char *hvalue = p + pos;
+            varint_at(p, &at, r.f.body_end, VARINT_MAX_BYTES, &hk);
+            const unsigned char *hkey = p + at;
+            at += (Py_ssize_t)hk;
+            varint_at(p, &at, r.f.body_end, VARINT_MAX_BYTES, &hv);
+            const unsigned char *hvalue = p + at;
             if (hv > 0)
-                pos += (Py_ssize_t)hv;
+                at += (Py_ssize_t)hv;
             PyObject *o = GET(h, s_key);
             if (o == NULL) {
                 Py_DECREF(headers);
@@ -208,8 +162,6 @@ same_v2_records(PyObject *self, PyObject *args)
             }
         }
         Py_DECREF(headers);
-        if (pos != body_end)
-            goto differs;
     }
     PyBuffer_Release(&view);
     /* Every record matched: the bytes must end there too. */
@@ -222,44 +174,23 @@ error:
     return NULL;
 }
 
-static inline int64_t
-get_be(const unsigned char *p, int n)
-{
-    uint64_t v = 0;
-    for (int i = 0; i < n; i++)
-        v = v << 8 | p[i];
-    return n == 4 ? (int64_t)(int32_t)(uint32_t)v : (int64_t)v;
-}
-
 /* The v1 inner message at in[*at..len]: its offset, timestamp, key and value (n < 0: null), and *at
- * past it; -1 when it cannot be read (every length checked against the bytes there). */
+ * past it; -1 when it cannot be read (every length checked against the bytes there). Its magic and
+ * what follows its value are not looked at: the comparison with the records decides. */
 static int
-read_inner(const unsigned char *in, Py_ssize_t len, Py_ssize_t *at, int64_t *offset, int64_t *ts,
-           const unsigned char **key, int64_t *key_len, const unsigned char **value, int64_t *value_len)
+read_inner(const unsigned char *in, Py_ssize_t len, Py_ssize_t *at, LegacyMessage *m)
 {
     Py_ssize_t i = *at;
-    if (len - i < 12 + 22)
+    if (len - i < LOG_OVERHEAD + LEGACY_V1_MIN_SIZE)
         return -1;
-    int64_t size = get_be(in + i + 8, 4);
-    if (size < 22 || size > len - i - 12)
+    int64_t size = be32(in + i + LEGACY_SIZE_OFFSET);
+    if (size < LEGACY_V1_MIN_SIZE || size > len - i - LOG_OVERHEAD)
         return -1;
-    Py_ssize_t end = i + 12 + (Py_ssize_t)size;
-    *offset = get_be(in + i, 8);
-    *ts = get_be(in + i + 18, 8);
-    Py_ssize_t q = i + 26;
-    *key_len = get_be(in + q, 4);
-    q += 4;
-    if (*key_len > end - q)
+    Py_ssize_t end = i + LOG_OVERHEAD + (Py_ssize_t)size;
+    m->offset = be64(in + i);
+    int rc = legacy_body(in, i, end, 1, m);
+    if (rc != LEGACY_OK && rc != LEGACY_TRAILING)
         return -1;
-    *key = in + q;
-    q += *key_len > 0 ? (Py_ssize_t)*key_len : 0;
-    if (end - q < 4)
-        return -1;
-    *value_len = get_be(in + q, 4);
-    q += 4;
-    if (*value_len > end - q)
-        return -1;
-    *value = in + q;
     *at = end;
     return 0;
 }
@@ -282,36 +213,34 @@ same_as_v1_inner(PyObject *self, PyObject *args)
     if (!PyArg_ParseTuple(args, "y*nnLLy*L", &view, &pos, &end, &base_offset, &base_timestamp, &inner,
                           &wrapper_offset))
         return NULL;
-    if (pos < 0 || end < pos || end > view.len) {
+    if (check_window(pos, end, view.len) < 0) {
         PyBuffer_Release(&view);
         PyBuffer_Release(&inner);
-        PyErr_SetString(PyExc_ValueError, "pos and end must satisfy 0 <= pos <= end <= len(data)");
         return NULL;
     }
     const unsigned char *p = (const unsigned char *)view.buf, *in = (const unsigned char *)inner.buf;
     Py_ssize_t in_len = inner.len, at = 0, i = 0;
-    int64_t off, ts, kl, vl, last = 0, max_ts = INT64_MIN, last_read = INT64_MIN;
-    const unsigned char *k, *v;
+    int64_t last = 0, max_ts = INT64_MIN, last_read = INT64_MIN;
+    LegacyMessage m;
     /* The inner offsets of a v1 wrapper are relative to the last one, whose absolute offset is the
      * wrapper's (a wrapper offset of 0: base 0). */
     while (at < in_len) {
-        if (read_inner(in, in_len, &at, &off, &ts, &k, &kl, &v, &vl) < 0)
+        if (read_inner(in, in_len, &at, &m) < 0)
             goto differs;
-        last = off;
+        last = m.offset;
     }
-    __int128 base = wrapper_offset != 0 ? (__int128)wrapper_offset - last : 0; /* as Python ints would */
+    __int128 base = legacy_relative(1, wrapper_offset) ? (__int128)wrapper_offset - last : 0; /* as Python ints */
     for (at = 0; at < in_len; i++) {
-        read_inner(in, in_len, &at, &off, &ts, &k, &kl, &v, &vl);
+        read_inner(in, in_len, &at, &m);
         RecordHead r;
-        if (read_record_head(p, &pos, end, base_offset, base_timestamp, &r) < 0 ||
-            r.attributes != 0) /* attributes: unused, and the transcoder writes 0 */
-            goto differs;
-        Py_ssize_t body_end = r.body_end;
-        int64_t offset = r.offset, own_ts = r.timestamp, count = r.count;
-        const unsigned char *key = r.key, *value = r.value;
-        int64_t key_len = r.key_len, value_len = r.value_len;
-        if (count != 0 || pos != body_end || (__int128)offset != base + off || (i > 0 && offset <= last_read) ||
-            own_ts != ts || !same_field(key, key_len, k, kl) || !same_field(value, value_len, v, vl))
+        int rc = read_record_head(p, &pos, end, base_offset, base_timestamp, &r);
+        if (rc == -2)
+            goto error;
+        int64_t offset = r.offset, own_ts = r.timestamp;
+        if (rc < 0 || r.f.attributes != 0 || /* attributes: unused, and the transcoder writes 0 */
+            r.f.header_count != 0 || (__int128)offset != base + m.offset || (i > 0 && offset <= last_read) ||
+            own_ts != m.timestamp || !same_field(p + r.f.key_pos, r.f.key_len, in + m.key_pos, m.key_len) ||
+            !same_field(p + r.f.value_pos, r.f.value_len, in + m.value_pos, m.value_len))
             goto differs;
         if (own_ts > max_ts)
             max_ts = own_ts;
@@ -324,6 +253,10 @@ differs:
     PyBuffer_Release(&view);
     PyBuffer_Release(&inner);
     return Py_BuildValue("nnLL", i, i, (long long)max_ts, (long long)last_read);
+error:
+    PyBuffer_Release(&view);
+    PyBuffer_Release(&inner);
+    return NULL;
 }
 
 PyMethodDef recheck_methods[] = {

@@ -45,6 +45,20 @@ add_i64(int64_t a, int64_t b)
     return sum;
 }
 
+/* base + offset as an int, for a legacy_inner_base (0 <= base < 2**64). */
+static PyObject *
+add_base(__int128 base, int64_t offset)
+{
+    __int128 r = base + offset;
+    if (r >= INT64_MIN && r <= INT64_MAX)
+        return PyLong_FromLongLong((long long)r);
+    PyObject *pa = PyLong_FromUnsignedLongLong((unsigned long long)base), *pb = PyLong_FromLongLong(offset);
+    PyObject *sum = pa && pb ? PyNumber_Add(pa, pb) : NULL;
+    Py_XDECREF(pa);
+    Py_XDECREF(pb);
+    return sum;
+}
+
 /* ---- Record's and Header's deallocation ---------------------------------------------------------
  * A class statement gives every instance the generic deallocator of classes (subtype_dealloc): it
  * looks for finalizers, weak references and a __dict__, and finds the slots to release by walking the
@@ -252,12 +266,17 @@ fail:
     return NULL;
 }
 
-/* CorruptRecordError(message, position=position); NULL with an exception set if that fails. */
+/* CorruptRecordError(err's message, position=its position (None unless with_position), check=,
+ * expected=, found=); NULL with an exception set if that fails. */
 static PyObject *
-corrupt_at(PyObject *message, Py_ssize_t position)
+corrupt_at(const DataError *err, int with_position)
 {
-    PyObject *args = PyTuple_Pack(1, message);
-    PyObject *kwargs = Py_BuildValue("{s:n}", "position", position);
+    PyObject *args = PyTuple_Pack(1, err->message);
+    PyObject *kwargs = Py_BuildValue(
+        "{s:N,s:s,s:N,s:N}", "position", with_position ? PyLong_FromSsize_t(err->position) : Py_NewRef(Py_None),
+        "check", err->check, "expected",
+        err->numbers & HAS_EXPECTED ? PyLong_FromLongLong(err->expected) : Py_NewRef(Py_None), "found",
+        err->numbers & HAS_FOUND ? PyLong_FromLongLong(err->found) : Py_NewRef(Py_None));
     PyObject *exc = (args && kwargs) ? PyObject_Call(CorruptRecordError, args, kwargs) : NULL;
     Py_XDECREF(args);
     Py_XDECREF(kwargs);
@@ -278,46 +297,28 @@ same_bytes(const unsigned char *p, Py_ssize_t n, PyObject *prev)
            memcmp(PyBytes_AS_STRING(prev), p, (size_t)n) == 0;
 }
 
-/* A key or a value whose length n was just read: None when negative, else the next n bytes, which
- * must lie within the record (prev itself when it holds the same bytes, see same_bytes; may be NULL).
- * Returns 0, or -1 with err filled (or an exception set). */
-static inline int
-read_nullable(const unsigned char *p, Py_ssize_t *pos, Py_ssize_t body_end, int64_t n, Py_ssize_t start,
-              const char *what, PyObject *prev, PyObject **out, DataError *err)
+/* A key or a value of n bytes at p: None when n is negative, else its bytes (prev itself when it holds
+ * the same bytes, see same_bytes; may be NULL). */
+static inline PyObject *
+nullable_bytes(const unsigned char *p, int64_t n, PyObject *prev)
 {
-    if (n < 0) {
-        *out = Py_NewRef(Py_None);
-        return 0;
-    }
-    if (n > body_end - *pos) {
-        err->message = PyUnicode_FromFormat("%s length %lld runs past the record", what, (long long)n);
-        err->position = start;
-        return -1;
-    }
-    if (same_bytes(p + *pos, (Py_ssize_t)n, prev))
-        *out = Py_NewRef(prev);
-    else
-        *out = PyBytes_FromStringAndSize((const char *)p + *pos, (Py_ssize_t)n);
-    *pos += (Py_ssize_t)n;
-    return *out == NULL ? -1 : 0;
+    if (n < 0)
+        return Py_NewRef(Py_None);
+    if (same_bytes(p, (Py_ssize_t)n, prev))
+        return Py_NewRef(prev);
+    return PyBytes_FromStringAndSize((const char *)p, (Py_ssize_t)n);
 }
 
-/* The headers of one record; *headers gets a new tuple. prev (a tuple of Headers, or NULL) is the
- * last headers the batch decoded: a header whose key and value equal those of prev's header at the
- * same index shares their bytes, or prev's whole Header when both are equal (Headers are frozen), and
- * a record whose headers are all prev's shares prev's tuple. Returns 0, or -1 (err filled or
- * exception). */
+/* The count headers of a record at p[pos:body_end], which v2_record has read; *headers gets a new
+ * tuple. prev (a tuple of Headers, or NULL) is the last headers the batch decoded: a header whose key
+ * and value equal those of prev's header at the same index shares their bytes, or prev's whole Header
+ * when both are equal (Headers are frozen), and a record whose headers are all prev's shares prev's
+ * tuple. Returns 0, or -1 with an exception set. */
 static int
-read_headers(const unsigned char *p, Py_ssize_t *pos, Py_ssize_t body_end, Py_ssize_t start, PyObject *prev,
-             PyObject **headers, DataError *err)
+record_headers(const unsigned char *p, Py_ssize_t pos, Py_ssize_t body_end, int64_t count, PyObject *prev,
+               PyObject **headers)
 {
-    int64_t count, n;
-    PyObject *tuple = NULL, *key = NULL, *value = NULL;
-    if (read_varint(p, pos, body_end, VARINT_MAX_BYTES, &count, err) < 0)
-        return -1;
-    if (count < 0 || count > body_end - *pos)
-        DATA_ERROR(err, start, "invalid header count %lld", (long long)count);
-    tuple = PyTuple_New((Py_ssize_t)count);
+    PyObject *tuple = PyTuple_New((Py_ssize_t)count);
     if (tuple == NULL)
         return -1;
     Py_ssize_t known = prev == NULL ? 0 : PyTuple_GET_SIZE(prev);
@@ -326,27 +327,28 @@ read_headers(const unsigned char *p, Py_ssize_t *pos, Py_ssize_t body_end, Py_ss
         PyObject *was = j < known ? PyTuple_GET_ITEM(prev, j) : NULL;
         PyObject *was_key = was == NULL ? NULL : HEADER_SLOT(was, H_KEY);
         PyObject *was_value = was == NULL ? NULL : HEADER_SLOT(was, H_VALUE);
-        if (read_varint(p, pos, body_end, VARINT_MAX_BYTES, &n, err) < 0)
-            goto fail;
-        if (n < 0)
-            DATA_ERROR(err, start, "header key is null");
-        if (read_nullable(p, pos, body_end, n, start, "header key", was_key, &key, err) < 0 ||
-            read_varint(p, pos, body_end, VARINT_MAX_BYTES, &n, err) < 0 ||
-            read_nullable(p, pos, body_end, n, start, "header value", was_value, &value, err) < 0)
-            goto fail;
+        int64_t n = 0;
+        varint_fast(p, &pos, body_end, VARINT_MAX_BYTES, &n); /* read before: it is there */
+        PyObject *key = nullable_bytes(p + pos, n, was_key);
+        pos += (Py_ssize_t)n;
+        varint_fast(p, &pos, body_end, VARINT_MAX_BYTES, &n);
+        PyObject *value = nullable_bytes(p + pos, n, was_value);
+        if (n > 0)
+            pos += (Py_ssize_t)n;
         PyObject *header;
-        if (was != NULL && key == was_key && value == was_value) {
+        if (key != NULL && was != NULL && key == was_key && value == was_value) {
             Py_DECREF(key);
             Py_DECREF(value);
             header = Py_NewRef(was);
         }
         else {
             all_known = 0;
-            header = new_header(key, value);
+            header = new_header(key, value); /* steals both, either may be NULL */
         }
-        key = value = NULL; /* stolen */
-        if (header == NULL)
-            goto fail;
+        if (header == NULL) {
+            Py_DECREF(tuple);
+            return -1;
+        }
         PyTuple_SET_ITEM(tuple, j, header);
     }
     if (all_known && count > 0) {
@@ -357,30 +359,7 @@ read_headers(const unsigned char *p, Py_ssize_t *pos, Py_ssize_t body_end, Py_ss
     untrack_if_atomic(tuple);
     *headers = tuple;
     return 0;
-fail:
-    Py_XDECREF(key);
-    Py_XDECREF(value);
-    Py_XDECREF(tuple);
-    return -1;
 }
-
-/* One- and two-byte varints, the common cases (deltas and lengths under 64 and 8192), without a call. */
-#define FAST_VARINT(limit, max_bytes, out)                                        \
-    do {                                                                          \
-        if (pos < (limit) && p[pos] < 0x80) {                                     \
-            unsigned char b_ = p[pos++];                                          \
-            (out) = (int64_t)(b_ >> 1) ^ -(int64_t)(b_ & 1);                      \
-        }                                                                         \
-        else if (pos + 1 < (limit) && p[pos + 1] < 0x80) {                        \
-            uint32_t u_ = (uint32_t)(p[pos] & 0x7F) | (uint32_t)p[pos + 1] << 7;  \
-            pos += 2;                                                             \
-            (out) = (int64_t)(u_ >> 1) ^ -(int64_t)(u_ & 1);                      \
-        }                                                                         \
-        else if (read_varint(p, &pos, (limit), (max_bytes), &(out), &err) < 0) { \
-            err.position = start; /* errors inside a record point at its start */ \
-            goto fail;                                                            \
-        }                                                                         \
-    } while (0)
 
 static PyObject *
 decode_v2_records(PyObject *self, PyObject *args)
@@ -416,39 +395,27 @@ decode_v2_records(PyObject *self, PyObject *args)
     Py_ssize_t first = pos;
     for (long long i = 0; i < count; i++) {
         Py_ssize_t start = pos;
-        int64_t length, ts_delta, offset_delta, n;
         if (pos >= end) /* at the start of the records: the batch's count is what is wrong */
-            DATA_ERROR(&err, first, "batch declares %lld records but holds %lld", count, i);
-        FAST_VARINT(end, VARINT_MAX_BYTES, length);
-        Py_ssize_t body_end = pos + (Py_ssize_t)length;
-        if (length < V2_RECORD_MIN_LENGTH || length > end - pos)
-            DATA_ERROR(&err, start, "record length %lld does not fit the batch", (long long)length);
-        pos += 1; /* attributes: unused */
-        FAST_VARINT(body_end, VARLONG_MAX_BYTES, ts_delta);
-        FAST_VARINT(body_end, VARINT_MAX_BYTES, offset_delta);
-        FAST_VARINT(body_end, VARINT_MAX_BYTES, n);
-        if (read_nullable(p, &pos, body_end, n, start, "key", last_key, &key, &err) < 0)
+            CHECK_ERROR(&err, first, CHECK_COUNT_MISMATCH, HAS_EXPECTED | HAS_FOUND, count, i,
+                        "batch declares %lld records but holds %lld", count, i);
+        V2Record r;
+        if (v2_record(p, &pos, end, &r, NULL, NULL, &err) < 0)
             goto fail;
-        FAST_VARINT(body_end, VARINT_MAX_BYTES, n);
-        if (read_nullable(p, &pos, body_end, n, start, "value", last_value, &value, &err) < 0)
+        int64_t ts_delta = r.ts_delta, offset_delta = r.offset_delta;
+        key = nullable_bytes(p + r.key_pos, r.key_len, last_key);
+        value = nullable_bytes(p + r.value_pos, r.value_len, last_value);
+        if (key == NULL || value == NULL)
             goto fail;
-        if (pos < body_end && p[pos] == 0) {
+        if (r.header_count == 0)
             headers = PyTuple_New(0);
-            pos += 1;
-        }
-        else if (read_headers(p, &pos, body_end, start, last_headers, &headers, &err) < 0) {
-            err.position = start;
+        else if (record_headers(p, r.headers_pos, r.body_end, r.header_count, last_headers, &headers) < 0)
             goto fail;
-        }
         if (headers == NULL)
             goto fail;
         Py_XSETREF(last_key, Py_NewRef(key));
         Py_XSETREF(last_value, Py_NewRef(value));
         if (PyTuple_GET_SIZE(headers) > 0)
             Py_XSETREF(last_headers, Py_NewRef(headers));
-        if (pos != body_end)
-            DATA_ERROR(&err, start, "record declares %lld bytes but its fields take %lld", (long long)length,
-                       (long long)(length + pos - body_end));
         int64_t sequence = NO_SEQUENCE;
         if (base_sequence >= 0) {
             sequence = base_sequence + offset_delta;
@@ -475,7 +442,7 @@ decode_v2_records(PyObject *self, PyObject *args)
             [R_VALUE] = value,
             [R_HEADERS] = headers,
             [R_SEQUENCE] = same ? Py_NewRef(offset) : PyLong_FromLongLong(sequence),
-            [R_SIZE] = PyLong_FromSsize_t(body_end - start),
+            [R_SIZE] = PyLong_FromSsize_t(r.body_end - start),
             [R_CRC] = Py_NewRef(Py_None),
             [R_CRC_VALID] = Py_NewRef(Py_None),
             [R_CONTROL] = Py_NewRef(Py_None),
@@ -499,8 +466,8 @@ decode_v2_records(PyObject *self, PyObject *args)
         filled++;
     }
     if (pos != end)
-        DATA_ERROR(&err, pos, "%lld bytes remain after the batch's %lld declared records",
-                   (long long)(end - pos), count);
+        CHECK_ERROR(&err, pos, CHECK_COUNT_MISMATCH, 0, 0, 0,
+                    "%lld bytes remain after the batch's %lld declared records", (long long)(end - pos), count);
     PyObject_GC_Track(records);
     result = Py_BuildValue("(OO)", records, Py_None);
     goto done;
@@ -517,7 +484,7 @@ fail:
             PyObject_GC_Track(records);
     }
     if (err.message != NULL && records != NULL) {
-        PyObject *exc = corrupt_at(err.message, err.position);
+        PyObject *exc = corrupt_at(&err, 1);
         if (exc != NULL) {
             result = Py_BuildValue("(OO)", records, exc);
             Py_DECREF(exc);
@@ -536,74 +503,43 @@ done:
 
 /* ---- v0/v1 messages (message.py's Message) ------------------------------------------------------ */
 
-typedef struct {
-    int64_t offset, timestamp;
-    uint32_t crc;
-    int magic, attributes;
-    Py_ssize_t key_pos, key_len, value_pos, value_len; /* len -1: null */
-} Message;
+typedef LegacyMessage Message;
 
-/* Read the length-prefixed bytes at *p_pos (message.py's _read_bytes). Returns 0, or -1 with *reason. */
-static int
-message_bytes(const unsigned char *p, Py_ssize_t *p_pos, Py_ssize_t end, const char *what, Py_ssize_t *at,
-              Py_ssize_t *len, PyObject **reason)
-{
-    Py_ssize_t pos = *p_pos;
-    if (end - pos < (Py_ssize_t)sizeof(int32_t)) {
-        *reason = PyUnicode_FromFormat("message ends before its %s length", what);
-        return -1;
-    }
-    int32_t n = be32(p + pos);
-    pos += (Py_ssize_t)sizeof(int32_t);
-    *at = pos;
-    *len = -1;
-    if (n >= 0) {
-        if (n > end - pos) {
-            *reason = PyUnicode_FromFormat("%s length %d runs past the message", what, (int)n);
-            return -1;
-        }
-        *len = n;
-        pos += n;
-    }
-    *p_pos = pos;
-    return 0;
-}
-
-/* Decode the message p[pos:end] (message.py's Message). Returns 0, or -1 with *reason (or an exception). */
+/* Decode the message p[pos:end] (message.py's Message). Returns LEGACY_OK, or the LEGACY_ status of
+ * what is wrong with *reason (or an exception). */
 static int
 parse_message(const unsigned char *p, Py_ssize_t pos, Py_ssize_t end, Message *m, PyObject **reason)
 {
-    if (end - pos < LOG_OVERHEAD + LEGACY_V0_MIN_SIZE) {
+    int status = legacy_message(p, pos, end, m);
+    switch (status) {
+    case LEGACY_OK:
+        return LEGACY_OK;
+    case LEGACY_SHORT:
         *reason = PyUnicode_FromString("message is shorter than the smallest v0 message");
-        return -1;
-    }
-    m->offset = be64(p + pos + LEGACY_OFFSET_OFFSET);
-    int32_t size = be32(p + pos + LEGACY_SIZE_OFFSET);
-    m->crc = (uint32_t)be32(p + pos + LEGACY_CRC_OFFSET);
-    m->magic = (signed char)p[pos + LEGACY_MAGIC_OFFSET];
-    m->attributes = (signed char)p[pos + LEGACY_ATTRIBUTES_OFFSET];
-    if (m->magic != 0 && m->magic != 1) {
+        break;
+    case LEGACY_BAD_MAGIC:
         *reason = PyUnicode_FromFormat("message has magic %d, expected 0 or 1", m->magic);
-        return -1;
+        break;
+    case LEGACY_UNDERSIZED:
+        *reason = PyUnicode_FromFormat("message size %d is below the v%d minimum", (int)m->size, m->magic);
+        break;
+    case LEGACY_NO_KEY_LENGTH:
+        *reason = PyUnicode_FromString("message ends before its key length");
+        break;
+    case LEGACY_KEY_PAST:
+        *reason = PyUnicode_FromFormat("key length %d runs past the message", (int)m->key_len);
+        break;
+    case LEGACY_NO_VALUE_LENGTH:
+        *reason = PyUnicode_FromString("message ends before its value length");
+        break;
+    case LEGACY_VALUE_PAST:
+        *reason = PyUnicode_FromFormat("value length %d runs past the message", (int)m->value_len);
+        break;
+    default:
+        *reason = PyUnicode_FromFormat("message has %zd bytes after its value", end - m->end);
+        break;
     }
-    if (size < (m->magic == 0 ? LEGACY_V0_MIN_SIZE : LEGACY_V1_MIN_SIZE)) {
-        *reason = PyUnicode_FromFormat("message size %d is below the v%d minimum", (int)size, m->magic);
-        return -1;
-    }
-    Py_ssize_t q = pos + LEGACY_HEADER_SIZE;
-    m->timestamp = -1;
-    if (m->magic == 1) {
-        m->timestamp = be64(p + pos + LEGACY_V1_TIMESTAMP_OFFSET);
-        q = pos + LEGACY_V1_HEADER_SIZE;
-    }
-    if (message_bytes(p, &q, end, "key", &m->key_pos, &m->key_len, reason) < 0 ||
-        message_bytes(p, &q, end, "value", &m->value_pos, &m->value_len, reason) < 0)
-        return -1;
-    if (q != end) {
-        *reason = PyUnicode_FromFormat("message has %zd bytes after its value", end - q);
-        return -1;
-    }
-    return 0;
+    return status;
 }
 
 /* The CRC-32 a v0/v1 message's header stores: of its bytes from the magic byte to its end. */
@@ -644,12 +580,12 @@ cached_int(IntCache *cache, int64_t value)
 /* message.py's Message.record: the message p[pos:end] as a Record at offset base + its own; crc is the
  * CRC-32 computed over its bytes. */
 static PyObject *
-legacy_record(const unsigned char *p, Py_ssize_t pos, Py_ssize_t end, const Message *m, uint32_t crc, int64_t base,
+legacy_record(const unsigned char *p, Py_ssize_t pos, Py_ssize_t end, const Message *m, uint32_t crc, __int128 base,
               PyObject *log_append_time, IntCache *timestamps)
 {
     PyObject *ts = cached_int(timestamps, m->timestamp);
     PyObject *vals[RECORD_FIELDS] = {
-        [R_OFFSET] = add_i64(base, m->offset),
+        [R_OFFSET] = add_base(base, m->offset),
         [R_TIMESTAMP] = log_append_time == Py_None ? ts : Py_NewRef(log_append_time),
         [R_KEY] = bytes_or_none(p, m->key_pos, m->key_len),
         [R_VALUE] = bytes_or_none(p, m->value_pos, m->value_len),
@@ -677,24 +613,27 @@ typedef struct {
 
 /* Two passes: the first frames, parses and checks every inner message of data[0:total], and so learns
  * the last inner offset that v1's relative offsets need; the second builds the records from what the
- * first kept. Sets *records (a new list) and *reason (a new str, or NULL when the set is sound); returns
- * 0, or -1 with an exception set. */
+ * first kept. Sets *records (a new list) and *why (its message a new str, or NULL when the set is
+ * sound); returns 0, or -1 with an exception set. */
 static int
 inner_records(const unsigned char *p, Py_ssize_t total, int wrapper_magic, long long wrapper_offset,
-              PyObject *log_append_time, PyObject **records_out, PyObject **reason_out)
+              PyObject *log_append_time, PyObject **records_out, DataError *why)
 {
     Py_ssize_t pos = 0, n_ok = 0, capacity = 0;
     PyObject *reason = NULL, *records = NULL;
+    DataError e = {NULL, 0, NULL, 0, 0, 0};
     Inner *inner = NULL;
     IntCache timestamps = {0, NULL};
     int64_t last = 0;
     while (pos < total) {
         if (total - pos < LOG_OVERHEAD) {
+            SET_CHECK(&e, CHECK_WRAPPER, 0, 0, 0);
             reason = PyUnicode_FromFormat("%zd stray bytes after the last inner message", total - pos);
             break;
         }
         int32_t size = be32(p + pos + LOG_ENTRY_SIZE_OFFSET);
         if (size < 0 || size > total - pos - LOG_OVERHEAD) {
+            SET_CHECK(&e, CHECK_INNER_MESSAGE, 0, 0, 0);
             reason = PyUnicode_FromFormat("inner message at byte %zd of the payload runs past its end", pos);
             break;
         }
@@ -713,17 +652,24 @@ inner_records(const unsigned char *p, Py_ssize_t total, int wrapper_magic, long 
         Inner *in = &inner[n_ok];
         Py_ssize_t end = pos + LOG_OVERHEAD + size;
         PyObject *inner_reason = NULL;
-        if (parse_message(p, pos, end, &in->m, &inner_reason) < 0) {
+        int status = parse_message(p, pos, end, &in->m, &inner_reason);
+        if (status != LEGACY_OK) {
+            if (status == LEGACY_BAD_MAGIC)
+                SET_CHECK(&e, CHECK_INNER_MAGIC, HAS_FOUND, 0, in->m.magic);
+            else
+                SET_CHECK(&e, CHECK_INNER_MESSAGE, 0, 0, 0);
             if (inner_reason != NULL)
                 reason = PyUnicode_FromFormat("inner message at byte %zd of the payload: %U", pos, inner_reason);
             Py_XDECREF(inner_reason);
             break;
         }
         if (in->m.magic != wrapper_magic) {
+            SET_CHECK(&e, CHECK_INNER_MAGIC, HAS_EXPECTED | HAS_FOUND, wrapper_magic, in->m.magic);
             reason = PyUnicode_FromFormat("inner message has magic %d in a v%d wrapper", in->m.magic, wrapper_magic);
             break;
         }
         if (in->m.attributes & COMPRESSION_MASK) {
+            SET_CHECK(&e, CHECK_CODEC, 0, 0, 0);
             reason = PyUnicode_FromString("inner message is itself compressed");
             break;
         }
@@ -736,10 +682,12 @@ inner_records(const unsigned char *p, Py_ssize_t total, int wrapper_magic, long 
     }
     if (PyErr_Occurred())
         goto done;
-    int relative = wrapper_magic > 0 && wrapper_offset != 0;
+    int relative = legacy_relative(wrapper_magic, wrapper_offset);
     if (n_ok == 0) {
-        if (reason == NULL)
+        if (reason == NULL) {
+            SET_CHECK(&e, CHECK_WRAPPER, 0, 0, 0);
             reason = PyUnicode_FromString("compressed wrapper message holds no inner messages");
+        }
         records = PyList_New(0);
     }
     else if (reason != NULL && relative) {
@@ -750,12 +698,12 @@ inner_records(const unsigned char *p, Py_ssize_t total, int wrapper_magic, long 
         records = PyList_New(0);
     }
     else {
-        if (reason == NULL && relative && wrapper_offset < last)
+        if (reason == NULL && relative && wrapper_offset < last) {
+            SET_CHECK(&e, CHECK_INNER_OFFSET, HAS_EXPECTED | HAS_FOUND, last, wrapper_offset);
             reason = PyUnicode_FromFormat("wrapper offset %lld is below its last inner offset %lld",
                                           wrapper_offset, (long long)last);
-        int64_t base = 0;
-        if (relative && wrapper_offset - last > 0)
-            base = wrapper_offset - last;
+        }
+        __int128 base = legacy_inner_base(wrapper_magic, wrapper_offset, last);
         records = PyList_New(n_ok);
         for (Py_ssize_t i = 0; records != NULL && i < n_ok; i++) {
             const Inner *in = &inner[i];
@@ -776,7 +724,8 @@ done:
         return -1;
     }
     *records_out = records;
-    *reason_out = reason;
+    *why = e;
+    why->message = reason;
     return 0;
 }
 
@@ -789,21 +738,37 @@ decode_legacy_inner(PyObject *self, PyObject *args)
     PyObject *log_append_time;
     if (!PyArg_ParseTuple(args, "SiLO", &data, &wrapper_magic, &wrapper_offset, &log_append_time))
         return NULL;
-    PyObject *records = NULL, *reason = NULL, *error = NULL, *result = NULL;
+    PyObject *records = NULL, *error = NULL, *result = NULL;
+    DataError why;
     if (inner_records((const unsigned char *)PyBytes_AS_STRING(data), PyBytes_GET_SIZE(data), wrapper_magic,
-                      wrapper_offset, log_append_time, &records, &reason) < 0)
+                      wrapper_offset, log_append_time, &records, &why) < 0)
         return NULL;
-    if (reason != NULL) {
-        error = PyObject_CallOneArg(CorruptRecordError, reason);
+    if (why.message != NULL) {
+        error = corrupt_at(&why, 0);
         if (error == NULL)
             goto done;
     }
     result = PyTuple_Pack(2, records, error ? error : Py_None);
 done:
-    Py_XDECREF(reason);
+    Py_XDECREF(why.message);
     Py_XDECREF(error);
     Py_DECREF(records);
     return result;
+}
+
+/* The fields of a v0/v1 Batch that no message sets, into vals: no producer, sequence, leader epoch,
+ * transaction, control or delete horizon. */
+static inline void
+legacy_batch_fields(PyObject **vals)
+{
+    vals[B_PRODUCER_ID] = Py_NewRef(MINUS_ONE);
+    vals[B_PRODUCER_EPOCH] = Py_NewRef(MINUS_ONE);
+    vals[B_BASE_SEQUENCE] = Py_NewRef(MINUS_ONE);
+    vals[B_LAST_SEQUENCE] = Py_NewRef(MINUS_ONE);
+    vals[B_PARTITION_LEADER_EPOCH] = Py_NewRef(MINUS_ONE);
+    vals[B_IS_TRANSACTIONAL] = Py_NewRef(Py_False);
+    vals[B_IS_CONTROL] = Py_NewRef(Py_False);
+    vals[B_DELETE_HORIZON_MS] = Py_NewRef(Py_None);
 }
 
 /* ---- sound compressed v0/v1 wrappers (the twin of _pure.decode_legacy_wrapper) -------------------- */
@@ -827,14 +792,15 @@ decode_legacy_wrapper(PyObject *self, PyObject *args)
         return NULL;
     }
     const unsigned char *p = (const unsigned char *)view.buf;
-    PyObject *value = NULL, *data = NULL, *records = NULL, *reason = NULL, *lat = NULL, *result = NULL;
+    PyObject *value = NULL, *data = NULL, *records = NULL, *lat = NULL, *result = NULL;
+    DataError why = {NULL, 0, NULL, 0, 0, 0};
     PyObject *tuple = NULL;
     Message m;
     int codec = end - pos > LEGACY_ATTRIBUTES_OFFSET ? p[pos + LEGACY_ATTRIBUTES_OFFSET] & COMPRESSION_MASK : 0;
     if (codec < 1 || codec > 3) /* none is no wrapper; zstd and unknown ids are errors in a v0/v1 wrapper */
         goto none;
     PyObject *parse_reason = NULL;
-    if (parse_message(p, pos, end, &m, &parse_reason) < 0) {
+    if (parse_message(p, pos, end, &m, &parse_reason) != LEGACY_OK) {
         Py_XDECREF(parse_reason);
         if (PyErr_Occurred())
             goto done;
@@ -860,9 +826,9 @@ decode_legacy_wrapper(PyObject *self, PyObject *args)
     if (log_append && (lat = PyLong_FromLongLong(m.timestamp)) == NULL)
         goto done;
     if (inner_records((const unsigned char *)PyBytes_AS_STRING(data), PyBytes_GET_SIZE(data), m.magic, m.offset,
-                      log_append ? lat : Py_None, &records, &reason) < 0)
+                      log_append ? lat : Py_None, &records, &why) < 0)
         goto done;
-    if (reason != NULL || PyList_GET_SIZE(records) == 0)
+    if (why.message != NULL || PyList_GET_SIZE(records) == 0)
         goto none;
     Py_ssize_t count = PyList_GET_SIZE(records);
     PyObject *base_offset = Py_NewRef(RECORD_SLOT(PyList_GET_ITEM(records, 0), R_OFFSET));
@@ -887,20 +853,13 @@ decode_legacy_wrapper(PyObject *self, PyObject *args)
         [B_TIMESTAMP_TYPE] = Py_NewRef(TS_TYPES[ts_type]),
         [B_BASE_TIMESTAMP] = Py_XNewRef(ts),
         [B_MAX_TIMESTAMP] = ts,
-        [B_PRODUCER_ID] = Py_NewRef(MINUS_ONE),
-        [B_PRODUCER_EPOCH] = Py_NewRef(MINUS_ONE),
-        [B_BASE_SEQUENCE] = Py_NewRef(MINUS_ONE),
-        [B_LAST_SEQUENCE] = Py_NewRef(MINUS_ONE),
-        [B_PARTITION_LEADER_EPOCH] = Py_NewRef(MINUS_ONE),
-        [B_IS_TRANSACTIONAL] = Py_NewRef(Py_False),
-        [B_IS_CONTROL] = Py_NewRef(Py_False),
-        [B_DELETE_HORIZON_MS] = Py_NewRef(Py_None),
         [B_CRC] = PyLong_FromUnsignedLong(m.crc),
         [B_CRC_VALID] = Py_NewRef(Py_True),
         [B_SIZE] = PyLong_FromSsize_t(LOG_OVERHEAD + (Py_ssize_t)be32(p + pos + LEGACY_SIZE_OFFSET)),
         [B_RECORD_COUNT] = PyLong_FromSsize_t(count),
         [B_RECORDS] = with_records ? Py_NewRef(tuple) : Py_NewRef(Py_None),
     };
+    legacy_batch_fields(vals);
     /* Untracked (see new_batch): its fields are a file name, ints, bools, None, enum members and an
      * untracked tuple of records, none able to refer back to it. */
     result = new_batch(vals);
@@ -911,7 +870,7 @@ done:
     Py_XDECREF(value);
     Py_XDECREF(data);
     Py_XDECREF(records);
-    Py_XDECREF(reason);
+    Py_XDECREF(why.message);
     Py_XDECREF(lat);
     Py_XDECREF(tuple);
     PyBuffer_Release(&view);
@@ -1022,20 +981,13 @@ plain_batch(PyObject *file, Py_ssize_t file_pos, const unsigned char *p, Py_ssiz
         [B_TIMESTAMP_TYPE] = Py_NewRef(TS_TYPES[ts_type]),
         [B_BASE_TIMESTAMP] = Py_NewRef(ts),
         [B_MAX_TIMESTAMP] = ts,
-        [B_PRODUCER_ID] = Py_NewRef(MINUS_ONE),
-        [B_PRODUCER_EPOCH] = Py_NewRef(MINUS_ONE),
-        [B_BASE_SEQUENCE] = Py_NewRef(MINUS_ONE),
-        [B_LAST_SEQUENCE] = Py_NewRef(MINUS_ONE),
-        [B_PARTITION_LEADER_EPOCH] = Py_NewRef(MINUS_ONE),
-        [B_IS_TRANSACTIONAL] = Py_NewRef(Py_False),
-        [B_IS_CONTROL] = Py_NewRef(Py_False),
-        [B_DELETE_HORIZON_MS] = Py_NewRef(Py_None),
         [B_CRC] = stored,
         [B_CRC_VALID] = Py_NewRef(valid),
         [B_SIZE] = size,
         [B_RECORD_COUNT] = Py_NewRef(ONE),
         [B_RECORDS] = records,
     };
+    legacy_batch_fields(vals);
     /* Untracked (see new_batch): it refers to its file name, ints, bools, None, enum members and an
      * untracked records tuple, all made before it and none able to refer back to it. */
 #ifdef BATCH_FREELIST_MAX
@@ -1102,7 +1054,7 @@ decode_legacy_run(PyObject *self, PyObject *args)
             break;
         Py_ssize_t entry_end = pos + LOG_OVERHEAD + size;
         PyObject *reason = NULL;
-        if (parse_message(p, pos, entry_end, &m, &reason) < 0) {
+        if (parse_message(p, pos, entry_end, &m, &reason) != LEGACY_OK) {
             Py_XDECREF(reason);
             if (PyErr_Occurred())
                 goto done;

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "_buf.h"
 #include "_model.h"
 
 /* render/rows.py's numbering. */
@@ -18,50 +19,7 @@ enum { COL_OFFSET = 0, COL_TIME = 1, COL_KEY = 2, COL_VALUE = 3, COL_HEADERS = 4
 #define COLUMN_BITS 3
 static const long long YEAR_10000 = 253402300800000LL; /* epoch ms: ISO times end at 9999-12-31 */
 
-/* ---- a growing output buffer ---------------------------------------------------------------------- */
-
-typedef struct {
-    char *data;
-    Py_ssize_t len, cap;
-} Buf;
-
-static int
-buf_reserve(Buf *b, Py_ssize_t extra)
-{
-    if (extra > PY_SSIZE_T_MAX - b->len) {
-        PyErr_NoMemory();
-        return -1;
-    }
-    if (b->len + extra <= b->cap)
-        return 0;
-    Py_ssize_t cap = b->cap ? b->cap : 4096;
-    while (cap < b->len + extra) {
-        if (cap > PY_SSIZE_T_MAX / 2) {
-            cap = b->len + extra;
-            break;
-        }
-        cap *= 2;
-    }
-    char *data = PyMem_Realloc(b->data, (size_t)cap);
-    if (data == NULL) {
-        PyErr_NoMemory();
-        return -1;
-    }
-    b->data = data;
-    b->cap = cap;
-    return 0;
-}
-
-static int
-buf_put(Buf *b, const char *s, Py_ssize_t n)
-{
-    if (buf_reserve(b, n) < 0)
-        return -1;
-    memcpy(b->data + b->len, s, (size_t)n);
-    b->len += n;
-    return 0;
-}
-
+/* n spaces into b (none when n <= 0). */
 static int
 buf_spaces(Buf *b, Py_ssize_t n)
 {
@@ -74,7 +32,6 @@ buf_spaces(Buf *b, Py_ssize_t n)
     return 0;
 }
 
-#define PUT_LIT(b, lit) buf_put((b), (lit), (Py_ssize_t)(sizeof(lit) - 1))
 
 /* ---- cells -------------------------------------------------------------------------------------- */
 
@@ -301,7 +258,7 @@ cells(PyObject *self, PyObject *args)
     }
     PyObject *seq = NULL, *cols = NULL, *blank = NULL, *empty = NULL, *result = NULL;
     PyObject *last_time = NULL, *last_stamp = NULL; /* the previous time cell and its timestamp */
-    Buf hb = {NULL, 0, 0};
+    Buf hb = BUF_INIT;
     seq = PySequence_Fast(records, "cells takes a sequence of records");
     cols = seq == NULL ? NULL : PySequence_Fast(columns_arg, "cells takes a sequence of columns");
     if (cols == NULL)
@@ -394,7 +351,7 @@ cells(PyObject *self, PyObject *args)
     }
     result = Py_BuildValue("(O[nnnnn])", blank, widths[0], widths[1], widths[2], widths[3], widths[4]);
 done:
-    PyMem_Free(hb.data);
+    buf_free(&hb);
     Py_XDECREF(last_time);
     Py_XDECREF(seq);
     Py_XDECREF(cols);
@@ -504,7 +461,7 @@ lines(PyObject *self, PyObject *args)
     PyObject **column = NULL;
     Py_ssize_t *width = NULL;
     Placed *placed = NULL;
-    Buf b = {NULL, 0, 0};
+    Buf b = BUF_INIT;
     cols = PySequence_Fast(columns_arg, "lines takes a sequence of columns");
     widths_seq = cols == NULL ? NULL : PySequence_Fast(widths_arg, "lines takes a sequence of widths");
     sections = widths_seq == NULL ? NULL : PySequence_Fast(sections_arg, "lines takes a sequence of sections");
@@ -602,9 +559,9 @@ lines(PyObject *self, PyObject *args)
         if (PUT_LIT(&b, " " BAR "\n") < 0)
             goto done;
     }
-    result = PyBytes_FromStringAndSize(b.data, b.len);
+    result = buf_finish(&b);
 done:
-    PyMem_Free(b.data);
+    buf_free(&b);
     PyMem_Free(placed);
     if (column != NULL) {
         for (Py_ssize_t c = 0; c < ncols; c++)

@@ -16,8 +16,9 @@
 #include <Python.h>
 #include <stdint.h>
 #include <string.h>
-#include <zlib.h>
 
+#include "_buf.h"
+#include "_gzip.h"
 #include "_layout.h"
 #include "_wire.h"
 
@@ -160,13 +161,6 @@ error:
 /* ---- gzip ---------------------------------------------------------------------------------- */
 
 #define GUNZIP_FIRST (8 << 20) /* codecs._GUNZIP_STEP: the most allocated before the output proves larger */
-#define DEFLATE_MAX_RATIO 1032  /* deflate never inflates one byte to more than this */
-
-static uint32_t
-le32(const unsigned char *p)
-{
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
 
 /* The first output size to try: ISIZE, when nothing trails the member and it is a size deflate can
  * reach from n bytes; else a modest start that grows. At most limit + 1 (room to see it passed). */
@@ -187,13 +181,8 @@ static int
 zlib_gunzip(const unsigned char *p, Py_ssize_t n, Py_ssize_t limit, PyObject **out, Py_ssize_t *used)
 {
     z_stream z;
-    memset(&z, 0, sizeof z);
-    if (inflateInit2(&z, 16 + MAX_WBITS) != Z_OK)
+    if (!gzip_open(&z))
         return 1;
-    if (inflateValidate(&z, 0) != Z_OK) {
-        inflateEnd(&z);
-        return 1;
-    }
     Py_ssize_t cap = first_cap(p, n, limit, 0);
     PyObject *o = PyBytes_FromStringAndSize(NULL, cap);
     if (o == NULL) {
@@ -226,13 +215,11 @@ zlib_gunzip(const unsigned char *p, Py_ssize_t n, Py_ssize_t limit, PyObject **o
         }
     }
     Py_ssize_t total = (Py_ssize_t)z.total_out, in_used = n - (Py_ssize_t)z.avail_in;
-    if (in_used < 8)
-        goto decline;
-    uint32_t crc;
+    int sound;
     Py_BEGIN_ALLOW_THREADS
-    crc = crc32_ieee((const unsigned char *)PyBytes_AS_STRING(o), total);
+    sound = gzip_trailer_ok(p, in_used, (const unsigned char *)PyBytes_AS_STRING(o), total);
     Py_END_ALLOW_THREADS
-    if (crc != le32(p + in_used - 8) || (uint32_t)total != le32(p + in_used - 4))
+    if (!sound)
         goto decline; /* zlib would say: incorrect data check, or incorrect length check */
     inflateEnd(&z);
     if (total > limit) {
@@ -266,11 +253,9 @@ gunzip(PyObject *self, PyObject *args)
     Py_ssize_t n = in.len, used = 0;
     PyObject *out = NULL;
     int rc = 1;
-    /* Deflate, no header CRC (not checked here) nor reserved flags. */
-    if (limit >= 0 && n >= 18 && n <= (Py_ssize_t)UINT32_MAX && p[0] == 0x1f && p[1] == 0x8b && p[2] == 8 &&
-        !(p[3] & 0xE2))
+    if (limit >= 0 && gzip_plain_header(p, n))
         rc = zlib_gunzip(p, n, limit, &out, &used);
-    if (rc == 0 && n - used >= 2 && p[used] == 0x1f && p[used + 1] == 0x8b)
+    if (rc == 0 && gzip_more(p, n, used))
         rc = 1; /* a further member: codecs reads it */
     PyBuffer_Release(&in);
     if (rc < 0)
@@ -284,62 +269,6 @@ gunzip(PyObject *self, PyObject *args)
 }
 
 /* ---- writing ------------------------------------------------------------------------------- */
-
-/* Output built in a bytes object that grows, so that the finished bytes need no copy. */
-typedef struct {
-    PyObject *bytes;
-    unsigned char *p;
-    Py_ssize_t len, cap;
-} Buf;
-
-static int
-buf_reserve(Buf *b, Py_ssize_t more)
-{
-    if (more > PY_SSIZE_T_MAX - b->len) {
-        PyErr_NoMemory();
-        return -1;
-    }
-    if (b->len + more <= b->cap)
-        return 0;
-    Py_ssize_t cap = b->cap ? b->cap : 1 << 16;
-    while (cap < b->len + more)
-        cap = cap > PY_SSIZE_T_MAX / 2 ? b->len + more : cap * 2;
-    if (b->bytes == NULL)
-        b->bytes = PyBytes_FromStringAndSize(NULL, cap);
-    else if (_PyBytes_Resize(&b->bytes, cap) < 0)
-        b->bytes = NULL; /* (freed by the resize) */
-    if (b->bytes == NULL) {
-        b->p = NULL;
-        b->len = b->cap = 0;
-        return -1;
-    }
-    b->p = (unsigned char *)PyBytes_AS_STRING(b->bytes);
-    b->cap = cap;
-    return 0;
-}
-
-/* The bytes written (a new reference; the Buf is left empty), or NULL with an exception set. */
-static PyObject *
-buf_take(Buf *b)
-{
-    if (b->bytes == NULL)
-        return PyBytes_FromStringAndSize(NULL, 0);
-    PyObject *o = b->bytes;
-    b->bytes = NULL;
-    b->p = NULL;
-    b->cap = 0;
-    if (_PyBytes_Resize(&o, b->len) < 0)
-        return NULL;
-    return o;
-}
-
-static void
-buf_free(Buf *b)
-{
-    Py_CLEAR(b->bytes);
-    b->p = NULL;
-    b->len = b->cap = 0;
-}
 
 /* ---- Kafka's LZ4 frame ------------------------------------------------------------------------ */
 
@@ -390,7 +319,7 @@ lz4_frame(PyObject *self, PyObject *args)
     if (!PyArg_ParseTuple(args, "y*y*", &head, &data))
         return NULL;
     PyObject *out = NULL;
-    Buf b = {NULL, NULL, 0, 0};
+    Buf b = BUF_INIT;
     if (head.len != LZ4_HEADER) {
         PyErr_SetString(PyExc_ValueError, "an LZ4 frame header is 7 bytes here");
         goto done;
@@ -403,7 +332,7 @@ lz4_frame(PyObject *self, PyObject *args)
     Py_ssize_t blocks = n / LZ4_BLOCK + 1;
     if (buf_reserve(&b, LZ4_HEADER + n + n / 255 + blocks * (16 + 4) + 4) < 0)
         goto done;
-    memcpy(b.p, head.buf, LZ4_HEADER);
+    memcpy((unsigned char *)b.data, head.buf, LZ4_HEADER);
     b.len = LZ4_HEADER;
     for (Py_ssize_t at = 0; at < n; at += LZ4_BLOCK) {
         Py_ssize_t len = n - at < LZ4_BLOCK ? n - at : LZ4_BLOCK;
@@ -426,16 +355,16 @@ lz4_frame(PyObject *self, PyObject *args)
             Py_DECREF(block);
             goto done;
         }
-        put_le32(b.p + b.len, raw ? (uint32_t)len | LZ4_RAW : (uint32_t)got);
-        memcpy(b.p + b.len + 4, raw ? p + at : (const unsigned char *)PyBytes_AS_STRING(block), (size_t)(raw ? len : got));
+        put_le32((unsigned char *)b.data + b.len, raw ? (uint32_t)len | LZ4_RAW : (uint32_t)got);
+        memcpy((unsigned char *)b.data + b.len + 4, raw ? p + at : (const unsigned char *)PyBytes_AS_STRING(block), (size_t)(raw ? len : got));
         b.len += 4 + (raw ? len : got);
         Py_DECREF(block);
     }
     if (buf_reserve(&b, 4) < 0)
         goto done;
-    put_le32(b.p + b.len, 0);
+    put_le32((unsigned char *)b.data + b.len, 0);
     b.len += 4;
-    out = buf_take(&b);
+    out = buf_finish(&b);
 done:
     buf_free(&b);
     PyBuffer_Release(&head);
@@ -573,7 +502,7 @@ write_wrappers(PyObject *self, PyObject *args)
     int64_t previous = 0;
     if (have_last && as_i64(last_obj, &previous) < 0)
         return NULL;
-    Buf out = {NULL, NULL, 0, 0};
+    Buf out = BUF_INIT;
     PyObject *rows = PyList_New(0), *why = NULL, *body = NULL, *records = NULL, *res = NULL;
     Py_ssize_t n_items = PyList_GET_SIZE(items), i = 0, good = 0;
     if (rows == NULL)
@@ -611,7 +540,7 @@ write_wrappers(PyObject *self, PyObject *args)
             FAIL("the entry at offset %lld does not fit Kafka's 32-bit batch length", (long long)first);
         if (buf_reserve(&out, size) < 0)
             goto error;
-        unsigned char *e = out.p + out.len;
+        unsigned char *e = (unsigned char *)out.data + out.len;
         int64_t meant[NFIELDS] = {first, size - LOG_OVERHEAD, -1, 2, 0, codec, last - first, base_ts, max_ts,
                                   -1, -1, -1, count};
         for (int f = 0; f < NFIELDS; f++)
@@ -691,7 +620,7 @@ write_wrappers(PyObject *self, PyObject *args)
         good = out.len;
     }
     {
-        PyObject *data = buf_take(&out);
+        PyObject *data = buf_finish(&out);
         if (data == NULL) {
             Py_DECREF(rows);
             return NULL;

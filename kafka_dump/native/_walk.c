@@ -23,20 +23,6 @@
 #include "_layout.h"
 #include "_wire.h"
 
-/* Read one varint into out, or fail the record (errors inside a record point at its start). */
-#define VARINT(limit, max_bytes, out)                                                  \
-    do {                                                                               \
-        if (pos < (limit) && p[pos] < 0x80) {                                          \
-            unsigned char b_ = p[pos++];                                               \
-            (out) = (int64_t)(b_ >> 1) ^ -(int64_t)(b_ & 1);                           \
-        }                                                                              \
-        else if (read_varint(p, &pos, (limit), (max_bytes), &(out), &err) < 0) {       \
-            err.position = start;                                                      \
-            failed = 1;                                                                \
-            goto fail;                                                                 \
-        }                                                                              \
-    } while (0)
-
 /* Fail the walk with a reason at a position (DATA_ERROR jumps to fail). */
 #define FAIL(where, ...)                         \
     do {                                         \
@@ -65,49 +51,14 @@ walk_records(const unsigned char *p, Py_ssize_t pos, Py_ssize_t end, long long c
     Py_ssize_t first = pos;
     for (; i < count; i++) {
         Py_ssize_t start = pos;
-        int64_t length, ts_delta, offset_delta, key, value, h, n;
-        long long record_header_bytes = 0;
         if (pos >= end)
             FAIL(first, "batch declares %lld records but holds %lld", count, i);
-        VARINT(end, VARINT_MAX_BYTES, length);
-        if (length < V2_RECORD_MIN_LENGTH || length > end - pos)
-            FAIL(start, "record length %lld does not fit the batch", (long long)length);
-        Py_ssize_t body_end = pos + (Py_ssize_t)length;
-        pos += 1; /* attributes: unused */
-        VARINT(body_end, VARLONG_MAX_BYTES, ts_delta);
-        VARINT(body_end, VARINT_MAX_BYTES, offset_delta);
-        VARINT(body_end, VARINT_MAX_BYTES, key);
-        if (key > body_end - pos)
-            FAIL(start, "key length %lld runs past the record", (long long)key);
-        if (key > 0)
-            pos += (Py_ssize_t)key;
-        VARINT(body_end, VARINT_MAX_BYTES, value);
-        if (value > body_end - pos)
-            FAIL(start, "value length %lld runs past the record", (long long)value);
-        if (value > 0)
-            pos += (Py_ssize_t)value;
-        VARINT(body_end, VARINT_MAX_BYTES, h);
-        if (h < 0 || h > body_end - pos)
-            FAIL(start, "invalid header count %lld", (long long)h);
-        for (int64_t j = 0; j < h; j++) {
-            VARINT(body_end, VARINT_MAX_BYTES, n);
-            if (n < 0)
-                FAIL(start, "header key is null");
-            if (n > body_end - pos)
-                FAIL(start, "header key length %lld runs past the record", (long long)n);
-            record_header_bytes += n;
-            pos += (Py_ssize_t)n;
-            VARINT(body_end, VARINT_MAX_BYTES, n);
-            if (n > body_end - pos)
-                FAIL(start, "header value length %lld runs past the record", (long long)n);
-            if (n > 0) {
-                record_header_bytes += n;
-                pos += (Py_ssize_t)n;
-            }
+        V2Record r;
+        if (v2_record(p, &pos, end, &r, NULL, NULL, &err) < 0) {
+            failed = 1;
+            goto fail;
         }
-        if (pos != body_end)
-            FAIL(start, "record declares %lld bytes but its fields take %lld", (long long)length,
-                 (long long)(length + pos - body_end));
+        int64_t offset_delta = r.offset_delta;
         if (offset_delta <= previous)
             FAIL(start, "record offset delta %lld is not above the previous one (%lld)", (long long)offset_delta,
                  (long long)previous);
@@ -115,18 +66,18 @@ walk_records(const unsigned char *p, Py_ssize_t pos, Py_ssize_t end, long long c
             FAIL(start, "record offset delta %lld is past the batch's lastOffsetDelta %lld",
                  (long long)offset_delta, last_offset_delta);
         previous = offset_delta;
-        if (key < 0)
+        if (r.key_len < 0)
             null_keys++;
         else
-            keys += key;
-        if (value < 0)
+            keys += r.key_len;
+        if (r.value_len < 0)
             null_values++;
         else
-            values += value;
-        header_bytes += record_header_bytes;
-        headers += h;
-        if (!have_ts || ts_delta > max_ts) {
-            max_ts = ts_delta;
+            values += r.value_len;
+        header_bytes += r.header_bytes;
+        headers += r.header_count;
+        if (!have_ts || r.ts_delta > max_ts) {
+            max_ts = r.ts_delta;
             have_ts = 1;
         }
     }
@@ -192,8 +143,8 @@ crc_call_matches(PyObject *fn, const unsigned char *p, Py_ssize_t n, uint32_t st
     return !overflow && v == (long long)stored;
 }
 
-/* CRC-32 by folding (_wire.h) where the CPU can: three times zlib's speed on a v0/v1 gzip wrapper of a
- * few KiB, which is most of what a shallow check of such a file computes. Else by the tables below
+/* CRC-32 by folding (_wire.h) where the CPU can: faster than zlib's on a v0/v1 gzip wrapper of a few
+ * KiB, which is most of what a shallow check of such a file computes. Else by the tables below
  * SMALL_CRC, and by zlib.crc32 (fn) above it. */
 static int
 crc32_matches(PyObject *fn, const unsigned char *p, Py_ssize_t n, uint32_t stored)
@@ -215,22 +166,11 @@ legacy_value(const unsigned char *p, Py_ssize_t pos, Py_ssize_t end, int magic, 
     Py_ssize_t min_size = magic == 1 ? LEGACY_V1_MIN_SIZE : LEGACY_V0_MIN_SIZE;
     if (end - pos < SMALLEST_ENTRY || end - pos - LOG_OVERHEAD < min_size)
         return -1;
-    Py_ssize_t q = pos + LEGACY_HEADER_SIZE + (magic == 1 ? 8 : 0);
-    int32_t n = 0;
-    for (int k = 0; k < 2; k++) {
-        if (q + 4 > end)
-            return -1;
-        n = be32(p + q);
-        q += 4;
-        if (n > end - q)
-            return -1;
-        if (n > 0)
-            q += n;
-    }
-    if (q != end)
+    LegacyMessage m;
+    if (legacy_body(p, pos, end, magic, &m) != LEGACY_OK)
         return -1;
-    *vstart = n > 0 ? q - n : q;
-    *vlen = n;
+    *vstart = m.value_pos;
+    *vlen = (int32_t)m.value_len;
     return 0;
 }
 
@@ -436,11 +376,9 @@ walk_entries(PyObject *self, PyObject *args)
                     goto error;
                 if (!sound)
                     break;
-                int relative = magic > 0 && offset != 0;
-                if (relative && offset < last_inner)
+                if (legacy_relative(magic, offset) && offset < last_inner)
                     break;
-                __int128 shift = relative ? (__int128)offset - last_inner : 0;
-                __int128 b = (shift > 0 ? shift : 0) + first;
+                __int128 b = legacy_inner_base(magic, offset, last_inner) + first;
                 if (b > last_offset)
                     break;
                 base = (int64_t)b;
