@@ -1,7 +1,7 @@
-/* kafka_dump.native._native: the one compiled module. Each C file twins one pure module (its name in
- * the comments below) and gives the functions listed here and an init (the Python names, types and
- * constants it needs); this file makes them one module. The pure modules bind these functions
- * through kafka_dump/native/__init__.py. */
+/* kafka_dump.native._native: the one compiled module. Each C file twins one pure module: it gives the
+ * functions listed below under its name, and an init (the Python names, types and constants it
+ * needs); this file makes them one module. The pure modules bind these functions through
+ * kafka_dump/native/__init__.py. */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
@@ -10,7 +10,8 @@
     X(decode_v2_records) X(decode_legacy_inner) X(decode_legacy_wrapper) X(decode_legacy_run) X(crc32_paths) \
     X(walk_v2_records) X(walk_entries) \
     X(batch_json) X(run_json) X(plain_run_json) \
-    X(encode_v2_records) X(encode_v2_entry) X(v2_records_size) X(encode_legacy_messages) X(legacy_messages_size) X(v1_inner_to_v2) \
+    X(encode_v2_records) X(encode_v2_entry) X(v2_records_size) X(encode_legacy_messages) \
+    X(legacy_messages_size) X(v1_inner_to_v2) \
     X(gather_v2_records) X(gather_legacy_inner) X(gather_legacy_wrappers) \
     X(same_v2_records) X(same_as_v1_inner) \
     X(gunzip) X(lz4_frame) X(unlz4_frame) X(read_wrappers) X(write_wrappers) \
@@ -114,7 +115,8 @@ static PyMethodDef methods[] = {
      "lines(columns, widths, drawn, sections) -> bytes; the compiled twin of kafka_dump.render.rows.lines."},
     {"messages", messages, METH_VARARGS,
      "messages(batches, start, stop) -> (records, invalid, stop); the compiled twin of\n"
-     "kafka_dump.render.rows.messages."},    {NULL, NULL, 0, NULL},
+     "kafka_dump.render.rows.messages."},
+    {NULL, NULL, 0, NULL},
 };
 
 static struct PyModuleDef module = {
