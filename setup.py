@@ -48,7 +48,7 @@ setup(
             sources=sorted(glob.glob(f"{_NATIVE}*.c")),
             depends=sorted(glob.glob(f"{_NATIVE}*.h")),
             include_dirs=[_NATIVE],
-            extra_compile_args=_WARNINGS,
+            extra_compile_args=[*_WARNINGS, "-fvisibility=hidden"],  # only PyInit__native is exported
             # zlib: gzip inflated by convert's fast path and the inflate-ahead engine; POSIX threads: the
             # engine's, which never takes the GIL.
             libraries=["z", "pthread"],

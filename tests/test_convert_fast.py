@@ -29,7 +29,6 @@ from kafka_dump.analysis.convert_run import convert_segment
 from kafka_dump.errors import CompressionError, KafkaDumpError
 from kafka_dump.log.segment import read_segment
 from kafka_dump.model import Batch, Compression, Problem
-from kafka_dump.native import reference
 from kafka_dump.wire import _pure, _pure_encoder, _recheck_pure, _transcode_pure, codecs
 from kafka_dump.wire.checksum import crc32c
 from kafka_dump.wire.codecs import (
@@ -45,13 +44,11 @@ try:
 except ImportError:  # no compiler: only the references can be checked
     _encoder = None  # type: ignore[assignment]
 _recheck = _transcode = _encoder
+# The pure modules' own functions (their names hold the compiled ones where those are in use).
+_pure, _pure_encoder, _recheck_pure = map(reference_module, (_pure, _pure_encoder, _recheck_pure))
 
-TRANSCODERS = [reference(_pure_encoder.v1_inner_to_v2)] + (
-    [] if _encoder is None else [_encoder.v1_inner_to_v2]
-)
-COMPARERS = [reference(_recheck_pure.same_as_v1_inner)] + (
-    [] if _recheck is None else [_recheck.same_as_v1_inner]
-)
+TRANSCODERS = [_pure_encoder.v1_inner_to_v2] + ([] if _encoder is None else [_encoder.v1_inner_to_v2])
+COMPARERS = [_recheck_pure.same_as_v1_inner] + ([] if _recheck is None else [_recheck.same_as_v1_inner])
 RUN_TWINS = [reference_module(_transcode_pure)] + ([] if _transcode is None else [_transcode])
 
 _PAYLOAD = st.none() | st.just(b"") | st.binary(min_size=1, max_size=30)

@@ -23,7 +23,7 @@ from tests.batches import default_records, legacy_messages, legacy_records, v2_b
 from tests.conftest import FIXTURES, SHARED_REAL, reference_module
 
 compiled = pytest.importorskip("kafka_dump.native._native")
-_gather_pure = reference_module(_gather_pure)
+_gather_pure, _pure = reference_module(_gather_pure), reference_module(_pure)
 
 
 def run_twin(

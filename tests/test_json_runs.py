@@ -14,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from kafka.record.legacy_records import LegacyRecordBatchBuilder
 
+from kafka_dump import native
 from kafka_dump.cli import main
 from kafka_dump.errors import KafkaDumpError
 from kafka_dump.log.segment import read_segment, read_segment_runs
@@ -237,7 +238,7 @@ def _both_plain(data: bytes, pos: int, end: int, with_records: bool, payload: in
 def _speedups_or_pure_run(data: bytes, pos: int, end: int, with_records: bool) -> tuple[list[Batch], int]:
     from kafka_dump.wire import _pure
 
-    return _pure.decode_legacy_run("f", data, pos, end, 1000, with_records)
+    return native.reference(_pure.decode_legacy_run)("f", data, pos, end, 1000, with_records)
 
 
 @settings(max_examples=300, deadline=None)

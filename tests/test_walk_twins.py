@@ -21,7 +21,7 @@ from .batches import default_records, raw_record, raw_v2_batch, v2_batch
 from .conftest import reference_module
 
 walk_c = pytest.importorskip("kafka_dump.native._native")
-_walk_pure = reference_module(_walk_pure)
+_pure, _walk_pure = reference_module(_pure), reference_module(_walk_pure)
 
 
 def _both(data: bytes, pos: int, end: int, count: int, last_delta: int) -> RecordWalk:

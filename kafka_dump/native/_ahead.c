@@ -379,7 +379,7 @@ found_tuple(void *ctx, int codec, Py_ssize_t start, Py_ssize_t length)
 
 /* compressed_spans(data, pos, end) -> list of (codec, start, length): the scan the engine starts a
  * window with, for the tests that hold it to ahead.py's. */
-static PyObject *
+PyObject *
 compressed_spans(PyObject *self, PyObject *args)
 {
     Py_buffer in;
@@ -674,13 +674,6 @@ static PyTypeObject AheadType = {
     .tp_init = (initproc)Ahead_init,
     .tp_dealloc = (destructor)Ahead_dealloc,
     .tp_methods = Ahead_methods,
-};
-
-PyMethodDef ahead_methods[] = {
-    {"compressed_spans", compressed_spans, METH_VARARGS,
-     "compressed_spans(data, pos, end) -> list of (codec, start, length): ahead.py's scan (gzip wanted),\n"
-     "as the engine's scan() finds them."},
-    {NULL, NULL, 0, NULL},
 };
 
 int

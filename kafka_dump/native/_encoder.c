@@ -277,7 +277,7 @@ v2_records_after(PyObject *records, PyObject *base_offset, PyObject *base_timest
     return out;
 }
 
-static PyObject *
+PyObject *
 v2_records_size(PyObject *self, PyObject *args)
 {
     PyObject *records, *base_offset, *base_timestamp;
@@ -292,7 +292,7 @@ v2_records_size(PyObject *self, PyObject *args)
     return total < 0 ? NULL : PyLong_FromLongLong(total);
 }
 
-static PyObject *
+PyObject *
 encode_v2_records(PyObject *self, PyObject *args)
 {
     PyObject *records, *base_offset, *base_timestamp;
@@ -306,7 +306,7 @@ static PyObject *Crc32c; /* kafka_dump.wire.checksum.crc32c: the crc32c package,
 
 /* The whole uncompressed entry in one buffer: header, records, then batchLength and the CRC-32C
  * written into it (as _pure_encoder.finish_v2_entry), so that the records are never copied. */
-static PyObject *
+PyObject *
 encode_v2_entry(PyObject *self, PyObject *args)
 {
     PyObject *records, *base_offset, *base_timestamp;
@@ -410,7 +410,7 @@ check_magic(int magic)
     return -1;
 }
 
-static PyObject *
+PyObject *
 legacy_messages_size(PyObject *self, PyObject *args)
 {
     PyObject *records;
@@ -436,7 +436,7 @@ put_legacy_field(unsigned char *p, PyObject *field)
     return p + n;
 }
 
-static PyObject *
+PyObject *
 encode_legacy_messages(PyObject *self, PyObject *args)
 {
     PyObject *records, *shift;
@@ -592,7 +592,7 @@ transcode_pass(const unsigned char *p, Py_ssize_t len, Py_ssize_t max_records, u
     return t->n == 0 ? -1 : w - start;
 }
 
-static PyObject *
+PyObject *
 v1_inner_to_v2(PyObject *self, PyObject *args)
 {
     Py_buffer view;
@@ -630,22 +630,6 @@ v1_inner_to_v2(PyObject *self, PyObject *args)
     return Py_BuildValue("NnLLLL", out, t.n, (long long)first_offset, (long long)last_offset, (long long)t.base_ts,
                          (long long)t.max_ts);
 }
-
-PyMethodDef encoder_methods[] = {
-    {"encode_v2_records", encode_v2_records, METH_VARARGS,
-     "encode_v2_records(records, base_offset, base_timestamp, log_append_time) -> bytes"},
-    {"encode_v2_entry", encode_v2_entry, METH_VARARGS,
-     "encode_v2_entry(header, records, base_offset, base_timestamp, log_append_time) -> bytes"},
-    {"v2_records_size", v2_records_size, METH_VARARGS,
-     "v2_records_size(records, base_offset, base_timestamp, log_append_time) -> int"},
-    {"encode_legacy_messages", encode_legacy_messages, METH_VARARGS,
-     "encode_legacy_messages(records, magic, attributes, offset_shift, log_append_time) -> bytes"},
-    {"legacy_messages_size", legacy_messages_size, METH_VARARGS, "legacy_messages_size(records, magic) -> int"},
-    {"v1_inner_to_v2", v1_inner_to_v2, METH_VARARGS,
-     "v1_inner_to_v2(data, wrapper_offset, max_records) -> (records, count, first_offset, last_offset, "
-     "base_timestamp, max_timestamp) | None"},
-    {NULL, NULL, 0, NULL},
-};
 
 int
 encoder_init(PyObject *m)

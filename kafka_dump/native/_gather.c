@@ -235,7 +235,7 @@ acc_open(Acc *acc, PyObject *hist_objs, int nhists, Py_buffer *bufs, int *got, P
     return 0;
 }
 
-static PyObject *
+PyObject *
 gather_v2_records(PyObject *self, PyObject *args)
 {
     Py_buffer data;
@@ -388,7 +388,7 @@ plain_inner(const unsigned char *p, Py_ssize_t len, int magic, int64_t wrapper_o
     return n;
 }
 
-static PyObject *
+PyObject *
 gather_legacy_inner(PyObject *self, PyObject *args)
 {
     Py_buffer data;
@@ -613,7 +613,7 @@ opt_int(int have, int64_t v)
     return have ? PyLong_FromLongLong(v) : Py_NewRef(Py_None);
 }
 
-static PyObject *
+PyObject *
 gather_legacy_wrappers(PyObject *self, PyObject *args)
 {
     Py_buffer data;
@@ -757,18 +757,6 @@ done:
     PyBuffer_Release(&data);
     return result;
 }
-
-PyMethodDef gather_methods[] = {
-    {"gather_v2_records", gather_v2_records, METH_VARARGS,
-     "Validate, then add to histograms the records of one v2 batch (see _gather_pure.py)."},
-    {"gather_legacy_inner", gather_legacy_inner, METH_VARARGS,
-     "Add to histograms the inner messages of a decompressed v0/v1 wrapper, in the plain case (see "
-     "_gather_pure.py); None otherwise."},
-    {"gather_legacy_wrappers", gather_legacy_wrappers, METH_VARARGS,
-     "Count the run of compressed v0/v1 wrappers at pos whose inner messages are the plain case (see "
-     "_gather_pure.py)."},
-    {NULL, NULL, 0, NULL},
-};
 
 int
 gather_init(PyObject *m)

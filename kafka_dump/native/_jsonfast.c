@@ -455,7 +455,7 @@ put_batch(Buf *b, const char *file_json, Py_ssize_t file_len, PyObject *batch, P
 }
 
 /* The twin of render/jsonl.py's batch_json: one batch's whole JSON line. */
-static PyObject *
+PyObject *
 batch_json(PyObject *self, PyObject *args)
 {
     const char *file_json;
@@ -474,7 +474,7 @@ batch_json(PyObject *self, PyObject *args)
 
 /* The twin of render/jsonl.py's run_json: the lines of a run of batches of one file, each with all
  * its records, as one bytes object (one call and one write for a whole read window). */
-static PyObject *
+PyObject *
 run_json(PyObject *self, PyObject *args)
 {
     PyObject *file, *batches;
@@ -623,7 +623,7 @@ put_plain(Buf *b, const char *file_json, Py_ssize_t file_len, const unsigned cha
 /* The twin of render/jsonl.py's plain_run_json: the run of plain messages that starts at data[pos]
  * (file position file_pos), decoded and written in one pass, without a Batch or Record made: the
  * lines run_json writes for the batches decode_legacy_run makes of the same bytes, and the same stop. */
-static PyObject *
+PyObject *
 plain_run_json(PyObject *self, PyObject *args)
 {
     const char *file_json;
@@ -670,19 +670,6 @@ done:
     return result;
 }
 
-
-PyMethodDef jsonfast_methods[] = {
-    {"batch_json", batch_json, METH_VARARGS,
-     "batch_json(file_json, batch, records, payload) -> bytes; the compiled twin of\n"
-     "kafka_dump.render.jsonl.batch_json."},
-    {"run_json", run_json, METH_VARARGS,
-     "run_json(file, file_json, batches, payload) -> bytes; the compiled twin of\n"
-     "kafka_dump.render.jsonl.run_json."},
-    {"plain_run_json", plain_run_json, METH_VARARGS,
-     "plain_run_json(file_json, data, pos, end, file_pos, with_records, payload) -> (bytes, batches, bytes used);\n"
-     "the compiled twin of kafka_dump.render.jsonl.plain_run_json."},
-    {NULL, NULL, 0, NULL},
-};
 
 int
 jsonfast_init(PyObject *m)

@@ -82,7 +82,7 @@ read_record_head(const unsigned char *p, Py_ssize_t *at, Py_ssize_t end, int64_t
     return 0;
 }
 
-static PyObject *
+PyObject *
 same_v2_records(PyObject *self, PyObject *args)
 {
     Py_buffer view;
@@ -204,7 +204,7 @@ same_field(const unsigned char *a, int64_t an, const unsigned char *b, int64_t b
     return an == bn && (an == 0 || memcmp(a, b, (size_t)an) == 0);
 }
 
-static PyObject *
+PyObject *
 same_as_v1_inner(PyObject *self, PyObject *args)
 {
     Py_buffer view, inner;
@@ -258,18 +258,6 @@ error:
     PyBuffer_Release(&inner);
     return NULL;
 }
-
-PyMethodDef recheck_methods[] = {
-    {"same_v2_records", same_v2_records, METH_VARARGS,
-     "same_v2_records(data, pos, end, base_offset, base_timestamp, log_append_time, expected) -> int\n"
-     "The index of the first record of data[pos:end] that differs from expected, or -1."},
-    {"same_as_v1_inner", same_as_v1_inner, METH_VARARGS,
-     "same_as_v1_inner(data, pos, end, base_offset, base_timestamp, inner, wrapper_offset) -> (int, int, int, int)\n"
-     "The index of the first v2 record of data[pos:end] that differs from the v1 inner messages of a\n"
-     "decompressed wrapper, or whose offset is not above the previous one's (or -1); the records found\n"
-     "the same; the largest record time and the last offset among them."},
-    {NULL, NULL, 0, NULL},
-};
 
 int
 recheck_init(PyObject *m)

@@ -361,7 +361,7 @@ record_headers(const unsigned char *p, Py_ssize_t pos, Py_ssize_t body_end, int6
     return 0;
 }
 
-static PyObject *
+PyObject *
 decode_v2_records(PyObject *self, PyObject *args)
 {
     Py_buffer view;
@@ -729,7 +729,7 @@ done:
     return 0;
 }
 
-static PyObject *
+PyObject *
 decode_legacy_inner(PyObject *self, PyObject *args)
 {
     PyObject *data;
@@ -777,7 +777,7 @@ legacy_batch_fields(PyObject **vals)
  * its CRC holds, its codec is one a wrapper may use, its value decompresses (through decompress, the
  * codecs module's, so that the limits and the codecs are the same), and its inner message set is
  * sound. Anything else returns None, and legacy.decode_message takes the long way and reports it. */
-static PyObject *
+PyObject *
 decode_legacy_wrapper(PyObject *self, PyObject *args)
 {
     PyObject *file, *decompress;
@@ -1025,7 +1025,7 @@ fail:
  * its size at once instead of growing by appends (a 16 KiB run holds at most 630 entries). */
 #define RUN_GATHER 1024
 
-static PyObject *
+PyObject *
 decode_legacy_run(PyObject *self, PyObject *args)
 {
     PyObject *file;
@@ -1108,7 +1108,7 @@ done:
 
 /* ---- the CRC-32 of _wire.h, for the tests that hold both of its paths to zlib.crc32 ------------- */
 
-static PyObject *
+PyObject *
 crc32_paths(PyObject *self, PyObject *args)
 {
     Py_buffer view;
@@ -1119,25 +1119,6 @@ crc32_paths(PyObject *self, PyObject *args)
     PyBuffer_Release(&view);
     return PyLong_FromUnsignedLong(crc);
 }
-
-PyMethodDef speedups_methods[] = {
-    {"decode_v2_records", decode_v2_records, METH_VARARGS,
-     "decode_v2_records(data, pos, end, count, base_offset, base_timestamp, log_append_time, base_sequence)\n"
-     "-> (records, error or None); the compiled twin of kafka_dump.wire._pure.decode_v2_records."},
-    {"decode_legacy_inner", decode_legacy_inner, METH_VARARGS,
-     "decode_legacy_inner(data: bytes, wrapper_magic, wrapper_offset, log_append_time) -> (records, error or None);\n"
-     "the compiled twin of kafka_dump.wire._pure.decode_legacy_inner."},
-    {"decode_legacy_wrapper", decode_legacy_wrapper, METH_VARARGS,
-     "decode_legacy_wrapper(file, buf, pos, end, file_pos, with_records, max_batch_bytes, max_records, decompress)\n"
-     "-> Batch or None; the compiled twin of kafka_dump.wire._pure.decode_legacy_wrapper."},
-    {"decode_legacy_run", decode_legacy_run, METH_VARARGS,
-     "decode_legacy_run(file, data, pos, end, file_pos, with_records) -> (batches, bytes used);\n"
-     "the compiled twin of kafka_dump.wire._pure.decode_legacy_run."},
-    {"crc32", crc32_paths, METH_VARARGS,
-     "crc32(data, table_only=False) -> zlib.crc32(data), by the path the decoders take (folding with\n"
-     "PCLMULQDQ where the CPU has it) or by the tables alone; for the tests."},
-    {NULL, NULL, 0, NULL},
-};
 
 int
 speedups_init(PyObject *m)

@@ -244,7 +244,7 @@ append_cell(PyObject *column, PyObject *cell, PyObject *blank, Py_ssize_t row, i
     return rc;
 }
 
-static PyObject *
+PyObject *
 cells(PyObject *self, PyObject *args)
 {
     PyObject *records, *columns_arg;
@@ -451,7 +451,7 @@ put_str(Buf *b, PyObject *text)
     return 0;
 }
 
-static PyObject *
+PyObject *
 lines(PyObject *self, PyObject *args)
 {
     PyObject *columns_arg, *widths_arg, *drawn, *sections_arg;
@@ -577,7 +577,7 @@ done:
 
 /* ---- messages ----------------------------------------------------------------------------------- */
 
-static PyObject *
+PyObject *
 messages(PyObject *self, PyObject *args)
 {
     PyObject *batches;
@@ -651,18 +651,6 @@ done:
     Py_XDECREF(invalid);
     return result;
 }
-
-PyMethodDef tablefast_methods[] = {
-    {"cells", cells, METH_VARARGS,
-     "cells(records, max_bytes, time_mode, first, columns) -> (blank, widths);\n"
-     "the compiled twin of kafka_dump.render.rows.cells."},
-    {"lines", lines, METH_VARARGS,
-     "lines(columns, widths, drawn, sections) -> bytes; the compiled twin of kafka_dump.render.rows.lines."},
-    {"messages", messages, METH_VARARGS,
-     "messages(batches, start, stop) -> (records, invalid, stop); the compiled twin of\n"
-     "kafka_dump.render.rows.messages."},
-    {NULL, NULL, 0, NULL},
-};
 
 int
 tablefast_init(PyObject *m)

@@ -50,7 +50,7 @@ call_codec_fn(PyObject *fn, int codec, const unsigned char *p, Py_ssize_t n, int
     return r;
 }
 
-static PyObject *
+PyObject *
 read_wrappers(PyObject *self, PyObject *args)
 {
     Py_buffer view;
@@ -242,7 +242,7 @@ decline:
  * the limit (codecs then refuses it without inflating it again); None when it cannot vouch for the
  * answer (another member follows, a header CRC, any error), which the caller then asks of
  * codecs.decompress. The GIL is released while inflating. */
-static PyObject *
+PyObject *
 gunzip(PyObject *self, PyObject *args)
 {
     Py_buffer in;
@@ -312,7 +312,7 @@ put_le32(unsigned char *p, uint32_t v)
 /* lz4_frame(header, data): codecs._lz4_kafka(data, None, magic) for the magic whose frame header
  * is given: independent 64 KiB blocks of lz4's fast compressor, each stored raw when it does not
  * shrink, then an end mark. */
-static PyObject *
+PyObject *
 lz4_frame(PyObject *self, PyObject *args)
 {
     Py_buffer head, data;
@@ -375,7 +375,7 @@ done:
 /* unlz4_frame(header, payload, limit): the frame of one compressed block behind that header, as
  * codecs._unlz4 reads it; None for any other frame, or a block that does not decompress (the caller
  * then asks codecs, which reads it, or says why not). */
-static PyObject *
+PyObject *
 unlz4_frame(PyObject *self, PyObject *args)
 {
     Py_buffer head, data;
@@ -490,7 +490,7 @@ get_field(const unsigned char *p, int i)
         goto failed;                                       \
     } while (0)
 
-static PyObject *
+PyObject *
 write_wrappers(PyObject *self, PyObject *args)
 {
     PyObject *items, *compress, *decompress, *crc32c_fn, *same, *last_obj;
@@ -646,25 +646,6 @@ error:
     Py_DECREF(rows);
     return NULL;
 }
-
-PyMethodDef transcode_methods[] = {
-    {"gunzip", gunzip, METH_VARARGS,
-     "gunzip(payload, limit) -> bytes | None: a gzip payload as codecs.decompress\n"
-     "inflates it, or None where it cannot vouch for that (then ask codecs.decompress)."},
-    {"lz4_frame", lz4_frame, METH_VARARGS,
-     "lz4_frame(header, data) -> bytes: Kafka's LZ4 frame of data at lz4's default level (codecs' bytes)."},
-    {"unlz4_frame", unlz4_frame, METH_VARARGS,
-     "unlz4_frame(header, payload, limit) -> bytes | None: a one-block frame with that header, as codecs\n"
-     "reads it; None for any other (then ask codecs)."},
-    {"read_wrappers", read_wrappers, METH_VARARGS,
-     "read_wrappers(buf, pos, end, file_pos, entry_limit, max_records, run_limit, decompress, transcode)\n"
-     "-> (used, want, codec, items): the sound v1 CreateTime wrappers of one codec at buf[pos:end],\n"
-     "taken until run_limit bytes are used."},
-    {"write_wrappers", write_wrappers, METH_VARARGS,
-     "write_wrappers(items, codec, compress, decompress, crc32c, same, last_offset)\n"
-     "-> (data, rows, last_offset, failure): read_wrappers' items as checked v2 entries."},
-    {NULL, NULL, 0, NULL},
-};
 
 int
 transcode_init(PyObject *m)

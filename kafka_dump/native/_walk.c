@@ -90,7 +90,7 @@ fail:
     return failed;
 }
 
-static PyObject *
+PyObject *
 walk_v2_records(PyObject *self, PyObject *args)
 {
     Py_buffer view;
@@ -227,7 +227,7 @@ call_decompress(PyObject *fn, int codec, const unsigned char *p, Py_ssize_t n)
     return r;
 }
 
-static PyObject *
+PyObject *
 walk_entries(PyObject *self, PyObject *args)
 {
     Py_buffer view;
@@ -424,16 +424,6 @@ error:
     PyBuffer_Release(&view);
     return NULL;
 }
-
-PyMethodDef walk_methods[] = {
-    {"walk_v2_records", walk_v2_records, METH_VARARGS,
-     "walk_v2_records(data, pos, end, count, last_offset_delta) -> (records, keyBytes, valueBytes, "
-     "headerBytes, nullKeys, nullValues, headers, maxTimestampDelta, error, errorPosition)"},
-    {"walk_entries", walk_entries, METH_VARARGS,
-     "walk_entries(data, pos, end, file_pos, deep, last, after_damage, max_records, entry_limit, crc32c, crc32, "
-     "decompress, rows) -> (used, batches, records, gaps, last, after_damage)"},
-    {NULL, NULL, 0, NULL},
-};
 
 int
 walk_init(PyObject *m)
