@@ -14,14 +14,14 @@ are the reader's, item for item, but for the Records not built and a run of wrap
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import NamedTuple, Protocol
 
 from kafka_dump import wire as _twins
 from kafka_dump.log.ahead import inflate_ahead
-from kafka_dump.log.segment import CHUNK_SIZE, open_segment, read_segment, read_segment_runs
+from kafka_dump.log.segment import read_segment, read_segment_runs
+from kafka_dump.log.window import CHUNK_SIZE, Window, open_segment
 from kafka_dump.model import Batch, Compression, Problem
 from kafka_dump.wire._transcode_pure import Wrapper
 from kafka_dump.wire.codecs import decompress, lz4_frame_header
@@ -96,21 +96,26 @@ class Inline:
 
 class Ahead:
     """The window's gzip wrappers inflated ahead, on a second thread, while the runs before them are
-    written (``format/ahead.py``: each payload asked for is checked against the one inflated, so
-    the bytes are ``inflater``'s either way). No thread without a gzip wrapper."""
+    written (``log/ahead.py``: the bytes are ``inflater``'s either way); ``Inline`` where the compiled
+    engine is not there. No thread without a gzip wrapper."""
 
     def __init__(self, max_batch_bytes: int) -> None:
-        self._ahead = inflate_ahead(inflater(max_batch_bytes), max_batch_bytes)
+        self._inflate = inflater(max_batch_bytes)
+        self._ahead = inflate_ahead(self._inflate, max_batch_bytes)
 
     def start(self, window: bytearray, pos: int, end: int) -> Codec:
+        if self._ahead is None:
+            return self._inflate
         self._ahead.start_window(window, pos, end)
         return self._ahead.take
 
     def finish(self) -> None:
-        self._ahead.finish()
+        if self._ahead is not None:
+            self._ahead.finish()
 
     def close(self) -> None:
-        self._ahead.close()
+        if self._ahead is not None:
+            self._ahead.close()
 
 
 def read_input(
@@ -142,12 +147,12 @@ def _read_fast(path: Path, source: Inflating, max_batch_bytes: int, max_records:
     entry_limit = max(max_batch_bytes, CHUNK_SIZE)
     f, size = open_segment(path)
     with f:
-        fd = f.fileno()
-        pos = 0
+        win = Window(f, size, _WINDOW, reuse=True)
+        pos = want = 0
         runs: Iterator[Sequence[Batch | Problem]] | None = None
-        window = bytearray(_WINDOW)
         while pos < size:
-            got = os.preadv(fd, [window], pos)
+            got = win.fill(pos, want)  # ``want``: an entry larger than the window, read whole
+            window = win.buf
             inflate = source.start(window, 0, got)
             at, want = 0, 0
             try:
@@ -166,14 +171,11 @@ def _read_fast(path: Path, source: Inflating, max_batch_bytes: int, max_records:
                 source.finish()
             if at:  # the window's wrappers taken: read on from the first entry not taken
                 pos += at
-                if len(window) > _WINDOW:
-                    window = bytearray(_WINDOW)
+                want = 0
                 continue
-            if want > len(window) and want <= size - pos:  # one entry larger than the window: read it whole
-                window = bytearray(want)
-                continue
-            if len(window) > _WINDOW:
-                window = bytearray(_WINDOW)
+            if want > len(window) and want <= size - pos:
+                continue  # one entry larger than the window: read it whole
+            want = 0
             if runs is None:
                 runs = read_segment_runs(
                     path, start=pos, max_batch_bytes=max_batch_bytes, max_records_per_batch=max_records

@@ -29,7 +29,8 @@ from typing import BinaryIO
 from kafka_dump.analysis.convert import Changes, ConversionError, Converter, ConvertOptions
 from kafka_dump.analysis.convert_fast import Codec, Inflating, Item, TranscodedRun, inflater, read_input
 from kafka_dump.errors import CorruptRecordError, KafkaDumpError, NotASegmentError
-from kafka_dump.log.segment import CHUNK_SIZE, segment_base_offset, segment_files
+from kafka_dump.log.segment import segment_base_offset, segment_files
+from kafka_dump.log.window import CHUNK_SIZE
 from kafka_dump.log.writer import NO_TIMESTAMP, IndexBuilder
 from kafka_dump.model import Batch, Compression, ControlType, Problem, ProblemKind, Record, TimestampType
 from kafka_dump.wire import encode_entry, legacy, v2

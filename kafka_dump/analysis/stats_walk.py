@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from kafka_dump.analysis.stats import SegmentStats, Unpack
 from kafka_dump.errors import CorruptRecordError, NotASegmentError
-from kafka_dump.log.segment import CHUNK_SIZE, SEGMENT_SUFFIXES, read_segment, segment_files
+from kafka_dump.log.segment import SEGMENT_SUFFIXES, read_segment, segment_files
+from kafka_dump.log.window import CHUNK_SIZE, Window
 from kafka_dump.model import Batch, Compression, Problem
 from kafka_dump.wire import decode_legacy_run, legacy, v2
 from kafka_dump.wire import layout as L
@@ -165,29 +166,25 @@ def _walk_window(
     are counted, the same bytes either way)."""
     name = str(path)
     limit = max(max_batch_bytes, CHUNK_SIZE)
-    started: bytes | None = None
+    started: bytes | bytearray | None = None
     unpack: Unpack = decompress
     with open(path, "rb") as f:
         size = os.fstat(f.fileno()).st_size
-        buf, buf_start = b"", 0
+        win = Window(f, size, CHUNK_SIZE)
         pos = 0
         while pos < size:
             if size - pos < L.V2_HEADER_SIZE:
                 return pos
-            if not (buf_start <= pos and pos + L.V2_HEADER_SIZE <= buf_start + len(buf)):
-                f.seek(pos)
-                buf, buf_start = f.read(CHUNK_SIZE), pos
-            i = pos - buf_start
+            buf, i = win.span(pos, L.V2_HEADER_SIZE)
             _, length = L.LOG_ENTRY.unpack_from(buf, i)
             magic = buf[i + L.MAGIC_OFFSET]
             entry = L.LOG_OVERHEAD + length
             if length < L.LEGACY_MIN_SIZE[0] or entry > size - pos or entry > limit:
                 return pos
-            if pos + entry > buf_start + len(buf):
-                f.seek(pos)
-                buf, buf_start, i = f.read(max(entry, CHUNK_SIZE)), pos, 0
-                if len(buf) < entry:
-                    return pos
+            try:
+                buf, i = win.span(pos, entry)
+            except NotASegmentError:
+                return pos  # the file shrank: read_segment reports what is there
             if buf is not started:
                 started = buf  # a new window: inflate its payloads from this entry on
                 unpack = inflating.start(buf, i)

@@ -18,8 +18,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO, NamedTuple
 
 from kafka_dump import wire as _twins
-from kafka_dump.errors import KafkaDumpError, NotASegmentError
-from kafka_dump.log.ahead import CompiledAhead, Decompress, InflateAhead, inflate_ahead
+from kafka_dump.errors import KafkaDumpError
+from kafka_dump.log.ahead import CompiledAhead, Decompress, inflate_ahead
+from kafka_dump.log.window import CHUNK_SIZE, Window, open_segment
 from kafka_dump.model import Batch, Check, Compression, ControlType, Problem, ProblemKind, TimestampType
 from kafka_dump.wire import layout as L
 from kafka_dump.wire.checksum import crc32c
@@ -34,11 +35,10 @@ if TYPE_CHECKING:
 # The segment reader (and the index check, which reads through it) is imported only when a file needs
 # it: a sound segment without index files is checked by the entry walk alone, and start-up is most of
 # a short check's time.
-_CHUNK_SIZE = 4 * 1024 * 1024  # segment.CHUNK_SIZE: no entry below it is refused as too large
 _INDEX_SUFFIXES = (".index", ".timeindex", ".txnindex")
 
 _PROGRESS_EVERY = 4 * 1024 * 1024  # bytes of file between progress events
-_WINDOW = 8 * 1024 * 1024  # bytes read at a time for the entry walk
+_WINDOW = 8 * 1024 * 1024  # the entry walk's read window
 _RESUME_AFTER = 256 * 1024  # sound bytes after damage before the entry walk takes over from the reader
 _PREFIX = L.MAGIC_OFFSET + 1  # offset, size and magic
 _SMALLEST = L.LOG_OVERHEAD + L.LEGACY_V0_MIN_SIZE
@@ -227,11 +227,7 @@ class _FileCheck:
 
             self._index = IndexCheck(self.path)
             report.indexFiles = len(self._index.files)
-        try:
-            f = open(self.path, "rb")  # noqa: SIM115 (closed below)
-            size = os.fstat(f.fileno()).st_size
-        except OSError as exc:
-            raise NotASegmentError(exc.strerror or str(exc), file=str(self.path)) from None
+        f, size = open_segment(self.path)
         with f:
             yield from self._scan(f, size)
         yield from self._finish_pending()
@@ -245,9 +241,6 @@ class _FileCheck:
         """The file's entries: runs of sound ones walked by the entry walk (in C, without a Python
         object per entry), each other one read the slow way (the segment reader, which reports it)."""
         options = self.options
-        buf = bytearray(min(_WINDOW, max(size, 1)))
-        rows: list[EntryRow] | None = [] if self._index is not None else None
-        limit = max(options.max_batch_bytes, _CHUNK_SIZE)
         mbb = options.max_batch_bytes
 
         def unpack(codec: int, payload: memoryview) -> bytes:
@@ -255,39 +248,31 @@ class _FileCheck:
 
         ahead = inflate_ahead(unpack, mbb) if options.deep and options.inflate_ahead else None
         try:
-            yield from self._walk_windows(f, size, buf, rows, limit, unpack, ahead)
+            yield from self._walk_windows(f, Window(f, size, _WINDOW, reuse=True), unpack, ahead)
         finally:
             if ahead is not None:
                 ahead.close()
 
     def _walk_windows(
-        self,
-        f: BinaryIO,
-        size: int,
-        buf: bytearray,
-        rows: list[EntryRow] | None,
-        limit: int,
-        unpack: Decompress,
-        ahead: InflateAhead | CompiledAhead | None,
+        self, f: BinaryIO, win: Window[bytearray], unpack: Decompress, ahead: CompiledAhead | None
     ) -> Iterator[VerifyEvent]:
         """``_scan``'s loop over read windows; ``ahead`` (deep) inflates each window's payloads ahead."""
         options = self.options
         report = self.report
+        rows: list[EntryRow] | None = [] if self._index is not None else None
+        limit = max(options.max_batch_bytes, CHUNK_SIZE)
+        size = win.size
         pos = 0
         next_progress = _PROGRESS_EVERY
-        data: bytes | bytearray = buf
-        start = n = 0  # data[0:n] holds the file from byte start
         while pos < size:
-            at = pos - start
-            if at < 0 or n - at < _PREFIX or _entry_size(data, at) > n - at:
-                # The next entry is not whole in the window: read on from it (once).
-                f.seek(pos)
-                data, start, at = buf, pos, 0
-                n = f.readinto(buf)  # type: ignore[attr-defined]
-                if n >= _PREFIX and n < _entry_size(buf, 0) <= min(size - pos, limit):
-                    f.seek(pos)
-                    data = f.read(_entry_size(buf, 0))  # one entry larger than the window
-                    n = len(data)
+            at = pos - win.start
+            if at < 0 or win.end - at < _PREFIX or _entry_size(win.buf, at) > win.end - at:
+                # The next entry is not whole in the window: read on from it (once), whole if larger.
+                n = win.fill(pos)
+                if n >= _PREFIX and n < (entry := _entry_size(win.buf, 0)) <= min(size - pos, limit):
+                    win.fill(pos, entry)
+                at = 0
+            data, n, start = win.buf, win.end, win.start
             fn = unpack
             if ahead is not None:
                 ahead.start_window(data, at, n)
@@ -341,7 +326,7 @@ class _FileCheck:
         head = f.read(_PREFIX)
         if len(head) == _PREFIX:
             entry = _entry_size(head, 0)
-            if _SMALLEST <= entry <= min(size - pos, max(options.max_batch_bytes, _CHUNK_SIZE)):
+            if _SMALLEST <= entry <= min(size - pos, max(options.max_batch_bytes, CHUNK_SIZE)):
                 f.seek(pos)
                 buf = f.read(entry)
                 if len(buf) == entry:
