@@ -423,3 +423,8 @@ class Problem(_Frozen):
 
 
 Problem._values = attrgetter(*Problem.__match_args__)
+
+
+def item_end(item: Batch | Problem) -> int:
+    """Where a reader goes on after an item: past its entry (a problem covers the bytes it skipped)."""
+    return item.position + (item.length if isinstance(item, Problem) else item.sizeInBytes)

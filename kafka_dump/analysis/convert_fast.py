@@ -22,7 +22,7 @@ from kafka_dump import wire as _twins
 from kafka_dump.log.ahead import inflate_ahead
 from kafka_dump.log.segment import read_segment, read_segment_runs
 from kafka_dump.log.window import CHUNK_SIZE, Window, open_segment
-from kafka_dump.model import Batch, Compression, Problem
+from kafka_dump.model import Batch, Compression, Problem, item_end
 from kafka_dump.wire._transcode_pure import Wrapper
 from kafka_dump.wire.codecs import decompress, lz4_frame_header
 from kafka_dump.wire.transcode import read_wrappers, unlz4_frame
@@ -184,11 +184,4 @@ def _read_fast(path: Path, source: Inflating, max_batch_bytes: int, max_records:
             if run is None:
                 return
             yield from run
-            pos = max(_end(item) for item in run)
-
-
-def _end(item: Batch | Problem) -> int:
-    """Where the reader goes on after an item: past its entry (a problem covers what it skipped)."""
-    if isinstance(item, Batch):
-        return item.position + item.sizeInBytes
-    return item.position + item.length
+            pos = max(map(item_end, run))

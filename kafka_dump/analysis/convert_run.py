@@ -31,7 +31,7 @@ from kafka_dump.analysis.convert_fast import Codec, Inflating, Item, TranscodedR
 from kafka_dump.errors import CorruptRecordError, KafkaDumpError, NotASegmentError
 from kafka_dump.log.segment import segment_base_offset, segment_files
 from kafka_dump.log.window import CHUNK_SIZE
-from kafka_dump.log.writer import NO_TIMESTAMP, IndexBuilder
+from kafka_dump.log.writer import NO_TIMESTAMP, IndexBuilder, fsync_dir
 from kafka_dump.model import Batch, Compression, ControlType, Problem, ProblemKind, Record, TimestampType
 from kafka_dump.wire import encode_entry, legacy, v2
 from kafka_dump.wire import layout as L
@@ -454,7 +454,7 @@ class _TempSegment:
             for tmp, target in targets:
                 _place(tmp, target, self._overwrite)
                 placed.append(target)
-            _fsync_dir(self.dst.parent)
+            fsync_dir(self.dst.parent)
         except BaseException:
             if not self._overwrite:  # they did not exist before: half an output is none at all
                 for target in placed:
@@ -503,20 +503,6 @@ def _place(tmp: Path, target: Path, overwrite: bool) -> None:
         os.rename(tmp, target)
         return
     tmp.unlink()
-
-
-def _fsync_dir(path: Path) -> None:
-    """Make a rename durable (POSIX); a no-op where directories cannot be opened."""
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
 
 
 def _check_entry(data: bytes, expected: Batch, max_batch_bytes: int) -> str | None:

@@ -21,7 +21,16 @@ from kafka_dump import wire as _twins
 from kafka_dump.errors import KafkaDumpError
 from kafka_dump.log.ahead import CompiledAhead, Decompress, inflate_ahead
 from kafka_dump.log.window import CHUNK_SIZE, Window, open_segment
-from kafka_dump.model import Batch, Check, Compression, ControlType, Problem, ProblemKind, TimestampType
+from kafka_dump.model import (
+    Batch,
+    Check,
+    Compression,
+    ControlType,
+    Problem,
+    ProblemKind,
+    TimestampType,
+    item_end,
+)
 from kafka_dump.wire import layout as L
 from kafka_dump.wire.checksum import crc32c
 from kafka_dump.wire.codecs import DEFAULT_MAX_BATCH_BYTES, DEFAULT_MAX_RECORDS_PER_BATCH, decompress
@@ -51,12 +60,6 @@ _ROW = Batch("", 0, 0, 0, 2, 0, Compression.NONE, TimestampType.CREATE_TIME, -1,
 def _entry_size(data: bytes | bytearray, at: int) -> int:
     """The whole size of the entry whose offset field starts at ``data[at]``."""
     return L.LOG_OVERHEAD + int(L.INT32.unpack_from(data, at + L.LOG_ENTRY_SIZE_OFFSET)[0])
-
-
-def _item_end(item: Item) -> int:
-    if isinstance(item, Batch):
-        return item.position + item.sizeInBytes
-    return item.position + item.length
 
 
 _MARKERS = (ControlType.ABORT, ControlType.COMMIT)
@@ -356,7 +359,7 @@ class _FileCheck:
             if not run or any(isinstance(item, Problem) for item in run):
                 clean = 0
                 continue
-            run_end = max(_item_end(item) for item in run)
+            run_end = max(map(item_end, run))
             clean += run_end - run[0].position
             if clean >= _RESUME_AFTER:
                 end = run_end  # a sound stretch: the entry walk takes over again

@@ -19,7 +19,7 @@ import re
 from collections.abc import Callable, Iterator, Sequence
 from itertools import chain
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ParamSpec
 
 from kafka_dump import wire as _twins
 from kafka_dump.errors import CorruptRecordError, NotASegmentError
@@ -51,6 +51,7 @@ _SNAPSHOT_NAME = re.compile(r"^(\d{20})-(\d{10})\.checkpoint$")
 SEGMENT_SUFFIXES = (".log", ".checkpoint")
 
 Item = Batch | Problem
+P = ParamSpec("P")
 # A filter that may skip a batch by its header alone: (lastOffset, maxTimestamp) -> keep?
 HeaderFilter = Callable[[int, int], bool]
 # Told what the validating walk found in each v2 batch's records: (batch, walk).
@@ -95,52 +96,6 @@ def segment_files(path: str | os.PathLike[str]) -> list[Path]:
     return [p]
 
 
-def read_segment(
-    path: str | os.PathLike[str],
-    *,
-    with_records: bool = True,
-    max_batch_bytes: int = DEFAULT_MAX_BATCH_BYTES,
-    start: int = 0,
-    keep: HeaderFilter | None = None,
-    on_walk: WalkListener | None = None,
-    max_records_per_batch: int = DEFAULT_MAX_RECORDS_PER_BATCH,
-    inflating: Inflating | None = None,
-) -> Iterator[Item]:
-    """Yield every batch and problem of a segment file, in file order, from byte ``start``.
-
-    ``keep`` sees (lastOffset, maxTimestamp) of each v2 batch (each v0/v1 message) before its
-    records are decoded; a batch it rejects is skipped without being decoded or yielded.
-
-    ``on_walk`` (with ``with_records=False``) asks for the records' framing to be checked without
-    building them: each v2 batch's records are walked (``format/walk.py``), their problems yielded
-    as decoding would yield them, and ``on_walk`` told the counts; v2 control batches and v0/v1
-    messages are decoded with their records, which are few or already built.
-
-    A batch declaring more than ``max_records_per_batch`` records (a wrapper holding more inner
-    messages) is yielded without its records, followed by a problem at its position.
-
-    ``inflating`` gives the function compressed payloads are decompressed by, per read window
-    (``format/ahead.py``): by default, when every record is decoded (``with_records``, no ``keep``,
-    no ``on_walk``), ``Ahead``, which inflates a window's gzip payloads on a second thread while the
-    entries before them are decoded, the same bytes either way; else ``Inline``.
-    """
-    # chain (in C) passes the runs' items on without a generator step each: a plain v0/v1 message's
-    # batch costs about as much to build as a `yield from` costs to pass on. Still lazy: the file is
-    # opened, and errors raised, at the first item, as a generator would.
-    return chain.from_iterable(
-        read_segment_runs(
-            path,
-            with_records=with_records,
-            max_batch_bytes=max_batch_bytes,
-            start=start,
-            keep=keep,
-            on_walk=on_walk,
-            max_records_per_batch=max_records_per_batch,
-            inflating=inflating,
-        )
-    )
-
-
 def read_segment_runs(
     path: str | os.PathLike[str],
     *,
@@ -153,11 +108,30 @@ def read_segment_runs(
     plain_run: PlainRunReader | None = None,
     inflating: Inflating | None = None,
 ) -> Iterator[Sequence[Item]]:
-    """``read_segment``'s items, a list at a time: an entry's batch and its problems, or a whole run
-    of plain v0/v1 messages decoded in one call (then batches only). A consumer that handles a run
-    at once saves a generator step per item, which is most of a plain v0/v1 message's cost.
-    ``plain_run``, when given, is offered each run of plain messages first (see ``PlainRunReader``);
-    ``inflating`` as in ``read_segment`` (closed here, at the end)."""
+    """Every batch and problem of a segment file, in file order, from byte ``start``, a list at a
+    time: an entry's batch and its problems, or a whole run of plain v0/v1 messages decoded in one
+    call (then batches only). A consumer that handles a run at once saves a generator step per item,
+    which is most of a plain v0/v1 message's cost; ``read_segment`` gives the items one by one.
+
+    ``keep`` sees (lastOffset, maxTimestamp) of each v2 batch (each v0/v1 message) before its
+    records are decoded; a batch it rejects is skipped without being decoded or yielded.
+
+    ``on_walk`` (with ``with_records=False``) asks for the records' framing to be checked without
+    building them: each v2 batch's records are walked (``wire/walk.py``), their problems yielded
+    as decoding would yield them, and ``on_walk`` told the counts; v2 control batches and v0/v1
+    messages are decoded with their records, which are few or already built.
+
+    A batch declaring more than ``max_records_per_batch`` records (a wrapper holding more inner
+    messages) is yielded without its records, followed by a problem at its position.
+
+    ``plain_run``, when given, is offered each run of plain messages first (see ``PlainRunReader``).
+
+    ``inflating`` gives the function compressed payloads are decompressed by, per read window
+    (``log/ahead.py``; closed here, at the end): by default, when every record is decoded
+    (``with_records``, no ``keep``, no ``on_walk``), ``Ahead``, which inflates a window's gzip
+    payloads on a second thread while the entries before them are decoded, the same bytes either
+    way; else ``Inline``.
+    """
     name = str(path)
     f, size = open_segment(path)
     if inflating is None:
@@ -181,6 +155,21 @@ def read_segment_runs(
             )
         finally:
             inflating.close()
+
+
+def _one_by_one(runs: Callable[P, Iterator[Sequence[Item]]]) -> Callable[P, Iterator[Item]]:
+    def read_segment(*args: P.args, **kwargs: P.kwargs) -> Iterator[Item]:
+        """Every batch and problem of a segment file, in file order, one by one: ``read_segment_runs``'
+        items, with its arguments."""
+        # chain (in C) passes the runs' items on without a generator step each. Still lazy: the file
+        # is opened, and errors raised, at the first item, as a generator would.
+        return chain.from_iterable(runs(*args, **kwargs))
+
+    read_segment.__wrapped__ = runs  # type: ignore[attr-defined]  # inspect.signature shows its arguments
+    return read_segment
+
+
+read_segment = _one_by_one(read_segment_runs)
 
 
 def _walk(
