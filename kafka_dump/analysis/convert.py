@@ -29,7 +29,7 @@ from typing import NamedTuple
 
 from kafka_dump.analysis.batching import DEFAULT_BATCH_BYTES, Grouper
 from kafka_dump.errors import KafkaDumpError
-from kafka_dump.model import Batch, Compression, Header, Record, TimestampType, new_record
+from kafka_dump.model import NEW_BATCH, Batch, Compression, Header, Record, TimestampType, new_record
 from kafka_dump.wire import layout as L
 from kafka_dump.wire.varint import varint_size
 
@@ -425,44 +425,13 @@ class Converter:
     def _v2_batch(self, records: tuple[Record, ...], key: _Key, base_ts: int, max_ts: int) -> Batch:
         """A v2 batch as ``MemoryRecordsBuilder`` writes it: baseTimestamp the first record's own
         time, maxTimestamp the largest (or the LogAppendTime)."""
-        attributes = int(key.compression)
-        if key.timestampType is TimestampType.LOG_APPEND_TIME:
-            attributes |= L.TIMESTAMP_TYPE_BIT
-            max_ts = key.logAppendTime if key.logAppendTime is not None else max_ts
-        return _new_batch(
-            baseOffset=records[0].offset,
-            lastOffset=records[-1].offset,
-            magic=2,
-            attributes=attributes,
-            compression=key.compression,
-            timestampType=key.timestampType,
-            baseTimestamp=base_ts,
-            maxTimestamp=max_ts,
-            producerId=key.producerId,
-            producerEpoch=key.producerEpoch,
-            partitionLeaderEpoch=key.partitionLeaderEpoch,
-            records=records,
-        )
+        if key.timestampType is TimestampType.LOG_APPEND_TIME and key.logAppendTime is not None:
+            max_ts = key.logAppendTime
+        return _new_batch(records, key, 2, base_ts, max_ts)
 
     def _legacy(self, records: tuple[Record, ...], key: _Key, timestamp: int) -> Batch:
         """A v0/v1 entry: a plain message (one record), or a wrapper of ``records``."""
-        attributes = int(key.compression)
-        if key.timestampType is TimestampType.LOG_APPEND_TIME:
-            attributes |= L.TIMESTAMP_TYPE_BIT
-        return _new_batch(
-            baseOffset=records[0].offset,
-            lastOffset=records[-1].offset,
-            magic=self._target,
-            attributes=attributes,
-            compression=key.compression,
-            timestampType=key.timestampType,
-            baseTimestamp=timestamp,
-            maxTimestamp=timestamp,
-            producerId=-1,
-            producerEpoch=-1,
-            partitionLeaderEpoch=-1,
-            records=records,
-        )
+        return _new_batch(records, key, self._target, timestamp, timestamp)
 
 
 def _split_v2(records: tuple[Record, ...]) -> Iterator[tuple[Record, ...]]:
@@ -475,47 +444,19 @@ def _split_v2(records: tuple[Record, ...]) -> Iterator[tuple[Record, ...]]:
     yield records[start:]
 
 
-def _new_batch(
-    *,
-    baseOffset: int,
-    lastOffset: int,
-    magic: int,
-    attributes: int,
-    compression: Compression,
-    timestampType: TimestampType,
-    baseTimestamp: int,
-    maxTimestamp: int,
-    producerId: int,
-    producerEpoch: int,
-    partitionLeaderEpoch: int,
-    records: tuple[Record, ...],
-) -> Batch:
-    """A batch not read from any file: the encoder computes its CRC and size."""
-    return Batch(
-        file="",
-        position=0,
-        baseOffset=baseOffset,
-        lastOffset=lastOffset,
-        magic=magic,
-        attributes=attributes,
-        compression=compression,
-        timestampType=timestampType,
-        baseTimestamp=baseTimestamp,
-        maxTimestamp=maxTimestamp,
-        producerId=producerId,
-        producerEpoch=producerEpoch,
-        baseSequence=-1,
-        lastSequence=-1,
-        partitionLeaderEpoch=partitionLeaderEpoch,
-        isTransactional=False,
-        isControl=False,
-        deleteHorizonMs=None,
-        crc=0,
-        crcValid=True,
-        sizeInBytes=0,
-        recordCount=len(records),
-        records=records,
-    )
+def _new_batch(records: tuple[Record, ...], key: _Key, magic: int, base_ts: int, max_ts: int) -> Batch:
+    """A batch not read from any file (the encoder computes its CRC and size); a v0/v1 one keeps no
+    producer fields."""
+    attributes = int(key.compression)
+    if key.timestampType is TimestampType.LOG_APPEND_TIME:
+        attributes |= L.TIMESTAMP_TYPE_BIT
+    v2 = magic == 2
+    return NEW_BATCH._replace(
+        baseOffset=records[0].offset, lastOffset=records[-1].offset, magic=magic, attributes=attributes,
+        compression=key.compression, timestampType=key.timestampType, baseTimestamp=base_ts,
+        maxTimestamp=max_ts, producerId=key.producerId if v2 else -1, producerEpoch=key.producerEpoch if v2 else -1,
+        partitionLeaderEpoch=key.partitionLeaderEpoch if v2 else -1, recordCount=len(records), records=records,
+    )  # fmt: skip
 
 
 def record_fields(record: Record) -> tuple[object, ...]:

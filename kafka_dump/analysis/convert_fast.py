@@ -3,12 +3,12 @@
 The common old segment is v1 wrappers of compressed inner messages. Written as v2 with the default
 batching each wrapper becomes one v2 batch holding the same records (``analysis/convert.py``), so
 the reader here takes a window of the file at a time and hands the sound wrappers at its start to
-the transcode twin (``format/transcode.py``) in one call: each one's inner messages, inflated by
+the transcode twin (``wire/transcode.py``) in one call: each one's inner messages, inflated by
 ``inflater`` (the one place a wrapper's inflated bytes come from), are transcoded to v2 records by
 the encoder twin (``v1_inner_to_v2``); the writer later checks the batches written against those
 inner messages where they lie. Only an entry that the segment reader would read as one sound batch
 with no problem is taken (outer and every inner CRC valid, every length in place, offsets that fit
-one batch); anything else is read by ``read_segment`` as before, from that position, so the items
+one batch); anything else is read by the segment reader from that position, so the items
 are the reader's, item for item, but for the Records not built and a run of wrappers per item.
 """
 
@@ -42,7 +42,7 @@ class TranscodedRun(NamedTuple):
     position: int
     sizeInBytes: int
     codec: Compression  # the wrappers'
-    wrappers: list[Wrapper]  # see format/_transcode_pure.py
+    wrappers: list[Wrapper]  # see wire/_transcode_pure.py
     recordCount: int
 
 
@@ -53,7 +53,8 @@ def inflater(max_batch_bytes: int) -> Codec:
     """The one place a wrapper's inflated bytes come from: ``codecs.decompress``, bounded by
     ``--max-batch-bytes`` (refusing with CorruptRecordError, which leaves the wrapper to the slow path;
     codecs inflates gzip through the compiled twin's gunzip itself); one-block LZ4 frames through the
-    transcode twin first (the same bytes, faster), codecs where it declines. An ``Inflating`` source that inflates ahead wraps it (``read_input``'s ``inflating``)."""
+    transcode twin first (the same bytes), codecs where it declines. An ``Inflating`` source that
+    inflates ahead wraps it (``read_input``'s ``inflating``)."""
 
     def inflate(codec: int, payload: memoryview) -> bytes:
         if codec == _LZ4:

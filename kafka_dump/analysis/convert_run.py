@@ -4,7 +4,7 @@ write them to a temporary file beside the output, verify, then rename.
 Verification is part of every run, in one pass over the bytes as they are written (nothing is
 decoded twice). Each entry is read again from the very bytes written and compared with the batch it
 was meant to hold: every record's offset, timestamp, key, value and headers, the batch fields the
-target keeps, and every CRC (v2 records by ``format/recheck.py``, whose compiled twin compares them
+target keeps, and every CRC (v2 records by ``wire/recheck.py``, whose compiled twin compares them
 where they lie, building no Record); and what verify-crc's deep check finds across entries holds
 too (offsets growing from entry to entry, no record time past maxTimestamp). Once the file is synced
 it is read back: it must hold exactly the bytes that were checked. Anything else deletes the
@@ -222,7 +222,7 @@ def convert_segment(
 @contextlib.contextmanager
 def _cycle_collector_paused() -> Iterator[None]:
     """Batches and records hold no reference cycles, and reference counting frees each as soon as it
-    is written; the cycle collector's passes over millions of young records are pure cost (~8%)."""
+    is written; the cycle collector's passes over millions of young records are pure cost."""
     enabled = gc.isenabled()
     gc.disable()
     try:
@@ -334,7 +334,7 @@ class _TempSegment:
     ) -> None:
         """Write the v2 batches of a run of transcoded wrappers (``convert_fast``), as ``write_entry``
         writes the batches ``Converter`` makes of them, each checked against its wrapper's inner
-        messages where it lies (``format/transcode.py``)."""
+        messages where it lies (``wire/transcode.py``)."""
         squeeze = _squeezer(codec, level if codec in _LEVELLED else None)
         data, rows, last, failure = write_wrappers(
             run.wrappers, int(codec), squeeze, self._verifier(max_batch_bytes), crc32c, same_as_v1_inner,

@@ -128,7 +128,7 @@ PlainRunWriter = Callable[[str, bytes, int, int, int, bool], "tuple[bytes, int, 
 
 
 class SideEntry(NamedTuple):
-    """One entry of a file kept beside segments (.index, .snapshot...; see internal/sidefiles.py)."""
+    """One entry of a file kept beside segments (.index, .snapshot...; see log/sidefiles.py)."""
 
     path: str
     item: SideItem

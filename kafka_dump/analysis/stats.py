@@ -21,7 +21,7 @@ from kafka_dump.wire import layout as L
 from kafka_dump.wire.gather import gather_legacy_inner, gather_legacy_wrappers, gather_v2_records
 from kafka_dump.wire.message import Message
 
-# codecs.decompress's signature (format/ahead.py's Unpack), spelled here so that stats imports no thread code
+# codecs.decompress's signature (log/ahead.py's Unpack), spelled here so that stats imports no thread code
 Unpack = Callable[[Compression, bytes | memoryview, int], bytes]
 
 PERCENTILES = (50, 99)

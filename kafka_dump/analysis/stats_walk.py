@@ -1,7 +1,7 @@
 """How ``kdump stats`` reads files: which files a path holds, and one pass over each that feeds a
 ``SegmentStats`` (and, for ``--compare``, a listener), yielding events for the progress bar.
 
-Valid entries are counted without building records where the format allows (``format/gather.py``);
+Valid entries are counted without building records where the format allows (``wire/gather.py``);
 from the first entry that is anything else, ``read_segment`` takes over, so that corruption and
 tails are framed, resynced and reported exactly as ``dump`` reports them.
 """
@@ -111,7 +111,7 @@ def iter_stats(
 
     ``listener(path)`` may give a callable that sees each batch counted (and None at each problem),
     for work done in the same pass (``--compare``). ``inflate_ahead``: gzip payloads are inflated on
-    a second thread while the entries before them are counted (``format/ahead.py``; the same figures).
+    a second thread while the entries before them are counted (``log/ahead.py``; the same figures).
     """
     for f in files:
         f_size = os.path.getsize(f)
@@ -145,10 +145,10 @@ def _walk_valid(
 ) -> Generator[BatchSeen, None, int | None]:
     """Count the file's entries from its start for as long as each is whole and valid, walking v2
     records, and runs of compressed v0/v1 wrappers with their inner messages, without building them
-    (``format/gather.py``); runs of plain v0/v1 messages and control batches are decoded. Returns None at the end of the file, or the position of the first entry
-    that is anything else (corrupt, cut short, a tail...), from which ``read_segment`` takes over:
-    it frames, resyncs and reports exactly as ``dump`` does. Holds one read window at a time.
-    """
+    (``wire/gather.py``); runs of plain v0/v1 messages and control batches are decoded. Returns None
+    at the end of the file, or the position of the first entry that is anything else (corrupt, cut
+    short, a tail...), from which ``read_segment`` takes over: it frames, resyncs and reports exactly
+    as ``dump`` does. Holds one read window at a time."""
     from kafka_dump.log.ahead import Ahead, Inline
 
     inflating = Ahead(max_batch_bytes) if inflate_ahead else Inline()

@@ -22,6 +22,7 @@ from kafka_dump.errors import KafkaDumpError
 from kafka_dump.log.ahead import CompiledAhead, Decompress, inflate_ahead
 from kafka_dump.log.window import CHUNK_SIZE, Window, open_segment
 from kafka_dump.model import (
+    NEW_BATCH,
     Batch,
     Check,
     Compression,
@@ -52,9 +53,6 @@ _RESUME_AFTER = 256 * 1024  # sound bytes after damage before the entry walk tak
 _PREFIX = L.MAGIC_OFFSET + 1  # offset, size and magic
 _SMALLEST = L.LOG_OVERHEAD + L.LEGACY_V0_MIN_SIZE
 _CODECS = tuple(Compression(i) for i in range(8))
-# The index check reads a batch's position, offsets and maxTimestamp: an entry walked in C is given as this.
-_ROW = Batch("", 0, 0, 0, 2, 0, Compression.NONE, TimestampType.CREATE_TIME, -1, -1, -1, -1, -1, -1, -1, False,
-             False, None, 0, True, 0, 0, None)  # fmt: skip
 
 
 def _entry_size(data: bytes | bytearray, at: int) -> int:
@@ -100,8 +98,8 @@ class FileReport:
     ``batches`` counts every framed batch, a CRC failure included, and those found after a bad
     region; ``problems`` counts corrupt problems in the log (CRC failures included), ``badRegions``
     the stretches of bytes that hold no batch. ``error`` is set when the file could not be read.
-    Equal to another with the same fields, as the dataclass it was (written out: a dataclass's
-    ``exec`` at import was most of this module's share of a short check's start).
+    Equal to another with the same fields, as a dataclass would be (written out: a dataclass
+    ``exec``s its methods at import, which a short check would pay at start-up).
     """
 
     def __init__(
@@ -305,9 +303,9 @@ class _FileCheck:
     def _index_rows(self, rows: list[EntryRow]) -> Iterator[Problem]:
         index = self._index
         assert index is not None  # rows are asked for only with an index
-        for position, base, last, max_ts in rows:
+        for position, base, last, max_ts in rows:  # what the index check reads of a batch
             index.batch(
-                _ROW._replace(position=position, baseOffset=base, lastOffset=last, maxTimestamp=max_ts)
+                NEW_BATCH._replace(position=position, baseOffset=base, lastOffset=last, maxTimestamp=max_ts)
             )
             for p in index.take():
                 self.report.indexProblems += 1

@@ -32,17 +32,15 @@ from kafka_dump.wire.checksum import crc32, crc32c
 from kafka_dump.wire.codecs import DEFAULT_MAX_BATCH_BYTES, DEFAULT_MAX_RECORDS_PER_BATCH, decompress
 from kafka_dump.wire.walk import RecordWalk, walk_batch
 
-if TYPE_CHECKING:  # format/ahead.py (and threading) is imported when a read first needs it
+if TYPE_CHECKING:  # log/ahead.py (and threading) is imported when a read first needs it
     from kafka_dump.log.ahead import Inflating, Unpack
 
 # The read window takes this much of the file at a time (or one whole entry, if larger): small enough that
 # the bytes the kernel copies in are still in the CPU's cache when the decoder reads them, and that the
-# allocator reuses the buffer instead of mapping fresh pages for each (4 MiB windows cost a page fault
-# per 4 KiB read, about 7% of decoding a plain v1 file).
+# allocator reuses the buffer instead of mapping fresh pages for each.
 _READ_SIZE = 256 * 1024
 # A run of plain v0/v1 messages is decoded this much at a time (and at least its first entry): small enough
-# that the run's objects are still in the CPU's cache when the consumer reads them and frees them
-# (a 256 KiB run, about 1 MiB of objects, was a fifth slower to decode and read than 16 KiB ones).
+# that the run's objects are still in the CPU's cache when the consumer reads them and frees them.
 _RUN_BYTES = 16 * 1024
 _ENTRY_PREFIX = L.MAGIC_OFFSET + 1  # bytes needed to read offset, size and magic
 _LEGACY_MIN_ENTRY = L.LOG_OVERHEAD + L.LEGACY_V0_MIN_SIZE
