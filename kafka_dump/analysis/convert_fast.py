@@ -16,10 +16,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import NamedTuple, Protocol
+from typing import NamedTuple
 
 from kafka_dump import wire as _twins
-from kafka_dump.log.ahead import inflate_ahead
+from kafka_dump.log import ahead
+from kafka_dump.log.ahead import Inflating
 from kafka_dump.log.segment import read_segment, read_segment_runs
 from kafka_dump.log.window import CHUNK_SIZE, Window, open_segment
 from kafka_dump.model import Batch, Compression, Problem, item_end
@@ -66,57 +67,19 @@ def inflater(max_batch_bytes: int) -> Codec:
     return inflate
 
 
-class Inflating(Protocol):
-    """What ``read_input`` asks of a source of inflated wrappers, per window of the file: ``start``
-    gives the function the window's wrappers are inflated by, in file order (``inflater``'s, or one
-    that inflates the window's next payloads ahead, on another core, while the runs before them are
-    written); ``finish`` comes before the window's buffer is read into again; ``close`` at the end."""
-
-    def start(self, window: bytearray, pos: int, end: int) -> Codec: ...
-
-    def finish(self) -> None: ...
-
-    def close(self) -> None: ...
-
-
-class Inline:
+class Inline(ahead.Inline):
     """Each wrapper inflated where it is asked (``inflater``)."""
 
     def __init__(self, max_batch_bytes: int) -> None:
-        self._inflate = inflater(max_batch_bytes)
-
-    def start(self, window: bytearray, pos: int, end: int) -> Codec:
-        return self._inflate
-
-    def finish(self) -> None:
-        pass
-
-    def close(self) -> None:
-        pass
+        super().__init__(inflater(max_batch_bytes))
 
 
-class Ahead:
+class Ahead(ahead.Ahead):
     """The window's gzip wrappers inflated ahead, on a second thread, while the runs before them are
-    written (``log/ahead.py``: the bytes are ``inflater``'s either way); ``Inline`` where the compiled
-    engine is not there. No thread without a gzip wrapper."""
+    written (``log/ahead.py``: the bytes are ``inflater``'s either way)."""
 
     def __init__(self, max_batch_bytes: int) -> None:
-        self._inflate = inflater(max_batch_bytes)
-        self._ahead = inflate_ahead(self._inflate, max_batch_bytes)
-
-    def start(self, window: bytearray, pos: int, end: int) -> Codec:
-        if self._ahead is None:
-            return self._inflate
-        self._ahead.start_window(window, pos, end)
-        return self._ahead.take
-
-    def finish(self) -> None:
-        if self._ahead is not None:
-            self._ahead.finish()
-
-    def close(self) -> None:
-        if self._ahead is not None:
-            self._ahead.close()
+        super().__init__(max_batch_bytes, inflater(max_batch_bytes))
 
 
 def read_input(

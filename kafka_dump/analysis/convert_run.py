@@ -27,8 +27,9 @@ from pathlib import Path
 from typing import BinaryIO
 
 from kafka_dump.analysis.convert import Changes, ConversionError, Converter, ConvertOptions
-from kafka_dump.analysis.convert_fast import Codec, Inflating, Item, TranscodedRun, inflater, read_input
+from kafka_dump.analysis.convert_fast import Codec, Item, TranscodedRun, inflater, read_input
 from kafka_dump.errors import CorruptRecordError, KafkaDumpError, NotASegmentError
+from kafka_dump.log.ahead import Inflating
 from kafka_dump.log.segment import segment_base_offset, segment_files
 from kafka_dump.log.window import CHUNK_SIZE
 from kafka_dump.log.writer import NO_TIMESTAMP, IndexBuilder, fsync_dir
@@ -178,7 +179,7 @@ def convert_segment(
 
     See the module's docstring for the verification. Any difference raises VerificationError and
     leaves no output behind, as does any other failure. ``inflating``: where the input's wrappers are
-    inflated (``convert_fast.Inflating``; by default ``convert_fast.Ahead``, on a second thread).
+    inflated (``ahead.Inflating``; by default ``convert_fast.Ahead``, on a second thread).
     """
     plan(src, dst, force=force, index=index)  # the input is never written, whoever calls
     converter = Converter(options)

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, BinaryIO, NamedTuple
 
 from kafka_dump import wire as _twins
 from kafka_dump.errors import KafkaDumpError
-from kafka_dump.log.ahead import CompiledAhead, Decompress, inflate_ahead
+from kafka_dump.log.ahead import Ahead, Inflating, Inline
 from kafka_dump.log.window import CHUNK_SIZE, Window, open_segment
 from kafka_dump.model import (
     NEW_BATCH,
@@ -247,17 +247,14 @@ class _FileCheck:
         def unpack(codec: int, payload: memoryview) -> bytes:
             return decompress(_CODECS[codec], payload, mbb)
 
-        ahead = inflate_ahead(unpack, mbb) if options.deep and options.inflate_ahead else None
+        source = Ahead(mbb, unpack) if options.deep and options.inflate_ahead else Inline(unpack)
         try:
-            yield from self._walk_windows(f, Window(f, size, _WINDOW, reuse=True), unpack, ahead)
+            yield from self._walk_windows(f, Window(f, size, _WINDOW, reuse=True), source)
         finally:
-            if ahead is not None:
-                ahead.close()
+            source.close()
 
-    def _walk_windows(
-        self, f: BinaryIO, win: Window[bytearray], unpack: Decompress, ahead: CompiledAhead | None
-    ) -> Iterator[VerifyEvent]:
-        """``_scan``'s loop over read windows; ``ahead`` (deep) inflates each window's payloads ahead."""
+    def _walk_windows(self, f: BinaryIO, win: Window[bytearray], source: Inflating) -> Iterator[VerifyEvent]:
+        """``_scan``'s loop over read windows; ``source`` (deep) inflates each window's payloads ahead."""
         options = self.options
         report = self.report
         rows: list[EntryRow] | None = [] if self._index is not None else None
@@ -274,16 +271,14 @@ class _FileCheck:
                     win.fill(pos, entry)
                 at = 0
             data, n, start = win.buf, win.end, win.start
-            fn = unpack
-            if ahead is not None:
-                ahead.start_window(data, at, n)
-                fn = ahead.take
-            used, batches, records, gaps, self._last_offset, self._after_damage = _twins.walk_entries(
-                data, at, n, start, options.deep, self._last_offset, self._after_damage,
-                options.max_records_per_batch, limit, crc32c, zlib.crc32, fn, rows,
-            )  # fmt: skip
-            if ahead is not None:
-                ahead.finish()  # before the buffer is read into again
+            fn = source.start(data, at, n)
+            try:
+                used, batches, records, gaps, self._last_offset, self._after_damage = _twins.walk_entries(
+                    data, at, n, start, options.deep, self._last_offset, self._after_damage,
+                    options.max_records_per_batch, limit, crc32c, zlib.crc32, fn, rows,
+                )  # fmt: skip
+            finally:
+                source.finish()  # before the buffer is read into again
             report.batches += batches
             report.records += records
             report.gaps += gaps

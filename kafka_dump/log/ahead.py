@@ -29,44 +29,61 @@ if TYPE_CHECKING:
 Decompress = Callable[[int, memoryview], bytes]
 # codecs.decompress's shape, as the decoder calls it: codec, payload, limit -> decompressed bytes.
 Unpack = Callable[[Compression, bytes | memoryview, int], bytes]
+# Either, as a source gives back the function it was made with (or the engine's take, of its shape).
+Inflate = Callable[..., bytes]
 
 BUDGET = 8 * 1024 * 1024  # inflated bytes that may wait for the reader
 
 
 class Inflating(Protocol):
-    """What the segment reader asks of a source of decompressed payloads, per read window: ``start``
-    gives the function (``codecs.decompress``'s) the window's entries from ``pos`` on are decoded
-    with, asked in file order; ``close`` at the end of the file (also on an exception)."""
+    """What a reader asks of a source of decompressed payloads, per read window: ``start`` gives the
+    function the window's payloads from ``pos`` (to ``end``, by default the window's end) are
+    decompressed with, asked in file order; ``finish`` comes before the window's buffer is read into
+    again; ``close`` at the end of the file (also on an exception)."""
 
-    def start(self, window: bytes, pos: int) -> Unpack: ...
+    def start(self, window: bytes | bytearray, pos: int, end: int | None = None) -> Inflate: ...
+
+    def finish(self) -> None: ...
 
     def close(self) -> None: ...
 
 
 class Inline:
-    """Each payload decompressed where it is asked (``codecs.decompress``): no thread."""
+    """Each payload decompressed where it is asked, by ``fallback`` (``codecs.decompress`` by
+    default, or a reader's own function of the same bytes): no thread."""
 
-    def start(self, window: bytes, pos: int) -> Unpack:
-        return decompress
+    def __init__(self, fallback: Inflate = decompress) -> None:
+        self._fallback = fallback
+
+    def start(self, window: bytes | bytearray, pos: int, end: int | None = None) -> Inflate:
+        return self._fallback
+
+    def finish(self) -> None:
+        pass
 
     def close(self) -> None:
         pass
 
 
-class Ahead:
-    """The window's gzip payloads inflated ahead on a second thread while the decoder reads the
-    entries before them (the compiled engine; ``Inline`` where it is not built or ``KDUMP_PURE``).
-    The bytes, or the exception, are ``codecs.decompress``'s either way; a payload asked with another
-    limit than ``limit`` is decompressed where it is asked. No thread without gzip."""
+class Ahead(Inline):
+    """The window's gzip payloads inflated ahead on a second thread while the reader works through
+    the entries before them (the compiled engine; ``Inline`` where it is not built or ``KDUMP_PURE``).
+    The bytes, or the exception, are ``fallback``'s either way; a payload asked with another limit
+    than ``limit`` is decompressed where it is asked. No thread without gzip."""
 
-    def __init__(self, limit: int) -> None:
-        self._engine = _engine(limit)
+    def __init__(self, limit: int, fallback: Inflate = decompress) -> None:
+        super().__init__(fallback)
+        self._engine = _engine(limit, fallback)
 
-    def start(self, window: bytes, pos: int) -> Unpack:
+    def start(self, window: bytes | bytearray, pos: int, end: int | None = None) -> Inflate:
         engine = self._engine
-        if engine is not None and engine.scan(window, pos, len(window)):
+        if engine is not None and engine.scan(window, pos, len(window) if end is None else end):
             return engine.take
-        return decompress
+        return self._fallback
+
+    def finish(self) -> None:
+        if self._engine is not None:
+            self._engine.finish()
 
     def close(self) -> None:
         if self._engine is not None:
@@ -85,32 +102,6 @@ def _engine(limit: int, fallback: Unpack | Decompress = decompress) -> InflateEn
     except ImportError:
         return None
     return InflateEngine(fallback, limit, BUDGET)
-
-
-class CompiledAhead:
-    """The compiled engine for readers that hand it a ``Decompress`` function (codec and payload:
-    ``codecs.decompress`` with the engine's limit), a window at a time."""
-
-    def __init__(self, engine: InflateEngine) -> None:
-        self._engine = engine
-        self.take: Decompress = engine.take
-
-    def start_window(self, data: bytes | bytearray, pos: int, end: int) -> None:
-        """Begin a window with the payloads the engine's scan finds in ``data[pos:end]``."""
-        self._engine.scan(data, pos, end)
-
-    def finish(self) -> None:
-        self._engine.finish()
-
-    def close(self) -> None:
-        self._engine.close()
-
-
-def inflate_ahead(fn: Decompress, limit: int) -> CompiledAhead | None:
-    """An inflate-ahead source for ``fn``, which must give ``codecs.decompress(codec, payload,
-    limit)`` for gzip; None where the compiled engine is not there (``fn`` is then called as it is)."""
-    engine = _engine(limit, fn)
-    return None if engine is None else CompiledAhead(engine)
 
 
 def ahead_twin() -> str:
