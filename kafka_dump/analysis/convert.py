@@ -27,7 +27,7 @@ from dataclasses import dataclass, fields
 from operator import attrgetter
 from typing import NamedTuple
 
-from kafka_dump.analysis.batching import DEFAULT_BATCH_BYTES, Grouper
+from kafka_dump.analysis.batching import DEFAULT_BATCH_BYTES, Grouper, as_message
 from kafka_dump.errors import KafkaDumpError
 from kafka_dump.model import NEW_BATCH, Batch, Compression, Header, Record, TimestampType, new_record
 from kafka_dump.wire import layout as L
@@ -316,52 +316,23 @@ class Converter:
         records = batch.records or ()
         target = self._target
         changes = self.changes
-        if target == 0:
-            if batch.magic == 0:
-                return records
-            dropped = 0
-            out = []
-            for r in records:
-                if r.headers:
-                    changes.records_lost_headers += 1
-                    changes.headers_dropped += len(r.headers)
-                if r.timestamp != NO_TIMESTAMP:
-                    dropped += 1
-                out.append(new_record(r.offset, NO_TIMESTAMP, r.key, r.value, _EMPTY, -1, r.sizeInBytes))
-            changes.timestamps_dropped += dropped
-            return tuple(out)
         if batch.magic == 0:
             ts = self.options.timestamp
-            if ts is None:
+            if target == 0 or ts is None:
                 return records
             changes.timestamps_set += len(records)
             return tuple(new_record(r.offset, ts, r.key, r.value, _EMPTY, -1, r.sizeInBytes) for r in records)
-        if target == 1 and batch.magic >= 2:
-            if not any(r.headers for r in records) and all(r.sequence == -1 for r in records):
-                return records
-            out = []
-            for r in records:
-                if r.headers:
-                    changes.records_lost_headers += 1
-                    changes.headers_dropped += len(r.headers)
-                stored = r.storedTimestamp
-                out.append(
-                    new_record(
-                        r.offset,
-                        r.timestamp,
-                        r.key,
-                        r.value,
-                        _EMPTY,
-                        -1,
-                        r.sizeInBytes,
-                        None,
-                        None,
-                        None,
-                        stored,
-                    )
-                )
-            return tuple(out)
-        return records
+        if target == 2 or (
+            target == 1 and (batch.magic == 1 or not any(r.headers or r.sequence != -1 for r in records))
+        ):
+            return records  # nothing the target cannot carry
+        for r in records:
+            if r.headers:
+                changes.records_lost_headers += 1
+                changes.headers_dropped += len(r.headers)
+        if target == 0:
+            changes.timestamps_dropped += sum(r.timestamp != NO_TIMESTAMP for r in records)
+        return tuple(as_message(r, target) for r in records)
 
     def _groupable(self, batch: Batch) -> bool:
         """May this batch's records be grouped with their neighbours' into new batches?"""
