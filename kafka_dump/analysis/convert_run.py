@@ -21,7 +21,7 @@ import os
 import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from itertools import pairwise
+from itertools import chain, pairwise
 from operator import attrgetter
 from pathlib import Path
 from typing import BinaryIO
@@ -243,17 +243,7 @@ def _good_batches(
     """
     before = report.before
     held: Batch | None = None
-    for item in items:
-        if isinstance(item, TranscodedRun):  # sound, with no problem of its own: nothing to hold
-            if held is not None:
-                before.batches += 1
-                before.records += len(held.records or ())
-                yield held
-                held = None
-            before.batches += len(item.wrappers)
-            before.records += item.recordCount
-            yield item
-            continue
+    for item in chain(items, (None,)):  # None: the end, where the last batch held is let go
         if isinstance(item, Problem):
             if item.kind is not ProblemKind.CORRUPT:
                 report.tail = item
@@ -266,6 +256,14 @@ def _good_batches(
             before.batches += 1
             before.records += len(held.records or ())
             yield held
+            held = None
+        if item is None:
+            return
+        if isinstance(item, TranscodedRun):  # sound, with no problem of its own: nothing to hold
+            before.batches += len(item.wrappers)
+            before.records += item.recordCount
+            yield item
+            continue
         records = item.records or ()
         if item.magic < 2 and item.compression is not Compression.NONE and not all(map(_CRC_VALID, records)):
             bad = next(r for r in records if not r.crcValid)
@@ -274,13 +272,8 @@ def _good_batches(
                 f"inner message at offset {bad.offset} fails its CRC-32", item.baseOffset,
             )  # fmt: skip
             _corrupt(problem, report, skip_corrupt)
-            held = None
             continue
         held = item
-    if held is not None:
-        before.batches += 1
-        before.records += len(held.records or ())
-        yield held
 
 
 def _corrupt(problem: Problem, report: FileReport, skip_corrupt: bool) -> None:
