@@ -32,7 +32,7 @@ from kafka_dump.wire.checksum import crc32, crc32c
 from kafka_dump.wire.codecs import DEFAULT_MAX_BATCH_BYTES, DEFAULT_MAX_RECORDS_PER_BATCH, decompress
 from kafka_dump.wire.walk import RecordWalk, walk_batch
 
-if TYPE_CHECKING:  # log/ahead.py (and threading) is imported when a read first needs it
+if TYPE_CHECKING:  # log/ahead.py is imported when a read first needs it
     from kafka_dump.log.ahead import Inflating, Unpack
 
 # The read window takes this much of the file at a time (or one whole entry, if larger): small enough that
