@@ -414,15 +414,9 @@ class Problem(_Frozen):
         expected: int | None = None,
         found: int | None = None,
     ) -> None:
-        _object_setattr(self, "file", file)
-        _object_setattr(self, "position", position)
-        _object_setattr(self, "length", length)
-        _object_setattr(self, "kind", kind)
-        _object_setattr(self, "reason", reason)
-        _object_setattr(self, "baseOffset", baseOffset)
-        _object_setattr(self, "check", check)
-        _object_setattr(self, "expected", expected)
-        _object_setattr(self, "found", found)
+        values = (file, position, length, kind, reason, baseOffset, check, expected, found)
+        for name, value in zip(self.__match_args__, values, strict=True):
+            _object_setattr(self, name, value)
 
     def __str__(self) -> str:
         return f"{self.file}: byte {self.position}: {self.reason}"
