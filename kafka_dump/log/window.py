@@ -14,7 +14,6 @@ import errno
 import io
 import os
 import stat
-import tempfile
 from typing import BinaryIO, Generic, Literal, TypeVar, overload
 
 from kafka_dump.errors import NotASegmentError
@@ -103,6 +102,8 @@ def open_segment(path: str | os.PathLike[str]) -> tuple[BinaryIO, int]:
 
 def _spool(stream: BinaryIO) -> tuple[BinaryIO, int]:
     """A pipe cannot seek: copy it to an unnamed temporary file (disk, not memory) and read that."""
+    import tempfile  # only for a pipe: its import is a share of a short check's start-up
+
     with stream:
         tmp = tempfile.TemporaryFile()  # noqa: SIM115 (returned to the caller, who closes it)
         while chunk := stream.read(CHUNK_SIZE):
