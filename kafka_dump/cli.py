@@ -4,7 +4,7 @@ Exit codes: 0 all good; 1 corrupt data was found (and reported in place); 2 the 
 read at all (missing file, not a segment, bad option). A command returns 0 or 1; the group turns a
 ``KafkaDumpError`` into one line on stderr and exit 2, and ends quietly on a closed pipe.
 
-Start-up stays cheap (issue 13): a command's module, and the decoder, renderers and Rich behind it,
+Start-up stays cheap: a command's module, and the decoder, renderers and Rich behind it,
 is imported when that command runs or is listed (``_LazyCommands``), not for ``kdump --version``.
 """
 

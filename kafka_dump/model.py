@@ -1,11 +1,11 @@
 """The values that flow from the decoder to every command: batches, records, headers, problems.
 
 Records, headers and problems are frozen, slotted classes that behave as frozen, slotted dataclasses
-(``_Frozen``): a field read is a slot read, three times faster than a NamedTuple's, and the decoders
-build them through their slots. Batches are
-NamedTuples, just as immutable and several times cheaper to build than a frozen dataclass's
-``__init__``, which matters when every v0/v1 message is a batch of its own. Field names follow Kafka's Java client (baseOffset,
-lastOffset, partitionLeaderEpoch...) so they can be grepped against Apache Kafka's source.
+(``_Frozen``): a field read is a slot read, cheaper than a NamedTuple's, and the decoders (pure and
+compiled) build them through their slots. Batches are NamedTuples, just as immutable and cheaper to
+build than a frozen dataclass, which matters when every v0/v1 message is a batch of its own. Field
+names follow Kafka's Java client (baseOffset, lastOffset, partitionLeaderEpoch...) so they can be
+grepped against Apache Kafka's source.
 """
 
 from __future__ import annotations
@@ -76,7 +76,7 @@ _object_setattr = object.__setattr__
 
 class _DataclassFields:
     """A model class's ``__dataclass_fields__``, made on first use: ``dataclasses.fields``,
-    ``replace``, ``asdict`` and ``is_dataclass`` take the model's classes as the dataclasses they were.
+    ``replace``, ``asdict`` and ``is_dataclass`` take the model's classes as dataclasses.
 
     The fields are those of a throwaway dataclass with the same names, annotations and defaults,
     made then (its ``exec`` cost is paid by who asks, not by every start-up) and kept on the class.
@@ -107,8 +107,10 @@ class _Frozen:
     Each subclass lists its fields in ``__slots__`` and ``__match_args__`` (in ``__init__``'s order)
     and sets ``_values`` to ``attrgetter`` of them. Equality (same class, equal fields), the hash,
     ``repr``, pickling and ``FrozenInstanceError`` on assignment are a dataclass's, and the functions
-    of ``dataclasses`` take them (``_DataclassFields``). A dataclass builds its methods with ``exec``
-    when the module is imported: that was a tenth of ``kdump --version``.
+    of ``dataclasses`` take them (``_DataclassFields``). Written out because a dataclass builds its
+    methods with ``exec`` when the module is imported, which every ``kdump`` start would pay, and
+    because Python 3.11's slotted frozen dataclass raises TypeError, not AttributeError, on a name
+    that is no field.
     """
 
     __slots__ = ()
@@ -198,8 +200,7 @@ class ControlRecord(NamedTuple):
 class Record(_Frozen):
     """One record: a v2 record, or a v0/v1 message (inner or standalone).
 
-    A frozen, slotted class: reading a field is a slot read, three times faster than a
-    NamedTuple's. The decoders build it with ``new_record``, which skips ``__init__``'s defaults.
+    The decoders build it with ``new_record``, which sets the slots directly.
     """
 
     __slots__ = __match_args__ = (
@@ -269,7 +270,7 @@ def new_record(
     control: ControlRecord | None = None,
     stored_timestamp: int | None = None,
 ) -> Record:
-    """Build a Record through its slots: twice as fast as the frozen ``__init__``, same result."""
+    """Build a Record through its slots, without the frozen ``__init__``'s checks: the same result."""
     r = _object_new(Record)
     _set_offset(r, offset)
     _set_timestamp(r, timestamp)
@@ -314,6 +315,11 @@ class Batch(NamedTuple):
     sizeInBytes: int
     recordCount: int | None
     records: tuple[Record, ...] | None
+
+
+# A batch read from no file, for those that make one by ``_replace``-ing the fields they know.
+NEW_BATCH = Batch("", 0, 0, 0, 2, 0, Compression.NONE, TimestampType.CREATE_TIME, -1, -1, -1, -1, -1, -1, -1, False,
+                  False, None, 0, True, 0, 0, None)  # fmt: skip
 
 
 class ProblemKind(IntEnum):
@@ -408,18 +414,17 @@ class Problem(_Frozen):
         expected: int | None = None,
         found: int | None = None,
     ) -> None:
-        _object_setattr(self, "file", file)
-        _object_setattr(self, "position", position)
-        _object_setattr(self, "length", length)
-        _object_setattr(self, "kind", kind)
-        _object_setattr(self, "reason", reason)
-        _object_setattr(self, "baseOffset", baseOffset)
-        _object_setattr(self, "check", check)
-        _object_setattr(self, "expected", expected)
-        _object_setattr(self, "found", found)
+        values = (file, position, length, kind, reason, baseOffset, check, expected, found)
+        for name, value in zip(self.__match_args__, values, strict=True):
+            _object_setattr(self, name, value)
 
     def __str__(self) -> str:
         return f"{self.file}: byte {self.position}: {self.reason}"
 
 
 Problem._values = attrgetter(*Problem.__match_args__)
+
+
+def item_end(item: Batch | Problem) -> int:
+    """Where a reader goes on after an item: past its entry (a problem covers the bytes it skipped)."""
+    return item.position + (item.length if isinstance(item, Problem) else item.sizeInBytes)

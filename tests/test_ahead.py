@@ -1,13 +1,12 @@
-"""Inflate ahead (``format/ahead.py``): payloads decompressed on a worker thread for the entry walk.
+"""Inflate ahead (``log/ahead.py``): payloads decompressed on the compiled engine's thread for the readers.
 
-Three differentials: the spans the framing scan finds are exactly the payloads the walk asks for
-(both twins, in order, on clean, flipped and cut segments); ``take`` gives what the wrapped function
-gives (the same bytes, or an exception of the same type and text) whatever the chunking, budget and
-where the reader stops; and ``verify-crc --deep`` reports the same with and without it, on the
-fixtures, the bad corpus and damaged segments, read in small windows so that the windows, chunks
-and hand-overs are many. Then the thread's life: none without compressed entries, none left after
-a closed generator or an interrupt. Last, the same differential for the readers that take the
-``Inflating`` plug: ``read_segment`` (dump, the decoder) and the stats walk, ``Ahead`` against ``Inline``.
+The spans the framing scan finds (``compressed_spans`` below, the reference of the engine's scan) are
+exactly the payloads the walk asks for (both twins, in order, on clean, flipped and cut segments);
+``verify-crc --deep`` reports the same with and without inflating ahead, on the fixtures and damaged
+segments, read in small windows so that the windows and hand-overs are many; the thread's life: none
+left after a closed generator or an interrupt. Last, the same differential for the readers that take
+the ``Inflating`` plug: ``read_segment`` (dump, the decoder), the stats walk and convert's reader,
+``Ahead`` against ``Inline``. Without the compiled engine (``KDUMP_PURE``) ``Ahead`` is ``Inline``.
 """
 
 from __future__ import annotations
@@ -17,7 +16,7 @@ import sys
 import threading
 import time
 import zlib
-from collections.abc import Iterator
+from collections.abc import Container, Iterator
 from pathlib import Path
 
 import pytest
@@ -28,13 +27,13 @@ from kafka_dump import native
 from kafka_dump.analysis.verify import VerifyOptions, verify_file
 from kafka_dump.errors import KafkaDumpError
 from kafka_dump.log import ahead as ahead_mod
-from kafka_dump.log.ahead import InflateAhead, compressed_spans
-from kafka_dump.model import Compression, Problem
+from kafka_dump.model import Compression
 from kafka_dump.wire import _walk_pure
+from kafka_dump.wire import layout as L
 from kafka_dump.wire.checksum import crc32c
-from kafka_dump.wire.codecs import compress, decompress
+from kafka_dump.wire.codecs import decompress
 
-from .batches import GZIP, LZ4, SNAPPY, default_records, legacy_messages, legacy_records, v2_batch
+from .batches import GZIP, default_records, legacy_messages, legacy_records, v2_batch
 from .conftest import FIXTURES, reference_module
 from .test_entry_walk import SEGMENTS, _fixture_logs
 
@@ -47,24 +46,14 @@ except ImportError:  # the compiled twin is optional
     WALKS = [_walk_pure]
 
 NAME = "00000000000000000000.log"
-THREAD = "kdump-inflate-ahead"
 
 
 def _unpack(codec: int, payload: memoryview) -> bytes:
     return decompress(Compression(codec), payload, 1 << 20)
 
 
-def _threads() -> list[threading.Thread]:
-    return [t for t in threading.enumerate() if t.name == THREAD]
-
-
-# The segment reader's and stats' engines: InflateAhead, and the compiled one when it is active.
-ENGINES = ["pure"] if native.ACTIVE == "pure-python" else ["pure", "compiled"]
-
-
-def _no_engine(m: pytest.MonkeyPatch) -> None:
-    """Every inflate-ahead source made meanwhile is the pure one (``InflateAhead``)."""
-    m.setattr(ahead_mod, "_engine", lambda *args: None)
+COMPILED = native.ACTIVE == "compiled"
+needs_engine = pytest.mark.skipif(not COMPILED, reason="the compiled engine is not built or KDUMP_PURE")
 
 
 def _os_threads() -> int:
@@ -89,6 +78,65 @@ def _os_threads_back_to(before: int) -> bool:
 
 
 # --- the scan finds what the walk asks for ------------------------------------------------------------------------
+
+_PREFIX = L.MAGIC_OFFSET + 1
+_V2_CODECS = 4  # the highest codec id of a v2 batch (zstd)
+_LEGACY_CODECS = 3  # and of a v0/v1 wrapper (lz4)
+_QUIET_ENTRIES = 64  # entries in a row without a compressed payload: the scan gives up
+_KEY_AT = (L.LEGACY_HEADER_SIZE, L.LEGACY_HEADER_SIZE + L.INT64.size)  # by magic: v1 has a timestamp
+
+
+def compressed_spans(
+    data: bytes | bytearray, pos: int, end: int, wanted: Container[int] = frozenset({GZIP})
+) -> Iterator[tuple[int, int, int]]:
+    """(codec, start, length) of the compressed payloads of the entries from ``data[pos]`` on, in file
+    order, as the entry walk meets them: each v0/v1 wrapper's value and each v2 batch's records (those
+    of a codec not ``wanted`` count as quiet). The scan steps by the entries' size fields and stops
+    where an entry is not whole in ``data[pos:end]`` or does not frame, after ``_QUIET_ENTRIES``
+    entries in a row with nothing to inflate, or where the walk stops for sure (a control batch, a
+    codec it does not take). Only framing is read, no CRC."""
+    int32 = L.INT32.unpack_from
+    quiet = 0
+    while end - pos >= _PREFIX and quiet < _QUIET_ENTRIES:
+        entry = L.LOG_OVERHEAD + int32(data, pos + L.LOG_ENTRY_SIZE_OFFSET)[0]
+        if entry < L.LOG_OVERHEAD + L.LEGACY_V0_MIN_SIZE or entry > end - pos:
+            return
+        magic = data[pos + L.MAGIC_OFFSET]
+        if magic == 2:
+            if entry < L.V2_HEADER_SIZE:
+                return
+            attributes = data[pos + L.V2_ATTRIBUTES_OFFSET + 1]
+            codec = attributes & L.COMPRESSION_MASK
+            if attributes & L.CONTROL_BIT or codec > _V2_CODECS:
+                return
+            if codec:
+                quiet = 0 if codec in wanted else quiet + 1
+                yield codec, pos + L.V2_HEADER_SIZE, entry - L.V2_HEADER_SIZE
+            else:
+                quiet += 1
+        elif magic < 2:
+            codec = data[pos + L.MAGIC_OFFSET + 1] & L.COMPRESSION_MASK
+            if codec > _LEGACY_CODECS:
+                return
+            if codec:
+                if entry - L.LOG_OVERHEAD < L.LEGACY_MIN_SIZE[magic]:
+                    return
+                p = pos + _KEY_AT[magic]
+                key = int32(data, p)[0]
+                p += L.INT32.size + (key if key > 0 else 0)
+                if p + L.INT32.size > pos + entry:
+                    return
+                value = int32(data, p)[0]
+                p += L.INT32.size
+                if value < 0 or p + value != pos + entry:
+                    return
+                quiet = 0 if codec in wanted else quiet + 1
+                yield codec, p, value
+            else:
+                quiet += 1
+        else:
+            return
+        pos += entry
 
 
 def _asked(walk: object, data: bytes) -> list[tuple[int, bytes]]:
@@ -141,123 +189,25 @@ def test_the_scan_gives_up_after_a_run_of_uncompressed_entries() -> None:
         assert len(list(compressed_spans(data, 0, len(data)))) == found
 
 
-# --- take gives what the wrapped function gives -----------------------------------------------------------------
-
-_GOOD = [compress(Compression.GZIP, bytes([i]) * (50 + 37 * i)) for i in range(6)]
-_PAYLOADS = st.lists(
-    st.one_of(
-        st.sampled_from(_GOOD), st.binary(max_size=30), st.just(compress(Compression.GZIP, b"x" * 5000))
-    ),
-    max_size=12,
-)
-
-
-def _direct(codec: int, payload: bytes) -> tuple[str, object]:
-    try:
-        return ("ok", _unpack(codec, memoryview(payload)))
-    except Exception as exc:
-        return (type(exc).__name__, str(exc))
-
-
-def _via(ahead: InflateAhead, codec: int, payload: memoryview) -> tuple[str, object]:
-    try:
-        return ("ok", ahead.take(codec, payload))
-    except Exception as exc:
-        return (type(exc).__name__, str(exc))
-
-
-@settings(max_examples=150, deadline=None)
-@given(
-    _PAYLOADS,
-    st.integers(min_value=1, max_value=3000),
-    st.integers(min_value=0, max_value=3),
-    st.integers(min_value=1, max_value=20000),
-    st.integers(min_value=0, max_value=12),
-    st.booleans(),
-    st.frozensets(st.sampled_from([GZIP, LZ4])),
-)
-def test_take_gives_what_decompress_gives(
-    payloads: list[bytes],
-    chunk: int,
-    ahead_chunks: int,
-    budget: int,
-    stop: int,
-    strange: bool,
-    codecs: frozenset[int],
-) -> None:
-    data = b"".join(payloads)
-    spans: list[tuple[int, int, int]] = []
-    at = 0
-    for k, p in enumerate(payloads):
-        spans.append((LZ4 if k % 3 == 1 else GZIP, at, len(p)))  # an lz4 span fails, or is ahead or not
-        at += len(p)
-    view = memoryview(data)
-    with InflateAhead(
-        _unpack, chunk_bytes=chunk, ahead_chunks=ahead_chunks, budget=budget, codecs=codecs
-    ) as ahead:
-        for window in range(2):  # the second window after the reader stopped early in the first
-            ahead.start(data, iter(spans))
-            for k, (codec, start, n) in enumerate(spans[: stop if window == 0 else None]):
-                if strange and k == 2:  # a payload the scan did not foresee: decompressed where asked
-                    other = _GOOD[0]
-                    assert _via(ahead, codec, memoryview(other)) == _direct(codec, other)
-                    continue
-                assert _via(ahead, codec, view[start : start + n]) == _direct(codec, data[start : start + n])
-            ahead.finish()
-    assert not _threads()
-
-
-def test_a_failed_decompression_is_raised_as_the_same_exception() -> None:
-    bad = b"\x1f\x8b\x08\x00garbage"
-    data = _GOOD[0] + bad
-    with InflateAhead(_unpack, chunk_bytes=1) as ahead:
-        ahead.start(data, iter([(GZIP, 0, len(_GOOD[0])), (GZIP, len(_GOOD[0]), len(bad))]))
-        assert ahead.take(GZIP, memoryview(data)[: len(_GOOD[0])]) == _unpack(GZIP, memoryview(_GOOD[0]))
-        with pytest.raises(Exception) as got:
-            ahead.take(GZIP, memoryview(data)[len(_GOOD[0]) :])
-        with pytest.raises(Exception) as want:
-            _unpack(GZIP, memoryview(bad))
-        assert type(got.value) is type(want.value) and str(got.value) == str(want.value)
-
-
 # --- verify-crc --deep with and without it ----------------------------------------------------------------------
 
 
-def _verify(
-    path: Path,
-    monkeypatch: pytest.MonkeyPatch,
-    *,
-    ahead: bool,
-    window: int,
-    codecs: frozenset[int],
-    engine: str = "pure",
-) -> list[object]:
+def _verify(path: Path, monkeypatch: pytest.MonkeyPatch, *, ahead: bool, window: int) -> list[object]:
     with monkeypatch.context() as m:
-        if engine == "pure":
-            _no_engine(m)
-        m.setattr(ahead_mod, "AHEAD_CODECS", codecs)  # the pure engine's: the compiled one takes gzip
-        # Judged at every chunk: never stopped with the default codecs, stopped at once with all.
-        m.setattr(ahead_mod, "_SAMPLE", 0.0)
-        m.setattr(ahead_mod, "_MIN_OVERLAP", 0.0 if codecs == ahead_mod.AHEAD_CODECS else 1e9)
         m.setattr("kafka_dump.analysis.verify._WINDOW", window)
         m.setattr("kafka_dump.analysis.verify._RESUME_AFTER", 0)
-        m.setattr(ahead_mod, "CHUNK_BYTES", 1)  # one payload a chunk: the most hand-overs
-        m.setattr(ahead_mod, "AHEAD_CHUNKS", 2)
         m.setattr(ahead_mod, "BUDGET", 2000)
         options = VerifyOptions(deep=True, index=True, max_batch_bytes=1 << 20, inflate_ahead=ahead)
-        events = list(verify_file(path, options))
-    assert not _threads()
-    return events
+        return list(verify_file(path, options))
 
 
 def _same(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    for window, codecs in ((1 << 20, ahead_mod.AHEAD_CODECS), (700, frozenset({GZIP, SNAPPY, LZ4, 4}))):
-        without = _verify(path, monkeypatch, ahead=False, window=window, codecs=codecs)
-        for engine in ENGINES:
-            got = _verify(path, monkeypatch, ahead=True, window=window, codecs=codecs, engine=engine)
-            assert got == without, (path, window, engine)
+    for window in (1 << 20, 700):
+        without = _verify(path, monkeypatch, ahead=False, window=window)
+        assert _verify(path, monkeypatch, ahead=True, window=window) == without, (path, window)
 
 
+@needs_engine
 @pytest.mark.parametrize("path", _fixture_logs(), ids=lambda p: p.name)
 def test_verify_with_and_without_inflating_ahead_on_fixtures(
     path: Path, monkeypatch: pytest.MonkeyPatch
@@ -281,6 +231,7 @@ def _flipped_wrappers(path: Path) -> Iterator[int]:
         yield at
 
 
+@needs_engine
 def test_verify_with_and_without_inflating_ahead_on_flipped_bytes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -289,6 +240,7 @@ def test_verify_with_and_without_inflating_ahead_on_flipped_bytes(
         _same(path, monkeypatch)
 
 
+@needs_engine
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.binary(max_size=120), st.integers(min_value=0, max_value=30))
 def test_verify_with_and_without_inflating_ahead_on_arbitrary_tails(
@@ -302,33 +254,10 @@ def test_verify_with_and_without_inflating_ahead_on_arbitrary_tails(
 # --- the thread's life ------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("name", "started"), [("v1-none.log", 0), ("v2-lz4.log", 0), ("v1-gzip.log", 1)])
-def test_a_thread_only_for_gzip_entries(name: str, started: int, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Only gzip is inflated ahead (lz4 and snappy cost less than the hand-over), in one thread."""
-    starts: list[str] = []
-
-    class Counted(threading.Thread):
-        def start(self) -> None:
-            starts.append(self.name)
-            super().start()
-
-    monkeypatch.setattr(ahead_mod.threading, "Thread", Counted)
-    _no_engine(
-        monkeypatch
-    )  # the compiled engine's thread: test_the_reader_uses_what_the_compiled_engine_inflated
-    events = list(verify_file(FIXTURES / name, VerifyOptions()))
-    assert starts == [THREAD] * started and not _threads()
-    assert not [e for e in events if isinstance(e, Problem)]
-
-
-@pytest.mark.parametrize("engine", ENGINES)
-def test_a_closed_generator_leaves_no_thread(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, engine: str
-) -> None:
+@needs_engine
+def test_a_closed_generator_leaves_no_thread(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = tmp_path / NAME
     path.write_bytes(_wrappers(30))
-    if engine == "pure":
-        _no_engine(monkeypatch)
     switch, before = sys.getswitchinterval(), _settled()
     monkeypatch.setattr("kafka_dump.analysis.verify._WINDOW", 2000)
     monkeypatch.setattr("kafka_dump.analysis.verify._PROGRESS_EVERY", 1)
@@ -336,16 +265,14 @@ def test_a_closed_generator_leaves_no_thread(
     next(events)  # a progress event after the first window: the worker has run
     assert _os_threads() == before + 1
     events.close()
-    assert not _threads() and sys.getswitchinterval() == switch and _os_threads_back_to(before)
+    assert sys.getswitchinterval() == switch and _os_threads_back_to(before)
 
 
-@pytest.mark.parametrize("engine", ENGINES)
-def test_an_interrupt_leaves_no_thread(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, engine: str) -> None:
+@needs_engine
+def test_an_interrupt_leaves_no_thread(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Ctrl-C while the walk asks for its third payload (the worker busy meanwhile)."""
     import kafka_dump.wire as twins
 
-    if engine == "pure":
-        _no_engine(monkeypatch)
     before = _settled()
     path = tmp_path / NAME
     path.write_bytes(_wrappers(30))
@@ -364,27 +291,23 @@ def test_an_interrupt_leaves_no_thread(tmp_path: Path, monkeypatch: pytest.Monke
         return real(*args[:11], interrupted, *args[12:])  # type: ignore[arg-type]
 
     monkeypatch.setattr(twins, "walk_entries", walk)
-    monkeypatch.setattr(ahead_mod, "CHUNK_BYTES", 1)
     switch = sys.getswitchinterval()
     with pytest.raises(KeyboardInterrupt):
         list(verify_file(path, VerifyOptions()))
-    assert len(asked) == 3 and not _threads() and sys.getswitchinterval() == switch
+    assert len(asked) == 3 and sys.getswitchinterval() == switch
     assert _os_threads_back_to(before)
 
 
 # --- convert's fast reader with and without it --------------------------------------------------------------------
 
 
-def _read(path: Path, monkeypatch: pytest.MonkeyPatch, *, ahead: bool, engine: str = "pure") -> list[object]:
+def _read(path: Path, monkeypatch: pytest.MonkeyPatch, *, ahead: bool) -> list[object]:
     from kafka_dump.analysis import convert_fast
 
     with monkeypatch.context() as m:
-        if engine == "pure":
-            _no_engine(m)
         m.setattr(convert_fast, "_WINDOW", 900)  # many windows, each entry whole
         m.setattr(convert_fast, "_RUN", 300)  # and several runs a window
-        m.setattr(ahead_mod, "CHUNK_BYTES", 1)
-        m.setattr(ahead_mod, "AHEAD_CHUNKS", 2)
+        m.setattr(ahead_mod, "BUDGET", 2000)
         limit = 1 << 20
         source = convert_fast.Ahead(limit) if ahead else convert_fast.Inline(limit)
         items = list(
@@ -392,16 +315,15 @@ def _read(path: Path, monkeypatch: pytest.MonkeyPatch, *, ahead: bool, engine: s
                 path, fast=True, max_batch_bytes=limit, max_records_per_batch=1000, inflating=source
             )
         )
-    assert not _threads()
     return items
 
 
-@pytest.mark.parametrize("engine", ENGINES)
+@needs_engine
 def test_convert_reads_the_same_items_inflating_ahead(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, engine: str
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     for fixture in ("v1-gzip.log", "v0-gzip.log", "mixed-magic.log"):
-        assert _read(FIXTURES / fixture, monkeypatch, ahead=True, engine=engine) == _read(
+        assert _read(FIXTURES / fixture, monkeypatch, ahead=True) == _read(
             FIXTURES / fixture, monkeypatch, ahead=False
         )
     data = b"".join(
@@ -413,50 +335,20 @@ def test_convert_reads_the_same_items_inflating_ahead(
         if at is not None:
             damaged[at] ^= 0x24
         path.write_bytes(bytes(damaged))
-        assert _read(path, monkeypatch, ahead=True, engine=engine) == _read(path, monkeypatch, ahead=False), (
-            at
-        )
-
-
-def test_the_worker_stops_when_it_gets_no_core_of_its_own(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Judged as never overlapping enough, the worker is stopped at the first judgement and not
-    started again; what it inflated before is still used, the rest is inflated where asked."""
-    monkeypatch.setattr(ahead_mod, "_SAMPLE", 0.0)
-    monkeypatch.setattr(ahead_mod, "_MIN_OVERLAP", 1e9)
-    data = _wrappers(5)
-    spans = list(compressed_spans(data, 0, len(data)))
-    view = memoryview(data)
-    with InflateAhead(_unpack, chunk_bytes=1, ahead_chunks=2) as ahead:
-        for _window in range(2):
-            ahead.start(data, iter(spans))
-            for codec, start, n in spans:
-                assert ahead.take(codec, view[start : start + n]) == _unpack(codec, view[start : start + n])
-                assert not _threads() or _window == 0
-            ahead.finish()
-        assert ahead._closed and ahead._thread is None
+        assert _read(path, monkeypatch, ahead=True) == _read(path, monkeypatch, ahead=False), at
 
 
 # --- the segment reader (dump, the decoder) and stats with and without it -----------------------------------------
 
 
-def _forced(m: pytest.MonkeyPatch, engine: str = "pure") -> None:
-    """Small windows, one payload a chunk, judged at every chunk and never stopped: the most windows
-    and hand-overs, so that a payload inflated ahead is used wherever the reader can use one.
-    ``engine``: which does the work, ``InflateAhead`` (pure) or ``_ahead.InflateEngine`` (compiled)."""
+def _forced(m: pytest.MonkeyPatch) -> None:
+    """Small windows and budget: the most windows and hand-overs, so that a payload inflated ahead
+    is used wherever the reader can use one."""
     import kafka_dump.log.segment as segment
-
-    if engine == "pure":
-        _no_engine(m)
 
     m.setattr(segment, "_READ_SIZE", 700)
     m.setattr(segment, "_RUN_BYTES", 300)
-    m.setattr(ahead_mod, "READER_CHUNK_BYTES", 1)
-    m.setattr(ahead_mod, "AHEAD_CHUNKS", 2)
     m.setattr(ahead_mod, "BUDGET", 2000)
-    m.setattr(ahead_mod, "_SAMPLE", 0.0)
-    m.setattr(ahead_mod, "_MIN_OVERLAP", 0.0)
 
 
 def _until_raised(items: Iterator[object]) -> list[object]:
@@ -469,27 +361,22 @@ def _until_raised(items: Iterator[object]) -> list[object]:
     return out
 
 
-def _segment_items(
-    path: Path, monkeypatch: pytest.MonkeyPatch, *, ahead: bool, engine: str = "pure", **kw: object
-) -> list[object]:
+def _segment_items(path: Path, monkeypatch: pytest.MonkeyPatch, *, ahead: bool) -> list[object]:
     from kafka_dump.log.segment import read_segment
 
     with monkeypatch.context() as m:
-        _forced(m, engine)
+        _forced(m)
         source = ahead_mod.Ahead(1 << 20) if ahead else ahead_mod.Inline()
-        items = _until_raised(read_segment(path, max_batch_bytes=1 << 20, inflating=source, **kw))  # type: ignore[arg-type]
-    assert not _threads()
-    return items
+        return _until_raised(read_segment(path, max_batch_bytes=1 << 20, inflating=source))
 
 
-def _stats(path: Path, monkeypatch: pytest.MonkeyPatch, *, ahead: bool, engine: str = "pure") -> list[object]:
+def _stats(path: Path, monkeypatch: pytest.MonkeyPatch, *, ahead: bool) -> list[object]:
     from kafka_dump.analysis import stats_walk
 
     with monkeypatch.context() as m:
-        _forced(m, engine)
+        _forced(m)
         m.setattr(stats_walk, "CHUNK_SIZE", 900)
         events = _until_raised(stats_walk.iter_stats([path], max_batch_bytes=1 << 20, inflate_ahead=ahead))
-    assert not _threads()
     return [_plain(e) for e in events]
 
 
@@ -514,11 +401,11 @@ def _plain(value: object) -> object:
 
 def _reads_the_same(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     items, stats = _segment_items(path, monkeypatch, ahead=False), _stats(path, monkeypatch, ahead=False)
-    for engine in ENGINES:
-        assert _segment_items(path, monkeypatch, ahead=True, engine=engine) == items, (path, engine)
-        assert _stats(path, monkeypatch, ahead=True, engine=engine) == stats, (path, engine)
+    assert _segment_items(path, monkeypatch, ahead=True) == items, path
+    assert _stats(path, monkeypatch, ahead=True) == stats, path
 
 
+@needs_engine
 @pytest.mark.parametrize("path", _fixture_logs(), ids=lambda p: p.name)
 def test_the_reader_and_stats_give_the_same_inflating_ahead_on_fixtures(
     path: Path, monkeypatch: pytest.MonkeyPatch
@@ -526,6 +413,7 @@ def test_the_reader_and_stats_give_the_same_inflating_ahead_on_fixtures(
     _reads_the_same(path, monkeypatch)
 
 
+@needs_engine
 def test_the_reader_and_stats_give_the_same_inflating_ahead_on_flipped_bytes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -534,6 +422,7 @@ def test_the_reader_and_stats_give_the_same_inflating_ahead_on_flipped_bytes(
         _reads_the_same(path, monkeypatch)
 
 
+@needs_engine
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.binary(max_size=120), st.integers(min_value=0, max_value=30))
 def test_the_reader_and_stats_give_the_same_inflating_ahead_on_arbitrary_tails(
@@ -544,84 +433,7 @@ def test_the_reader_and_stats_give_the_same_inflating_ahead_on_arbitrary_tails(
     _reads_the_same(path, monkeypatch)
 
 
-def test_the_reader_uses_what_was_inflated_ahead(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Not a differential that cannot fail: the worker inflated payloads, and the reader took them."""
-    path = tmp_path / NAME
-    path.write_bytes(_wrappers(40))
-    taken: list[int] = []
-    real = InflateAhead.take
-
-    def counting(self: InflateAhead, codec: int, payload: memoryview) -> bytes:
-        out = real(self, codec, payload)
-        taken.append(self._next)
-        return out
-
-    monkeypatch.setattr(InflateAhead, "take", counting)
-    worker: list[float] = []
-    real_close = InflateAhead.close
-
-    def closing(self: InflateAhead) -> None:
-        real_close(self)
-        worker.append(self._worker_cpu)
-
-    monkeypatch.setattr(InflateAhead, "close", closing)
-    from kafka_dump.log.segment import read_segment
-
-    records = 0
-    with monkeypatch.context() as m:
-        _forced(m, "pure")
-        m.setattr("kafka_dump.log.segment._READ_SIZE", 1 << 20)  # one window: the worker is never stopped
-        for batch in read_segment(path, max_batch_bytes=1 << 20, inflating=ahead_mod.Ahead(1 << 20)):
-            records += len(batch.records)  # type: ignore[union-attr,arg-type]
-            time.sleep(0.002)  # a slow consumer: the worker runs meanwhile
-    assert records == 123 and not _threads()
-    assert taken == list(range(1, 42))  # each payload matched its span, in order
-    assert worker[0] > 0
-
-
-@pytest.mark.parametrize(("name", "started"), [("v1-none.log", 0), ("v2-lz4.log", 0), ("v1-gzip.log", 1)])
-def test_the_reader_starts_a_thread_only_for_gzip_entries(
-    name: str, started: int, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    from kafka_dump.log.segment import read_segment
-
-    starts: list[str] = []
-
-    class Counted(threading.Thread):
-        def start(self) -> None:
-            starts.append(self.name)
-            super().start()
-
-    monkeypatch.setattr(ahead_mod.threading, "Thread", Counted)
-    monkeypatch.setattr(ahead_mod, "_engine", lambda limit: None)  # the pure engine's thread
-    list(read_segment(FIXTURES / name))
-    list(read_segment(FIXTURES / name, with_records=False))  # headers only: inflated where asked
-    assert starts == [THREAD] * started and not _threads()
-
-
-def test_a_closed_or_dropped_reader_leaves_no_thread(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from kafka_dump.log.segment import read_segment, read_segment_runs
-
-    path = tmp_path / NAME
-    path.write_bytes(_wrappers(30))
-    switch = sys.getswitchinterval()
-    with monkeypatch.context() as m:
-        _forced(m, "pure")
-        runs = read_segment_runs(path)
-        next(runs)
-        next(runs)
-        assert _threads()
-        runs.close()
-        assert not _threads() and sys.getswitchinterval() == switch
-        items = read_segment(path)
-        next(items)
-        next(items)
-        assert _threads()
-        del items  # the chain drops its generator, which closes the plug
-    assert not _threads() and sys.getswitchinterval() == switch
-
-
-@pytest.mark.skipif("compiled" not in ENGINES, reason="the compiled engine is not built")
+@needs_engine
 def test_the_reader_uses_what_the_compiled_engine_inflated(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -20,14 +20,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kafka_dump.log.ahead import compressed_spans
 from kafka_dump.model import Compression
 from kafka_dump.wire.codecs import decompress
 
 from .batches import GZIP as GZIP_ID
 from .batches import LZ4 as LZ4_ID
 from .batches import SNAPPY, default_records, legacy_messages, legacy_records, v2_batch
-from .test_ahead import _os_threads, _os_threads_back_to, _settled
+from .test_ahead import _os_threads, _os_threads_back_to, _settled, compressed_spans
 from .test_entry_walk import _fixture_logs
 
 engine_mod = pytest.importorskip("kafka_dump.native._native", reason="the compiled engine is not built")

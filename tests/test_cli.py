@@ -27,7 +27,7 @@ import pytest
 from click.testing import CliRunner, Result
 from kafka.record import MemoryRecords
 
-import kafka_dump.log.segment
+import kafka_dump.log.window
 from kafka_dump import __version__
 from kafka_dump.cli import main
 from kafka_dump.commands.options import parse_time
@@ -807,7 +807,7 @@ def test_open_failure_exits_2_even_as_root(monkeypatch: pytest.MonkeyPatch, tmp_
     def denied(path: Any, *args: Any, **kwargs: Any) -> Any:
         raise PermissionError(13, "Permission denied", str(path))
 
-    monkeypatch.setattr(kafka_dump.log.segment, "open", denied, raising=False)
+    monkeypatch.setattr(kafka_dump.log.window, "open", denied, raising=False)
     for fmt in ("json", "kafka", "table"):
         result = run("dump", "--format", fmt, str(target))
         assert_one_line_error(result, 2, str(target), "Permission denied")

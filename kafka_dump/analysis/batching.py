@@ -5,13 +5,16 @@ as compressed v0/v1 wrappers) they are grouped the way Kafka's producer groups r
 joins the open batch while the batch stays within ``max_bytes`` (``batch.size``, 16 KiB by default)
 and ``max_records``; the first record of a batch always joins, however large it is
 (``MemoryRecordsBuilder.hasRoomFor``). Sizes are the uncompressed sizes in the target format, so
-the grouping does not depend on how well a codec does. ``stats --compare`` and ``convert`` share it.
+the grouping does not depend on how well a codec does. ``stats --compare`` and ``convert`` share it,
+and ``as_message``: what of a record a v0/v1 message carries.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
 from typing import Generic, TypeVar
+
+from kafka_dump.model import Record, new_record
 
 T = TypeVar("T")
 
@@ -21,6 +24,16 @@ DEFAULT_BATCH_BYTES = 16 * 1024  # the Java producer's default batch.size
 SizeOf = Callable[[T, T], int]
 # joins(first item of the open group, item) -> may the item share a batch with it at all?
 Joins = Callable[[T, T], bool]
+
+
+def as_message(r: Record, magic: int) -> Record:
+    """``r`` as a v0/v1 message of ``magic`` carries it: no headers, no sequence, and in v0 no
+    timestamp (nor the stored one)."""
+    if magic == 0:
+        return new_record(r.offset, -1, r.key, r.value, (), -1, r.sizeInBytes)
+    return new_record(
+        r.offset, r.timestamp, r.key, r.value, (), -1, r.sizeInBytes, stored_timestamp=r.storedTimestamp
+    )
 
 
 class Grouper(Generic[T]):

@@ -23,10 +23,10 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from kafka_dump.analysis.batching import DEFAULT_BATCH_BYTES, Grouper
+from kafka_dump.analysis.batching import DEFAULT_BATCH_BYTES, Grouper, as_message
 from kafka_dump.analysis.stats import SegmentStats
 from kafka_dump.errors import UnsupportedEncodingError
-from kafka_dump.model import Batch, Compression, Record, TimestampType, new_record
+from kafka_dump.model import Batch, Compression, Record, TimestampType
 from kafka_dump.wire import (
     encode_entry,
     encode_legacy_messages,
@@ -325,23 +325,11 @@ def as_v2_batch(template: Batch, records: tuple[Record, ...]) -> Batch:
 def as_legacy_batch(v2: Batch, records: tuple[Record, ...], magic: int) -> Batch:
     """The same records as v0/v1 messages: headers left out, and in V0 the timestamps too."""
     if magic == 0:
-        records = tuple(new_record(r.offset, -1, r.key, r.value, (), -1, r.sizeInBytes) for r in records)
+        records = tuple(as_message(r, 0) for r in records)
         ts_type = TimestampType.NO_TIMESTAMP_TYPE
     else:
         if any(r.headers for r in records):
-            records = tuple(
-                new_record(
-                    r.offset,
-                    r.timestamp,
-                    r.key,
-                    r.value,
-                    (),
-                    -1,
-                    r.sizeInBytes,
-                    stored_timestamp=r.storedTimestamp,
-                )
-                for r in records
-            )
+            records = tuple(as_message(r, 1) for r in records)
         ts_type = v2.timestampType
     return _plain(v2, records)._replace(
         magic=magic,

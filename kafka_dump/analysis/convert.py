@@ -27,9 +27,9 @@ from dataclasses import dataclass, fields
 from operator import attrgetter
 from typing import NamedTuple
 
-from kafka_dump.analysis.batching import DEFAULT_BATCH_BYTES, Grouper
+from kafka_dump.analysis.batching import DEFAULT_BATCH_BYTES, Grouper, as_message
 from kafka_dump.errors import KafkaDumpError
-from kafka_dump.model import Batch, Compression, Header, Record, TimestampType, new_record
+from kafka_dump.model import NEW_BATCH, Batch, Compression, Header, Record, TimestampType, new_record
 from kafka_dump.wire import layout as L
 from kafka_dump.wire.varint import varint_size
 
@@ -316,52 +316,23 @@ class Converter:
         records = batch.records or ()
         target = self._target
         changes = self.changes
-        if target == 0:
-            if batch.magic == 0:
-                return records
-            dropped = 0
-            out = []
-            for r in records:
-                if r.headers:
-                    changes.records_lost_headers += 1
-                    changes.headers_dropped += len(r.headers)
-                if r.timestamp != NO_TIMESTAMP:
-                    dropped += 1
-                out.append(new_record(r.offset, NO_TIMESTAMP, r.key, r.value, _EMPTY, -1, r.sizeInBytes))
-            changes.timestamps_dropped += dropped
-            return tuple(out)
         if batch.magic == 0:
             ts = self.options.timestamp
-            if ts is None:
+            if target == 0 or ts is None:
                 return records
             changes.timestamps_set += len(records)
             return tuple(new_record(r.offset, ts, r.key, r.value, _EMPTY, -1, r.sizeInBytes) for r in records)
-        if target == 1 and batch.magic >= 2:
-            if not any(r.headers for r in records) and all(r.sequence == -1 for r in records):
-                return records
-            out = []
-            for r in records:
-                if r.headers:
-                    changes.records_lost_headers += 1
-                    changes.headers_dropped += len(r.headers)
-                stored = r.storedTimestamp
-                out.append(
-                    new_record(
-                        r.offset,
-                        r.timestamp,
-                        r.key,
-                        r.value,
-                        _EMPTY,
-                        -1,
-                        r.sizeInBytes,
-                        None,
-                        None,
-                        None,
-                        stored,
-                    )
-                )
-            return tuple(out)
-        return records
+        if target == 2 or (
+            target == 1 and (batch.magic == 1 or not any(r.headers or r.sequence != -1 for r in records))
+        ):
+            return records  # nothing the target cannot carry
+        for r in records:
+            if r.headers:
+                changes.records_lost_headers += 1
+                changes.headers_dropped += len(r.headers)
+        if target == 0:
+            changes.timestamps_dropped += sum(r.timestamp != NO_TIMESTAMP for r in records)
+        return tuple(as_message(r, target) for r in records)
 
     def _groupable(self, batch: Batch) -> bool:
         """May this batch's records be grouped with their neighbours' into new batches?"""
@@ -425,44 +396,13 @@ class Converter:
     def _v2_batch(self, records: tuple[Record, ...], key: _Key, base_ts: int, max_ts: int) -> Batch:
         """A v2 batch as ``MemoryRecordsBuilder`` writes it: baseTimestamp the first record's own
         time, maxTimestamp the largest (or the LogAppendTime)."""
-        attributes = int(key.compression)
-        if key.timestampType is TimestampType.LOG_APPEND_TIME:
-            attributes |= L.TIMESTAMP_TYPE_BIT
-            max_ts = key.logAppendTime if key.logAppendTime is not None else max_ts
-        return _new_batch(
-            baseOffset=records[0].offset,
-            lastOffset=records[-1].offset,
-            magic=2,
-            attributes=attributes,
-            compression=key.compression,
-            timestampType=key.timestampType,
-            baseTimestamp=base_ts,
-            maxTimestamp=max_ts,
-            producerId=key.producerId,
-            producerEpoch=key.producerEpoch,
-            partitionLeaderEpoch=key.partitionLeaderEpoch,
-            records=records,
-        )
+        if key.timestampType is TimestampType.LOG_APPEND_TIME and key.logAppendTime is not None:
+            max_ts = key.logAppendTime
+        return _new_batch(records, key, 2, base_ts, max_ts)
 
     def _legacy(self, records: tuple[Record, ...], key: _Key, timestamp: int) -> Batch:
         """A v0/v1 entry: a plain message (one record), or a wrapper of ``records``."""
-        attributes = int(key.compression)
-        if key.timestampType is TimestampType.LOG_APPEND_TIME:
-            attributes |= L.TIMESTAMP_TYPE_BIT
-        return _new_batch(
-            baseOffset=records[0].offset,
-            lastOffset=records[-1].offset,
-            magic=self._target,
-            attributes=attributes,
-            compression=key.compression,
-            timestampType=key.timestampType,
-            baseTimestamp=timestamp,
-            maxTimestamp=timestamp,
-            producerId=-1,
-            producerEpoch=-1,
-            partitionLeaderEpoch=-1,
-            records=records,
-        )
+        return _new_batch(records, key, self._target, timestamp, timestamp)
 
 
 def _split_v2(records: tuple[Record, ...]) -> Iterator[tuple[Record, ...]]:
@@ -475,47 +415,19 @@ def _split_v2(records: tuple[Record, ...]) -> Iterator[tuple[Record, ...]]:
     yield records[start:]
 
 
-def _new_batch(
-    *,
-    baseOffset: int,
-    lastOffset: int,
-    magic: int,
-    attributes: int,
-    compression: Compression,
-    timestampType: TimestampType,
-    baseTimestamp: int,
-    maxTimestamp: int,
-    producerId: int,
-    producerEpoch: int,
-    partitionLeaderEpoch: int,
-    records: tuple[Record, ...],
-) -> Batch:
-    """A batch not read from any file: the encoder computes its CRC and size."""
-    return Batch(
-        file="",
-        position=0,
-        baseOffset=baseOffset,
-        lastOffset=lastOffset,
-        magic=magic,
-        attributes=attributes,
-        compression=compression,
-        timestampType=timestampType,
-        baseTimestamp=baseTimestamp,
-        maxTimestamp=maxTimestamp,
-        producerId=producerId,
-        producerEpoch=producerEpoch,
-        baseSequence=-1,
-        lastSequence=-1,
-        partitionLeaderEpoch=partitionLeaderEpoch,
-        isTransactional=False,
-        isControl=False,
-        deleteHorizonMs=None,
-        crc=0,
-        crcValid=True,
-        sizeInBytes=0,
-        recordCount=len(records),
-        records=records,
-    )
+def _new_batch(records: tuple[Record, ...], key: _Key, magic: int, base_ts: int, max_ts: int) -> Batch:
+    """A batch not read from any file (the encoder computes its CRC and size); a v0/v1 one keeps no
+    producer fields."""
+    attributes = int(key.compression)
+    if key.timestampType is TimestampType.LOG_APPEND_TIME:
+        attributes |= L.TIMESTAMP_TYPE_BIT
+    v2 = magic == 2
+    return NEW_BATCH._replace(
+        baseOffset=records[0].offset, lastOffset=records[-1].offset, magic=magic, attributes=attributes,
+        compression=key.compression, timestampType=key.timestampType, baseTimestamp=base_ts,
+        maxTimestamp=max_ts, producerId=key.producerId if v2 else -1, producerEpoch=key.producerEpoch if v2 else -1,
+        partitionLeaderEpoch=key.partitionLeaderEpoch if v2 else -1, recordCount=len(records), records=records,
+    )  # fmt: skip
 
 
 def record_fields(record: Record) -> tuple[object, ...]:

@@ -8,21 +8,22 @@ the transcode twin (``wire/_transcode_pure.py``) in one call: each one's inner m
 the encoder twin (``v1_inner_to_v2``); the writer later checks the batches written against those
 inner messages where they lie. Only an entry that the segment reader would read as one sound batch
 with no problem is taken (outer and every inner CRC valid, every length in place, offsets that fit
-one batch); anything else is read by ``read_segment`` as before, from that position, so the items
+one batch); anything else is read by the segment reader from that position, so the items
 are the reader's, item for item, but for the Records not built and a run of wrappers per item.
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import NamedTuple, Protocol
+from typing import NamedTuple
 
 from kafka_dump import wire as _twins
-from kafka_dump.log.ahead import inflate_ahead
-from kafka_dump.log.segment import CHUNK_SIZE, open_segment, read_segment, read_segment_runs
-from kafka_dump.model import Batch, Compression, Problem
+from kafka_dump.log import ahead
+from kafka_dump.log.ahead import Inflating
+from kafka_dump.log.segment import read_segment, read_segment_runs
+from kafka_dump.log.window import CHUNK_SIZE, Window, open_segment
+from kafka_dump.model import Batch, Compression, Problem, item_end
 from kafka_dump.wire._transcode_pure import Wrapper, read_wrappers, unlz4_frame
 from kafka_dump.wire.codecs import decompress, lz4_frame_header
 
@@ -41,7 +42,7 @@ class TranscodedRun(NamedTuple):
     position: int
     sizeInBytes: int
     codec: Compression  # the wrappers'
-    wrappers: list[Wrapper]  # see format/_transcode_pure.py
+    wrappers: list[Wrapper]  # see wire/_transcode_pure.py
     recordCount: int
 
 
@@ -52,7 +53,8 @@ def inflater(max_batch_bytes: int) -> Codec:
     """The one place a wrapper's inflated bytes come from: ``codecs.decompress``, bounded by
     ``--max-batch-bytes`` (refusing with CorruptRecordError, which leaves the wrapper to the slow path;
     codecs inflates gzip through the compiled twin's gunzip itself); one-block LZ4 frames through the
-    transcode twin first (the same bytes, faster), codecs where it declines. An ``Inflating`` source that inflates ahead wraps it (``read_input``'s ``inflating``)."""
+    transcode twin first (the same bytes), codecs where it declines. An ``Inflating`` source that
+    inflates ahead wraps it (``read_input``'s ``inflating``)."""
 
     def inflate(codec: int, payload: memoryview) -> bytes:
         if codec == _LZ4:
@@ -64,52 +66,19 @@ def inflater(max_batch_bytes: int) -> Codec:
     return inflate
 
 
-class Inflating(Protocol):
-    """What ``read_input`` asks of a source of inflated wrappers, per window of the file: ``start``
-    gives the function the window's wrappers are inflated by, in file order (``inflater``'s, or one
-    that inflates the window's next payloads ahead, on another core, while the runs before them are
-    written); ``finish`` comes before the window's buffer is read into again; ``close`` at the end."""
-
-    def start(self, window: bytearray, pos: int, end: int) -> Codec: ...
-
-    def finish(self) -> None: ...
-
-    def close(self) -> None: ...
-
-
-class Inline:
+class Inline(ahead.Inline):
     """Each wrapper inflated where it is asked (``inflater``)."""
 
     def __init__(self, max_batch_bytes: int) -> None:
-        self._inflate = inflater(max_batch_bytes)
-
-    def start(self, window: bytearray, pos: int, end: int) -> Codec:
-        return self._inflate
-
-    def finish(self) -> None:
-        pass
-
-    def close(self) -> None:
-        pass
+        super().__init__(inflater(max_batch_bytes))
 
 
-class Ahead:
+class Ahead(ahead.Ahead):
     """The window's gzip wrappers inflated ahead, on a second thread, while the runs before them are
-    written (``format/ahead.py``: each payload asked for is checked against the one inflated, so
-    the bytes are ``inflater``'s either way). No thread without a gzip wrapper."""
+    written (``log/ahead.py``: the bytes are ``inflater``'s either way)."""
 
     def __init__(self, max_batch_bytes: int) -> None:
-        self._ahead = inflate_ahead(inflater(max_batch_bytes), max_batch_bytes)
-
-    def start(self, window: bytearray, pos: int, end: int) -> Codec:
-        self._ahead.start_window(window, pos, end)
-        return self._ahead.take
-
-    def finish(self) -> None:
-        self._ahead.finish()
-
-    def close(self) -> None:
-        self._ahead.close()
+        super().__init__(max_batch_bytes, inflater(max_batch_bytes))
 
 
 def read_input(
@@ -141,12 +110,12 @@ def _read_fast(path: Path, source: Inflating, max_batch_bytes: int, max_records:
     entry_limit = max(max_batch_bytes, CHUNK_SIZE)
     f, size = open_segment(path)
     with f:
-        fd = f.fileno()
-        pos = 0
+        win = Window(f, size, _WINDOW, reuse=True)
+        pos = want = 0
         runs: Iterator[Sequence[Batch | Problem]] | None = None
-        window = bytearray(_WINDOW)
         while pos < size:
-            got = os.preadv(fd, [window], pos)
+            got = win.fill(pos, want)  # ``want``: an entry larger than the window, read whole
+            window = win.buf
             inflate = source.start(window, 0, got)
             at, want = 0, 0
             try:
@@ -165,14 +134,11 @@ def _read_fast(path: Path, source: Inflating, max_batch_bytes: int, max_records:
                 source.finish()
             if at:  # the window's wrappers taken: read on from the first entry not taken
                 pos += at
-                if len(window) > _WINDOW:
-                    window = bytearray(_WINDOW)
+                want = 0
                 continue
-            if want > len(window) and want <= size - pos:  # one entry larger than the window: read it whole
-                window = bytearray(want)
-                continue
-            if len(window) > _WINDOW:
-                window = bytearray(_WINDOW)
+            if want > len(window) and want <= size - pos:
+                continue  # one entry larger than the window: read it whole
+            want = 0
             if runs is None:
                 runs = read_segment_runs(
                     path, start=pos, max_batch_bytes=max_batch_bytes, max_records_per_batch=max_records
@@ -181,11 +147,4 @@ def _read_fast(path: Path, source: Inflating, max_batch_bytes: int, max_records:
             if run is None:
                 return
             yield from run
-            pos = max(_end(item) for item in run)
-
-
-def _end(item: Batch | Problem) -> int:
-    """Where the reader goes on after an item: past its entry (a problem covers what it skipped)."""
-    if isinstance(item, Batch):
-        return item.position + item.sizeInBytes
-    return item.position + item.length
+            pos = max(map(item_end, run))

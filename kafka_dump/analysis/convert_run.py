@@ -21,16 +21,18 @@ import os
 import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from itertools import pairwise
+from itertools import chain, pairwise
 from operator import attrgetter
 from pathlib import Path
 from typing import BinaryIO
 
 from kafka_dump.analysis.convert import Changes, ConversionError, Converter, ConvertOptions
-from kafka_dump.analysis.convert_fast import Codec, Inflating, Item, TranscodedRun, inflater, read_input
+from kafka_dump.analysis.convert_fast import Codec, Item, TranscodedRun, inflater, read_input
 from kafka_dump.errors import CorruptRecordError, KafkaDumpError, NotASegmentError
-from kafka_dump.log.segment import CHUNK_SIZE, segment_base_offset, segment_files
-from kafka_dump.log.writer import NO_TIMESTAMP, IndexBuilder
+from kafka_dump.log.ahead import Inflating
+from kafka_dump.log.segment import segment_base_offset, segment_files
+from kafka_dump.log.window import CHUNK_SIZE
+from kafka_dump.log.writer import NO_TIMESTAMP, IndexBuilder, fsync_dir
 from kafka_dump.model import Batch, Compression, ControlType, Problem, ProblemKind, Record, TimestampType
 from kafka_dump.wire import encode_entry, legacy, v2
 from kafka_dump.wire import layout as L
@@ -177,7 +179,7 @@ def convert_segment(
 
     See the module's docstring for the verification. Any difference raises VerificationError and
     leaves no output behind, as does any other failure. ``inflating``: where the input's wrappers are
-    inflated (``convert_fast.Inflating``; by default ``convert_fast.Ahead``, on a second thread).
+    inflated (``ahead.Inflating``; by default ``convert_fast.Ahead``, on a second thread).
     """
     plan(src, dst, force=force, index=index)  # the input is never written, whoever calls
     converter = Converter(options)
@@ -221,7 +223,7 @@ def convert_segment(
 @contextlib.contextmanager
 def _cycle_collector_paused() -> Iterator[None]:
     """Batches and records hold no reference cycles, and reference counting frees each as soon as it
-    is written; the cycle collector's passes over millions of young records are pure cost (~8%)."""
+    is written; the cycle collector's passes over millions of young records are pure cost."""
     enabled = gc.isenabled()
     gc.disable()
     try:
@@ -241,17 +243,7 @@ def _good_batches(
     """
     before = report.before
     held: Batch | None = None
-    for item in items:
-        if isinstance(item, TranscodedRun):  # sound, with no problem of its own: nothing to hold
-            if held is not None:
-                before.batches += 1
-                before.records += len(held.records or ())
-                yield held
-                held = None
-            before.batches += len(item.wrappers)
-            before.records += item.recordCount
-            yield item
-            continue
+    for item in chain(items, (None,)):  # None: the end, where the last batch held is let go
         if isinstance(item, Problem):
             if item.kind is not ProblemKind.CORRUPT:
                 report.tail = item
@@ -264,6 +256,14 @@ def _good_batches(
             before.batches += 1
             before.records += len(held.records or ())
             yield held
+            held = None
+        if item is None:
+            return
+        if isinstance(item, TranscodedRun):  # sound, with no problem of its own: nothing to hold
+            before.batches += len(item.wrappers)
+            before.records += item.recordCount
+            yield item
+            continue
         records = item.records or ()
         if item.magic < 2 and item.compression is not Compression.NONE and not all(map(_CRC_VALID, records)):
             bad = next(r for r in records if not r.crcValid)
@@ -272,13 +272,8 @@ def _good_batches(
                 f"inner message at offset {bad.offset} fails its CRC-32", item.baseOffset,
             )  # fmt: skip
             _corrupt(problem, report, skip_corrupt)
-            held = None
             continue
         held = item
-    if held is not None:
-        before.batches += 1
-        before.records += len(held.records or ())
-        yield held
 
 
 def _corrupt(problem: Problem, report: FileReport, skip_corrupt: bool) -> None:
@@ -453,7 +448,7 @@ class _TempSegment:
             for tmp, target in targets:
                 _place(tmp, target, self._overwrite)
                 placed.append(target)
-            _fsync_dir(self.dst.parent)
+            fsync_dir(self.dst.parent)
         except BaseException:
             if not self._overwrite:  # they did not exist before: half an output is none at all
                 for target in placed:
@@ -502,20 +497,6 @@ def _place(tmp: Path, target: Path, overwrite: bool) -> None:
         os.rename(tmp, target)
         return
     tmp.unlink()
-
-
-def _fsync_dir(path: Path) -> None:
-    """Make a rename durable (POSIX); a no-op where directories cannot be opened."""
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
 
 
 def _check_entry(data: bytes, expected: Batch, max_batch_bytes: int) -> str | None:

@@ -128,7 +128,7 @@ PlainRunWriter = Callable[[str, bytes, int, int, int, bool], "tuple[bytes, int, 
 
 
 class SideEntry(NamedTuple):
-    """One entry of a file kept beside segments (.index, .snapshot...; see internal/sidefiles.py)."""
+    """One entry of a file kept beside segments (.index, .snapshot...; see log/sidefiles.py)."""
 
     path: str
     item: SideItem
@@ -197,8 +197,9 @@ def iter_dump(
     files = [f for p in paths for f in segment_files(p)]
     left = rng.limit
     active = rng.active
-    n_files = n_batches = n_records = n_aborted = n_unmarked = 0
+    n_files = n_batches = n_records = 0
     problems = _ProblemCounts()
+    txns = _Transactions()
     txn_indexes = TxnIndexes()
     for f in files:
         if left is not None and left <= 0:
@@ -213,16 +214,15 @@ def iter_dump(
                 yield event
             yield FileEnd(str(f), trailing)
             continue
-        # covers: the aborted-transaction test (None: nothing aborted here); unknown: no .txnindex to tell.
-        covers = None
-        unknown = False
+        txns.covers = None
+        txns.unknown = False
         if txn_index and f.suffix == ".log":
-            txns, txn_problems = txn_indexes.for_log(f)
+            index, txn_problems = txn_indexes.for_log(f)
             for p in txn_problems:
                 problems.count(p)
                 yield p
-            covers = txns.covers if len(txns) else None
-            unknown = not txns.known
+            txns.covers = index.covers if len(index) else None
+            txns.unknown = not index.known
         start = seek_position(Path(f), from_offset=rng.from_offset, from_time=rng.from_time) if active else 0
         keep = rng.keep_header if active else None
         if not active and left is None:
@@ -260,14 +260,9 @@ def iter_dump(
                     records = None  # no record could be read (a codec failed): not the same as none at all
                 n_batches += 1
                 if item.isTransactional and not item.isControl:
-                    if covers is not None and covers(item):
-                        n_aborted += 1
-                        yield AbortedBatchEvent(item, records)
-                        continue
-                    if unknown:
-                        n_unmarked += 1
-                        unknown = False
-                yield BatchEvent(item, records)
+                    yield txns.event(item, records)
+                else:
+                    yield BatchEvent(item, records)
             yield FileEnd(str(f), trailing)
             continue
         items = read_segment(
@@ -305,14 +300,9 @@ def iter_dump(
             n_batches += 1
             n_records += len(records) if records is not None else 0
             if item.isTransactional and not item.isControl:
-                if covers is not None and covers(item):
-                    n_aborted += 1
-                    yield AbortedBatchEvent(item, records)
-                    continue
-                if unknown:
-                    n_unmarked += 1
-                    unknown = False
-            yield BatchEvent(item, records)
+                yield txns.event(item, records)
+            else:
+                yield BatchEvent(item, records)
         else:
             yield FileEnd(str(f), trailing)
             continue
@@ -324,8 +314,8 @@ def iter_dump(
         problems.corrupt,
         problems.tails,
         problems.tail_bytes,
-        n_aborted,
-        n_unmarked,
+        txns.aborted,
+        txns.unmarked,
     )
 
 
@@ -345,6 +335,28 @@ class _ProblemCounts:
         self.tails += 1
         self.tail_bytes += p.length
         return p.length
+
+
+class _Transactions:
+    """Which of a file's transactional data batches were aborted, and the counts for the Summary.
+    ``covers``: the aborted-transaction test (None: nothing aborted in this file); ``unknown``: no
+    ``.txnindex`` to tell (the first such batch is counted as unmarked)."""
+
+    __slots__ = ("aborted", "covers", "unknown", "unmarked")
+
+    def __init__(self) -> None:
+        self.covers: Callable[[Batch], bool] | None = None
+        self.unknown = False
+        self.aborted = self.unmarked = 0
+
+    def event(self, item: Batch, records: tuple[Record, ...] | None) -> BatchEvent:
+        if self.covers is not None and self.covers(item):
+            self.aborted += 1
+            return AbortedBatchEvent(item, records)
+        if self.unknown:
+            self.unmarked += 1
+            self.unknown = False
+        return BatchEvent(item, records)
 
 
 def _written(write: PlainRunWriter) -> PlainRunReader:

@@ -33,7 +33,7 @@ class SizeHistogram:
     """Count, total, min, max and log-spaced bucket counts of non-negative integers.
 
     Kept in one ``array('q')`` of ``SLOTS`` int64s (buckets, then count, total, min, max), the
-    layout that the statistics walk (``format/gather.py``) adds to directly.
+    layout that the statistics walk (``wire/gather.py``) adds to directly.
     """
 
     __slots__ = ("slots",)

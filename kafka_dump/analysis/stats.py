@@ -21,7 +21,7 @@ from kafka_dump.wire import layout as L
 from kafka_dump.wire.gather import gather_legacy_inner, gather_legacy_wrappers, gather_v2_records
 from kafka_dump.wire.message import Message
 
-# codecs.decompress's signature (format/ahead.py's Unpack), spelled here so that stats imports no thread code
+# codecs.decompress's signature (log/ahead.py's Unpack), spelled here so that stats imports no thread code
 Unpack = Callable[[Compression, bytes | memoryview, int], bytes]
 
 PERCENTILES = (50, 99)
@@ -275,15 +275,10 @@ class SegmentStats:
         self._count_batch(b, n, L.V2_HEADER_SIZE + end - start)
         if n:
             self.header_keys.others += others
+            self.times.fit()
+            first, last = b.baseOffset + first_od, b.baseOffset + last_od
             self._count_gathered(
-                b.baseOffset + first_od,
-                b.baseOffset + last_od,
-                gaps,
-                missing,
-                null_keys,
-                null_values,
-                min_ts,
-                max_ts,
+                first, last, first, last, gaps, missing, null_keys, null_values, min_ts, max_ts
             )
         return None
 
@@ -297,7 +292,8 @@ class SegmentStats:
             return False
         n, null_keys, null_values, first, last, gaps, missing, min_ts, max_ts = found
         self._count_batch(msg.batch(name, pos, first, None, n), n, len(data))
-        self._count_gathered(first, last, gaps, missing, null_keys, null_values, min_ts, max_ts)
+        self.times.fit()
+        self._count_gathered(first, last, first, last, gaps, missing, null_keys, null_values, min_ts, max_ts)
         return True
 
     def count_wrappers_walked(
@@ -329,28 +325,18 @@ class SegmentStats:
             fmt.records += r
             fmt.disk_bytes += disk
             fmt.uncompressed_bytes += uncompressed
-        self.null_keys += null_keys
-        self.tombstones += null_values
-        if self._next_offset is not None and first != self._next_offset:
-            self._gap(self._next_offset, first)  # before the run; the run's own gaps are in gaps
-        self.first_offset = _least(self.first_offset, low)
-        self.last_offset = _most(self.last_offset, high)
-        self._next_offset = last + 1
-        self.offset_gaps += gaps
-        self.missing_offsets += missing
-        if min_ts is not None and max_ts is not None:
-            self._timestamps(min_ts, max_ts)
+        # The run's own gaps are in gaps; its offsets range from low to high (first and last: in file order).
+        self._count_gathered(first, last, low, high, gaps, missing, null_keys, null_values, min_ts, max_ts)
         return used
 
     def _count_gathered(
-        self, first: int, last: int, gaps: int, missing: int, null_keys: int, null_values: int,
-        min_ts: int | None, max_ts: int | None,
+        self, first: int, last: int, low: int, high: int, gaps: int, missing: int, null_keys: int,
+        null_values: int, min_ts: int | None, max_ts: int | None,
     ) -> None:  # fmt: skip
         """The figures a walk returns besides what it added to the histograms itself."""
-        self.times.fit()
         self.null_keys += null_keys
         self.tombstones += null_values
-        self._seam(first, last)
+        self._seam(first, last, low, high)
         self.offset_gaps += gaps
         self.missing_offsets += missing
         if min_ts is not None and max_ts is not None:
@@ -368,10 +354,10 @@ class SegmentStats:
         of its own (a run of plain v0/v1 messages), so each counts for the first and last offset."""
         offsets = list(map(_OFFSET, records))
         first, last = offsets[0], offsets[-1]
-        self._seam(first, last)
         if plain:
-            self.first_offset = _least(self.first_offset, min(offsets))
-            self.last_offset = _most(self.last_offset, max(offsets))
+            self._seam(first, last, min(offsets), max(offsets))
+        else:
+            self._seam(first, last, first, last)
         if last - first + 1 == len(offsets) and offsets == list(range(first, last + 1)):
             return  # consecutive inside the batch: the seam was all
         expected = first + 1
@@ -380,12 +366,13 @@ class SegmentStats:
                 self._gap(expected, offset)
             expected = offset + 1
 
-    def _seam(self, first: int, last: int) -> None:
-        """The batch's first and last record offsets: the file's range, and a gap before the batch."""
-        if self.first_offset is None or first < self.first_offset:
-            self.first_offset = first
-        if self.last_offset is None or last > self.last_offset:
-            self.last_offset = last
+    def _seam(self, first: int, last: int, low: int, high: int) -> None:
+        """The batch's (or run's) first and last record offsets, and its least and greatest: the
+        file's range, and a gap before the batch."""
+        if self.first_offset is None or low < self.first_offset:
+            self.first_offset = low
+        if self.last_offset is None or high > self.last_offset:
+            self.last_offset = high
         expected = self._next_offset
         if expected is not None and first != expected:
             self._gap(expected, first)

@@ -1,7 +1,7 @@
 """How ``kdump stats`` reads files: which files a path holds, and one pass over each that feeds a
 ``SegmentStats`` (and, for ``--compare``, a listener), yielding events for the progress bar.
 
-Valid entries are counted without building records where the format allows (``format/gather.py``);
+Valid entries are counted without building records where the format allows (``wire/gather.py``);
 from the first entry that is anything else, ``read_segment`` takes over, so that corruption and
 tails are framed, resynced and reported exactly as ``dump`` reports them.
 """
@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from kafka_dump.analysis.stats import SegmentStats, Unpack
 from kafka_dump.errors import CorruptRecordError, NotASegmentError
-from kafka_dump.log.segment import CHUNK_SIZE, SEGMENT_SUFFIXES, read_segment, segment_files
+from kafka_dump.log.segment import SEGMENT_SUFFIXES, read_segment, segment_files
+from kafka_dump.log.window import CHUNK_SIZE, Window
 from kafka_dump.model import Batch, Compression, Problem
 from kafka_dump.wire import decode_legacy_run, legacy, v2
 from kafka_dump.wire import layout as L
@@ -110,7 +111,7 @@ def iter_stats(
 
     ``listener(path)`` may give a callable that sees each batch counted (and None at each problem),
     for work done in the same pass (``--compare``). ``inflate_ahead``: gzip payloads are inflated on
-    a second thread while the entries before them are counted (``format/ahead.py``; the same figures).
+    a second thread while the entries before them are counted (``log/ahead.py``; the same figures).
     """
     for f in files:
         f_size = os.path.getsize(f)
@@ -144,165 +145,137 @@ def _walk_valid(
 ) -> Generator[BatchSeen, None, int | None]:
     """Count the file's entries from its start for as long as each is whole and valid, walking v2
     records, and runs of compressed v0/v1 wrappers with their inner messages, without building them
-    (``format/gather.py``); runs of plain v0/v1 messages and control batches are decoded. Returns None at the end of the file, or the position of the first entry
-    that is anything else (corrupt, cut short, a tail...), from which ``read_segment`` takes over:
-    it frames, resyncs and reports exactly as ``dump`` does. Holds one read window at a time.
-    """
+    (``wire/gather.py``); runs of plain v0/v1 messages and control batches are decoded. Returns None
+    at the end of the file, or the position of the first entry that is anything else (corrupt, cut
+    short, a tail...), from which ``read_segment`` takes over: it frames, resyncs and reports exactly
+    as ``dump`` does. Holds one read window at a time; each window's compressed payloads are
+    decompressed by what ``inflating`` gives for it (``Ahead``: gzip inflated on a second thread
+    while the entries before are counted, the same bytes either way)."""
     from kafka_dump.log.ahead import Ahead, Inline
 
     inflating = Ahead(max_batch_bytes) if inflate_ahead else Inline()
     try:
-        return (yield from _walk_window(path, stats, max_batch_bytes, max_records, inflating))
+        return (yield from _ValidWalk(path, stats, max_batch_bytes, max_records).run(inflating))
     finally:
         inflating.close()
 
 
-def _walk_window(
-    path: Path, stats: SegmentStats, max_batch_bytes: int, max_records: int, inflating: Inflating
-) -> Generator[BatchSeen, None, int | None]:
-    """``_walk_valid``'s loop; each read window's compressed payloads are decompressed by what
-    ``inflating`` gives for it (``Ahead``: gzip inflated on a second thread while the entries before
-    are counted, the same bytes either way)."""
-    name = str(path)
-    limit = max(max_batch_bytes, CHUNK_SIZE)
-    started: bytes | None = None
-    unpack: Unpack = decompress
-    with open(path, "rb") as f:
-        size = os.fstat(f.fileno()).st_size
-        buf, buf_start = b"", 0
-        pos = 0
-        while pos < size:
-            if size - pos < L.V2_HEADER_SIZE:
-                return pos
-            if not (buf_start <= pos and pos + L.V2_HEADER_SIZE <= buf_start + len(buf)):
-                f.seek(pos)
-                buf, buf_start = f.read(CHUNK_SIZE), pos
-            i = pos - buf_start
-            _, length = L.LOG_ENTRY.unpack_from(buf, i)
-            magic = buf[i + L.MAGIC_OFFSET]
-            entry = L.LOG_OVERHEAD + length
-            if length < L.LEGACY_MIN_SIZE[0] or entry > size - pos or entry > limit:
-                return pos
-            if pos + entry > buf_start + len(buf):
-                f.seek(pos)
-                buf, buf_start, i = f.read(max(entry, CHUNK_SIZE)), pos, 0
-                if len(buf) < entry:
+class _ValidWalk:
+    """``_walk_valid``'s loop, and the counting of each kind of entry (each False, having counted
+    nothing, where the entry is not valid)."""
+
+    def __init__(self, path: Path, stats: SegmentStats, max_batch_bytes: int, max_records: int) -> None:
+        self.path = path
+        self.name = str(path)
+        self.stats = stats
+        self.max_batch_bytes = max_batch_bytes
+        self.max_records = max_records
+        self.unpack: Unpack = decompress  # the read window's
+
+    def run(self, inflating: Inflating) -> Generator[BatchSeen, None, int | None]:
+        name, stats, max_batch_bytes, max_records = (
+            self.name,
+            self.stats,
+            self.max_batch_bytes,
+            self.max_records,
+        )
+        limit = max(max_batch_bytes, CHUNK_SIZE)
+        started: bytes | None = None
+        with open(self.path, "rb") as f:
+            size = os.fstat(f.fileno()).st_size
+            win = Window(f, size, CHUNK_SIZE)
+            pos = 0
+            while pos < size:
+                if size - pos < L.V2_HEADER_SIZE:
                     return pos
-            if buf is not started:
-                started = buf  # a new window: inflate its payloads from this entry on
-                unpack = inflating.start(buf, i)
-            if magic < 2:
-                used = stats.count_wrappers_walked(buf, i, max_batch_bytes, max_records, unpack)
-                if used:
-                    pos += used
+                buf, i = win.span(pos, L.V2_HEADER_SIZE)
+                _, length = L.LOG_ENTRY.unpack_from(buf, i)
+                magic = buf[i + L.MAGIC_OFFSET]
+                entry = L.LOG_OVERHEAD + length
+                if length < L.LEGACY_MIN_SIZE[0] or entry > size - pos or entry > limit:
+                    return pos
+                try:
+                    buf, i = win.span(pos, entry)
+                except NotASegmentError:
+                    return pos  # the file shrank: read_segment reports what is there
+                if buf is not started:
+                    started = buf  # a new window: inflate its payloads from this entry on
+                    self.unpack = inflating.start(buf, i)
+                if magic < 2:
+                    used = stats.count_wrappers_walked(buf, i, max_batch_bytes, max_records, self.unpack)
+                    if used:
+                        pos += used
+                        yield BatchSeen(name, pos)
+                        continue
+                    batches, used = decode_legacy_run(name, buf, i, min(len(buf), i + _RUN_BYTES), pos, True)
+                    if used:
+                        stats.count_run(batches)  # plain messages, decoded (one record each)
+                    elif not self._wrapper(buf, i, pos, entry):
+                        return pos
+                    pos += used or entry
                     yield BatchSeen(name, pos)
                     continue
-                used = yield from _count_legacy_run(name, stats, buf, i, pos, min(len(buf), i + _RUN_BYTES))
-                if not used and not _count_wrapper(
-                    name, stats, buf, i, pos, entry, max_batch_bytes, max_records, unpack
-                ):
+                if magic != 2 or entry < L.V2_HEADER_SIZE:
                     return pos
-                pos += used or entry
-                if not used:
-                    yield BatchSeen(name, pos)
-                continue
-            if magic != 2 or entry < L.V2_HEADER_SIZE:
-                return pos
-            if L.INT32.unpack_from(buf, i + L.V2_RECORD_COUNT_OFFSET)[0] > max_records:
-                return pos  # read_segment reports it
-            if not _count_v2(name, stats, buf, i, pos, entry, max_batch_bytes, unpack):
-                return pos
-            pos += entry
-            yield BatchSeen(name, pos)
-    return None
+                if L.INT32.unpack_from(buf, i + L.V2_RECORD_COUNT_OFFSET)[0] > max_records:
+                    return pos  # read_segment reports it
+                if not self._v2(buf, i, pos, entry):
+                    return pos
+                pos += entry
+                yield BatchSeen(name, pos)
+        return None
 
-
-def _count_v2(
-    name: str,
-    stats: SegmentStats,
-    buf: bytes,
-    i: int,
-    pos: int,
-    entry: int,
-    max_batch_bytes: int,
-    unpack: Unpack = decompress,
-) -> bool:
-    """Count one v2 batch if it is valid (CRC, codec, records); False, having counted nothing, if not."""
-    batch, _ = v2.decode_batch(name, buf, i, pos, with_records=False, max_batch_bytes=max_batch_bytes)
-    if not batch.crcValid or batch.compression is Compression.UNKNOWN or (batch.recordCount or 0) < 0:
-        return False
-    if batch.isControl:
-        full, error = v2.decode_batch(name, buf, i, pos, with_records=True, max_batch_bytes=max_batch_bytes)
-        if error is not None:
+    def _v2(self, buf: bytes, i: int, pos: int, entry: int) -> bool:
+        """Count one v2 batch if it is valid (CRC, codec, records)."""
+        name, mbb = self.name, self.max_batch_bytes
+        batch, _ = v2.decode_batch(name, buf, i, pos, with_records=False, max_batch_bytes=mbb)
+        if not batch.crcValid or batch.compression is Compression.UNKNOWN or (batch.recordCount or 0) < 0:
             return False
-        stats.count(full)
-        return True
-    start, end = i + L.V2_HEADER_SIZE, i + entry
-    data: bytes | memoryview = buf
-    if batch.compression is not Compression.NONE:
+        if batch.isControl:
+            full, error = v2.decode_batch(name, buf, i, pos, with_records=True, max_batch_bytes=mbb)
+            if error is not None:
+                return False
+            self.stats.count(full)
+            return True
+        start, end = i + L.V2_HEADER_SIZE, i + entry
+        data: bytes | memoryview = buf
+        if batch.compression is not Compression.NONE:
+            try:
+                data = self.unpack(batch.compression, memoryview(buf)[start:end], mbb)
+            except CorruptRecordError:
+                return False
+            start, end = 0, len(data)
+        return self.stats.count_walked(batch, data, start, end) is None
+
+    def _wrapper(self, buf: bytes, i: int, pos: int, entry: int) -> bool:
+        """Count one v0/v1 wrapper if it is valid: walked when its inner messages are the plain case,
+        else decoded."""
         try:
-            data = unpack(batch.compression, memoryview(buf)[start:end], max_batch_bytes)
+            msg = Message(buf, i, i + entry)
         except CorruptRecordError:
             return False
-        start, end = 0, len(data)
-    return stats.count_walked(batch, data, start, end) is None
+        if not msg.crc_valid or msg.value is None or msg.compression in _NOT_WRAPPERS:
+            return self._legacy(buf, i, pos, entry)
+        try:
+            data = self.unpack(msg.compression, msg.value, self.max_batch_bytes)
+        except CorruptRecordError:
+            return False
+        if legacy.more_inner_than(data, self.max_records):
+            return False  # read_segment reports it
+        return self.stats.count_wrapper_walked(msg, self.name, pos, data) or self._legacy(buf, i, pos, entry)
 
-
-def _count_wrapper(
-    name: str,
-    stats: SegmentStats,
-    buf: bytes,
-    i: int,
-    pos: int,
-    entry: int,
-    max_batch_bytes: int,
-    max_records: int = DEFAULT_MAX_RECORDS_PER_BATCH,
-    unpack: Unpack = decompress,
-) -> bool:
-    """Count one v0/v1 wrapper if it is valid: walked when its inner messages are the plain case,
-    else decoded."""
-    try:
-        msg = Message(buf, i, i + entry)
-    except CorruptRecordError:
-        return False
-    if not msg.crc_valid or msg.value is None or msg.compression in _NOT_WRAPPERS:
-        return _count_legacy(name, stats, buf, i, pos, entry, max_batch_bytes)
-    try:
-        data = unpack(msg.compression, msg.value, max_batch_bytes)
-    except CorruptRecordError:
-        return False
-    if legacy.more_inner_than(data, max_records):
-        return False  # read_segment reports it
-    if stats.count_wrapper_walked(msg, name, pos, data):
+    def _legacy(self, buf: bytes, i: int, pos: int, entry: int) -> bool:
+        """Count one v0/v1 wrapper (or message) if it and its inner messages are valid."""
+        try:
+            batch, error = legacy.decode_message(
+                self.name, buf, i, i + entry, pos, with_records=True, max_batch_bytes=self.max_batch_bytes
+            )
+        except CorruptRecordError:
+            return False
+        if error is not None or not batch.crcValid:
+            return False
+        self.stats.count(batch)
         return True
-    return _count_legacy(name, stats, buf, i, pos, entry, max_batch_bytes)
 
 
 _NOT_WRAPPERS = (Compression.NONE, Compression.ZSTD, Compression.UNKNOWN)
-
-
-def _count_legacy(
-    name: str, stats: SegmentStats, buf: bytes, i: int, pos: int, entry: int, max_batch_bytes: int
-) -> bool:
-    """Count one v0/v1 wrapper (or message) if it and its inner messages are valid."""
-    try:
-        batch, error = legacy.decode_message(
-            name, buf, i, i + entry, pos, with_records=True, max_batch_bytes=max_batch_bytes
-        )
-    except CorruptRecordError:
-        return False
-    if error is not None or not batch.crcValid:
-        return False
-    stats.count(batch)
-    return True
-
-
-def _count_legacy_run(
-    name: str, stats: SegmentStats, buf: bytes, i: int, pos: int, run_end: int
-) -> Generator[BatchSeen, None, int]:
-    """Count the run of plain v0/v1 messages at ``buf[i]`` (decoded, one record each); the bytes used."""
-    batches, used = decode_legacy_run(name, buf, i, run_end, pos, True)
-    if batches:
-        stats.count_run(batches)
-        yield BatchSeen(name, pos + used)
-    return used

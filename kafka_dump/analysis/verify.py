@@ -18,9 +18,20 @@ from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO, NamedTuple
 
 from kafka_dump import wire as _twins
-from kafka_dump.errors import KafkaDumpError, NotASegmentError
-from kafka_dump.log.ahead import CompiledAhead, Decompress, InflateAhead, inflate_ahead
-from kafka_dump.model import Batch, Check, Compression, ControlType, Problem, ProblemKind, TimestampType
+from kafka_dump.errors import KafkaDumpError
+from kafka_dump.log.ahead import Ahead, Inflating, Inline
+from kafka_dump.log.window import CHUNK_SIZE, Window, open_segment
+from kafka_dump.model import (
+    NEW_BATCH,
+    Batch,
+    Check,
+    Compression,
+    ControlType,
+    Problem,
+    ProblemKind,
+    TimestampType,
+    item_end,
+)
 from kafka_dump.wire import layout as L
 from kafka_dump.wire.checksum import crc32c
 from kafka_dump.wire.codecs import DEFAULT_MAX_BATCH_BYTES, DEFAULT_MAX_RECORDS_PER_BATCH, decompress
@@ -34,29 +45,19 @@ if TYPE_CHECKING:
 # The segment reader (and the index check, which reads through it) is imported only when a file needs
 # it: a sound segment without index files is checked by the entry walk alone, and start-up is most of
 # a short check's time.
-_CHUNK_SIZE = 4 * 1024 * 1024  # segment.CHUNK_SIZE: no entry below it is refused as too large
 _INDEX_SUFFIXES = (".index", ".timeindex", ".txnindex")
 
 _PROGRESS_EVERY = 4 * 1024 * 1024  # bytes of file between progress events
-_WINDOW = 8 * 1024 * 1024  # bytes read at a time for the entry walk
+_WINDOW = 8 * 1024 * 1024  # the entry walk's read window
 _RESUME_AFTER = 256 * 1024  # sound bytes after damage before the entry walk takes over from the reader
 _PREFIX = L.MAGIC_OFFSET + 1  # offset, size and magic
 _SMALLEST = L.LOG_OVERHEAD + L.LEGACY_V0_MIN_SIZE
 _CODECS = tuple(Compression(i) for i in range(8))
-# The index check reads a batch's position, offsets and maxTimestamp: an entry walked in C is given as this.
-_ROW = Batch("", 0, 0, 0, 2, 0, Compression.NONE, TimestampType.CREATE_TIME, -1, -1, -1, -1, -1, -1, -1, False,
-             False, None, 0, True, 0, 0, None)  # fmt: skip
 
 
 def _entry_size(data: bytes | bytearray, at: int) -> int:
     """The whole size of the entry whose offset field starts at ``data[at]``."""
     return L.LOG_OVERHEAD + int(L.INT32.unpack_from(data, at + L.LOG_ENTRY_SIZE_OFFSET)[0])
-
-
-def _item_end(item: Item) -> int:
-    if isinstance(item, Batch):
-        return item.position + item.sizeInBytes
-    return item.position + item.length
 
 
 _MARKERS = (ControlType.ABORT, ControlType.COMMIT)
@@ -97,8 +98,8 @@ class FileReport:
     ``batches`` counts every framed batch, a CRC failure included, and those found after a bad
     region; ``problems`` counts corrupt problems in the log (CRC failures included), ``badRegions``
     the stretches of bytes that hold no batch. ``error`` is set when the file could not be read.
-    Equal to another with the same fields, as the dataclass it was (written out: a dataclass's
-    ``exec`` at import was most of this module's share of a short check's start).
+    Equal to another with the same fields, as a dataclass would be (written out: a dataclass
+    ``exec``s its methods at import, which a short check would pay at start-up).
     """
 
     def __init__(
@@ -227,11 +228,7 @@ class _FileCheck:
 
             self._index = IndexCheck(self.path)
             report.indexFiles = len(self._index.files)
-        try:
-            f = open(self.path, "rb")  # noqa: SIM115 (closed below)
-            size = os.fstat(f.fileno()).st_size
-        except OSError as exc:
-            raise NotASegmentError(exc.strerror or str(exc), file=str(self.path)) from None
+        f, size = open_segment(self.path)
         with f:
             yield from self._scan(f, size)
         yield from self._finish_pending()
@@ -245,59 +242,43 @@ class _FileCheck:
         """The file's entries: runs of sound ones walked by the entry walk (in C, without a Python
         object per entry), each other one read the slow way (the segment reader, which reports it)."""
         options = self.options
-        buf = bytearray(min(_WINDOW, max(size, 1)))
-        rows: list[EntryRow] | None = [] if self._index is not None else None
-        limit = max(options.max_batch_bytes, _CHUNK_SIZE)
         mbb = options.max_batch_bytes
 
         def unpack(codec: int, payload: memoryview) -> bytes:
             return decompress(_CODECS[codec], payload, mbb)
 
-        ahead = inflate_ahead(unpack, mbb) if options.deep and options.inflate_ahead else None
+        source = Ahead(mbb, unpack) if options.deep and options.inflate_ahead else Inline(unpack)
         try:
-            yield from self._walk_windows(f, size, buf, rows, limit, unpack, ahead)
+            yield from self._walk_windows(f, Window(f, size, _WINDOW, reuse=True), source)
         finally:
-            if ahead is not None:
-                ahead.close()
+            source.close()
 
-    def _walk_windows(
-        self,
-        f: BinaryIO,
-        size: int,
-        buf: bytearray,
-        rows: list[EntryRow] | None,
-        limit: int,
-        unpack: Decompress,
-        ahead: InflateAhead | CompiledAhead | None,
-    ) -> Iterator[VerifyEvent]:
-        """``_scan``'s loop over read windows; ``ahead`` (deep) inflates each window's payloads ahead."""
+    def _walk_windows(self, f: BinaryIO, win: Window[bytearray], source: Inflating) -> Iterator[VerifyEvent]:
+        """``_scan``'s loop over read windows; ``source`` (deep) inflates each window's payloads ahead."""
         options = self.options
         report = self.report
+        rows: list[EntryRow] | None = [] if self._index is not None else None
+        limit = max(options.max_batch_bytes, CHUNK_SIZE)
+        size = win.size
         pos = 0
         next_progress = _PROGRESS_EVERY
-        data: bytes | bytearray = buf
-        start = n = 0  # data[0:n] holds the file from byte start
         while pos < size:
-            at = pos - start
-            if at < 0 or n - at < _PREFIX or _entry_size(data, at) > n - at:
-                # The next entry is not whole in the window: read on from it (once).
-                f.seek(pos)
-                data, start, at = buf, pos, 0
-                n = f.readinto(buf)  # type: ignore[attr-defined]
-                if n >= _PREFIX and n < _entry_size(buf, 0) <= min(size - pos, limit):
-                    f.seek(pos)
-                    data = f.read(_entry_size(buf, 0))  # one entry larger than the window
-                    n = len(data)
-            fn = unpack
-            if ahead is not None:
-                ahead.start_window(data, at, n)
-                fn = ahead.take
-            used, batches, records, gaps, self._last_offset, self._after_damage = _twins.walk_entries(
-                data, at, n, start, options.deep, self._last_offset, self._after_damage,
-                options.max_records_per_batch, limit, crc32c, zlib.crc32, fn, rows,
-            )  # fmt: skip
-            if ahead is not None:
-                ahead.finish()  # before the buffer is read into again
+            at = pos - win.start
+            if at < 0 or win.end - at < _PREFIX or _entry_size(win.buf, at) > win.end - at:
+                # The next entry is not whole in the window: read on from it (once), whole if larger.
+                n = win.fill(pos)
+                if n >= _PREFIX and n < (entry := _entry_size(win.buf, 0)) <= min(size - pos, limit):
+                    win.fill(pos, entry)
+                at = 0
+            data, n, start = win.buf, win.end, win.start
+            fn = source.start(data, at, n)
+            try:
+                used, batches, records, gaps, self._last_offset, self._after_damage = _twins.walk_entries(
+                    data, at, n, start, options.deep, self._last_offset, self._after_damage,
+                    options.max_records_per_batch, limit, crc32c, zlib.crc32, fn, rows,
+                )  # fmt: skip
+            finally:
+                source.finish()  # before the buffer is read into again
             report.batches += batches
             report.records += records
             report.gaps += gaps
@@ -317,9 +298,9 @@ class _FileCheck:
     def _index_rows(self, rows: list[EntryRow]) -> Iterator[Problem]:
         index = self._index
         assert index is not None  # rows are asked for only with an index
-        for position, base, last, max_ts in rows:
+        for position, base, last, max_ts in rows:  # what the index check reads of a batch
             index.batch(
-                _ROW._replace(position=position, baseOffset=base, lastOffset=last, maxTimestamp=max_ts)
+                NEW_BATCH._replace(position=position, baseOffset=base, lastOffset=last, maxTimestamp=max_ts)
             )
             for p in index.take():
                 self.report.indexProblems += 1
@@ -341,7 +322,7 @@ class _FileCheck:
         head = f.read(_PREFIX)
         if len(head) == _PREFIX:
             entry = _entry_size(head, 0)
-            if _SMALLEST <= entry <= min(size - pos, max(options.max_batch_bytes, _CHUNK_SIZE)):
+            if _SMALLEST <= entry <= min(size - pos, max(options.max_batch_bytes, CHUNK_SIZE)):
                 f.seek(pos)
                 buf = f.read(entry)
                 if len(buf) == entry:
@@ -371,7 +352,7 @@ class _FileCheck:
             if not run or any(isinstance(item, Problem) for item in run):
                 clean = 0
                 continue
-            run_end = max(_item_end(item) for item in run)
+            run_end = max(map(item_end, run))
             clean += run_end - run[0].position
             if clean >= _RESUME_AFTER:
                 end = run_end  # a sound stretch: the entry walk takes over again

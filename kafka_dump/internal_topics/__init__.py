@@ -1,4 +1,4 @@
-"""Decoders of what Kafka itself writes into its logs, built on the schema reader ``format/kmessage.py``.
+"""Decoders of what Kafka itself writes into its logs, built on the schema reader ``wire/kmessage.py``.
 
 A decoder turns one record (its key and value bytes) into a ``Decoded`` value: the key and value
 as named, versioned messages, or what could not be read. It never raises: bytes that do not follow

@@ -2,7 +2,7 @@
 
 Each value is one flexible message whose first field is an int16 ``version`` (the record's own
 version, ``ControlRecordUtils``); the message is read at that version where the schema has it, else
-at its newest. ABORT/COMMIT markers are decoded in ``format/v2.py`` already.
+at its newest. ABORT/COMMIT markers are decoded in ``wire/v2.py`` already.
 """
 
 from __future__ import annotations

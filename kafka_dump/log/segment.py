@@ -14,19 +14,16 @@ in the tail.
 
 from __future__ import annotations
 
-import errno
-import io
 import os
 import re
-import stat
-import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from itertools import chain
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, BinaryIO
+from typing import TYPE_CHECKING, Any, ParamSpec
 
 from kafka_dump import wire as _twins
 from kafka_dump.errors import CorruptRecordError, NotASegmentError
+from kafka_dump.log.window import CHUNK_SIZE, Window, open_segment
 from kafka_dump.model import Batch, Check, Problem, ProblemKind
 from kafka_dump.wire import layout as L
 from kafka_dump.wire import legacy, v2
@@ -35,18 +32,15 @@ from kafka_dump.wire.checksum import crc32, crc32c
 from kafka_dump.wire.codecs import DEFAULT_MAX_BATCH_BYTES, DEFAULT_MAX_RECORDS_PER_BATCH, decompress
 from kafka_dump.wire.walk import RecordWalk, walk_batch
 
-if TYPE_CHECKING:  # format/ahead.py (and threading) is imported when a read first needs it
+if TYPE_CHECKING:  # log/ahead.py is imported when a read first needs it
     from kafka_dump.log.ahead import Inflating, Unpack
 
-CHUNK_SIZE = 4 * 1024 * 1024
 # The read window takes this much of the file at a time (or one whole entry, if larger): small enough that
 # the bytes the kernel copies in are still in the CPU's cache when the decoder reads them, and that the
-# allocator reuses the buffer instead of mapping fresh pages for each (4 MiB windows cost a page fault
-# per 4 KiB read, about 7% of decoding a plain v1 file).
+# allocator reuses the buffer instead of mapping fresh pages for each.
 _READ_SIZE = 256 * 1024
 # A run of plain v0/v1 messages is decoded this much at a time (and at least its first entry): small enough
-# that the run's objects are still in the CPU's cache when the consumer reads them and frees them
-# (a 256 KiB run, about 1 MiB of objects, was a fifth slower to decode and read than 16 KiB ones).
+# that the run's objects are still in the CPU's cache when the consumer reads them and frees them.
 _RUN_BYTES = 16 * 1024
 _ENTRY_PREFIX = L.MAGIC_OFFSET + 1  # bytes needed to read offset, size and magic
 _LEGACY_MIN_ENTRY = L.LOG_OVERHEAD + L.LEGACY_V0_MIN_SIZE
@@ -55,6 +49,7 @@ _SNAPSHOT_NAME = re.compile(r"^(\d{20})-(\d{10})\.checkpoint$")
 SEGMENT_SUFFIXES = (".log", ".checkpoint")
 
 Item = Batch | Problem
+P = ParamSpec("P")
 # A filter that may skip a batch by its header alone: (lastOffset, maxTimestamp) -> keep?
 HeaderFilter = Callable[[int, int], bool]
 # Told what the validating walk found in each v2 batch's records: (batch, walk).
@@ -99,116 +94,6 @@ def segment_files(path: str | os.PathLike[str]) -> list[Path]:
     return [p]
 
 
-class _Window:
-    """A sliding read buffer over the file, so entries can be sliced without reading it all."""
-
-    def __init__(self, f: BinaryIO, size: int) -> None:
-        self._f = f
-        self.size = size
-        self._buf = b""
-        self._start = 0
-
-    def span(self, pos: int, n: int) -> tuple[bytes, int]:
-        """Return (buffer, index) such that buffer[index:index+n] is file[pos:pos+n]; n is in-file."""
-        start = self._start
-        if start <= pos and pos + n <= start + len(self._buf):
-            return self._buf, pos - start
-        self._f.seek(pos)
-        self._buf = self._f.read(max(n, _READ_SIZE))
-        self._start = pos
-        if len(self._buf) < n:
-            raise NotASegmentError("file shrank while it was being read", position=pos)
-        return self._buf, 0
-
-    def next_data(self, pos: int) -> int:
-        """The first position at or after ``pos`` that is not in a hole of a sparse file (else ``pos``)."""
-        try:
-            return min(os.lseek(self._f.fileno(), pos, os.SEEK_DATA), self.size)
-        except OSError as exc:
-            return self.size if exc.errno == errno.ENXIO else pos  # ENXIO: only a hole follows
-        except (AttributeError, ValueError, io.UnsupportedOperation):
-            return pos  # no SEEK_DATA here, or no file descriptor
-
-    def all_zero(self, pos: int) -> bool:
-        while (pos := self.next_data(pos)) < self.size:
-            n = min(CHUNK_SIZE, self.size - pos)
-            buf, i = self.span(pos, n)
-            if buf[i : i + n].count(0) != n:
-                return False
-            pos += n
-        return True
-
-
-def open_segment(path: str | os.PathLike[str]) -> tuple[BinaryIO, int]:
-    """Open a segment for reading, turning OS errors into one-line NotASegmentError."""
-    try:
-        f = open(path, "rb")  # noqa: SIM115 (closed by the caller's generator)
-        st = os.fstat(f.fileno())
-        if stat.S_ISFIFO(st.st_mode):
-            return _spool(f)
-        size = st.st_size
-    except OSError as exc:
-        raise NotASegmentError(exc.strerror or str(exc), file=str(path)) from None
-    return f, size
-
-
-def _spool(stream: BinaryIO) -> tuple[BinaryIO, int]:
-    """A pipe cannot seek: copy it to an unnamed temporary file (disk, not memory) and read that."""
-    with stream:
-        tmp = tempfile.TemporaryFile()  # noqa: SIM115 (returned to the caller, who closes it)
-        while chunk := stream.read(CHUNK_SIZE):
-            tmp.write(chunk)
-        size = tmp.tell()
-        tmp.seek(0)
-    return tmp, size
-
-
-def read_segment(
-    path: str | os.PathLike[str],
-    *,
-    with_records: bool = True,
-    max_batch_bytes: int = DEFAULT_MAX_BATCH_BYTES,
-    start: int = 0,
-    keep: HeaderFilter | None = None,
-    on_walk: WalkListener | None = None,
-    max_records_per_batch: int = DEFAULT_MAX_RECORDS_PER_BATCH,
-    inflating: Inflating | None = None,
-) -> Iterator[Item]:
-    """Yield every batch and problem of a segment file, in file order, from byte ``start``.
-
-    ``keep`` sees (lastOffset, maxTimestamp) of each v2 batch (each v0/v1 message) before its
-    records are decoded; a batch it rejects is skipped without being decoded or yielded.
-
-    ``on_walk`` (with ``with_records=False``) asks for the records' framing to be checked without
-    building them: each v2 batch's records are walked (``format/walk.py``), their problems yielded
-    as decoding would yield them, and ``on_walk`` told the counts; v2 control batches and v0/v1
-    messages are decoded with their records, which are few or already built.
-
-    A batch declaring more than ``max_records_per_batch`` records (a wrapper holding more inner
-    messages) is yielded without its records, followed by a problem at its position.
-
-    ``inflating`` gives the function compressed payloads are decompressed by, per read window
-    (``format/ahead.py``): by default, when every record is decoded (``with_records``, no ``keep``,
-    no ``on_walk``), ``Ahead``, which inflates a window's gzip payloads on a second thread while the
-    entries before them are decoded, the same bytes either way; else ``Inline``.
-    """
-    # chain (in C) passes the runs' items on without a generator step each: a plain v0/v1 message's
-    # batch costs about as much to build as a `yield from` costs to pass on. Still lazy: the file is
-    # opened, and errors raised, at the first item, as a generator would.
-    return chain.from_iterable(
-        read_segment_runs(
-            path,
-            with_records=with_records,
-            max_batch_bytes=max_batch_bytes,
-            start=start,
-            keep=keep,
-            on_walk=on_walk,
-            max_records_per_batch=max_records_per_batch,
-            inflating=inflating,
-        )
-    )
-
-
 def read_segment_runs(
     path: str | os.PathLike[str],
     *,
@@ -221,11 +106,30 @@ def read_segment_runs(
     plain_run: PlainRunReader | None = None,
     inflating: Inflating | None = None,
 ) -> Iterator[Sequence[Item]]:
-    """``read_segment``'s items, a list at a time: an entry's batch and its problems, or a whole run
-    of plain v0/v1 messages decoded in one call (then batches only). A consumer that handles a run
-    at once saves a generator step per item, which is most of a plain v0/v1 message's cost.
-    ``plain_run``, when given, is offered each run of plain messages first (see ``PlainRunReader``);
-    ``inflating`` as in ``read_segment`` (closed here, at the end)."""
+    """Every batch and problem of a segment file, in file order, from byte ``start``, a list at a
+    time: an entry's batch and its problems, or a whole run of plain v0/v1 messages decoded in one
+    call (then batches only). A consumer that handles a run at once saves a generator step per item,
+    which is most of a plain v0/v1 message's cost; ``read_segment`` gives the items one by one.
+
+    ``keep`` sees (lastOffset, maxTimestamp) of each v2 batch (each v0/v1 message) before its
+    records are decoded; a batch it rejects is skipped without being decoded or yielded.
+
+    ``on_walk`` (with ``with_records=False``) asks for the records' framing to be checked without
+    building them: each v2 batch's records are walked (``wire/walk.py``), their problems yielded
+    as decoding would yield them, and ``on_walk`` told the counts; v2 control batches and v0/v1
+    messages are decoded with their records, which are few or already built.
+
+    A batch declaring more than ``max_records_per_batch`` records (a wrapper holding more inner
+    messages) is yielded without its records, followed by a problem at its position.
+
+    ``plain_run``, when given, is offered each run of plain messages first (see ``PlainRunReader``).
+
+    ``inflating`` gives the function compressed payloads are decompressed by, per read window
+    (``log/ahead.py``; closed here, at the end): by default, when every record is decoded
+    (``with_records``, no ``keep``, no ``on_walk``), ``Ahead``, which inflates a window's gzip
+    payloads on a second thread while the entries before them are decoded, the same bytes either
+    way; else ``Inline``.
+    """
     name = str(path)
     f, size = open_segment(path)
     if inflating is None:
@@ -237,7 +141,7 @@ def read_segment_runs(
         try:
             yield from _walk(
                 name,
-                _Window(f, size),
+                Window(f, size, _READ_SIZE),
                 start,
                 with_records,
                 max_batch_bytes,
@@ -251,9 +155,24 @@ def read_segment_runs(
             inflating.close()
 
 
+def _one_by_one(runs: Callable[P, Iterator[Sequence[Item]]]) -> Callable[P, Iterator[Item]]:
+    def read_segment(*args: P.args, **kwargs: P.kwargs) -> Iterator[Item]:
+        """Every batch and problem of a segment file, in file order, one by one: ``read_segment_runs``'
+        items, with its arguments."""
+        # chain (in C) passes the runs' items on without a generator step each. Still lazy: the file
+        # is opened, and errors raised, at the first item, as a generator would.
+        return chain.from_iterable(runs(*args, **kwargs))
+
+    read_segment.__wrapped__ = runs  # type: ignore[attr-defined]  # inspect.signature shows its arguments
+    return read_segment
+
+
+read_segment = _one_by_one(read_segment_runs)
+
+
 def _walk(
     name: str,
-    win: _Window,
+    win: Window[bytes],
     pos: int,
     with_records: bool,
     max_batch_bytes: int,
@@ -446,7 +365,7 @@ def _computed_crc(buf: bytes, i: int, entry: int, magic: int) -> int:
     return crc32(view[i + L.MAGIC_OFFSET : i + entry])
 
 
-def _tail(name: str, win: _Window, pos: int) -> Problem:
+def _tail(name: str, win: Window[bytes], pos: int) -> Problem:
     n = win.size - pos
     if win.all_zero(pos):
         reason = f"{n} zero bytes at the end (preallocated space)"
@@ -470,7 +389,7 @@ _CANDIDATE_SPAN = L.V2_LAST_OFFSET_DELTA_OFFSET  # through the v2 attributes
 _SIZE_END = L.LOG_OVERHEAD  # an entry's size field ends where the log overhead does
 
 
-def _resync(win: _Window, pos: int, limit: int | None = None) -> int | None:
+def _resync(win: Window[bytes], pos: int, limit: int | None = None) -> int | None:
     """The next position from ``pos`` (and before ``limit``) where a whole entry with a valid CRC starts.
 
     A regular expression finds the candidates (in C, chunk by chunk); the CRC makes a false match
@@ -507,7 +426,7 @@ def _resync(win: _Window, pos: int, limit: int | None = None) -> int | None:
     return None
 
 
-def _resync_inside(win: _Window, pos: int, entry: int) -> int | None:
+def _resync_inside(win: Window[bytes], pos: int, entry: int) -> int | None:
     """A position inside ``(pos, pos + entry)`` where a valid entry starts, if the entry's size lied.
 
     The candidate counts only when the chain of valid entries from it reaches the claimed end or
@@ -527,7 +446,7 @@ def _resync_inside(win: _Window, pos: int, entry: int) -> int | None:
     return q
 
 
-def _valid_entry_end(win: _Window, p: int) -> int | None:
+def _valid_entry_end(win: Window[bytes], p: int) -> int | None:
     """The end of the whole, CRC-valid entry that starts at ``p``, or None."""
     if win.size - p < _CANDIDATE_SPAN:
         return None
@@ -541,7 +460,7 @@ def _valid_entry_end(win: _Window, p: int) -> int | None:
     return p + entry if _entry_crc_ok(win, p, entry, magic) else None
 
 
-def _entry_crc_ok(win: _Window, pos: int, entry: int, magic: int) -> bool:
+def _entry_crc_ok(win: Window[bytes], pos: int, entry: int, magic: int) -> bool:
     buf, i = win.span(pos, entry)
     stored_at = L.V2_CRC_OFFSET if magic == 2 else L.LEGACY_CRC_OFFSET
     stored: int = L.UINT32.unpack_from(buf, i + stored_at)[0]

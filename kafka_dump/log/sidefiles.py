@@ -257,13 +257,19 @@ def _txn_index(path: str) -> Iterator[SideItem]:
 _SNAPSHOT_ENTRIES_AT = 6  # int16 version, uint32 crc
 
 
-def _producer_snapshot(path: str) -> Iterator[SideItem]:
+def _small_file(path: str, limit: int, larger: str) -> bytes | Problem:
+    """The file's bytes, or a problem when it holds more than ``limit`` (``larger`` says what then)."""
     with open(path, "rb") as f:
-        data = f.read(_SNAPSHOT_LIMIT + 1)
-    if len(data) > _SNAPSHOT_LIMIT:
-        yield Problem(
-            path, 0, len(data), ProblemKind.CORRUPT, f"larger than {_SNAPSHOT_LIMIT} bytes: not read"
-        )
+        data = f.read(limit + 1)
+    if len(data) > limit:
+        return Problem(path, 0, len(data), ProblemKind.CORRUPT, f"larger than {limit} bytes: {larger}")
+    return data
+
+
+def _producer_snapshot(path: str) -> Iterator[SideItem]:
+    data = _small_file(path, _SNAPSHOT_LIMIT, "not read")
+    if isinstance(data, Problem):
+        yield data
         return
     if len(data) < _SNAPSHOT_ENTRIES_AT:
         yield Problem(
@@ -302,12 +308,9 @@ def _producer_snapshot(path: str) -> Iterator[SideItem]:
 
 
 def _text_lines(path: str) -> Iterator[tuple[int, int, str]] | Problem:
-    with open(path, "rb") as f:
-        raw = f.read(_TEXT_LIMIT + 1)
-    if len(raw) > _TEXT_LIMIT:
-        return Problem(
-            path, 0, len(raw), ProblemKind.CORRUPT, f"larger than {_TEXT_LIMIT} bytes: not a checkpoint file"
-        )
+    raw = _small_file(path, _TEXT_LIMIT, "not a checkpoint file")
+    if isinstance(raw, Problem):
+        return raw
 
     def lines() -> Iterator[tuple[int, int, str]]:
         pos = 0

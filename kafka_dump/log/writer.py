@@ -240,7 +240,7 @@ class SegmentWriter:
             for tmp, target in zip(self._tmp, self._targets, strict=True):
                 self._place(tmp, target)
                 placed.append(target)
-            _fsync_dir(self.path.parent)
+            fsync_dir(self.path.parent)
         except BaseException:
             self.abort()
             if not self._overwrite:  # they did not exist before: a half-written output is none at all
@@ -318,7 +318,8 @@ def check_writable(directory: Path) -> None:
         raise KafkaDumpError(f"cannot write here ({exc.strerror or exc})", file=str(existing)) from None
 
 
-def _fsync_dir(directory: Path) -> None:
+def fsync_dir(directory: Path) -> None:
+    """Make a rename in ``directory`` durable (POSIX); a no-op where directories cannot be opened."""
     try:
         fd = os.open(directory, os.O_RDONLY)
     except OSError:

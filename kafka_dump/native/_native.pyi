@@ -41,7 +41,7 @@ def crc32(data: bytes, table_only: bool = False, /) -> int: ...
 NBUCKETS: int
 SLOTS: int
 
-# _ahead.c: the inflate-ahead engine (log/ahead.py's InflateAhead is the pure one) and its scan.
+# _ahead.c: the inflate-ahead engine (log/ahead.py's Ahead uses it) and its scan.
 class InflateEngine:
     def __init__(
         self,

@@ -3,7 +3,7 @@
 Builds renderables and dicts; the command prints them. Figures are exact integers in JSON and
 shown with thousands separators in tables. Header keys come from the file: they reach Rich as
 ``Text`` previews (printable text or hex), never as markup. Rich (and the charts, built on it) is
-imported by the Rich functions only: ``stats --format json`` never loads it (about 40 ms), and
+imported by the Rich functions only: ``stats --format json`` never loads it, and
 without colour ``stats_text`` writes the same tables as text, handing to Rich what it cannot lay out
 exactly as Rich would (a wide or control character, a table wider than the console).
 """

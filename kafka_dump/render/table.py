@@ -1,6 +1,6 @@
 """Readable tables, streamed: rows of known widths written directly with Rich's box characters.
 
-Rich's ``Table`` costs about 0.75 ms a row, so the bulk rows are formatted here: each record becomes
+Rich's ``Table`` lays out every row it holds, too slow for a million, so the bulk rows are formatted here: each record becomes
 a row of cells (text, width in terminal cells, theme style), rows are buffered a few hundred at a
 time, the column widths are taken from the buffer, and the lines are written with the box
 characters of ``rich.box.HEAVY_HEAD`` and the ANSI codes of the theme's styles (rendered once).

@@ -1,0 +1,113 @@
+"""The one read window over a segment file, which every command's reader takes its entries through.
+
+A window holds ``read_size`` bytes of the file from some position (or one span larger than that,
+whole), so memory holds one window whatever the file's size. ``span`` slices what is asked out of
+the window, reading the window afresh from the asked position when the span is not all in it;
+``fill`` reads it afresh from a position. A window made with ``reuse`` reads into one ``bytearray``
+of its own (a larger span into one of its size), for the walks that keep nothing of it past the
+next read, instead of making new bytes at each read.
+"""
+
+from __future__ import annotations
+
+import errno
+import io
+import os
+import stat
+from typing import BinaryIO, Generic, Literal, TypeVar, overload
+
+from kafka_dump.errors import NotASegmentError
+
+CHUNK_SIZE = 4 * 1024 * 1024
+B = TypeVar("B", bytes, bytearray)
+
+
+class Window(Generic[B]):
+    """``buf[0:end]`` is ``file[start:start + end]``; ``size`` is the file's size."""
+
+    __slots__ = ("_f", "_spare", "buf", "end", "read_size", "size", "start")
+
+    @overload
+    def __init__(
+        self: Window[bytes], f: BinaryIO, size: int, read_size: int, *, reuse: Literal[False] = False
+    ) -> None: ...
+    @overload
+    def __init__(
+        self: Window[bytearray], f: BinaryIO, size: int, read_size: int, *, reuse: Literal[True]
+    ) -> None: ...
+    def __init__(self, f: BinaryIO, size: int, read_size: int, *, reuse: bool = False) -> None:
+        self._f = f
+        self.size = size
+        self.read_size = read_size
+        self._spare = bytearray(min(read_size, max(size, 1))) if reuse else None
+        self.buf: B = bytearray() if reuse else b""  # type: ignore[assignment]
+        self.start = 0
+        self.end = 0
+
+    def span(self, pos: int, n: int) -> tuple[B, int]:
+        """Return (buffer, index) such that buffer[index:index+n] is file[pos:pos+n]; n is in-file."""
+        start = self.start
+        if start <= pos and pos + n <= start + self.end:
+            return self.buf, pos - start
+        if self.fill(pos, n) < n:
+            raise NotASegmentError("file shrank while it was being read", position=pos)
+        return self.buf, 0
+
+    def fill(self, pos: int, n: int = 0) -> int:
+        """Read the window afresh from ``pos``: ``read_size`` bytes (at most the file's size
+        with ``reuse``), or ``n`` if more; the bytes read."""
+        f = self._f
+        f.seek(pos)
+        spare = self._spare
+        if spare is not None:
+            self.buf = spare if n <= len(spare) else bytearray(n)  # type: ignore[assignment]
+            self.end = f.readinto(self.buf)  # type: ignore[attr-defined]
+        else:
+            self.buf = f.read(max(n, self.read_size))  # type: ignore[assignment]
+            self.end = len(self.buf)
+        self.start = pos
+        return self.end
+
+    def next_data(self, pos: int) -> int:
+        """The first position at or after ``pos`` that is not in a hole of a sparse file (else ``pos``)."""
+        try:
+            return min(os.lseek(self._f.fileno(), pos, os.SEEK_DATA), self.size)
+        except OSError as exc:
+            return self.size if exc.errno == errno.ENXIO else pos  # ENXIO: only a hole follows
+        except (AttributeError, ValueError, io.UnsupportedOperation):
+            return pos  # no SEEK_DATA here, or no file descriptor
+
+    def all_zero(self, pos: int) -> bool:
+        while (pos := self.next_data(pos)) < self.size:
+            n = min(CHUNK_SIZE, self.size - pos)
+            buf, i = self.span(pos, n)
+            if buf[i : i + n].count(0) != n:
+                return False
+            pos += n
+        return True
+
+
+def open_segment(path: str | os.PathLike[str]) -> tuple[BinaryIO, int]:
+    """Open a segment for reading, turning OS errors into one-line NotASegmentError."""
+    try:
+        f = open(path, "rb")  # noqa: SIM115 (closed by the caller)
+        st = os.fstat(f.fileno())
+        if stat.S_ISFIFO(st.st_mode):
+            return _spool(f)
+        size = st.st_size
+    except OSError as exc:
+        raise NotASegmentError(exc.strerror or str(exc), file=str(path)) from None
+    return f, size
+
+
+def _spool(stream: BinaryIO) -> tuple[BinaryIO, int]:
+    """A pipe cannot seek: copy it to an unnamed temporary file (disk, not memory) and read that."""
+    import tempfile  # only for a pipe: its import is a share of a short check's start-up
+
+    with stream:
+        tmp = tempfile.TemporaryFile()  # noqa: SIM115 (returned to the caller, who closes it)
+        while chunk := stream.read(CHUNK_SIZE):
+            tmp.write(chunk)
+        size = tmp.tell()
+        tmp.seek(0)
+    return tmp, size
