@@ -58,7 +58,8 @@ buf_put(Buf *b, const char *s, Py_ssize_t n)
 {
     if (buf_reserve(b, n) < 0)
         return -1;
-    memcpy(b->data + b->len, s, (size_t)n);
+    if (n > 0) /* an empty buffer has no data yet, and memcpy takes no null pointer */
+        memcpy(b->data + b->len, s, (size_t)n);
     b->len += n;
     return 0;
 }
