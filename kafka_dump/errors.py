@@ -42,6 +42,17 @@ class KafkaDumpError(Exception):
             found=self.found,
         )
 
+    def restated(self: _E, reason: str, position: int | None = None) -> _E:
+        """A copy with another reason (the same rule broken, told with more context) and position."""
+        return type(self)(
+            reason,
+            file=self.file,
+            position=position,
+            check=self.check,
+            expected=self.expected,
+            found=self.found,
+        )
+
     def __str__(self) -> str:
         where = self.file or ""
         if self.position is not None:

@@ -43,8 +43,8 @@ from kafka_dump.wire._gather_layout import (
     hist_add,
     new_histogram,
 )
-from kafka_dump.wire.layout import V2_RECORD_MIN_LENGTH
-from kafka_dump.wire.varint import read_zigzag
+from kafka_dump.wire._pure import v2_records
+from kafka_dump.wire.message import Message, inner_base, inner_messages
 
 __all__ = [
     "COUNT", "EXACT", "INT64_MAX", "INT64_MIN", "MAX", "MIN", "NBUCKETS", "SLOTS", "SUB", "SUB_BITS", "TOTAL",
@@ -72,105 +72,39 @@ def gather_v2_records(
     if pos < 0 or end < pos or end > len(data) or width < 1:
         raise ValueError("need 0 <= pos <= end <= len(data) and width >= 1")
     try:
-        _walk(
-            data, pos, end, count, base_timestamp, log_append_time, width, None, times, header_keys, key_limit
-        )
+        for _ in v2_records(data, pos, end, count):  # type: ignore[arg-type]
+            pass
     except CorruptRecordError as err:
         return 0, 0, 0, 0, 0, 0, None, None, 0, err.reason, err.position or 0
-    return _walk(
-        data, pos, end, count, base_timestamp, log_append_time, width, hists, times, header_keys, key_limit
-    )
-
-
-def _walk(
-    data: bytes | memoryview,
-    pos: int,
-    end: int,
-    count: int,
-    base_timestamp: int,
-    log_append_time: int | None,
-    width: int,
-    hists: Histograms | None,
-    times: MutableMapping[int, int],
-    header_keys: MutableMapping[bytes, int],
-    key_limit: int,
-) -> Gathered:
-    varint = read_zigzag
+    record, keys, values, header_bytes, header_counts = hists
     null_keys = null_values = gaps = missing = others = 0
     first_od = last_od = 0
     prev = -1
     min_ts: int | None = None
     max_ts: int | None = None
-    first = pos
-    for i in range(count):
-        if pos >= end:
-            raise CorruptRecordError(f"batch declares {count} records but holds {i}", position=first)
-        start = pos
-        try:
-            length, pos = varint(data, pos, end, 5)
-            body_end = pos + length
-            if length < V2_RECORD_MIN_LENGTH or body_end > end:
-                raise CorruptRecordError(f"record length {length} does not fit the batch")
-            pos += 1  # attributes: unused
-            ts_delta, pos = varint(data, pos, body_end, 10)
-            od, pos = varint(data, pos, body_end, 5)
-            key, pos = varint(data, pos, body_end, 5)
-            if key > body_end - pos:
-                raise CorruptRecordError(f"key length {key} runs past the record")
-            if key > 0:
-                pos += key
-            value, pos = varint(data, pos, body_end, 5)
-            if value > body_end - pos:
-                raise CorruptRecordError(f"value length {value} runs past the record")
-            if value > 0:
-                pos += value
-            n_headers, pos = varint(data, pos, body_end, 5)
-            if n_headers < 0 or n_headers > body_end - pos:
-                raise CorruptRecordError(f"invalid header count {n_headers}")
-            header_bytes = 0
-            for _ in range(n_headers):
-                n, pos = varint(data, pos, body_end, 5)
-                if n < 0:
-                    raise CorruptRecordError("header key is null")
-                if n > body_end - pos:
-                    raise CorruptRecordError(f"header key length {n} runs past the record")
-                if hists is not None:
-                    k = bytes(data[pos : pos + n])
-                    if k in header_keys:
-                        header_keys[k] += 1
-                    elif len(header_keys) < key_limit:
-                        header_keys[k] = 1
-                    else:
-                        others += 1
-                header_bytes += n
-                pos += n
-                n, pos = varint(data, pos, body_end, 5)
-                if n > body_end - pos:
-                    raise CorruptRecordError(f"header value length {n} runs past the record")
-                if n > 0:
-                    header_bytes += n
-                    pos += n
-            if pos != body_end:
-                raise CorruptRecordError(
-                    f"record declares {length} bytes but its fields take {length + pos - body_end}"
-                )
-        except CorruptRecordError as err:
-            raise CorruptRecordError(err.reason, position=start) from None
-        if hists is None:
-            continue
-        record, keys, values, headers, header_counts = hists
+    for i, (start, body_end, _, ts_delta, od, key, value, headers) in enumerate(
+        v2_records(data, pos, end, count)  # type: ignore[arg-type]
+    ):
+        for h in headers:
+            k = bytes(h.key)
+            if k in header_keys:
+                header_keys[k] += 1
+            elif len(header_keys) < key_limit:
+                header_keys[k] = 1
+            else:
+                others += 1
         hist_add(record, body_end - start)
-        if key < 0:
+        if key is None:
             null_keys += 1
         else:
-            hist_add(keys, key)
-        if value < 0:
+            hist_add(keys, len(key))
+        if value is None:
             null_values += 1
         else:
-            hist_add(values, value)
-        if n_headers:
-            hist_add(headers, header_bytes)
-        hist_add(header_counts, n_headers)
+            hist_add(values, len(value))
+        if headers:
+            hist_add(header_bytes, sum(len(h.key) + len(h.value or b"") for h in headers))
+        hist_add(header_counts, len(headers))
         if i == 0:
             first_od = od
         elif od != prev + 1:
@@ -183,75 +117,25 @@ def _walk(
             times[t // width] = times.get(t // width, 0) + 1
             min_ts = t if min_ts is None or t < min_ts else min_ts
             max_ts = t if max_ts is None or t > max_ts else max_ts
-    if pos != end:
-        raise CorruptRecordError(
-            f"{end - pos} bytes remain after the batch's {count} declared records", position=pos
-        )
     return null_keys, null_values, first_od, last_od, gaps, missing, min_ts, max_ts, others, None, 0
-
-
-_LOG_OVERHEAD = L.LOG_OVERHEAD
-_MIN_SIZE = L.LEGACY_MIN_SIZE  # crc, magic, attributes, [timestamp], key length, value length
-
-
-def _int(data: bytes | memoryview, pos: int, n: int) -> int:
-    return int.from_bytes(data[pos : pos + n], "big", signed=True)
-
-
-def _legacy_walk(data: bytes | memoryview, magic: int) -> list[tuple[int, int, int, int, int]] | None:
-    """(offset, entry size, key length, value length, timestamp) of each inner message (-1: null),
-    or None when the set is anything but plain messages of ``magic`` that fill ``data`` exactly."""
-    out = []
-    pos, end = 0, len(data)
-    while pos < end:
-        if end - pos < _LOG_OVERHEAD:
-            return None
-        size = _int(data, pos + 8, 4)
-        entry_end = pos + _LOG_OVERHEAD + size
-        if size < _MIN_SIZE[magic] or entry_end > end:
-            return None
-        if data[pos + L.MAGIC_OFFSET] != magic or data[pos + L.LEGACY_ATTRIBUTES_OFFSET] & L.COMPRESSION_MASK:
-            return None
-        p = pos + L.LEGACY_HEADER_SIZE
-        ts = -1
-        if magic == 1:
-            ts = _int(data, p, 8)
-            p += 8
-        lengths = [-1, -1]
-        for k in (0, 1):
-            if p + 4 > entry_end:
-                return None
-            n = _int(data, p, 4)
-            p += 4
-            if n >= 0:
-                if n > entry_end - p:
-                    return None
-                lengths[k] = n
-                p += n
-        if p != entry_end:
-            return None
-        out.append((_int(data, pos, 8), _LOG_OVERHEAD + size, lengths[0], lengths[1], ts))
-        pos = entry_end
-    return out or None
 
 
 def _plain_inner(
     data: bytes | memoryview, magic: int, wrapper_offset: int
-) -> tuple[list[tuple[int, int, int, int, int]], int, int] | None:
+) -> tuple[list[Message], int, int] | None:
     """(inner messages, base added to their offsets, missing offsets inside) when ``data`` is the
     plain case that ``gather_legacy_inner`` describes, with every figure within int64; else None."""
-    found = _legacy_walk(data, magic)
-    if found is None:
+    try:
+        found = list(inner_messages(data, magic))
+    except CorruptRecordError:
         return None
-    relative = magic > 0 and wrapper_offset != 0
-    last = found[-1][0]
-    if relative and wrapper_offset < last:
+    if not found:
         return None
-    base = wrapper_offset - last if relative else 0
-    if base > INT64_MAX or max(f[0] for f in found) + base > INT64_MAX:
+    base, sound = inner_base(magic, wrapper_offset, found[-1].offset)
+    if not sound or base > INT64_MAX or max(m.offset for m in found) + base > INT64_MAX:
         return None  # offsets past int64 (the compiled twin's integers): the decoder reads them
     total = 0
-    for (a, *_), (b, *_) in pairwise(found):  # gaps must be countable in int64 too
+    for a, b in pairwise(m.offset for m in found):  # gaps must be countable in int64 too
         if not INT64_MIN <= b - a <= INT64_MAX:
             return None
         total += max(0, b - a - 1)
@@ -261,7 +145,7 @@ def _plain_inner(
 
 
 def _add_inner(
-    found: list[tuple[int, int, int, int, int]],
+    found: list[Message],
     base: int,
     log_append_time: int | None,
     width: int,
@@ -275,24 +159,24 @@ def _add_inner(
     min_ts: int | None = None
     max_ts: int | None = None
     prev = 0
-    for i, (offset, size, key, value, ts) in enumerate(found):
-        hist_add(record, size)
-        if key < 0:
+    for i, m in enumerate(found):
+        hist_add(record, m.size)
+        if m.key is None:
             null_keys += 1
         else:
-            hist_add(keys, key)
-        if value < 0:
+            hist_add(keys, len(m.key))
+        if m.value is None:
             null_values += 1
         else:
-            hist_add(values, value)
+            hist_add(values, len(m.value))
         hist_add(header_counts, 0)
-        offset += base
+        offset = m.offset + base
         if i and offset != prev + 1:
             gaps += 1
             if offset > prev + 1:
                 missing += offset - prev - 1
         prev = offset
-        t = log_append_time if log_append_time is not None else ts
+        t = log_append_time if log_append_time is not None else m.timestamp
         if 0 <= t <= INT64_MAX:
             times[t // width] = times.get(t // width, 0) + 1
             min_ts = t if min_ts is None or t < min_ts else min_ts
@@ -327,7 +211,7 @@ def gather_legacy_inner(
     null_keys, null_values, gaps, missing, min_ts, max_ts = _add_inner(
         found, base, log_append_time, width, hists, times
     )
-    first, last = found[0][0] + base, found[-1][0] + base
+    first, last = found[0].offset + base, found[-1].offset + base
     return len(found), null_keys, null_values, first, last, gaps, missing, min_ts, max_ts
 
 
@@ -364,7 +248,6 @@ def gather_legacy_wrappers(
     walk's, which may have inflated them ahead (``format/ahead.py``).
     """
     from kafka_dump.wire.codecs import decompress
-    from kafka_dump.wire.message import Message
 
     if pos < 0 or end < pos or end > len(data) or width < 1 or time_limit < 2:
         raise ValueError("need 0 <= pos <= end <= len(data), width >= 1 and time_limit >= 2")
@@ -381,10 +264,10 @@ def gather_legacy_wrappers(
     min_ts: int | None = None
     max_ts: int | None = None
     while end - pos >= L.V2_HEADER_SIZE:
-        length = _int(data, pos + L.LOG_ENTRY_SIZE_OFFSET, 4)
-        if length < L.LEGACY_V0_MIN_SIZE or length > end - pos - _LOG_OVERHEAD:
+        length = L.INT32.unpack_from(data, pos + L.LOG_ENTRY_SIZE_OFFSET)[0]
+        if length < L.LEGACY_V0_MIN_SIZE or length > end - pos - L.LOG_OVERHEAD:
             break
-        entry_end = pos + _LOG_OVERHEAD + length
+        entry_end = pos + L.LOG_OVERHEAD + length
         magic = data[pos + L.MAGIC_OFFSET]
         attributes = data[pos + L.LEGACY_ATTRIBUTES_OFFSET]
         if magic > 1 or attributes & L.COMPRESSION_MASK not in _WRAPPER_CODECS:
@@ -403,7 +286,7 @@ def gather_legacy_wrappers(
         if plain is None or len(plain[0]) > max_records:
             break
         found, base, inner_missing = plain
-        f, la = found[0][0] + base, found[-1][0] + base
+        f, la = found[0].offset + base, found[-1].offset + base
         seam_gap = seam_missing = 0
         if last is not None:
             if last + 1 > INT64_MAX or not INT64_MIN <= f - (last + 1) <= INT64_MAX:

@@ -12,11 +12,12 @@ it cannot vouch for; it never reports a problem itself (the segment reader does,
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from kafka_dump.errors import CorruptRecordError
+from kafka_dump.model import Check
 from kafka_dump.wire import layout as L
-from kafka_dump.wire.layout import V2_RECORD_MIN_LENGTH
-from kafka_dump.wire.varint import read_zigzag
+from kafka_dump.wire._pure import v2_records
 
 # records, keyBytes, valueBytes, headerBytes, nullKeys, nullValues, headers, maxTimestampDelta,
 # error (reason or None), errorPosition: the fields of ``walk.RecordWalk``.
@@ -27,90 +28,52 @@ def walk_v2_records(data: bytes, pos: int, end: int, count: int, last_offset_del
     """Walk ``count`` records in ``data[pos:end]`` (``end <= len(data)``) without building them."""
     if pos < 0 or end < pos or end > len(data):
         raise ValueError("pos and end must satisfy 0 <= pos <= end <= len(data)")
-    varint = read_zigzag
-    keys = values = header_bytes = null_keys = null_values = headers = 0
-    max_ts: int | None = None
-    previous = -1
-    first = pos
-    i = 0
+    found: list[Any] = [0, 0, 0, 0, 0, 0, 0, None]
     try:
-        while i < count:
-            if pos >= end:
-                raise CorruptRecordError(f"batch declares {count} records but holds {i}", position=first)
-            start = pos
-            try:
-                length, pos = varint(data, pos, end, 5)
-                body_end = pos + length
-                if length < V2_RECORD_MIN_LENGTH or body_end > end:
-                    raise CorruptRecordError(f"record length {length} does not fit the batch")
-                pos += 1  # attributes: unused
-                ts_delta, pos = varint(data, pos, body_end, 10)
-                offset_delta, pos = varint(data, pos, body_end, 5)
-                key, pos = varint(data, pos, body_end, 5)
-                if key > body_end - pos:
-                    raise CorruptRecordError(f"key length {key} runs past the record")
-                if key > 0:
-                    pos += key
-                value, pos = varint(data, pos, body_end, 5)
-                if value > body_end - pos:
-                    raise CorruptRecordError(f"value length {value} runs past the record")
-                if value > 0:
-                    pos += value
-                record_header_bytes = 0
-                h, pos = varint(data, pos, body_end, 5)
-                if h < 0 or h > body_end - pos:
-                    raise CorruptRecordError(f"invalid header count {h}")
-                for _ in range(h):
-                    n, pos = varint(data, pos, body_end, 5)
-                    if n < 0:
-                        raise CorruptRecordError("header key is null")
-                    if n > body_end - pos:
-                        raise CorruptRecordError(f"header key length {n} runs past the record")
-                    record_header_bytes += n
-                    pos += n
-                    n, pos = varint(data, pos, body_end, 5)
-                    if n > body_end - pos:
-                        raise CorruptRecordError(f"header value length {n} runs past the record")
-                    if n > 0:
-                        record_header_bytes += n
-                        pos += n
-                if pos != body_end:
-                    raise CorruptRecordError(
-                        f"record declares {length} bytes but its fields take {length + pos - body_end}"
-                    )
-                if offset_delta <= previous:
-                    raise CorruptRecordError(
-                        f"record offset delta {offset_delta} is not above the previous one ({previous})"
-                    )
-                if offset_delta > last_offset_delta:
-                    raise CorruptRecordError(
-                        f"record offset delta {offset_delta} is past the batch's lastOffsetDelta {last_offset_delta}"
-                    )
-            except CorruptRecordError as err:
-                # Every error inside a record is reported at the record's start.
-                raise CorruptRecordError(err.reason, position=start) from None
-            previous = offset_delta
-            if key < 0:
-                null_keys += 1
-            else:
-                keys += key
-            if value < 0:
-                null_values += 1
-            else:
-                values += value
-            header_bytes += record_header_bytes
-            headers += h
-            if max_ts is None or ts_delta > max_ts:
-                max_ts = ts_delta
-            i += 1
-        if pos != end:
-            raise CorruptRecordError(
-                f"{end - pos} bytes remain after the batch's {count} declared records", position=pos
-            )
+        _walk(data, pos, end, count, last_offset_delta, found)
     except CorruptRecordError as err:
-        where = err.position if err.position is not None else first
-        return (i, keys, values, header_bytes, null_keys, null_values, headers, max_ts, err.reason, where)
-    return (i, keys, values, header_bytes, null_keys, null_values, headers, max_ts, None, 0)
+        return (*found, err.reason, err.position or 0)
+    return (*found, None, 0)
+
+
+def walk_error(
+    data: bytes, pos: int, end: int, count: int, last_offset_delta: int
+) -> CorruptRecordError | None:
+    """The error a walk of ``data[pos:end]`` finds, as raised, with its check."""
+    try:
+        _walk(data, pos, end, count, last_offset_delta, [0, 0, 0, 0, 0, 0, 0, None])
+    except CorruptRecordError as err:
+        return err
+    return None
+
+
+def _walk(data: bytes, pos: int, end: int, count: int, last_delta: int, found: list[Any]) -> None:
+    """Add each whole record to ``found`` (the first eight fields of ``RawWalk``); raise at the first
+    error, the decoder's or an offset delta out of order."""
+    previous = -1
+    for start, _, _, ts_delta, offset_delta, key, value, headers in v2_records(data, pos, end, count):
+        if offset_delta <= previous:
+            raise CorruptRecordError(
+                f"record offset delta {offset_delta} is not above the previous one ({previous})", position=start,
+                check=Check.OFFSET_DELTA, found=offset_delta,
+            )  # fmt: skip
+        if offset_delta > last_delta:
+            raise CorruptRecordError(
+                f"record offset delta {offset_delta} is past the batch's lastOffsetDelta {last_delta}",
+                position=start, check=Check.OFFSET_DELTA, expected=last_delta, found=offset_delta,
+            )  # fmt: skip
+        previous = offset_delta
+        records, keys, values, header_bytes, null_keys, null_values, n_headers, max_ts = found
+        found[:] = (
+            records + 1,
+            keys if key is None else keys + len(key),
+            values if value is None else values + len(value),
+            header_bytes + sum(len(h.key) + len(h.value or b"") for h in headers),
+            null_keys + (key is None),
+            null_values + (value is None),
+            n_headers + len(headers),
+            ts_delta if max_ts is None or ts_delta > max_ts else max_ts,
+        )
 
 
 # --- the entry walk: whole entries of a segment, checked and counted, for verify-crc ---------------------------
