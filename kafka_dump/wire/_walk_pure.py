@@ -18,6 +18,7 @@ from kafka_dump.errors import CorruptRecordError
 from kafka_dump.model import Check
 from kafka_dump.wire import layout as L
 from kafka_dump.wire._pure import v2_records
+from kafka_dump.wire.message import Message, inner_base, inner_messages
 
 # records, keyBytes, valueBytes, headerBytes, nullKeys, nullValues, headers, maxTimestampDelta,
 # error (reason or None), errorPosition: the fields of ``walk.RecordWalk``.
@@ -90,58 +91,24 @@ EntryRow = tuple[int, int, int, int]
 
 _PREFIX = L.MAGIC_OFFSET + 1
 _SMALLEST_ENTRY = L.LOG_OVERHEAD + L.LEGACY_V0_MIN_SIZE
-_V1_TS = L.LEGACY_V1_TIMESTAMP_OFFSET
 _INT64_MAX = 2**63 - 1
-
-
-def _legacy_value(data: bytes | bytearray, pos: int, end: int, magic: int) -> tuple[int, int] | None:
-    """(value start, value length or -1) of the v0/v1 message ``data[pos:end]``, if it frames exactly
-    as ``message.Message`` reads it (sizes within the message, nothing after the value)."""
-    if end - pos < _SMALLEST_ENTRY or end - pos - L.LOG_OVERHEAD < L.LEGACY_MIN_SIZE[magic]:
-        return None
-    p = pos + L.LEGACY_HEADER_SIZE + (L.INT64.size if magic == 1 else 0)
-    n = 0
-    for _ in range(2):  # key, then value
-        if p + L.INT32.size > end:
-            return None
-        (n,) = L.INT32.unpack_from(data, p)
-        p += L.INT32.size
-        if n > end - p:
-            return None
-        if n > 0:
-            p += n
-    if p != end:
-        return None
-    return (p - n if n > 0 else p), n
 
 
 def _inner_span(data: bytes, magic: int, crc32: Checksum) -> tuple[int, int, int] | None:
     """(count, first offset, last offset) of a wrapper's decompressed inner messages when every one
-    of them is sound (frames, right magic, no codec, CRC-32 valid), as ``decode_legacy_inner`` reads
-    them; None otherwise (the decoder then reports what is wrong)."""
-    pos, size_all, n = 0, len(data), 0
-    first = last = 0
+    of them is sound (``message.inner_messages`` reads it, its CRC-32 holds); None otherwise (the
+    decoder then reports what is wrong)."""
+    try:
+        found = list(inner_messages(data, magic))
+    except CorruptRecordError:
+        return None
     view = memoryview(data)
-    while pos < size_all:
-        if size_all - pos < L.LOG_OVERHEAD:
+    at = 0
+    for m in found:
+        if crc32(view[at + L.MAGIC_OFFSET : at + m.size]) != m.crc:
             return None
-        offset, size = L.LOG_ENTRY.unpack_from(data, pos)
-        end = pos + L.LOG_OVERHEAD + size
-        if size < 0 or end > size_all or end - pos < _SMALLEST_ENTRY:
-            return None
-        crc, inner_magic, attributes = L.LEGACY_HEADER.unpack_from(data, pos)[2:]
-        if inner_magic != magic or attributes & L.COMPRESSION_MASK:
-            return None
-        if _legacy_value(data, pos, end, magic) is None:
-            return None
-        if crc32(view[pos + L.MAGIC_OFFSET : end]) != crc:
-            return None
-        if n == 0:
-            first = offset
-        last = offset
-        n += 1
-        pos = end
-    return (n, first, last) if n else None
+        at += m.size
+    return (len(found), found[0].offset, found[-1].offset) if found else None
 
 
 def walk_entries(
@@ -220,20 +187,22 @@ def walk_entries(
                 ):
                     break
         elif magic < 2:
-            crc, attributes = L.LEGACY_HEADER.unpack_from(data, pos)[2::2]
-            found = _legacy_value(data, pos, entry_end, magic)
-            if found is None or crc32(view[pos + L.MAGIC_OFFSET : entry_end]) != crc:
+            try:
+                msg = Message(data, pos, entry_end)  # type: ignore[arg-type]
+            except CorruptRecordError:
                 break
-            row_ts = L.INT64.unpack_from(data, pos + _V1_TS)[0] if magic == 1 else -1
-            codec = attributes & L.COMPRESSION_MASK
+            if crc32(view[pos + L.MAGIC_OFFSET : entry_end]) != msg.crc:
+                break
+            row_ts = msg.timestamp
+            codec = msg.attributes & L.COMPRESSION_MASK
             last_offset = offset
             if codec == 0:
                 base, n = offset, 1
-            elif codec > 3 or found[1] < 0:
+            elif codec > 3 or msg.value is None:
                 break  # zstd or an unknown codec in a wrapper, or no value: the decoder reports it
             elif deep:
                 try:
-                    inner = decompress(codec, view[found[0] : found[0] + found[1]])
+                    inner = decompress(codec, memoryview(msg.value))
                 except Exception:  # the slow way reports it
                     break
                 if len(inner) // _SMALLEST_ENTRY > max_records:
@@ -242,11 +211,9 @@ def walk_entries(
                 if span is None:
                     break
                 n, first, last_inner = span
-                relative = magic > 0 and offset != 0
-                if relative and offset < last_inner:
-                    break
-                base = (max(0, offset - last_inner) if relative else 0) + first
-                if base > last_offset:
+                base, sound = inner_base(magic, offset, last_inner)
+                base += first
+                if not sound or base > last_offset:
                     break
             else:
                 base, n = None, 0
