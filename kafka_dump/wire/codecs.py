@@ -17,7 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from kafka_dump.errors import CompressionError, UnsupportedEncodingError
-from kafka_dump.model import Compression
+from kafka_dump.model import Check, Compression
 
 DEFAULT_MAX_BATCH_BYTES = 256 * 1024 * 1024
 # The decoder's other limit (not a codec's, but kept beside the first): records a batch may declare.
@@ -76,12 +76,19 @@ def decompress(codec: Compression, data: bytes | memoryview, limit: int) -> byte
     except CompressionError:
         raise
     except _codec_errors() as exc:
-        raise CompressionError(f"{codec.label} payload does not decompress: {exc}") from exc
-    raise CompressionError(f"unknown compression codec {int(codec)}")
+        raise _undecodable(f"{codec.label} payload does not decompress: {exc}") from exc
+    raise CompressionError(f"unknown compression codec {int(codec)}", check=Check.CODEC, found=int(codec))
 
 
 def _too_big(limit: int) -> CompressionError:
-    return CompressionError(f"decompressed size passes the limit of {limit} bytes (--max-batch-bytes)")
+    return CompressionError(
+        f"decompressed size passes the limit of {limit} bytes (--max-batch-bytes)", check=Check.TOO_LARGE,
+        expected=limit,
+    )  # fmt: skip
+
+
+def _undecodable(reason: str) -> CompressionError:
+    return CompressionError(reason, check=Check.DECOMPRESS)
 
 
 @functools.cache
@@ -129,7 +136,7 @@ def _gunzip(data: bytes | memoryview, limit: int) -> bytes:
             if d.eof or (not pending and len(part) < want):
                 break
         if not d.eof:
-            raise CompressionError("gzip payload ends before its end of stream")
+            raise _undecodable("gzip payload ends before its end of stream")
         rest = d.unused_data
         if not rest.startswith(b"\x1f\x8b"):
             # GZIPInputStream reads a further member only if one starts here, else it stops.
@@ -145,7 +152,7 @@ def _raw_snappy_length(block: memoryview) -> int:
         if b < 0x80:
             return result
         shift += 7
-    raise CompressionError("snappy block has no valid length prefix")
+    raise _undecodable("snappy block has no valid length prefix")
 
 
 def _unsnappy_block(block: memoryview, limit: int, done: int = 0) -> Any:
@@ -166,7 +173,7 @@ def _unsnappy(data: memoryview, limit: int) -> bytes:
     if data[: len(XERIAL_MAGIC)] != XERIAL_MAGIC:
         return bytes(_unsnappy_block(data, limit))
     if len(data) < XERIAL_HEADER_SIZE:
-        raise CompressionError("xerial snappy header is cut short")
+        raise _undecodable("xerial snappy header is cut short")
     parts: list[Any] = []
     total = 0
     pos = XERIAL_HEADER_SIZE
@@ -179,7 +186,7 @@ def _unsnappy(data: memoryview, limit: int) -> bytes:
         (size,) = _U32BE.unpack_from(data, pos)
         pos += 4
         if size > len(data) - pos:
-            raise CompressionError(f"xerial snappy block of {size} bytes runs past the payload")
+            raise _undecodable(f"xerial snappy block of {size} bytes runs past the payload")
         parts.append(_unsnappy_block(data[pos : pos + size], limit, total))
         total += len(parts[-1])
         pos += size
@@ -203,20 +210,20 @@ def _unlz4(data: bytes | memoryview, limit: int) -> bytes:
             try:
                 return bytes(lz4.block.decompress(data[11 : n - 4], uncompressed_size=_LZ4_BLOCK))
             except lz4.block.LZ4BlockError as exc:
-                raise CompressionError(f"lz4 payload does not decompress: {exc}") from exc
+                raise _undecodable(f"lz4 payload does not decompress: {exc}") from exc
     if len(data) < 7 or _U32LE.unpack_from(data, 0)[0] != LZ4_MAGIC:
-        raise CompressionError("lz4 payload does not start with the LZ4 frame magic")
+        raise _undecodable("lz4 payload does not start with the LZ4 frame magic")
     flg, bd = data[4], data[5]
     if flg >> 6 != 1:
-        raise CompressionError(f"lz4 frame version {flg >> 6} is not supported")
+        raise _undecodable(f"lz4 frame version {flg >> 6} is not supported")
     max_block = _LZ4_BLOCK_SIZES.get((bd >> 4) & 7)
     if max_block is None:
-        raise CompressionError(f"lz4 frame has an invalid block size code {(bd >> 4) & 7}")
+        raise _undecodable(f"lz4 frame has an invalid block size code {(bd >> 4) & 7}")
     independent = bool(flg & 0x20)
     block_checksum = bool(flg & 0x10)
     pos = 6 + (8 if flg & 0x08 else 0)
     if pos + 1 > len(data):
-        raise CompressionError("lz4 frame header is cut short")
+        raise _undecodable("lz4 frame header is cut short")
     # The header checksum byte is not checked: magic 0 computed it over the wrong bytes (KAFKA-3160),
     # and the block sizes and the decompressor's own bounds catch a damaged frame anyway.
     pos += 1
@@ -225,14 +232,14 @@ def _unlz4(data: bytes | memoryview, limit: int) -> bytes:
     history = b""
     while True:
         if pos + 4 > len(data):
-            raise CompressionError("lz4 frame ends without an end mark")
+            raise _undecodable("lz4 frame ends without an end mark")
         (word,) = _U32LE.unpack_from(data, pos)
         pos += 4
         if word == 0:
             return blocks[0] if len(blocks) == 1 else b"".join(blocks)
         size = word & 0x7FFFFFFF
         if size > max_block or size > len(data) - pos:
-            raise CompressionError(f"lz4 block of {size} bytes is larger than the frame allows")
+            raise _undecodable(f"lz4 block of {size} bytes is larger than the frame allows")
         block = data[pos : pos + size]
         pos += size + (4 if block_checksum else 0)
         room = min(max_block, limit - total)
@@ -270,24 +277,24 @@ def _zstd_frames_complete(data: memoryview) -> None:
     pos, n = 0, len(data)
     while pos < n:
         if n - pos < 4:
-            raise CompressionError("zstd payload ends inside a frame header")
+            raise _undecodable("zstd payload ends inside a frame header")
         (magic,) = _U32LE.unpack_from(data, pos)
         if magic & 0xFFFFFFF0 == _ZSTD_SKIPPABLE:
             if n - pos < 8:
-                raise CompressionError("zstd payload ends inside a skippable frame")
+                raise _undecodable("zstd payload ends inside a skippable frame")
             pos += 8 + _U32LE.unpack_from(data, pos + 4)[0]
             continue
         if magic != _ZSTD_MAGIC:
-            raise CompressionError(f"zstd payload has no frame magic at byte {pos}")
+            raise _undecodable(f"zstd payload has no frame magic at byte {pos}")
         if n - pos < 5:
-            raise CompressionError("zstd payload ends inside a frame header")
+            raise _undecodable("zstd payload ends inside a frame header")
         fhd = data[pos + 4]
         single = (fhd >> 5) & 1
         fcs = _ZSTD_FCS_SIZES[fhd >> 6] or single
         pos += 5 + (0 if single else 1) + _ZSTD_DICT_ID_SIZES[fhd & 3] + fcs
         while True:
             if n - pos < 3:
-                raise CompressionError("zstd payload ends inside a frame")
+                raise _undecodable("zstd payload ends inside a frame")
             header = data[pos] | data[pos + 1] << 8 | data[pos + 2] << 16
             block_type, size = (header >> 1) & 3, header >> 3
             pos += 3 + (1 if block_type == 1 else size)
@@ -295,9 +302,9 @@ def _zstd_frames_complete(data: memoryview) -> None:
                 break
         pos += 4 if fhd & 4 else 0
         if pos > n:
-            raise CompressionError("zstd payload ends inside a frame")
+            raise _undecodable("zstd payload ends inside a frame")
     if pos > n:
-        raise CompressionError("zstd payload ends inside a skippable frame")
+        raise _undecodable("zstd payload ends inside a skippable frame")
 
 
 def _unzstd(data: bytes | memoryview, limit: int) -> bytes:
