@@ -15,11 +15,11 @@ positions, and adds what it finds to fixed-size histograms, without building a r
 
 from __future__ import annotations
 
-from collections.abc import Callable, MutableMapping
+from collections.abc import Callable, Iterable, MutableMapping
 from itertools import pairwise
 
 from kafka_dump.errors import CorruptRecordError
-from kafka_dump.model import Compression
+from kafka_dump.model import Compression, Header
 from kafka_dump.wire import layout as L
 from kafka_dump.wire._gather_layout import (
     COUNT,
@@ -76,15 +76,42 @@ def gather_v2_records(
             pass
     except CorruptRecordError as err:
         return 0, 0, 0, 0, 0, 0, None, None, 0, err.reason, err.position or 0
+    rows = (
+        (
+            end - start,
+            key,
+            value,
+            headers,
+            od,
+            base_timestamp + ts if log_append_time is None else log_append_time,
+        )
+        for start, end, _, ts, od, key, value, headers in v2_records(data, pos, end, count)  # type: ignore[arg-type]
+    )
+    nk, nv, first_od, last_od, gaps, missing, min_ts, max_ts, others = _tally(
+        rows, width, hists, times, header_keys, key_limit
+    )
+    return nk, nv, first_od, last_od, gaps, missing, min_ts, max_ts, others, None, 0
+
+
+# size, key, value, headers, offset (or offset delta), timestamp: what the histograms take of a record.
+_Row = tuple[int, "bytes | memoryview | None", "bytes | memoryview | None", tuple[Header, ...], int, int]
+
+
+def _tally(
+    rows: Iterable[_Row],
+    width: int,
+    hists: Histograms,
+    times: MutableMapping[int, int],
+    header_keys: MutableMapping[bytes, int],
+    key_limit: int,
+) -> tuple[int, int, int, int, int, int, int | None, int | None, int]:
+    """Add each record to ``hists``, ``times`` and ``header_keys``: (null keys, null values, first
+    offset, last offset, gaps, missing offsets, min timestamp, max timestamp, header keys past the limit)."""
     record, keys, values, header_bytes, header_counts = hists
-    null_keys = null_values = gaps = missing = others = 0
-    first_od = last_od = 0
-    prev = -1
+    null_keys = null_values = gaps = missing = others = first = prev = 0
     min_ts: int | None = None
     max_ts: int | None = None
-    for i, (start, body_end, _, ts_delta, od, key, value, headers) in enumerate(
-        v2_records(data, pos, end, count)  # type: ignore[arg-type]
-    ):
+    for i, (size, key, value, headers, offset, t) in enumerate(rows):
         for h in headers:
             k = bytes(h.key)
             if k in header_keys:
@@ -93,7 +120,7 @@ def gather_v2_records(
                 header_keys[k] = 1
             else:
                 others += 1
-        hist_add(record, body_end - start)
+        hist_add(record, size)
         if key is None:
             null_keys += 1
         else:
@@ -106,18 +133,17 @@ def gather_v2_records(
             hist_add(header_bytes, sum(len(h.key) + len(h.value or b"") for h in headers))
         hist_add(header_counts, len(headers))
         if i == 0:
-            first_od = od
-        elif od != prev + 1:
+            first = offset
+        elif offset != prev + 1:
             gaps += 1
-            if od > prev + 1:
-                missing += od - prev - 1
-        prev = last_od = od
-        t = log_append_time if log_append_time is not None else base_timestamp + ts_delta
+            if offset > prev + 1:
+                missing += offset - prev - 1
+        prev = offset
         if 0 <= t <= INT64_MAX:
             times[t // width] = times.get(t // width, 0) + 1
             min_ts = t if min_ts is None or t < min_ts else min_ts
             max_ts = t if max_ts is None or t > max_ts else max_ts
-    return null_keys, null_values, first_od, last_od, gaps, missing, min_ts, max_ts, others, None, 0
+    return null_keys, null_values, first, prev, gaps, missing, min_ts, max_ts, others
 
 
 def _plain_inner(
@@ -154,34 +180,19 @@ def _add_inner(
 ) -> tuple[int, int, int, int, int | None, int | None]:
     """Add the inner messages to ``hists`` and ``times``: (null keys, null values, gaps, missing
     offsets, min timestamp, max timestamp)."""
-    record, keys, values, _, header_counts = hists
-    null_keys = null_values = gaps = missing = 0
-    min_ts: int | None = None
-    max_ts: int | None = None
-    prev = 0
-    for i, m in enumerate(found):
-        hist_add(record, m.size)
-        if m.key is None:
-            null_keys += 1
-        else:
-            hist_add(keys, len(m.key))
-        if m.value is None:
-            null_values += 1
-        else:
-            hist_add(values, len(m.value))
-        hist_add(header_counts, 0)
-        offset = m.offset + base
-        if i and offset != prev + 1:
-            gaps += 1
-            if offset > prev + 1:
-                missing += offset - prev - 1
-        prev = offset
-        t = log_append_time if log_append_time is not None else m.timestamp
-        if 0 <= t <= INT64_MAX:
-            times[t // width] = times.get(t // width, 0) + 1
-            min_ts = t if min_ts is None or t < min_ts else min_ts
-            max_ts = t if max_ts is None or t > max_ts else max_ts
-    return null_keys, null_values, gaps, missing, min_ts, max_ts
+    rows = (
+        (
+            m.size,
+            m.key,
+            m.value,
+            (),
+            m.offset + base,
+            m.timestamp if log_append_time is None else log_append_time,
+        )
+        for m in found
+    )
+    nk, nv, _, _, gaps, missing, min_ts, max_ts, _ = _tally(rows, width, hists, times, {}, 0)
+    return nk, nv, gaps, missing, min_ts, max_ts
 
 
 def gather_legacy_inner(
