@@ -413,19 +413,23 @@ def lz4_frame_header(magic: int) -> bytes:
 
 
 def _lz4_kafka(data: bytes, level: int | None, magic: int) -> bytes:
-    """Kafka's LZ4 frame (Lz4BlockOutputStream): independent 64 KiB blocks, stored raw when they do
-    not shrink, an end mark, no checksums. Kafka's default level uses lz4's fast compressor, any
-    other level the high-compression one."""
+    return lz4_frame(_LZ4_HEADERS[magic], data, level)
+
+
+def lz4_frame(header: bytes, data: bytes | memoryview, level: int | None = None) -> bytes:
+    """Kafka's LZ4 frame (Lz4BlockOutputStream) of ``data`` behind ``header`` (``lz4_frame_header``):
+    independent 64 KiB blocks, stored raw when they do not shrink, an end mark, no checksums. Kafka's
+    default level uses lz4's fast compressor, any other level the high-compression one."""
     import lz4.block
 
     fast = level is None or level == _LZ4_DEFAULT_LEVEL
     if fast and 0 < len(data) <= _LZ4_BLOCK:  # one block (the common batch): no loop, no slicing
         block = lz4.block.compress(data, store_size=False)
         if len(block) < len(data):
-            return b"".join((_LZ4_HEADERS[magic], _U32LE.pack(len(block)), block, _LZ4_END))
-    parts = [_LZ4_HEADERS[magic]]
+            return b"".join((header, _U32LE.pack(len(block)), block, _LZ4_END))
+    parts = [bytes(header)]
     view = memoryview(data)
-    for i in range(0, len(data), _LZ4_BLOCK):
+    for i in range(0, len(view), _LZ4_BLOCK):
         chunk = view[i : i + _LZ4_BLOCK]
         if fast:
             block = lz4.block.compress(chunk, store_size=False)
@@ -465,20 +469,7 @@ def compress(codec: Compression, data: bytes, *, level: int | None = None, magic
     magic-0 frames carry the old, wrong header checksum that magic-0 readers expect.
     Raises UnsupportedEncodingError for a codec or level Kafka would not accept.
     """
-    problem = level_problem(codec, level)
-    if problem is not None:
-        raise UnsupportedEncodingError(problem)
-    if codec is Compression.NONE:
-        return data
-    if codec is Compression.GZIP:
-        return _gzip(data, level)
-    if codec is Compression.SNAPPY:
-        return _snappy_xerial(data, level)
-    if codec is Compression.LZ4:
-        return _lz4_kafka(data, level, magic)
-    if codec is Compression.ZSTD:
-        return _zstd(data, level)
-    raise UnsupportedEncodingError(f"cannot compress with codec {int(codec)}")
+    return compressor(codec, level=level, magic=magic)(data)
 
 
 def compressor(codec: Compression, *, level: int | None = None, magic: int = 2) -> Callable[[bytes], bytes]:

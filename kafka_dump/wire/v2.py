@@ -68,11 +68,16 @@ def decode_batch(
     records: tuple[Record, ...] | None = None
     error: CorruptRecordError | None = None
     if with_records:
-        found, error = _decode_records(
-            buf, pos, end, file_pos, compression, count, base_offset, base_timestamp,
-            max_timestamp if ts_type is TimestampType.LOG_APPEND_TIME else None,
-            base_sequence, max_batch_bytes, unpack,
-        )  # fmt: skip
+        log_append_time = max_timestamp if ts_type is TimestampType.LOG_APPEND_TIME else None
+
+        def read(data: bytes, start: int, stop: int) -> tuple[list[Record], CorruptRecordError | None]:
+            return _twins.decode_v2_records(
+                data, start, stop, count, base_offset, base_timestamp, log_append_time, base_sequence
+            )
+
+        found, error = read_records(
+            buf, pos, end, file_pos, compression, count, max_batch_bytes, unpack, read, []
+        )
         if is_control:
             found, control_error = _with_control(found)
             error = error or control_error
@@ -105,28 +110,6 @@ def decode_batch(
         records,
     )
     return batch, error
-
-
-def _decode_records(
-    buf: bytes,
-    pos: int,
-    end: int,
-    file_pos: int,
-    compression: Compression,
-    count: int,
-    base_offset: int,
-    base_timestamp: int,
-    log_append_time: int | None,
-    base_sequence: int,
-    max_batch_bytes: int,
-    unpack: Callable[[Compression, bytes | memoryview, int], bytes],
-) -> tuple[list[Record], CorruptRecordError | None]:
-    def read(data: bytes, start: int, stop: int) -> tuple[list[Record], CorruptRecordError | None]:
-        return _twins.decode_v2_records(
-            data, start, stop, count, base_offset, base_timestamp, log_append_time, base_sequence
-        )
-
-    return read_records(buf, pos, end, file_pos, compression, count, max_batch_bytes, unpack, read, [])
 
 
 def read_records(
