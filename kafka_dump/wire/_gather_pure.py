@@ -2,13 +2,13 @@
 the compiled one, and ``gather.py`` picks one of them.
 
 ``kdump stats`` needs sizes and counts, not Record objects. This walk reads the records of one v2
-batch (``DefaultRecord``, see ``_pure.py``) with exactly the decoder's checks, reasons and
+batch through the decoder's reader (``_pure.v2_records``), so with its checks, reasons and
 positions, and adds what it finds to fixed-size histograms, without building a record:
 
 - a first pass validates every record; on the first error nothing is added and the error returned;
 - a second pass adds each record's size, key and value sizes (when not null), header bytes (for
   records with headers) and header count to five histograms, each an ``array('q')`` of ``SLOTS``
-  int64s: ``NBUCKETS`` bucket counts (``histogram.bucket_of``), then count, total, min, max;
+  int64s: ``NBUCKETS`` bucket counts (``_gather_layout.bucket_of``), then count, total, min, max;
 - timestamps go to ``times`` as ``{t // width: count}`` (negative ones left out), header keys to
   ``header_keys`` as ``{key: count}`` until it holds ``key_limit`` keys (later new keys: ``others``).
 """
@@ -22,36 +22,20 @@ from kafka_dump.errors import CorruptRecordError
 from kafka_dump.model import Compression, Header
 from kafka_dump.wire import layout as L
 from kafka_dump.wire._gather_layout import (
-    COUNT,
-    EXACT,
     INT64_MAX,
     INT64_MIN,
-    MAX,
-    MIN,
-    NBUCKETS,
-    SLOTS,
-    SUB,
-    SUB_BITS,
-    TOTAL,
-    FormatFigures,
     Gathered,
     GatheredLegacy,
     GatheredWrappers,
     Histograms,
     WrapperHistograms,
-    bucket_of,
     hist_add,
     new_histogram,
 )
 from kafka_dump.wire._pure import v2_records
 from kafka_dump.wire.message import Message, inner_base, inner_messages
 
-__all__ = [
-    "COUNT", "EXACT", "INT64_MAX", "INT64_MIN", "MAX", "MIN", "NBUCKETS", "SLOTS", "SUB", "SUB_BITS", "TOTAL",
-    "FormatFigures", "Gathered", "GatheredLegacy", "GatheredWrappers", "Histograms", "WrapperHistograms",
-    "bucket_of", "gather_legacy_inner", "gather_legacy_wrappers", "gather_v2_records", "hist_add",
-    "new_histogram",
-]  # fmt: skip
+__all__ = ["gather_legacy_inner", "gather_legacy_wrappers", "gather_v2_records", "new_histogram"]
 
 
 def gather_v2_records(
@@ -152,7 +136,7 @@ def _plain_inner(
     """(inner messages, base added to their offsets, missing offsets inside) when ``data`` is the
     plain case that ``gather_legacy_inner`` describes, with every figure within int64; else None."""
     try:
-        found = list(inner_messages(data, magic))
+        found = list(inner_messages(bytes(data), magic))
     except CorruptRecordError:
         return None
     if not found:
@@ -256,7 +240,7 @@ def gather_legacy_wrappers(
     decoder. Timestamps go to ``times`` at ``width``, which doubles after a wrapper whenever their
     span needs more than ``time_limit`` buckets (``histogram.TimeHistogram``); the width is returned.
     Values are decompressed by ``unpack`` (``codecs.decompress``'s signature) when given: the stats
-    walk's, which may have inflated them ahead (``format/ahead.py``).
+    walk's, which may have inflated them ahead (``log/ahead.py``).
     """
     from kafka_dump.wire.codecs import decompress
 

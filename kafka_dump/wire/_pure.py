@@ -1,5 +1,6 @@
 """The pure-Python twin of the decoder's hot loops: the records of one v2 batch, the inner messages of
-a v0/v1 wrapper, a sound compressed wrapper whole, and runs of plain v0/v1 messages.
+a v0/v1 wrapper, a sound compressed wrapper whole, and runs of plain v0/v1 messages; and the one
+Python reader of v2 records (``v2_records``), which the other pure twins read through.
 
 This is the reference implementation. The compiled twin (``_speedups.c``) implements the same
 functions (``twins.DecoderTwin``) with the same results, errors and positions; ``kafka_dump.wire``

@@ -1,7 +1,7 @@
 """The pure-Python twin of the validating record walk (the reference); see ``walk.py`` for what it is for.
 
-The framing checks and their reasons and positions are exactly those of ``decode_v2_records`` (so
-``dump`` and ``verify-crc`` report the same problem at the same byte); the walk adds two of its own,
+The records are read by the decoder's reader (``_pure.v2_records``), so ``dump`` and ``verify-crc``
+report the same problem at the same byte; the walk adds two checks of its own,
 after a record's fields have been read: offset deltas strictly increasing from 0, none past the
 batch's ``lastOffsetDelta``. ``_walk.c`` is the compiled twin.
 

@@ -25,7 +25,7 @@ DEFAULT_MAX_RECORDS_PER_BATCH = 10_000_000
 
 # Snappy in Java producers is framed by xerial's SnappyOutputStream:
 #   magic "\x82SNAPPY\0", int32 version, int32 compatible version, then [int32 BE length][raw block]...
-# The version fields are not checked: Redpanda wrote them little-endian (KAFKA-NOTES pitfall 10).
+# The version fields are not checked: Redpanda wrote them little-endian .
 XERIAL_MAGIC = b"\x82SNAPPY\x00"
 XERIAL_HEADER_SIZE = 16
 
@@ -94,9 +94,8 @@ def _undecodable(reason: str) -> CompressionError:
 @functools.cache
 def _compiled_gunzip() -> Callable[[bytes | memoryview, int], bytes | bool | None] | None:
     """The compiled transcode twin's gzip inflater, unless ``KDUMP_PURE``: ``_gunzip``'s bytes for a
-    single sound member (zlib called directly, its trailer checked by the folding CRC-32: about a
-    quarter faster on a v2 batch's payload, the same on a small v1 wrapper's), False for a member
-    past the limit (a bomb is inflated once, not twice), and None for anything else, which
+    single sound member (zlib called directly, its trailer checked by the folding CRC-32), False for
+    a member past the limit (a bomb is inflated once, not twice), and None for anything else, which
     ``_gunzip`` then reads and reports. Looked up on the first gzip payload, so start-up
     never loads it."""
     from kafka_dump.wire.twins import pure_requested

@@ -2,7 +2,7 @@
 
 The walk's twins (the compiled ``_gather`` when it was built and loads, else the pure-Python
 reference ``_gather_pure``; ``KDUMP_PURE=1`` forces the pure one) are chosen once, in
-``format/__init__.py``, as the decoder's are; this module gathers what ``stats`` needs of them and
+``wire/__init__.py``, as the decoder's are; this module gathers what ``stats`` needs of them and
 of their shared layout (``_gather_layout.py``).
 """
 

@@ -122,7 +122,7 @@ class Message:
         )
 
 
-def inner_messages(data: bytes | memoryview, magic: int) -> Iterator[Message]:
+def inner_messages(data: bytes, magic: int) -> Iterator[Message]:
     """The messages of a decompressed wrapper's set (Kafka's ``DeepRecordsIterator``), in order.
 
     Each must be whole, of the wrapper's ``magic`` and uncompressed; the first that is not raises

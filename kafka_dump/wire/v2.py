@@ -75,8 +75,9 @@ def decode_batch(
                 data, start, stop, count, base_offset, base_timestamp, log_append_time, base_sequence
             )
 
+        none: list[Record] = []
         found, error = read_records(
-            buf, pos, end, file_pos, compression, count, max_batch_bytes, unpack, read, []
+            buf, pos, end, file_pos, compression, count, max_batch_bytes, unpack, read, none
         )
         if is_control:
             found, control_error = _with_control(found)

@@ -3,7 +3,7 @@
 ``verify-crc --deep`` needs to know that every record is well framed and in order, and ``stats``
 needs counts and sizes; neither needs a Python object per record. The walk over the (decompressed)
 records has two twins, ``_walk_pure.walk_v2_records`` (the reference) and the compiled ``_walk.c``,
-chosen once in ``format/__init__.py``; ``walk_batch`` here decompresses a batch and walks it.
+chosen once in ``wire/__init__.py``; ``walk_batch`` here decompresses a batch and walks it.
 The same twins walk whole entries for ``verify-crc`` (``walk_entries``, see ``_walk_pure.py``).
 """
 
