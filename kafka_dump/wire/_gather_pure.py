@@ -33,7 +33,7 @@ from kafka_dump.wire._gather_layout import (
     new_histogram,
 )
 from kafka_dump.wire._pure import v2_records
-from kafka_dump.wire.message import Message, inner_base, inner_messages
+from kafka_dump.wire.message import WRAPPER_CODECS, Message, inner_base, inner_messages, sound_wrapper
 
 __all__ = ["gather_legacy_inner", "gather_legacy_wrappers", "gather_v2_records", "new_histogram"]
 
@@ -210,7 +210,6 @@ def gather_legacy_inner(
     return len(found), null_keys, null_values, first, last, gaps, missing, min_ts, max_ts
 
 
-_WRAPPER_CODECS = (1, 2, 3)  # gzip, snappy, lz4: the codecs of v0/v1 wrapper messages
 _LOG_APPEND_TIME_BIT = L.TIMESTAMP_TYPE_BIT
 
 
@@ -265,18 +264,12 @@ def gather_legacy_wrappers(
         entry_end = pos + L.LOG_OVERHEAD + length
         magic = data[pos + L.MAGIC_OFFSET]
         attributes = data[pos + L.LEGACY_ATTRIBUTES_OFFSET]
-        if magic > 1 or attributes & L.COMPRESSION_MASK not in _WRAPPER_CODECS:
+        if magic > 1 or attributes & L.COMPRESSION_MASK not in WRAPPER_CODECS:
+            break  # not a wrapper: not read as one
+        wrapper = sound_wrapper(data, pos, entry_end, max_batch_bytes, unpack or decompress)
+        if wrapper is None:
             break
-        try:
-            msg = Message(data, pos, entry_end)
-        except CorruptRecordError:
-            break
-        if not msg.crc_valid or msg.value is None:
-            break
-        try:
-            inner = (unpack or decompress)(msg.compression, msg.value, max_batch_bytes)
-        except CorruptRecordError:
-            break
+        msg, inner = wrapper
         plain = _plain_inner(inner, magic, msg.offset)
         if plain is None or len(plain[0]) > max_records:
             break

@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterator
 from kafka_dump.errors import CorruptRecordError
 from kafka_dump.model import Batch, Check, Compression, Header, Record, TimestampType, new_header, new_record
 from kafka_dump.wire import layout as L
-from kafka_dump.wire.message import Message, inner_base, inner_messages
+from kafka_dump.wire.message import Message, inner_base, inner_messages, sound_wrapper
 from kafka_dump.wire.varint import read_zigzag
 
 _EMPTY: tuple[Header, ...] = ()
@@ -189,7 +189,6 @@ def decode_legacy_inner(
 
 
 # The codecs a v0/v1 wrapper may use.
-_WRAPPER_CODECS = (Compression.GZIP, Compression.SNAPPY, Compression.LZ4)
 _SMALLEST_MESSAGE = L.LOG_OVERHEAD + L.LEGACY_V0_MIN_SIZE
 
 
@@ -214,16 +213,10 @@ def decode_legacy_wrapper(
     """
     if end - pos < _SMALLEST_MESSAGE or buf[pos + L.LEGACY_ATTRIBUTES_OFFSET] & L.COMPRESSION_MASK == 0:
         return None
-    try:
-        msg = Message(buf, pos, end)
-    except CorruptRecordError:
+    found = sound_wrapper(buf, pos, end, max_batch_bytes, decompress)
+    if found is None:
         return None
-    if not msg.crc_valid or msg.value is None or msg.compression not in _WRAPPER_CODECS:
-        return None
-    try:
-        data = decompress(msg.compression, msg.value, max_batch_bytes)
-    except CorruptRecordError:
-        return None
+    msg, data = found
     if len(data) // _SMALLEST_MESSAGE > max_records:
         return None  # more inner messages than allowed might fit: the long way counts them
     log_append = msg.timestamp if msg.timestamp_type is TimestampType.LOG_APPEND_TIME else None

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from kafka_dump.errors import CorruptRecordError
 from kafka_dump.model import Batch, Check, Compression, Record, TimestampType, new_record
@@ -120,6 +120,27 @@ class Message:
             count,
             records,
         )
+
+
+WRAPPER_CODECS = (Compression.GZIP, Compression.SNAPPY, Compression.LZ4)  # a v0/v1 wrapper's codecs
+
+
+def sound_wrapper(
+    buf: bytes, pos: int, end: int, limit: int, decompress: Callable[[Compression, bytes, int], bytes]
+) -> tuple[Message, bytes] | None:
+    """The compressed v0/v1 wrapper message ``buf[pos:end]`` and its value inflated by ``decompress``
+    (within ``limit`` bytes), when it reads whole, its CRC holds and its value is one a wrapper may
+    carry; None for anything else, which the decoder reads the long way and reports."""
+    try:
+        msg = Message(buf, pos, end)
+    except CorruptRecordError:
+        return None
+    if not msg.crc_valid or msg.value is None or msg.compression not in WRAPPER_CODECS:
+        return None
+    try:
+        return msg, decompress(msg.compression, msg.value, limit)
+    except CorruptRecordError:
+        return None
 
 
 def inner_messages(data: bytes, magic: int) -> Iterator[Message]:
