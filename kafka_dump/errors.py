@@ -33,10 +33,16 @@ class KafkaDumpError(Exception):
 
     def with_location(self: _E, file: str | None = None, position: int | None = None) -> _E:
         """Return a copy of this error that also names a file and/or a position."""
+        copy = self.restated(self.reason, self.position if position is None else position)
+        copy.file = self.file if file is None else file
+        return copy
+
+    def restated(self: _E, reason: str, position: int | None = None) -> _E:
+        """A copy with another reason (the same rule broken, told with more context) and position."""
         return type(self)(
-            self.reason,
-            file=file if file is not None else self.file,
-            position=position if position is not None else self.position,
+            reason,
+            file=self.file,
+            position=position,
             check=self.check,
             expected=self.expected,
             found=self.found,

@@ -5,14 +5,22 @@ Segments come from kafka-python's builders (``tests/batches.py``); damage is app
 
 from __future__ import annotations
 
+import gzip
 import struct
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
+from kafka_dump.errors import CorruptRecordError
 from kafka_dump.log.segment import read_segment
-from kafka_dump.model import Batch, Check, Problem, ProblemKind
-from kafka_dump.wire.checks import classify
+from kafka_dump.model import Batch, Check, Compression, Problem, ProblemKind, new_record
+from kafka_dump.render.jsonl import problem_object
+from kafka_dump.wire import _pure, _walk_pure, legacy, v2
+from kafka_dump.wire import layout as L
+from kafka_dump.wire.codecs import compress, decompress
+from kafka_dump.wire.message import Message, encode_message
+from kafka_dump.wire.varint import decode_varint
 
 from .batches import (
     GZIP,
@@ -21,9 +29,11 @@ from .batches import (
     entry_bounds,
     legacy_messages,
     legacy_records,
+    patch,
     raw_record,
     raw_v2_batch,
     v2_batch,
+    varint,
 )
 
 
@@ -88,48 +98,131 @@ def test_bad_length_resync_names_the_size(tmp_path: Path) -> None:
     assert isinstance(items[1], Batch) and items[1].position == end
 
 
-@pytest.mark.parametrize(
-    ("reason", "expected"),
-    [
-        ("batch declares 5 records but holds 2", (Check.COUNT_MISMATCH, 5, 2)),
-        ("3 bytes remain after the batch's 2 declared records", (Check.COUNT_MISMATCH, None, None)),
-        ("invalid record count -1", (Check.COUNT_MISMATCH, None, -1)),
-        ("varint longer than 5 bytes", (Check.VARINT, None, None)),
-        (
-            "varint runs past the end of its record (at byte 3 of the decompressed records)",
-            (Check.VARINT, None, None),
-        ),
-        ("record length 99 does not fit the batch", (Check.RECORD_LENGTH, None, 99)),
-        ("record declares 9 bytes but its fields take 8", (Check.RECORD_LENGTH, 9, 8)),
-        ("invalid header count 7", (Check.HEADER_COUNT, None, 7)),
-        ("header key is null", (Check.FIELD_LENGTH, None, None)),
-        ("header value length 9 runs past the record", (Check.FIELD_LENGTH, None, 9)),
-        ("key length 4 runs past the record", (Check.FIELD_LENGTH, None, 4)),
-        ("control record key is shorter than 4 bytes (record at offset 3)", (Check.CONTROL, None, None)),
-        ("end transaction marker has a negative version -1", (Check.CONTROL, None, None)),
-        ("invalid wrapper compression type 4 for magic 1", (Check.CODEC, None, 4)),
-        ("unknown compression codec id 6", (Check.CODEC, None, 6)),
-        ("inner message is itself compressed", (Check.CODEC, None, None)),
-        ("inner message has magic 0 in a v1 wrapper", (Check.INNER_MAGIC, 1, 0)),
-        ("inner message at byte 0 of the payload runs past its end", (Check.INNER_MESSAGE, None, None)),
-        ("wrapper offset 1 is below its last inner offset 4", (Check.INNER_OFFSET, 4, 1)),
-        ("compressed wrapper message has a null value", (Check.WRAPPER, None, None)),
-        ("3 stray bytes after the last inner message", (Check.WRAPPER, None, None)),
-        ("decompressed size passes the limit of 100 bytes (--max-batch-bytes)", (Check.TOO_LARGE, 100, None)),
-        ("gzip payload ends before its end of stream", (Check.DECOMPRESS, None, None)),
-        ("zstd payload has no frame magic at byte 0", (Check.DECOMPRESS, None, None)),
-        ("message has magic 7, expected 0 or 1", (Check.BAD_MAGIC, None, 7)),
-        ("unknown magic 9", (Check.BAD_MAGIC, None, 9)),
-        ("message size 3 is below the v1 minimum", (Check.BAD_LENGTH, None, 3)),
-        ("value length 80 runs past the message", (Check.BAD_LENGTH, None, None)),
-        ("v2 batch of 40 bytes is smaller than its header", (Check.BAD_LENGTH, None, 40)),
-        ("record offset delta 1 is not above the previous one (2)", (Check.OFFSET_DELTA, None, 1)),
-        ("record offset delta 5 is past the batch's lastOffsetDelta 3", (Check.OFFSET_DELTA, 3, 5)),
-        ("something nobody wrote", (Check.OTHER, None, None)),
-    ],
-)
-def test_classify(reason: str, expected: tuple[str, int | None, int | None]) -> None:
-    assert classify(reason) == expected
+def _records(records: bytes, count: int) -> CorruptRecordError | None:
+    return _pure.decode_v2_records(records, 0, len(records), count, 0, 0, None, -1)[1]
+
+
+def _inner(data: bytes, wrapper_offset: int = 0, magic: int = 1) -> CorruptRecordError | None:
+    return _pure.decode_legacy_inner(data, magic, wrapper_offset, None)[1]
+
+
+def _raised(fn: Callable[[], object]) -> CorruptRecordError | None:
+    try:
+        fn()
+    except CorruptRecordError as exc:
+        return exc
+    return None
+
+
+def _wrapper(entry: bytes, max_records: int = 100) -> CorruptRecordError | None:
+    return legacy.decode_message(
+        "f", entry, 0, len(entry), 0, with_records=True, max_batch_bytes=1 << 20, max_records=max_records
+    )[1]
+
+
+def _batch(entry: bytes) -> CorruptRecordError | None:
+    return v2.decode_batch("f", entry, 0, 0, with_records=True, max_batch_bytes=1 << 20)[1]
+
+
+def _message(entry: bytes) -> CorruptRecordError | None:
+    return _raised(lambda: Message(entry, 0, len(entry)))
+
+
+def _control(key: bytes, value: bytes | None = None) -> CorruptRecordError | None:
+    return _raised(lambda: v2.decode_control(new_record(0, 0, key, value, (), -1, 0)))
+
+
+def _walk(records: bytes, count: int, last_delta: int) -> CorruptRecordError | None:
+    return _walk_pure.walk_error(records, 0, len(records), count, last_delta)
+
+
+_V1 = legacy_messages(legacy_records(5), magic=1)
+_BODY_N = decode_varint(raw_record(extra=b"z"), 0)[0]
+
+# Each rule, broken where it is checked: the reason and the (check, expected, found) raised with it.
+RAISED: list[tuple[Callable[[], CorruptRecordError | None], str, tuple[str, int | None, int | None]]] = [
+    (lambda: _records(raw_record() + raw_record(offset_delta=1), 5), "batch declares 5 records but holds 2",
+     (Check.COUNT_MISMATCH, 5, 2)),
+    (lambda: _records(raw_record() + b"abc", 1), "3 bytes remain after the batch's 1 declared records",
+     (Check.COUNT_MISMATCH, None, None)),
+    (lambda: _batch(raw_v2_batch(b"", -1)), "invalid record count -1", (Check.COUNT_MISMATCH, None, -1)),
+    (lambda: _records(b"\xff" * 6, 1), "varint longer than 5 bytes", (Check.VARINT, None, None)),
+    (lambda: _records(b"\xff", 1), "varint runs past the end of its record", (Check.VARINT, None, None)),
+    (lambda: _records(raw_record(length=99), 1), "record length 99 does not fit the batch",
+     (Check.RECORD_LENGTH, None, 99)),
+    (lambda: _records(raw_record(extra=b"z"), 1),
+     f"record declares {_BODY_N} bytes but its fields take {_BODY_N - 1}", (Check.RECORD_LENGTH, _BODY_N, _BODY_N - 1)),
+    (lambda: _records(raw_record(header_count=7), 1), "invalid header count 7", (Check.HEADER_COUNT, None, 7)),
+    (lambda: _records(raw_record(header_count=1, extra=varint(-1) + varint(-1)), 1), "header key is null",
+     (Check.FIELD_LENGTH, None, None)),
+    (lambda: _records(raw_record(header_count=1, extra=varint(1) + b"h" + varint(9)), 1),
+     "header value length 9 runs past the record", (Check.FIELD_LENGTH, None, 9)),
+    (lambda: _records(raw_record(key=b"", value=None, key_length=4), 1), "key length 4 runs past the record",
+     (Check.FIELD_LENGTH, None, 4)),
+    (lambda: _records(raw_record(value=b"", value_length=4), 1), "value length 4 runs past the record",
+     (Check.FIELD_LENGTH, None, 4)),
+    (lambda: _control(b"\x00"), "control record key is shorter than 4 bytes", (Check.CONTROL, None, None)),
+    (lambda: _control(L.CONTROL_KEY.pack(0, 0), L.END_TXN_MARKER.pack(-1, 0)),
+     "end transaction marker has a negative version -1", (Check.CONTROL, None, None)),
+    (lambda: _wrapper(encode_message(0, 1, 4, 0, None, b"x")), "invalid wrapper compression type 4 for magic 1",
+     (Check.CODEC, None, 4)),
+    (lambda: _batch(raw_v2_batch(raw_record(), 1, attributes=6)), "unknown compression codec id 6",
+     (Check.CODEC, None, 6)),
+    (lambda: _inner(legacy_messages(legacy_records(2), magic=1, codec=GZIP)), "inner message is itself compressed",
+     (Check.CODEC, None, None)),
+    (lambda: _inner(legacy_messages(legacy_records(2), magic=0)), "inner message has magic 0 in a v1 wrapper",
+     (Check.INNER_MAGIC, 1, 0)),
+    (lambda: _inner(patch(_V1, 16, ">b", 7)),
+     "inner message at byte 0 of the payload: message has magic 7, expected 0 or 1", (Check.INNER_MAGIC, None, 7)),
+    (lambda: _inner(legacy_messages(legacy_records(1), magic=1)[:-1]), "inner message at byte 0 of the payload runs past its end",
+     (Check.INNER_MESSAGE, None, None)),
+    (lambda: _inner(_V1, wrapper_offset=1), "wrapper offset 1 is below its last inner offset 4",
+     (Check.INNER_OFFSET, 4, 1)),
+    (lambda: _wrapper(encode_message(0, 1, 1, 0, None, None)), "compressed wrapper message has a null value",
+     (Check.WRAPPER, None, None)),
+    (lambda: _inner(_V1 + b"\x00\x00\x00"), "3 stray bytes after the last inner message", (Check.WRAPPER, None, None)),
+    (lambda: _inner(_V1 + b"\x00\x00\x00", wrapper_offset=9),
+     "3 stray bytes after the last inner message; the 5 inner messages before it have unknown offsets",
+     (Check.WRAPPER, None, None)),
+    (lambda: _inner(b""), "compressed wrapper message holds no inner messages", (Check.WRAPPER, None, None)),
+    (lambda: _wrapper(legacy_messages(legacy_records(5), magic=1, codec=GZIP), max_records=2),
+     "wrapper holds more than 2 inner messages (--max-records-per-batch)", (Check.TOO_LARGE, 2, None)),
+    (lambda: _raised(lambda: decompress(Compression.GZIP, gzip.compress(b"x" * 1000), 100)),
+     "decompressed size passes the limit of 100 bytes (--max-batch-bytes)", (Check.TOO_LARGE, 100, None)),
+    (lambda: _raised(lambda: decompress(Compression.GZIP, gzip.compress(b"x" * 100)[:-12], 1000)),
+     "gzip payload ends before its end of stream", (Check.DECOMPRESS, None, None)),
+    (lambda: _raised(lambda: decompress(Compression.ZSTD, bytes(8), 1000)), "zstd payload has no frame magic at byte 0",
+     (Check.DECOMPRESS, None, None)),
+    (lambda: _message(patch(_V1, 16, ">b", 7)), "message has magic 7, expected 0 or 1", (Check.BAD_MAGIC, None, 7)),
+    (lambda: _message(patch(_V1, 8, ">i", 20)), "message size 20 is below the v1 minimum",
+     (Check.BAD_LENGTH, None, 20)),
+    (lambda: _message(_V1[:12] + bytes(10)), "message is shorter than the smallest v0 message",
+     (Check.BAD_LENGTH, None, None)),
+    (lambda: _walk(raw_record(offset_delta=2) + raw_record(offset_delta=1), 2, 5),
+     "record offset delta 1 is not above the previous one (2)", (Check.OFFSET_DELTA, None, 1)),
+    (lambda: _walk(raw_record(offset_delta=5), 1, 3), "record offset delta 5 is past the batch's lastOffsetDelta 3",
+     (Check.OFFSET_DELTA, 3, 5)),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("make", "reason", "expected"), RAISED, ids=[r for _, r, _ in RAISED])
+def test_errors_carry_their_check_from_where_they_are_raised(
+    make: Callable[[], CorruptRecordError | None], reason: str, expected: tuple[str, int | None, int | None]
+) -> None:
+    error = make()
+    assert error is not None
+    assert (error.reason, (error.check, error.expected, error.found)) == (reason, expected)
+
+
+def test_the_check_travels_to_the_problem_and_its_json(tmp_path: Path) -> None:
+    """A problem found in decompressed records keeps the check raised with it, and its JSON names it."""
+    records = raw_record() + raw_record(offset_delta=1)
+    entry = raw_v2_batch(compress(Compression.GZIP, records), 5, attributes=GZIP)
+    (p,) = [x for x in _read(tmp_path, entry) if isinstance(x, Problem)]
+    assert (p.check, p.expected, p.found) == (Check.COUNT_MISMATCH, 5, 2)
+    assert p.reason == "batch declares 5 records but holds 2 (at byte 0 of the decompressed records)"
+    obj = problem_object(p)
+    assert (obj["check"], obj["expected"], obj["found"]) == (Check.COUNT_MISMATCH, 5, 2)
 
 
 # --- a damaged size field cannot swallow good batches ------------------------------------------------------

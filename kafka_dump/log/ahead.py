@@ -95,5 +95,3 @@ def _engine(limit: int, fallback: Unpack | Decompress = decompress) -> InflateEn
     """The compiled engine (payloads it does not inflate go to ``fallback``), where the compiled
     module is in use."""
     return native.InflateEngine(fallback, limit, BUDGET) if native else None
-
-

@@ -27,7 +27,6 @@ from kafka_dump.log.window import CHUNK_SIZE, Window, open_segment
 from kafka_dump.model import Batch, Check, Problem, ProblemKind
 from kafka_dump.wire import layout as L
 from kafka_dump.wire import legacy, v2
-from kafka_dump.wire.checks import classify
 from kafka_dump.wire.checksum import crc32, crc32c
 from kafka_dump.wire.codecs import DEFAULT_MAX_BATCH_BYTES, DEFAULT_MAX_RECORDS_PER_BATCH, decompress
 from kafka_dump.wire.walk import RecordWalk, walk_batch
@@ -305,8 +304,9 @@ def _decode_entry(
         if magic == 2:
             if entry < L.V2_HEADER_SIZE:
                 raise CorruptRecordError(
-                    f"v2 batch of {entry} bytes is smaller than its header", position=pos
-                )
+                    f"v2 batch of {entry} bytes is smaller than its header", position=pos, check=Check.BAD_LENGTH,
+                    found=entry,
+                )  # fmt: skip
             walk = on_walk is not None and not with_records
             if walk and buf[i + L.V2_ATTRIBUTES_OFFSET + 1] & L.CONTROL_BIT:
                 with_records = True  # a control batch holds one record, decoded to check it
@@ -319,7 +319,9 @@ def _decode_entry(
             )  # fmt: skip
             if too_many:
                 reason = f"batch declares {count} records, more than --max-records-per-batch ({max_records})"
-                error = CorruptRecordError(reason, position=pos)
+                error = CorruptRecordError(
+                    reason, position=pos, check=Check.TOO_LARGE, expected=max_records, found=count
+                )
                 if with_records:
                     batch = batch._replace(records=())
             elif walk:
@@ -330,10 +332,12 @@ def _decode_entry(
                 max_batch_bytes=max_batch_bytes, max_records=max_records, unpack=unpack,
             )  # fmt: skip
         else:
-            raise CorruptRecordError(f"unknown magic {magic}", position=pos)
+            raise CorruptRecordError(
+                f"unknown magic {magic}", position=pos, check=Check.BAD_MAGIC, found=magic
+            )
     except CorruptRecordError as exc:
         offset = L.LOG_ENTRY.unpack_from(buf, i)[0]
-        broken = problem_from_error(name, pos, entry, exc.reason, offset)
+        broken = problem_from_error(name, pos, entry, exc, offset)
         return [broken], broken, None
     items: list[Item] = [batch]
     crc_problem = None
@@ -348,14 +352,20 @@ def _decode_entry(
         items.append(crc_problem)
     if error is not None:
         where = error.position if error.position is not None else pos
-        items.append(problem_from_error(name, where, entry - (where - pos), error.reason, batch.baseOffset))
+        items.append(problem_from_error(name, where, entry - (where - pos), error, batch.baseOffset))
     return items, crc_problem, found
 
 
-def problem_from_error(name: str, pos: int, length: int, reason: str, base_offset: int | None) -> Problem:
-    """A CORRUPT Problem for a decoder's error, naming the check its reason reports."""
-    check, expected, found = classify(reason)
-    return Problem(name, pos, length, ProblemKind.CORRUPT, reason, base_offset, check, expected, found)
+def problem_from_error(
+    name: str, pos: int, length: int, error: CorruptRecordError, base_offset: int | None
+) -> Problem:
+    """A CORRUPT Problem for a decoder's error, naming the check it broke."""
+    check, expected, found = error.check, error.expected, error.found
+    if check is None:  # raised by a compiled twin that does not name its checks yet
+        from kafka_dump.wire.checks import classify
+
+        check, expected, found = classify(error.reason)
+    return Problem(name, pos, length, ProblemKind.CORRUPT, error.reason, base_offset, check, expected, found)
 
 
 def _computed_crc(buf: bytes, i: int, entry: int, magic: int) -> int:

@@ -2,57 +2,43 @@
 the compiled one, and ``gather.py`` picks one of them.
 
 ``kdump stats`` needs sizes and counts, not Record objects. This walk reads the records of one v2
-batch (``DefaultRecord``, see ``_pure.py``) with exactly the decoder's checks, reasons and
+batch through the decoder's reader (``_pure.v2_records``), so with its checks, reasons and
 positions, and adds what it finds to fixed-size histograms, without building a record:
 
 - a first pass validates every record; on the first error nothing is added and the error returned;
 - a second pass adds each record's size, key and value sizes (when not null), header bytes (for
   records with headers) and header count to five histograms, each an ``array('q')`` of ``SLOTS``
-  int64s: ``NBUCKETS`` bucket counts (``histogram.bucket_of``), then count, total, min, max;
+  int64s: ``NBUCKETS`` bucket counts (``_gather_layout.bucket_of``), then count, total, min, max;
 - timestamps go to ``times`` as ``{t // width: count}`` (negative ones left out), header keys to
   ``header_keys`` as ``{key: count}`` until it holds ``key_limit`` keys (later new keys: ``others``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, MutableMapping
+from collections.abc import Callable, Iterable, MutableMapping
 from itertools import pairwise
 
 from kafka_dump.errors import CorruptRecordError
-from kafka_dump.model import Compression
+from kafka_dump.model import Compression, Header
 from kafka_dump.native import bind, native
 from kafka_dump.wire import layout as L
 from kafka_dump.wire._gather_layout import (
-    COUNT,
-    EXACT,
     INT64_MAX,
     INT64_MIN,
-    MAX,
-    MIN,
     NBUCKETS,
     SLOTS,
-    SUB,
-    SUB_BITS,
-    TOTAL,
-    FormatFigures,
     Gathered,
     GatheredLegacy,
     GatheredWrappers,
     Histograms,
     WrapperHistograms,
-    bucket_of,
     hist_add,
     new_histogram,
 )
-from kafka_dump.wire.layout import V2_RECORD_MIN_LENGTH
-from kafka_dump.wire.varint import read_zigzag
+from kafka_dump.wire._pure import v2_records
+from kafka_dump.wire.message import WRAPPER_CODECS, Message, inner_base, inner_messages, sound_wrapper
 
-__all__ = [
-    "COUNT", "EXACT", "INT64_MAX", "INT64_MIN", "MAX", "MIN", "NBUCKETS", "SLOTS", "SUB", "SUB_BITS", "TOTAL",
-    "FormatFigures", "Gathered", "GatheredLegacy", "GatheredWrappers", "Histograms", "WrapperHistograms",
-    "bucket_of", "gather_legacy_inner", "gather_legacy_wrappers", "gather_v2_records", "hist_add",
-    "new_histogram",
-]  # fmt: skip
+__all__ = ["gather_legacy_inner", "gather_legacy_wrappers", "gather_v2_records", "new_histogram"]
 
 
 def gather_v2_records(
@@ -74,186 +60,96 @@ def gather_v2_records(
     if pos < 0 or end < pos or end > len(data) or width < 1:
         raise ValueError("need 0 <= pos <= end <= len(data) and width >= 1")
     try:
-        _walk(
-            data, pos, end, count, base_timestamp, log_append_time, width, None, times, header_keys, key_limit
-        )
+        for _ in v2_records(data, pos, end, count):  # type: ignore[arg-type]
+            pass
     except CorruptRecordError as err:
         return 0, 0, 0, 0, 0, 0, None, None, 0, err.reason, err.position or 0
-    return _walk(
-        data, pos, end, count, base_timestamp, log_append_time, width, hists, times, header_keys, key_limit
+    rows = (
+        (
+            end - start,
+            key,
+            value,
+            headers,
+            od,
+            base_timestamp + ts if log_append_time is None else log_append_time,
+        )
+        for start, end, _, ts, od, key, value, headers in v2_records(data, pos, end, count)  # type: ignore[arg-type]
     )
+    nk, nv, first_od, last_od, gaps, missing, min_ts, max_ts, others = _tally(
+        rows, width, hists, times, header_keys, key_limit
+    )
+    return nk, nv, first_od, last_od, gaps, missing, min_ts, max_ts, others, None, 0
 
 
-def _walk(
-    data: bytes | memoryview,
-    pos: int,
-    end: int,
-    count: int,
-    base_timestamp: int,
-    log_append_time: int | None,
+# size, key, value, headers, offset (or offset delta), timestamp: what the histograms take of a record.
+_Row = tuple[int, "bytes | memoryview | None", "bytes | memoryview | None", tuple[Header, ...], int, int]
+
+
+def _tally(
+    rows: Iterable[_Row],
     width: int,
-    hists: Histograms | None,
+    hists: Histograms,
     times: MutableMapping[int, int],
     header_keys: MutableMapping[bytes, int],
     key_limit: int,
-) -> Gathered:
-    varint = read_zigzag
-    null_keys = null_values = gaps = missing = others = 0
-    first_od = last_od = 0
-    prev = -1
+) -> tuple[int, int, int, int, int, int, int | None, int | None, int]:
+    """Add each record to ``hists``, ``times`` and ``header_keys``: (null keys, null values, first
+    offset, last offset, gaps, missing offsets, min timestamp, max timestamp, header keys past the limit)."""
+    record, keys, values, header_bytes, header_counts = hists
+    null_keys = null_values = gaps = missing = others = first = prev = 0
     min_ts: int | None = None
     max_ts: int | None = None
-    first = pos
-    for i in range(count):
-        if pos >= end:
-            raise CorruptRecordError(f"batch declares {count} records but holds {i}", position=first)
-        start = pos
-        try:
-            length, pos = varint(data, pos, end, 5)
-            body_end = pos + length
-            if length < V2_RECORD_MIN_LENGTH or body_end > end:
-                raise CorruptRecordError(f"record length {length} does not fit the batch")
-            pos += 1  # attributes: unused
-            ts_delta, pos = varint(data, pos, body_end, 10)
-            od, pos = varint(data, pos, body_end, 5)
-            key, pos = varint(data, pos, body_end, 5)
-            if key > body_end - pos:
-                raise CorruptRecordError(f"key length {key} runs past the record")
-            if key > 0:
-                pos += key
-            value, pos = varint(data, pos, body_end, 5)
-            if value > body_end - pos:
-                raise CorruptRecordError(f"value length {value} runs past the record")
-            if value > 0:
-                pos += value
-            n_headers, pos = varint(data, pos, body_end, 5)
-            if n_headers < 0 or n_headers > body_end - pos:
-                raise CorruptRecordError(f"invalid header count {n_headers}")
-            header_bytes = 0
-            for _ in range(n_headers):
-                n, pos = varint(data, pos, body_end, 5)
-                if n < 0:
-                    raise CorruptRecordError("header key is null")
-                if n > body_end - pos:
-                    raise CorruptRecordError(f"header key length {n} runs past the record")
-                if hists is not None:
-                    k = bytes(data[pos : pos + n])
-                    if k in header_keys:
-                        header_keys[k] += 1
-                    elif len(header_keys) < key_limit:
-                        header_keys[k] = 1
-                    else:
-                        others += 1
-                header_bytes += n
-                pos += n
-                n, pos = varint(data, pos, body_end, 5)
-                if n > body_end - pos:
-                    raise CorruptRecordError(f"header value length {n} runs past the record")
-                if n > 0:
-                    header_bytes += n
-                    pos += n
-            if pos != body_end:
-                raise CorruptRecordError(
-                    f"record declares {length} bytes but its fields take {length + pos - body_end}"
-                )
-        except CorruptRecordError as err:
-            raise CorruptRecordError(err.reason, position=start) from None
-        if hists is None:
-            continue
-        record, keys, values, headers, header_counts = hists
-        hist_add(record, body_end - start)
-        if key < 0:
+    for i, (size, key, value, headers, offset, t) in enumerate(rows):
+        for h in headers:
+            k = bytes(h.key)
+            if k in header_keys:
+                header_keys[k] += 1
+            elif len(header_keys) < key_limit:
+                header_keys[k] = 1
+            else:
+                others += 1
+        hist_add(record, size)
+        if key is None:
             null_keys += 1
         else:
-            hist_add(keys, key)
-        if value < 0:
+            hist_add(keys, len(key))
+        if value is None:
             null_values += 1
         else:
-            hist_add(values, value)
-        if n_headers:
-            hist_add(headers, header_bytes)
-        hist_add(header_counts, n_headers)
+            hist_add(values, len(value))
+        if headers:
+            hist_add(header_bytes, sum(len(h.key) + len(h.value or b"") for h in headers))
+        hist_add(header_counts, len(headers))
         if i == 0:
-            first_od = od
-        elif od != prev + 1:
+            first = offset
+        elif offset != prev + 1:
             gaps += 1
-            if od > prev + 1:
-                missing += od - prev - 1
-        prev = last_od = od
-        t = log_append_time if log_append_time is not None else base_timestamp + ts_delta
+            if offset > prev + 1:
+                missing += offset - prev - 1
+        prev = offset
         if 0 <= t <= INT64_MAX:
             times[t // width] = times.get(t // width, 0) + 1
             min_ts = t if min_ts is None or t < min_ts else min_ts
             max_ts = t if max_ts is None or t > max_ts else max_ts
-    if pos != end:
-        raise CorruptRecordError(
-            f"{end - pos} bytes remain after the batch's {count} declared records", position=pos
-        )
-    return null_keys, null_values, first_od, last_od, gaps, missing, min_ts, max_ts, others, None, 0
-
-
-_LOG_OVERHEAD = L.LOG_OVERHEAD
-_MIN_SIZE = L.LEGACY_MIN_SIZE  # crc, magic, attributes, [timestamp], key length, value length
-
-
-def _int(data: bytes | memoryview, pos: int, n: int) -> int:
-    return int.from_bytes(data[pos : pos + n], "big", signed=True)
-
-
-def _legacy_walk(data: bytes | memoryview, magic: int) -> list[tuple[int, int, int, int, int]] | None:
-    """(offset, entry size, key length, value length, timestamp) of each inner message (-1: null),
-    or None when the set is anything but plain messages of ``magic`` that fill ``data`` exactly."""
-    out = []
-    pos, end = 0, len(data)
-    while pos < end:
-        if end - pos < _LOG_OVERHEAD:
-            return None
-        size = _int(data, pos + 8, 4)
-        entry_end = pos + _LOG_OVERHEAD + size
-        if size < _MIN_SIZE[magic] or entry_end > end:
-            return None
-        if data[pos + L.MAGIC_OFFSET] != magic or data[pos + L.LEGACY_ATTRIBUTES_OFFSET] & L.COMPRESSION_MASK:
-            return None
-        p = pos + L.LEGACY_HEADER_SIZE
-        ts = -1
-        if magic == 1:
-            ts = _int(data, p, 8)
-            p += 8
-        lengths = [-1, -1]
-        for k in (0, 1):
-            if p + 4 > entry_end:
-                return None
-            n = _int(data, p, 4)
-            p += 4
-            if n >= 0:
-                if n > entry_end - p:
-                    return None
-                lengths[k] = n
-                p += n
-        if p != entry_end:
-            return None
-        out.append((_int(data, pos, 8), _LOG_OVERHEAD + size, lengths[0], lengths[1], ts))
-        pos = entry_end
-    return out or None
+    return null_keys, null_values, first, prev, gaps, missing, min_ts, max_ts, others
 
 
 def _plain_inner(
     data: bytes | memoryview, magic: int, wrapper_offset: int
-) -> tuple[list[tuple[int, int, int, int, int]], int, int] | None:
+) -> tuple[list[Message], int, int] | None:
     """(inner messages, base added to their offsets, missing offsets inside) when ``data`` is the
     plain case that ``gather_legacy_inner`` describes, with every figure within int64; else None."""
-    found = _legacy_walk(data, magic)
-    if found is None:
+    try:
+        found = list(inner_messages(bytes(data), magic))
+    except CorruptRecordError:
         return None
-    relative = magic > 0 and wrapper_offset != 0
-    last = found[-1][0]
-    if relative and wrapper_offset < last:
+    if not found:
         return None
-    base = wrapper_offset - last if relative else 0
-    if base > INT64_MAX or max(f[0] for f in found) + base > INT64_MAX:
+    base, sound = inner_base(magic, wrapper_offset, found[-1].offset)
+    if not sound or base > INT64_MAX or max(m.offset for m in found) + base > INT64_MAX:
         return None  # offsets past int64 (the compiled twin's integers): the decoder reads them
     total = 0
-    for (a, *_), (b, *_) in pairwise(found):  # gaps must be countable in int64 too
+    for a, b in pairwise(m.offset for m in found):  # gaps must be countable in int64 too
         if not INT64_MIN <= b - a <= INT64_MAX:
             return None
         total += max(0, b - a - 1)
@@ -263,7 +159,7 @@ def _plain_inner(
 
 
 def _add_inner(
-    found: list[tuple[int, int, int, int, int]],
+    found: list[Message],
     base: int,
     log_append_time: int | None,
     width: int,
@@ -272,34 +168,19 @@ def _add_inner(
 ) -> tuple[int, int, int, int, int | None, int | None]:
     """Add the inner messages to ``hists`` and ``times``: (null keys, null values, gaps, missing
     offsets, min timestamp, max timestamp)."""
-    record, keys, values, _, header_counts = hists
-    null_keys = null_values = gaps = missing = 0
-    min_ts: int | None = None
-    max_ts: int | None = None
-    prev = 0
-    for i, (offset, size, key, value, ts) in enumerate(found):
-        hist_add(record, size)
-        if key < 0:
-            null_keys += 1
-        else:
-            hist_add(keys, key)
-        if value < 0:
-            null_values += 1
-        else:
-            hist_add(values, value)
-        hist_add(header_counts, 0)
-        offset += base
-        if i and offset != prev + 1:
-            gaps += 1
-            if offset > prev + 1:
-                missing += offset - prev - 1
-        prev = offset
-        t = log_append_time if log_append_time is not None else ts
-        if 0 <= t <= INT64_MAX:
-            times[t // width] = times.get(t // width, 0) + 1
-            min_ts = t if min_ts is None or t < min_ts else min_ts
-            max_ts = t if max_ts is None or t > max_ts else max_ts
-    return null_keys, null_values, gaps, missing, min_ts, max_ts
+    rows = (
+        (
+            m.size,
+            m.key,
+            m.value,
+            (),
+            m.offset + base,
+            m.timestamp if log_append_time is None else log_append_time,
+        )
+        for m in found
+    )
+    nk, nv, _, _, gaps, missing, min_ts, max_ts, _ = _tally(rows, width, hists, times, {}, 0)
+    return nk, nv, gaps, missing, min_ts, max_ts
 
 
 def gather_legacy_inner(
@@ -330,11 +211,10 @@ def gather_legacy_inner(
     null_keys, null_values, gaps, missing, min_ts, max_ts = _add_inner(
         found, base, log_append_time, width, hists, times
     )
-    first, last = found[0][0] + base, found[-1][0] + base
+    first, last = found[0].offset + base, found[-1].offset + base
     return len(found), null_keys, null_values, first, last, gaps, missing, min_ts, max_ts
 
 
-_WRAPPER_CODECS = (1, 2, 3)  # gzip, snappy, lz4: the codecs of v0/v1 wrapper messages
 _LOG_APPEND_TIME_BIT = L.TIMESTAMP_TYPE_BIT
 
 
@@ -365,10 +245,9 @@ def gather_legacy_wrappers(
     decoder. Timestamps go to ``times`` at ``width``, which doubles after a wrapper whenever their
     span needs more than ``time_limit`` buckets (``histogram.TimeHistogram``); the width is returned.
     Values are decompressed by ``unpack`` (``codecs.decompress``'s signature) when given: the stats
-    walk's, which may have inflated them ahead (``format/ahead.py``).
+    walk's, which may have inflated them ahead (``log/ahead.py``).
     """
     from kafka_dump.wire.codecs import decompress
-    from kafka_dump.wire.message import Message
 
     if pos < 0 or end < pos or end > len(data) or width < 1 or time_limit < 2:
         raise ValueError("need 0 <= pos <= end <= len(data), width >= 1 and time_limit >= 2")
@@ -385,29 +264,23 @@ def gather_legacy_wrappers(
     min_ts: int | None = None
     max_ts: int | None = None
     while end - pos >= L.V2_HEADER_SIZE:
-        length = _int(data, pos + L.LOG_ENTRY_SIZE_OFFSET, 4)
-        if length < L.LEGACY_V0_MIN_SIZE or length > end - pos - _LOG_OVERHEAD:
+        length = L.INT32.unpack_from(data, pos + L.LOG_ENTRY_SIZE_OFFSET)[0]
+        if length < L.LEGACY_V0_MIN_SIZE or length > end - pos - L.LOG_OVERHEAD:
             break
-        entry_end = pos + _LOG_OVERHEAD + length
+        entry_end = pos + L.LOG_OVERHEAD + length
         magic = data[pos + L.MAGIC_OFFSET]
         attributes = data[pos + L.LEGACY_ATTRIBUTES_OFFSET]
-        if magic > 1 or attributes & L.COMPRESSION_MASK not in _WRAPPER_CODECS:
+        if magic > 1 or attributes & L.COMPRESSION_MASK not in WRAPPER_CODECS:
+            break  # not a wrapper: not read as one
+        wrapper = sound_wrapper(data, pos, entry_end, max_batch_bytes, unpack or decompress)
+        if wrapper is None:
             break
-        try:
-            msg = Message(data, pos, entry_end)
-        except CorruptRecordError:
-            break
-        if not msg.crc_valid or msg.value is None:
-            break
-        try:
-            inner = (unpack or decompress)(msg.compression, msg.value, max_batch_bytes)
-        except CorruptRecordError:
-            break
+        msg, inner = wrapper
         plain = _plain_inner(inner, magic, msg.offset)
         if plain is None or len(plain[0]) > max_records:
             break
         found, base, inner_missing = plain
-        f, la = found[0][0] + base, found[-1][0] + base
+        f, la = found[0].offset + base, found[-1].offset + base
         seam_gap = seam_missing = 0
         if last is not None:
             if last + 1 > INT64_MAX or not INT64_MIN <= f - (last + 1) <= INT64_MAX:

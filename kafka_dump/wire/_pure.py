@@ -1,5 +1,6 @@
 """The pure-Python twin of the decoder's hot loops: the records of one v2 batch, the inner messages of
-a v0/v1 wrapper, a sound compressed wrapper whole, and runs of plain v0/v1 messages.
+a v0/v1 wrapper, a sound compressed wrapper whole, and runs of plain v0/v1 messages; and the one
+Python reader of v2 records (``v2_records``), which the other pure twins read through.
 
 This is the reference implementation. The compiled twin (``_speedups.c``) implements the same
 functions (``twins.DecoderTwin``) with the same results, errors and positions; ``kafka_dump.wire``
@@ -21,17 +22,94 @@ v2 record (``DefaultRecord``), every integer a zigzag varint unless noted:
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 from kafka_dump.errors import CorruptRecordError
-from kafka_dump.model import Batch, Compression, Header, Record, TimestampType, new_header, new_record
+from kafka_dump.model import Batch, Check, Compression, Header, Record, TimestampType, new_header, new_record
 from kafka_dump.native import bind, native
 from kafka_dump.wire import layout as L
-from kafka_dump.wire.message import Message
-from kafka_dump.wire.varint import read_zigzag as _varint
+from kafka_dump.wire.message import Message, inner_base, inner_messages, sound_wrapper
+from kafka_dump.wire.varint import read_zigzag
 
 _EMPTY: tuple[Header, ...] = ()
 _SEQUENCE_WRAP = L.INT32_MAX + 1
+
+# start, end, attributes, timestampDelta, offsetDelta, key, value, headers: one record as read.
+RawRecord = tuple[int, int, int, int, int, "bytes | None", "bytes | None", tuple[Header, ...]]
+
+
+def v2_records(data: bytes, pos: int, end: int, count: int) -> Iterator[RawRecord]:
+    """The ``count`` records in ``data[pos:end]`` (``end <= len(data)``), one at a time, as read.
+
+    The one reader of v2 records in Python: the decoder, the validating walk, the statistics walk
+    and the recheck all take its records and its errors. Every read is bounded by the record's own
+    length, itself bounded by ``end``. An error inside a record is raised at the record's start; a
+    record short of ``count`` at the records' start (the count is what is wrong); bytes left after
+    the last record where they begin.
+    """
+    varint = read_zigzag
+    first = pos
+    for i in range(count):
+        if pos >= end:
+            raise CorruptRecordError(
+                f"batch declares {count} records but holds {i}", position=first, check=Check.COUNT_MISMATCH,
+                expected=count, found=i,
+            )  # fmt: skip
+        start = pos
+        try:
+            length, pos = varint(data, pos, end, L.VARINT_MAX_BYTES)
+            body_end = pos + length
+            if length < L.V2_RECORD_MIN_LENGTH or body_end > end:
+                raise CorruptRecordError(
+                    f"record length {length} does not fit the batch", check=Check.RECORD_LENGTH, found=length
+                )
+            attributes = data[pos]
+            ts_delta, pos = varint(data, pos + 1, body_end, L.VARLONG_MAX_BYTES)
+            offset_delta, pos = varint(data, pos, body_end, L.VARINT_MAX_BYTES)
+            key, pos = _field(data, pos, body_end, "key")
+            value, pos = _field(data, pos, body_end, "value")
+            if pos < body_end and data[pos] == 0:
+                headers = _EMPTY
+                pos += 1
+            else:
+                headers, pos = _headers(data, pos, body_end)
+            if pos != body_end:
+                raise CorruptRecordError(
+                    f"record declares {length} bytes but its fields take {length + pos - body_end}",
+                    check=Check.RECORD_LENGTH, expected=length, found=length + pos - body_end,
+                )  # fmt: skip
+        except CorruptRecordError as err:
+            raise err.restated(err.reason, start) from None
+        yield start, body_end, attributes, ts_delta, offset_delta, key, value, headers
+    if pos != end:
+        raise CorruptRecordError(
+            f"{end - pos} bytes remain after the batch's {count} declared records", position=pos,
+            check=Check.COUNT_MISMATCH,
+        )  # fmt: skip
+
+
+def _field(data: bytes, pos: int, body_end: int, what: str) -> tuple[bytes | None, int]:
+    """A length-prefixed key or value (a negative length: null), within the record."""
+    n, pos = read_zigzag(data, pos, body_end, L.VARINT_MAX_BYTES)
+    if n < 0:
+        return None, pos
+    if n > body_end - pos:
+        raise CorruptRecordError(f"{what} length {n} runs past the record", check=Check.FIELD_LENGTH, found=n)
+    return data[pos : pos + n], pos + n
+
+
+def _headers(data: bytes, pos: int, body_end: int) -> tuple[tuple[Header, ...], int]:
+    count, pos = read_zigzag(data, pos, body_end, L.VARINT_MAX_BYTES)
+    if count < 0 or count > body_end - pos:
+        raise CorruptRecordError(f"invalid header count {count}", check=Check.HEADER_COUNT, found=count)
+    headers = []
+    for _ in range(count):
+        key, pos = _field(data, pos, body_end, "header key")
+        if key is None:
+            raise CorruptRecordError("header key is null", check=Check.FIELD_LENGTH)
+        value, pos = _field(data, pos, body_end, "header value")
+        headers.append(new_header(key, value))
+    return tuple(headers), pos
 
 
 def decode_v2_records(
@@ -49,102 +127,14 @@ def decode_v2_records(
 
     Returns the records decoded and, if the data is corrupt, the error with its position in ``data``
     (the records before it are kept). Extra bytes after the last record are an error too.
-    Every read is bounded by the record's own length, itself bounded by ``end``.
     """
     records: list[Record] = []
     append = records.append
-    empty = _EMPTY
     make = new_record
-    varint = _varint
-    first = pos
-    min_length = L.V2_RECORD_MIN_LENGTH
-    int_bytes = L.VARINT_MAX_BYTES
-    for i in range(count):
-        if pos >= end:
-            # Reported at the start of the records: the batch's count is what is wrong.
-            error = CorruptRecordError(f"batch declares {count} records but holds {i}", position=first)
-            return records, error
-        start = pos
-        try:
-            # One- and two-byte varints take the fast path; every read stays below its limit.
-            b = data[pos]
-            if b < 0x80:
-                length = (b >> 1) ^ -(b & 1)
-                pos += 1
-            elif pos + 1 < end and data[pos + 1] < 0x80:
-                u = (b & 0x7F) | (data[pos + 1] << 7)
-                length = (u >> 1) ^ -(u & 1)
-                pos += 2
-            else:
-                length, pos = varint(data, pos, end, int_bytes)
-            body_end = pos + length
-            if length < min_length or body_end > end:
-                raise CorruptRecordError(f"record length {length} does not fit the batch", position=start)
-            pos += 1  # attributes: unused
-            b = data[pos]
-            if b < 0x80:
-                ts_delta = (b >> 1) ^ -(b & 1)
-                pos += 1
-            elif pos + 1 < body_end and data[pos + 1] < 0x80:
-                u = (b & 0x7F) | (data[pos + 1] << 7)
-                ts_delta = (u >> 1) ^ -(u & 1)
-                pos += 2
-            else:
-                ts_delta, pos = varint(data, pos, body_end, L.VARLONG_MAX_BYTES)
-            b = data[pos] if pos < body_end else 0x80
-            if b < 0x80:
-                offset_delta = (b >> 1) ^ -(b & 1)
-                pos += 1
-            elif pos + 1 < body_end and data[pos + 1] < 0x80:
-                u = (b & 0x7F) | (data[pos + 1] << 7)
-                offset_delta = (u >> 1) ^ -(u & 1)
-                pos += 2
-            else:
-                offset_delta, pos = varint(data, pos, body_end, int_bytes)
-            b = data[pos] if pos < body_end else 0x80
-            if b < 0x80:
-                n = (b >> 1) ^ -(b & 1)
-                pos += 1
-            elif pos + 1 < body_end and data[pos + 1] < 0x80:
-                u = (b & 0x7F) | (data[pos + 1] << 7)
-                n = (u >> 1) ^ -(u & 1)
-                pos += 2
-            else:
-                n, pos = varint(data, pos, body_end, int_bytes)
-            if n < 0:
-                key = None
-            else:
-                if n > body_end - pos:
-                    raise CorruptRecordError(f"key length {n} runs past the record", position=start)
-                key = data[pos : pos + n]
-                pos += n
-            b = data[pos] if pos < body_end else 0x80
-            if b < 0x80:
-                n = (b >> 1) ^ -(b & 1)
-                pos += 1
-            elif pos + 1 < body_end and data[pos + 1] < 0x80:
-                u = (b & 0x7F) | (data[pos + 1] << 7)
-                n = (u >> 1) ^ -(u & 1)
-                pos += 2
-            else:
-                n, pos = varint(data, pos, body_end, int_bytes)
-            if n < 0:
-                value = None
-            else:
-                if n > body_end - pos:
-                    raise CorruptRecordError(f"value length {n} runs past the record", position=start)
-                value = data[pos : pos + n]
-                pos += n
-            if pos < body_end and data[pos] == 0:
-                headers = empty
-                pos += 1
-            else:
-                headers, pos = _decode_headers(data, pos, body_end, start)
-            if pos != body_end:
-                raise CorruptRecordError(
-                    f"record declares {length} bytes but its fields take {length + pos - body_end}",
-                    position=start,
-                )
+    try:
+        for start, body_end, _, ts_delta, offset_delta, key, value, headers in v2_records(
+            data, pos, end, count
+        ):
             if base_sequence >= 0:
                 sequence = base_sequence + offset_delta
                 if sequence >= _SEQUENCE_WRAP:
@@ -162,96 +152,45 @@ def decode_v2_records(
                     stored_timestamp=base_timestamp + ts_delta,
                 )  # fmt: skip
             append(record)
-        except CorruptRecordError as err:
-            # Every error inside a record is reported at the record's start.
-            return records, CorruptRecordError(err.reason, position=start)
-    if pos != end:
-        return records, CorruptRecordError(
-            f"{end - pos} bytes remain after the batch's {count} declared records", position=pos
-        )
+    except CorruptRecordError as err:
+        return records, err
     return records, None
-
-
-def _decode_headers(data: bytes, pos: int, body_end: int, start: int) -> tuple[tuple[Header, ...], int]:
-    count, pos = _varint(data, pos, body_end, L.VARINT_MAX_BYTES)
-    if count < 0 or count > body_end - pos:
-        raise CorruptRecordError(f"invalid header count {count}", position=start)
-    headers = []
-    for _ in range(count):
-        n, pos = _varint(data, pos, body_end, L.VARINT_MAX_BYTES)
-        if n < 0:
-            raise CorruptRecordError("header key is null", position=start)
-        if n > body_end - pos:
-            raise CorruptRecordError(f"header key length {n} runs past the record", position=start)
-        key = data[pos : pos + n]
-        pos += n
-        n, pos = _varint(data, pos, body_end, L.VARINT_MAX_BYTES)
-        if n < 0:
-            value = None
-        else:
-            if n > body_end - pos:
-                raise CorruptRecordError(f"header value length {n} runs past the record", position=start)
-            value = data[pos : pos + n]
-            pos += n
-        headers.append(new_header(key, value))
-    return tuple(headers), pos
 
 
 def decode_legacy_inner(
     data: bytes, wrapper_magic: int, wrapper_offset: int, log_append_time: int | None, /
 ) -> tuple[list[Record], CorruptRecordError | None]:
-    """The inner message set of a decompressed v0/v1 wrapper (Kafka's ``DeepRecordsIterator``).
-
-    Inner messages must be uncompressed and of the wrapper's magic. v0 inner offsets are absolute;
-    v1 ones are relative and the wrapper's offset is the last one's absolute offset, except that a
-    wrapper offset of 0 means base 0. Returns the records and the first error, if any.
-    """
+    """The inner message set of a decompressed v0/v1 wrapper (Kafka's ``DeepRecordsIterator``), placed
+    by ``message.inner_base``. Returns the records and the first error, if any."""
     inner: list[Message] = []
     error: CorruptRecordError | None = None
-    pos = 0
-    size_all = len(data)
-    while pos < size_all:
-        if size_all - pos < L.LOG_OVERHEAD:
-            error = CorruptRecordError(f"{size_all - pos} stray bytes after the last inner message")
-            break
-        (_, size) = L.LOG_ENTRY.unpack_from(data, pos)
-        end = pos + L.LOG_OVERHEAD + size
-        if size < 0 or end > size_all:
-            error = CorruptRecordError(f"inner message at byte {pos} of the payload runs past its end")
-            break
-        try:
-            msg = Message(data, pos, end)
-        except CorruptRecordError as exc:
-            error = CorruptRecordError(f"inner message at byte {pos} of the payload: {exc.reason}")
-            break
-        if msg.magic != wrapper_magic:
-            error = CorruptRecordError(f"inner message has magic {msg.magic} in a v{wrapper_magic} wrapper")
-            break
-        if msg.attributes & L.COMPRESSION_MASK != Compression.NONE:
-            error = CorruptRecordError("inner message is itself compressed")
-            break
-        inner.append(msg)
-        pos = end
+    try:
+        for msg in inner_messages(data, wrapper_magic):
+            inner.append(msg)
+    except CorruptRecordError as exc:
+        error = exc
     if not inner:
-        return [], error or CorruptRecordError("compressed wrapper message holds no inner messages")
-    relative = wrapper_magic > 0 and wrapper_offset != 0
-    if error is not None and relative:
+        return [], error or CorruptRecordError(
+            "compressed wrapper message holds no inner messages", check=Check.WRAPPER
+        )
+    if error is not None and wrapper_magic > 0 and wrapper_offset != 0:
         # v1 offsets are relative to the last inner message; without it none can be placed.
-        return [], CorruptRecordError(
+        return [], error.restated(
             f"{error.reason}; the {len(inner)} inner messages before it have unknown offsets"
         )
     last = inner[-1].offset
-    if error is None and relative and wrapper_offset < last:
-        error = CorruptRecordError(f"wrapper offset {wrapper_offset} is below its last inner offset {last}")
-    # Kafka rejects a wrapper offset below the last inner offset; kdump still shows the records from 0.
-    base = max(0, wrapper_offset - last) if relative else 0
+    base, sound = inner_base(wrapper_magic, wrapper_offset, last)
+    if error is None and not sound:
+        error = CorruptRecordError(
+            f"wrapper offset {wrapper_offset} is below its last inner offset {last}", check=Check.INNER_OFFSET,
+            expected=last, found=wrapper_offset,
+        )  # fmt: skip
     if log_append_time is None:
         return [m.record(base + m.offset, m.timestamp) for m in inner], error
     return [m.record(base + m.offset, log_append_time, m.timestamp) for m in inner], error
 
 
 # The codecs a v0/v1 wrapper may use.
-_WRAPPER_CODECS = (Compression.GZIP, Compression.SNAPPY, Compression.LZ4)
 _SMALLEST_MESSAGE = L.LOG_OVERHEAD + L.LEGACY_V0_MIN_SIZE
 
 
@@ -277,16 +216,10 @@ def decode_legacy_wrapper(
     """
     if end - pos < _SMALLEST_MESSAGE or buf[pos + L.LEGACY_ATTRIBUTES_OFFSET] & L.COMPRESSION_MASK == 0:
         return None
-    try:
-        msg = Message(buf, pos, end)
-    except CorruptRecordError:
+    found = sound_wrapper(buf, pos, end, max_batch_bytes, decompress)
+    if found is None:
         return None
-    if not msg.crc_valid or msg.value is None or msg.compression not in _WRAPPER_CODECS:
-        return None
-    try:
-        data = decompress(msg.compression, msg.value, max_batch_bytes)
-    except CorruptRecordError:
-        return None
+    msg, data = found
     if len(data) // _SMALLEST_MESSAGE > max_records:
         return None  # more inner messages than allowed might fit: the long way counts them
     log_append = msg.timestamp if msg.timestamp_type is TimestampType.LOG_APPEND_TIME else None

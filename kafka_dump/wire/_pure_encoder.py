@@ -10,11 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from kafka_dump.errors import UnsupportedEncodingError
+from kafka_dump.errors import CorruptRecordError, UnsupportedEncodingError
 from kafka_dump.model import Record
 from kafka_dump.native import bind, native
 from kafka_dump.wire import layout as L
-from kafka_dump.wire.checksum import crc32, crc32c
+from kafka_dump.wire.checksum import crc32c
+from kafka_dump.wire.message import encode_message, inner_base, inner_messages
 from kafka_dump.wire.varint import encode_varint, varint_size
 
 INT64_MIN = -(2**63)
@@ -159,21 +160,9 @@ def encode_legacy_messages(
     ``storedTimestamp`` where it has one. Records with headers, or with a timestamp in v0, are refused.
     """
     out = bytearray()
-    entry = L.LOG_ENTRY
     for r in records:
         offset, ts = _legacy_fields(r, magic, offset_shift, log_append_time)
-        body = bytearray((magic, attributes))
-        if magic == 1:
-            body += L.INT64.pack(ts)
-        for field in (r.key, r.value):
-            if field is None:
-                body += L.INT32.pack(-1)
-            else:
-                body += L.INT32.pack(len(field))
-                body += field
-        out += entry.pack(offset, 4 + len(body))
-        out += crc32(body).to_bytes(4, "big")
-        out += body
+        out += encode_message(offset, magic, attributes, ts, r.key, r.value)
     return bytes(out)
 
 
@@ -190,38 +179,6 @@ def legacy_messages_size(records: Sequence[Record], magic: int, /) -> int:
 
 # -- v1 inner messages straight to v2 records (kdump convert's fast path) -------------------------
 
-_V1_SMALLEST = L.LOG_OVERHEAD + L.LEGACY_MIN_SIZE[1]
-_Inner = tuple[int, int, bytes | None, bytes | None]  # offset, timestamp, key, value
-
-
-def _sound_inner(data: bytes, pos: int) -> tuple[_Inner, int] | None:
-    """The inner message at ``data[pos]`` and the position after it, when it is a plain, sound v1
-    message the decoder reads with no problem (uncompressed, attributes 0, CRC valid, nothing after
-    its value); None for anything else."""
-    if len(data) - pos < _V1_SMALLEST:
-        return None
-    offset, size, crc, magic, attributes = L.LEGACY_HEADER.unpack_from(data, pos)
-    if size < L.LEGACY_MIN_SIZE[1] or size > len(data) - pos - L.LOG_OVERHEAD:
-        return None
-    end = pos + L.LOG_OVERHEAD + size
-    if magic != 1 or attributes != 0 or crc32(memoryview(data)[pos + L.MAGIC_OFFSET : end]) != crc:
-        return None
-    (timestamp,) = L.INT64.unpack_from(data, pos + L.LEGACY_V1_TIMESTAMP_OFFSET)
-    q = pos + L.LEGACY_V1_TIMESTAMP_OFFSET + L.INT64.size
-    fields: list[bytes | None] = []
-    for _ in range(2):
-        if end - q < L.INT32.size:
-            return None
-        (n,) = L.INT32.unpack_from(data, q)
-        q += L.INT32.size
-        if n > end - q:
-            return None
-        fields.append(None if n < 0 else data[q : q + n])
-        q += max(n, 0)
-    if q != end:
-        return None
-    return (offset, timestamp, fields[0], fields[1]), end
-
 
 def v1_inner_to_v2(
     data: bytes, wrapper_offset: int, max_records: int, /
@@ -235,24 +192,21 @@ def v1_inner_to_v2(
     Offsets are placed as the decoder places them (``decode_legacy_inner``): relative to the last
     inner message, whose absolute offset is the wrapper's, except that a wrapper offset of 0 means base 0.
     """
-    inner: list[_Inner] = []
-    pos = 0
-    while pos < len(data):
-        found = _sound_inner(data, pos)
-        if found is None or len(inner) >= max_records:
-            return None
-        message, pos = found
-        inner.append(message)
-    if not inner:
+    try:
+        inner = list(inner_messages(data, 1))
+    except CorruptRecordError:
         return None
-    last = inner[-1][0]
-    if wrapper_offset != 0 and wrapper_offset < last:
+    if not inner or len(inner) > max_records or any(m.attributes or not m.crc_valid for m in inner):
         return None
-    base = wrapper_offset - last if wrapper_offset != 0 else 0
-    first_offset, base_ts = base + inner[0][0], inner[0][1]
+    last = inner[-1].offset
+    base, sound = inner_base(1, wrapper_offset, last)
+    if not sound:
+        return None
+    first_offset, base_ts = base + inner[0].offset, inner[0].timestamp
     out = bytearray()
     previous = None
-    for offset, ts, key, value in inner:
+    for m in inner:
+        offset, ts, key, value = m.offset, m.timestamp, m.key, m.value
         od, td = base + offset - first_offset, ts - base_ts
         if previous is not None and offset <= previous:
             return None  # offsets that do not grow: the reader's Records, and verify-crc, say so
@@ -269,8 +223,7 @@ def v1_inner_to_v2(
             body += _NULL if field is None else encode_varint(len(field)) + field
         body += b"\0"
         out += encode_varint(len(body)) + body
-    times = [ts for _, ts, _, _ in inner]
-    return bytes(out), len(inner), first_offset, base + last, base_ts, max(times)
+    return bytes(out), len(inner), first_offset, base + last, base_ts, max(m.timestamp for m in inner)
 
 
 encode_v2_records = bind(encode_v2_records)(native.encode_v2_records if native else None)

@@ -16,7 +16,7 @@ from kafka_dump.errors import CorruptRecordError
 from kafka_dump.model import Record, new_record
 from kafka_dump.native import bind, native
 from kafka_dump.wire import layout as L
-from kafka_dump.wire.varint import VARINT_MAX_BYTES, VARLONG_MAX_BYTES, read_zigzag
+from kafka_dump.wire._pure import RawRecord, v2_records
 
 _INT64 = range(-(2**63), 2**63)
 
@@ -25,10 +25,29 @@ def _same_int(obj: object, value: int) -> bool:
     return isinstance(obj, int) and obj == value
 
 
-def _same_bytes(obj: object, data: bytes, pos: int, n: int) -> bool:
-    if n < 0:
-        return obj is None
-    return isinstance(obj, bytes) and obj == data[pos : pos + n]
+def _same_bytes(obj: object, data: bytes | None) -> bool:
+    return obj is None if data is None else isinstance(obj, bytes) and obj == data
+
+
+def _same(rec: Record, base_offset: int, base_timestamp: int, lat: int | None, raw: RawRecord) -> bool:
+    """Whether the record read (``raw``) is ``rec``."""
+    _, _, _, ts_delta, offset_delta, key, value, headers = raw
+    offset, own = base_offset + offset_delta, base_timestamp + ts_delta
+    return (
+        offset in _INT64
+        and own in _INT64
+        and _same_int(rec.offset, offset)
+        and _same_int(rec.timestamp, own if lat is None else lat)
+        and (rec.storedTimestamp is None or _same_int(rec.storedTimestamp, own))
+        and _same_bytes(rec.key, key)
+        and _same_bytes(rec.value, value)
+        and isinstance(rec.headers, tuple)
+        and len(rec.headers) == len(headers)
+        and all(
+            _same_bytes(h.key, r.key) and _same_bytes(h.value, r.value)
+            for h, r in zip(rec.headers, headers, strict=True)
+        )
+    )
 
 
 def same_v2_records(
@@ -44,68 +63,15 @@ def same_v2_records(
     """The index of the first record of ``data[pos:end]`` that differs from ``expected``, or -1."""
     if not 0 <= pos <= end <= len(data):
         raise ValueError("pos and end must satisfy 0 <= pos <= end <= len(data)")
-    for i, rec in enumerate(expected):
-        try:
-            pos = _same_record(data, pos, end, base_offset, base_timestamp, log_append_time, rec)
-        except CorruptRecordError:
-            return i
-        if pos < 0:
-            return i
-    return -1 if pos == end else len(expected)
-
-
-def _same_record(
-    data: bytes, pos: int, end: int, base_offset: int, base_timestamp: int, lat: int | None, rec: Record
-) -> int:
-    """The position after the record at ``pos`` when it is ``rec``, else -1."""
-    length, pos = read_zigzag(data, pos, end, VARINT_MAX_BYTES)
-    if length < 1 or length > end - pos:
-        return -1
-    body_end = pos + length
-    pos += 1  # attributes: unused
-    ts_delta, pos = read_zigzag(data, pos, body_end, VARLONG_MAX_BYTES)
-    offset_delta, pos = read_zigzag(data, pos, body_end, VARINT_MAX_BYTES)
-    offset, own = base_offset + offset_delta, base_timestamp + ts_delta
-    if offset not in _INT64 or own not in _INT64:
-        return -1
-    key_len, pos = read_zigzag(data, pos, body_end, VARINT_MAX_BYTES)
-    if key_len > body_end - pos:
-        return -1
-    key_at = pos
-    pos += max(key_len, 0)
-    value_len, pos = read_zigzag(data, pos, body_end, VARINT_MAX_BYTES)
-    if value_len > body_end - pos:
-        return -1
-    value_at = pos
-    pos += max(value_len, 0)
-    count, pos = read_zigzag(data, pos, body_end, VARINT_MAX_BYTES)
-    if count < 0 or count > body_end - pos:
-        return -1
-    if not (
-        _same_int(rec.offset, offset)
-        and _same_int(rec.timestamp, own if lat is None else lat)
-        and (rec.storedTimestamp is None or _same_int(rec.storedTimestamp, own))
-        and _same_bytes(rec.key, data, key_at, key_len)
-        and _same_bytes(rec.value, data, value_at, value_len)
-    ):
-        return -1
-    headers = rec.headers
-    if not isinstance(headers, tuple) or len(headers) != count:
-        return -1
-    for h in headers:
-        hk, pos = read_zigzag(data, pos, body_end, VARINT_MAX_BYTES)
-        if hk < 0 or hk > body_end - pos:
-            return -1
-        hk_at = pos
-        pos += hk
-        hv, pos = read_zigzag(data, pos, body_end, VARINT_MAX_BYTES)
-        if hv > body_end - pos:
-            return -1
-        hv_at = pos
-        pos += max(hv, 0)
-        if not (_same_bytes(h.key, data, hk_at, hk) and _same_bytes(h.value, data, hv_at, hv)):
-            return -1
-    return pos if pos == body_end else -1
+    i = 0
+    try:
+        for raw in v2_records(data, pos, end, len(expected)):
+            if not _same(expected[i], base_offset, base_timestamp, log_append_time, raw):
+                return i
+            i += 1
+    except CorruptRecordError:
+        return i
+    return -1
 
 
 def _inner_messages(inner: bytes) -> list[tuple[int, int, bytes | None, bytes | None]] | None:
@@ -161,21 +127,23 @@ def same_as_v1_inner(
     if messages is None:
         return 0, 0, latest, last_read
     base = wrapper_offset - messages[-1][0] if wrapper_offset != 0 and messages else 0
-    for i, (offset, ts, key, value) in enumerate(messages):
-        want = new_record(base + offset, ts, key, value, (), -1, 0)
-        try:
-            after = _same_record(data, pos, end, base_offset, base_timestamp, None, want)
-            attributes_at = read_zigzag(data, pos, end, VARINT_MAX_BYTES)[1]
-        except CorruptRecordError:
-            return i, i, latest, last_read
-        if (
-            after < 0 or data[attributes_at] != 0 or (i > 0 and base + offset <= last_read)
-        ):  # attributes: unused, and the transcoder writes 0
-            return i, i, latest, last_read
-        latest = max(latest, ts)  # the record's own time, which it was just found to hold
-        last_read = base + offset
-        pos = after
-    return (-1 if pos == end else len(messages)), len(messages), latest, last_read
+    i = 0
+    try:
+        for raw in v2_records(data, pos, end, len(messages)):
+            offset, ts, key, value = messages[i]
+            want = new_record(base + offset, ts, key, value, (), -1, 0)
+            if (
+                not _same(want, base_offset, base_timestamp, None, raw)
+                or raw[2] != 0  # attributes: unused, and the transcoder writes 0
+                or (i > 0 and base + offset <= last_read)
+            ):
+                return i, i, latest, last_read
+            latest = max(latest, ts)  # the record's own time, which it was just found to hold
+            last_read = base + offset
+            i += 1
+    except CorruptRecordError:
+        return i, i, latest, last_read
+    return -1, len(messages), latest, last_read
 
 
 same_v2_records = bind(same_v2_records)(native.same_v2_records if native else None)

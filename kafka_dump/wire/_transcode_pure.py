@@ -28,6 +28,9 @@ from kafka_dump.native import bind, native
 from kafka_dump.wire import layout as L
 from kafka_dump.wire.checksum import crc32
 from kafka_dump.wire.codecs import decompress
+from kafka_dump.wire.codecs import (
+    lz4_frame as lz4_frame,
+)  # this twin's: Kafka's LZ4 frame at lz4's default level
 
 # (position in the file, size, wrapper offset, inner messages, v2 records, record count, baseOffset,
 #  lastOffset, baseTimestamp, maxTimestamp): one wrapper read.
@@ -57,26 +60,7 @@ def gunzip(payload: bytes | memoryview, limit: int, /) -> bytes | bool | None:
 
 _U32LE = struct.Struct("<I")  # an LZ4 frame's words are little-endian
 _LZ4_BLOCK = 64 * 1024  # Lz4BlockOutputStream's blocks
-_LZ4_RAW = 0x80000000
 _LZ4_END = b"\x00\x00\x00\x00"
-
-
-def lz4_frame(header: bytes, data: bytes | memoryview, /) -> bytes:
-    """Kafka's LZ4 frame of ``data`` behind ``header`` (``codecs.lz4_frame_header``) at lz4's default
-    level: independent 64 KiB blocks, each stored raw when it does not shrink, then an end mark."""
-    import lz4.block
-
-    view = memoryview(data)
-    parts = [bytes(header)]
-    for i in range(0, len(view), _LZ4_BLOCK):
-        chunk = view[i : i + _LZ4_BLOCK]
-        block = lz4.block.compress(chunk, store_size=False)
-        if len(block) >= len(chunk):
-            parts += (_U32LE.pack(len(chunk) | _LZ4_RAW), bytes(chunk))
-        else:
-            parts += (_U32LE.pack(len(block)), block)
-    parts.append(_LZ4_END)
-    return b"".join(parts)
 
 
 def unlz4_frame(header: bytes, payload: bytes | memoryview, limit: int, /) -> bytes | None:

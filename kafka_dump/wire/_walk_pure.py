@@ -1,7 +1,7 @@
 """The pure-Python twin of the validating record walk (the reference); see ``walk.py`` for what it is for.
 
-The framing checks and their reasons and positions are exactly those of ``decode_v2_records`` (so
-``dump`` and ``verify-crc`` report the same problem at the same byte); the walk adds two of its own,
+The records are read by the decoder's reader (``_pure.v2_records``), so ``dump`` and ``verify-crc``
+report the same problem at the same byte; the walk adds two checks of its own,
 after a record's fields have been read: offset deltas strictly increasing from 0, none past the
 batch's ``lastOffsetDelta``. ``_walk.c`` is the compiled twin.
 
@@ -12,12 +12,14 @@ it cannot vouch for; it never reports a problem itself (the segment reader does,
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from kafka_dump.errors import CorruptRecordError
+from kafka_dump.model import Check
 from kafka_dump.native import bind, native
 from kafka_dump.wire import layout as L
-from kafka_dump.wire.layout import V2_RECORD_MIN_LENGTH
-from kafka_dump.wire.varint import read_zigzag
+from kafka_dump.wire._pure import v2_records
+from kafka_dump.wire.message import Message, inner_base, inner_messages
 
 # records, keyBytes, valueBytes, headerBytes, nullKeys, nullValues, headers, maxTimestampDelta,
 # error (reason or None), errorPosition: the fields of ``walk.RecordWalk``.
@@ -28,90 +30,52 @@ def walk_v2_records(data: bytes, pos: int, end: int, count: int, last_offset_del
     """Walk ``count`` records in ``data[pos:end]`` (``end <= len(data)``) without building them."""
     if pos < 0 or end < pos or end > len(data):
         raise ValueError("pos and end must satisfy 0 <= pos <= end <= len(data)")
-    varint = read_zigzag
-    keys = values = header_bytes = null_keys = null_values = headers = 0
-    max_ts: int | None = None
-    previous = -1
-    first = pos
-    i = 0
+    found: list[Any] = [0, 0, 0, 0, 0, 0, 0, None]
     try:
-        while i < count:
-            if pos >= end:
-                raise CorruptRecordError(f"batch declares {count} records but holds {i}", position=first)
-            start = pos
-            try:
-                length, pos = varint(data, pos, end, 5)
-                body_end = pos + length
-                if length < V2_RECORD_MIN_LENGTH or body_end > end:
-                    raise CorruptRecordError(f"record length {length} does not fit the batch")
-                pos += 1  # attributes: unused
-                ts_delta, pos = varint(data, pos, body_end, 10)
-                offset_delta, pos = varint(data, pos, body_end, 5)
-                key, pos = varint(data, pos, body_end, 5)
-                if key > body_end - pos:
-                    raise CorruptRecordError(f"key length {key} runs past the record")
-                if key > 0:
-                    pos += key
-                value, pos = varint(data, pos, body_end, 5)
-                if value > body_end - pos:
-                    raise CorruptRecordError(f"value length {value} runs past the record")
-                if value > 0:
-                    pos += value
-                record_header_bytes = 0
-                h, pos = varint(data, pos, body_end, 5)
-                if h < 0 or h > body_end - pos:
-                    raise CorruptRecordError(f"invalid header count {h}")
-                for _ in range(h):
-                    n, pos = varint(data, pos, body_end, 5)
-                    if n < 0:
-                        raise CorruptRecordError("header key is null")
-                    if n > body_end - pos:
-                        raise CorruptRecordError(f"header key length {n} runs past the record")
-                    record_header_bytes += n
-                    pos += n
-                    n, pos = varint(data, pos, body_end, 5)
-                    if n > body_end - pos:
-                        raise CorruptRecordError(f"header value length {n} runs past the record")
-                    if n > 0:
-                        record_header_bytes += n
-                        pos += n
-                if pos != body_end:
-                    raise CorruptRecordError(
-                        f"record declares {length} bytes but its fields take {length + pos - body_end}"
-                    )
-                if offset_delta <= previous:
-                    raise CorruptRecordError(
-                        f"record offset delta {offset_delta} is not above the previous one ({previous})"
-                    )
-                if offset_delta > last_offset_delta:
-                    raise CorruptRecordError(
-                        f"record offset delta {offset_delta} is past the batch's lastOffsetDelta {last_offset_delta}"
-                    )
-            except CorruptRecordError as err:
-                # Every error inside a record is reported at the record's start.
-                raise CorruptRecordError(err.reason, position=start) from None
-            previous = offset_delta
-            if key < 0:
-                null_keys += 1
-            else:
-                keys += key
-            if value < 0:
-                null_values += 1
-            else:
-                values += value
-            header_bytes += record_header_bytes
-            headers += h
-            if max_ts is None or ts_delta > max_ts:
-                max_ts = ts_delta
-            i += 1
-        if pos != end:
-            raise CorruptRecordError(
-                f"{end - pos} bytes remain after the batch's {count} declared records", position=pos
-            )
+        _walk(data, pos, end, count, last_offset_delta, found)
     except CorruptRecordError as err:
-        where = err.position if err.position is not None else first
-        return (i, keys, values, header_bytes, null_keys, null_values, headers, max_ts, err.reason, where)
-    return (i, keys, values, header_bytes, null_keys, null_values, headers, max_ts, None, 0)
+        return (*found, err.reason, err.position or 0)
+    return (*found, None, 0)
+
+
+def walk_error(
+    data: bytes, pos: int, end: int, count: int, last_offset_delta: int
+) -> CorruptRecordError | None:
+    """The error a walk of ``data[pos:end]`` finds, as raised, with its check."""
+    try:
+        _walk(data, pos, end, count, last_offset_delta, [0, 0, 0, 0, 0, 0, 0, None])
+    except CorruptRecordError as err:
+        return err
+    return None
+
+
+def _walk(data: bytes, pos: int, end: int, count: int, last_delta: int, found: list[Any]) -> None:
+    """Add each whole record to ``found`` (the first eight fields of ``RawWalk``); raise at the first
+    error, the decoder's or an offset delta out of order."""
+    previous = -1
+    for start, _, _, ts_delta, offset_delta, key, value, headers in v2_records(data, pos, end, count):
+        if offset_delta <= previous:
+            raise CorruptRecordError(
+                f"record offset delta {offset_delta} is not above the previous one ({previous})", position=start,
+                check=Check.OFFSET_DELTA, found=offset_delta,
+            )  # fmt: skip
+        if offset_delta > last_delta:
+            raise CorruptRecordError(
+                f"record offset delta {offset_delta} is past the batch's lastOffsetDelta {last_delta}",
+                position=start, check=Check.OFFSET_DELTA, expected=last_delta, found=offset_delta,
+            )  # fmt: skip
+        previous = offset_delta
+        records, keys, values, header_bytes, null_keys, null_values, n_headers, max_ts = found
+        found[:] = (
+            records + 1,
+            keys if key is None else keys + len(key),
+            values if value is None else values + len(value),
+            header_bytes + sum(len(h.key) + len(h.value or b"") for h in headers),
+            null_keys + (key is None),
+            null_values + (value is None),
+            n_headers + len(headers),
+            ts_delta if max_ts is None or ts_delta > max_ts else max_ts,
+        )
 
 
 # --- the entry walk: whole entries of a segment, checked and counted, for verify-crc ---------------------------
@@ -128,58 +92,24 @@ EntryRow = tuple[int, int, int, int]
 
 _PREFIX = L.MAGIC_OFFSET + 1
 _SMALLEST_ENTRY = L.LOG_OVERHEAD + L.LEGACY_V0_MIN_SIZE
-_V1_TS = L.LEGACY_V1_TIMESTAMP_OFFSET
 _INT64_MAX = 2**63 - 1
-
-
-def _legacy_value(data: bytes | bytearray, pos: int, end: int, magic: int) -> tuple[int, int] | None:
-    """(value start, value length or -1) of the v0/v1 message ``data[pos:end]``, if it frames exactly
-    as ``message.Message`` reads it (sizes within the message, nothing after the value)."""
-    if end - pos < _SMALLEST_ENTRY or end - pos - L.LOG_OVERHEAD < L.LEGACY_MIN_SIZE[magic]:
-        return None
-    p = pos + L.LEGACY_HEADER_SIZE + (L.INT64.size if magic == 1 else 0)
-    n = 0
-    for _ in range(2):  # key, then value
-        if p + L.INT32.size > end:
-            return None
-        (n,) = L.INT32.unpack_from(data, p)
-        p += L.INT32.size
-        if n > end - p:
-            return None
-        if n > 0:
-            p += n
-    if p != end:
-        return None
-    return (p - n if n > 0 else p), n
 
 
 def _inner_span(data: bytes, magic: int, crc32: Checksum) -> tuple[int, int, int] | None:
     """(count, first offset, last offset) of a wrapper's decompressed inner messages when every one
-    of them is sound (frames, right magic, no codec, CRC-32 valid), as ``decode_legacy_inner`` reads
-    them; None otherwise (the decoder then reports what is wrong)."""
-    pos, size_all, n = 0, len(data), 0
-    first = last = 0
+    of them is sound (``message.inner_messages`` reads it, its CRC-32 holds); None otherwise (the
+    decoder then reports what is wrong)."""
+    try:
+        found = list(inner_messages(data, magic))
+    except CorruptRecordError:
+        return None
     view = memoryview(data)
-    while pos < size_all:
-        if size_all - pos < L.LOG_OVERHEAD:
+    at = 0
+    for m in found:
+        if crc32(view[at + L.MAGIC_OFFSET : at + m.size]) != m.crc:
             return None
-        offset, size = L.LOG_ENTRY.unpack_from(data, pos)
-        end = pos + L.LOG_OVERHEAD + size
-        if size < 0 or end > size_all or end - pos < _SMALLEST_ENTRY:
-            return None
-        crc, inner_magic, attributes = L.LEGACY_HEADER.unpack_from(data, pos)[2:]
-        if inner_magic != magic or attributes & L.COMPRESSION_MASK:
-            return None
-        if _legacy_value(data, pos, end, magic) is None:
-            return None
-        if crc32(view[pos + L.MAGIC_OFFSET : end]) != crc:
-            return None
-        if n == 0:
-            first = offset
-        last = offset
-        n += 1
-        pos = end
-    return (n, first, last) if n else None
+        at += m.size
+    return (len(found), found[0].offset, found[-1].offset) if found else None
 
 
 def walk_entries(
@@ -259,20 +189,22 @@ def walk_entries(
                 ):
                     break
         elif magic < 2:
-            crc, attributes = L.LEGACY_HEADER.unpack_from(data, pos)[2::2]
-            found = _legacy_value(data, pos, entry_end, magic)
-            if found is None or crc32(view[pos + L.MAGIC_OFFSET : entry_end]) != crc:
+            try:
+                msg = Message(data, pos, entry_end)  # type: ignore[arg-type]
+            except CorruptRecordError:
                 break
-            row_ts = L.INT64.unpack_from(data, pos + _V1_TS)[0] if magic == 1 else -1
-            codec = attributes & L.COMPRESSION_MASK
+            if crc32(view[pos + L.MAGIC_OFFSET : entry_end]) != msg.crc:
+                break
+            row_ts = msg.timestamp
+            codec = msg.attributes & L.COMPRESSION_MASK
             last_offset = offset
             if codec == 0:
                 base, n = offset, 1
-            elif codec > 3 or found[1] < 0:
+            elif codec > 3 or msg.value is None:
                 break  # zstd or an unknown codec in a wrapper, or no value: the decoder reports it
             elif deep:
                 try:
-                    inner = decompress(codec, view[found[0] : found[0] + found[1]])
+                    inner = decompress(codec, memoryview(msg.value))
                 except Exception:  # the slow way reports it
                     break
                 if len(inner) // _SMALLEST_ENTRY > max_records:
@@ -281,11 +213,9 @@ def walk_entries(
                 if span is None:
                     break
                 n, first, last_inner = span
-                relative = magic > 0 and offset != 0
-                if relative and offset < last_inner:
-                    break
-                base = (max(0, offset - last_inner) if relative else 0) + first
-                if base > last_offset:
+                base, sound = inner_base(magic, offset, last_inner)
+                base += first
+                if not sound or base > last_offset:
                     break
             else:
                 base, n = None, 0

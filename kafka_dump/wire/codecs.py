@@ -17,7 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from kafka_dump.errors import CompressionError, UnsupportedEncodingError
-from kafka_dump.model import Compression
+from kafka_dump.model import Check, Compression
 from kafka_dump.native import native
 
 DEFAULT_MAX_BATCH_BYTES = 256 * 1024 * 1024
@@ -26,7 +26,7 @@ DEFAULT_MAX_RECORDS_PER_BATCH = 10_000_000
 
 # Snappy in Java producers is framed by xerial's SnappyOutputStream:
 #   magic "\x82SNAPPY\0", int32 version, int32 compatible version, then [int32 BE length][raw block]...
-# The version fields are not checked: Redpanda wrote them little-endian (KAFKA-NOTES pitfall 10).
+# The version fields are not checked: Redpanda wrote them little-endian .
 XERIAL_MAGIC = b"\x82SNAPPY\x00"
 XERIAL_HEADER_SIZE = 16
 
@@ -78,12 +78,19 @@ def decompress(codec: Compression, data: bytes | memoryview, limit: int) -> byte
     except CompressionError:
         raise
     except _codec_errors() as exc:
-        raise CompressionError(f"{codec.label} payload does not decompress: {exc}") from exc
-    raise CompressionError(f"unknown compression codec {int(codec)}")
+        raise _undecodable(f"{codec.label} payload does not decompress: {exc}") from exc
+    raise CompressionError(f"unknown compression codec {int(codec)}", check=Check.CODEC, found=int(codec))
 
 
 def _too_big(limit: int) -> CompressionError:
-    return CompressionError(f"decompressed size passes the limit of {limit} bytes (--max-batch-bytes)")
+    return CompressionError(
+        f"decompressed size passes the limit of {limit} bytes (--max-batch-bytes)", check=Check.TOO_LARGE,
+        expected=limit,
+    )  # fmt: skip
+
+
+def _undecodable(reason: str) -> CompressionError:
+    return CompressionError(reason, check=Check.DECOMPRESS)
 
 
 _GUNZIP_STEP = 8 << 20  # output asked of zlib at a time: a bomb is refused before a join doubles it
@@ -112,7 +119,7 @@ def _gunzip(data: bytes | memoryview, limit: int) -> bytes:
             if d.eof or (not pending and len(part) < want):
                 break
         if not d.eof:
-            raise CompressionError("gzip payload ends before its end of stream")
+            raise _undecodable("gzip payload ends before its end of stream")
         rest = d.unused_data
         if not rest.startswith(b"\x1f\x8b"):
             # GZIPInputStream reads a further member only if one starts here, else it stops.
@@ -128,7 +135,7 @@ def _raw_snappy_length(block: memoryview) -> int:
         if b < 0x80:
             return result
         shift += 7
-    raise CompressionError("snappy block has no valid length prefix")
+    raise _undecodable("snappy block has no valid length prefix")
 
 
 def _unsnappy_block(block: memoryview, limit: int, done: int = 0) -> Any:
@@ -149,7 +156,7 @@ def _unsnappy(data: memoryview, limit: int) -> bytes:
     if data[: len(XERIAL_MAGIC)] != XERIAL_MAGIC:
         return bytes(_unsnappy_block(data, limit))
     if len(data) < XERIAL_HEADER_SIZE:
-        raise CompressionError("xerial snappy header is cut short")
+        raise _undecodable("xerial snappy header is cut short")
     parts: list[Any] = []
     total = 0
     pos = XERIAL_HEADER_SIZE
@@ -162,7 +169,7 @@ def _unsnappy(data: memoryview, limit: int) -> bytes:
         (size,) = _U32BE.unpack_from(data, pos)
         pos += 4
         if size > len(data) - pos:
-            raise CompressionError(f"xerial snappy block of {size} bytes runs past the payload")
+            raise _undecodable(f"xerial snappy block of {size} bytes runs past the payload")
         parts.append(_unsnappy_block(data[pos : pos + size], limit, total))
         total += len(parts[-1])
         pos += size
@@ -186,20 +193,20 @@ def _unlz4(data: bytes | memoryview, limit: int) -> bytes:
             try:
                 return bytes(lz4.block.decompress(data[11 : n - 4], uncompressed_size=_LZ4_BLOCK))
             except lz4.block.LZ4BlockError as exc:
-                raise CompressionError(f"lz4 payload does not decompress: {exc}") from exc
+                raise _undecodable(f"lz4 payload does not decompress: {exc}") from exc
     if len(data) < 7 or _U32LE.unpack_from(data, 0)[0] != LZ4_MAGIC:
-        raise CompressionError("lz4 payload does not start with the LZ4 frame magic")
+        raise _undecodable("lz4 payload does not start with the LZ4 frame magic")
     flg, bd = data[4], data[5]
     if flg >> 6 != 1:
-        raise CompressionError(f"lz4 frame version {flg >> 6} is not supported")
+        raise _undecodable(f"lz4 frame version {flg >> 6} is not supported")
     max_block = _LZ4_BLOCK_SIZES.get((bd >> 4) & 7)
     if max_block is None:
-        raise CompressionError(f"lz4 frame has an invalid block size code {(bd >> 4) & 7}")
+        raise _undecodable(f"lz4 frame has an invalid block size code {(bd >> 4) & 7}")
     independent = bool(flg & 0x20)
     block_checksum = bool(flg & 0x10)
     pos = 6 + (8 if flg & 0x08 else 0)
     if pos + 1 > len(data):
-        raise CompressionError("lz4 frame header is cut short")
+        raise _undecodable("lz4 frame header is cut short")
     # The header checksum byte is not checked: magic 0 computed it over the wrong bytes (KAFKA-3160),
     # and the block sizes and the decompressor's own bounds catch a damaged frame anyway.
     pos += 1
@@ -208,14 +215,14 @@ def _unlz4(data: bytes | memoryview, limit: int) -> bytes:
     history = b""
     while True:
         if pos + 4 > len(data):
-            raise CompressionError("lz4 frame ends without an end mark")
+            raise _undecodable("lz4 frame ends without an end mark")
         (word,) = _U32LE.unpack_from(data, pos)
         pos += 4
         if word == 0:
             return blocks[0] if len(blocks) == 1 else b"".join(blocks)
         size = word & 0x7FFFFFFF
         if size > max_block or size > len(data) - pos:
-            raise CompressionError(f"lz4 block of {size} bytes is larger than the frame allows")
+            raise _undecodable(f"lz4 block of {size} bytes is larger than the frame allows")
         block = data[pos : pos + size]
         pos += size + (4 if block_checksum else 0)
         room = min(max_block, limit - total)
@@ -253,24 +260,24 @@ def _zstd_frames_complete(data: memoryview) -> None:
     pos, n = 0, len(data)
     while pos < n:
         if n - pos < 4:
-            raise CompressionError("zstd payload ends inside a frame header")
+            raise _undecodable("zstd payload ends inside a frame header")
         (magic,) = _U32LE.unpack_from(data, pos)
         if magic & 0xFFFFFFF0 == _ZSTD_SKIPPABLE:
             if n - pos < 8:
-                raise CompressionError("zstd payload ends inside a skippable frame")
+                raise _undecodable("zstd payload ends inside a skippable frame")
             pos += 8 + _U32LE.unpack_from(data, pos + 4)[0]
             continue
         if magic != _ZSTD_MAGIC:
-            raise CompressionError(f"zstd payload has no frame magic at byte {pos}")
+            raise _undecodable(f"zstd payload has no frame magic at byte {pos}")
         if n - pos < 5:
-            raise CompressionError("zstd payload ends inside a frame header")
+            raise _undecodable("zstd payload ends inside a frame header")
         fhd = data[pos + 4]
         single = (fhd >> 5) & 1
         fcs = _ZSTD_FCS_SIZES[fhd >> 6] or single
         pos += 5 + (0 if single else 1) + _ZSTD_DICT_ID_SIZES[fhd & 3] + fcs
         while True:
             if n - pos < 3:
-                raise CompressionError("zstd payload ends inside a frame")
+                raise _undecodable("zstd payload ends inside a frame")
             header = data[pos] | data[pos + 1] << 8 | data[pos + 2] << 16
             block_type, size = (header >> 1) & 3, header >> 3
             pos += 3 + (1 if block_type == 1 else size)
@@ -278,9 +285,9 @@ def _zstd_frames_complete(data: memoryview) -> None:
                 break
         pos += 4 if fhd & 4 else 0
         if pos > n:
-            raise CompressionError("zstd payload ends inside a frame")
+            raise _undecodable("zstd payload ends inside a frame")
     if pos > n:
-        raise CompressionError("zstd payload ends inside a skippable frame")
+        raise _undecodable("zstd payload ends inside a skippable frame")
 
 
 def _unzstd(data: bytes | memoryview, limit: int) -> bytes:
@@ -389,19 +396,23 @@ def lz4_frame_header(magic: int) -> bytes:
 
 
 def _lz4_kafka(data: bytes, level: int | None, magic: int) -> bytes:
-    """Kafka's LZ4 frame (Lz4BlockOutputStream): independent 64 KiB blocks, stored raw when they do
-    not shrink, an end mark, no checksums. Kafka's default level uses lz4's fast compressor, any
-    other level the high-compression one."""
+    return lz4_frame(_LZ4_HEADERS[magic], data, level)
+
+
+def lz4_frame(header: bytes, data: bytes | memoryview, level: int | None = None) -> bytes:
+    """Kafka's LZ4 frame (Lz4BlockOutputStream) of ``data`` behind ``header`` (``lz4_frame_header``):
+    independent 64 KiB blocks, stored raw when they do not shrink, an end mark, no checksums. Kafka's
+    default level uses lz4's fast compressor, any other level the high-compression one."""
     import lz4.block
 
     fast = level is None or level == _LZ4_DEFAULT_LEVEL
     if fast and 0 < len(data) <= _LZ4_BLOCK:  # one block (the common batch): no loop, no slicing
         block = lz4.block.compress(data, store_size=False)
         if len(block) < len(data):
-            return b"".join((_LZ4_HEADERS[magic], _U32LE.pack(len(block)), block, _LZ4_END))
-    parts = [_LZ4_HEADERS[magic]]
+            return b"".join((header, _U32LE.pack(len(block)), block, _LZ4_END))
+    parts = [bytes(header)]
     view = memoryview(data)
-    for i in range(0, len(data), _LZ4_BLOCK):
+    for i in range(0, len(view), _LZ4_BLOCK):
         chunk = view[i : i + _LZ4_BLOCK]
         if fast:
             block = lz4.block.compress(chunk, store_size=False)
@@ -441,20 +452,7 @@ def compress(codec: Compression, data: bytes, *, level: int | None = None, magic
     magic-0 frames carry the old, wrong header checksum that magic-0 readers expect.
     Raises UnsupportedEncodingError for a codec or level Kafka would not accept.
     """
-    problem = level_problem(codec, level)
-    if problem is not None:
-        raise UnsupportedEncodingError(problem)
-    if codec is Compression.NONE:
-        return data
-    if codec is Compression.GZIP:
-        return _gzip(data, level)
-    if codec is Compression.SNAPPY:
-        return _snappy_xerial(data, level)
-    if codec is Compression.LZ4:
-        return _lz4_kafka(data, level, magic)
-    if codec is Compression.ZSTD:
-        return _zstd(data, level)
-    raise UnsupportedEncodingError(f"cannot compress with codec {int(codec)}")
+    return compressor(codec, level=level, magic=magic)(data)
 
 
 def compressor(codec: Compression, *, level: int | None = None, magic: int = 2) -> Callable[[bytes], bytes]:

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from kafka_dump.wire._gather_pure import (
+from kafka_dump.wire._gather_layout import (
     COUNT,
     MAX,
     MIN,
@@ -17,11 +17,9 @@ from kafka_dump.wire._gather_pure import (
     Histograms,
     WrapperHistograms,
     bucket_of,
-    gather_legacy_inner,
-    gather_legacy_wrappers,
-    gather_v2_records,
     new_histogram,
 )
+from kafka_dump.wire._gather_pure import gather_legacy_inner, gather_legacy_wrappers, gather_v2_records
 
 __all__ = [
     "COUNT", "MAX", "MIN", "NBUCKETS", "SLOTS", "TOTAL", "FormatFigures", "Gathered", "GatheredLegacy",

@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 from kafka_dump import wire as _twins
 from kafka_dump.errors import CorruptRecordError
-from kafka_dump.model import Batch, Compression, Record, TimestampType
+from kafka_dump.model import Batch, Check, Compression, Record, TimestampType
 from kafka_dump.wire import layout as L
 from kafka_dump.wire.codecs import DEFAULT_MAX_RECORDS_PER_BATCH, compress, decompress
 from kafka_dump.wire.message import Message, encode_message
@@ -72,11 +72,13 @@ def _inner_records(
 ) -> tuple[list[Record], CorruptRecordError | None]:
     """Decompress a wrapper and read its inner message set (``DeepRecordsIterator``)."""
     if wrapper.compression is Compression.ZSTD or wrapper.compression is Compression.UNKNOWN:
+        codec_id = wrapper.attributes & L.COMPRESSION_MASK
         return [], CorruptRecordError(
-            f"invalid wrapper compression type {wrapper.attributes & L.COMPRESSION_MASK} for magic {wrapper.magic}"
-        )
+            f"invalid wrapper compression type {codec_id} for magic {wrapper.magic}", check=Check.CODEC,
+            found=codec_id,
+        )  # fmt: skip
     if wrapper.value is None:
-        return [], CorruptRecordError("compressed wrapper message has a null value")
+        return [], CorruptRecordError("compressed wrapper message has a null value", check=Check.WRAPPER)
     log_append = wrapper.timestamp_type is TimestampType.LOG_APPEND_TIME
     try:
         data = unpack(wrapper.compression, wrapper.value, max_batch_bytes)
@@ -84,8 +86,9 @@ def _inner_records(
         return [], exc
     if more_inner_than(data, max_records):
         return [], CorruptRecordError(
-            f"wrapper holds more than {max_records} inner messages (--max-records-per-batch)"
-        )
+            f"wrapper holds more than {max_records} inner messages (--max-records-per-batch)",
+            check=Check.TOO_LARGE, expected=max_records,
+        )  # fmt: skip
     return _twins.decode_legacy_inner(
         data, wrapper.magic, wrapper.offset, wrapper.timestamp if log_append else None
     )

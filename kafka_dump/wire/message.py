@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+
 from kafka_dump.errors import CorruptRecordError
-from kafka_dump.model import Batch, Compression, Record, TimestampType, new_record
+from kafka_dump.model import Batch, Check, Compression, Record, TimestampType, new_record
 from kafka_dump.wire import layout as L
 from kafka_dump.wire.checksum import crc32
 
@@ -13,13 +15,17 @@ _CODECS = tuple(Compression(i) for i in range(8))  # ids 5-7 are UNKNOWN
 
 def _read_bytes(buf: bytes, pos: int, end: int, what: str) -> tuple[bytes | None, int]:
     if pos + L.INT32.size > end:
-        raise CorruptRecordError(f"message ends before its {what} length", position=pos)
+        raise CorruptRecordError(
+            f"message ends before its {what} length", position=pos, check=Check.BAD_LENGTH
+        )
     (n,) = L.INT32.unpack_from(buf, pos)
     pos += L.INT32.size
     if n < 0:
         return None, pos
     if n > end - pos:
-        raise CorruptRecordError(f"{what} length {n} runs past the message", position=pos - L.INT32.size)
+        raise CorruptRecordError(
+            f"{what} length {n} runs past the message", position=pos - L.INT32.size, check=Check.BAD_LENGTH
+        )
     return buf[pos : pos + n], pos + n
 
 
@@ -42,13 +48,21 @@ class Message:
     def __init__(self, buf: bytes, pos: int, end: int) -> None:
         """Decode the message whose entry is ``buf[pos:end]`` (offset and size fields included)."""
         if end - pos < L.LOG_OVERHEAD + L.LEGACY_V0_MIN_SIZE:
-            raise CorruptRecordError("message is shorter than the smallest v0 message", position=pos)
+            raise CorruptRecordError(
+                "message is shorter than the smallest v0 message", position=pos, check=Check.BAD_LENGTH
+            )
         self.offset, size, self.crc, self.magic, self.attributes = L.LEGACY_HEADER.unpack_from(buf, pos)
         self.size = L.LOG_OVERHEAD + size
         if self.magic not in (0, 1):
-            raise CorruptRecordError(f"message has magic {self.magic}, expected 0 or 1", position=pos)
+            raise CorruptRecordError(
+                f"message has magic {self.magic}, expected 0 or 1", position=pos, check=Check.BAD_MAGIC,
+                found=self.magic,
+            )  # fmt: skip
         if size < L.LEGACY_MIN_SIZE[self.magic]:
-            raise CorruptRecordError(f"message size {size} is below the v{self.magic} minimum", position=pos)
+            raise CorruptRecordError(
+                f"message size {size} is below the v{self.magic} minimum", position=pos, check=Check.BAD_LENGTH,
+                found=size,
+            )  # fmt: skip
         self.crc_valid = crc32(memoryview(buf)[pos + L.MAGIC_OFFSET : end]) == self.crc
         self.compression = _CODECS[self.attributes & L.COMPRESSION_MASK]
         p = pos + L.LEGACY_HEADER_SIZE
@@ -59,7 +73,9 @@ class Message:
         self.key, p = _read_bytes(buf, p, end, "key")
         self.value, p = _read_bytes(buf, p, end, "value")
         if p != end:
-            raise CorruptRecordError(f"message has {end - p} bytes after its value", position=pos)
+            raise CorruptRecordError(
+                f"message has {end - p} bytes after its value", position=pos, check=Check.BAD_LENGTH
+            )
 
     @property
     def timestamp_type(self) -> TimestampType:
@@ -104,6 +120,75 @@ class Message:
             count,
             records,
         )
+
+
+WRAPPER_CODECS = (Compression.GZIP, Compression.SNAPPY, Compression.LZ4)  # a v0/v1 wrapper's codecs
+
+
+def sound_wrapper(
+    buf: bytes, pos: int, end: int, limit: int, decompress: Callable[[Compression, bytes, int], bytes]
+) -> tuple[Message, bytes] | None:
+    """The compressed v0/v1 wrapper message ``buf[pos:end]`` and its value inflated by ``decompress``
+    (within ``limit`` bytes), when it reads whole, its CRC holds and its value is one a wrapper may
+    carry; None for anything else, which the decoder reads the long way and reports."""
+    try:
+        msg = Message(buf, pos, end)
+    except CorruptRecordError:
+        return None
+    if not msg.crc_valid or msg.value is None or msg.compression not in WRAPPER_CODECS:
+        return None
+    try:
+        return msg, decompress(msg.compression, msg.value, limit)
+    except CorruptRecordError:
+        return None
+
+
+def inner_messages(data: bytes, magic: int) -> Iterator[Message]:
+    """The messages of a decompressed wrapper's set (Kafka's ``DeepRecordsIterator``), in order.
+
+    Each must be whole, of the wrapper's ``magic`` and uncompressed; the first that is not raises
+    (after the ones before it were given).
+    """
+    pos, size_all = 0, len(data)
+    while pos < size_all:
+        if size_all - pos < L.LOG_OVERHEAD:
+            raise CorruptRecordError(
+                f"{size_all - pos} stray bytes after the last inner message", check=Check.WRAPPER
+            )
+        end = pos + L.LOG_OVERHEAD + L.LOG_ENTRY.unpack_from(data, pos)[1]
+        if end < pos + L.LOG_OVERHEAD or end > size_all:
+            raise CorruptRecordError(
+                f"inner message at byte {pos} of the payload runs past its end", check=Check.INNER_MESSAGE
+            )
+        try:
+            msg = Message(data, pos, end)
+        except CorruptRecordError as exc:
+            bad_magic = exc.check == Check.BAD_MAGIC
+            raise CorruptRecordError(
+                f"inner message at byte {pos} of the payload: {exc.reason}",
+                check=Check.INNER_MAGIC if bad_magic else Check.INNER_MESSAGE, found=exc.found if bad_magic else None,
+            ) from None  # fmt: skip
+        if msg.magic != magic:
+            raise CorruptRecordError(
+                f"inner message has magic {msg.magic} in a v{magic} wrapper", check=Check.INNER_MAGIC,
+                expected=magic, found=msg.magic,
+            )  # fmt: skip
+        if msg.attributes & L.COMPRESSION_MASK:
+            raise CorruptRecordError("inner message is itself compressed", check=Check.CODEC)
+        yield msg
+        pos = end
+
+
+def inner_base(magic: int, wrapper_offset: int, last_inner: int) -> tuple[int, bool]:
+    """(what to add to each inner offset, whether the wrapper's offset is sound).
+
+    v0 inner offsets are absolute. v1 ones are relative: the wrapper's offset is the last inner
+    message's absolute offset, except that a wrapper offset of 0 means base 0. Kafka rejects a
+    wrapper offset below the last inner offset; the base is then 0, so the records still show.
+    """
+    if magic == 0 or wrapper_offset == 0:
+        return 0, True
+    return max(0, wrapper_offset - last_inner), wrapper_offset >= last_inner
 
 
 def encode_message(

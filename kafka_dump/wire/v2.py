@@ -7,15 +7,17 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
+from typing import TypeVar
 
 from kafka_dump import wire as _twins
 from kafka_dump.errors import CorruptRecordError
-from kafka_dump.model import Batch, Compression, ControlRecord, ControlType, Record, TimestampType
+from kafka_dump.model import Batch, Check, Compression, ControlRecord, ControlType, Record, TimestampType
 from kafka_dump.wire import layout as L
 from kafka_dump.wire._pure_encoder import finish_v2_entry
 from kafka_dump.wire.checksum import crc32c
 from kafka_dump.wire.codecs import compress, decompress
 
+_T = TypeVar("_T")
 _TIMESTAMP_TYPES = (TimestampType.CREATE_TIME, TimestampType.LOG_APPEND_TIME)
 
 
@@ -66,11 +68,17 @@ def decode_batch(
     records: tuple[Record, ...] | None = None
     error: CorruptRecordError | None = None
     if with_records:
-        found, error = _decode_records(
-            buf, pos, end, file_pos, compression, count, base_offset, base_timestamp,
-            max_timestamp if ts_type is TimestampType.LOG_APPEND_TIME else None,
-            base_sequence, max_batch_bytes, unpack,
-        )  # fmt: skip
+        log_append_time = max_timestamp if ts_type is TimestampType.LOG_APPEND_TIME else None
+
+        def read(data: bytes, start: int, stop: int) -> tuple[list[Record], CorruptRecordError | None]:
+            return _twins.decode_v2_records(
+                data, start, stop, count, base_offset, base_timestamp, log_append_time, base_sequence
+            )
+
+        none: list[Record] = []
+        found, error = read_records(
+            buf, pos, end, file_pos, compression, count, max_batch_bytes, unpack, read, none
+        )
         if is_control:
             found, control_error = _with_control(found)
             error = error or control_error
@@ -105,64 +113,71 @@ def decode_batch(
     return batch, error
 
 
-def _decode_records(
+def read_records(
     buf: bytes,
     pos: int,
     end: int,
     file_pos: int,
     compression: Compression,
     count: int,
-    base_offset: int,
-    base_timestamp: int,
-    log_append_time: int | None,
-    base_sequence: int,
     max_batch_bytes: int,
     unpack: Callable[[Compression, bytes | memoryview, int], bytes],
-) -> tuple[list[Record], CorruptRecordError | None]:
+    read: Callable[[bytes, int, int], tuple[_T, CorruptRecordError | None]],
+    empty: _T,
+) -> tuple[_T, CorruptRecordError | None]:
+    """What ``read(data, start, end)`` makes of the records of the v2 entry ``buf[pos:end]``,
+    decompressed first when they are, and the first error, if any.
+
+    An error in uncompressed records is placed in the file; one in decompressed records at the batch,
+    its reason naming the byte of the decompressed records.
+    """
     if count < 0:
-        return [], CorruptRecordError(f"invalid record count {count}", position=file_pos)
+        return empty, CorruptRecordError(
+            f"invalid record count {count}", position=file_pos, check=Check.COUNT_MISMATCH, found=count
+        )
     if compression is Compression.UNKNOWN:
         codec_id = L.V2_ATTRIBUTES.unpack_from(buf, pos + L.V2_ATTRIBUTES_OFFSET)[0] & L.COMPRESSION_MASK
-        return [], CorruptRecordError(f"unknown compression codec id {codec_id}", position=file_pos)
+        return empty, CorruptRecordError(
+            f"unknown compression codec id {codec_id}", position=file_pos, check=Check.CODEC, found=codec_id
+        )
     start = pos + L.V2_HEADER_SIZE
     if compression is Compression.NONE:
-        records, error = _twins.decode_v2_records(
-            buf, start, end, count, base_offset, base_timestamp, log_append_time, base_sequence
-        )
+        found, error = read(buf, start, end)
         if error is not None and error.position is not None:
             error = error.with_location(position=error.position - pos + file_pos)
-        return records, error
+        return found, error
     try:
         data = unpack(compression, memoryview(buf)[start:end], max_batch_bytes)
     except CorruptRecordError as exc:
-        return [], exc.with_location(position=file_pos)
-    records, error = _twins.decode_v2_records(
-        data, 0, len(data), count, base_offset, base_timestamp, log_append_time, base_sequence
-    )
+        return empty, exc.with_location(position=file_pos)
+    found, error = read(data, 0, len(data))
     if error is not None:
-        inner = error.position
-        error = CorruptRecordError(
-            f"{error.reason} (at byte {inner} of the decompressed records)", position=file_pos
+        error = error.restated(
+            f"{error.reason} (at byte {error.position} of the decompressed records)", file_pos
         )
-    return records, error
+    return found, error
 
 
 def decode_control(record: Record) -> ControlRecord:
     """Read a control record's key (version, type) and, for ABORT/COMMIT, its end-marker value."""
     key = record.key
     if key is None or len(key) < L.CONTROL_KEY.size:
-        raise CorruptRecordError("control record key is shorter than 4 bytes")
+        raise CorruptRecordError("control record key is shorter than 4 bytes", check=Check.CONTROL)
     version, ctype = L.CONTROL_KEY.unpack_from(key)
     if version < 0:
-        raise CorruptRecordError(f"control record key has a negative version {version}")
+        raise CorruptRecordError(f"control record key has a negative version {version}", check=Check.CONTROL)
     epoch: int | None = None
     if ctype in (ControlType.ABORT, ControlType.COMMIT):
         value = record.value
         if value is None or len(value) < L.END_TXN_MARKER.size:
-            raise CorruptRecordError("end transaction marker value is shorter than 6 bytes")
+            raise CorruptRecordError(
+                "end transaction marker value is shorter than 6 bytes", check=Check.CONTROL
+            )
         marker_version, epoch = L.END_TXN_MARKER.unpack_from(value)
         if marker_version < 0:
-            raise CorruptRecordError(f"end transaction marker has a negative version {marker_version}")
+            raise CorruptRecordError(
+                f"end transaction marker has a negative version {marker_version}", check=Check.CONTROL
+            )
     return ControlRecord(ctype, version, epoch)
 
 
@@ -173,7 +188,7 @@ def _with_control(records: list[Record]) -> tuple[list[Record], CorruptRecordErr
         try:
             out.append(replace(record, control=decode_control(record)))
         except CorruptRecordError as exc:
-            error = error or CorruptRecordError(f"{exc.reason} (record at offset {record.offset})")
+            error = error or exc.restated(f"{exc.reason} (record at offset {record.offset})")
             out.append(record)
     return out, error
 

@@ -6,6 +6,7 @@ A varint takes at most 5 bytes and a varlong at most 10; more is corrupt input, 
 from __future__ import annotations
 
 from kafka_dump.errors import CorruptRecordError
+from kafka_dump.model import Check
 
 VARINT_MAX_BYTES = 5
 VARLONG_MAX_BYTES = 10
@@ -21,13 +22,21 @@ def read_zigzag(buf: bytes | memoryview, pos: int, limit: int, max_bytes: int) -
     As Kafka's ``ByteUtils.readVarint``/``readVarlong``: at most ``max_bytes`` bytes (5 or 10), and
     bits past 32 (64) are dropped, as Java's shifts drop them.
     """
+    if pos < limit:
+        raw = buf[pos]
+        if raw < 0x80:  # one byte, the common case
+            return (raw >> 1) ^ -(raw & 1), pos + 1
     raw = shift = 0
     start = pos
     while True:
         if pos >= limit:
-            raise CorruptRecordError("varint runs past the end of its record", position=start)
+            raise CorruptRecordError(
+                "varint runs past the end of its record", position=start, check=Check.VARINT
+            )
         if pos - start >= max_bytes:
-            raise CorruptRecordError(f"varint longer than {max_bytes} bytes", position=start)
+            raise CorruptRecordError(
+                f"varint longer than {max_bytes} bytes", position=start, check=Check.VARINT
+            )
         b = buf[pos]
         pos += 1
         raw |= (b & 0x7F) << shift

@@ -13,9 +13,9 @@ from typing import NamedTuple
 
 from kafka_dump import wire as _twins
 from kafka_dump.errors import CorruptRecordError
-from kafka_dump.model import Batch, Compression
-from kafka_dump.wire import layout as L
+from kafka_dump.model import Batch
 from kafka_dump.wire.codecs import decompress
+from kafka_dump.wire.v2 import read_records
 
 
 class RecordWalk(NamedTuple):
@@ -45,32 +45,22 @@ _EMPTY_WALK = RecordWalk(0, 0, 0, 0, 0, 0, 0, None, None, 0)
 def walk_batch(
     buf: bytes, pos: int, file_pos: int, batch: Batch, max_batch_bytes: int
 ) -> tuple[RecordWalk, CorruptRecordError | None]:
-    """Walk the records of the v2 batch whose entry starts at ``buf[pos]`` (file position ``file_pos``).
-
-    Errors are placed as ``v2.decode_batch`` places them: in the file for uncompressed records, at
-    the batch (naming the byte of the decompressed records) otherwise.
-    """
+    """Walk the records of the v2 batch whose entry starts at ``buf[pos]`` (file position ``file_pos``),
+    its errors placed as ``v2.decode_batch`` places them."""
     count = batch.recordCount if batch.recordCount is not None else 0
-    if count < 0:
-        return _EMPTY_WALK, CorruptRecordError(f"invalid record count {count}", position=file_pos)
-    compression = batch.compression
-    if compression is Compression.UNKNOWN:
-        codec_id = batch.attributes & L.COMPRESSION_MASK
-        return _EMPTY_WALK, CorruptRecordError(f"unknown compression codec id {codec_id}", position=file_pos)
-    start = pos + L.V2_HEADER_SIZE
-    end = pos + batch.sizeInBytes
     last_delta = batch.lastOffset - batch.baseOffset
-    if compression is Compression.NONE:
-        walk = RecordWalk._make(_twins.walk_v2_records(buf, start, end, count, last_delta))
+
+    def read(data: bytes, start: int, end: int) -> tuple[RecordWalk, CorruptRecordError | None]:
+        walk = RecordWalk._make(_twins.walk_v2_records(data, start, end, count, last_delta))
         if walk.error is None:
             return walk, None
-        return walk, CorruptRecordError(walk.error, position=walk.errorPosition - pos + file_pos)
-    try:
-        data = decompress(compression, memoryview(buf)[start:end], max_batch_bytes)
-    except CorruptRecordError as exc:
-        return _EMPTY_WALK, exc.with_location(position=file_pos)
-    walk = RecordWalk._make(_twins.walk_v2_records(data, 0, len(data), count, last_delta))
-    if walk.error is None:
-        return walk, None
-    reason = f"{walk.error} (at byte {walk.errorPosition} of the decompressed records)"
-    return walk, CorruptRecordError(reason, position=file_pos)
+        from kafka_dump.wire import _walk_pure  # on an error only: the compiled walk's users need it not
+
+        # The pure walk raises the error again, with the check it broke.
+        error = _walk_pure.walk_error(data, start, end, count, last_delta)
+        return walk, error or CorruptRecordError(walk.error, position=walk.errorPosition)
+
+    return read_records(
+        buf, pos, pos + batch.sizeInBytes, file_pos, batch.compression, count, max_batch_bytes, decompress,
+        read, _EMPTY_WALK,
+    )  # fmt: skip
