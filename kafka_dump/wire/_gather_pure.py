@@ -2,7 +2,7 @@
 the compiled one, and ``gather.py`` picks one of them.
 
 ``kdump stats`` needs sizes and counts, not Record objects. This walk reads the records of one v2
-batch through the decoder's reader (``_pure.v2_records``), so with its checks, reasons and
+batch through the decoder's reader (``records.v2_records``), so with its checks, reasons and
 positions, and adds what it finds to fixed-size histograms, without building a record:
 
 - a first pass validates every record; on the first error nothing is added and the error returned;
@@ -35,8 +35,8 @@ from kafka_dump.wire._gather_layout import (
     hist_add,
     new_histogram,
 )
-from kafka_dump.wire._pure import v2_records
 from kafka_dump.wire.message import WRAPPER_CODECS, Message, inner_base, inner_messages, sound_wrapper
+from kafka_dump.wire.records import v2_records
 
 __all__ = ["gather_legacy_inner", "gather_legacy_wrappers", "gather_v2_records", "new_histogram"]
 

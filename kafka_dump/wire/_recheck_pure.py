@@ -16,7 +16,7 @@ from kafka_dump.errors import CorruptRecordError
 from kafka_dump.model import Record, new_record
 from kafka_dump.native import bind, native
 from kafka_dump.wire import layout as L
-from kafka_dump.wire._pure import RawRecord, v2_records
+from kafka_dump.wire.records import RawRecord, v2_records
 
 _INT64 = range(-(2**63), 2**63)
 

@@ -25,12 +25,10 @@ from collections.abc import Callable
 from kafka_dump.errors import CorruptRecordError
 from kafka_dump.model import Compression
 from kafka_dump.native import bind, native
+from kafka_dump.wire import codecs
 from kafka_dump.wire import layout as L
 from kafka_dump.wire.checksum import crc32
 from kafka_dump.wire.codecs import decompress
-from kafka_dump.wire.codecs import (
-    lz4_frame as lz4_frame,
-)  # this twin's: Kafka's LZ4 frame at lz4's default level
 
 # (position in the file, size, wrapper offset, inner messages, v2 records, record count, baseOffset,
 #  lastOffset, baseTimestamp, maxTimestamp): one wrapper read.
@@ -61,6 +59,11 @@ def gunzip(payload: bytes | memoryview, limit: int, /) -> bytes | bool | None:
 _U32LE = struct.Struct("<I")  # an LZ4 frame's words are little-endian
 _LZ4_BLOCK = 64 * 1024  # Lz4BlockOutputStream's blocks
 _LZ4_END = b"\x00\x00\x00\x00"
+
+
+def lz4_frame(header: bytes, data: bytes | memoryview, /) -> bytes:
+    """Kafka's LZ4 frame of ``data`` behind ``header``, at lz4's default level."""
+    return codecs.lz4_frame(header, data)
 
 
 def unlz4_frame(header: bytes, payload: bytes | memoryview, limit: int, /) -> bytes | None:

@@ -1,6 +1,6 @@
 """The pure-Python twin of the validating record walk (the reference); see ``walk.py`` for what it is for.
 
-The records are read by the decoder's reader (``_pure.v2_records``), so ``dump`` and ``verify-crc``
+The records are read by the decoder's reader (``records.v2_records``), so ``dump`` and ``verify-crc``
 report the same problem at the same byte; the walk adds two checks of its own,
 after a record's fields have been read: offset deltas strictly increasing from 0, none past the
 batch's ``lastOffsetDelta``. ``_walk.c`` is the compiled twin.
@@ -18,8 +18,8 @@ from kafka_dump.errors import CorruptRecordError
 from kafka_dump.model import Check
 from kafka_dump.native import bind, native
 from kafka_dump.wire import layout as L
-from kafka_dump.wire._pure import v2_records
 from kafka_dump.wire.message import Message, inner_base, inner_messages
+from kafka_dump.wire.records import v2_records
 
 # records, keyBytes, valueBytes, headerBytes, nullKeys, nullValues, headers, maxTimestampDelta,
 # error (reason or None), errorPosition: the fields of ``walk.RecordWalk``.
