@@ -235,6 +235,13 @@ acc_open(Acc *acc, PyObject *hist_objs, int nhists, Py_buffer *bufs, int *got, P
     return 0;
 }
 
+/* v as an int, or None when there is none. */
+static PyObject *
+opt_int(int have, int64_t v)
+{
+    return have ? PyLong_FromLongLong(v) : Py_NewRef(Py_None);
+}
+
 PyObject *
 gather_v2_records(PyObject *self, PyObject *args)
 {
@@ -270,14 +277,11 @@ gather_v2_records(PyObject *self, PyObject *args)
         result = Py_BuildValue("iiiiiiOOiNn", 0, 0, 0, 0, 0, 0, Py_None, Py_None, 0, err.message, err.position);
         goto done;
     }
-    PyObject *min_ts = acc.have_ts ? PyLong_FromLongLong(acc.min_ts) : Py_NewRef(Py_None);
-    PyObject *max_ts = acc.have_ts ? PyLong_FromLongLong(acc.max_ts) : Py_NewRef(Py_None);
-    if (min_ts && max_ts)
-        result = Py_BuildValue("LLLLLLOOLOi", (long long)acc.null_keys, (long long)acc.null_values,
-                               (long long)acc.first_od, (long long)acc.last_od, (long long)acc.gaps,
-                               (long long)acc.missing, min_ts, max_ts, (long long)acc.others, Py_None, 0);
-    Py_XDECREF(min_ts);
-    Py_XDECREF(max_ts);
+    /* N: Py_BuildValue takes the times, and releases both if either is NULL */
+    result = Py_BuildValue("LLLLLLNNLOi", (long long)acc.null_keys, (long long)acc.null_values,
+                           (long long)acc.first_od, (long long)acc.last_od, (long long)acc.gaps, (long long)acc.missing,
+                           opt_int(acc.have_ts, acc.min_ts), opt_int(acc.have_ts, acc.max_ts), (long long)acc.others,
+                           Py_None, 0);
 done:
     for (int i = 0; i < got; i++)
         PyBuffer_Release(&bufs[i]);
@@ -422,14 +426,9 @@ gather_legacy_inner(PyObject *self, PyObject *args)
                     &failed);
     if (failed || flush_run(&acc) < 0)
         goto done; /* a Python exception is set */
-    PyObject *min_ts = acc.have_ts ? PyLong_FromLongLong(acc.min_ts) : Py_NewRef(Py_None);
-    PyObject *max_ts = acc.have_ts ? PyLong_FromLongLong(acc.max_ts) : Py_NewRef(Py_None);
-    if (min_ts && max_ts)
-        result = Py_BuildValue("nLLLLLLOO", n, (long long)acc.null_keys, (long long)acc.null_values,
-                               (long long)acc.first_od, (long long)acc.last_od, (long long)acc.gaps,
-                               (long long)acc.missing, min_ts, max_ts);
-    Py_XDECREF(min_ts);
-    Py_XDECREF(max_ts);
+    result = Py_BuildValue("nLLLLLLNN", n, (long long)acc.null_keys, (long long)acc.null_values,
+                           (long long)acc.first_od, (long long)acc.last_od, (long long)acc.gaps, (long long)acc.missing,
+                           opt_int(acc.have_ts, acc.min_ts), opt_int(acc.have_ts, acc.max_ts));
 done:
     for (int i = 0; i < got; i++)
         PyBuffer_Release(&bufs[i]);
@@ -606,12 +605,6 @@ times_range(Acc *a)
 typedef struct {
     int64_t batches, records, disk, uncompressed;
 } FormatFig;
-
-static PyObject *
-opt_int(int have, int64_t v)
-{
-    return have ? PyLong_FromLongLong(v) : Py_NewRef(Py_None);
-}
 
 PyObject *
 gather_legacy_wrappers(PyObject *self, PyObject *args)
