@@ -360,12 +360,10 @@ def problem_from_error(
     name: str, pos: int, length: int, error: CorruptRecordError, base_offset: int | None
 ) -> Problem:
     """A CORRUPT Problem for a decoder's error, naming the check it broke."""
-    check, expected, found = error.check, error.expected, error.found
-    if check is None:  # raised by a compiled twin that does not name its checks yet
-        from kafka_dump.wire.checks import classify
-
-        check, expected, found = classify(error.reason)
-    return Problem(name, pos, length, ProblemKind.CORRUPT, error.reason, base_offset, check, expected, found)
+    return Problem(
+        name, pos, length, ProblemKind.CORRUPT, error.reason, base_offset, error.check or Check.OTHER,
+        error.expected, error.found,
+    )  # fmt: skip
 
 
 def _computed_crc(buf: bytes, i: int, entry: int, magic: int) -> int:
