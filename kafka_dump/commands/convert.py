@@ -29,13 +29,7 @@ from kafka_dump.analysis.convert_run import (
     progress_position,
 )
 from kafka_dump.commands import EXIT_CORRUPT, EXIT_OK
-from kafka_dump.commands.options import (
-    color_option,
-    format_option,
-    max_batch_bytes_option,
-    max_records_option,
-    traceback_option,
-)
+from kafka_dump.commands.options import format_option, limit_options, output_options
 from kafka_dump.errors import KafkaDumpError
 from kafka_dump.log.writer import check_writable
 from kafka_dump.model import Compression
@@ -73,10 +67,8 @@ _CODECS = [c.label for c in Compression if c is not Compression.UNKNOWN]
 @click.option("--timestamp", type=int, metavar="MS",
               help="The timestamp (epoch ms) given to v0 records, which have none (default -1).")  # fmt: skip
 @format_option("table", "json", help="The report: a table, or one JSON object per file.")
-@max_batch_bytes_option
-@max_records_option
-@color_option
-@traceback_option
+@limit_options
+@output_options
 def convert(
     input_path: Path,
     output: Path,

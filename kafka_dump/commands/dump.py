@@ -23,13 +23,11 @@ from kafka_dump.analysis.dump import (
 )
 from kafka_dump.commands import EXIT_CORRUPT, EXIT_MEANINGS, EXIT_OK
 from kafka_dump.commands.options import (
-    color_option,
     format_option,
     input_paths,
-    max_batch_bytes_option,
-    max_records_option,
+    limit_options,
+    output_options,
     range_options,
-    traceback_option,
 )
 from kafka_dump.internal_topics import DECODE_CHOICES
 from kafka_dump.model import Batch, Problem, ProblemKind
@@ -61,8 +59,7 @@ T = TypeVar("T")
 @click.option("--time", "time_mode", type=click.Choice(list(TIME_MODES)), default="iso", show_default=True,
               help="Table: times as ISO-8601 (UTC), epoch ms, or both in one column.")  # fmt: skip
 @range_options
-@max_batch_bytes_option
-@max_records_option
+@limit_options
 @click.option(
     "--decode", type=click.Choice(DECODE_CHOICES), default="auto", show_default=True,
     help="Decode Kafka's own records: auto chooses by the directory name (__consumer_offsets-N, "
@@ -72,8 +69,7 @@ T = TypeVar("T")
     "--no-txnindex", is_flag=True,
     help="Do not read .txnindex files: no batch is marked as data of an aborted transaction.",
 )  # fmt: skip
-@color_option
-@traceback_option
+@output_options
 def dump(
     paths: tuple[str, ...],
     fmt: str,

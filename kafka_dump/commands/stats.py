@@ -13,14 +13,7 @@ import click
 from kafka_dump.analysis.stats import SegmentStats
 from kafka_dump.analysis.stats_walk import StatsEvent, iter_stats, progress_position, stats_files
 from kafka_dump.commands import EXIT_OK
-from kafka_dump.commands.options import (
-    color_option,
-    format_option,
-    input_paths,
-    max_batch_bytes_option,
-    max_records_option,
-    traceback_option,
-)
+from kafka_dump.commands.options import format_option, input_paths, limit_options, output_options
 from kafka_dump.model import Compression, Problem
 from kafka_dump.render import progress
 from kafka_dump.render.output import UNWRAPPED, ColorMode, Output
@@ -48,8 +41,7 @@ def _codecs_option(ctx: click.Context, param: click.Parameter, value: str) -> tu
     "table", "json", help="table: Rich tables and charts; json: one JSON object per file, then one for the total."
 )  # fmt: skip
 @click.option("--no-charts", is_flag=True, help="Leave out the record-size histogram and the sparkline.")
-@max_batch_bytes_option
-@max_records_option
+@limit_options
 @click.option(
     "--compare",
     is_flag=True,
@@ -79,8 +71,7 @@ def _codecs_option(ctx: click.Context, param: click.Parameter, value: str) -> tu
     type=click.IntRange(min=1),
     help="--compare: encode only N batches spread over each file (the figures say so).",
 )
-@color_option
-@traceback_option
+@output_options
 def stats(
     paths: tuple[str, ...],
     fmt: str,

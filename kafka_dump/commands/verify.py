@@ -22,13 +22,7 @@ from kafka_dump.analysis.verify import (
     verify_files,
 )
 from kafka_dump.commands import EXIT_BAD_INPUT, EXIT_CORRUPT, EXIT_OK
-from kafka_dump.commands.options import (
-    color_option,
-    format_option,
-    max_batch_bytes_option,
-    max_records_option,
-    traceback_option,
-)
+from kafka_dump.commands.options import format_option, limit_options, output_options
 from kafka_dump.model import Problem, ProblemKind
 from kafka_dump.render.output import UNWRAPPED, ColorMode, Output
 from kafka_dump.render.payload import printable
@@ -58,10 +52,8 @@ if TYPE_CHECKING:
               help="Write a copy of each damaged segment holding only its valid batches into this directory.")  # fmt: skip
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=None,
               help="Files checked in parallel (default: the number of cores).")  # fmt: skip
-@max_batch_bytes_option
-@max_records_option
-@color_option
-@traceback_option
+@limit_options
+@output_options
 def verify_crc(
     paths: tuple[str, ...],
     deep: bool,
