@@ -13,7 +13,7 @@ import base64
 import json
 from typing import Any
 
-from kafka_dump.internal_topics import Decoded, Part, transactions
+from kafka_dump.internal_topics import Decoded, Part, RecordDecoder, record_decoder, resolve, transactions
 from kafka_dump.log.sidefiles import (
     AbortedTxn,
     LeaderEpochEntry,
@@ -49,6 +49,15 @@ def kafka_json(value: Any) -> str:
     return _compact(_plain(value, keep_unknown=False))
 
 
+def file_decoder(choice: str, path: str) -> tuple[RecordDecoder | None, bool]:
+    """``--decode`` for the file at ``path``: its record decoder (None for ``none``), and whether that
+    decoder reads the data records too (an internal topic), not only KRaft control records."""
+    if choice == "none":
+        return None, False
+    name = resolve(choice, path)
+    return record_decoder(name), name is not None
+
+
 # ---- JSON Lines --------------------------------------------------------------------------------
 
 
@@ -79,7 +88,7 @@ def decoded_json(d: Decoded) -> str:
 
 # ---- Kafka's tool --------------------------------------------------------------------------------
 
-_CONTROL_LABELS = {
+CONTROL_LABELS: dict[int, str] = {  # as Kafka's tool prints a KRaft control record, before its JSON
     ControlType.LEADER_CHANGE: " LeaderChange: ",
     ControlType.SNAPSHOT_HEADER: " SnapshotHeader ",
     ControlType.SNAPSHOT_FOOTER: " SnapshotFooter ",
@@ -90,7 +99,7 @@ _CONTROL_LABELS = {
 
 def kafka_control(control_type: int, d: Decoded) -> str:
     """`` LeaderChange: {json}``, `` SnapshotHeader {json}``...: a KRaft control record as Kafka prints it."""
-    label = _CONTROL_LABELS[ControlType(control_type)]
+    label = CONTROL_LABELS[control_type]
     if d.value is None or d.value.data is None:
         return f"{label}{'null' if d.value is None else d.value.hex}"
     return label + kafka_json(d.value.data)
@@ -214,24 +223,20 @@ _SIDE_TYPES = {
 }
 
 
-def side_object(file: str, item: SideItem) -> dict[str, Any]:
-    """A side-file entry as a JSON Lines object: ``{"type": "indexEntry", "file": ..., fields...}``."""
-    if isinstance(item, Problem):
-        raise TypeError("problems are written by the JSON renderer")
-    out: dict[str, Any] = {"type": _SIDE_TYPES[type(item)], "file": file, **item._asdict()}
-    if isinstance(item, ProducerEntry):
-        out["firstSequence"] = item.firstSequence if item.lastOffset >= 0 else None
-    return out
-
-
 def side_row_fields(item: SideItem) -> dict[str, Any]:
-    """A side-file entry's fields by name, as its table row shows them."""
+    """A side-file entry's fields by name; a producer without a sequence has ``firstSequence`` None."""
     if isinstance(item, Problem):
-        raise TypeError("problems are shown by the table renderer")
+        raise TypeError("a problem is not a side-file entry")
     fields: dict[str, Any] = item._asdict()
     if isinstance(item, ProducerEntry):
         fields["firstSequence"] = item.firstSequence if item.lastOffset >= 0 else None
     return fields
+
+
+def side_object(file: str, item: SideItem) -> dict[str, Any]:
+    """A side-file entry as a JSON Lines object: ``{"type": "indexEntry", "file": ..., fields...}``."""
+    fields = side_row_fields(item)
+    return {"type": _SIDE_TYPES[type(item)], "file": file, **fields}
 
 
 _BOOL = {True: "true", False: "false"}

@@ -19,11 +19,11 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from kafka_dump.internal_topics import RecordDecoder, record_decoder, resolve
+from kafka_dump.internal_topics import RecordDecoder
 from kafka_dump.log.sidefiles import SideItem
 from kafka_dump.model import Batch, Problem, Record
 from kafka_dump.native import bind, native
-from kafka_dump.render.decoded import decoded_json, side_object
+from kafka_dump.render.decoded import decoded_json, file_decoder, side_object
 from kafka_dump.render.payload import ENCODERS, PayloadEncoding, header_key
 from kafka_dump.wire import decode_legacy_run
 
@@ -146,10 +146,7 @@ class JsonRenderer:
         self._file_json = b'""'
 
     def file_start(self, path: str, base_offset: int | None, snapshot: tuple[int, int] | None) -> list[bytes]:
-        if self._decode_choice != "none":
-            name = resolve(self._decode_choice, path)
-            self._decode = record_decoder(name)
-            self._decodes_data = name is not None
+        self._decode, self._decodes_data = file_decoder(self._decode_choice, path)
         return []
 
     def batch(self, batch: Batch, records: tuple[Record, ...] | None) -> list[bytes]:

@@ -14,20 +14,19 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kafka_dump.internal_topics import RecordDecoder, record_decoder, resolve
+from kafka_dump.internal_topics import RecordDecoder
 from kafka_dump.log.sidefiles import SideItem, side_file_kind
 from kafka_dump.model import Batch, ControlType, Problem, Record
-from kafka_dump.render.decoded import kafka_control, kafka_key_payload, side_kafka_line
+from kafka_dump.render.decoded import (
+    CONTROL_LABELS,
+    file_decoder,
+    kafka_control,
+    kafka_key_payload,
+    side_kafka_line,
+)
 from kafka_dump.render.payload import printable
 
 _BOOL = {True: "true", False: "false"}
-_CONTROL_LABELS = {
-    ControlType.LEADER_CHANGE: " LeaderChange:",
-    ControlType.SNAPSHOT_HEADER: " SnapshotHeader",
-    ControlType.SNAPSHOT_FOOTER: " SnapshotFooter",
-    ControlType.KRAFT_VERSION: " KRaftVersion",
-    ControlType.KRAFT_VOTERS: " KRaftVoters",
-}
 
 
 class KafkaTextRenderer:
@@ -50,8 +49,7 @@ class KafkaTextRenderer:
 
     def file_start(self, path: str, base_offset: int | None, snapshot: tuple[int, int] | None) -> list[str]:
         self._side_entries = 0
-        if self._decode_choice != "none":
-            self._decode = record_decoder(resolve(self._decode_choice, path))
+        self._decode = file_decoder(self._decode_choice, path)[0]
         lines = [f"Dumping {printable(path) if self._escape else path}\n"]
         name = Path(path).name
         if name.endswith(".log"):
@@ -152,11 +150,8 @@ def _control(r: Record) -> str:
         return " controlType: UNKNOWN(-1)"
     if c.type in (ControlType.ABORT, ControlType.COMMIT):
         return f" endTxnMarker: {c.type_name} coordinatorEpoch: {c.coordinatorEpoch}"
-    label = _CONTROL_LABELS.get(ControlType(c.type)) if c.type in _KNOWN else None
+    label = CONTROL_LABELS.get(c.type)
     if label is not None:
         # Kafka prints the decoded KRaft message as JSON here; with --decode none, kdump shows its hex.
-        return f"{label} {'null' if r.value is None else r.value.hex()}"
+        return f"{label}{'null' if r.value is None else r.value.hex()}"
     return f" controlType: {c.type_name}"
-
-
-_KNOWN = frozenset(int(t) for t in ControlType)

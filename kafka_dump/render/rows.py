@@ -14,12 +14,11 @@ bound at the end of this module:
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from datetime import datetime, timezone
-from functools import lru_cache
 from typing import Literal, cast
 
 from kafka_dump.model import Batch, Record
 from kafka_dump.native import bind, native
+from kafka_dump.render.clock import iso_second
 
 TimeMode = Literal["iso", "ms", "both"]  # --time (here, not in table.py: `dump`'s options need no Rich)
 TIME_MODES: tuple[TimeMode, ...] = ("iso", "ms", "both")
@@ -29,16 +28,6 @@ YEAR_10000 = 253_402_300_800_000  # epoch ms: ISO times end at 9999-12-31
 _MILLIS = [f".{ms:03d}Z" for ms in range(1000)]
 _OFFSET, _TIME, _KEY, _VALUE, _HEADERS = range(5)
 _BAR = "\u2502"  # rich.box.HEAVY_HEAD's mid_vertical: the bar between the cells of a row
-
-
-@lru_cache(maxsize=4096)
-def iso_second(second: int) -> str:
-    """The date and time of an epoch second; cached, since neighbouring records share seconds."""
-    try:
-        dt = datetime.fromtimestamp(second, tz=timezone.utc)
-    except (OverflowError, OSError, ValueError):
-        return "?"
-    return f"{dt.year:04d}-{dt.month:02d}-{dt.day:02d}T{dt.hour:02d}:{dt.minute:02d}:{dt.second:02d}"
 
 
 def _plain(data: bytes | None, max_bytes: int) -> str | None:

@@ -29,11 +29,12 @@ from collections.abc import Sequence
 from rich import box
 from rich.cells import cell_len, set_cell_size
 
-from kafka_dump.internal_topics import RecordDecoder, record_decoder, resolve
+from kafka_dump.internal_topics import RecordDecoder
 from kafka_dump.log.sidefiles import SideItem
 from kafka_dump.model import Batch, Compression, ControlType, Problem, ProblemKind, Record, TimestampType
 from kafka_dump.render import rows as _rows
-from kafka_dump.render.decoded import SideTable, kafka_json, part_text
+from kafka_dump.render.clock import iso
+from kafka_dump.render.decoded import SideTable, file_decoder, kafka_json, part_text
 from kafka_dump.render.payload import header_key, printable
 from kafka_dump.render.rows import (
     COLUMN_BITS,
@@ -41,7 +42,6 @@ from kafka_dump.render.rows import (
     TIME_ISO,
     TIME_MS,
     TimeMode,
-    iso_second,
 )
 from kafka_dump.render.theme import STYLES, number, plural, sgr
 
@@ -58,14 +58,6 @@ _NULL: Cell = ("null", 4, "kdump.null")
 _TIME_LABELS = {"iso": "time (UTC)", "ms": "timestamp (ms)", "both": "time (UTC) and ms"}
 _TIME_CODES = {"iso": TIME_ISO, "ms": TIME_MS, "both": TIME_BOTH}
 _COLUMN_MASK = (1 << COLUMN_BITS) - 1
-
-
-def iso(ts: int) -> str:
-    """``2024-01-31T12:00:00.123Z``; a negative timestamp (none) is shown as ``-``."""
-    if ts < 0:
-        return "-"
-    second = iso_second(ts // 1000)
-    return "?" if second == "?" else f"{second}.{ts % 1000:03d}Z"
 
 
 def time_text(ts: int, mode: TimeMode) -> str:
@@ -302,10 +294,7 @@ class TableRenderer:
     def file_start(self, path: str, base_offset: int | None, snapshot: tuple[int, int] | None) -> list[bytes]:
         self._side.reset()
         self._path = path
-        if self._decode_choice != "none":
-            name = resolve(self._decode_choice, path)
-            self._decode = record_decoder(name)
-            self._decodes_data = name is not None
+        self._decode, self._decodes_data = file_decoder(self._decode_choice, path)
         heading = self._styled([(f"Dumping {printable(path)}", "kdump.file")]) + "\n"
         return [*self._flush(close=True), heading.encode()]
 
