@@ -1,10 +1,8 @@
 """``kdump convert``: rewrite a segment, or a partition directory's segments, in another message format.
 
-The rules live in ``analysis/convert.py`` and the run (temporary file, verification, rename) in
-``analysis/convert_run.py``; this module parses options, shows progress and prints the report.
-Exit codes: 0 converted; 1 corrupt input (the conversion stopped, or with ``--skip-corrupt`` left
-it out) or an output that failed verification (nothing written); 2 a bad option, an input that
-cannot be read, an output that is refused, or a record the target cannot carry.
+The rules are ``analysis/convert.py``'s and the run ``analysis/convert_run.py``'s. Exit codes: 0
+converted; 1 corrupt input or an output that failed verification; 2 a bad option, an unreadable
+input, a refused output, or a record the target cannot carry.
 """
 
 from __future__ import annotations
@@ -221,7 +219,6 @@ def _json(r: FileReport, kind: str) -> dict[str, object]:
 
 
 def _table(r: FileReport) -> Table:
-    """A small summary table (Rich's ``Table`` is fine at this size)."""
     from rich.table import Table
     from rich.text import Text
 

@@ -113,7 +113,7 @@ def dump(
         events = progress.with_progress(events, progress_position, out.err_console)
     if json_renderer is not None:
         # On a terminal, the same JSON with what a terminal would act on escaped.
-        write_json = out.write_byte_lines if not out.is_terminal else _terminal_json(out)
+        write_json = _terminal_json(out) if out.is_terminal else out.write_byte_lines
         try:
             summary = _render(events, json_renderer, write_json)
         finally:
@@ -138,14 +138,7 @@ def dump(
     if out.err_is_terminal:
         from kafka_dump.render.summary import closing_summary
 
-        out.err_print(
-            closing_summary(
-                files=summary.files, batches=summary.batches, records=summary.records,
-                corrupt=summary.corrupt, tails=summary.tails, tail_bytes=summary.tail_bytes,
-                exit_code=code, meaning=EXIT_MEANINGS[code], aborted=summary.aborted,
-                unmarked=summary.unmarked,
-            )
-        )  # fmt: skip
+        out.err_print(closing_summary(**vars(summary), exit_code=code, meaning=EXIT_MEANINGS[code]))
     return code
 
 
@@ -155,10 +148,8 @@ def _render(
     write: Callable[[Sequence[T]], None],
     corrupt: Callable[[str], None] | None = None,
 ) -> Summary:
-    """Feed every event to ``renderer`` and write what it answers; return the closing ``Summary``.
-
-    ``corrupt``: where corruption goes instead, when the format has no place for it (Kafka's lines).
-    """
+    """Feed every event to ``renderer``, write what it answers, and return the closing ``Summary``;
+    ``corrupt``: where corruption goes when the format has no place for it (Kafka's lines)."""
     batch = renderer.batch
     # A renderer may take a BatchRun whole (TableRenderer.run); else each of its batches in turn.
     run: Callable[[Sequence[Batch]], Sequence[T]] | None = getattr(renderer, "run", None)

@@ -1,8 +1,5 @@
-"""``kdump verify-crc``: check segments, partitions or whole log dirs; report, exit code, salvage.
-
-The checks are ``analysis/verify.py``'s; this module runs them over the files (in parallel worker
-processes with ``-j``), shows the problems and a summary, and writes the salvage copies.
-"""
+"""``kdump verify-crc``: run ``analysis/verify.py``'s checks over files (in worker processes with
+``-j``), show the problems and a summary, and write the salvage copies."""
 
 from __future__ import annotations
 
@@ -263,11 +260,10 @@ def salvage_object(s: SalvageResult) -> dict[str, Any]:
 
 
 class _TableOut:
-    """One line per problem as it is found, then a Rich summary table: one row per file, then totals.
+    """One line per problem as it is found, then a summary table: a row per file, then totals.
 
-    File names and reasons are data: they reach Rich only inside ``Text``, control characters escaped.
-    Without colour the summary is written as ``plain_table`` lays it out, Rich's own characters, when it
-    can: a clean check then never loads Rich.
+    Data reaches Rich only inside ``Text``, escaped. Without colour the table is ``plain_table``'s
+    text when it can be, so a clean check never loads Rich.
     """
 
     def __init__(self, out: Output) -> None:
@@ -310,15 +306,7 @@ class _TableOut:
         if len(reports) > 1:
             total = FileReport(f"total ({plural(len(reports), 'file')})")
             for r in reports:
-                for name in (
-                    "bytes",
-                    "batches",
-                    "records",
-                    "crcErrors",
-                    "problems",
-                    "badRegions",
-                    "indexProblems",
-                ):
+                for name in _SUMMED:
                     setattr(total, name, getattr(total, name) + getattr(r, name))
             tails = sum(1 for r in reports if r.tail is not None)
             cells = _cells(total)
@@ -341,6 +329,7 @@ class _TableOut:
         self._out.print(table)
 
 
+_SUMMED = ("bytes", "batches", "records", "crcErrors", "problems", "badRegions", "indexProblems")
 _TITLE = "verify-crc"
 _COLUMNS: tuple[tuple[str, Justify], ...] = tuple(
     (name, "left" if name in ("file", "tail") else "right")

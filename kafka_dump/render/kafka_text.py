@@ -1,13 +1,9 @@
 """The line format of ``kafka-dump-log.sh --deep-iteration --print-data-log`` (Kafka 3.x/4.x).
 
-Format strings follow ``org.apache.kafka.tools.DumpLogSegments`` (printBatchLevel,
-printRecordMetadata, printRecordContents, printTrailingBytes), so scripts written for Kafka's tool
-keep working. Kafka's slips are left out (the Scala tool's stray ``}`` after a legacy crc).
-Problems other than the tail are diagnostics: they go to stderr (``commands/dump.py``), not here.
-
-Keys and values are written as Kafka's tool writes them (UTF-8, bad bytes replaced). On a terminal,
-``escape=True`` shows control characters as escapes, so a record cannot steer the terminal; piped,
-the bytes stay Kafka's.
+Format strings follow ``DumpLogSegments`` (printBatchLevel, printRecordMetadata,
+printRecordContents, printTrailingBytes), so scripts written for Kafka's tool keep working; its
+slips are left out (the stray ``}`` after a legacy crc). Problems other than the tail go to stderr.
+On a terminal (``escape=True``) control characters are escaped; piped, the bytes stay Kafka's.
 """
 
 from __future__ import annotations
@@ -30,12 +26,8 @@ _BOOL = {True: "true", False: "false"}
 
 
 class KafkaTextRenderer:
-    """``records=False`` prints batch lines only (the tool without --deep-iteration).
-
-    ``decode`` is ``--decode``: a file's decoder gives the key and payload strings of the tool's
-    ``--offsets-decoder``, ``--transaction-log-decoder`` or ``--cluster-metadata-decoder``, and KRaft
-    control records print as their JSON unless it is ``none``.
-    """
+    """``records=False``: batch lines only (the tool without --deep-iteration); ``decode``
+    (``--decode``): keys and payloads as the tool's decoders print them, KRaft control records as JSON."""
 
     def __init__(
         self, *, records: bool = True, print_data: bool = True, escape: bool = False, decode: str = "none"

@@ -1,14 +1,10 @@
 """The bulk table's hot loops, in two twins: the cells of plain records, and the lines of a table's rows.
 
-``render/table.py`` keeps a table's buffered rows by column (lists of ``str``). Two steps cost per
-row, and each has a pure twin here (the reference) and a compiled one in ``native/_tablefast.c``,
-bound at the end of this module:
-
-* ``cells`` appends the offset, time, key, value and headers cells of records whose cells are the
-  common kind, printable ASCII (its width is its length), and lists the cells it leaves blank for
-  ``table.py`` to draw (``null``, hex, escapes, wide characters, times outside ISO years);
-* ``lines`` writes the rows at known column widths as UTF-8, with the lines ``table.py`` drew
-  itself (rows holding a styled or wide cell, section rows) in their places.
+``render/table.py`` keeps buffered rows by column (lists of ``str``). Each costly step has its pure
+twin here (the reference) and a compiled one (``native/_tablefast.c``) bound at the end: ``cells``
+appends the cells of records that are printable ASCII (width = length) and lists the ones it leaves
+blank for ``table.py`` to draw; ``lines`` writes the rows at known widths, with the lines
+``table.py`` drew itself in their places.
 """
 
 from __future__ import annotations

@@ -1,24 +1,13 @@
 """Readable tables, streamed: rows of known widths written directly with Rich's box characters.
 
-Rich's ``Table`` lays out every row it holds, too slow for a million, so the bulk rows are formatted here: each record becomes
-a row of cells (text, width in terminal cells, theme style), rows are buffered a few hundred at a
-time, the column widths are taken from the buffer, and the lines are written with the box
-characters of ``rich.box.HEAVY_HEAD`` and the ANSI codes of the theme's styles (rendered once).
-
-Records of consecutive batches share one table: each batch opens with a one-line section row
-(its header), and a run of plain v0/v1 messages (one message per log entry) is one row per message
-under a single section row. A table lasts a file; it is closed and reopened only when a column
-must grow (or appear) after rows were written with the old widths.
-
-Widths: on a terminal (``width``), the table fits it, cutting the value, headers, note, key and
-time columns (in that order) with ``…``; with no width, nothing is cut beyond ``--max-bytes``. Every string from the file is
-shown as text or hex, control characters escaped: nothing reaches Rich or the terminal as markup
-or as an escape sequence.
-
-With ``decode`` (``--decode``), a record its file's decoder reads shows its decoded key and value
-instead (``OffsetCommitValue v3 offset=5 ...``), cut to 16 times ``max_bytes`` characters, and a
-KRaft control record its JSON in the note column. Entries of side files (``.index``,
-``.snapshot``...) are plain aligned rows (``render/decoded.py``'s ``SideTable``).
+Rich's ``Table`` lays out every row it holds, too slow for a million rows. Here rows are buffered a
+flush at a time, the column widths taken from the buffer, and the lines written with the characters
+of ``rich.box.HEAVY_HEAD`` and the theme's ANSI codes. Consecutive batches share one table (a file's),
+each opening with a section row; a run of plain v0/v1 messages is a row each under one section. The
+table is closed and reopened only when a column must grow after rows were written. On a terminal
+the table fits its width, cutting columns with ``…``. Data from the file is shown as text or hex,
+control characters escaped: never as markup or an escape sequence. With ``--decode``, a record its
+file's decoder reads shows its decoded key and value (a KRaft control record its JSON in the note).
 """
 
 from __future__ import annotations
@@ -233,13 +222,11 @@ class _Section:
 
 
 class TableRenderer:
-    """Builds the lines of the record tables, as UTF-8 bytes (with the theme's ANSI codes when
-    ``color``), a flush's worth of rows in one ``bytes``.
+    """The lines of the record tables as UTF-8 bytes, a flush's rows in one ``bytes``.
 
-    The buffer is kept by column (offsets, times, keys, values, headers, notes): the common cell,
-    printable ASCII, is a plain ``str`` whose width is its length; the row twin (``render/rows.py``
-    or ``native/_tablefast.c``) makes those cells and writes the rows at known widths. Any other cell
-    (styled, wide characters) is listed in ``_special`` by (column, row) and its row drawn here.
+    The buffer is kept by column: a printable ASCII cell is a ``str`` whose width is its length, made
+    and written by the row twin (``render/rows.py``); any other (styled, wide) is in ``_special``
+    and its row drawn here.
     """
 
     def __init__(
@@ -265,16 +252,7 @@ class TableRenderer:
         self._sgr = {name: sgr(name) if color else ("", "") for name in STYLES}
         self._sgr[""] = ("", "")
         self._time_code = _TIME_CODES[time]
-        self._cols: list[list[str]] = [[], [], [], [], [], []]
-        self._special: list[tuple[int, int, Cell]] = []  # (column, row, cell) of cells not plain ASCII
-        # Widths learnt as cells are added: every column's widest special cell, and the whole width of
-        # the time, headers and note columns (so only offsets, keys and values are measured at a flush).
-        self._known = [0] * 6
-        # The longest text (in characters) in the offset, key and value columns, as ``_needed`` would
-        # measure it; ``_measure``: a cell was replaced (--decode), so it measures them instead.
-        self._longest = [0] * 6
-        self._measure = False
-        self._sections: list[tuple[int, _Section]] = []  # (row it comes before, section)
+        self._new_buffer()
         self._widths: list[int] | None = None  # of the open table; 0 for a hidden column
         self._wanted: list[int] = []  # what the open table's rows needed, before fitting the terminal
         self._section_width = 0  # its widest section row
@@ -288,6 +266,18 @@ class TableRenderer:
         self._label_widths = [len(x) for x in labels]
         self._aborted = False  # the batch being added is data of an aborted transaction
         self._path: str | None = None  # the file being dumped
+
+    def _new_buffer(self) -> None:
+        self._cols: list[list[str]] = [[], [], [], [], [], []]
+        self._special: list[tuple[int, int, Cell]] = []  # (column, row, cell) of cells not plain ASCII
+        # Widths learnt as cells are added: every column's widest special cell, and the whole width of
+        # the time, headers and note columns (so only offsets, keys and values are measured at a flush).
+        self._known = [0] * 6
+        # The longest offset, key and value (characters); ``_measure``: a cell was replaced (--decode),
+        # so ``_needed`` measures the columns instead.
+        self._longest = [0] * 6
+        self._measure = False
+        self._sections: list[tuple[int, _Section]] = []  # (row it comes before, section)
 
     # --- events ------------------------------------------------------------------------------
 
@@ -549,12 +539,7 @@ class TableRenderer:
                 out.extend(self._top(widths))
             self._widths, self._wanted, self._section_width = widths, wanted, section
             self._lines(widths, needed, out)
-            self._cols = [[], [], [], [], [], []]
-            self._special = []
-            self._known = [0] * 6
-            self._longest = [0] * 6
-            self._measure = False
-            self._sections = []
+            self._new_buffer()
         if close and self._widths is not None:
             out.append(self._bottom(self._widths))
             self._widths = None
