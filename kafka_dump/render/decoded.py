@@ -1,10 +1,8 @@
 """How decoded internal records and side files are shown: JSON objects, Kafka's tool's text, table cells.
 
-JSON: each record a decoder read gets a ``decoded`` object (README, "JSON Lines"); bytes inside
-decoded fields are base64, as Kafka's JSON converters write them. Kafka text: the strings of
-``kafka-dump-log.sh`` with ``--offsets-decoder``, ``--transaction-log-decoder`` and
-``--cluster-metadata-decoder`` (Kafka 3.9's DumpLogSegments), and its JSON for KRaft control
-records. Data from files is never markup here: every string is plain text for the caller to wrap.
+JSON: a record a decoder read gets a ``decoded`` object, its bytes as base64 (as Kafka's JSON
+converters write them). Kafka text: the strings of ``kafka-dump-log.sh``'s decoders (Kafka 3.9),
+and its JSON for KRaft control records. Every string is plain text for the caller to wrap.
 """
 
 from __future__ import annotations

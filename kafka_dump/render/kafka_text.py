@@ -8,6 +8,7 @@ On a terminal (``escape=True``) control characters are escaped; piped, the bytes
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from kafka_dump.internal_topics import RecordDecoder
@@ -35,6 +36,7 @@ class KafkaTextRenderer:
         self._records = records
         self._data = print_data
         self._escape = escape
+        self._shown: Callable[[str], str] = printable if escape else str  # a name from the file
         self._decode_choice = decode
         self._decode: RecordDecoder | None = None
         self._side_entries = 0
@@ -42,7 +44,7 @@ class KafkaTextRenderer:
     def file_start(self, path: str, base_offset: int | None, snapshot: tuple[int, int] | None) -> list[str]:
         self._side_entries = 0
         self._decode = file_decoder(self._decode_choice, path)[0]
-        lines = [f"Dumping {printable(path) if self._escape else path}\n"]
+        lines = [f"Dumping {self._shown(path)}\n"]
         name = Path(path).name
         if name.endswith(".log"):
             lines.append(f"Log starting offset: {base_offset if base_offset is not None else 0}\n")
@@ -75,18 +77,15 @@ class KafkaTextRenderer:
         line = side_kafka_line(item)
         if line is None:
             return []
-        return [printable(line[:-1]) + "\n"] if self._escape else [line]
+        return [self._shown(line[:-1]) + "\n"]
 
     def file_end(self, path: str, trailing: int) -> list[str]:
         if path.endswith(".index") and self._side_entries == 0:
-            return [f"{printable(path) if self._escape else path} is empty.\n"]
+            return [f"{self._shown(path)} is empty.\n"]
         if side_file_kind(path) is not None:
             return []  # Kafka's tool reports trailing bytes of logs and snapshots only
         if trailing > 0:
-            name = Path(path).name
-            return [
-                f"Found {trailing} invalid bytes at the end of {printable(name) if self._escape else name}\n"
-            ]
+            return [f"Found {trailing} invalid bytes at the end of {self._shown(Path(path).name)}\n"]
         return []
 
 

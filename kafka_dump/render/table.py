@@ -63,25 +63,17 @@ def data_cell(data: bytes | None, max_bytes: int) -> Cell:
     ``max_bytes`` with ``…``; ``null`` (styled apart from the text "null") when absent."""
     if data is None:
         return _NULL
-    if len(data) <= max_bytes:
-        try:
-            text = data.decode()
-        except UnicodeDecodeError:
-            return _hex(data, "")
-        if text.isprintable():
-            return (text, len(text) if text.isascii() else cell_len(text), "")
-        return _escaped(text, data, "")
-    cut = data[:max_bytes]
+    cut, more = (data, "") if len(data) <= max_bytes else (data[:max_bytes], "…")
     try:
         text = cut.decode()
     except UnicodeDecodeError as exc:
         # A cut through a multi-byte character is still text: drop the partial character.
-        if not (exc.start >= len(cut) - 3 and exc.reason == "unexpected end of data"):
-            return _hex(cut, "…")
+        if not (more and exc.start >= len(cut) - 3 and exc.reason == "unexpected end of data"):
+            return _hex(cut, more)
         text = cut[: exc.start].decode()
     if text.isprintable():
-        return (text + "…", (len(text) if text.isascii() else cell_len(text)) + 1, "")
-    return _escaped(text, cut, "…")
+        return (text + more, (len(text) if text.isascii() else cell_len(text)) + len(more), "")
+    return _escaped(text, cut, more)
 
 
 def _hex(data: bytes, more: str) -> Cell:

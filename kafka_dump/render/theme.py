@@ -1,11 +1,6 @@
-"""One look for every command: the Rich ``Theme`` (style names with a meaning) and number formatting.
-
-Commands and renderers name a style by what it means (``kdump.null``, ``kdump.problem``), never by
-its colour, so the whole tool changes look in one place. Small tables (summaries, stats, reports)
-use these names through ``Text(..., style="kdump.x")`` or ``Table`` column styles; the bulk table
-renderer takes the ANSI codes of the same styles once from ``sgr``.
-
-Numbers: ``number`` puts thousands separators in tables and summaries; JSON keeps exact integers.
+"""One look for every command: the Rich ``Theme``, style names with a meaning (``kdump.null``,
+``kdump.problem``) and never a colour, so the whole tool changes look in one place. Small tables use
+the names through ``Text`` or column styles; the bulk table takes their ANSI codes once (``sgr``).
 """
 
 from __future__ import annotations
