@@ -27,12 +27,12 @@ from kafka_dump.analysis.convert_run import (
     progress_position,
 )
 from kafka_dump.commands import EXIT_CORRUPT, EXIT_OK
-from kafka_dump.commands.options import format_option, limit_options, output_options
+from kafka_dump.commands.options import count_option, format_option, limit_options, output_options
 from kafka_dump.errors import KafkaDumpError
 from kafka_dump.log.writer import check_writable
 from kafka_dump.model import Compression
 from kafka_dump.render import progress
-from kafka_dump.render.output import ColorMode, Output
+from kafka_dump.render.output import Output
 from kafka_dump.render.payload import printable
 from kafka_dump.render.theme import number
 from kafka_dump.wire.codecs import level_problem
@@ -53,8 +53,8 @@ _CODECS = [c.label for c in Compression if c is not Compression.UNKNOWN]
               help="The codec of every data batch (default: each batch keeps its own).")  # fmt: skip
 @click.option("--level", type=int,
               help="The compression level of every gzip, lz4 or zstd batch (Kafka's ranges).")  # fmt: skip
-@click.option("--batch-records", type=click.IntRange(min=1), help="Re-batch: at most N records per batch.")
-@click.option("--batch-bytes", type=click.IntRange(min=1),
+@count_option("--batch-records", help="Re-batch: at most N records per batch.")
+@count_option("--batch-bytes",
               help="Re-batch: at most N bytes per batch (uncompressed; plain v0/v1 messages: 16384).")  # fmt: skip
 @click.option("--index/--no-index", default=True, show_default=True,
               help="Also write the new segment's .index and .timeindex.")  # fmt: skip
@@ -68,6 +68,7 @@ _CODECS = [c.label for c in Compression if c is not Compression.UNKNOWN]
 @limit_options
 @output_options
 def convert(
+    out: Output,
     input_path: Path,
     output: Path,
     to_magic: str,
@@ -83,7 +84,6 @@ def convert(
     fmt: str,
     max_batch_bytes: int,
     max_records_per_batch: int,
-    color: ColorMode,
 ) -> int:
     """Rewrite old v0/v1 segments as v2 (or back), keeping every offset, key, value and timestamp.
 
@@ -96,7 +96,6 @@ def convert(
       kdump convert --compression lz4 my-topic-0/ -o my-topic-0.v2/
       kdump convert --to-magic 1 --drop-control 00000000000000000000.log -o v1.log
     """
-    out = Output(color)
     options = ConvertOptions(
         to_magic=int(to_magic),
         compression=None if compression is None else Compression[compression.upper()],

@@ -23,6 +23,7 @@ from kafka_dump.analysis.dump import (
 )
 from kafka_dump.commands import EXIT_CORRUPT, EXIT_MEANINGS, EXIT_OK
 from kafka_dump.commands.options import (
+    count_option,
     format_option,
     input_paths,
     limit_options,
@@ -34,7 +35,7 @@ from kafka_dump.model import Batch, Problem, ProblemKind
 from kafka_dump.render import Renderer, progress
 from kafka_dump.render.jsonl import JsonRenderer, terminal_safe
 from kafka_dump.render.kafka_text import KafkaTextRenderer
-from kafka_dump.render.output import ColorMode, Output
+from kafka_dump.render.output import Output
 from kafka_dump.render.payload import PayloadEncoding
 from kafka_dump.render.rows import TIME_MODES, TimeMode
 
@@ -53,8 +54,9 @@ T = TypeVar("T")
     "--payload", type=click.Choice([e.value for e in PayloadEncoding]), default="text", show_default=True,
     help="How --format json writes keys, values and header values (base64 and hex are exact).",
 )  # fmt: skip
-@click.option("--max-bytes", type=click.IntRange(min=1), default=64, show_default=True,
-              help="Table: cut keys and values to this many bytes.")  # fmt: skip
+@count_option(
+    "--max-bytes", default=64, show_default=True, help="Table: cut keys and values to this many bytes."
+)
 @click.option("--batches-only", is_flag=True, help="Show batch headers only; records are not decoded.")
 @click.option("--time", "time_mode", type=click.Choice(list(TIME_MODES)), default="iso", show_default=True,
               help="Table: times as ISO-8601 (UTC), epoch ms, or both in one column.")  # fmt: skip
@@ -71,6 +73,7 @@ T = TypeVar("T")
 )  # fmt: skip
 @output_options
 def dump(
+    out: Output,
     paths: tuple[str, ...],
     fmt: str,
     payload: str,
@@ -82,7 +85,6 @@ def dump(
     max_records_per_batch: int,
     decode: str,
     no_txnindex: bool,
-    color: ColorMode,
 ) -> int:
     """Show every batch and record of segments, or of a partition directory's segments;
     and the entries of the files Kafka keeps beside them (.index, .timeindex, .txnindex, .snapshot,
@@ -97,7 +99,6 @@ def dump(
       kdump dump --format json __consumer_offsets-12/          # offsets decoded (--decode auto)
       kdump dump 00000000000000000000.index 00000000000000000042.snapshot
     """
-    out = Output(color)
     json_renderer = JsonRenderer(PayloadEncoding(payload), decode) if fmt == "json" else None
     events: Iterable[DumpEvent] = iter_dump(
         list(paths),

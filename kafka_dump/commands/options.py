@@ -7,8 +7,8 @@ Stack them under ``@click.command()``::
     @format_option("table", "json")
     @range_options          # gives the command one ``rng: RangeFilter`` argument
     @limit_options          # gives ``max_batch_bytes`` and ``max_records_per_batch``
-    @output_options         # gives ``color`` (pass it to Output); --traceback is read by cli.py
-    def verify(paths, fmt, rng, max_batch_bytes, max_records_per_batch, color) -> int: ...
+    @output_options         # gives ``out: Output`` (--color); --traceback is read by cli.py
+    def verify(out, paths, fmt, rng, max_batch_bytes, max_records_per_batch) -> int: ...
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from typing import Any, TypeVar
 
 import click
 
-from kafka_dump.render.output import COLOR_MODES
+from kafka_dump.render.output import COLOR_MODES, ColorMode, Output
 from kafka_dump.wire.codecs import DEFAULT_MAX_BATCH_BYTES, DEFAULT_MAX_RECORDS_PER_BATCH
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -53,6 +53,11 @@ def _time_callback(ctx: click.Context, param: click.Parameter, value: str | None
 def input_paths(f: F) -> F:
     """``FILE|DIR...``: segment files, or partition directories (their segments in offset order)."""
     return click.argument("paths", nargs=-1, required=True, metavar="FILE|DIR...")(f)
+
+
+def count_option(*names: str, **kwargs: Any) -> Callable[[F], F]:
+    """An option that takes a whole number, 1 or more."""
+    return click.option(*names, type=click.IntRange(min=1), **kwargs)
 
 
 def format_option(
@@ -147,5 +152,11 @@ _OUTPUT = (
 
 
 def output_options(f: F) -> F:
-    """``--color auto|always|never``, passed as ``color``; ``--traceback``, read by ``cli.py`` alone."""
-    return _stacked(f, _OUTPUT)  # type: ignore[no-any-return]
+    """``--color auto|always|never``: the command receives ``out: Output``; ``--traceback``: read by
+    ``cli.py`` alone."""
+
+    @functools.wraps(f)
+    def wrapper(*args: Any, color: ColorMode, **kwargs: Any) -> Any:
+        return f(*args, out=Output(color), **kwargs)
+
+    return _stacked(wrapper, _OUTPUT)  # type: ignore[no-any-return]

@@ -13,10 +13,16 @@ import click
 from kafka_dump.analysis.stats import SegmentStats
 from kafka_dump.analysis.stats_walk import StatsEvent, iter_stats, progress_position, stats_files
 from kafka_dump.commands import EXIT_OK
-from kafka_dump.commands.options import format_option, input_paths, limit_options, output_options
+from kafka_dump.commands.options import (
+    count_option,
+    format_option,
+    input_paths,
+    limit_options,
+    output_options,
+)
 from kafka_dump.model import Compression, Problem
 from kafka_dump.render import progress
-from kafka_dump.render.output import UNWRAPPED, ColorMode, Output
+from kafka_dump.render.output import UNWRAPPED, Output
 
 if TYPE_CHECKING:
     from kafka_dump.analysis.compare import Comparison
@@ -47,14 +53,11 @@ def _codecs_option(ctx: click.Context, param: click.Parameter, value: str) -> tu
     is_flag=True,
     help="Also encode the records in V0, V1 and V2 with every codec and report the exact sizes.",
 )
-@click.option(
-    "--batch-records",
-    type=click.IntRange(min=1),
-    help="--compare: group plain v0/v1 messages into batches of at most N records.",
+@count_option(
+    "--batch-records", help="--compare: group plain v0/v1 messages into batches of at most N records."
 )
-@click.option(
+@count_option(
     "--batch-bytes",
-    type=click.IntRange(min=1),
     help="--compare: group plain v0/v1 messages into batches of at most N bytes (as V2). "
     "Default 16384 when --batch-records is not given.",
 )
@@ -66,13 +69,10 @@ def _codecs_option(ctx: click.Context, param: click.Parameter, value: str) -> tu
     help="--compare: the codecs to compare, comma-separated (V1 none is always shown).",
 )
 @click.option("--level", type=int, help="--compare: the compression level (each codec's default otherwise).")
-@click.option(
-    "--sample",
-    type=click.IntRange(min=1),
-    help="--compare: encode only N batches spread over each file (the figures say so).",
-)
+@count_option("--sample", help="--compare: encode only N batches spread over each file (the figures say so).")
 @output_options
 def stats(
+    out: Output,
     paths: tuple[str, ...],
     fmt: str,
     no_charts: bool,
@@ -84,7 +84,6 @@ def stats(
     codecs: tuple[Compression, ...],
     level: int | None,
     sample: int | None,
-    color: ColorMode,
 ) -> int:  # fmt: skip
     """Count what segments hold: layout, batches, records, overhead per record.
 
@@ -106,7 +105,6 @@ def stats(
     """
     if not compare and (batch_records or batch_bytes or sample or level is not None):
         raise click.UsageError("--batch-records, --batch-bytes, --level and --sample need --compare")
-    out = Output(color)
     files = stats_files(paths)
     comparisons: dict[str, Comparison] = {}
     listener = None

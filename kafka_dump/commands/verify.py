@@ -19,9 +19,9 @@ from kafka_dump.analysis.verify import (
     verify_files,
 )
 from kafka_dump.commands import EXIT_BAD_INPUT, EXIT_CORRUPT, EXIT_OK
-from kafka_dump.commands.options import format_option, limit_options, output_options
+from kafka_dump.commands.options import count_option, format_option, limit_options, output_options
 from kafka_dump.model import Problem, ProblemKind
-from kafka_dump.render.output import UNWRAPPED, ColorMode, Output
+from kafka_dump.render.output import UNWRAPPED, Output
 from kafka_dump.render.payload import printable
 from kafka_dump.render.plain import Justify, number, plain_table, plural
 
@@ -47,11 +47,11 @@ if TYPE_CHECKING:
 @click.option("--fail-on-tail", is_flag=True, help="Exit 1 when a file ends with a partial entry.")
 @click.option("--salvage", "salvage_dir", type=click.Path(file_okay=False, path_type=Path),
               help="Write a copy of each damaged segment holding only its valid batches into this directory.")  # fmt: skip
-@click.option("-j", "--jobs", type=click.IntRange(min=1), default=None,
-              help="Files checked in parallel (default: the number of cores).")  # fmt: skip
+@count_option("-j", "--jobs", help="Files checked in parallel (default: the number of cores).")
 @limit_options
 @output_options
 def verify_crc(
+    out: Output,
     paths: tuple[str, ...],
     deep: bool,
     no_index: bool,
@@ -61,7 +61,6 @@ def verify_crc(
     jobs: int | None,
     max_batch_bytes: int,
     max_records_per_batch: int,
-    color: ColorMode,
 ) -> int:
     """Check the integrity of segments: CRCs, framing, records, offsets, the tail and the indexes.
 
@@ -81,7 +80,6 @@ def verify_crc(
 
         check_writable(salvage_dir)
     files = verify_files(list(paths))
-    out = Output(color)
     workers = min(jobs or os.cpu_count() or 1, max(len(files), 1))
     options = VerifyOptions(
         deep=deep,
