@@ -117,12 +117,11 @@ def convert(
         if input_path.is_dir():
             output.mkdir(exist_ok=True)
         for src, dst in pairs:
-            report = convert_segment(
+            reports.append(convert_segment(
                 src, dst, options, level=level, index=index, force=force, skip_corrupt=skip_corrupt,
                 max_batch_bytes=max_batch_bytes, max_records_per_batch=max_records_per_batch,
                 watch=_watch(out),
-            )  # fmt: skip
-            reports.append(report)
+            ))  # fmt: skip
     except (CorruptInputError, VerificationError) as exc:
         out.diagnostic(f"error: {exc}")
         code = EXIT_CORRUPT

@@ -152,12 +152,6 @@ def _transaction_text(d: Decoded) -> tuple[str | None, str | None]:
 # ---- Table cells ---------------------------------------------------------------------------------
 
 
-def _cell_value(v: Any) -> str:
-    if isinstance(v, str):
-        return v
-    return kafka_json(v)
-
-
 def part_text(p: Part | None, tombstone: bool = False) -> str:
     """One table cell: ``OffsetCommitValue v3 offset=5 leaderEpoch=-1 ...`` (fields in schema order)."""
     if p is None:
@@ -168,7 +162,9 @@ def part_text(p: Part | None, tombstone: bool = False) -> str:
     head = f"{name} v{p.version}" if p.version is not None else name
     if p.data is None:
         return f"{head} 0x{p.hex or ''}"
-    fields = " ".join(f"{k}={_cell_value(v)}" for k, v in p.data.items() if k != UNKNOWN_TAGS)
+    fields = " ".join(
+        f"{k}={v if isinstance(v, str) else kafka_json(v)}" for k, v in p.data.items() if k != UNKNOWN_TAGS
+    )
     return f"{head} {fields}".rstrip()
 
 

@@ -387,8 +387,8 @@ class TableRenderer:
         if limit is None or section.width <= limit:
             return [(self._styled(section.segments) + "\n").encode()]
         if section.wrap:
-            text, style = _plain(section.segments)
-            return [(self._styled([(chunk, style)]) + "\n").encode() for chunk in _wrap(text, limit)]
+            chunks, style = _wrap(section.segments, limit)
+            return [(self._styled([(chunk, style)]) + "\n").encode() for chunk in chunks]
         return [(self._styled(_cut_segments(section.segments, limit)) + "\n").encode()]
 
     def _start_run(self, b: Batch) -> None:
@@ -584,10 +584,8 @@ class TableRenderer:
                     other = cells.get(col)
                     if other is not None:
                         parts.append(self._cell(other, width))
-                    elif col == _OFFSET:
-                        parts.append(column[row].rjust(width))
                     else:
-                        parts.append(column[row].ljust(width))
+                        parts.append(column[row].rjust(width) if col == _OFFSET else column[row].ljust(width))
                 drawn[row] = f"{bar} {sep.join(parts)} {bar}\n"
         inner = _table_width(widths) - 5
         sections = [(row, self._section(section, inner)) for row, section in self._sections]
@@ -608,8 +606,7 @@ class TableRenderer:
         width = section.width
         rule = _BOX.row_horizontal
         if width > inner and section.wrap:
-            text, style = _plain(segments)
-            first, *rest = _wrap(text, inner)
+            (first, *rest), style = _wrap(segments, inner)
             lines = [
                 f"{_BOX.row_left}{rule} {self._styled([(first, style)])} {rule * (inner - cell_len(first))}{_BOX.row_right}\n"
             ]
@@ -644,17 +641,15 @@ def _cut(text: str, width: int) -> tuple[str, int]:
     return set_cell_size(text, width - 1) + "…", width
 
 
-def _plain(segments: list[Segment]) -> Segment:
-    """The text of ``segments`` and the style of the first: for wrapping a one-style line."""
-    return "".join(t for t, _ in segments), segments[0][1] if segments else ""
-
-
-def _wrap(text: str, width: int) -> list[str]:
-    """``text`` in lines of at most ``width`` cells, broken at spaces where it can be."""
+def _wrap(segments: list[Segment], width: int) -> tuple[list[str], str]:
+    """The text of ``segments`` in lines of at most ``width`` cells, broken at spaces where it can be,
+    and the style of the first segment (a wrapped line has one style)."""
     import textwrap
 
+    text = "".join(t for t, _ in segments)
     lines = textwrap.wrap(text, width, break_long_words=True, break_on_hyphens=False) or [""]
-    return [ln if cell_len(ln) <= width else set_cell_size(ln, width) for ln in lines]
+    style = segments[0][1] if segments else ""
+    return [ln if cell_len(ln) <= width else set_cell_size(ln, width) for ln in lines], style
 
 
 def _cut_segments(segments: list[Segment], width: int) -> list[Segment]:

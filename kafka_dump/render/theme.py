@@ -11,7 +11,7 @@ from rich.theme import Theme
 
 from kafka_dump.render.plain import number, plural
 
-__all__ = ["STYLES", "THEME", "number", "plural", "sgr", "style"]  # number, plural: from plain.py, Rich-free
+__all__ = ["STYLES", "THEME", "number", "plural", "sgr"]  # number, plural: from plain.py, Rich-free
 
 STYLES: dict[str, str] = {
     # structure
@@ -48,13 +48,9 @@ STYLES: dict[str, str] = {
 THEME = Theme(STYLES)
 
 
-def style(name: str) -> Style:
-    """The parsed Rich style of a theme name (``kdump.null``)."""
-    return Style.parse(STYLES[name]) if STYLES[name] else Style.null()
-
-
 def sgr(name: str) -> tuple[str, str]:
     """(start, end) ANSI codes of a theme style, rendered once, for writing styled text directly."""
-    rendered = style(name).render("\0", color_system=ColorSystem.STANDARD)
+    style = Style.parse(STYLES[name]) if STYLES[name] else Style.null()
+    rendered = style.render("\0", color_system=ColorSystem.STANDARD)
     start, _, end = rendered.partition("\0")
     return start, end
