@@ -27,7 +27,7 @@ from kafka_dump.analysis.convert_run import (
     progress_position,
 )
 from kafka_dump.commands import EXIT_CORRUPT, EXIT_OK
-from kafka_dump.commands.options import count_option, format_option, limit_options, output_options
+from kafka_dump.commands.options import Limits, count_option, format_option, limit_options, output_options
 from kafka_dump.errors import KafkaDumpError
 from kafka_dump.log.writer import check_writable
 from kafka_dump.model import Compression
@@ -68,8 +68,8 @@ _CODECS = [c.label for c in Compression if c is not Compression.UNKNOWN]
 @limit_options
 @output_options
 def convert(
-    out: Output,
     input_path: Path,
+    out: Output,
     output: Path,
     to_magic: str,
     compression: str | None,
@@ -82,8 +82,7 @@ def convert(
     drop_control: bool,
     timestamp: int | None,
     fmt: str,
-    max_batch_bytes: int,
-    max_records_per_batch: int,
+    limits: Limits,
 ) -> int:
     """Rewrite old v0/v1 segments as v2 (or back), keeping every offset, key, value and timestamp.
 
@@ -96,14 +95,8 @@ def convert(
       kdump convert --compression lz4 my-topic-0/ -o my-topic-0.v2/
       kdump convert --to-magic 1 --drop-control 00000000000000000000.log -o v1.log
     """
-    options = ConvertOptions(
-        to_magic=int(to_magic),
-        compression=None if compression is None else Compression[compression.upper()],
-        batch_records=batch_records,
-        batch_bytes=batch_bytes,
-        drop_control=drop_control,
-        timestamp=timestamp,
-    )
+    codec = None if compression is None else Compression[compression.upper()]
+    options = ConvertOptions(int(to_magic), codec, batch_records, batch_bytes, drop_control, timestamp)
     options.check()
     if level is not None and options.compression is not None:
         problem = level_problem(options.compression, level)
@@ -119,8 +112,7 @@ def convert(
         for src, dst in pairs:
             reports.append(convert_segment(
                 src, dst, options, level=level, index=index, force=force, skip_corrupt=skip_corrupt,
-                max_batch_bytes=max_batch_bytes, max_records_per_batch=max_records_per_batch,
-                watch=_watch(out),
+                watch=_watch(out), **limits,
             ))  # fmt: skip
     except (CorruptInputError, VerificationError) as exc:
         out.diagnostic(f"error: {exc}")

@@ -23,9 +23,10 @@ from kafka_dump.analysis.dump import (
 )
 from kafka_dump.commands import EXIT_CORRUPT, EXIT_MEANINGS, EXIT_OK
 from kafka_dump.commands.options import (
+    Limits,
     count_option,
     format_option,
-    input_paths,
+    inputs,
     limit_options,
     output_options,
     range_options,
@@ -43,7 +44,7 @@ T = TypeVar("T")
 
 
 @click.command()
-@input_paths
+@inputs
 @format_option(
     "table",
     "json",
@@ -73,16 +74,15 @@ T = TypeVar("T")
 )  # fmt: skip
 @output_options
 def dump(
-    out: Output,
     paths: tuple[str, ...],
+    out: Output,
     fmt: str,
     payload: str,
     max_bytes: int,
     batches_only: bool,
     time_mode: TimeMode,
     rng: RangeFilter,
-    max_batch_bytes: int,
-    max_records_per_batch: int,
+    limits: Limits,
     decode: str,
     no_txnindex: bool,
 ) -> int:
@@ -104,8 +104,7 @@ def dump(
         list(paths),
         rng,
         with_records=not batches_only,
-        max_batch_bytes=max_batch_bytes,
-        max_records_per_batch=max_records_per_batch,
+        **limits,
         # JSON Lines write a run of plain v0/v1 messages straight from its bytes
         plain_run=json_renderer.plain_run if json_renderer is not None else None,
         txn_index=not no_txnindex,

@@ -3,12 +3,12 @@
 Stack them under ``@click.command()``::
 
     @click.command()
-    @input_paths
+    @inputs                 # gives ``paths``
     @format_option("table", "json")
     @range_options          # gives the command one ``rng: RangeFilter`` argument
-    @limit_options          # gives ``max_batch_bytes`` and ``max_records_per_batch``
+    @limit_options          # gives ``limits: Limits``
     @output_options         # gives ``out: Output`` (--color); --traceback is read by cli.py
-    def verify(out, paths, fmt, rng, max_batch_bytes, max_records_per_batch) -> int: ...
+    def verify(paths, out, fmt, rng, limits) -> int: ...
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta, timezone
-from typing import Any, TypeVar
+from typing import Any, TypedDict, TypeVar
 
 import click
 
@@ -50,7 +50,7 @@ def _time_callback(ctx: click.Context, param: click.Parameter, value: str | None
     return parse_time(value)
 
 
-def input_paths(f: F) -> F:
+def inputs(f: F) -> F:
     """``FILE|DIR...``: segment files, or partition directories (their segments in offset order)."""
     return click.argument("paths", nargs=-1, required=True, metavar="FILE|DIR...")(f)
 
@@ -129,9 +129,25 @@ _LIMITS = (
 )  # fmt: skip
 
 
+class Limits(TypedDict):
+    """What a batch may hold before it is a problem, not a crash; the readers take it as ``**limits``."""
+
+    max_batch_bytes: int
+    max_records_per_batch: int
+
+
 def limit_options(f: F) -> F:
-    """``--max-batch-bytes``, ``--max-records-per-batch``: what breaks them is a problem, not a crash."""
-    return _stacked(f, _LIMITS)  # type: ignore[no-any-return]
+    """``--max-batch-bytes``, ``--max-records-per-batch``: the command receives ``limits: Limits``."""
+
+    @functools.wraps(f)
+    def wrapper(*args: Any, max_batch_bytes: int, max_records_per_batch: int, **kwargs: Any) -> Any:
+        return f(
+            *args,
+            limits=Limits(max_batch_bytes=max_batch_bytes, max_records_per_batch=max_records_per_batch),
+            **kwargs,
+        )
+
+    return _stacked(wrapper, _LIMITS)  # type: ignore[no-any-return]
 
 
 def _set_traceback(ctx: click.Context, param: click.Parameter, value: bool) -> None:

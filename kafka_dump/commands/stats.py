@@ -13,19 +13,14 @@ import click
 from kafka_dump.analysis.stats import SegmentStats
 from kafka_dump.analysis.stats_walk import StatsEvent, iter_stats, progress_position, stats_files
 from kafka_dump.commands import EXIT_OK
-from kafka_dump.commands.options import (
-    count_option,
-    format_option,
-    input_paths,
-    limit_options,
-    output_options,
-)
+from kafka_dump.commands.options import count_option, format_option, inputs, limit_options, output_options
 from kafka_dump.model import Compression, Problem
 from kafka_dump.render import progress
 from kafka_dump.render.output import UNWRAPPED, Output
 
 if TYPE_CHECKING:
     from kafka_dump.analysis.compare import Comparison
+    from kafka_dump.commands.options import Limits
 
 CODECS = (Compression.NONE, Compression.GZIP, Compression.SNAPPY, Compression.LZ4, Compression.ZSTD)
 
@@ -42,7 +37,7 @@ def _codecs_option(ctx: click.Context, param: click.Parameter, value: str) -> tu
 
 
 @click.command()
-@input_paths
+@inputs
 @format_option(
     "table", "json", help="table: Rich tables and charts; json: one JSON object per file, then one for the total."
 )  # fmt: skip
@@ -72,12 +67,11 @@ def _codecs_option(ctx: click.Context, param: click.Parameter, value: str) -> tu
 @count_option("--sample", help="--compare: encode only N batches spread over each file (the figures say so).")
 @output_options
 def stats(
-    out: Output,
     paths: tuple[str, ...],
+    out: Output,
     fmt: str,
     no_charts: bool,
-    max_batch_bytes: int,
-    max_records_per_batch: int,
+    limits: Limits,
     compare: bool,
     batch_records: int | None,
     batch_bytes: int | None,
@@ -118,9 +112,7 @@ def stats(
             c = comparisons[str(path)] = Comparison(options, file_bytes=os.path.getsize(path))
             return c
 
-    events: Iterable[StatsEvent] = iter_stats(
-        files, max_batch_bytes=max_batch_bytes, max_records_per_batch=max_records_per_batch, listener=listener
-    )
+    events: Iterable[StatsEvent] = iter_stats(files, listener=listener, **limits)
     if progress.wanted():
         events = progress.with_progress(events, progress_position, out.err_console)
     _render(out, events, fmt, charts=not no_charts, comparisons=comparisons)

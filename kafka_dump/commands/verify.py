@@ -19,7 +19,7 @@ from kafka_dump.analysis.verify import (
     verify_files,
 )
 from kafka_dump.commands import EXIT_BAD_INPUT, EXIT_CORRUPT, EXIT_OK
-from kafka_dump.commands.options import count_option, format_option, limit_options, output_options
+from kafka_dump.commands.options import Limits, count_option, format_option, limit_options, output_options
 from kafka_dump.model import Problem, ProblemKind
 from kafka_dump.render.output import UNWRAPPED, Output
 from kafka_dump.render.payload import printable
@@ -51,16 +51,15 @@ if TYPE_CHECKING:
 @limit_options
 @output_options
 def verify_crc(
-    out: Output,
     paths: tuple[str, ...],
+    out: Output,
     deep: bool,
     no_index: bool,
     fmt: str,
     fail_on_tail: bool,
     salvage_dir: Path | None,
     jobs: int | None,
-    max_batch_bytes: int,
-    max_records_per_batch: int,
+    limits: Limits,
 ) -> int:
     """Check the integrity of segments: CRCs, framing, records, offsets, the tail and the indexes.
 
@@ -81,13 +80,8 @@ def verify_crc(
         check_writable(salvage_dir)
     files = verify_files(list(paths))
     workers = min(jobs or os.cpu_count() or 1, max(len(files), 1))
-    options = VerifyOptions(
-        deep=deep,
-        index=not no_index,
-        max_batch_bytes=max_batch_bytes,
-        max_records_per_batch=max_records_per_batch,
-        inflate_ahead=workers <= 1,  # files in parallel already take every core
-    )
+    # Inflating ahead on a second thread only for one worker: files in parallel take every core.
+    options = VerifyOptions(deep, not no_index, **limits, inflate_ahead=workers <= 1)
     events: Iterable[VerifyEvent] = _events(files, options, workers)
     show: _JsonOut | _TableOut = _JsonOut(out) if fmt == "json" else _TableOut(out)
     reports: list[FileReport] = []
