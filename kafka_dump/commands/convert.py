@@ -139,9 +139,6 @@ def _watch(out: Output) -> Watch | None:
     return watch
 
 
-# -- the report -------------------------------------------------------------------------------
-
-
 def _total(reports: list[FileReport]) -> FileReport:
     before, after, changes = Side(), Side(), Changes()
     for r in reports:

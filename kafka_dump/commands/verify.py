@@ -151,16 +151,15 @@ class _Bar:
 
     def __enter__(self) -> _Bar:
         if self._out.err_is_terminal:
-            from rich.progress import (
-                BarColumn,
-                DownloadColumn,
-                Progress,
-                TimeRemainingColumn,
-                TransferSpeedColumn,
-            )
+            from rich import progress as rp
 
-            columns = (BarColumn(), DownloadColumn(), TransferSpeedColumn(), TimeRemainingColumn())
-            self._progress = Progress(*columns, console=self._out.err_console, transient=True)
+            columns = (
+                rp.BarColumn(),
+                rp.DownloadColumn(),
+                rp.TransferSpeedColumn(),
+                rp.TimeRemainingColumn(),
+            )
+            self._progress = rp.Progress(*columns, console=self._out.err_console, transient=True)
             self._progress.start()
             self.console = self._progress.console
         return self

@@ -56,9 +56,6 @@ def file_decoder(choice: str, path: str) -> tuple[RecordDecoder | None, bool]:
     return record_decoder(name), name is not None
 
 
-# ---- JSON Lines --------------------------------------------------------------------------------
-
-
 def part_object(p: Part | None) -> dict[str, Any] | None:
     if p is None:
         return None
@@ -83,8 +80,6 @@ def decoded_object(d: Decoded) -> dict[str, Any]:
 def decoded_json(d: Decoded) -> str:
     return _compact(decoded_object(d))
 
-
-# ---- Kafka's tool --------------------------------------------------------------------------------
 
 CONTROL_LABELS: dict[int, str] = {  # as Kafka's tool prints a KRaft control record, before its JSON
     ControlType.LEADER_CHANGE: " LeaderChange: ",
@@ -149,9 +144,6 @@ def _transaction_text(d: Decoded) -> tuple[str | None, str | None]:
     )
 
 
-# ---- Table cells ---------------------------------------------------------------------------------
-
-
 def part_text(p: Part | None, tombstone: bool = False) -> str:
     """One table cell: ``OffsetCommitValue v3 offset=5 leaderEpoch=-1 ...`` (fields in schema order)."""
     if p is None:
@@ -166,9 +158,6 @@ def part_text(p: Part | None, tombstone: bool = False) -> str:
         f"{k}={v if isinstance(v, str) else kafka_json(v)}" for k, v in p.data.items() if k != UNKNOWN_TAGS
     )
     return f"{head} {fields}".rstrip()
-
-
-# ---- Side files ----------------------------------------------------------------------------------
 
 
 def side_kafka_line(item: SideItem) -> str | None:

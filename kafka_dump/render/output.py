@@ -127,8 +127,6 @@ class Output:
         self._chunk_bytes = 0 if self.is_terminal else CHUNK_BYTES
         self._utf8 = _writes_utf8(self.stdout)
 
-    # --- text and bytes on stdout ------------------------------------------------------------
-
     def write(self, text: str) -> None:
         """Text as it is (the renderer has escaped what needs escaping)."""
         if self._bytes_pending:
@@ -192,8 +190,6 @@ class Output:
         if self._bytes_pending:
             self._flush_bytes()
 
-    # --- stderr -----------------------------------------------------------------------------
-
     def diagnostic(self, message: str) -> None:
         """One ``kdump: message`` line on stderr, control characters escaped."""
         self.flush()
@@ -204,8 +200,6 @@ class Output:
         """A Rich renderable on stderr (a closing summary)."""
         self.flush()
         self.err_console.print(renderable)
-
-    # --- Rich consoles ------------------------------------------------------------------------
 
     @property
     def console(self) -> Console:

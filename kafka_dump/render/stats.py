@@ -22,7 +22,6 @@ if TYPE_CHECKING:
 TOP_HEADER_KEYS = 10
 
 
-# -- JSON ----------------------------------------------------------------------------------------
 _SUMMARY = ("count", "min", *(f"p{p}" for p in PERCENTILES), "max", "total")
 
 
@@ -124,7 +123,6 @@ def _overhead(s: SegmentStats) -> dict[str, Any]:
     }
 
 
-# -- Rich ----------------------------------------------------------------------------------------
 def _int(v: int | None) -> str:
     return "-" if v is None else number(v)
 

@@ -185,11 +185,9 @@ def problem_title(p: Problem, *, dumped: str | None = None) -> list[Segment]:
     where = f"at byte {p.position}"
     if dumped is not None and p.file != dumped:
         where = f"in {printable(os.path.basename(p.file))} {where}"
-    if p.kind is ProblemKind.CORRUPT:
-        head, style = f"PROBLEM {where} ({number(p.length)} bytes, corrupt)", "kdump.problem"
-    else:
-        head, style = f"TAIL {where} ({number(p.length)} bytes, {p.kind.label})", "kdump.tail"
-    return [(f"{head}: {printable(p.reason)}", style)]
+    corrupt = p.kind is ProblemKind.CORRUPT
+    head = f"{'PROBLEM' if corrupt else 'TAIL'} {where} ({number(p.length)} bytes, {p.kind.label})"
+    return [(f"{head}: {printable(p.reason)}", "kdump.problem" if corrupt else "kdump.tail")]
 
 
 def _joined(parts: list[Segment]) -> list[Segment]:
