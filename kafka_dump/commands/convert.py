@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     from rich.table import Table
 
 _CODECS = [c.label for c in Compression if c is not Compression.UNKNOWN]
+_COUNTS = ("bytes", "batches", "records")  # of each Side, input and output
 
 
 @click.command()
@@ -143,9 +144,8 @@ def _total(reports: list[FileReport]) -> FileReport:
     before, after, changes = Side(), Side(), Changes()
     for r in reports:
         for total, side in ((before, r.before), (after, r.after)):
-            total.bytes += side.bytes
-            total.batches += side.batches
-            total.records += side.records
+            for name in _COUNTS:
+                setattr(total, name, getattr(total, name) + getattr(side, name))
         for name, n in r.changes.as_dict().items():
             setattr(changes, name, getattr(changes, name) + n)
     skipped = [p for r in reports for p in r.skipped]
@@ -180,12 +180,8 @@ def _camel(name: str) -> str:
 def _json(r: FileReport, kind: str) -> dict[str, object]:
     def side(s: Side) -> dict[str, object]:
         bpr = s.bytes_per_record
-        return {
-            "bytes": s.bytes,
-            "batches": s.batches,
-            "records": s.records,
-            "bytesPerRecord": None if bpr is None else round(bpr, 2),
-        }
+        counts = {name: getattr(s, name) for name in _COUNTS}
+        return {**counts, "bytesPerRecord": None if bpr is None else round(bpr, 2)}
 
     saving = r.saving
     tail = r.tail
@@ -213,8 +209,8 @@ def _table(r: FileReport) -> Table:
     table.add_column("")
     table.add_column("input", justify="right", style="kdump.number")
     table.add_column("output", justify="right", style="kdump.number")
-    for label, attr in (("bytes", "bytes"), ("batches", "batches"), ("records", "records")):
-        table.add_row(label, number(getattr(r.before, attr)), number(getattr(r.after, attr)))
+    for name in _COUNTS:
+        table.add_row(name, number(getattr(r.before, name)), number(getattr(r.after, name)))
     bpr = [s.bytes_per_record for s in (r.before, r.after)]
     table.add_row("bytes/record", *("-" if b is None else f"{b:.1f}" for b in bpr))
     saving = r.saving

@@ -171,6 +171,8 @@ def side_kafka_line(item: SideItem) -> str | None:
             f"version: {item.version} producerId: {item.producerId} firstOffset: {item.firstOffset} "
             f"lastOffset: {item.lastOffset} lastStableOffset: {item.lastStableOffset}\n"
         )
+    if isinstance(item, LeaderEpochEntry):
+        return f"{item.epoch} {item.startOffset}\n"
     if isinstance(item, ProducerEntry):
         txn = (
             f"OptionalLong[{item.currentTxnFirstOffset}]"
@@ -188,8 +190,6 @@ def side_kafka_line(item: SideItem) -> str | None:
                 f"lastOffset: {item.lastOffset} offsetDelta: {item.offsetDelta} timestamp: {item.lastTimestamp}"
             )
         return line + "\n"
-    if isinstance(item, LeaderEpochEntry):
-        return f"{item.epoch} {item.startOffset}\n"
     if isinstance(item, PartitionMetadata):
         return f"version: {item.version}\ntopic_id: {item.topicId}\n"
     return None

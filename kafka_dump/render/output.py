@@ -135,9 +135,7 @@ class Output:
 
     def write_lines(self, lines: Iterable[str]) -> None:
         """Lines of text in one write: under ``-u`` the text layer writes through, a call per line."""
-        if self._bytes_pending:
-            self._flush_bytes()
-        self.stdout.write("".join(lines))
+        self.write("".join(lines))
 
     def write_bytes(self, data: bytes) -> None:
         """Bytes straight to stdout's buffer (JSON Lines): no decode and re-encode."""
