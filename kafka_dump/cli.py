@@ -1,11 +1,8 @@
 """The ``kdump`` group and the error and exit-code edge; each command lives in ``commands/NAME.py``.
 
 Exit codes: 0 all good; 1 corrupt data was found (and reported in place); 2 the input could not be
-read at all (missing file, not a segment, bad option). A command returns 0 or 1; the group turns a
-``KafkaDumpError`` into one line on stderr and exit 2, and ends quietly on a closed pipe.
-
-Start-up stays cheap: a command's module, and the decoder, renderers and Rich behind it,
-is imported when that command runs or is listed (``_LazyCommands``), not for ``kdump --version``.
+read at all. A ``KafkaDumpError`` becomes one line on stderr and exit 2; a closed pipe ends quietly.
+A command's module (and Rich behind it) is imported only when that command runs or is listed.
 """
 
 from __future__ import annotations
@@ -26,11 +23,8 @@ __all__ = ["main"]
 
 
 class _LazyCommands(MutableMapping[str, click.Command]):
-    """The group's commands by name; one registered as ``"module:attribute"`` is imported on first use.
-
-    Reading a command (``[]``, ``get``, ``values``) loads it; its name alone (``in``, iteration, the
-    listing that ``--help`` sorts) imports nothing.
-    """
+    """The group's commands by name; one registered as ``"module:attribute"`` is imported when read
+    (``[]``, ``get``, ``values``), not for its name alone (``in``, iteration, ``--help``'s listing)."""
 
     def __init__(self) -> None:
         self._loaded: dict[str, click.Command] = {}

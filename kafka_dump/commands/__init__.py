@@ -1,14 +1,8 @@
-"""One module per command (``dump.py``, ...), each a ``@click.command`` that ``cli.py`` registers.
+"""One module per command, each a ``@click.command`` that ``cli.py`` registers.
 
-How a command is written (see ``dump.py``):
-
-* options from ``options.py`` (input paths, range filters, ``--format``, ``--color``,
-  ``--traceback``...), so every command spells and documents them alike;
-* the library does the work (``analysis/``), a renderer builds the output (``render/``), and
-  everything is written through one ``render.output.Output`` (width, colour, bytes or text, stderr);
-* the command returns its exit code (``EXIT_OK`` or ``EXIT_CORRUPT``). It lets ``KafkaDumpError``
-  and ``BrokenPipeError`` propagate: ``cli.py``'s group turns the first into one line and exit 2
-  (with the trace under ``--traceback``) and ends the second quietly.
+A command takes its options from ``options.py``, lets the library (``analysis/``) do the work and a
+renderer (``render/``) build the output, writes through one ``render.output.Output``, and returns
+its exit code. ``KafkaDumpError`` and ``BrokenPipeError`` propagate to ``cli.py``'s group.
 """
 
 EXIT_OK = 0  # all good (a zero-filled or partial tail is a fact, not corruption)

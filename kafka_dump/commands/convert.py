@@ -1,10 +1,8 @@
 """``kdump convert``: rewrite a segment, or a partition directory's segments, in another message format.
 
-The rules live in ``analysis/convert.py`` and the run (temporary file, verification, rename) in
-``analysis/convert_run.py``; this module parses options, shows progress and prints the report.
-Exit codes: 0 converted; 1 corrupt input (the conversion stopped, or with ``--skip-corrupt`` left
-it out) or an output that failed verification (nothing written); 2 a bad option, an input that
-cannot be read, an output that is refused, or a record the target cannot carry.
+The rules are ``analysis/convert.py``'s and the run ``analysis/convert_run.py``'s. Exit codes: 0
+converted; 1 corrupt input or an output that failed verification; 2 a bad option, an unreadable
+input, a refused output, or a record the target cannot carry.
 """
 
 from __future__ import annotations
@@ -29,18 +27,12 @@ from kafka_dump.analysis.convert_run import (
     progress_position,
 )
 from kafka_dump.commands import EXIT_CORRUPT, EXIT_OK
-from kafka_dump.commands.options import (
-    color_option,
-    format_option,
-    max_batch_bytes_option,
-    max_records_option,
-    traceback_option,
-)
+from kafka_dump.commands.options import Limits, count_option, format_option, limit_options, output_options
 from kafka_dump.errors import KafkaDumpError
 from kafka_dump.log.writer import check_writable
 from kafka_dump.model import Compression
 from kafka_dump.render import progress
-from kafka_dump.render.output import ColorMode, Output
+from kafka_dump.render.output import Output
 from kafka_dump.render.payload import printable
 from kafka_dump.render.theme import number
 from kafka_dump.wire.codecs import level_problem
@@ -49,6 +41,7 @@ if TYPE_CHECKING:
     from rich.table import Table
 
 _CODECS = [c.label for c in Compression if c is not Compression.UNKNOWN]
+_COUNTS = ("bytes", "batches", "records")  # of each Side, input and output
 
 
 @click.command()
@@ -61,8 +54,8 @@ _CODECS = [c.label for c in Compression if c is not Compression.UNKNOWN]
               help="The codec of every data batch (default: each batch keeps its own).")  # fmt: skip
 @click.option("--level", type=int,
               help="The compression level of every gzip, lz4 or zstd batch (Kafka's ranges).")  # fmt: skip
-@click.option("--batch-records", type=click.IntRange(min=1), help="Re-batch: at most N records per batch.")
-@click.option("--batch-bytes", type=click.IntRange(min=1),
+@count_option("--batch-records", help="Re-batch: at most N records per batch.")
+@count_option("--batch-bytes",
               help="Re-batch: at most N bytes per batch (uncompressed; plain v0/v1 messages: 16384).")  # fmt: skip
 @click.option("--index/--no-index", default=True, show_default=True,
               help="Also write the new segment's .index and .timeindex.")  # fmt: skip
@@ -73,12 +66,11 @@ _CODECS = [c.label for c in Compression if c is not Compression.UNKNOWN]
 @click.option("--timestamp", type=int, metavar="MS",
               help="The timestamp (epoch ms) given to v0 records, which have none (default -1).")  # fmt: skip
 @format_option("table", "json", help="The report: a table, or one JSON object per file.")
-@max_batch_bytes_option
-@max_records_option
-@color_option
-@traceback_option
+@limit_options
+@output_options
 def convert(
     input_path: Path,
+    out: Output,
     output: Path,
     to_magic: str,
     compression: str | None,
@@ -91,9 +83,7 @@ def convert(
     drop_control: bool,
     timestamp: int | None,
     fmt: str,
-    max_batch_bytes: int,
-    max_records_per_batch: int,
-    color: ColorMode,
+    limits: Limits,
 ) -> int:
     """Rewrite old v0/v1 segments as v2 (or back), keeping every offset, key, value and timestamp.
 
@@ -106,15 +96,8 @@ def convert(
       kdump convert --compression lz4 my-topic-0/ -o my-topic-0.v2/
       kdump convert --to-magic 1 --drop-control 00000000000000000000.log -o v1.log
     """
-    out = Output(color)
-    options = ConvertOptions(
-        to_magic=int(to_magic),
-        compression=None if compression is None else Compression[compression.upper()],
-        batch_records=batch_records,
-        batch_bytes=batch_bytes,
-        drop_control=drop_control,
-        timestamp=timestamp,
-    )
+    codec = None if compression is None else Compression[compression.upper()]
+    options = ConvertOptions(int(to_magic), codec, batch_records, batch_bytes, drop_control, timestamp)
     options.check()
     if level is not None and options.compression is not None:
         problem = level_problem(options.compression, level)
@@ -128,12 +111,10 @@ def convert(
         if input_path.is_dir():
             output.mkdir(exist_ok=True)
         for src, dst in pairs:
-            report = convert_segment(
+            reports.append(convert_segment(
                 src, dst, options, level=level, index=index, force=force, skip_corrupt=skip_corrupt,
-                max_batch_bytes=max_batch_bytes, max_records_per_batch=max_records_per_batch,
-                watch=_watch(out),
-            )  # fmt: skip
-            reports.append(report)
+                watch=_watch(out), **limits,
+            ))  # fmt: skip
     except (CorruptInputError, VerificationError) as exc:
         out.diagnostic(f"error: {exc}")
         code = EXIT_CORRUPT
@@ -159,16 +140,12 @@ def _watch(out: Output) -> Watch | None:
     return watch
 
 
-# -- the report -------------------------------------------------------------------------------
-
-
 def _total(reports: list[FileReport]) -> FileReport:
     before, after, changes = Side(), Side(), Changes()
     for r in reports:
         for total, side in ((before, r.before), (after, r.after)):
-            total.bytes += side.bytes
-            total.batches += side.batches
-            total.records += side.records
+            for name in _COUNTS:
+                setattr(total, name, getattr(total, name) + getattr(side, name))
         for name, n in r.changes.as_dict().items():
             setattr(changes, name, getattr(changes, name) + n)
     skipped = [p for r in reports for p in r.skipped]
@@ -203,12 +180,8 @@ def _camel(name: str) -> str:
 def _json(r: FileReport, kind: str) -> dict[str, object]:
     def side(s: Side) -> dict[str, object]:
         bpr = s.bytes_per_record
-        return {
-            "bytes": s.bytes,
-            "batches": s.batches,
-            "records": s.records,
-            "bytesPerRecord": None if bpr is None else round(bpr, 2),
-        }
+        counts = {name: getattr(s, name) for name in _COUNTS}
+        return {**counts, "bytesPerRecord": None if bpr is None else round(bpr, 2)}
 
     saving = r.saving
     tail = r.tail
@@ -229,7 +202,6 @@ def _json(r: FileReport, kind: str) -> dict[str, object]:
 
 
 def _table(r: FileReport) -> Table:
-    """A small summary table (Rich's ``Table`` is fine at this size)."""
     from rich.table import Table
     from rich.text import Text
 
@@ -237,8 +209,8 @@ def _table(r: FileReport) -> Table:
     table.add_column("")
     table.add_column("input", justify="right", style="kdump.number")
     table.add_column("output", justify="right", style="kdump.number")
-    for label, attr in (("bytes", "bytes"), ("batches", "batches"), ("records", "records")):
-        table.add_row(label, number(getattr(r.before, attr)), number(getattr(r.after, attr)))
+    for name in _COUNTS:
+        table.add_row(name, number(getattr(r.before, name)), number(getattr(r.after, name)))
     bpr = [s.bytes_per_record for s in (r.before, r.after)]
     table.add_row("bytes/record", *("-" if b is None else f"{b:.1f}" for b in bpr))
     saving = r.saving

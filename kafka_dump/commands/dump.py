@@ -23,20 +23,20 @@ from kafka_dump.analysis.dump import (
 )
 from kafka_dump.commands import EXIT_CORRUPT, EXIT_MEANINGS, EXIT_OK
 from kafka_dump.commands.options import (
-    color_option,
+    Limits,
+    count_option,
     format_option,
-    input_paths,
-    max_batch_bytes_option,
-    max_records_option,
+    inputs,
+    limit_options,
+    output_options,
     range_options,
-    traceback_option,
 )
 from kafka_dump.internal_topics import DECODE_CHOICES
 from kafka_dump.model import Batch, Problem, ProblemKind
 from kafka_dump.render import Renderer, progress
 from kafka_dump.render.jsonl import JsonRenderer, terminal_safe
 from kafka_dump.render.kafka_text import KafkaTextRenderer
-from kafka_dump.render.output import ColorMode, Output
+from kafka_dump.render.output import Output
 from kafka_dump.render.payload import PayloadEncoding
 from kafka_dump.render.rows import TIME_MODES, TimeMode
 
@@ -44,7 +44,7 @@ T = TypeVar("T")
 
 
 @click.command()
-@input_paths
+@inputs
 @format_option(
     "table",
     "json",
@@ -55,14 +55,14 @@ T = TypeVar("T")
     "--payload", type=click.Choice([e.value for e in PayloadEncoding]), default="text", show_default=True,
     help="How --format json writes keys, values and header values (base64 and hex are exact).",
 )  # fmt: skip
-@click.option("--max-bytes", type=click.IntRange(min=1), default=64, show_default=True,
-              help="Table: cut keys and values to this many bytes.")  # fmt: skip
+@count_option(
+    "--max-bytes", default=64, show_default=True, help="Table: cut keys and values to this many bytes."
+)
 @click.option("--batches-only", is_flag=True, help="Show batch headers only; records are not decoded.")
 @click.option("--time", "time_mode", type=click.Choice(list(TIME_MODES)), default="iso", show_default=True,
               help="Table: times as ISO-8601 (UTC), epoch ms, or both in one column.")  # fmt: skip
 @range_options
-@max_batch_bytes_option
-@max_records_option
+@limit_options
 @click.option(
     "--decode", type=click.Choice(DECODE_CHOICES), default="auto", show_default=True,
     help="Decode Kafka's own records: auto chooses by the directory name (__consumer_offsets-N, "
@@ -72,21 +72,19 @@ T = TypeVar("T")
     "--no-txnindex", is_flag=True,
     help="Do not read .txnindex files: no batch is marked as data of an aborted transaction.",
 )  # fmt: skip
-@color_option
-@traceback_option
+@output_options
 def dump(
     paths: tuple[str, ...],
+    out: Output,
     fmt: str,
     payload: str,
     max_bytes: int,
     batches_only: bool,
     time_mode: TimeMode,
     rng: RangeFilter,
-    max_batch_bytes: int,
-    max_records_per_batch: int,
+    limits: Limits,
     decode: str,
     no_txnindex: bool,
-    color: ColorMode,
 ) -> int:
     """Show every batch and record of segments, or of a partition directory's segments;
     and the entries of the files Kafka keeps beside them (.index, .timeindex, .txnindex, .snapshot,
@@ -101,14 +99,12 @@ def dump(
       kdump dump --format json __consumer_offsets-12/          # offsets decoded (--decode auto)
       kdump dump 00000000000000000000.index 00000000000000000042.snapshot
     """
-    out = Output(color)
     json_renderer = JsonRenderer(PayloadEncoding(payload), decode) if fmt == "json" else None
     events: Iterable[DumpEvent] = iter_dump(
         list(paths),
         rng,
         with_records=not batches_only,
-        max_batch_bytes=max_batch_bytes,
-        max_records_per_batch=max_records_per_batch,
+        **limits,
         # JSON Lines write a run of plain v0/v1 messages straight from its bytes
         plain_run=json_renderer.plain_run if json_renderer is not None else None,
         txn_index=not no_txnindex,
@@ -117,7 +113,7 @@ def dump(
         events = progress.with_progress(events, progress_position, out.err_console)
     if json_renderer is not None:
         # On a terminal, the same JSON with what a terminal would act on escaped.
-        write_json = out.write_byte_lines if not out.is_terminal else _terminal_json(out)
+        write_json = _terminal_json(out) if out.is_terminal else out.write_byte_lines
         try:
             summary = _render(events, json_renderer, write_json)
         finally:
@@ -142,14 +138,7 @@ def dump(
     if out.err_is_terminal:
         from kafka_dump.render.summary import closing_summary
 
-        out.err_print(
-            closing_summary(
-                files=summary.files, batches=summary.batches, records=summary.records,
-                corrupt=summary.corrupt, tails=summary.tails, tail_bytes=summary.tail_bytes,
-                exit_code=code, meaning=EXIT_MEANINGS[code], aborted=summary.aborted,
-                unmarked=summary.unmarked,
-            )
-        )  # fmt: skip
+        out.err_print(closing_summary(**vars(summary), exit_code=code, meaning=EXIT_MEANINGS[code]))
     return code
 
 
@@ -159,10 +148,8 @@ def _render(
     write: Callable[[Sequence[T]], None],
     corrupt: Callable[[str], None] | None = None,
 ) -> Summary:
-    """Feed every event to ``renderer`` and write what it answers; return the closing ``Summary``.
-
-    ``corrupt``: where corruption goes instead, when the format has no place for it (Kafka's lines).
-    """
+    """Feed every event to ``renderer``, write what it answers, and return the closing ``Summary``;
+    ``corrupt``: where corruption goes when the format has no place for it (Kafka's lines)."""
     batch = renderer.batch
     # A renderer may take a BatchRun whole (TableRenderer.run); else each of its batches in turn.
     run: Callable[[Sequence[Batch]], Sequence[T]] | None = getattr(renderer, "run", None)

@@ -1,28 +1,26 @@
 """Option decorators shared by the commands, so every command spells, parses and documents them alike.
 
-Stack them under ``@click.command()`` (the manner of sqlite-utils' ``output_options``)::
+Stack them under ``@click.command()``::
 
     @click.command()
-    @input_paths
+    @inputs                 # gives ``paths``
     @format_option("table", "json")
     @range_options          # gives the command one ``rng: RangeFilter`` argument
-    @max_batch_bytes_option
-    @max_records_option     # gives ``max_records_per_batch``
-    @color_option           # gives ``color: "auto" | "always" | "never"``: pass it to Output
-    @traceback_option       # no argument: cli.py reads it when an error ends the command
-    def verify(paths, fmt, rng, max_batch_bytes, max_records_per_batch, color) -> int: ...
+    @limit_options          # gives ``limits: Limits``
+    @output_options         # gives ``out: Output`` (--color); --traceback is read by cli.py
+    def verify(paths, out, fmt, rng, limits) -> int: ...
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta, timezone
-from typing import Any, TypeVar
+from typing import Any, TypedDict, TypeVar
 
 import click
 
-from kafka_dump.render.output import COLOR_MODES
+from kafka_dump.render.output import COLOR_MODES, ColorMode, Output
 from kafka_dump.wire.codecs import DEFAULT_MAX_BATCH_BYTES, DEFAULT_MAX_RECORDS_PER_BATCH
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -52,9 +50,14 @@ def _time_callback(ctx: click.Context, param: click.Parameter, value: str | None
     return parse_time(value)
 
 
-def input_paths(f: F) -> F:
+def inputs(f: F) -> F:
     """``FILE|DIR...``: segment files, or partition directories (their segments in offset order)."""
     return click.argument("paths", nargs=-1, required=True, metavar="FILE|DIR...")(f)
+
+
+def count_option(*names: str, **kwargs: Any) -> Callable[[F], F]:
+    """An option that takes a whole number, 1 or more."""
+    return click.option(*names, type=click.IntRange(min=1), **kwargs)
 
 
 def format_option(
@@ -86,6 +89,12 @@ _RANGE = (
 )
 
 
+def _stacked(f: Any, options: Sequence[Callable[[Any], Any]]) -> Any:
+    for option in reversed(options):
+        f = option(f)
+    return f
+
+
 def range_options(f: F) -> F:
     """``--from/--to-offset``, ``--from/--to-time``, ``--limit``: the command receives ``rng: RangeFilter``."""
 
@@ -104,35 +113,41 @@ def range_options(f: F) -> F:
 
         return f(*args, rng=RangeFilter(from_offset, to_offset, from_time, to_time, limit), **kwargs)
 
-    decorated: Any = wrapper
-    for option in reversed(_RANGE):
-        decorated = option(decorated)
-    return decorated  # type: ignore[no-any-return]
+    return _stacked(wrapper, _RANGE)  # type: ignore[no-any-return]
 
 
-def max_batch_bytes_option(f: F) -> F:
-    """``--max-batch-bytes``: a batch that decompresses past this size is a problem, not a crash."""
-    return click.option(
+_LIMITS = (
+    click.option(
         "--max-batch-bytes", type=click.IntRange(min=1), default=DEFAULT_MAX_BATCH_BYTES, show_default=True,
         help="A batch that decompresses past this size is reported as a problem.",
-    )(f)  # fmt: skip
-
-
-def max_records_option(f: F) -> F:
-    """``--max-records-per-batch``, passed as ``max_records_per_batch``: a bound on what one batch may declare."""
-    return click.option(
+    ),
+    click.option(
         "--max-records-per-batch", type=click.IntRange(min=1), default=DEFAULT_MAX_RECORDS_PER_BATCH,
         show_default=True,
         help="A batch declaring more records (a wrapper holding more messages) is reported as a problem.",
-    )(f)  # fmt: skip
+    ),
+)  # fmt: skip
 
 
-def color_option(f: F) -> F:
-    """``--color auto|always|never``, passed as ``color``; ``auto`` honours ``NO_COLOR``."""
-    return click.option(
-        "--color", type=click.Choice(list(COLOR_MODES)), default="auto", show_default=True,
-        help="Colour: auto (a terminal, unless NO_COLOR is set), always (for less -R) or never.",
-    )(f)  # fmt: skip
+class Limits(TypedDict):
+    """What a batch may hold before it is a problem, not a crash; the readers take it as ``**limits``."""
+
+    max_batch_bytes: int
+    max_records_per_batch: int
+
+
+def limit_options(f: F) -> F:
+    """``--max-batch-bytes``, ``--max-records-per-batch``: the command receives ``limits: Limits``."""
+
+    @functools.wraps(f)
+    def wrapper(*args: Any, max_batch_bytes: int, max_records_per_batch: int, **kwargs: Any) -> Any:
+        return f(
+            *args,
+            limits=Limits(max_batch_bytes=max_batch_bytes, max_records_per_batch=max_records_per_batch),
+            **kwargs,
+        )
+
+    return _stacked(wrapper, _LIMITS)  # type: ignore[no-any-return]
 
 
 def _set_traceback(ctx: click.Context, param: click.Parameter, value: bool) -> None:
@@ -140,9 +155,24 @@ def _set_traceback(ctx: click.Context, param: click.Parameter, value: bool) -> N
         ctx.meta[TRACEBACK] = True
 
 
-def traceback_option(f: F) -> F:
-    """``--traceback``: on an error, the Python trace too (read by ``cli.py``; the command gets nothing)."""
-    return click.option(
+_OUTPUT = (
+    click.option(
+        "--color", type=click.Choice(list(COLOR_MODES)), default="auto", show_default=True,
+        help="Colour: auto (a terminal, unless NO_COLOR is set), always (for less -R) or never.",
+    ),
+    click.option(
         "--traceback", is_flag=True, expose_value=False, callback=_set_traceback,
         help="On an error, show the Python traceback instead of one line.",
-    )(f)  # fmt: skip
+    ),
+)  # fmt: skip
+
+
+def output_options(f: F) -> F:
+    """``--color auto|always|never``: the command receives ``out: Output``; ``--traceback``: read by
+    ``cli.py`` alone."""
+
+    @functools.wraps(f)
+    def wrapper(*args: Any, color: ColorMode, **kwargs: Any) -> Any:
+        return f(*args, out=Output(color), **kwargs)
+
+    return _stacked(wrapper, _OUTPUT)  # type: ignore[no-any-return]

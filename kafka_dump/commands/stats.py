@@ -13,20 +13,14 @@ import click
 from kafka_dump.analysis.stats import SegmentStats
 from kafka_dump.analysis.stats_walk import StatsEvent, iter_stats, progress_position, stats_files
 from kafka_dump.commands import EXIT_OK
-from kafka_dump.commands.options import (
-    color_option,
-    format_option,
-    input_paths,
-    max_batch_bytes_option,
-    max_records_option,
-    traceback_option,
-)
+from kafka_dump.commands.options import count_option, format_option, inputs, limit_options, output_options
 from kafka_dump.model import Compression, Problem
 from kafka_dump.render import progress
-from kafka_dump.render.output import UNWRAPPED, ColorMode, Output
+from kafka_dump.render.output import UNWRAPPED, Output
 
 if TYPE_CHECKING:
     from kafka_dump.analysis.compare import Comparison
+    from kafka_dump.commands.options import Limits
 
 CODECS = (Compression.NONE, Compression.GZIP, Compression.SNAPPY, Compression.LZ4, Compression.ZSTD)
 
@@ -43,26 +37,22 @@ def _codecs_option(ctx: click.Context, param: click.Parameter, value: str) -> tu
 
 
 @click.command()
-@input_paths
+@inputs
 @format_option(
     "table", "json", help="table: Rich tables and charts; json: one JSON object per file, then one for the total."
 )  # fmt: skip
 @click.option("--no-charts", is_flag=True, help="Leave out the record-size histogram and the sparkline.")
-@max_batch_bytes_option
-@max_records_option
+@limit_options
 @click.option(
     "--compare",
     is_flag=True,
     help="Also encode the records in V0, V1 and V2 with every codec and report the exact sizes.",
 )
-@click.option(
-    "--batch-records",
-    type=click.IntRange(min=1),
-    help="--compare: group plain v0/v1 messages into batches of at most N records.",
+@count_option(
+    "--batch-records", help="--compare: group plain v0/v1 messages into batches of at most N records."
 )
-@click.option(
+@count_option(
     "--batch-bytes",
-    type=click.IntRange(min=1),
     help="--compare: group plain v0/v1 messages into batches of at most N bytes (as V2). "
     "Default 16384 when --batch-records is not given.",
 )
@@ -74,26 +64,20 @@ def _codecs_option(ctx: click.Context, param: click.Parameter, value: str) -> tu
     help="--compare: the codecs to compare, comma-separated (V1 none is always shown).",
 )
 @click.option("--level", type=int, help="--compare: the compression level (each codec's default otherwise).")
-@click.option(
-    "--sample",
-    type=click.IntRange(min=1),
-    help="--compare: encode only N batches spread over each file (the figures say so).",
-)
-@color_option
-@traceback_option
+@count_option("--sample", help="--compare: encode only N batches spread over each file (the figures say so).")
+@output_options
 def stats(
     paths: tuple[str, ...],
+    out: Output,
     fmt: str,
     no_charts: bool,
-    max_batch_bytes: int,
-    max_records_per_batch: int,
+    limits: Limits,
     compare: bool,
     batch_records: int | None,
     batch_bytes: int | None,
     codecs: tuple[Compression, ...],
     level: int | None,
     sample: int | None,
-    color: ColorMode,
 ) -> int:  # fmt: skip
     """Count what segments hold: layout, batches, records, overhead per record.
 
@@ -115,7 +99,6 @@ def stats(
     """
     if not compare and (batch_records or batch_bytes or sample or level is not None):
         raise click.UsageError("--batch-records, --batch-bytes, --level and --sample need --compare")
-    out = Output(color)
     files = stats_files(paths)
     comparisons: dict[str, Comparison] = {}
     listener = None
@@ -129,9 +112,7 @@ def stats(
             c = comparisons[str(path)] = Comparison(options, file_bytes=os.path.getsize(path))
             return c
 
-    events: Iterable[StatsEvent] = iter_stats(
-        files, max_batch_bytes=max_batch_bytes, max_records_per_batch=max_records_per_batch, listener=listener
-    )
+    events: Iterable[StatsEvent] = iter_stats(files, listener=listener, **limits)
     if progress.wanted():
         events = progress.with_progress(events, progress_position, out.err_console)
     _render(out, events, fmt, charts=not no_charts, comparisons=comparisons)

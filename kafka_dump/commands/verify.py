@@ -1,8 +1,5 @@
-"""``kdump verify-crc``: check segments, partitions or whole log dirs; report, exit code, salvage.
-
-The checks are ``analysis/verify.py``'s; this module runs them over the files (in parallel worker
-processes with ``-j``), shows the problems and a summary, and writes the salvage copies.
-"""
+"""``kdump verify-crc``: run ``analysis/verify.py``'s checks over files (in worker processes with
+``-j``), show the problems and a summary, and write the salvage copies."""
 
 from __future__ import annotations
 
@@ -22,15 +19,9 @@ from kafka_dump.analysis.verify import (
     verify_files,
 )
 from kafka_dump.commands import EXIT_BAD_INPUT, EXIT_CORRUPT, EXIT_OK
-from kafka_dump.commands.options import (
-    color_option,
-    format_option,
-    max_batch_bytes_option,
-    max_records_option,
-    traceback_option,
-)
+from kafka_dump.commands.options import Limits, count_option, format_option, limit_options, output_options
 from kafka_dump.model import Problem, ProblemKind
-from kafka_dump.render.output import UNWRAPPED, ColorMode, Output
+from kafka_dump.render.output import UNWRAPPED, Output
 from kafka_dump.render.payload import printable
 from kafka_dump.render.plain import Justify, number, plain_table, plural
 
@@ -56,23 +47,19 @@ if TYPE_CHECKING:
 @click.option("--fail-on-tail", is_flag=True, help="Exit 1 when a file ends with a partial entry.")
 @click.option("--salvage", "salvage_dir", type=click.Path(file_okay=False, path_type=Path),
               help="Write a copy of each damaged segment holding only its valid batches into this directory.")  # fmt: skip
-@click.option("-j", "--jobs", type=click.IntRange(min=1), default=None,
-              help="Files checked in parallel (default: the number of cores).")  # fmt: skip
-@max_batch_bytes_option
-@max_records_option
-@color_option
-@traceback_option
+@count_option("-j", "--jobs", help="Files checked in parallel (default: the number of cores).")
+@limit_options
+@output_options
 def verify_crc(
     paths: tuple[str, ...],
+    out: Output,
     deep: bool,
     no_index: bool,
     fmt: str,
     fail_on_tail: bool,
     salvage_dir: Path | None,
     jobs: int | None,
-    max_batch_bytes: int,
-    max_records_per_batch: int,
-    color: ColorMode,
+    limits: Limits,
 ) -> int:
     """Check the integrity of segments: CRCs, framing, records, offsets, the tail and the indexes.
 
@@ -92,15 +79,9 @@ def verify_crc(
 
         check_writable(salvage_dir)
     files = verify_files(list(paths))
-    out = Output(color)
     workers = min(jobs or os.cpu_count() or 1, max(len(files), 1))
-    options = VerifyOptions(
-        deep=deep,
-        index=not no_index,
-        max_batch_bytes=max_batch_bytes,
-        max_records_per_batch=max_records_per_batch,
-        inflate_ahead=workers <= 1,  # files in parallel already take every core
-    )
+    # Inflating ahead on a second thread only for one worker: files in parallel take every core.
+    options = VerifyOptions(deep, not no_index, **limits, inflate_ahead=workers <= 1)
     events: Iterable[VerifyEvent] = _events(files, options, workers)
     show: _JsonOut | _TableOut = _JsonOut(out) if fmt == "json" else _TableOut(out)
     reports: list[FileReport] = []
@@ -170,16 +151,15 @@ class _Bar:
 
     def __enter__(self) -> _Bar:
         if self._out.err_is_terminal:
-            from rich.progress import (
-                BarColumn,
-                DownloadColumn,
-                Progress,
-                TimeRemainingColumn,
-                TransferSpeedColumn,
-            )
+            from rich import progress as rp
 
-            columns = (BarColumn(), DownloadColumn(), TransferSpeedColumn(), TimeRemainingColumn())
-            self._progress = Progress(*columns, console=self._out.err_console, transient=True)
+            columns = (
+                rp.BarColumn(),
+                rp.DownloadColumn(),
+                rp.TransferSpeedColumn(),
+                rp.TimeRemainingColumn(),
+            )
+            self._progress = rp.Progress(*columns, console=self._out.err_console, transient=True)
             self._progress.start()
             self.console = self._progress.console
         return self
@@ -271,11 +251,10 @@ def salvage_object(s: SalvageResult) -> dict[str, Any]:
 
 
 class _TableOut:
-    """One line per problem as it is found, then a Rich summary table: one row per file, then totals.
+    """One line per problem as it is found, then a summary table: a row per file, then totals.
 
-    File names and reasons are data: they reach Rich only inside ``Text``, control characters escaped.
-    Without colour the summary is written as ``plain_table`` lays it out, Rich's own characters, when it
-    can: a clean check then never loads Rich.
+    Data reaches Rich only inside ``Text``, escaped. Without colour the table is ``plain_table``'s
+    text when it can be, so a clean check never loads Rich.
     """
 
     def __init__(self, out: Output) -> None:
@@ -318,15 +297,7 @@ class _TableOut:
         if len(reports) > 1:
             total = FileReport(f"total ({plural(len(reports), 'file')})")
             for r in reports:
-                for name in (
-                    "bytes",
-                    "batches",
-                    "records",
-                    "crcErrors",
-                    "problems",
-                    "badRegions",
-                    "indexProblems",
-                ):
+                for name in _SUMMED:
                     setattr(total, name, getattr(total, name) + getattr(r, name))
             tails = sum(1 for r in reports if r.tail is not None)
             cells = _cells(total)
@@ -349,6 +320,7 @@ class _TableOut:
         self._out.print(table)
 
 
+_SUMMED = ("bytes", "batches", "records", "crcErrors", "problems", "badRegions", "indexProblems")
 _TITLE = "verify-crc"
 _COLUMNS: tuple[tuple[str, Justify], ...] = tuple(
     (name, "left" if name in ("file", "tail") else "right")

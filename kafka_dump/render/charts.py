@@ -23,13 +23,7 @@ def bar(fraction: float, width: int) -> str:
     return "█" * full + (_EIGHTHS[part] if part else "")
 
 
-def bar_histogram(
-    rows: Sequence[tuple[str, int]],
-    *,
-    width: int = BAR_WIDTH,
-    style: str = "kdump.chart",
-    title: str | None = None,
-) -> Table:
+def bar_histogram(rows: Sequence[tuple[str, int]], *, title: str | None = None) -> Table:
     """One row per (label, count): the label, a bar scaled to the largest count, and the count."""
     from rich.table import Table
     from rich.text import Text
@@ -37,10 +31,12 @@ def bar_histogram(
     top = max((n for _, n in rows), default=0)
     table = Table(box=None, show_header=False, pad_edge=False, title=title, title_justify="left")
     table.add_column(justify="right", no_wrap=True)
-    table.add_column(no_wrap=True, min_width=width)
+    table.add_column(no_wrap=True, min_width=BAR_WIDTH)
     table.add_column(justify="right", no_wrap=True)
     for label, n in rows:
-        table.add_row(Text(label), Text(bar(n / top if top else 0.0, width), style=style), Text(f"{n:,}"))
+        table.add_row(
+            Text(label), Text(bar(n / top if top else 0.0, BAR_WIDTH), style="kdump.chart"), Text(f"{n:,}")
+        )
     return table
 
 

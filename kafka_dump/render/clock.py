@@ -1,22 +1,27 @@
 """Timestamps as people read them: ``2024-01-31T12:00:00.123Z`` (UTC, milliseconds).
 
-A leaf module, for renderers that show a few timestamps (``stats``) and need not load the table
-renderer; ``render/table.py`` keeps its own cached ``iso`` for its bulk rows, and a test holds the
-two to the same text.
+A leaf module: ``stats`` shows a few timestamps without loading the table renderer.
 """
 
 from __future__ import annotations
 
 from datetime import datetime, timezone
+from functools import lru_cache
+
+
+@lru_cache(maxsize=4096)
+def iso_second(second: int) -> str:
+    """The date and time of an epoch second; cached, since neighbouring records share seconds."""
+    try:
+        dt = datetime.fromtimestamp(second, tz=timezone.utc)
+    except (OverflowError, OSError, ValueError):
+        return "?"
+    return f"{dt.year:04d}-{dt.month:02d}-{dt.day:02d}T{dt.hour:02d}:{dt.minute:02d}:{dt.second:02d}"
 
 
 def iso(ts: int) -> str:
-    """``2024-01-31T12:00:00.123Z``; ``-`` for a negative timestamp (none), ``?`` past what a date
-    can show."""
+    """``2024-01-31T12:00:00.123Z``; ``-`` for a negative timestamp (none), ``?`` past what a date can show."""
     if ts < 0:
         return "-"
-    try:
-        dt = datetime.fromtimestamp(ts // 1000, tz=timezone.utc)
-    except (OverflowError, OSError, ValueError):
-        return "?"
-    return f"{dt.year:04d}-{dt.month:02d}-{dt.day:02d}T{dt.hour:02d}:{dt.minute:02d}:{dt.second:02d}.{ts % 1000:03d}Z"
+    second = iso_second(ts // 1000)
+    return "?" if second == "?" else f"{second}.{ts % 1000:03d}Z"

@@ -1,7 +1,6 @@
 """``kdump stats --compare`` output: the table of exact sizes per encoding, and what a downgrade loses.
 
-Every figure comes from ``analysis/compare.py``; bytes are exact integers, per-record figures and
-savings are rounded only for display (and to 4 places in JSON).
+Every figure comes from ``analysis/compare.py``; bytes are exact, ratios rounded for display only.
 """
 
 from __future__ import annotations
@@ -80,7 +79,7 @@ def compare_renderables(c: Comparison, losses: list[Loss]) -> list[RenderableTyp
     for row in compare_rows(c):
         current = row["current"]
         table.add_row(
-            f"V{row['magic']} {row['compression']}" + (" ◀" if current else ""), _int(row["bytes"]),
+            f"V{row['magic']} {row['compression']}{' ◀' if current else ''}", _int(row["bytes"]),
             _num(row["bytesPerRecord"]), _num(row["metadataBytesPerRecord"]), _pct(row["savingVsNow"]),
             _pct(row["savingVsV1None"]), style="kdump.current" if current else None,
         )  # fmt: skip

@@ -1,10 +1,8 @@
 """How decoded internal records and side files are shown: JSON objects, Kafka's tool's text, table cells.
 
-JSON: each record a decoder read gets a ``decoded`` object (README, "JSON Lines"); bytes inside
-decoded fields are base64, as Kafka's JSON converters write them. Kafka text: the strings of
-``kafka-dump-log.sh`` with ``--offsets-decoder``, ``--transaction-log-decoder`` and
-``--cluster-metadata-decoder`` (Kafka 3.9's DumpLogSegments), and its JSON for KRaft control
-records. Data from files is never markup here: every string is plain text for the caller to wrap.
+JSON: a record a decoder read gets a ``decoded`` object, its bytes as base64 (as Kafka's JSON
+converters write them). Kafka text: the strings of ``kafka-dump-log.sh``'s decoders (Kafka 3.9),
+and its JSON for KRaft control records. Every string is plain text for the caller to wrap.
 """
 
 from __future__ import annotations
@@ -13,7 +11,7 @@ import base64
 import json
 from typing import Any
 
-from kafka_dump.internal_topics import Decoded, Part, transactions
+from kafka_dump.internal_topics import Decoded, Part, RecordDecoder, record_decoder, resolve, transactions
 from kafka_dump.log.sidefiles import (
     AbortedTxn,
     LeaderEpochEntry,
@@ -49,7 +47,13 @@ def kafka_json(value: Any) -> str:
     return _compact(_plain(value, keep_unknown=False))
 
 
-# ---- JSON Lines --------------------------------------------------------------------------------
+def file_decoder(choice: str, path: str) -> tuple[RecordDecoder | None, bool]:
+    """``--decode`` for the file at ``path``: its record decoder (None for ``none``), and whether that
+    decoder reads the data records too (an internal topic), not only KRaft control records."""
+    if choice == "none":
+        return None, False
+    name = resolve(choice, path)
+    return record_decoder(name), name is not None
 
 
 def part_object(p: Part | None) -> dict[str, Any] | None:
@@ -77,9 +81,7 @@ def decoded_json(d: Decoded) -> str:
     return _compact(decoded_object(d))
 
 
-# ---- Kafka's tool --------------------------------------------------------------------------------
-
-_CONTROL_LABELS = {
+CONTROL_LABELS: dict[int, str] = {  # as Kafka's tool prints a KRaft control record, before its JSON
     ControlType.LEADER_CHANGE: " LeaderChange: ",
     ControlType.SNAPSHOT_HEADER: " SnapshotHeader ",
     ControlType.SNAPSHOT_FOOTER: " SnapshotFooter ",
@@ -90,7 +92,7 @@ _CONTROL_LABELS = {
 
 def kafka_control(control_type: int, d: Decoded) -> str:
     """`` LeaderChange: {json}``, `` SnapshotHeader {json}``...: a KRaft control record as Kafka prints it."""
-    label = _CONTROL_LABELS[ControlType(control_type)]
+    label = CONTROL_LABELS[control_type]
     if d.value is None or d.value.data is None:
         return f"{label}{'null' if d.value is None else d.value.hex}"
     return label + kafka_json(d.value.data)
@@ -142,15 +144,6 @@ def _transaction_text(d: Decoded) -> tuple[str | None, str | None]:
     )
 
 
-# ---- Table cells ---------------------------------------------------------------------------------
-
-
-def _cell_value(v: Any) -> str:
-    if isinstance(v, str):
-        return v
-    return kafka_json(v)
-
-
 def part_text(p: Part | None, tombstone: bool = False) -> str:
     """One table cell: ``OffsetCommitValue v3 offset=5 leaderEpoch=-1 ...`` (fields in schema order)."""
     if p is None:
@@ -161,11 +154,10 @@ def part_text(p: Part | None, tombstone: bool = False) -> str:
     head = f"{name} v{p.version}" if p.version is not None else name
     if p.data is None:
         return f"{head} 0x{p.hex or ''}"
-    fields = " ".join(f"{k}={_cell_value(v)}" for k, v in p.data.items() if k != UNKNOWN_TAGS)
+    fields = " ".join(
+        f"{k}={v if isinstance(v, str) else kafka_json(v)}" for k, v in p.data.items() if k != UNKNOWN_TAGS
+    )
     return f"{head} {fields}".rstrip()
-
-
-# ---- Side files ----------------------------------------------------------------------------------
 
 
 def side_kafka_line(item: SideItem) -> str | None:
@@ -179,6 +171,8 @@ def side_kafka_line(item: SideItem) -> str | None:
             f"version: {item.version} producerId: {item.producerId} firstOffset: {item.firstOffset} "
             f"lastOffset: {item.lastOffset} lastStableOffset: {item.lastStableOffset}\n"
         )
+    if isinstance(item, LeaderEpochEntry):
+        return f"{item.epoch} {item.startOffset}\n"
     if isinstance(item, ProducerEntry):
         txn = (
             f"OptionalLong[{item.currentTxnFirstOffset}]"
@@ -196,8 +190,6 @@ def side_kafka_line(item: SideItem) -> str | None:
                 f"lastOffset: {item.lastOffset} offsetDelta: {item.offsetDelta} timestamp: {item.lastTimestamp}"
             )
         return line + "\n"
-    if isinstance(item, LeaderEpochEntry):
-        return f"{item.epoch} {item.startOffset}\n"
     if isinstance(item, PartitionMetadata):
         return f"version: {item.version}\ntopic_id: {item.topicId}\n"
     return None
@@ -214,24 +206,20 @@ _SIDE_TYPES = {
 }
 
 
-def side_object(file: str, item: SideItem) -> dict[str, Any]:
-    """A side-file entry as a JSON Lines object: ``{"type": "indexEntry", "file": ..., fields...}``."""
-    if isinstance(item, Problem):
-        raise TypeError("problems are written by the JSON renderer")
-    out: dict[str, Any] = {"type": _SIDE_TYPES[type(item)], "file": file, **item._asdict()}
-    if isinstance(item, ProducerEntry):
-        out["firstSequence"] = item.firstSequence if item.lastOffset >= 0 else None
-    return out
-
-
 def side_row_fields(item: SideItem) -> dict[str, Any]:
-    """A side-file entry's fields by name, as its table row shows them."""
+    """A side-file entry's fields by name; a producer without a sequence has ``firstSequence`` None."""
     if isinstance(item, Problem):
-        raise TypeError("problems are shown by the table renderer")
+        raise TypeError("a problem is not a side-file entry")
     fields: dict[str, Any] = item._asdict()
     if isinstance(item, ProducerEntry):
         fields["firstSequence"] = item.firstSequence if item.lastOffset >= 0 else None
     return fields
+
+
+def side_object(file: str, item: SideItem) -> dict[str, Any]:
+    """A side-file entry as a JSON Lines object: ``{"type": "indexEntry", "file": ..., fields...}``."""
+    fields = side_row_fields(item)
+    return {"type": _SIDE_TYPES[type(item)], "file": file, **fields}
 
 
 _BOOL = {True: "true", False: "false"}

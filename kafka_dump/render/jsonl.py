@@ -1,15 +1,9 @@
-"""JSON Lines: one lossless object per batch (records nested) and one per problem.
+"""JSON Lines: one lossless object per batch (records nested) and one per problem, written as bytes.
 
-A batch's line is the hot part of ``dump --format json``; it has two twins that write the same
-bytes: ``batch_json`` (with ``records_json``) here, the reference, and the compiled one in
-``native/jsonl.c``, bound at the end of this module. Lines are written as bytes, straight to
-stdout's buffer.
-
-Two more pairs of twins write many lines in one call: ``run_json``, the lines of a ``BatchRun``;
-and ``plain_run_json``, a run of plain v0/v1 messages from its bytes, which the compiled twin
-decodes and writes in one pass without making a Batch or a Record (its reference here is the
-decoder's ``decode_legacy_run`` then ``run_json``). Old segments hold one message per entry: making
-two objects per message, and calling once per message, cost more than the JSON itself.
+The hot writers have a pure twin here, the reference, and a compiled one (``native/jsonl.c``)
+bound at the end: ``batch_json`` a batch's line, ``run_json`` the lines of a ``BatchRun``, and
+``plain_run_json`` a run of plain v0/v1 messages straight from its bytes (old segments hold one
+message per entry: making a Batch and a Record for each would cost more than its JSON).
 """
 
 from __future__ import annotations
@@ -19,11 +13,11 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from kafka_dump.internal_topics import RecordDecoder, record_decoder, resolve
+from kafka_dump.internal_topics import RecordDecoder
 from kafka_dump.log.sidefiles import SideItem
 from kafka_dump.model import Batch, Problem, Record
 from kafka_dump.native import bind, native
-from kafka_dump.render.decoded import decoded_json, side_object
+from kafka_dump.render.decoded import decoded_json, file_decoder, side_object
 from kafka_dump.render.payload import ENCODERS, PayloadEncoding, header_key
 from kafka_dump.wire import decode_legacy_run
 
@@ -36,10 +30,7 @@ _ABORTED = b'"isControl":false,"aborted":true,'
 
 
 def records_json(records: Sequence[Record], magic: int, payload: int) -> str:
-    """The JSON array of records, byte for byte what the compiled twin writes.
-
-    ``payload`` is 0 (text), 1 (base64) or 2 (hex).
-    """
+    """The JSON array of records; ``payload`` is 0 (text), 1 (base64) or 2 (hex)."""
     enc = ENCODERS[list(_PAYLOAD_CODES)[payload]]
     quote = _quote
 
@@ -71,11 +62,8 @@ def _number(n: int | None) -> str:
 
 
 def batch_json(file_json: bytes, b: Batch, records: Sequence[Record] | None, payload: int, /) -> bytes:
-    """One batch's JSON line (``\\n`` included), byte for byte what the compiled twin writes.
-
-    ``file_json`` is the file name already JSON-quoted (once per file); ``records`` may be a
-    filtered subset of ``b.records``, or None for headers only.
-    """
+    """One batch's JSON line; ``file_json`` is the file name JSON-quoted (once per file), ``records``
+    a subset of ``b.records`` or None for headers only."""
     body = "null" if records is None else records_json(records, b.magic, payload)
     return (
         f'{{"type":"batch","file":{file_json.decode()},"position":{b.position},"baseOffset":{b.baseOffset},'
@@ -91,8 +79,7 @@ def batch_json(file_json: bytes, b: Batch, records: Sequence[Record] | None, pay
 
 
 def run_json(file: str, file_json: bytes, batches: Sequence[Batch], payload: int, /) -> bytes:
-    """The lines of a run of batches of the file ``file``, each with all its records, as one bytes
-    object: byte for byte what the compiled twin writes, and what ``batch_json`` writes line by line."""
+    """The lines of a run of batches of the file ``file``, each with all its records, in one bytes."""
     for b in batches:
         if b.file != file:
             raise ValueError("run_json takes the batches of one file")
@@ -103,8 +90,7 @@ def plain_run_json(
     file_json: bytes, data: bytes, pos: int, end: int, file_pos: int, with_records: bool, payload: int, /
 ) -> tuple[bytes, int, int]:
     """The run of plain v0/v1 messages at ``data[pos]`` (file position ``file_pos``) as its JSON lines:
-    (lines, batches, bytes used). The compiled twin decodes and writes in one pass, with no Batch or
-    Record made; this reference is the decoder's ``decode_legacy_run`` then ``run_json``."""
+    (lines, batches, bytes used)."""
     batches, used = decode_legacy_run("", data, pos, end, file_pos, with_records)
     return run_json("", file_json, batches, payload), len(batches), used
 
@@ -128,11 +114,8 @@ def decoded_batch_json(
 
 
 class JsonRenderer:
-    """Writes each batch as soon as it is read; never holds more than one batch.
-
-    ``decode`` is ``--decode``: records of internal topics and KRaft control records get a
-    ``decoded`` object (see ``render/decoded.py``); ``none`` leaves every line as it was.
-    """
+    """Writes each batch as it is read; with ``decode`` (``--decode``), records a decoder reads get a
+    ``decoded`` object (``render/decoded.py``)."""
 
     def __init__(self, payload: PayloadEncoding = PayloadEncoding.TEXT, decode: str = "none") -> None:
         self._decode_choice = decode
@@ -146,16 +129,16 @@ class JsonRenderer:
         self._file_json = b'""'
 
     def file_start(self, path: str, base_offset: int | None, snapshot: tuple[int, int] | None) -> list[bytes]:
-        if self._decode_choice != "none":
-            name = resolve(self._decode_choice, path)
-            self._decode = record_decoder(name)
-            self._decodes_data = name is not None
+        self._decode, self._decodes_data = file_decoder(self._decode_choice, path)
         return []
+
+    def _set_file(self, file: str) -> None:
+        self._file = file
+        self._file_json = _quote(file).encode("utf-8", "backslashreplace")
 
     def batch(self, batch: Batch, records: tuple[Record, ...] | None) -> list[bytes]:
         if batch.file != self._file:
-            self._file = batch.file
-            self._file_json = _quote(batch.file).encode("utf-8", "backslashreplace")
+            self._set_file(batch.file)
         if self._decode is not None and records and (self._decodes_data or batch.isControl):
             return [decoded_batch_json(self._file_json, batch, records, self._payload, self._decode)]
         return [self._batch_json(self._file_json, batch, records, self._payload)]
@@ -164,8 +147,7 @@ class JsonRenderer:
         """A run of batches of one file, each with all its records (``BatchRun``), as one bytes object."""
         first = batches[0]
         if first.file != self._file:
-            self._file = first.file
-            self._file_json = _quote(first.file).encode("utf-8", "backslashreplace")
+            self._set_file(first.file)
         if self._decode is not None and (self._decodes_data or any(b.isControl for b in batches)):
             return [line for b in batches for line in self.batch(b, b.records)]
         return [self._run_json(self._file, self._file_json, batches, self._payload)]
@@ -178,8 +160,7 @@ class JsonRenderer:
         if self._decodes_data:
             return None
         if file != self._file:
-            self._file = file
-            self._file_json = _quote(file).encode("utf-8", "backslashreplace")
+            self._set_file(file)
         return self._plain_run_json(self._file_json, data, pos, end, file_pos, with_records, self._payload)
 
     def aborted_batch(self, batch: Batch, records: tuple[Record, ...] | None) -> list[bytes]:

@@ -1,42 +1,34 @@
 """The line format of ``kafka-dump-log.sh --deep-iteration --print-data-log`` (Kafka 3.x/4.x).
 
-Format strings follow ``org.apache.kafka.tools.DumpLogSegments`` (printBatchLevel,
-printRecordMetadata, printRecordContents, printTrailingBytes), so scripts written for Kafka's tool
-keep working. Kafka's slips are left out (the Scala tool's stray ``}`` after a legacy crc).
-Problems other than the tail are diagnostics: they go to stderr (``commands/dump.py``), not here.
-
-Keys and values are written as Kafka's tool writes them (UTF-8, bad bytes replaced). On a terminal,
-``escape=True`` shows control characters as escapes, so a record cannot steer the terminal; piped,
-the bytes stay Kafka's.
+Format strings follow ``DumpLogSegments`` (printBatchLevel, printRecordMetadata,
+printRecordContents, printTrailingBytes), so scripts written for Kafka's tool keep working; its
+slips are left out (the stray ``}`` after a legacy crc). Problems other than the tail go to stderr.
+On a terminal (``escape=True``) control characters are escaped; piped, the bytes stay Kafka's.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
-from kafka_dump.internal_topics import RecordDecoder, record_decoder, resolve
+from kafka_dump.internal_topics import RecordDecoder
 from kafka_dump.log.sidefiles import SideItem, side_file_kind
 from kafka_dump.model import Batch, ControlType, Problem, Record
-from kafka_dump.render.decoded import kafka_control, kafka_key_payload, side_kafka_line
+from kafka_dump.render.decoded import (
+    CONTROL_LABELS,
+    file_decoder,
+    kafka_control,
+    kafka_key_payload,
+    side_kafka_line,
+)
 from kafka_dump.render.payload import printable
 
 _BOOL = {True: "true", False: "false"}
-_CONTROL_LABELS = {
-    ControlType.LEADER_CHANGE: " LeaderChange:",
-    ControlType.SNAPSHOT_HEADER: " SnapshotHeader",
-    ControlType.SNAPSHOT_FOOTER: " SnapshotFooter",
-    ControlType.KRAFT_VERSION: " KRaftVersion",
-    ControlType.KRAFT_VOTERS: " KRaftVoters",
-}
 
 
 class KafkaTextRenderer:
-    """``records=False`` prints batch lines only (the tool without --deep-iteration).
-
-    ``decode`` is ``--decode``: a file's decoder gives the key and payload strings of the tool's
-    ``--offsets-decoder``, ``--transaction-log-decoder`` or ``--cluster-metadata-decoder``, and KRaft
-    control records print as their JSON unless it is ``none``.
-    """
+    """``records=False``: batch lines only (the tool without --deep-iteration); ``decode``
+    (``--decode``): keys and payloads as the tool's decoders print them, KRaft control records as JSON."""
 
     def __init__(
         self, *, records: bool = True, print_data: bool = True, escape: bool = False, decode: str = "none"
@@ -44,15 +36,15 @@ class KafkaTextRenderer:
         self._records = records
         self._data = print_data
         self._escape = escape
+        self._shown: Callable[[str], str] = printable if escape else str  # a name from the file
         self._decode_choice = decode
         self._decode: RecordDecoder | None = None
         self._side_entries = 0
 
     def file_start(self, path: str, base_offset: int | None, snapshot: tuple[int, int] | None) -> list[str]:
         self._side_entries = 0
-        if self._decode_choice != "none":
-            self._decode = record_decoder(resolve(self._decode_choice, path))
-        lines = [f"Dumping {printable(path) if self._escape else path}\n"]
+        self._decode = file_decoder(self._decode_choice, path)[0]
+        lines = [f"Dumping {self._shown(path)}\n"]
         name = Path(path).name
         if name.endswith(".log"):
             lines.append(f"Log starting offset: {base_offset if base_offset is not None else 0}\n")
@@ -85,18 +77,15 @@ class KafkaTextRenderer:
         line = side_kafka_line(item)
         if line is None:
             return []
-        return [printable(line[:-1]) + "\n"] if self._escape else [line]
+        return [self._shown(line[:-1]) + "\n"]
 
     def file_end(self, path: str, trailing: int) -> list[str]:
         if path.endswith(".index") and self._side_entries == 0:
-            return [f"{printable(path) if self._escape else path} is empty.\n"]
+            return [f"{self._shown(path)} is empty.\n"]
         if side_file_kind(path) is not None:
             return []  # Kafka's tool reports trailing bytes of logs and snapshots only
         if trailing > 0:
-            name = Path(path).name
-            return [
-                f"Found {trailing} invalid bytes at the end of {printable(name) if self._escape else name}\n"
-            ]
+            return [f"Found {trailing} invalid bytes at the end of {self._shown(Path(path).name)}\n"]
         return []
 
 
@@ -152,11 +141,8 @@ def _control(r: Record) -> str:
         return " controlType: UNKNOWN(-1)"
     if c.type in (ControlType.ABORT, ControlType.COMMIT):
         return f" endTxnMarker: {c.type_name} coordinatorEpoch: {c.coordinatorEpoch}"
-    label = _CONTROL_LABELS.get(ControlType(c.type)) if c.type in _KNOWN else None
+    label = CONTROL_LABELS.get(c.type)
     if label is not None:
         # Kafka prints the decoded KRaft message as JSON here; with --decode none, kdump shows its hex.
-        return f"{label} {'null' if r.value is None else r.value.hex()}"
+        return f"{label}{'null' if r.value is None else r.value.hex()}"
     return f" controlType: {c.type_name}"
-
-
-_KNOWN = frozenset(int(t) for t in ControlType)

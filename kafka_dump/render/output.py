@@ -1,26 +1,10 @@
 """The one output path every command writes through: stdout as text or bytes, Rich consoles, stderr.
 
-An ``Output`` decides, once per command, what the streams are:
-
-* **width**: ``COLUMNS`` when set; else the width of the terminal on stdout; when stdout is a pipe
-  but a terminal is attached (stderr, or ``/dev/tty``), that terminal's width, so ``| less`` and
-  ``| head`` read well; written to a regular file (``> out.txt``), or with no terminal at all,
-  ``None``: rows are never cut to a width (for ``grep``).
-* **colour**: ``--color always`` (for ``less -R``), ``never``, or ``auto``: only when stdout is a
-  terminal and ``NO_COLOR`` is not set. stderr gets colour when it is a terminal, under the same rules.
-* **text and bytes**: ``write`` (str) and ``write_bytes`` (JSON Lines) may be mixed; switching
-  flushes the text layer first, so the order on stdout is the order of the calls.
-  ``write_byte_lines`` gathers lines and writes them ``CHUNK_BYTES`` at a time when stdout is not a
-  terminal: under ``PYTHONUNBUFFERED`` (or ``-u``) stdout's buffer is the raw file, and a system
-  call per line of JSON costs more than writing it; a big write also costs the kernel less than
-  many small ones. ``flush`` (and every other write) writes what is gathered first.
-* **Rich**: ``console`` and ``err_console`` use the theme; a closed pipe raises ``BrokenPipeError``
-  (which ``cli.py`` ends quietly) instead of Rich's own exit.
-* **diagnostics**: ``diagnostic`` writes one ``kdump: ...`` line to stderr, control characters
-  escaped (a file name or a reason can quote data).
-
-Data from a file never goes to Rich as markup: renderers hand ``Text`` objects or plain strings
-that ``write`` copies as they are.
+An ``Output`` decides once per command the width (``COLUMNS``; else the terminal's, also through a
+pipe such as ``| less``; None, never cut, when written to a file or with no terminal), the colour
+(``--color``; ``auto``: a terminal without ``NO_COLOR``) and how lines go out: text and bytes may be
+mixed in call order, and lines of bytes are gathered into big writes off a terminal (under ``-u``
+a write per line costs more than the line). Data never reaches Rich as markup.
 """
 
 from __future__ import annotations
@@ -143,8 +127,6 @@ class Output:
         self._chunk_bytes = 0 if self.is_terminal else CHUNK_BYTES
         self._utf8 = _writes_utf8(self.stdout)
 
-    # --- text and bytes on stdout ------------------------------------------------------------
-
     def write(self, text: str) -> None:
         """Text as it is (the renderer has escaped what needs escaping)."""
         if self._bytes_pending:
@@ -153,23 +135,17 @@ class Output:
 
     def write_lines(self, lines: Iterable[str]) -> None:
         """Lines of text in one write: under ``-u`` the text layer writes through, a call per line."""
-        if self._bytes_pending:
-            self._flush_bytes()
-        self.stdout.write("".join(lines))
+        self.write("".join(lines))
 
     def write_bytes(self, data: bytes) -> None:
         """Bytes straight to stdout's buffer (JSON Lines): no decode and re-encode."""
-        if not self._bytes_pending:
-            self.stdout.flush()
-            self._bytes_pending = True
-        if self._chunk:
-            self._write_chunk()
-        _write_all(self.stdout.buffer, data)
+        self.write_byte_lines((data,))
+        self._write_chunk()
 
     def write_byte_lines(self, lines: Iterable[bytes]) -> None:
         """Lines of bytes to stdout's buffer, gathered into writes of ``CHUNK_BYTES`` or more."""
         if not self._bytes_pending:
-            self.stdout.flush()
+            self.stdout.flush()  # the text written before goes first
             self._bytes_pending = True
         chunk = self._chunk
         for line in lines:
@@ -212,8 +188,6 @@ class Output:
         if self._bytes_pending:
             self._flush_bytes()
 
-    # --- stderr -----------------------------------------------------------------------------
-
     def diagnostic(self, message: str) -> None:
         """One ``kdump: message`` line on stderr, control characters escaped."""
         self.flush()
@@ -224,8 +198,6 @@ class Output:
         """A Rich renderable on stderr (a closing summary)."""
         self.flush()
         self.err_console.print(renderable)
-
-    # --- Rich consoles ------------------------------------------------------------------------
 
     @property
     def console(self) -> Console:

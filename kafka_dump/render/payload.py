@@ -15,22 +15,15 @@ class PayloadEncoding(str, Enum):
     HEX = "hex"
 
 
-def _text(data: bytes) -> str:
-    return data.decode("utf-8", "backslashreplace")
-
-
-def _base64(data: bytes) -> str:
-    return base64.b64encode(data).decode("ascii")
-
-
-def _hex(data: bytes) -> str:
-    return data.hex()
+def header_key(key: bytes) -> str:
+    """Header keys are UTF-8 strings in Kafka; bytes that are not UTF-8 are escaped, not lost."""
+    return key.decode("utf-8", "backslashreplace")
 
 
 ENCODERS: dict[PayloadEncoding, Callable[[bytes], str]] = {
-    PayloadEncoding.TEXT: _text,
-    PayloadEncoding.BASE64: _base64,
-    PayloadEncoding.HEX: _hex,
+    PayloadEncoding.TEXT: header_key,  # the same UTF-8, bad bytes escaped
+    PayloadEncoding.BASE64: lambda data: base64.b64encode(data).decode("ascii"),
+    PayloadEncoding.HEX: bytes.hex,
 }
 
 
@@ -58,11 +51,6 @@ def printable(text: str) -> str:
     """``text`` with every control, format or separator character (ESC, CR, tab, bidi overrides,
     zero-width spaces...) shown as a Python escape: what reaches a terminal cannot steer it."""
     return text if text.isprintable() else text.translate(_ESCAPES)
-
-
-def header_key(key: bytes) -> str:
-    """Header keys are UTF-8 strings in Kafka; bytes that are not UTF-8 are escaped, not lost."""
-    return key.decode("utf-8", "backslashreplace")
 
 
 def preview(data: bytes | None, max_bytes: int) -> str:

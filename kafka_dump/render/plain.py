@@ -1,9 +1,8 @@
 """What a renderer can write without Rich: counts (``number``, ``plural``) and a small table in Rich's shape.
 
-Importing Rich's console, table and text is a large part of a short ``verify-crc`` run. A summary
-table that Rich would lay out at its natural width, with no colour, is only characters:
-``plain_table`` writes exactly those, and answers None whenever Rich would do more (a cell it would
-wrap, cut or measure other than by its length), so the caller hands the table to Rich instead.
+Importing Rich is a large part of a short ``verify-crc`` run. ``plain_table`` writes the characters
+of a colourless summary table Rich would lay out at its natural width, and answers None whenever Rich
+would do more (wrap, cut or measure a cell other than by its length): the caller then uses Rich.
 """
 
 from __future__ import annotations

@@ -1,7 +1,6 @@
 """A progress bar on stderr for long reads, shown only when stderr is a terminal and stdout is not.
 
-Any command's stream can drive it: the caller says where each event stands as ``(file, bytes done)``
-(``analysis.dump.progress_position`` for dump), so this module knows no event type.
+The caller says where each event stands, ``(file, bytes done)``, so this module knows no event type.
 """
 
 from __future__ import annotations

@@ -1,25 +1,20 @@
 """The bulk table's hot loops, in two twins: the cells of plain records, and the lines of a table's rows.
 
-``render/table.py`` keeps a table's buffered rows by column (lists of ``str``). Two steps cost per
-row, and each has a pure twin here (the reference) and a compiled one in ``native/rows.c``,
-bound at the end of this module:
-
-* ``cells`` appends the offset, time, key, value and headers cells of records whose cells are the
-  common kind, printable ASCII (its width is its length), and lists the cells it leaves blank for
-  ``table.py`` to draw (``null``, hex, escapes, wide characters, times outside ISO years);
-* ``lines`` writes the rows at known column widths as UTF-8, with the lines ``table.py`` drew
-  itself (rows holding a styled or wide cell, section rows) in their places.
+``render/table.py`` keeps buffered rows by column (lists of ``str``). Each costly step has its pure
+twin here (the reference) and a compiled one (``native/rows.c``) bound at the end: ``cells``
+appends the cells of records that are printable ASCII (width = length) and lists the ones it leaves
+blank for ``table.py`` to draw; ``lines`` writes the rows at known widths, with the lines
+``table.py`` drew itself in their places.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from datetime import datetime, timezone
-from functools import lru_cache
 from typing import Literal, cast
 
 from kafka_dump.model import Batch, Record
 from kafka_dump.native import bind, native
+from kafka_dump.render.clock import iso_second
 
 TimeMode = Literal["iso", "ms", "both"]  # --time (here, not in table.py: `dump`'s options need no Rich)
 TIME_MODES: tuple[TimeMode, ...] = ("iso", "ms", "both")
@@ -29,16 +24,6 @@ YEAR_10000 = 253_402_300_800_000  # epoch ms: ISO times end at 9999-12-31
 _MILLIS = [f".{ms:03d}Z" for ms in range(1000)]
 _OFFSET, _TIME, _KEY, _VALUE, _HEADERS = range(5)
 _BAR = "\u2502"  # rich.box.HEAVY_HEAD's mid_vertical: the bar between the cells of a row
-
-
-@lru_cache(maxsize=4096)
-def iso_second(second: int) -> str:
-    """The date and time of an epoch second; cached, since neighbouring records share seconds."""
-    try:
-        dt = datetime.fromtimestamp(second, tz=timezone.utc)
-    except (OverflowError, OSError, ValueError):
-        return "?"
-    return f"{dt.year:04d}-{dt.month:02d}-{dt.day:02d}T{dt.hour:02d}:{dt.minute:02d}:{dt.second:02d}"
 
 
 def _plain(data: bytes | None, max_bytes: int) -> str | None:

@@ -1,11 +1,8 @@
-"""``kdump stats`` output: small Rich tables and charts per file, or one JSON object per file.
+"""``kdump stats`` output: small tables and charts per file, or one JSON object per file.
 
-Builds renderables and dicts; the command prints them. Figures are exact integers in JSON and
-shown with thousands separators in tables. Header keys come from the file: they reach Rich as
-``Text`` previews (printable text or hex), never as markup. Rich (and the charts, built on it) is
-imported by the Rich functions only: ``stats --format json`` never loads it, and
-without colour ``stats_text`` writes the same tables as text, handing to Rich what it cannot lay out
-exactly as Rich would (a wide or control character, a table wider than the console).
+Figures are exact integers in JSON, with thousands separators in tables; header keys from the file
+are shown as previews, never markup. Rich is imported by the Rich functions only: without colour
+``stats_text`` writes the same tables as text, handing Rich what it cannot lay out as Rich would.
 """
 
 from __future__ import annotations
@@ -25,14 +22,15 @@ if TYPE_CHECKING:
 TOP_HEADER_KEYS = 10
 
 
-# -- JSON ----------------------------------------------------------------------------------------
+_SUMMARY = ("count", "min", *(f"p{p}" for p in PERCENTILES), "max", "total")
+
+
+def _summary(h: SizeHistogram) -> tuple[int | None, ...]:
+    return (h.count, h.min, *(h.percentile(p) for p in PERCENTILES), h.max, h.total)
+
+
 def summary_json(h: SizeHistogram) -> dict[str, int | None]:
-    out: dict[str, int | None] = {"count": h.count, "min": h.min}
-    for p in PERCENTILES:
-        out[f"p{p}"] = h.percentile(p)
-    out["max"] = h.max
-    out["total"] = h.total
-    return out
+    return dict(zip(_SUMMARY, _summary(h), strict=True))
 
 
 def _per(n: int, d: int) -> float | None:
@@ -125,7 +123,6 @@ def _overhead(s: SegmentStats) -> dict[str, Any]:
     }
 
 
-# -- Rich ----------------------------------------------------------------------------------------
 def _int(v: int | None) -> str:
     return "-" if v is None else number(v)
 
@@ -159,12 +156,8 @@ def _pairs(title: str, rows: list[tuple[str, str]]) -> _Table:
 
 
 def _sizes_table(title: str, rows: list[tuple[str, SizeHistogram]]) -> _Table:
-    heads = ("count", "min", *(f"p{p}" for p in PERCENTILES), "max", "total")
-    cells = [
-        [label, *(_int(c) for c in (h.count, h.min, *(h.percentile(p) for p in PERCENTILES), h.max, h.total))]
-        for label, h in rows
-    ]
-    return _Table(title, [("", "left"), *((head, "right") for head in heads)], cells)
+    cells = [[label, *map(_int, _summary(h))] for label, h in rows]
+    return _Table(title, [("", "left"), *((head, "right") for head in _SUMMARY)], cells)
 
 
 def _format_row(magic: int, codec: str, f: FormatStats) -> list[str]:
@@ -268,7 +261,7 @@ def stats_renderables(s: SegmentStats, *, total: bool = False, charts: bool = Tr
 
 def stats_text(s: SegmentStats, width: int, *, total: bool = False, charts: bool = True) -> str | None:
     """``stats_renderables`` as a console ``width`` wide prints them without colour, written without
-    Rich (whose import and layout are most of a short ``stats`` run); None when Rich is needed."""
+    Rich (its import and layout are most of a short run); None when Rich is needed."""
     title, tables = _sections(s, total)
     if not _fits(title, width):
         return None

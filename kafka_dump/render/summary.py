@@ -20,11 +20,8 @@ def closing_summary(
     aborted: int = 0,
     unmarked: int = 0,
 ) -> Text:
-    """``3 files · 12 batches · 1,034 records · 1 problem · exit 1: corrupt data was found``.
-
-    ``aborted``: batches marked as data of aborted transactions; ``unmarked``: files with transactional
-    data and no ``.txnindex``, whose aborted data (if any) could not be marked: said on a line of its own.
-    """
+    """``3 files · 12 batches · 1,034 records · 1 problem · exit 1: corrupt data was found``;
+    ``unmarked``: files with transactional data and no ``.txnindex``, said on a line of its own."""
     text = Text(style="kdump.summary")
     text.append(" · ".join([plural(files, "file"), plural(batches, "batch"), plural(records, "record")]))
     text.append(" · ")

@@ -1,24 +1,13 @@
 """Readable tables, streamed: rows of known widths written directly with Rich's box characters.
 
-Rich's ``Table`` lays out every row it holds, too slow for a million, so the bulk rows are formatted here: each record becomes
-a row of cells (text, width in terminal cells, theme style), rows are buffered a few hundred at a
-time, the column widths are taken from the buffer, and the lines are written with the box
-characters of ``rich.box.HEAVY_HEAD`` and the ANSI codes of the theme's styles (rendered once).
-
-Records of consecutive batches share one table: each batch opens with a one-line section row
-(its header), and a run of plain v0/v1 messages (one message per log entry) is one row per message
-under a single section row. A table lasts a file; it is closed and reopened only when a column
-must grow (or appear) after rows were written with the old widths.
-
-Widths: on a terminal (``width``), the table fits it, cutting the value, headers, note, key and
-time columns (in that order) with ``…``; with no width, nothing is cut beyond ``--max-bytes``. Every string from the file is
-shown as text or hex, control characters escaped: nothing reaches Rich or the terminal as markup
-or as an escape sequence.
-
-With ``decode`` (``--decode``), a record its file's decoder reads shows its decoded key and value
-instead (``OffsetCommitValue v3 offset=5 ...``), cut to 16 times ``max_bytes`` characters, and a
-KRaft control record its JSON in the note column. Entries of side files (``.index``,
-``.snapshot``...) are plain aligned rows (``render/decoded.py``'s ``SideTable``).
+Rich's ``Table`` lays out every row it holds, too slow for a million rows. Here rows are buffered a
+flush at a time, the column widths taken from the buffer, and the lines written with the characters
+of ``rich.box.HEAVY_HEAD`` and the theme's ANSI codes. Consecutive batches share one table (a file's),
+each opening with a section row; a run of plain v0/v1 messages is a row each under one section. The
+table is closed and reopened only when a column must grow after rows were written. On a terminal
+the table fits its width, cutting columns with ``…``. Data from the file is shown as text or hex,
+control characters escaped: never as markup or an escape sequence. With ``--decode``, a record its
+file's decoder reads shows its decoded key and value (a KRaft control record its JSON in the note).
 """
 
 from __future__ import annotations
@@ -29,11 +18,12 @@ from collections.abc import Sequence
 from rich import box
 from rich.cells import cell_len, set_cell_size
 
-from kafka_dump.internal_topics import RecordDecoder, record_decoder, resolve
+from kafka_dump.internal_topics import RecordDecoder
 from kafka_dump.log.sidefiles import SideItem
 from kafka_dump.model import Batch, Compression, ControlType, Problem, ProblemKind, Record, TimestampType
 from kafka_dump.render import rows as _rows
-from kafka_dump.render.decoded import SideTable, kafka_json, part_text
+from kafka_dump.render.clock import iso
+from kafka_dump.render.decoded import SideTable, file_decoder, kafka_json, part_text
 from kafka_dump.render.payload import header_key, printable
 from kafka_dump.render.rows import (
     COLUMN_BITS,
@@ -41,7 +31,6 @@ from kafka_dump.render.rows import (
     TIME_ISO,
     TIME_MS,
     TimeMode,
-    iso_second,
 )
 from kafka_dump.render.theme import STYLES, number, plural, sgr
 
@@ -60,14 +49,6 @@ _TIME_CODES = {"iso": TIME_ISO, "ms": TIME_MS, "both": TIME_BOTH}
 _COLUMN_MASK = (1 << COLUMN_BITS) - 1
 
 
-def iso(ts: int) -> str:
-    """``2024-01-31T12:00:00.123Z``; a negative timestamp (none) is shown as ``-``."""
-    if ts < 0:
-        return "-"
-    second = iso_second(ts // 1000)
-    return "?" if second == "?" else f"{second}.{ts % 1000:03d}Z"
-
-
 def time_text(ts: int, mode: TimeMode) -> str:
     """A timestamp as ``--time`` asks: ISO, epoch ms, or both (``ISO (ms)``); ``-`` when there is none."""
     if mode == "iso" or ts < 0:
@@ -82,25 +63,17 @@ def data_cell(data: bytes | None, max_bytes: int) -> Cell:
     ``max_bytes`` with ``…``; ``null`` (styled apart from the text "null") when absent."""
     if data is None:
         return _NULL
-    if len(data) <= max_bytes:
-        try:
-            text = data.decode()
-        except UnicodeDecodeError:
-            return _hex(data, "")
-        if text.isprintable():
-            return (text, len(text) if text.isascii() else cell_len(text), "")
-        return _escaped(text, data, "")
-    cut = data[:max_bytes]
+    cut, more = (data, "") if len(data) <= max_bytes else (data[:max_bytes], "…")
     try:
         text = cut.decode()
     except UnicodeDecodeError as exc:
         # A cut through a multi-byte character is still text: drop the partial character.
-        if not (exc.start >= len(cut) - 3 and exc.reason == "unexpected end of data"):
-            return _hex(cut, "…")
+        if not (more and exc.start >= len(cut) - 3 and exc.reason == "unexpected end of data"):
+            return _hex(cut, more)
         text = cut[: exc.start].decode()
     if text.isprintable():
-        return (text + "…", (len(text) if text.isascii() else cell_len(text)) + 1, "")
-    return _escaped(text, cut, "…")
+        return (text + more, (len(text) if text.isascii() else cell_len(text)) + len(more), "")
+    return _escaped(text, cut, more)
 
 
 def _hex(data: bytes, more: str) -> Cell:
@@ -212,11 +185,9 @@ def problem_title(p: Problem, *, dumped: str | None = None) -> list[Segment]:
     where = f"at byte {p.position}"
     if dumped is not None and p.file != dumped:
         where = f"in {printable(os.path.basename(p.file))} {where}"
-    if p.kind is ProblemKind.CORRUPT:
-        head, style = f"PROBLEM {where} ({number(p.length)} bytes, corrupt)", "kdump.problem"
-    else:
-        head, style = f"TAIL {where} ({number(p.length)} bytes, {p.kind.label})", "kdump.tail"
-    return [(f"{head}: {printable(p.reason)}", style)]
+    corrupt = p.kind is ProblemKind.CORRUPT
+    head = f"{'PROBLEM' if corrupt else 'TAIL'} {where} ({number(p.length)} bytes, {p.kind.label})"
+    return [(f"{head}: {printable(p.reason)}", "kdump.problem" if corrupt else "kdump.tail")]
 
 
 def _joined(parts: list[Segment]) -> list[Segment]:
@@ -241,13 +212,11 @@ class _Section:
 
 
 class TableRenderer:
-    """Builds the lines of the record tables, as UTF-8 bytes (with the theme's ANSI codes when
-    ``color``), a flush's worth of rows in one ``bytes``.
+    """The lines of the record tables as UTF-8 bytes, a flush's rows in one ``bytes``.
 
-    The buffer is kept by column (offsets, times, keys, values, headers, notes): the common cell,
-    printable ASCII, is a plain ``str`` whose width is its length; the row twin (``render/rows.py``
-    or ``native/rows.c``) makes those cells and writes the rows at known widths. Any other cell
-    (styled, wide characters) is listed in ``_special`` by (column, row) and its row drawn here.
+    The buffer is kept by column: a printable ASCII cell is a ``str`` whose width is its length, made
+    and written by the row twin (``render/rows.py``); any other (styled, wide) is in ``_special``
+    and its row drawn here.
     """
 
     def __init__(
@@ -273,16 +242,7 @@ class TableRenderer:
         self._sgr = {name: sgr(name) if color else ("", "") for name in STYLES}
         self._sgr[""] = ("", "")
         self._time_code = _TIME_CODES[time]
-        self._cols: list[list[str]] = [[], [], [], [], [], []]
-        self._special: list[tuple[int, int, Cell]] = []  # (column, row, cell) of cells not plain ASCII
-        # Widths learnt as cells are added: every column's widest special cell, and the whole width of
-        # the time, headers and note columns (so only offsets, keys and values are measured at a flush).
-        self._known = [0] * 6
-        # The longest text (in characters) in the offset, key and value columns, as ``_needed`` would
-        # measure it; ``_measure``: a cell was replaced (--decode), so it measures them instead.
-        self._longest = [0] * 6
-        self._measure = False
-        self._sections: list[tuple[int, _Section]] = []  # (row it comes before, section)
+        self._new_buffer()
         self._widths: list[int] | None = None  # of the open table; 0 for a hidden column
         self._wanted: list[int] = []  # what the open table's rows needed, before fitting the terminal
         self._section_width = 0  # its widest section row
@@ -297,15 +257,24 @@ class TableRenderer:
         self._aborted = False  # the batch being added is data of an aborted transaction
         self._path: str | None = None  # the file being dumped
 
+    def _new_buffer(self) -> None:
+        self._cols: list[list[str]] = [[], [], [], [], [], []]
+        self._special: list[tuple[int, int, Cell]] = []  # (column, row, cell) of cells not plain ASCII
+        # Widths learnt as cells are added: every column's widest special cell, and the whole width of
+        # the time, headers and note columns (so only offsets, keys and values are measured at a flush).
+        self._known = [0] * 6
+        # The longest offset, key and value (characters); ``_measure``: a cell was replaced (--decode),
+        # so ``_needed`` measures the columns instead.
+        self._longest = [0] * 6
+        self._measure = False
+        self._sections: list[tuple[int, _Section]] = []  # (row it comes before, section)
+
     # --- events ------------------------------------------------------------------------------
 
     def file_start(self, path: str, base_offset: int | None, snapshot: tuple[int, int] | None) -> list[bytes]:
         self._side.reset()
         self._path = path
-        if self._decode_choice != "none":
-            name = resolve(self._decode_choice, path)
-            self._decode = record_decoder(name)
-            self._decodes_data = name is not None
+        self._decode, self._decodes_data = file_decoder(self._decode_choice, path)
         heading = self._styled([(f"Dumping {printable(path)}", "kdump.file")]) + "\n"
         return [*self._flush(close=True), heading.encode()]
 
@@ -416,8 +385,8 @@ class TableRenderer:
         if limit is None or section.width <= limit:
             return [(self._styled(section.segments) + "\n").encode()]
         if section.wrap:
-            text, style = _plain(section.segments)
-            return [(self._styled([(chunk, style)]) + "\n").encode() for chunk in _wrap(text, limit)]
+            chunks, style = _wrap(section.segments, limit)
+            return [(self._styled([(chunk, style)]) + "\n").encode() for chunk in chunks]
         return [(self._styled(_cut_segments(section.segments, limit)) + "\n").encode()]
 
     def _start_run(self, b: Batch) -> None:
@@ -560,12 +529,7 @@ class TableRenderer:
                 out.extend(self._top(widths))
             self._widths, self._wanted, self._section_width = widths, wanted, section
             self._lines(widths, needed, out)
-            self._cols = [[], [], [], [], [], []]
-            self._special = []
-            self._known = [0] * 6
-            self._longest = [0] * 6
-            self._measure = False
-            self._sections = []
+            self._new_buffer()
         if close and self._widths is not None:
             out.append(self._bottom(self._widths))
             self._widths = None
@@ -618,10 +582,8 @@ class TableRenderer:
                     other = cells.get(col)
                     if other is not None:
                         parts.append(self._cell(other, width))
-                    elif col == _OFFSET:
-                        parts.append(column[row].rjust(width))
                     else:
-                        parts.append(column[row].ljust(width))
+                        parts.append(column[row].rjust(width) if col == _OFFSET else column[row].ljust(width))
                 drawn[row] = f"{bar} {sep.join(parts)} {bar}\n"
         inner = _table_width(widths) - 5
         sections = [(row, self._section(section, inner)) for row, section in self._sections]
@@ -642,8 +604,7 @@ class TableRenderer:
         width = section.width
         rule = _BOX.row_horizontal
         if width > inner and section.wrap:
-            text, style = _plain(segments)
-            first, *rest = _wrap(text, inner)
+            (first, *rest), style = _wrap(segments, inner)
             lines = [
                 f"{_BOX.row_left}{rule} {self._styled([(first, style)])} {rule * (inner - cell_len(first))}{_BOX.row_right}\n"
             ]
@@ -678,17 +639,15 @@ def _cut(text: str, width: int) -> tuple[str, int]:
     return set_cell_size(text, width - 1) + "…", width
 
 
-def _plain(segments: list[Segment]) -> Segment:
-    """The text of ``segments`` and the style of the first: for wrapping a one-style line."""
-    return "".join(t for t, _ in segments), segments[0][1] if segments else ""
-
-
-def _wrap(text: str, width: int) -> list[str]:
-    """``text`` in lines of at most ``width`` cells, broken at spaces where it can be."""
+def _wrap(segments: list[Segment], width: int) -> tuple[list[str], str]:
+    """The text of ``segments`` in lines of at most ``width`` cells, broken at spaces where it can be,
+    and the style of the first segment (a wrapped line has one style)."""
     import textwrap
 
+    text = "".join(t for t, _ in segments)
     lines = textwrap.wrap(text, width, break_long_words=True, break_on_hyphens=False) or [""]
-    return [ln if cell_len(ln) <= width else set_cell_size(ln, width) for ln in lines]
+    style = segments[0][1] if segments else ""
+    return [ln if cell_len(ln) <= width else set_cell_size(ln, width) for ln in lines], style
 
 
 def _cut_segments(segments: list[Segment], width: int) -> list[Segment]:

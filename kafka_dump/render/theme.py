@@ -1,11 +1,6 @@
-"""One look for every command: the Rich ``Theme`` (style names with a meaning) and number formatting.
-
-Commands and renderers name a style by what it means (``kdump.null``, ``kdump.problem``), never by
-its colour, so the whole tool changes look in one place. Small tables (summaries, stats, reports)
-use these names through ``Text(..., style="kdump.x")`` or ``Table`` column styles; the bulk table
-renderer takes the ANSI codes of the same styles once from ``sgr``.
-
-Numbers: ``number`` puts thousands separators in tables and summaries; JSON keeps exact integers.
+"""One look for every command: the Rich ``Theme``, style names with a meaning (``kdump.null``,
+``kdump.problem``) and never a colour, so the whole tool changes look in one place. Small tables use
+the names through ``Text`` or column styles; the bulk table takes their ANSI codes once (``sgr``).
 """
 
 from __future__ import annotations
@@ -16,7 +11,7 @@ from rich.theme import Theme
 
 from kafka_dump.render.plain import number, plural
 
-__all__ = ["STYLES", "THEME", "number", "plural", "sgr", "style"]  # number, plural: from plain.py, Rich-free
+__all__ = ["STYLES", "THEME", "number", "plural", "sgr"]  # number, plural: from plain.py, Rich-free
 
 STYLES: dict[str, str] = {
     # structure
@@ -53,13 +48,9 @@ STYLES: dict[str, str] = {
 THEME = Theme(STYLES)
 
 
-def style(name: str) -> Style:
-    """The parsed Rich style of a theme name (``kdump.null``)."""
-    return Style.parse(STYLES[name]) if STYLES[name] else Style.null()
-
-
 def sgr(name: str) -> tuple[str, str]:
     """(start, end) ANSI codes of a theme style, rendered once, for writing styled text directly."""
-    rendered = style(name).render("\0", color_system=ColorSystem.STANDARD)
+    style = Style.parse(STYLES[name]) if STYLES[name] else Style.null()
+    rendered = style.render("\0", color_system=ColorSystem.STANDARD)
     start, _, end = rendered.partition("\0")
     return start, end
