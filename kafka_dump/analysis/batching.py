@@ -12,7 +12,7 @@ and ``as_message``: what of a record a v0/v1 message carries.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from kafka_dump.model import Record, new_record
 
@@ -85,17 +85,9 @@ class Grouper(Generic[T]):
         return group or None
 
 
-def group(
-    items: Iterable[T],
-    *,
-    overhead: int,
-    size: SizeOf[T],
-    max_bytes: int | None = DEFAULT_BATCH_BYTES,
-    max_records: int | None = None,
-    joins: Joins[T] | None = None,
-) -> Iterator[list[T]]:
-    """Group ``items`` into consecutive batches by the rule above (every item lands in one batch)."""
-    grouper = Grouper(overhead=overhead, size=size, max_bytes=max_bytes, max_records=max_records, joins=joins)
+def group(items: Iterable[T], **limits: Any) -> Iterator[list[T]]:
+    """Group ``items`` into consecutive batches by ``Grouper(**limits)`` (every item lands in one batch)."""
+    grouper: Grouper[T] = Grouper(**limits)
     for item in items:
         done = grouper.add(item)
         if done is not None:
