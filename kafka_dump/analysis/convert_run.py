@@ -14,7 +14,6 @@ temporary file.
 from __future__ import annotations
 
 import contextlib
-import errno
 import functools
 import gc
 import os
@@ -32,7 +31,7 @@ from kafka_dump.errors import CorruptRecordError, KafkaDumpError, NotASegmentErr
 from kafka_dump.log.ahead import Inflating
 from kafka_dump.log.segment import segment_base_offset, segment_files
 from kafka_dump.log.window import CHUNK_SIZE
-from kafka_dump.log.writer import NO_TIMESTAMP, IndexBuilder, fsync_dir
+from kafka_dump.log.writer import NO_TIMESTAMP, IndexBuilder, fsync_dir, place, sync_close
 from kafka_dump.model import Batch, Compression, ControlType, Problem, ProblemKind, Record, TimestampType
 from kafka_dump.wire import encode_entry, legacy, v2
 from kafka_dump.wire import layout as L
@@ -418,7 +417,7 @@ class _TempSegment:
 
     def finish(self) -> None:
         """Flush and fsync, then read the file back: it must hold exactly the bytes written."""
-        _sync(self._file)
+        sync_close(self._file)
         crc, size = 0, 0
         with open(self.path, "rb") as back:
             while chunk := back.read(CHUNK_SIZE):
@@ -442,11 +441,16 @@ class _TempSegment:
                 target = self.dst.with_suffix(suffix)
                 path, f = self._temp(target)
                 f.write(data)
-                _sync(f)
+                sync_close(f)
                 targets.append((path, target))
         try:
             for tmp, target in targets:
-                _place(tmp, target, self._overwrite)
+                place(
+                    tmp,
+                    target,
+                    self._overwrite,
+                    ConversionError("the output exists (--force replaces it)", file=str(target)),
+                )
                 placed.append(target)
             fsync_dir(self.dst.parent)
         except BaseException:
@@ -472,31 +476,6 @@ def _squeezer(codec: Compression, level: int | None) -> Callable[[bytes], bytes]
         compressor(codec, level=level, magic=2)  # refuses what compress refuses
         return functools.partial(lz4_frame, lz4_frame_header(2))
     return compressor(codec, level=level, magic=2)
-
-
-def _sync(f: BinaryIO) -> None:
-    f.flush()
-    os.fsync(f.fileno())
-    f.close()
-
-
-def _place(tmp: Path, target: Path, overwrite: bool) -> None:
-    """Rename ``tmp`` to ``target``; without ``overwrite``, never over a file that exists."""
-    if overwrite:
-        os.replace(tmp, target)
-        return
-    try:
-        os.link(tmp, target)  # fails if the target exists: never clobbered
-    except FileExistsError:
-        raise ConversionError("the output exists (--force replaces it)", file=str(target)) from None
-    except OSError as exc:
-        if exc.errno not in (errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP):
-            raise
-        if target.exists():  # a file system without hard links: check, then rename
-            raise ConversionError("the output exists (--force replaces it)", file=str(target)) from None
-        os.rename(tmp, target)
-        return
-    tmp.unlink()
 
 
 def _check_entry(data: bytes, expected: Batch, max_batch_bytes: int) -> str | None:
