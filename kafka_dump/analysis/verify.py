@@ -167,7 +167,7 @@ def verify_files(paths: list[str]) -> list[Path]:
     for raw in paths:
         p = Path(raw)
         if p.is_dir():
-            from kafka_dump.log.segment import SEGMENT_SUFFIXES, segment_base_offset
+            from kafka_dump.log.segment import SEGMENT_SUFFIXES, segment_order
 
             try:
                 found = [c for c in p.rglob("*") if c.suffix in SEGMENT_SUFFIXES and c.is_file()]
@@ -175,14 +175,7 @@ def verify_files(paths: list[str]) -> list[Path]:
                 raise KafkaDumpError(f"cannot list the directory ({exc.strerror or exc})", file=raw) from None
             if not found:
                 raise KafkaDumpError("directory holds no .log or .checkpoint segment", file=raw)
-            found.sort(
-                key=lambda c: (
-                    str(c.parent),
-                    segment_base_offset(c) is None,
-                    segment_base_offset(c) or 0,
-                    c.name,
-                )
-            )
+            found.sort(key=lambda c: (str(c.parent), *segment_order(c)))
             out.extend(found)
         elif p.is_file():
             out.append(p)

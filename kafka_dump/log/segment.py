@@ -71,6 +71,12 @@ def snapshot_id(path: str | os.PathLike[str]) -> tuple[int, int] | None:
     return (int(match.group(1)), int(match.group(2))) if match else None
 
 
+def segment_order(p: Path) -> tuple[bool, int, str]:
+    """A sort key: Kafka-named segments in offset order, then the others by name."""
+    base = segment_base_offset(p)
+    return base is None, base or 0, p.name
+
+
 def segment_files(path: str | os.PathLike[str]) -> list[Path]:
     """The segment files to read for a path: itself, or a partition directory's logs in offset order."""
     p = Path(path)
@@ -79,9 +85,7 @@ def segment_files(path: str | os.PathLike[str]) -> list[Path]:
             logs = [c for c in p.iterdir() if c.suffix in SEGMENT_SUFFIXES and c.is_file()]
             if not logs:
                 raise NotASegmentError("directory holds no .log or .checkpoint segment", file=str(p))
-            return sorted(
-                logs, key=lambda c: (segment_base_offset(c) is None, segment_base_offset(c) or 0, c.name)
-            )
+            return sorted(logs, key=segment_order)
         if not p.exists():
             raise NotASegmentError("no such file or directory", file=str(p))
         if p.is_char_device() or p.is_block_device():
