@@ -98,41 +98,17 @@ class FileReport:
     ``batches`` counts every framed batch, a CRC failure included, and those found after a bad
     region; ``problems`` counts corrupt problems in the log (CRC failures included), ``badRegions``
     the stretches of bytes that hold no batch. ``error`` is set when the file could not be read.
-    Equal to another with the same fields, as a dataclass would be (written out: a dataclass
-    ``exec``s its methods at import, which a short check would pay at start-up).
+    Equal to another with the same fields (not a dataclass, whose ``exec`` a short check would pay).
     """
 
-    def __init__(
-        self,
-        file: str,
-        bytes: int = 0,
-        batches: int = 0,
-        records: int = 0,
-        crcErrors: int = 0,
-        problems: int = 0,
-        badRegions: int = 0,
-        badRegionBytes: int = 0,
-        gaps: int = 0,
-        tail: Problem | None = None,
-        indexFiles: int = 0,
-        indexProblems: int = 0,
-        error: str | None = None,
-        dropped: list[Span] | None = None,
-    ) -> None:
+    def __init__(self, file: str) -> None:
         self.file = file
-        self.bytes = bytes
-        self.batches = batches
-        self.records = records
-        self.crcErrors = crcErrors
-        self.problems = problems
-        self.badRegions = badRegions
-        self.badRegionBytes = badRegionBytes
-        self.gaps = gaps
-        self.tail = tail
-        self.indexFiles = indexFiles
-        self.indexProblems = indexProblems
-        self.error = error
-        self.dropped: list[Span] = [] if dropped is None else dropped
+        self.bytes = self.batches = self.records = self.crcErrors = self.problems = 0
+        self.badRegions = self.badRegionBytes = self.gaps = 0
+        self.tail: Problem | None = None
+        self.indexFiles = self.indexProblems = 0
+        self.error: str | None = None
+        self.dropped: list[Span] = []
 
     def __eq__(self, other: object) -> bool:
         if other.__class__ is self.__class__:
