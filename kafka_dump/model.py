@@ -425,6 +425,16 @@ class Problem(_Frozen):
 Problem._values = attrgetter(*Problem.__match_args__)
 
 
+def not_one_marker(records: tuple[Record, ...]) -> bool:
+    """A control batch's records break its rule: none at all, or a transaction marker among others
+    (a marker batch holds exactly one; KRaft's control batches may hold several records)."""
+    markers = sum(1 for r in records if r.control is not None and r.control.type in _MARKERS)
+    return not records or bool(markers and len(records) != 1)
+
+
+_MARKERS = (ControlType.ABORT, ControlType.COMMIT)
+
+
 def item_end(item: Batch | Problem) -> int:
     """Where a reader goes on after an item: past its entry (a problem covers the bytes it skipped)."""
     return item.position + (item.length if isinstance(item, Problem) else item.sizeInBytes)

@@ -32,7 +32,16 @@ from kafka_dump.log.ahead import Inflating
 from kafka_dump.log.segment import segment_base_offset, segment_files
 from kafka_dump.log.window import CHUNK_SIZE
 from kafka_dump.log.writer import NO_TIMESTAMP, IndexBuilder, fsync_dir, place, sync_close
-from kafka_dump.model import Batch, Compression, ControlType, Problem, ProblemKind, Record, TimestampType
+from kafka_dump.model import (
+    Batch,
+    Compression,
+    Problem,
+    ProblemKind,
+    Record,
+    TimestampType,
+    item_end,
+    not_one_marker,
+)
 from kafka_dump.wire import encode_entry, legacy, v2
 from kafka_dump.wire import layout as L
 from kafka_dump.wire._recheck_pure import same_as_v1_inner, same_v2_records
@@ -144,7 +153,6 @@ _LZ4_DEFAULT_LEVEL = 9  # Kafka's: lz4's fast compressor (codecs._LZ4_DEFAULT_LE
 Watch = Callable[[Iterator[Item]], Iterator[Item]]  # sees the input stream go by (a progress bar)
 _CRC_VALID = attrgetter("crcValid")
 _TIMESTAMP = attrgetter("timestamp")
-_MARKERS = (ControlType.ABORT, ControlType.COMMIT)
 _FIELDS = attrgetter("offset", "timestamp", "key", "value", "headers")
 _BATCH_FIELDS = attrgetter(
     "magic", "compression", "timestampType", "maxTimestamp", "baseOffset", "lastOffset", "producerId",
@@ -155,9 +163,7 @@ _BATCH_FIELDS = attrgetter(
 
 def progress_position(item: Item) -> tuple[str, int]:
     """(file, bytes done) at an item of the input, for ``render.progress``."""
-    if isinstance(item, Problem):
-        return item.file, item.position + item.length
-    return item.file, item.position + item.sizeInBytes
+    return item.file, item_end(item)
 
 
 def convert_segment(
@@ -409,10 +415,8 @@ class _TempSegment:
             )
         if batch.magic == 2 and any(a.offset >= b.offset for a, b in pairwise(records)):
             return f"the entry at offset {first} holds record offsets that do not grow"
-        if batch.isControl:
-            markers = sum(1 for r in records if r.control is not None and r.control.type in _MARKERS)
-            if not records or (markers and len(records) != 1):
-                return f"the control entry at offset {first} holds {len(records)} records, not one marker"
+        if batch.isControl and not_one_marker(records):
+            return f"the control entry at offset {first} holds {len(records)} records, not one marker"
         return self._check_next(first, batch.lastOffset)
 
     def finish(self) -> None:

@@ -26,11 +26,11 @@ from kafka_dump.model import (
     Batch,
     Check,
     Compression,
-    ControlType,
     Problem,
     ProblemKind,
     TimestampType,
     item_end,
+    not_one_marker,
 )
 from kafka_dump.wire import layout as L
 from kafka_dump.wire.checksum import crc32c
@@ -60,7 +60,6 @@ def _entry_size(data: bytes | bytearray, at: int) -> int:
     return L.LOG_OVERHEAD + int(L.INT32.unpack_from(data, at + L.LOG_ENTRY_SIZE_OFFSET)[0])
 
 
-_MARKERS = (ControlType.ABORT, ControlType.COMMIT)
 _NOTHING: list[Problem] = []  # never appended to
 
 
@@ -451,12 +450,9 @@ class _FileCheck:
         records = b.records
         if records is None:
             return out
-        if b.isControl:
-            # A transaction marker batch holds exactly one marker; KRaft's may hold several records.
-            markers = sum(1 for r in records if r.control is not None and r.control.type in _MARKERS)
-            if not records or (markers and len(records) != 1):
-                reason = f"control batch holds {len(records)} records, not exactly one transaction marker"
-                out.append(self._at(b, Check.CONTROL, reason, 1, len(records)))
+        if b.isControl and not_one_marker(records):
+            reason = f"control batch holds {len(records)} records, not exactly one transaction marker"
+            out.append(self._at(b, Check.CONTROL, reason, 1, len(records)))
         if b.magic < 2 and b.compression is not Compression.NONE and self.options.deep:
             for r in records:
                 if r.crcValid is False:
