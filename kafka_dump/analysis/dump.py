@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from itertools import chain
 from operator import attrgetter
 from pathlib import Path
 from typing import NamedTuple
@@ -16,7 +17,6 @@ from kafka_dump.errors import NotASegmentError
 from kafka_dump.log.index import seek_position
 from kafka_dump.log.segment import (
     PlainRunReader,
-    read_segment,
     read_segment_runs,
     segment_base_offset,
     segment_files,
@@ -223,19 +223,19 @@ def iter_dump(
             tally.covers = index.covers if len(index) else None
             tally.unknown = not index.known
         start = seek_position(Path(f), from_offset=rng.from_offset, from_time=rng.from_time) if active else 0
-        keep = rng.keep_header if active else None
-        if not active and left is None:
+        plain = not active and left is None
+        runs: Iterator[Sequence[Batch | Problem | WrittenRun]] = read_segment_runs(
+            f,
+            with_records=with_records,
+            max_batch_bytes=max_batch_bytes,
+            start=start,
+            keep=rng.keep_header if active else None,
+            max_records_per_batch=max_records_per_batch,
+            plain_run=_written(plain_run) if plain_run is not None and plain else None,
+        )
+        if plain:
             # No filter, no limit: the plain loop, once per batch; a run of plain v0/v1 messages (a
             # list of two or more batches, no problem) passes on whole, as one BatchRun.
-            runs: Iterator[Sequence[Batch | Problem | WrittenRun]] = read_segment_runs(
-                f,
-                with_records=with_records,
-                max_batch_bytes=max_batch_bytes,
-                start=start,
-                keep=keep,
-                max_records_per_batch=max_records_per_batch,
-                plain_run=_written(plain_run) if plain_run is not None else None,
-            )
             for item in (x for run in runs for x in _one_or_run(run)):
                 if isinstance(item, WrittenRun):
                     n_batches += item.batches
@@ -264,14 +264,7 @@ def iter_dump(
                     yield BatchEvent(item, records)
             yield FileEnd(str(f), trailing)
             continue
-        items = read_segment(
-            f,
-            with_records=with_records,
-            max_batch_bytes=max_batch_bytes,
-            start=start,
-            keep=keep,
-            max_records_per_batch=max_records_per_batch,
-        )
+        items: Iterator[Batch | Problem] = chain.from_iterable(runs)  # type: ignore[arg-type]  # no plain_run
         for item in items:
             if isinstance(item, Problem):
                 trailing += tally.count(item)
