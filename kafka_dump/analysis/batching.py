@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any, Generic, TypeVar
 
 from kafka_dump.model import Record, new_record
+from kafka_dump.wire.varint import varint_size
 
 T = TypeVar("T")
 
@@ -34,6 +35,18 @@ def as_message(r: Record, magic: int) -> Record:
     return new_record(
         r.offset, r.timestamp, r.key, r.value, (), -1, r.sizeInBytes, stored_timestamp=r.storedTimestamp
     )
+
+
+def v2_record_size(offset_delta: int, timestamp_delta: int, r: Record) -> int:
+    """Bytes of one v2 record with these deltas (``DefaultRecord.sizeInBytes``)."""
+    key, value = r.key, r.value
+    body = 1 + varint_size(timestamp_delta) + varint_size(offset_delta) + varint_size(len(r.headers))
+    body += 1 if key is None else varint_size(len(key)) + len(key)
+    body += 1 if value is None else varint_size(len(value)) + len(value)
+    for h in r.headers:
+        body += varint_size(len(h.key)) + len(h.key)
+        body += 1 if h.value is None else varint_size(len(h.value)) + len(h.value)
+    return varint_size(body) + body
 
 
 class Grouper(Generic[T]):

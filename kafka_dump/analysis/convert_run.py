@@ -39,7 +39,6 @@ from kafka_dump.model import (
     ProblemKind,
     Record,
     TimestampType,
-    item_end,
     not_one_marker,
 )
 from kafka_dump.wire import encode_entry, legacy, v2
@@ -163,7 +162,9 @@ _BATCH_FIELDS = attrgetter(
 
 def progress_position(item: Item) -> tuple[str, int]:
     """(file, bytes done) at an item of the input, for ``render.progress``."""
-    return item.file, item_end(item)
+    if isinstance(item, Problem):
+        return item.file, item.position + item.length
+    return item.file, item.position + item.sizeInBytes
 
 
 def convert_segment(
