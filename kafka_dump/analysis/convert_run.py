@@ -31,7 +31,7 @@ from kafka_dump.errors import CorruptRecordError, KafkaDumpError, NotASegmentErr
 from kafka_dump.log.ahead import Inflating
 from kafka_dump.log.segment import segment_base_offset, segment_files
 from kafka_dump.log.window import CHUNK_SIZE
-from kafka_dump.log.writer import NO_TIMESTAMP, IndexBuilder, fsync_dir, place, sync_close
+from kafka_dump.log.writer import NO_TIMESTAMP, IndexBuilder, place, place_all, sync_close
 from kafka_dump.model import (
     Batch,
     Compression,
@@ -437,7 +437,6 @@ class _TempSegment:
 
     def commit(self) -> None:
         """Write the indexes, then rename every file into place and sync the directory."""
-        placed: list[Path] = []
         targets = [(self.path, self.dst)]
         if self._want_index:
             index = self._index or IndexBuilder(self._base_offset or 0)
@@ -448,22 +447,15 @@ class _TempSegment:
                 f.write(data)
                 sync_close(f)
                 targets.append((path, target))
-        try:
-            for tmp, target in targets:
-                place(
-                    tmp,
-                    target,
-                    self._overwrite,
-                    ConversionError("the output exists (--force replaces it)", file=str(target)),
-                )
-                placed.append(target)
-            fsync_dir(self.dst.parent)
-        except BaseException:
-            if not self._overwrite:  # they did not exist before: half an output is none at all
-                for target in placed:
-                    with contextlib.suppress(OSError):
-                        target.unlink()
-            raise
+        place_all(targets, self._place, self._overwrite)
+
+    def _place(self, tmp: Path, target: Path) -> None:
+        place(
+            tmp,
+            target,
+            self._overwrite,
+            ConversionError("the output exists (--force replaces it)", file=str(target)),
+        )
 
     def discard(self) -> None:
         if not self._file.closed:

@@ -19,7 +19,7 @@ import contextlib
 import errno
 import os
 import tempfile
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
@@ -223,7 +223,6 @@ class SegmentWriter:
             raise KafkaDumpError("the segment was already committed or aborted", file=str(self.path))
         index = self._index or IndexBuilder(self._base or 0, self._interval)
         index.close()
-        placed: list[Path] = []
         try:
             files = [self._log]
             if self._indexes:
@@ -235,16 +234,9 @@ class SegmentWriter:
                     files.append(f)
             for f in files:
                 sync_close(f)
-            for tmp, target in zip(self._tmp, self._targets, strict=True):
-                self._place(tmp, target)
-                placed.append(target)
-            fsync_dir(self.path.parent)
+            place_all(zip(self._tmp, self._targets, strict=True), self._place, self._overwrite)
         except BaseException:
             self.abort()
-            if not self._overwrite:  # they did not exist before: a half-written output is none at all
-                for target in placed:
-                    with contextlib.suppress(OSError):
-                        os.unlink(target)
             raise
         self._done = True
         return WrittenSegment(
@@ -328,6 +320,24 @@ def place(tmp: Path, target: Path, overwrite: bool, exists: KafkaDumpError) -> N
         os.rename(tmp, target)
         return
     os.unlink(tmp)
+
+
+def place_all(moves: Iterable[tuple[Path, Path]], put: Callable[[Path, Path], None], overwrite: bool) -> None:
+    """``put`` each temporary file in place, in order, then sync their directory. On a failure,
+    without ``overwrite``, the targets placed are removed: half an output is none at all."""
+    placed: list[Path] = []
+    try:
+        for tmp, target in moves:
+            put(tmp, target)
+            placed.append(target)
+        if placed:
+            fsync_dir(placed[0].parent)
+    except BaseException:
+        if not overwrite:
+            for target in placed:
+                with contextlib.suppress(OSError):
+                    os.unlink(target)
+        raise
 
 
 def fsync_dir(directory: Path) -> None:
