@@ -242,7 +242,7 @@ def encoded_sizes(
     The records are encoded once, not once per codec: a compressed entry is a fixed-size header
     (the v2 batch header; the v0/v1 wrapper message with a null key) around the codec's output for
     the same uncompressed bytes that ``encode_entry`` compresses, so its length follows from that
-    output's. ``tests/test_stats_compare.py`` checks the equality on every fixture and codec.
+    output's.
     """
     out: dict[Compression, int] = {}
     compressed = [c for c in codecs if c is not Compression.NONE]

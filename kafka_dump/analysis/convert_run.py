@@ -296,12 +296,9 @@ _WRITE_BUFFER = 1 << 20  # entries are a few KiB: written a MiB at a time, not o
 
 
 class _TempSegment:
-    """The output segment while it is written: temporary files in the output's directory.
-
-    The ``.index`` and ``.timeindex`` entries are the writer's (``writer.IndexBuilder``: those Kafka's
-    ``LogSegment.recover`` builds). The segment is renamed into place first, then its indexes (a
-    segment without indexes is one Kafka rebuilds them for); without ``overwrite`` a target that
-    appeared meanwhile is never replaced (a hard link is made, which fails if it exists).
+    """The output segment while it is written: temporary files in the output's directory, with the
+    writer's index entries (``writer.IndexBuilder``), put in place as ``writer.place_all`` does (the
+    segment first, then its indexes: a segment without indexes is one Kafka rebuilds them for).
     """
 
     def __init__(self, dst: Path, *, index: bool, base_offset: int | None, overwrite: bool) -> None:
