@@ -102,15 +102,11 @@ class _DataclassFields:
 
 
 class _Frozen:
-    """What ``@dataclass(frozen=True, slots=True)`` gives a class, written out once for the model's.
+    """What ``@dataclass(frozen=True, slots=True)`` gives a class (equality, hash, repr, pickling,
+    ``FrozenInstanceError``, ``dataclasses``' functions), without the ``exec`` every start would pay.
 
     Each subclass lists its fields in ``__slots__`` and ``__match_args__`` (in ``__init__``'s order)
-    and sets ``_values`` to ``attrgetter`` of them. Equality (same class, equal fields), the hash,
-    ``repr``, pickling and ``FrozenInstanceError`` on assignment are a dataclass's, and the functions
-    of ``dataclasses`` take them (``_DataclassFields``). Written out because a dataclass builds its
-    methods with ``exec`` when the module is imported, which every ``kdump`` start would pay, and
-    because Python 3.11's slotted frozen dataclass raises TypeError, not AttributeError, on a name
-    that is no field.
+    and sets ``_values`` to ``attrgetter`` of them.
     """
 
     __slots__ = ()
@@ -335,16 +331,9 @@ class ProblemKind(IntEnum):
 
 
 class Check:
-    """Names of the checks a Problem can report (its ``check`` field), one per rule broken.
-
-    Entry framing: CRC_MISMATCH (v2 CRC-32C, v0/v1 CRC-32; ``expected`` = stored, ``found`` =
-    computed), BAD_LENGTH (an entry's size field), BAD_MAGIC, TOO_LARGE (past --max-batch-bytes or
-    --max-records-per-batch). Records: COUNT_MISMATCH (declared count vs records found), VARINT, RECORD_LENGTH, FIELD_LENGTH
-    (key, value or header lengths), HEADER_COUNT, CONTROL (control batch or record), DECOMPRESS, CODEC
-    (a codec not allowed there), and for v0/v1 wrappers INNER_MESSAGE, INNER_CRC, INNER_MAGIC,
-    INNER_OFFSET, WRAPPER. Order across and within batches: OFFSET_ORDER, OFFSET_DELTA, MAX_TIMESTAMP.
-    Index files: INDEX_MISMATCH, INDEX_ORDER, INDEX_SIZE. The tail: ZERO_TAIL, PARTIAL_TAIL.
-    """
+    """Names of the checks a Problem can report (its ``check`` field), one per rule broken: entry
+    framing, records, v0/v1 wrappers (INNER_*), order, index files and the tail. For CRC_MISMATCH
+    ``expected`` is the stored CRC and ``found`` the computed one."""
 
     CRC_MISMATCH = "crc-mismatch"
     BAD_LENGTH = "bad-length"
@@ -423,6 +412,16 @@ class Problem(_Frozen):
 
 
 Problem._values = attrgetter(*Problem.__match_args__)
+
+
+def not_one_marker(records: tuple[Record, ...]) -> bool:
+    """A control batch's records break its rule: none at all, or a transaction marker among others
+    (a marker batch holds exactly one; KRaft's control batches may hold several records)."""
+    markers = sum(1 for r in records if r.control is not None and r.control.type in _MARKERS)
+    return not records or bool(markers and len(records) != 1)
+
+
+_MARKERS = (ControlType.ABORT, ControlType.COMMIT)
 
 
 def item_end(item: Batch | Problem) -> int:

@@ -12,9 +12,10 @@ and ``as_message``: what of a record a v0/v1 message carries.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from kafka_dump.model import Record, new_record
+from kafka_dump.wire.varint import varint_size
 
 T = TypeVar("T")
 
@@ -34,6 +35,18 @@ def as_message(r: Record, magic: int) -> Record:
     return new_record(
         r.offset, r.timestamp, r.key, r.value, (), -1, r.sizeInBytes, stored_timestamp=r.storedTimestamp
     )
+
+
+def v2_record_size(offset_delta: int, timestamp_delta: int, r: Record) -> int:
+    """Bytes of one v2 record with these deltas (``DefaultRecord.sizeInBytes``)."""
+    key, value = r.key, r.value
+    body = 1 + varint_size(timestamp_delta) + varint_size(offset_delta) + varint_size(len(r.headers))
+    body += 1 if key is None else varint_size(len(key)) + len(key)
+    body += 1 if value is None else varint_size(len(value)) + len(value)
+    for h in r.headers:
+        body += varint_size(len(h.key)) + len(h.key)
+        body += 1 if h.value is None else varint_size(len(h.value)) + len(h.value)
+    return varint_size(body) + body
 
 
 class Grouper(Generic[T]):
@@ -85,17 +98,9 @@ class Grouper(Generic[T]):
         return group or None
 
 
-def group(
-    items: Iterable[T],
-    *,
-    overhead: int,
-    size: SizeOf[T],
-    max_bytes: int | None = DEFAULT_BATCH_BYTES,
-    max_records: int | None = None,
-    joins: Joins[T] | None = None,
-) -> Iterator[list[T]]:
-    """Group ``items`` into consecutive batches by the rule above (every item lands in one batch)."""
-    grouper = Grouper(overhead=overhead, size=size, max_bytes=max_bytes, max_records=max_records, joins=joins)
+def group(items: Iterable[T], **limits: Any) -> Iterator[list[T]]:
+    """Group ``items`` into consecutive batches by ``Grouper(**limits)`` (every item lands in one batch)."""
+    grouper: Grouper[T] = Grouper(**limits)
     for item in items:
         done = grouper.add(item)
         if done is not None:

@@ -23,7 +23,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from kafka_dump.analysis.batching import DEFAULT_BATCH_BYTES, Grouper, as_message
+from kafka_dump.analysis.batching import DEFAULT_BATCH_BYTES, Grouper, as_message, v2_record_size
 from kafka_dump.analysis.stats import SegmentStats
 from kafka_dump.errors import UnsupportedEncodingError
 from kafka_dump.model import Batch, Compression, Record, TimestampType
@@ -36,7 +36,6 @@ from kafka_dump.wire import (
 )
 from kafka_dump.wire import layout as L
 from kafka_dump.wire.codecs import compress, level_problem
-from kafka_dump.wire.varint import varint_size
 
 LEGACY_CODECS = (Compression.NONE, Compression.GZIP, Compression.SNAPPY, Compression.LZ4)
 V2_CODECS = (*LEGACY_CODECS, Compression.ZSTD)
@@ -115,18 +114,6 @@ def group_plain_messages(
         max_records=options.batch_records,
         joins=joins,
     )
-
-
-def v2_record_size(offset_delta: int, timestamp_delta: int, r: Record) -> int:
-    """Bytes of one v2 record with these deltas (``DefaultRecord.sizeInBytes``)."""
-    key, value = r.key, r.value
-    body = 1 + varint_size(timestamp_delta) + varint_size(offset_delta) + varint_size(len(r.headers))
-    body += 1 if key is None else varint_size(len(key)) + len(key)
-    body += 1 if value is None else varint_size(len(value)) + len(value)
-    for h in r.headers:
-        body += varint_size(len(h.key)) + len(h.key)
-        body += 1 if h.value is None else varint_size(len(h.value)) + len(h.value)
-    return varint_size(body) + body
 
 
 @dataclass
@@ -255,7 +242,7 @@ def encoded_sizes(
     The records are encoded once, not once per codec: a compressed entry is a fixed-size header
     (the v2 batch header; the v0/v1 wrapper message with a null key) around the codec's output for
     the same uncompressed bytes that ``encode_entry`` compresses, so its length follows from that
-    output's. ``tests/test_stats_compare.py`` checks the equality on every fixture and codec.
+    output's.
     """
     out: dict[Compression, int] = {}
     compressed = [c for c in codecs if c is not Compression.NONE]

@@ -27,11 +27,10 @@ from dataclasses import dataclass, fields
 from operator import attrgetter
 from typing import NamedTuple
 
-from kafka_dump.analysis.batching import DEFAULT_BATCH_BYTES, Grouper, as_message
+from kafka_dump.analysis.batching import DEFAULT_BATCH_BYTES, Grouper, as_message, v2_record_size
 from kafka_dump.errors import KafkaDumpError
 from kafka_dump.model import NEW_BATCH, Batch, Compression, Header, Record, TimestampType, new_record
 from kafka_dump.wire import layout as L
-from kafka_dump.wire.varint import varint_size
 
 NO_TIMESTAMP = -1
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
@@ -123,19 +122,6 @@ class _Key(NamedTuple):
 
 
 _Item = tuple[Record, _Key]
-
-
-def v2_record_size(offset_delta: int, timestamp_delta: int, record: Record) -> int:
-    """Bytes of a v2 record with these deltas (``DefaultRecord.sizeInBytes``)."""
-    key, value = record.key, record.value
-    body = 1 + varint_size(timestamp_delta) + varint_size(offset_delta)
-    body += varint_size(-1) if key is None else varint_size(len(key)) + len(key)
-    body += varint_size(-1) if value is None else varint_size(len(value)) + len(value)
-    body += varint_size(len(record.headers))
-    for h in record.headers:
-        body += varint_size(len(h.key)) + len(h.key)
-        body += varint_size(-1) if h.value is None else varint_size(len(h.value)) + len(h.value)
-    return varint_size(body) + body
 
 
 def legacy_message_size(magic: int, record: Record) -> int:

@@ -51,10 +51,8 @@ Item = Batch | Problem | TranscodedRun
 
 def inflater(max_batch_bytes: int) -> Codec:
     """The one place a wrapper's inflated bytes come from: ``codecs.decompress``, bounded by
-    ``--max-batch-bytes`` (refusing with CorruptRecordError, which leaves the wrapper to the slow path;
-    codecs inflates gzip through the compiled twin's gunzip itself); one-block LZ4 frames through the
-    transcode twin first (the same bytes), codecs where it declines. An ``Inflating`` source that
-    inflates ahead wraps it (``read_input``'s ``inflating``)."""
+    ``--max-batch-bytes`` (CorruptRecordError leaves the wrapper to the slow path); one-block LZ4
+    frames through the transcode twin first (the same bytes), codecs where it declines."""
 
     def inflate(codec: int, payload: memoryview) -> bytes:
         if codec == _LZ4:

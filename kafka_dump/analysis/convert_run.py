@@ -14,7 +14,6 @@ temporary file.
 from __future__ import annotations
 
 import contextlib
-import errno
 import functools
 import gc
 import os
@@ -32,8 +31,16 @@ from kafka_dump.errors import CorruptRecordError, KafkaDumpError, NotASegmentErr
 from kafka_dump.log.ahead import Inflating
 from kafka_dump.log.segment import segment_base_offset, segment_files
 from kafka_dump.log.window import CHUNK_SIZE
-from kafka_dump.log.writer import NO_TIMESTAMP, IndexBuilder, fsync_dir
-from kafka_dump.model import Batch, Compression, ControlType, Problem, ProblemKind, Record, TimestampType
+from kafka_dump.log.writer import NO_TIMESTAMP, IndexBuilder, place, place_all, sync_close
+from kafka_dump.model import (
+    Batch,
+    Compression,
+    Problem,
+    ProblemKind,
+    Record,
+    TimestampType,
+    not_one_marker,
+)
 from kafka_dump.wire import encode_entry, legacy, v2
 from kafka_dump.wire import layout as L
 from kafka_dump.wire.checksum import crc32c
@@ -145,7 +152,6 @@ _LZ4_DEFAULT_LEVEL = 9  # Kafka's: lz4's fast compressor (codecs._LZ4_DEFAULT_LE
 Watch = Callable[[Iterator[Item]], Iterator[Item]]  # sees the input stream go by (a progress bar)
 _CRC_VALID = attrgetter("crcValid")
 _TIMESTAMP = attrgetter("timestamp")
-_MARKERS = (ControlType.ABORT, ControlType.COMMIT)
 _FIELDS = attrgetter("offset", "timestamp", "key", "value", "headers")
 _BATCH_FIELDS = attrgetter(
     "magic", "compression", "timestampType", "maxTimestamp", "baseOffset", "lastOffset", "producerId",
@@ -290,12 +296,9 @@ _WRITE_BUFFER = 1 << 20  # entries are a few KiB: written a MiB at a time, not o
 
 
 class _TempSegment:
-    """The output segment while it is written: temporary files in the output's directory.
-
-    The ``.index`` and ``.timeindex`` entries are the writer's (``writer.IndexBuilder``: those Kafka's
-    ``LogSegment.recover`` builds). The segment is renamed into place first, then its indexes (a
-    segment without indexes is one Kafka rebuilds them for); without ``overwrite`` a target that
-    appeared meanwhile is never replaced (a hard link is made, which fails if it exists).
+    """The output segment while it is written: temporary files in the output's directory, with the
+    writer's index entries (``writer.IndexBuilder``), put in place as ``writer.place_all`` does (the
+    segment first, then its indexes: a segment without indexes is one Kafka rebuilds them for).
     """
 
     def __init__(self, dst: Path, *, index: bool, base_offset: int | None, overwrite: bool) -> None:
@@ -410,15 +413,13 @@ class _TempSegment:
             )
         if batch.magic == 2 and any(a.offset >= b.offset for a, b in pairwise(records)):
             return f"the entry at offset {first} holds record offsets that do not grow"
-        if batch.isControl:
-            markers = sum(1 for r in records if r.control is not None and r.control.type in _MARKERS)
-            if not records or (markers and len(records) != 1):
-                return f"the control entry at offset {first} holds {len(records)} records, not one marker"
+        if batch.isControl and not_one_marker(records):
+            return f"the control entry at offset {first} holds {len(records)} records, not one marker"
         return self._check_next(first, batch.lastOffset)
 
     def finish(self) -> None:
         """Flush and fsync, then read the file back: it must hold exactly the bytes written."""
-        _sync(self._file)
+        sync_close(self._file)
         crc, size = 0, 0
         with open(self.path, "rb") as back:
             while chunk := back.read(CHUNK_SIZE):
@@ -433,7 +434,6 @@ class _TempSegment:
 
     def commit(self) -> None:
         """Write the indexes, then rename every file into place and sync the directory."""
-        placed: list[Path] = []
         targets = [(self.path, self.dst)]
         if self._want_index:
             index = self._index or IndexBuilder(self._base_offset or 0)
@@ -442,19 +442,17 @@ class _TempSegment:
                 target = self.dst.with_suffix(suffix)
                 path, f = self._temp(target)
                 f.write(data)
-                _sync(f)
+                sync_close(f)
                 targets.append((path, target))
-        try:
-            for tmp, target in targets:
-                _place(tmp, target, self._overwrite)
-                placed.append(target)
-            fsync_dir(self.dst.parent)
-        except BaseException:
-            if not self._overwrite:  # they did not exist before: half an output is none at all
-                for target in placed:
-                    with contextlib.suppress(OSError):
-                        target.unlink()
-            raise
+        place_all(targets, self._place, self._overwrite)
+
+    def _place(self, tmp: Path, target: Path) -> None:
+        place(
+            tmp,
+            target,
+            self._overwrite,
+            ConversionError("the output exists (--force replaces it)", file=str(target)),
+        )
 
     def discard(self) -> None:
         if not self._file.closed:
@@ -472,31 +470,6 @@ def _squeezer(codec: Compression, level: int | None) -> Callable[[bytes], bytes]
         compressor(codec, level=level, magic=2)  # refuses what compress refuses
         return functools.partial(lz4_frame, lz4_frame_header(2))
     return compressor(codec, level=level, magic=2)
-
-
-def _sync(f: BinaryIO) -> None:
-    f.flush()
-    os.fsync(f.fileno())
-    f.close()
-
-
-def _place(tmp: Path, target: Path, overwrite: bool) -> None:
-    """Rename ``tmp`` to ``target``; without ``overwrite``, never over a file that exists."""
-    if overwrite:
-        os.replace(tmp, target)
-        return
-    try:
-        os.link(tmp, target)  # fails if the target exists: never clobbered
-    except FileExistsError:
-        raise ConversionError("the output exists (--force replaces it)", file=str(target)) from None
-    except OSError as exc:
-        if exc.errno not in (errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP):
-            raise
-        if target.exists():  # a file system without hard links: check, then rename
-            raise ConversionError("the output exists (--force replaces it)", file=str(target)) from None
-        os.rename(tmp, target)
-        return
-    tmp.unlink()
 
 
 def _check_entry(data: bytes, expected: Batch, max_batch_bytes: int) -> str | None:

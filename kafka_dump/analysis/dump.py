@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from itertools import chain
 from operator import attrgetter
 from pathlib import Path
 from typing import NamedTuple
@@ -16,7 +17,6 @@ from kafka_dump.errors import NotASegmentError
 from kafka_dump.log.index import seek_position
 from kafka_dump.log.segment import (
     PlainRunReader,
-    read_segment,
     read_segment_runs,
     segment_base_offset,
     segment_files,
@@ -198,8 +198,7 @@ def iter_dump(
     left = rng.limit
     active = rng.active
     n_files = n_batches = n_records = 0
-    problems = _ProblemCounts()
-    txns = _Transactions()
+    tally = _Tally()
     txn_indexes = TxnIndexes()
     for f in files:
         if left is not None and left <= 0:
@@ -210,33 +209,33 @@ def iter_dump(
         if side_file_kind(f) is not None:
             for event in _side_items(f):
                 if isinstance(event, Problem):
-                    trailing += problems.count(event)
+                    trailing += tally.count(event)
                 yield event
             yield FileEnd(str(f), trailing)
             continue
-        txns.covers = None
-        txns.unknown = False
+        tally.covers = None
+        tally.unknown = False
         if txn_index and f.suffix == ".log":
             index, txn_problems = txn_indexes.for_log(f)
             for p in txn_problems:
-                problems.count(p)
+                tally.count(p)
                 yield p
-            txns.covers = index.covers if len(index) else None
-            txns.unknown = not index.known
+            tally.covers = index.covers if len(index) else None
+            tally.unknown = not index.known
         start = seek_position(Path(f), from_offset=rng.from_offset, from_time=rng.from_time) if active else 0
-        keep = rng.keep_header if active else None
-        if not active and left is None:
+        plain = not active and left is None
+        runs: Iterator[Sequence[Batch | Problem | WrittenRun]] = read_segment_runs(
+            f,
+            with_records=with_records,
+            max_batch_bytes=max_batch_bytes,
+            start=start,
+            keep=rng.keep_header if active else None,
+            max_records_per_batch=max_records_per_batch,
+            plain_run=_written(plain_run) if plain_run is not None and plain else None,
+        )
+        if plain:
             # No filter, no limit: the plain loop, once per batch; a run of plain v0/v1 messages (a
             # list of two or more batches, no problem) passes on whole, as one BatchRun.
-            runs: Iterator[Sequence[Batch | Problem | WrittenRun]] = read_segment_runs(
-                f,
-                with_records=with_records,
-                max_batch_bytes=max_batch_bytes,
-                start=start,
-                keep=keep,
-                max_records_per_batch=max_records_per_batch,
-                plain_run=_written(plain_run) if plain_run is not None else None,
-            )
             for item in (x for run in runs for x in _one_or_run(run)):
                 if isinstance(item, WrittenRun):
                     n_batches += item.batches
@@ -250,7 +249,7 @@ def iter_dump(
                     yield item
                     continue
                 if isinstance(item, Problem):
-                    trailing += problems.count(item)
+                    trailing += tally.count(item)
                     yield item
                     continue
                 records = item.records
@@ -260,22 +259,15 @@ def iter_dump(
                     records = None  # no record could be read (a codec failed): not the same as none at all
                 n_batches += 1
                 if item.isTransactional and not item.isControl:
-                    yield txns.event(item, records)
+                    yield tally.event(item, records)
                 else:
                     yield BatchEvent(item, records)
             yield FileEnd(str(f), trailing)
             continue
-        items = read_segment(
-            f,
-            with_records=with_records,
-            max_batch_bytes=max_batch_bytes,
-            start=start,
-            keep=keep,
-            max_records_per_batch=max_records_per_batch,
-        )
+        items: Iterator[Batch | Problem] = chain.from_iterable(runs)  # type: ignore[arg-type]  # no plain_run
         for item in items:
             if isinstance(item, Problem):
-                trailing += problems.count(item)
+                trailing += tally.count(item)
                 yield item
                 continue
             if rng.to_offset is not None and item.baseOffset > rng.to_offset:
@@ -300,32 +292,28 @@ def iter_dump(
             n_batches += 1
             n_records += len(records) if records is not None else 0
             if item.isTransactional and not item.isControl:
-                yield txns.event(item, records)
+                yield tally.event(item, records)
             else:
                 yield BatchEvent(item, records)
         else:
             yield FileEnd(str(f), trailing)
             continue
         yield FileEnd(str(f), 0)
-    yield Summary(
-        n_files,
-        n_batches,
-        n_records,
-        problems.corrupt,
-        problems.tails,
-        problems.tail_bytes,
-        txns.aborted,
-        txns.unmarked,
-    )
+    t = tally
+    yield Summary(n_files, n_batches, n_records, t.corrupt, t.tails, t.tail_bytes, t.aborted, t.unmarked)
 
 
-@dataclass
-class _ProblemCounts:
-    """Corrupt entries and tails seen so far, for the closing Summary."""
+class _Tally:
+    """The counts for the closing Summary, and which of a file's transactional data batches were
+    aborted. ``covers``: the aborted-transaction test (None: nothing aborted in this file);
+    ``unknown``: no ``.txnindex`` to tell (the first such batch is counted as unmarked)."""
 
-    corrupt: int = 0
-    tails: int = 0
-    tail_bytes: int = 0
+    __slots__ = ("aborted", "corrupt", "covers", "tail_bytes", "tails", "unknown", "unmarked")
+
+    def __init__(self) -> None:
+        self.covers: Callable[[Batch], bool] | None = None
+        self.unknown = False
+        self.aborted = self.unmarked = self.corrupt = self.tails = self.tail_bytes = 0
 
     def count(self, p: Problem) -> int:
         """Count ``p``; returns the tail bytes it adds to its file (0 for corruption)."""
@@ -335,19 +323,6 @@ class _ProblemCounts:
         self.tails += 1
         self.tail_bytes += p.length
         return p.length
-
-
-class _Transactions:
-    """Which of a file's transactional data batches were aborted, and the counts for the Summary.
-    ``covers``: the aborted-transaction test (None: nothing aborted in this file); ``unknown``: no
-    ``.txnindex`` to tell (the first such batch is counted as unmarked)."""
-
-    __slots__ = ("aborted", "covers", "unknown", "unmarked")
-
-    def __init__(self) -> None:
-        self.covers: Callable[[Batch], bool] | None = None
-        self.unknown = False
-        self.aborted = self.unmarked = 0
 
     def event(self, item: Batch, records: tuple[Record, ...] | None) -> BatchEvent:
         if self.covers is not None and self.covers(item):

@@ -36,11 +36,14 @@ class FormatStats:
     disk_bytes: int = 0
     uncompressed_bytes: int = 0
 
+    def add(self, batches: int, records: int, disk_bytes: int, uncompressed_bytes: int) -> None:
+        self.batches += batches
+        self.records += records
+        self.disk_bytes += disk_bytes
+        self.uncompressed_bytes += uncompressed_bytes
+
     def merge(self, other: FormatStats) -> None:
-        self.batches += other.batches
-        self.records += other.records
-        self.disk_bytes += other.disk_bytes
-        self.uncompressed_bytes += other.uncompressed_bytes
+        self.add(other.batches, other.records, other.disk_bytes, other.uncompressed_bytes)
 
     @property
     def compression_ratio(self) -> float:
@@ -174,14 +177,9 @@ class SegmentStats:
         magics = Counter(map(_MAGIC, batches))
         for magic in magics:
             mine = batches if len(magics) == 1 else [b for b in batches if b.magic == magic]
-            fmt = self.by_format.get((magic, Compression.NONE))
-            if fmt is None:
-                fmt = self.by_format[(magic, Compression.NONE)] = FormatStats()
             on_disk = sum(map(_SIZE, mine))
-            fmt.batches += len(mine)
-            fmt.records += len(records) if len(magics) == 1 else sum(len(b.records or ()) for b in mine)
-            fmt.disk_bytes += on_disk
-            fmt.uncompressed_bytes += on_disk
+            n = len(records) if len(magics) == 1 else sum(len(b.records or ()) for b in mine)
+            self._format(magic, Compression.NONE).add(len(mine), n, on_disk, on_disk)
         if records:
             # A plain message's record is the whole message: its size is the entry's.
             self._count_records(records, [r.sizeInBytes for r in records], plain=True)
@@ -217,7 +215,7 @@ class SegmentStats:
             self.control_batches += 1
             self.control_records += n
         fmt = self.by_format.get((b.magic, b.compression))
-        if fmt is None:
+        if fmt is None:  # inline, not ``_format``: once per batch
             fmt = self.by_format[(b.magic, b.compression)] = FormatStats()
         fmt.batches += 1
         fmt.records += n
@@ -318,13 +316,7 @@ class SegmentStats:
             if n:
                 self.timestamp_types[ts_type] += n
         for magic, codec, b, r, disk, uncompressed in formats:
-            fmt = self.by_format.get((magic, _CODECS[codec]))
-            if fmt is None:
-                fmt = self.by_format[(magic, _CODECS[codec])] = FormatStats()
-            fmt.batches += b
-            fmt.records += r
-            fmt.disk_bytes += disk
-            fmt.uncompressed_bytes += uncompressed
+            self._format(magic, _CODECS[codec]).add(b, r, disk, uncompressed)
         # The run's own gaps are in gaps; its offsets range from low to high (first and last: in file order).
         self._count_gathered(first, last, low, high, gaps, missing, null_keys, null_values, min_ts, max_ts)
         return used
@@ -341,6 +333,12 @@ class SegmentStats:
         self.missing_offsets += missing
         if min_ts is not None and max_ts is not None:
             self._timestamps(min_ts, max_ts)
+
+    def _format(self, magic: int, codec: Compression) -> FormatStats:
+        fmt = self.by_format.get((magic, codec))
+        if fmt is None:
+            fmt = self.by_format[(magic, codec)] = FormatStats()
+        return fmt
 
     @property
     def _hists(self) -> tuple[array[int], array[int], array[int], array[int], array[int]]:

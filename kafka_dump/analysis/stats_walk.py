@@ -144,13 +144,10 @@ def _walk_valid(
     inflate_ahead: bool = True,
 ) -> Generator[BatchSeen, None, int | None]:
     """Count the file's entries from its start for as long as each is whole and valid, walking v2
-    records, and runs of compressed v0/v1 wrappers with their inner messages, without building them
-    (``wire/gather.py``); runs of plain v0/v1 messages and control batches are decoded. Returns None
-    at the end of the file, or the position of the first entry that is anything else (corrupt, cut
-    short, a tail...), from which ``read_segment`` takes over: it frames, resyncs and reports exactly
-    as ``dump`` does. Holds one read window at a time; each window's compressed payloads are
-    decompressed by what ``inflating`` gives for it (``Ahead``: gzip inflated on a second thread
-    while the entries before are counted, the same bytes either way)."""
+    records and compressed v0/v1 wrappers without building them (``wire/gather.py``); plain v0/v1
+    messages and control batches are decoded. Returns None at the end of the file, or the position
+    of the first entry that is anything else, from which ``read_segment`` takes over (it frames,
+    resyncs and reports as ``dump`` does). ``inflate_ahead``: gzip inflated on a second thread."""
     from kafka_dump.log.ahead import Ahead, Inline
 
     inflating = Ahead(max_batch_bytes) if inflate_ahead else Inline()

@@ -26,11 +26,11 @@ from kafka_dump.model import (
     Batch,
     Check,
     Compression,
-    ControlType,
     Problem,
     ProblemKind,
     TimestampType,
     item_end,
+    not_one_marker,
 )
 from kafka_dump.wire import layout as L
 from kafka_dump.wire.checksum import crc32c
@@ -60,7 +60,6 @@ def _entry_size(data: bytes | bytearray, at: int) -> int:
     return L.LOG_OVERHEAD + int(L.INT32.unpack_from(data, at + L.LOG_ENTRY_SIZE_OFFSET)[0])
 
 
-_MARKERS = (ControlType.ABORT, ControlType.COMMIT)
 _NOTHING: list[Problem] = []  # never appended to
 
 
@@ -98,41 +97,17 @@ class FileReport:
     ``batches`` counts every framed batch, a CRC failure included, and those found after a bad
     region; ``problems`` counts corrupt problems in the log (CRC failures included), ``badRegions``
     the stretches of bytes that hold no batch. ``error`` is set when the file could not be read.
-    Equal to another with the same fields, as a dataclass would be (written out: a dataclass
-    ``exec``s its methods at import, which a short check would pay at start-up).
+    Equal to another with the same fields (not a dataclass, whose ``exec`` a short check would pay).
     """
 
-    def __init__(
-        self,
-        file: str,
-        bytes: int = 0,
-        batches: int = 0,
-        records: int = 0,
-        crcErrors: int = 0,
-        problems: int = 0,
-        badRegions: int = 0,
-        badRegionBytes: int = 0,
-        gaps: int = 0,
-        tail: Problem | None = None,
-        indexFiles: int = 0,
-        indexProblems: int = 0,
-        error: str | None = None,
-        dropped: list[Span] | None = None,
-    ) -> None:
+    def __init__(self, file: str) -> None:
         self.file = file
-        self.bytes = bytes
-        self.batches = batches
-        self.records = records
-        self.crcErrors = crcErrors
-        self.problems = problems
-        self.badRegions = badRegions
-        self.badRegionBytes = badRegionBytes
-        self.gaps = gaps
-        self.tail = tail
-        self.indexFiles = indexFiles
-        self.indexProblems = indexProblems
-        self.error = error
-        self.dropped: list[Span] = [] if dropped is None else dropped
+        self.bytes = self.batches = self.records = self.crcErrors = self.problems = 0
+        self.badRegions = self.badRegionBytes = self.gaps = 0
+        self.tail: Problem | None = None
+        self.indexFiles = self.indexProblems = 0
+        self.error: str | None = None
+        self.dropped: list[Span] = []
 
     def __eq__(self, other: object) -> bool:
         if other.__class__ is self.__class__:
@@ -167,7 +142,7 @@ def verify_files(paths: list[str]) -> list[Path]:
     for raw in paths:
         p = Path(raw)
         if p.is_dir():
-            from kafka_dump.log.segment import SEGMENT_SUFFIXES, segment_base_offset
+            from kafka_dump.log.segment import SEGMENT_SUFFIXES, segment_order
 
             try:
                 found = [c for c in p.rglob("*") if c.suffix in SEGMENT_SUFFIXES and c.is_file()]
@@ -175,14 +150,7 @@ def verify_files(paths: list[str]) -> list[Path]:
                 raise KafkaDumpError(f"cannot list the directory ({exc.strerror or exc})", file=raw) from None
             if not found:
                 raise KafkaDumpError("directory holds no .log or .checkpoint segment", file=raw)
-            found.sort(
-                key=lambda c: (
-                    str(c.parent),
-                    segment_base_offset(c) is None,
-                    segment_base_offset(c) or 0,
-                    c.name,
-                )
-            )
+            found.sort(key=lambda c: (str(c.parent), *segment_order(c)))
             out.extend(found)
         elif p.is_file():
             out.append(p)
@@ -482,12 +450,9 @@ class _FileCheck:
         records = b.records
         if records is None:
             return out
-        if b.isControl:
-            # A transaction marker batch holds exactly one marker; KRaft's may hold several records.
-            markers = sum(1 for r in records if r.control is not None and r.control.type in _MARKERS)
-            if not records or (markers and len(records) != 1):
-                reason = f"control batch holds {len(records)} records, not exactly one transaction marker"
-                out.append(self._at(b, Check.CONTROL, reason, 1, len(records)))
+        if b.isControl and not_one_marker(records):
+            reason = f"control batch holds {len(records)} records, not exactly one transaction marker"
+            out.append(self._at(b, Check.CONTROL, reason, 1, len(records)))
         if b.magic < 2 and b.compression is not Compression.NONE and self.options.deep:
             for r in records:
                 if r.crcValid is False:

@@ -21,8 +21,9 @@ _I16 = struct.Struct(">h")
 Refine = Callable[[str, dict[str, Any]], dict[str, Any]]
 
 
-def _read(name: str, data: bytes, version: int) -> dict[str, Any]:
-    fields, end = schema(name).read(data, version, 2)
+def read_whole(name: str, data: bytes, version: int, pos: int = 2) -> dict[str, Any]:
+    """The fields of the message ``name`` at ``version`` from ``data[pos:]``, which it must fill."""
+    fields, end = schema(name).read(data, version, pos)
     if end != len(data):
         raise KMessageError(f"{len(data) - end} bytes left after {name} v{version}", end)
     return fields
@@ -40,7 +41,7 @@ def decode(
         return Decoded(decoder, _raw(r.key, rtype), _raw(r.value), False, f"unknown record type {rtype}")
     key_name, value_name = names
     try:
-        key = Part(key_name, rtype, _read(key_name, r.key, rtype), {})
+        key = Part(key_name, rtype, read_whole(key_name, r.key, rtype), {})
     except KMessageError as exc:
         return Decoded(decoder, _raw(r.key, rtype, key_name), _raw(r.value), False, f"key: {exc}")
     if r.value is None:
@@ -49,7 +50,7 @@ def decode(
         return Decoded(decoder, key, _raw(r.value), False, "the value has no version")
     version = _I16.unpack_from(r.value)[0]
     try:
-        data = _read(value_name, r.value, version)
+        data = read_whole(value_name, r.value, version)
     except KMessageError as exc:
         return Decoded(decoder, key, _raw(r.value, version, value_name), False, f"value: {exc}")
     if refine is not None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import struct
 
 from kafka_dump.internal_topics import Decoded, Part
+from kafka_dump.internal_topics._coordinator import read_whole
 from kafka_dump.model import ControlType, Record
 from kafka_dump.wire.kmessage import KMessageError, schema
 
@@ -36,9 +37,7 @@ def decode(r: Record) -> Decoded | None:
     s = schema(name)
     version = max(s.valid[0], min(_I16.unpack_from(v)[0], s.valid[1]))
     try:
-        data, end = s.read(v, version)
-        if end != len(v):
-            raise KMessageError(f"{len(v) - end} bytes left after {name} v{version}", end)
+        data = read_whole(name, v, version, 0)
     except KMessageError as exc:
         return Decoded("control", None, Part(name, version, None, {}, v.hex()), False, str(exc))
     return Decoded("control", None, Part(name, version, data, {}), False, None)

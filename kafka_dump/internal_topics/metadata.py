@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 
 from kafka_dump.internal_topics import Decoded, Part
+from kafka_dump.internal_topics._coordinator import read_whole
 from kafka_dump.model import Record
 from kafka_dump.wire.kmessage import KMessageError, schema
 from kafka_dump.wire.kschemas import METADATA_TYPES
@@ -62,9 +63,7 @@ def decode(r: Record) -> Decoded:
         return Decoded("metadata", None, Part(name, version, None, extra, v.hex()), False,
                        f"unknown {name} version {version}")  # fmt: skip
     try:
-        data, end = s.read(v, version, pos)
-        if end != len(v):
-            raise KMessageError(f"{len(v) - end} bytes left after {name} v{version}", end)
+        data = read_whole(name, v, version, pos)
     except KMessageError as exc:
         return Decoded("metadata", None, Part(name, version, None, extra, v.hex()), False, str(exc))
     return Decoded("metadata", None, Part(name, version, data, extra), False, None)

@@ -220,21 +220,19 @@ class IndexCheck:
         self.problems: list[Problem] = []
         base = segment_base_offset(log)
         self._base = 0 if base is None else base
-        self._offsets: _Entries | None = None
-        self._times: _Entries | None = None
         self.files: list[Path] = []
-        data = _read_index(log.with_suffix(".index"))
-        if data is not None:
-            self.files.append(log.with_suffix(".index"))
-            self._offsets = _Entries(log.with_suffix(".index"), data, OFFSET_ENTRY, self._base, self.problems)
-        data = _read_index(log.with_suffix(".timeindex"))
-        if data is not None:
-            self.files.append(log.with_suffix(".timeindex"))
-            self._times = _Entries(log.with_suffix(".timeindex"), data, TIME_ENTRY, self._base, self.problems)
-        data = _read_index(log.with_suffix(".txnindex"))
-        if data is not None:
-            self.files.append(log.with_suffix(".txnindex"))
-            self._check_txn(log.with_suffix(".txnindex"), data)
+        read: dict[str, tuple[Path, bytes]] = {}
+        for path in map(log.with_suffix, (".index", ".timeindex", ".txnindex")):
+            if (data := _read_index(path)) is not None:
+                self.files.append(path)
+                read[path.suffix] = (path, data)
+        self._offsets = self._entries(read.get(".index"), OFFSET_ENTRY)
+        self._times = self._entries(read.get(".timeindex"), TIME_ENTRY)
+        if ".txnindex" in read:
+            self._check_txn(*read[".txnindex"])
+
+    def _entries(self, found: tuple[Path, bytes] | None, entry: struct.Struct) -> _Entries | None:
+        return None if found is None else _Entries(*found, entry, self._base, self.problems)
 
     def take(self) -> list[Problem]:
         """The problems found so far, handed over once."""

@@ -34,12 +34,9 @@ from kafka_dump.wire.walk import RecordWalk, walk_batch
 if TYPE_CHECKING:  # log/ahead.py is imported when a read first needs it
     from kafka_dump.log.ahead import Inflating, Unpack
 
-# The read window takes this much of the file at a time (or one whole entry, if larger): small enough that
-# the bytes the kernel copies in are still in the CPU's cache when the decoder reads them, and that the
-# allocator reuses the buffer instead of mapping fresh pages for each.
+# Read windows (or one whole entry, if larger) and runs of plain v0/v1 messages decoded at a time (at
+# least one entry): small enough that their bytes and objects are still in the CPU's cache when used.
 _READ_SIZE = 256 * 1024
-# A run of plain v0/v1 messages is decoded this much at a time (and at least its first entry): small enough
-# that the run's objects are still in the CPU's cache when the consumer reads them and frees them.
 _RUN_BYTES = 16 * 1024
 _ENTRY_PREFIX = L.MAGIC_OFFSET + 1  # bytes needed to read offset, size and magic
 _LEGACY_MIN_ENTRY = L.LOG_OVERHEAD + L.LEGACY_V0_MIN_SIZE
@@ -71,6 +68,12 @@ def snapshot_id(path: str | os.PathLike[str]) -> tuple[int, int] | None:
     return (int(match.group(1)), int(match.group(2))) if match else None
 
 
+def segment_order(p: Path) -> tuple[bool, int, str]:
+    """A sort key: Kafka-named segments in offset order, then the others by name."""
+    base = segment_base_offset(p)
+    return base is None, base or 0, p.name
+
+
 def segment_files(path: str | os.PathLike[str]) -> list[Path]:
     """The segment files to read for a path: itself, or a partition directory's logs in offset order."""
     p = Path(path)
@@ -79,9 +82,7 @@ def segment_files(path: str | os.PathLike[str]) -> list[Path]:
             logs = [c for c in p.iterdir() if c.suffix in SEGMENT_SUFFIXES and c.is_file()]
             if not logs:
                 raise NotASegmentError("directory holds no .log or .checkpoint segment", file=str(p))
-            return sorted(
-                logs, key=lambda c: (segment_base_offset(c) is None, segment_base_offset(c) or 0, c.name)
-            )
+            return sorted(logs, key=segment_order)
         if not p.exists():
             raise NotASegmentError("no such file or directory", file=str(p))
         if p.is_char_device() or p.is_block_device():
@@ -107,27 +108,17 @@ def read_segment_runs(
 ) -> Iterator[Sequence[Item]]:
     """Every batch and problem of a segment file, in file order, from byte ``start``, a list at a
     time: an entry's batch and its problems, or a whole run of plain v0/v1 messages decoded in one
-    call (then batches only). A consumer that handles a run at once saves a generator step per item,
-    which is most of a plain v0/v1 message's cost; ``read_segment`` gives the items one by one.
+    call (then batches only), which saves a generator step per message; ``read_segment`` gives the
+    items one by one.
 
     ``keep`` sees (lastOffset, maxTimestamp) of each v2 batch (each v0/v1 message) before its
-    records are decoded; a batch it rejects is skipped without being decoded or yielded.
-
-    ``on_walk`` (with ``with_records=False``) asks for the records' framing to be checked without
-    building them: each v2 batch's records are walked (``wire/walk.py``), their problems yielded
-    as decoding would yield them, and ``on_walk`` told the counts; v2 control batches and v0/v1
-    messages are decoded with their records, which are few or already built.
-
-    A batch declaring more than ``max_records_per_batch`` records (a wrapper holding more inner
-    messages) is yielded without its records, followed by a problem at its position.
-
-    ``plain_run``, when given, is offered each run of plain messages first (see ``PlainRunReader``).
-
-    ``inflating`` gives the function compressed payloads are decompressed by, per read window
-    (``log/ahead.py``; closed here, at the end): by default, when every record is decoded
-    (``with_records``, no ``keep``, no ``on_walk``), ``Ahead``, which inflates a window's gzip
-    payloads on a second thread while the entries before them are decoded, the same bytes either
-    way; else ``Inline``.
+    records are decoded; a batch it rejects is skipped. ``on_walk`` (with ``with_records=False``):
+    each v2 data batch's records are walked, not built (``wire/walk.py``), their problems yielded as
+    decoding would, and ``on_walk`` told the counts. A batch declaring more than
+    ``max_records_per_batch`` records is yielded without them, followed by a problem.
+    ``plain_run`` is offered each run of plain messages first (see ``PlainRunReader``).
+    ``inflating`` decompresses each read window's payloads (``log/ahead.py``; closed at the end): by
+    default ``Ahead`` (gzip inflated on a second thread) when every record is decoded, else ``Inline``.
     """
     name = str(path)
     f, size = open_segment(path)

@@ -131,12 +131,16 @@ def read_side_file(path: str | Path) -> Iterator[SideItem]:
         yield from _fixed(name, _TIME, lambda a, b, base: TimeIndexEntry(a, base + b), index=True)
     elif kind == ".txnindex":
         yield from _txn_index(name)
-    elif kind == ".snapshot":
-        yield from _producer_snapshot(name)
-    elif kind == "leader-epoch-checkpoint":
-        yield from _leader_epochs(name)
-    elif kind == "partition.metadata":
-        yield from _partition_metadata(name)
+    elif kind is not None:
+        limit, larger = (
+            (_SNAPSHOT_LIMIT, "not read") if kind == ".snapshot" else (_TEXT_LIMIT, "not a checkpoint file")
+        )
+        with open(name, "rb") as f:
+            data = f.read(limit + 1)
+        if len(data) > limit:
+            yield Problem(name, 0, len(data), ProblemKind.CORRUPT, f"larger than {limit} bytes: {larger}")
+        else:
+            yield from _SMALL_FILES[kind](name, data)
     else:
         raise ValueError(f"{name}: not a side file")
 
@@ -257,20 +261,7 @@ def _txn_index(path: str) -> Iterator[SideItem]:
 _SNAPSHOT_ENTRIES_AT = 6  # int16 version, uint32 crc
 
 
-def _small_file(path: str, limit: int, larger: str) -> bytes | Problem:
-    """The file's bytes, or a problem when it holds more than ``limit`` (``larger`` says what then)."""
-    with open(path, "rb") as f:
-        data = f.read(limit + 1)
-    if len(data) > limit:
-        return Problem(path, 0, len(data), ProblemKind.CORRUPT, f"larger than {limit} bytes: {larger}")
-    return data
-
-
-def _producer_snapshot(path: str) -> Iterator[SideItem]:
-    data = _small_file(path, _SNAPSHOT_LIMIT, "not read")
-    if isinstance(data, Problem):
-        yield data
-        return
+def _producer_snapshot(path: str, data: bytes) -> Iterator[SideItem]:
     if len(data) < _SNAPSHOT_ENTRIES_AT:
         yield Problem(
             path, 0, len(data), ProblemKind.CORRUPT, f"{len(data)} bytes: too short for a producer snapshot"
@@ -307,28 +298,17 @@ def _producer_snapshot(path: str) -> Iterator[SideItem]:
         )
 
 
-def _text_lines(path: str) -> Iterator[tuple[int, int, str]] | Problem:
-    raw = _small_file(path, _TEXT_LIMIT, "not a checkpoint file")
-    if isinstance(raw, Problem):
-        return raw
-
-    def lines() -> Iterator[tuple[int, int, str]]:
-        pos = 0
-        for line in raw.splitlines(keepends=True):
-            yield pos, len(line), line.decode("utf-8", "replace").rstrip("\r\n")
-            pos += len(line)
-
-    return lines()
+def _text_lines(data: bytes) -> Iterator[tuple[int, int, str]]:
+    pos = 0
+    for line in data.splitlines(keepends=True):
+        yield pos, len(line), line.decode("utf-8", "replace").rstrip("\r\n")
+        pos += len(line)
 
 
-def _leader_epochs(path: str) -> Iterator[SideItem]:
-    lines = _text_lines(path)
-    if isinstance(lines, Problem):
-        yield lines
-        return
+def _leader_epochs(path: str, data: bytes) -> Iterator[SideItem]:
     expected: int | None = None
     count = 0
-    for n, (pos, length, text) in enumerate(lines):
+    for n, (pos, length, text) in enumerate(_text_lines(data)):
         parts = text.split()
         if n == 0:
             if text.strip() != "0":
@@ -356,13 +336,9 @@ def _leader_epochs(path: str) -> Iterator[SideItem]:
         )
 
 
-def _partition_metadata(path: str) -> Iterator[SideItem]:
-    lines = _text_lines(path)
-    if isinstance(lines, Problem):
-        yield lines
-        return
+def _partition_metadata(path: str, data: bytes) -> Iterator[SideItem]:
     fields: dict[str, str] = {}
-    for pos, length, text in lines:
+    for pos, length, text in _text_lines(data):
         key, sep, value = text.partition(":")
         if not sep:
             yield Problem(path, pos, length, ProblemKind.CORRUPT, f"not a 'key: value' line: {text!r}")
@@ -373,3 +349,11 @@ def _partition_metadata(path: str) -> Iterator[SideItem]:
         yield Problem(path, 0, 0, ProblemKind.CORRUPT, "needs 'version: N' and 'topic_id: ID' lines")
         return
     yield PartitionMetadata(int(version), topic_id)
+
+
+# The side files read whole (up to a size limit), by kind.
+_SMALL_FILES: dict[str, Callable[[str, bytes], Iterator[SideItem]]] = {
+    ".snapshot": _producer_snapshot,
+    "leader-epoch-checkpoint": _leader_epochs,
+    "partition.metadata": _partition_metadata,
+}

@@ -19,11 +19,11 @@ import contextlib
 import errno
 import os
 import tempfile
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 from kafka_dump.errors import KafkaDumpError
 from kafka_dump.log.index import OFFSET_ENTRY, TIME_ENTRY
@@ -223,7 +223,6 @@ class SegmentWriter:
             raise KafkaDumpError("the segment was already committed or aborted", file=str(self.path))
         index = self._index or IndexBuilder(self._base or 0, self._interval)
         index.close()
-        placed: list[Path] = []
         try:
             files = [self._log]
             if self._indexes:
@@ -234,19 +233,10 @@ class SegmentWriter:
                     f.write(data)
                     files.append(f)
             for f in files:
-                f.flush()
-                os.fsync(f.fileno())
-                f.close()
-            for tmp, target in zip(self._tmp, self._targets, strict=True):
-                self._place(tmp, target)
-                placed.append(target)
-            fsync_dir(self.path.parent)
+                sync_close(f)
+            place_all(zip(self._tmp, self._targets, strict=True), self._place, self._overwrite)
         except BaseException:
             self.abort()
-            if not self._overwrite:  # they did not exist before: a half-written output is none at all
-                for target in placed:
-                    with contextlib.suppress(OSError):
-                        os.unlink(target)
             raise
         self._done = True
         return WrittenSegment(
@@ -261,23 +251,11 @@ class SegmentWriter:
         )
 
     def _place(self, tmp: Path, target: Path) -> None:
-        if self._overwrite:
-            os.replace(tmp, target)
-            return
+        exists = KafkaDumpError("already exists (not overwritten unless asked)", file=str(target))
         try:
-            os.link(tmp, target)  # fails if the target appeared meanwhile: never clobbered
-        except FileExistsError:
-            raise KafkaDumpError("already exists (not overwritten unless asked)", file=str(target)) from None
+            place(tmp, target, self._overwrite, exists)
         except OSError as exc:
-            if exc.errno not in (errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP):
-                raise KafkaDumpError(f"cannot write: {exc.strerror}", file=str(target)) from None
-            if target.exists():  # a file system without hard links: check, then rename
-                raise KafkaDumpError(
-                    "already exists (not overwritten unless asked)", file=str(target)
-                ) from None
-            os.rename(tmp, target)
-            return
-        os.unlink(tmp)
+            raise KafkaDumpError(f"cannot write: {exc.strerror}", file=str(target)) from None
 
     def abort(self) -> None:
         """Remove the temporary files; nothing is renamed into place."""
@@ -318,6 +296,50 @@ def check_writable(directory: Path) -> None:
         raise KafkaDumpError(f"cannot write here ({exc.strerror or exc})", file=str(existing)) from None
 
 
+def sync_close(f: BinaryIO) -> None:
+    f.flush()
+    os.fsync(f.fileno())
+    f.close()
+
+
+def place(tmp: Path, target: Path, overwrite: bool, exists: KafkaDumpError) -> None:
+    """Rename ``tmp`` to ``target``; without ``overwrite``, never over a file that exists (``exists`` is
+    raised then)."""
+    if overwrite:
+        os.replace(tmp, target)
+        return
+    try:
+        os.link(tmp, target)  # fails if the target exists: never clobbered
+    except FileExistsError:
+        raise exists from None
+    except OSError as exc:
+        if exc.errno not in (errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP):
+            raise
+        if target.exists():  # a file system without hard links: check, then rename
+            raise exists from None
+        os.rename(tmp, target)
+        return
+    os.unlink(tmp)
+
+
+def place_all(moves: Iterable[tuple[Path, Path]], put: Callable[[Path, Path], None], overwrite: bool) -> None:
+    """``put`` each temporary file in place, in order, then sync their directory. On a failure,
+    without ``overwrite``, the targets placed are removed: half an output is none at all."""
+    placed: list[Path] = []
+    try:
+        for tmp, target in moves:
+            put(tmp, target)
+            placed.append(target)
+        if placed:
+            fsync_dir(placed[0].parent)
+    except BaseException:
+        if not overwrite:
+            for target in placed:
+                with contextlib.suppress(OSError):
+                    os.unlink(target)
+        raise
+
+
 def fsync_dir(directory: Path) -> None:
     """Make a rename in ``directory`` durable (POSIX); a no-op where directories cannot be opened."""
     try:
@@ -332,22 +354,10 @@ def fsync_dir(directory: Path) -> None:
         os.close(fd)
 
 
-def write_segment(
-    path: str | os.PathLike[str],
-    batches: Iterable[Batch],
-    *,
-    base_offset: int | None = None,
-    overwrite: bool = False,
-    sources: Sequence[str | os.PathLike[str]] = (),
-    indexes: bool = True,
-) -> WrittenSegment:
-    """Encode ``batches`` (each in its own magic and codec) into a new segment at ``path``, with indexes.
-
-    No batches give a valid empty segment (and empty indexes).
-    """
-    with SegmentWriter(
-        path, base_offset=base_offset, overwrite=overwrite, sources=sources, indexes=indexes
-    ) as w:
+def write_segment(path: str | os.PathLike[str], batches: Iterable[Batch], **options: Any) -> WrittenSegment:
+    """Encode ``batches`` (each in its own magic and codec) into a new segment at ``path`` by a
+    ``SegmentWriter(path, **options)``. No batches give a valid empty segment (and empty indexes)."""
+    with SegmentWriter(path, **options) as w:
         for batch in batches:
             w.append(batch)
         return w.commit()
