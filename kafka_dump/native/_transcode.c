@@ -177,7 +177,7 @@ first_cap(const unsigned char *p, Py_ssize_t n, Py_ssize_t limit, int whole)
 /* The member inflated into *out (a new bytes object), its input bytes in *used; 0, or 1 to decline,
  * 2 when zlib gave limit + 1 bytes without fault (codecs would refuse it too: no second pass over a
  * bomb), or -1 with an exception set. zlib's own check of the trailer is replaced by _wire.h's CRC-32. */
-static int
+int
 zlib_gunzip(const unsigned char *p, Py_ssize_t n, Py_ssize_t limit, PyObject **out, Py_ssize_t *used)
 {
     z_stream z;
