@@ -631,12 +631,9 @@ plain_run_json(PyObject *self, PyObject *args)
     Py_buffer view;
     int with_records, mode;
     if (!PyArg_ParseTuple(args, "y#y*nnnpi", &file_json, &file_len, &view, &pos, &end, &file_pos, &with_records,
-                          &mode))
+                          &mode) ||
+        view_window(&view, pos, end) < 0)
         return NULL;
-    if (check_window(pos, end, view.len) < 0) {
-        PyBuffer_Release(&view);
-        return NULL;
-    }
     const unsigned char *p = (const unsigned char *)view.buf;
     Py_ssize_t start = pos, count = 0;
     Buf b = BUF_INIT;

@@ -369,12 +369,9 @@ decode_v2_records(PyObject *self, PyObject *args)
     long long count, base_offset, base_timestamp, base_sequence;
     PyObject *log_append_time;
     if (!PyArg_ParseTuple(args, "y*nnLLLOL", &view, &pos, &end, &count, &base_offset, &base_timestamp,
-                          &log_append_time, &base_sequence))
+                          &log_append_time, &base_sequence) ||
+        view_window(&view, pos, end) < 0)
         return NULL;
-    if (check_window(pos, end, view.len) < 0) {
-        PyBuffer_Release(&view);
-        return NULL;
-    }
     const unsigned char *p = (const unsigned char *)view.buf;
     DataError err = {NULL, 0};
     /* Room for every record the batch declares, as far as its bytes can hold them (each takes at least
@@ -785,12 +782,9 @@ decode_legacy_wrapper(PyObject *self, PyObject *args)
     Py_ssize_t pos, end, file_pos, limit, max_records;
     int with_records;
     if (!PyArg_ParseTuple(args, "Uy*nnnpnnO", &file, &view, &pos, &end, &file_pos, &with_records, &limit,
-                          &max_records, &decompress))
+                          &max_records, &decompress) ||
+        view_window(&view, pos, end) < 0)
         return NULL;
-    if (check_window(pos, end, view.len) < 0) {
-        PyBuffer_Release(&view);
-        return NULL;
-    }
     const unsigned char *p = (const unsigned char *)view.buf;
     PyObject *value = NULL, *data = NULL, *records = NULL, *lat = NULL, *result = NULL;
     DataError why = {NULL, 0, NULL, 0, 0, 0};
@@ -1032,12 +1026,9 @@ decode_legacy_run(PyObject *self, PyObject *args)
     Py_buffer view;
     Py_ssize_t pos, end, file_pos;
     int with_records;
-    if (!PyArg_ParseTuple(args, "Uy*nnnp", &file, &view, &pos, &end, &file_pos, &with_records))
+    if (!PyArg_ParseTuple(args, "Uy*nnnp", &file, &view, &pos, &end, &file_pos, &with_records) ||
+        view_window(&view, pos, end) < 0)
         return NULL;
-    if (check_window(pos, end, view.len) < 0) {
-        PyBuffer_Release(&view);
-        return NULL;
-    }
     const unsigned char *p = (const unsigned char *)view.buf;
     Py_ssize_t start = pos;
     PyObject *gathered[RUN_GATHER];

@@ -57,12 +57,9 @@ read_wrappers(PyObject *self, PyObject *args)
     Py_ssize_t pos, end, file_pos, entry_limit, max_records, run_limit;
     PyObject *decompress, *transcode;
     if (!PyArg_ParseTuple(args, "y*nnnnnnOO", &view, &pos, &end, &file_pos, &entry_limit, &max_records,
-                          &run_limit, &decompress, &transcode))
+                          &run_limit, &decompress, &transcode) ||
+        view_window(&view, pos, end) < 0)
         return NULL;
-    if (check_window(pos, end, view.len) < 0) {
-        PyBuffer_Release(&view);
-        return NULL;
-    }
     const unsigned char *buf = (const unsigned char *)view.buf;
     Py_ssize_t start = pos, want = 0;
     int run_codec = -1;

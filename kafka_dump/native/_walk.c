@@ -96,12 +96,9 @@ walk_v2_records(PyObject *self, PyObject *args)
     Py_buffer view;
     Py_ssize_t pos, end;
     long long count, last_offset_delta;
-    if (!PyArg_ParseTuple(args, "y*nnLL", &view, &pos, &end, &count, &last_offset_delta))
+    if (!PyArg_ParseTuple(args, "y*nnLL", &view, &pos, &end, &count, &last_offset_delta) ||
+        view_window(&view, pos, end) < 0)
         return NULL;
-    if (check_window(pos, end, view.len) < 0) {
-        PyBuffer_Release(&view);
-        return NULL;
-    }
     WalkCounts c;
     DataError err;
     int failed = walk_records((const unsigned char *)view.buf, pos, end, count, last_offset_delta, &c, &err);
@@ -236,12 +233,9 @@ walk_entries(PyObject *self, PyObject *args)
     long long max_records;
     PyObject *last_obj, *crc32c_fn, *crc32_fn, *decompress_fn, *rows;
     if (!PyArg_ParseTuple(args, "y*nnnpOpLnOOOO", &view, &pos, &end, &file_pos, &deep, &last_obj, &after_damage,
-                          &max_records, &entry_limit, &crc32c_fn, &crc32_fn, &decompress_fn, &rows))
+                          &max_records, &entry_limit, &crc32c_fn, &crc32_fn, &decompress_fn, &rows) ||
+        view_window(&view, pos, end) < 0)
         return NULL;
-    if (check_window(pos, end, view.len) < 0) {
-        PyBuffer_Release(&view);
-        return NULL;
-    }
     if (rows != Py_None && !PyList_Check(rows)) {
         PyBuffer_Release(&view);
         PyErr_SetString(PyExc_TypeError, "rows must be a list or None");

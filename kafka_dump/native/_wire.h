@@ -375,6 +375,16 @@ check_window(Py_ssize_t pos, Py_ssize_t end, Py_ssize_t len)
     return 0;
 }
 
+/* check_window for the buffer view a twin was given, released when the window is refused. */
+static inline int
+view_window(Py_buffer *view, Py_ssize_t pos, Py_ssize_t end)
+{
+    if (check_window(pos, end, view->len) == 0)
+        return 0;
+    PyBuffer_Release(view);
+    return -1;
+}
+
 /* CRC-32 (IEEE, reflected), as zlib.crc32 computes it; call crc32_init at import. On x86-64 CPUs with
  * PCLMULQDQ and SSSE3, a buffer of 16 bytes or more is folded 16 bytes at a time with carry-less
  * multiplies (Intel's "Fast CRC Computation for Generic Polynomials Using PCLMULQDQ", reflected form),
