@@ -218,13 +218,18 @@ walk(const unsigned char *p, Py_ssize_t pos, Py_ssize_t end, int64_t count, int6
     return 0;
 }
 
-/* Open the histograms (a tuple of nhists array('q')) into acc, with its times (a dict) and their
+/* Refuse the arguments with ValueError(refused) unless it is NULL; else open the histograms (a tuple
+ * of nhists array('q')) into acc, with its times (a dict) and their
  * width, and read the append time (an int, or None for none). Returns 0, or -1 with a Python
  * exception set; *got buffers are to be released. */
 static int
-acc_open(Acc *acc, PyObject *hist_objs, int nhists, Py_buffer *bufs, int *got, PyObject *lat_obj, int *has_lat,
-         int64_t *lat, PyObject *times, int64_t width)
+acc_open(Acc *acc, const char *refused, PyObject *hist_objs, int nhists, Py_buffer *bufs, int *got, PyObject *lat_obj,
+         int *has_lat, int64_t *lat, PyObject *times, int64_t width)
 {
+    if (refused != NULL) {
+        PyErr_SetString(PyExc_ValueError, refused);
+        return -1;
+    }
     acc->times = times;
     acc->width = width;
     if (PyTuple_GET_SIZE(hist_objs) != nhists) {
@@ -281,16 +286,13 @@ gather_v2_records(PyObject *self, PyObject *args)
                           &PyTuple_Type, &hist_objs, &PyDict_Type, &times, &PyDict_Type, &keys, &key_limit))
         return NULL;
     Py_buffer bufs[NHISTS];
-    int got = 0;
-    PyObject *result = NULL;
-    if (pos < 0 || end < pos || end > data.len || width < 1) {
-        PyErr_SetString(PyExc_ValueError, "need 0 <= pos <= end <= len(data) and width >= 1");
-        goto done;
-    }
-    Acc acc = {0};
-    int has_lat;
+    int got = 0, has_lat;
     int64_t lat;
-    if (acc_open(&acc, hist_objs, NHISTS, bufs, &got, lat_obj, &has_lat, &lat, times, width) < 0)
+    Acc acc = {0};
+    PyObject *result = NULL;
+    int bad = pos < 0 || end < pos || end > data.len || width < 1;
+    if (acc_open(&acc, bad ? "need 0 <= pos <= end <= len(data) and width >= 1" : NULL, hist_objs, NHISTS, bufs,
+                 &got, lat_obj, &has_lat, &lat, times, width) < 0)
         goto done;
     acc.keys = keys;
     acc.key_limit = key_limit;
@@ -409,16 +411,13 @@ gather_legacy_inner(PyObject *self, PyObject *args)
                           &hist_objs, &PyDict_Type, &times))
         return NULL;
     Py_buffer bufs[NHISTS];
-    int got = 0;
-    PyObject *result = NULL;
-    if ((magic != 0 && magic != 1) || width < 1) {
-        PyErr_SetString(PyExc_ValueError, "magic must be 0 or 1 and width at least 1");
-        goto done;
-    }
-    Acc acc = {0};
-    int has_lat;
+    int got = 0, has_lat;
     int64_t lat;
-    if (acc_open(&acc, hist_objs, NHISTS, bufs, &got, lat_obj, &has_lat, &lat, times, width) < 0)
+    Acc acc = {0};
+    PyObject *result = NULL;
+    int bad = (magic != 0 && magic != 1) || width < 1;
+    if (acc_open(&acc, bad ? "magic must be 0 or 1 and width at least 1" : NULL, hist_objs, NHISTS, bufs, &got,
+                 lat_obj, &has_lat, &lat, times, width) < 0)
         goto done;
     const unsigned char *p = (const unsigned char *)data.buf;
     int64_t first = 0, last = 0, max_offset = 0, missing_total = 0, base = 0;
@@ -585,19 +584,14 @@ gather_legacy_wrappers(PyObject *self, PyObject *args)
                           &time_limit, &PyTuple_Type, &hist_objs, &PyDict_Type, &times, &unpack))
         return NULL;
     Py_buffer bufs[NHISTS_WRAPPERS];
-    int got = 0;
-    PyObject *result = NULL;
-    if (pos < 0 || end < pos || end > data.len || width < 1 || time_limit < 2) {
-        PyErr_SetString(PyExc_ValueError, "need 0 <= pos <= end <= len(data), width >= 1 and time_limit >= 2");
-        goto done;
-    }
-    Acc acc = {0};
-    int has_lat;
+    int got = 0, has_lat;
     int64_t lat;
-    if (acc_open(&acc, hist_objs, NHISTS_WRAPPERS, bufs, &got, Py_None, &has_lat, &lat, times, width) < 0 ||
-        load_helpers() < 0)
-        goto done;
-    if (times_range(&acc) < 0)
+    Acc acc = {0};
+    PyObject *result = NULL;
+    int bad = pos < 0 || end < pos || end > data.len || width < 1 || time_limit < 2;
+    if (acc_open(&acc, bad ? "need 0 <= pos <= end <= len(data), width >= 1 and time_limit >= 2" : NULL, hist_objs,
+                 NHISTS_WRAPPERS, bufs, &got, Py_None, &has_lat, &lat, times, width) < 0 ||
+        load_helpers() < 0 || times_range(&acc) < 0)
         goto done;
     static const Py_ssize_t min_size[2] = {LEGACY_V0_MIN_SIZE, LEGACY_V1_MIN_SIZE};
     const unsigned char *p = (const unsigned char *)data.buf;

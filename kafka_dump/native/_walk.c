@@ -208,20 +208,25 @@ inner_span(const unsigned char *d, Py_ssize_t size_all, int magic, PyObject *crc
     return n > 0;
 }
 
-/* decompress(codec, memoryview of p[0:n]): a new reference, or NULL -- with a Python exception set
- * when it must propagate (not an Exception: KeyboardInterrupt), without one when the payload is
- * refused (the slow way then reports why). */
-static PyObject *
-call_decompress(PyObject *fn, int codec, const unsigned char *p, Py_ssize_t n)
+/* fn(codec, memoryview of p[0:n]) held in *out (to be released): 1; 0 when fn raised an Exception
+ * (cleared: the decoder reports the entry); -1 with an exception set. */
+static int
+call_decompress(PyObject *fn, int codec, const unsigned char *p, Py_ssize_t n, Py_buffer *out)
 {
     PyObject *view = PyMemoryView_FromMemory((char *)p, n, PyBUF_READ);
     if (view == NULL)
-        return NULL;
+        return -1;
     PyObject *r = PyObject_CallFunction(fn, "iO", codec, view);
     Py_DECREF(view);
-    if (r == NULL && PyErr_ExceptionMatches(PyExc_Exception))
+    if (r == NULL) {
+        if (!PyErr_ExceptionMatches(PyExc_Exception))
+            return -1;
         PyErr_Clear();
-    return r;
+        return 0;
+    }
+    int rc = PyObject_GetBuffer(r, out, PyBUF_SIMPLE);
+    Py_DECREF(r);
+    return rc < 0 ? -1 : 1;
 }
 
 PyObject *
@@ -294,21 +299,14 @@ walk_entries(PyObject *self, PyObject *args)
                 DataError err = {NULL, 0};
                 int failed;
                 if (codec) {
-                    PyObject *payload =
-                        call_decompress(decompress_fn, codec, q + V2_HEADER_SIZE, entry - V2_HEADER_SIZE);
-                    if (payload == NULL) {
-                        if (PyErr_Occurred())
-                            goto error;
-                        break;
-                    }
                     Py_buffer pb;
-                    if (PyObject_GetBuffer(payload, &pb, PyBUF_SIMPLE) < 0) {
-                        Py_DECREF(payload);
+                    int got = call_decompress(decompress_fn, codec, q + V2_HEADER_SIZE, entry - V2_HEADER_SIZE, &pb);
+                    if (got < 0)
                         goto error;
-                    }
+                    if (got == 0)
+                        break;
                     failed = walk_records((const unsigned char *)pb.buf, 0, pb.len, count, last_delta, &c, &err);
                     PyBuffer_Release(&pb);
-                    Py_DECREF(payload);
                 }
                 else {
                     failed = walk_records(p, pos + V2_HEADER_SIZE, entry_end, count, last_delta, &c, &err);
@@ -348,24 +346,18 @@ walk_entries(PyObject *self, PyObject *args)
                 break; /* zstd or an unknown codec in a wrapper, or no value: the decoder reports it */
             }
             else if (deep) {
-                PyObject *inner = call_decompress(decompress_fn, codec, p + vstart, vlen);
-                if (inner == NULL) {
-                    if (PyErr_Occurred())
-                        goto error;
-                    break;
-                }
                 Py_buffer ib;
-                if (PyObject_GetBuffer(inner, &ib, PyBUF_SIMPLE) < 0) {
-                    Py_DECREF(inner);
+                int got = call_decompress(decompress_fn, codec, p + vstart, vlen, &ib);
+                if (got < 0)
                     goto error;
-                }
+                if (got == 0)
+                    break;
                 int64_t first = 0, last_inner = 0;
                 int sound = 0;
                 if (ib.len / SMALLEST_ENTRY <= max_records)
                     sound = inner_span((const unsigned char *)ib.buf, ib.len, magic, crc32_fn, &n, &first,
                                        &last_inner);
                 PyBuffer_Release(&ib);
-                Py_DECREF(inner);
                 if (sound < 0)
                     goto error;
                 if (!sound)
