@@ -993,11 +993,7 @@ plain_batch(PyObject *file, Py_ssize_t file_pos, const unsigned char *p, Py_ssiz
             batch_release(obj);
             return NULL;
         }
-        if (model.batch_in_order)
-            memcpy(((PyTupleObject *)obj)->ob_item, vals, BATCH_FIELDS * sizeof(PyObject *));
-        else
-            for (int i = 0; i < BATCH_FIELDS; i++)
-                PyTuple_SET_ITEM(obj, model.batch_index[i], vals[i]);
+        batch_fill(obj, vals);
         return obj;
     }
 #endif
@@ -1037,13 +1033,9 @@ decode_legacy_run(PyObject *self, PyObject *args)
     IntCache timestamps = {0, NULL}, sizes = {0, NULL};
     Message m;
     while (end - pos >= LOG_OVERHEAD + LEGACY_V0_MIN_SIZE) {
-        int magic = (signed char)p[pos + LEGACY_MAGIC_OFFSET];
-        int attributes = (signed char)p[pos + LEGACY_ATTRIBUTES_OFFSET];
-        int32_t size = be32(p + pos + LEGACY_SIZE_OFFSET);
-        if ((magic != 0 && magic != 1) || (attributes & COMPRESSION_MASK) || size < 0 ||
-            size > end - pos - LOG_OVERHEAD)
+        Py_ssize_t entry_end = plain_entry_end(p, pos, end);
+        if (entry_end < 0)
             break;
-        Py_ssize_t entry_end = pos + LOG_OVERHEAD + size;
         PyObject *reason = NULL;
         if (parse_message(p, pos, entry_end, &m, &reason) != LEGACY_OK) {
             Py_XDECREF(reason);

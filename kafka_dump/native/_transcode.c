@@ -627,6 +627,7 @@ write_wrappers(PyObject *self, PyObject *args)
         return Py_BuildValue("NNLO", data, rows, (long long)previous, Py_None);
     }
 failed:
+error: /* why is set only on the way to failed */
     Py_XDECREF(body);
     Py_XDECREF(records);
     Py_XDECREF(res);
@@ -635,13 +636,6 @@ failed:
     if (why == NULL)
         return NULL;
     return Py_BuildValue("y#[]O(nnN)", "", (Py_ssize_t)0, Py_None, i, good, why);
-error:
-    Py_XDECREF(body);
-    Py_XDECREF(records);
-    Py_XDECREF(res);
-    buf_free(&out);
-    Py_DECREF(rows);
-    return NULL;
 }
 
 int
