@@ -65,6 +65,37 @@ typedef struct {
     int have_k;
 } Acc;
 
+/* k counted among the keys of times, for the fit's span. */
+static inline void
+key_seen(Acc *a, int64_t k)
+{
+    if (!a->have_k || k < a->kmin)
+        a->kmin = k;
+    if (!a->have_k || k > a->kmax)
+        a->kmax = k;
+    a->have_k = 1;
+}
+
+/* dict[k] += n, from 0 when k is absent and may_add (else 1, and dict unchanged); 0, or -1 with a
+ * Python exception set. */
+static int
+dict_add(PyObject *dict, PyObject *k, long long n, int may_add)
+{
+    PyObject *old = PyDict_GetItemWithError(dict, k);
+    if (old == NULL && (PyErr_Occurred() || !may_add))
+        return PyErr_Occurred() ? -1 : 1;
+    if (old != NULL) {
+        long long o = PyLong_AsLongLong(old);
+        if (o == -1 && PyErr_Occurred())
+            return -1;
+        n += o;
+    }
+    PyObject *v = PyLong_FromLongLong(n);
+    int rc = v ? PyDict_SetItem(dict, k, v) : -1;
+    Py_XDECREF(v);
+    return rc;
+}
+
 static int
 flush_run(Acc *a)
 {
@@ -73,29 +104,30 @@ flush_run(Acc *a)
     PyObject *k = PyLong_FromLongLong(a->run_k);
     if (!k)
         return -1;
-    PyObject *old = PyDict_GetItemWithError(a->times, k);
-    long long n = a->run_n;
-    if (old) {
-        long long o = PyLong_AsLongLong(old);
-        if (o == -1 && PyErr_Occurred()) {
-            Py_DECREF(k);
-            return -1;
-        }
-        n += o;
-    } else if (PyErr_Occurred()) {
-        Py_DECREF(k);
-        return -1;
-    }
-    PyObject *v = PyLong_FromLongLong(n);
-    int rc = v ? PyDict_SetItem(a->times, k, v) : -1;
-    Py_XDECREF(v);
+    int rc = dict_add(a->times, k, a->run_n, 1);
     Py_DECREF(k);
-    if (!a->have_k || a->run_k < a->kmin)
-        a->kmin = a->run_k;
-    if (!a->have_k || a->run_k > a->kmax)
-        a->kmax = a->run_k;
-    a->have_k = 1;
+    key_seen(a, a->run_k);
     a->run_n = 0;
+    return rc;
+}
+
+/* A header key counted in a->keys, or in others once a->keys holds key_limit keys (a V2HeaderFn; the
+ * value is not counted). */
+static int
+key_counted(void *ctx, const unsigned char *key, int64_t key_len, const unsigned char *value, int64_t value_len)
+{
+    Acc *a = ctx;
+    (void)value;
+    (void)value_len;
+    PyObject *k = PyBytes_FromStringAndSize((const char *)key, (Py_ssize_t)key_len);
+    if (!k)
+        return -1;
+    int rc = dict_add(a->keys, k, 1, PyDict_GET_SIZE(a->keys) < a->key_limit);
+    Py_DECREF(k);
+    if (rc > 0) {
+        a->others++;
+        rc = 0;
+    }
     return rc;
 }
 
@@ -132,36 +164,6 @@ acc_time(Acc *a, int64_t t)
         a->max_ts = t;
     a->have_ts = 1;
     return 0;
-}
-
-/* A header key counted in a->keys (a V2HeaderFn; the value is not counted). */
-static int
-key_counted(void *ctx, const unsigned char *key, int64_t key_len, const unsigned char *value, int64_t value_len)
-{
-    Acc *a = ctx;
-    (void)value;
-    (void)value_len;
-    PyObject *k = PyBytes_FromStringAndSize((const char *)key, (Py_ssize_t)key_len);
-    if (!k)
-        return -1;
-    PyObject *old = PyDict_GetItemWithError(a->keys, k);
-    int rc = 0;
-    if (old) {
-        long long o = PyLong_AsLongLong(old);
-        PyObject *v = (o == -1 && PyErr_Occurred()) ? NULL : PyLong_FromLongLong(o + 1);
-        rc = v ? PyDict_SetItem(a->keys, k, v) : -1;
-        Py_XDECREF(v);
-    } else if (PyErr_Occurred()) {
-        rc = -1;
-    } else if (PyDict_GET_SIZE(a->keys) < a->key_limit) {
-        PyObject *one = PyLong_FromLong(1);
-        rc = one ? PyDict_SetItem(a->keys, k, one) : -1;
-        Py_XDECREF(one);
-    } else {
-        a->others++;
-    }
-    Py_DECREF(k);
-    return rc;
 }
 
 /* A data error: its reason and position in err, and -1 returned (-2 if the reason could not be built). */
@@ -560,11 +562,7 @@ times_range(Acc *a)
         long long key = PyLong_AsLongLong(k);
         if (key == -1 && PyErr_Occurred())
             return -1;
-        if (!a->have_k || key < a->kmin)
-            a->kmin = key;
-        if (!a->have_k || key > a->kmax)
-            a->kmax = key;
-        a->have_k = 1;
+        key_seen(a, key);
     }
     return 0;
 }
