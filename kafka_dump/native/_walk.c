@@ -66,14 +66,10 @@ walk_records(const unsigned char *p, Py_ssize_t pos, Py_ssize_t end, long long c
             FAIL(start, "record offset delta %lld is past the batch's lastOffsetDelta %lld",
                  (long long)offset_delta, last_offset_delta);
         previous = offset_delta;
-        if (r.key_len < 0)
-            null_keys++;
-        else
-            keys += r.key_len;
-        if (r.value_len < 0)
-            null_values++;
-        else
-            values += r.value_len;
+        null_keys += r.key_len < 0; /* a null key or value: length -1 */
+        keys += r.key_len < 0 ? 0 : r.key_len;
+        null_values += r.value_len < 0;
+        values += r.value_len < 0 ? 0 : r.value_len;
         header_bytes += r.header_bytes;
         headers += r.header_count;
         if (!have_ts || r.ts_delta > max_ts) {
