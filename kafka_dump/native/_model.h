@@ -290,6 +290,17 @@ new_header(PyObject *key, PyObject *value)
     return new_slotted(model.header_type, model.header_offsets, HEADER_FIELDS, vals, model.header_plain);
 }
 
+/* vals (BATCH_FIELDS references, stolen) placed at their fields' positions in the new batch obj. */
+static inline void
+batch_fill(PyObject *obj, PyObject **vals)
+{
+    if (model.batch_in_order)
+        memcpy(((PyTupleObject *)obj)->ob_item, vals, BATCH_FIELDS * sizeof(PyObject *));
+    else
+        for (int i = 0; i < BATCH_FIELDS; i++)
+            PyTuple_SET_ITEM(obj, model.batch_index[i], vals[i]);
+}
+
 /* A Batch from BATCH_FIELDS new references, indexed by BatchField (stolen, any may be NULL): placed at
  * each field's position in the NamedTuple. Up to 3.13 this is what tuple.__new__(cls, items) does
  * inside: tp_alloc, then fill, nothing allocated in between. From 3.14 tuples cache their hash, so the
@@ -313,11 +324,7 @@ new_batch(PyObject **vals)
     PyObject *obj = model.batch_plain ? (PyObject *)PyObject_GC_NewVar(PyTupleObject, cls, BATCH_FIELDS)
                                       : cls->tp_alloc(cls, BATCH_FIELDS);
     if (obj != NULL) {
-        if (model.batch_in_order)
-            memcpy(((PyTupleObject *)obj)->ob_item, vals, BATCH_FIELDS * sizeof(PyObject *));
-        else
-            for (int i = 0; i < BATCH_FIELDS; i++)
-                PyTuple_SET_ITEM(obj, model.batch_index[i], vals[i]);
+        batch_fill(obj, vals);
         if (PyObject_GC_IsTracked(obj))
             PyObject_GC_UnTrack(obj);
         return obj;

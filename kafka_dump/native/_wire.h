@@ -375,6 +375,30 @@ check_window(Py_ssize_t pos, Py_ssize_t end, Py_ssize_t len)
     return 0;
 }
 
+/* Where the plain message at p[pos:end] ends, as its header says (magic 0 or 1, no codec, a size
+ * within end), for the walkers of runs of plain messages; -1 when it is not one. The caller has
+ * checked that a v0 message's header fits. */
+static inline Py_ssize_t
+plain_entry_end(const unsigned char *p, Py_ssize_t pos, Py_ssize_t end)
+{
+    int magic = (signed char)p[pos + LEGACY_MAGIC_OFFSET];
+    int attributes = (signed char)p[pos + LEGACY_ATTRIBUTES_OFFSET];
+    int32_t size = be32(p + pos + LEGACY_SIZE_OFFSET);
+    if ((magic != 0 && magic != 1) || (attributes & COMPRESSION_MASK) || size < 0 || size > end - pos - LOG_OVERHEAD)
+        return -1;
+    return pos + LOG_OVERHEAD + size;
+}
+
+/* check_window for the buffer view a twin was given, released when the window is refused. */
+static inline int
+view_window(Py_buffer *view, Py_ssize_t pos, Py_ssize_t end)
+{
+    if (check_window(pos, end, view->len) == 0)
+        return 0;
+    PyBuffer_Release(view);
+    return -1;
+}
+
 /* CRC-32 (IEEE, reflected), as zlib.crc32 computes it; call crc32_init at import. On x86-64 CPUs with
  * PCLMULQDQ and SSSE3, a buffer of 16 bytes or more is folded 16 bytes at a time with carry-less
  * multiplies (Intel's "Fast CRC Computation for Generic Polynomials Using PCLMULQDQ", reflected form),

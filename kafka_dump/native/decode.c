@@ -30,29 +30,17 @@ static PyObject *CODECS[8];   /* Compression(i) for the attributes' codec bits *
 static PyObject *TS_TYPES[3]; /* TimestampType NO_TIMESTAMP_TYPE, CREATE_TIME, LOG_APPEND_TIME */
 static PyObject *MINUS_ONE, *ONE;
 
-/* a + b as a Python int, exact even where int64 would overflow (Python's ints do not). */
-static PyObject *
-add_i64(int64_t a, int64_t b)
-{
-    int64_t r;
-    if (!__builtin_add_overflow(a, b, &r))
-        return PyLong_FromLongLong(r);
-    PyObject *pa = PyLong_FromLongLong(a), *pb = PyLong_FromLongLong(b), *sum = NULL;
-    if (pa && pb)
-        sum = PyNumber_Add(pa, pb);
-    Py_XDECREF(pa);
-    Py_XDECREF(pb);
-    return sum;
-}
-
-/* base + offset as an int, for a legacy_inner_base (0 <= base < 2**64). */
-static PyObject *
-add_base(__int128 base, int64_t offset)
+/* base + offset as a Python int, exact where int64 would overflow (Python's ints do not): base is an
+ * int64 or a legacy_inner_base (0 <= base < 2**64). */
+static inline PyObject *
+add_exact(__int128 base, int64_t offset)
 {
     __int128 r = base + offset;
     if (r >= INT64_MIN && r <= INT64_MAX)
         return PyLong_FromLongLong((long long)r);
-    PyObject *pa = PyLong_FromUnsignedLongLong((unsigned long long)base), *pb = PyLong_FromLongLong(offset);
+    PyObject *pa = base < 0 ? PyLong_FromLongLong((long long)base)
+                            : PyLong_FromUnsignedLongLong((unsigned long long)base);
+    PyObject *pb = PyLong_FromLongLong(offset);
     PyObject *sum = pa && pb ? PyNumber_Add(pa, pb) : NULL;
     Py_XDECREF(pa);
     Py_XDECREF(pb);
@@ -369,12 +357,9 @@ decode_v2_records(PyObject *self, PyObject *args)
     long long count, base_offset, base_timestamp, base_sequence;
     PyObject *log_append_time;
     if (!PyArg_ParseTuple(args, "y*nnLLLOL", &view, &pos, &end, &count, &base_offset, &base_timestamp,
-                          &log_append_time, &base_sequence))
+                          &log_append_time, &base_sequence) ||
+        view_window(&view, pos, end) < 0)
         return NULL;
-    if (check_window(pos, end, view.len) < 0) {
-        PyBuffer_Release(&view);
-        return NULL;
-    }
     const unsigned char *p = (const unsigned char *)view.buf;
     DataError err = {NULL, 0};
     /* Room for every record the batch declares, as far as its bytes can hold them (each takes at least
@@ -424,12 +409,12 @@ decode_v2_records(PyObject *self, PyObject *args)
         }
         /* Records of a batch often share a timestamp (the same millisecond): one int for a run of them. */
         if (last_time == NULL || ts_delta != last_ts_delta) {
-            Py_XSETREF(last_time, add_i64(base_timestamp, ts_delta));
+            Py_XSETREF(last_time, add_exact(base_timestamp, ts_delta));
             if (last_time == NULL)
                 goto fail;
             last_ts_delta = ts_delta;
         }
-        PyObject *offset = add_i64(base_offset, offset_delta);
+        PyObject *offset = add_exact(base_offset, offset_delta);
         int64_t offset_value;
         /* A producer's first batches on a partition number their sequences as the log numbers offsets:
          * the record's sequence is then its offset's int. */
@@ -585,7 +570,7 @@ legacy_record(const unsigned char *p, Py_ssize_t pos, Py_ssize_t end, const Mess
 {
     PyObject *ts = cached_int(timestamps, m->timestamp);
     PyObject *vals[RECORD_FIELDS] = {
-        [R_OFFSET] = add_base(base, m->offset),
+        [R_OFFSET] = add_exact(base, m->offset),
         [R_TIMESTAMP] = log_append_time == Py_None ? ts : Py_NewRef(log_append_time),
         [R_KEY] = bytes_or_none(p, m->key_pos, m->key_len),
         [R_VALUE] = bytes_or_none(p, m->value_pos, m->value_len),
@@ -785,12 +770,9 @@ decode_legacy_wrapper(PyObject *self, PyObject *args)
     Py_ssize_t pos, end, file_pos, limit, max_records;
     int with_records;
     if (!PyArg_ParseTuple(args, "Uy*nnnpnnO", &file, &view, &pos, &end, &file_pos, &with_records, &limit,
-                          &max_records, &decompress))
+                          &max_records, &decompress) ||
+        view_window(&view, pos, end) < 0)
         return NULL;
-    if (check_window(pos, end, view.len) < 0) {
-        PyBuffer_Release(&view);
-        return NULL;
-    }
     const unsigned char *p = (const unsigned char *)view.buf;
     PyObject *value = NULL, *data = NULL, *records = NULL, *lat = NULL, *result = NULL;
     DataError why = {NULL, 0, NULL, 0, 0, 0};
@@ -799,13 +781,8 @@ decode_legacy_wrapper(PyObject *self, PyObject *args)
     int codec = end - pos > LEGACY_ATTRIBUTES_OFFSET ? p[pos + LEGACY_ATTRIBUTES_OFFSET] & COMPRESSION_MASK : 0;
     if (codec < 1 || codec > 3) /* none is no wrapper; zstd and unknown ids are errors in a v0/v1 wrapper */
         goto none;
-    PyObject *parse_reason = NULL;
-    if (parse_message(p, pos, end, &m, &parse_reason) != LEGACY_OK) {
-        Py_XDECREF(parse_reason);
-        if (PyErr_Occurred())
-            goto done;
+    if (legacy_message(p, pos, end, &m) != LEGACY_OK) /* the long way reports why */
         goto none;
-    }
     if (message_crc(p, pos, end) != m.crc || m.value_len < 0)
         goto none;
     value = PyBytes_FromStringAndSize((const char *)p + m.value_pos, m.value_len);
@@ -999,11 +976,7 @@ plain_batch(PyObject *file, Py_ssize_t file_pos, const unsigned char *p, Py_ssiz
             batch_release(obj);
             return NULL;
         }
-        if (model.batch_in_order)
-            memcpy(((PyTupleObject *)obj)->ob_item, vals, BATCH_FIELDS * sizeof(PyObject *));
-        else
-            for (int i = 0; i < BATCH_FIELDS; i++)
-                PyTuple_SET_ITEM(obj, model.batch_index[i], vals[i]);
+        batch_fill(obj, vals);
         return obj;
     }
 #endif
@@ -1032,12 +1005,9 @@ decode_legacy_run(PyObject *self, PyObject *args)
     Py_buffer view;
     Py_ssize_t pos, end, file_pos;
     int with_records;
-    if (!PyArg_ParseTuple(args, "Uy*nnnp", &file, &view, &pos, &end, &file_pos, &with_records))
+    if (!PyArg_ParseTuple(args, "Uy*nnnp", &file, &view, &pos, &end, &file_pos, &with_records) ||
+        view_window(&view, pos, end) < 0)
         return NULL;
-    if (check_window(pos, end, view.len) < 0) {
-        PyBuffer_Release(&view);
-        return NULL;
-    }
     const unsigned char *p = (const unsigned char *)view.buf;
     Py_ssize_t start = pos;
     PyObject *gathered[RUN_GATHER];
@@ -1046,20 +1016,11 @@ decode_legacy_run(PyObject *self, PyObject *args)
     IntCache timestamps = {0, NULL}, sizes = {0, NULL};
     Message m;
     while (end - pos >= LOG_OVERHEAD + LEGACY_V0_MIN_SIZE) {
-        int magic = (signed char)p[pos + LEGACY_MAGIC_OFFSET];
-        int attributes = (signed char)p[pos + LEGACY_ATTRIBUTES_OFFSET];
-        int32_t size = be32(p + pos + LEGACY_SIZE_OFFSET);
-        if ((magic != 0 && magic != 1) || (attributes & COMPRESSION_MASK) || size < 0 ||
-            size > end - pos - LOG_OVERHEAD)
+        Py_ssize_t entry_end = plain_entry_end(p, pos, end);
+        if (entry_end < 0)
             break;
-        Py_ssize_t entry_end = pos + LOG_OVERHEAD + size;
-        PyObject *reason = NULL;
-        if (parse_message(p, pos, entry_end, &m, &reason) != LEGACY_OK) {
-            Py_XDECREF(reason);
-            if (PyErr_Occurred())
-                goto done;
+        if (legacy_message(p, pos, entry_end, &m) != LEGACY_OK) /* the segment reader reports why */
             break;
-        }
         uint32_t crc = message_crc(p, pos, entry_end);
         if (crc != m.crc)
             break;

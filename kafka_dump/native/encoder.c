@@ -190,22 +190,6 @@ v2_sizes(const Fields *f, PyObject *base_offset, PyObject *base_timestamp, int l
     return 0;
 }
 
-/* The bytes the records take, or -1 with an exception. */
-static int64_t
-v2_total(PyObject *seq, PyObject *base_offset, PyObject *base_timestamp, int log_append)
-{
-    int64_t total = 0;
-    for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(seq); i++) {
-        Fields f;
-        V2Sizes s;
-        if (record_fields_of(PySequence_Fast_GET_ITEM(seq, i), &f) < 0 ||
-            v2_sizes(&f, base_offset, base_timestamp, log_append, &s) < 0)
-            return -1;
-        total += varint_size(s.body) + s.body;
-    }
-    return total;
-}
-
 static unsigned char *
 put_field(unsigned char *p, PyObject *field)
 {
@@ -224,17 +208,22 @@ changed_meanwhile(void)
     return -1;
 }
 
-/* Write the records into p..end, which v2_total sized: 0, or -1 with an exception. */
-static int
-write_v2_records(PyObject *seq, PyObject *base_offset, PyObject *base_timestamp, int log_append, unsigned char *p,
-                 unsigned char *end)
+/* One pass over the records. With p NULL: the bytes they take, or -1 with an exception. Else they are
+ * written into p..end, which the first pass sized: 0, or -1 with an exception. */
+static int64_t
+v2_pass(PyObject *seq, PyObject *base_offset, PyObject *base_timestamp, int log_append, unsigned char *p,
+        unsigned char *end)
 {
+    int64_t total = 0;
     for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(seq); i++) {
         Fields f;
         V2Sizes s;
         if (record_fields_of(PySequence_Fast_GET_ITEM(seq, i), &f) < 0 ||
             v2_sizes(&f, base_offset, base_timestamp, log_append, &s) < 0)
             return -1;
+        total += varint_size(s.body) + s.body;
+        if (p == NULL)
+            continue;
         if (s.body + varint_size(s.body) > end - p)
             return changed_meanwhile();
         p = put_varint(p, s.body);
@@ -251,55 +240,58 @@ write_v2_records(PyObject *seq, PyObject *base_offset, PyObject *base_timestamp,
             p = put_field(p, HEADER_SLOT(h, H_VALUE));
         }
     }
+    if (p == NULL)
+        return total;
     return p == end ? 0 : changed_meanwhile();
 }
 
-/* The records, after `prefix` bytes of room, in a new bytes object; NULL with an exception. */
+/* The records, after `prefix` bytes of room, in a new bytes object (the int of their size alone
+ * when size_only); NULL with an exception. */
 static PyObject *
 v2_records_after(PyObject *records, PyObject *base_offset, PyObject *base_timestamp, int log_append,
-                 Py_ssize_t prefix)
+                 Py_ssize_t prefix, int size_only)
 {
     PyObject *seq = PySequence_Fast(records, "records must be a sequence");
     if (seq == NULL)
         return NULL;
-    int64_t total = v2_total(seq, base_offset, base_timestamp, log_append);
+    int64_t total = v2_pass(seq, base_offset, base_timestamp, log_append, NULL, NULL);
     PyObject *out = NULL;
-    if (total >= 0 && total > PY_SSIZE_T_MAX - prefix)
+    if (size_only && total >= 0)
+        out = PyLong_FromLongLong(total);
+    else if (total >= 0 && total > PY_SSIZE_T_MAX - prefix)
         PyErr_NoMemory();
     else if (total >= 0)
         out = PyBytes_FromStringAndSize(NULL, prefix + total);
-    if (out != NULL) {
+    if (out != NULL && !size_only) {
         unsigned char *p = (unsigned char *)PyBytes_AS_STRING(out);
-        if (write_v2_records(seq, base_offset, base_timestamp, log_append, p + prefix, p + prefix + total) < 0)
+        if (v2_pass(seq, base_offset, base_timestamp, log_append, p + prefix, p + prefix + total) < 0)
             Py_CLEAR(out);
     }
     Py_DECREF(seq);
     return out;
 }
 
-PyObject *
-v2_records_size(PyObject *self, PyObject *args)
+/* v2_records_size and encode_v2_records: their arguments are the same. */
+static PyObject *
+v2_records(PyObject *args, int size_only)
 {
     PyObject *records, *base_offset, *base_timestamp;
     int log_append;
     if (!PyArg_ParseTuple(args, "OOOp", &records, &base_offset, &base_timestamp, &log_append))
         return NULL;
-    PyObject *seq = PySequence_Fast(records, "records must be a sequence");
-    if (seq == NULL)
-        return NULL;
-    int64_t total = v2_total(seq, base_offset, base_timestamp, log_append);
-    Py_DECREF(seq);
-    return total < 0 ? NULL : PyLong_FromLongLong(total);
+    return v2_records_after(records, base_offset, base_timestamp, log_append, 0, size_only);
+}
+
+PyObject *
+v2_records_size(PyObject *self, PyObject *args)
+{
+    return v2_records(args, 1);
 }
 
 PyObject *
 encode_v2_records(PyObject *self, PyObject *args)
 {
-    PyObject *records, *base_offset, *base_timestamp;
-    int log_append;
-    if (!PyArg_ParseTuple(args, "OOOp", &records, &base_offset, &base_timestamp, &log_append))
-        return NULL;
-    return v2_records_after(records, base_offset, base_timestamp, log_append, 0);
+    return v2_records(args, 0);
 }
 
 static PyObject *Crc32c; /* kafka_dump.wire.checksum.crc32c: the crc32c package, hardware-accelerated */
@@ -319,7 +311,7 @@ encode_v2_entry(PyObject *self, PyObject *args)
         PyBuffer_Release(&header);
         return NULL;
     }
-    PyObject *out = v2_records_after(records, base_offset, base_timestamp, log_append, V2_HEADER_SIZE);
+    PyObject *out = v2_records_after(records, base_offset, base_timestamp, log_append, V2_HEADER_SIZE, 0);
     if (out == NULL) {
         PyBuffer_Release(&header);
         return NULL;
@@ -386,8 +378,21 @@ message_size(const Fields *f, int magic)
            (f->value == Py_None ? 0 : PyBytes_GET_SIZE(f->value));
 }
 
-static PyObject *
-legacy_total(PyObject *seq, int magic, PyObject *shift, int log_append)
+static unsigned char *
+put_legacy_field(unsigned char *p, PyObject *field)
+{
+    if (field == Py_None)
+        return put_be(p, 0xFFFFFFFFu, 4);
+    Py_ssize_t n = PyBytes_GET_SIZE(field);
+    p = put_be(p, (uint64_t)n, 4);
+    memcpy(p, PyBytes_AS_STRING(field), n);
+    return p + n;
+}
+
+/* One pass over the messages, as v2_pass: their size with p NULL, else written into p..end. */
+static int64_t
+legacy_pass(PyObject *seq, int magic, int attributes, PyObject *shift, int log_append, unsigned char *p,
+            unsigned char *end)
 {
     int64_t total = 0;
     for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(seq); i++) {
@@ -395,10 +400,28 @@ legacy_total(PyObject *seq, int magic, PyObject *shift, int log_append)
         int64_t offset, ts;
         if (record_fields_of(PySequence_Fast_GET_ITEM(seq, i), &f) < 0 ||
             legacy_fields(&f, magic, shift, log_append, &offset, &ts) < 0)
-            return NULL;
-        total += message_size(&f, magic);
+            return -1;
+        Py_ssize_t n = message_size(&f, magic);
+        total += n;
+        if (p == NULL)
+            continue;
+        if (n > end - p)
+            return changed_meanwhile();
+        p = put_be(p, (uint64_t)offset, 8);
+        p = put_be(p, (uint64_t)(n - LOG_OVERHEAD), 4);
+        unsigned char *crc_at = p;
+        p += 4;
+        *p++ = (unsigned char)magic;
+        *p++ = (unsigned char)attributes;
+        if (magic == 1)
+            p = put_be(p, (uint64_t)ts, 8);
+        p = put_legacy_field(p, f.key);
+        p = put_legacy_field(p, f.value);
+        put_be(crc_at, crc32_ieee(crc_at + 4, p - crc_at - 4), 4);
     }
-    return PyLong_FromLongLong(total);
+    if (p == NULL)
+        return total;
+    return p == end ? 0 : changed_meanwhile();
 }
 
 static int
@@ -420,20 +443,9 @@ legacy_messages_size(PyObject *self, PyObject *args)
     PyObject *seq = PySequence_Fast(records, "records must be a sequence");
     if (seq == NULL)
         return NULL;
-    PyObject *total = legacy_total(seq, magic, ZERO, 0);
+    int64_t total = legacy_pass(seq, magic, 0, ZERO, 0, NULL, NULL);
     Py_DECREF(seq);
-    return total;
-}
-
-static unsigned char *
-put_legacy_field(unsigned char *p, PyObject *field)
-{
-    if (field == Py_None)
-        return put_be(p, 0xFFFFFFFFu, 4);
-    Py_ssize_t n = PyBytes_GET_SIZE(field);
-    p = put_be(p, (uint64_t)n, 4);
-    memcpy(p, PyBytes_AS_STRING(field), n);
-    return p + n;
+    return total < 0 ? NULL : PyLong_FromLongLong(total);
 }
 
 PyObject *
@@ -447,49 +459,14 @@ encode_legacy_messages(PyObject *self, PyObject *args)
     PyObject *seq = PySequence_Fast(records, "records must be a sequence");
     if (seq == NULL)
         return NULL;
-    PyObject *size = legacy_total(seq, magic, shift, log_append);
-    Py_ssize_t total = size == NULL ? -1 : PyLong_AsSsize_t(size);
-    Py_XDECREF(size);
-    PyObject *out = total < 0 ? NULL : PyBytes_FromStringAndSize(NULL, total);
-    if (out == NULL) {
-        Py_DECREF(seq);
-        return NULL;
-    }
-    unsigned char *p = (unsigned char *)PyBytes_AS_STRING(out), *end = p + total;
-    for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(seq); i++) {
-        Fields f;
-        int64_t offset, ts;
-        if (record_fields_of(PySequence_Fast_GET_ITEM(seq, i), &f) < 0 ||
-            legacy_fields(&f, magic, shift, log_append, &offset, &ts) < 0) {
-            Py_DECREF(seq);
-            Py_DECREF(out);
-            return NULL;
-        }
-        Py_ssize_t n = message_size(&f, magic);
-        if (n > end - p) {
-            Py_DECREF(seq);
-            Py_DECREF(out);
-            changed_meanwhile();
-            return NULL;
-        }
-        p = put_be(p, (uint64_t)offset, 8);
-        p = put_be(p, (uint64_t)(n - LOG_OVERHEAD), 4);
-        unsigned char *crc_at = p;
-        p += 4;
-        *p++ = (unsigned char)magic;
-        *p++ = (unsigned char)attributes;
-        if (magic == 1)
-            p = put_be(p, (uint64_t)ts, 8);
-        p = put_legacy_field(p, f.key);
-        p = put_legacy_field(p, f.value);
-        put_be(crc_at, crc32_ieee(crc_at + 4, p - crc_at - 4), 4);
+    int64_t total = legacy_pass(seq, magic, attributes, shift, log_append, NULL, NULL);
+    PyObject *out = total < 0 ? NULL : PyBytes_FromStringAndSize(NULL, (Py_ssize_t)total);
+    if (out != NULL) {
+        unsigned char *p = (unsigned char *)PyBytes_AS_STRING(out);
+        if (legacy_pass(seq, magic, attributes, shift, log_append, p, p + total) < 0)
+            Py_CLEAR(out);
     }
     Py_DECREF(seq);
-    if (p != end) {
-        Py_DECREF(out);
-        changed_meanwhile();
-        return NULL;
-    }
     return out;
 }
 
@@ -531,6 +508,18 @@ next_inner(const unsigned char *p, Py_ssize_t len, Py_ssize_t *pos, Inner *m, in
     m->value = p + b.value_pos;
     *pos = end;
     return 1;
+}
+
+/* A varint length (-1: null) and the bytes it counts. */
+static inline unsigned char *
+put_span(unsigned char *w, const unsigned char *data, int64_t len)
+{
+    w = put_varint(w, len);
+    if (len > 0) {
+        memcpy(w, data, (size_t)len);
+        w += len;
+    }
+    return w;
 }
 
 /* What v1_inner_to_v2's pass found: the records' bounds, times and count. */
@@ -577,16 +566,8 @@ transcode_pass(const unsigned char *p, Py_ssize_t len, Py_ssize_t max_records, u
         *w++ = 0; /* attributes: unused */
         w = put_varint(w, td);
         w = put_varint(w, od);
-        w = put_varint(w, m.key_len);
-        if (m.key_len > 0) {
-            memcpy(w, m.key, (size_t)m.key_len);
-            w += m.key_len;
-        }
-        w = put_varint(w, m.value_len);
-        if (m.value_len > 0) {
-            memcpy(w, m.value, (size_t)m.value_len);
-            w += m.value_len;
-        }
+        w = put_span(w, m.key, m.key_len);
+        w = put_span(w, m.value, m.value_len);
         *w++ = 0; /* no headers */
     }
     return t->n == 0 ? -1 : w - start;

@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "_gzip.h"
 #include "_layout.h"
 #include "_wire.h"
 
@@ -64,6 +65,37 @@ typedef struct {
     int have_k;
 } Acc;
 
+/* k counted among the keys of times, for the fit's span. */
+static inline void
+key_seen(Acc *a, int64_t k)
+{
+    if (!a->have_k || k < a->kmin)
+        a->kmin = k;
+    if (!a->have_k || k > a->kmax)
+        a->kmax = k;
+    a->have_k = 1;
+}
+
+/* dict[k] += n, from 0 when k is absent and may_add (else 1, and dict unchanged); 0, or -1 with a
+ * Python exception set. */
+static int
+dict_add(PyObject *dict, PyObject *k, long long n, int may_add)
+{
+    PyObject *old = PyDict_GetItemWithError(dict, k);
+    if (old == NULL && (PyErr_Occurred() || !may_add))
+        return PyErr_Occurred() ? -1 : 1;
+    if (old != NULL) {
+        long long o = PyLong_AsLongLong(old);
+        if (o == -1 && PyErr_Occurred())
+            return -1;
+        n += o;
+    }
+    PyObject *v = PyLong_FromLongLong(n);
+    int rc = v ? PyDict_SetItem(dict, k, v) : -1;
+    Py_XDECREF(v);
+    return rc;
+}
+
 static int
 flush_run(Acc *a)
 {
@@ -72,33 +104,15 @@ flush_run(Acc *a)
     PyObject *k = PyLong_FromLongLong(a->run_k);
     if (!k)
         return -1;
-    PyObject *old = PyDict_GetItemWithError(a->times, k);
-    long long n = a->run_n;
-    if (old) {
-        long long o = PyLong_AsLongLong(old);
-        if (o == -1 && PyErr_Occurred()) {
-            Py_DECREF(k);
-            return -1;
-        }
-        n += o;
-    } else if (PyErr_Occurred()) {
-        Py_DECREF(k);
-        return -1;
-    }
-    PyObject *v = PyLong_FromLongLong(n);
-    int rc = v ? PyDict_SetItem(a->times, k, v) : -1;
-    Py_XDECREF(v);
+    int rc = dict_add(a->times, k, a->run_n, 1);
     Py_DECREF(k);
-    if (!a->have_k || a->run_k < a->kmin)
-        a->kmin = a->run_k;
-    if (!a->have_k || a->run_k > a->kmax)
-        a->kmax = a->run_k;
-    a->have_k = 1;
+    key_seen(a, a->run_k);
     a->run_n = 0;
     return rc;
 }
 
-/* A header key counted in a->keys (a V2HeaderFn; the value is not counted). */
+/* A header key counted in a->keys, or in others once a->keys holds key_limit keys (a V2HeaderFn; the
+ * value is not counted). */
 static int
 key_counted(void *ctx, const unsigned char *key, int64_t key_len, const unsigned char *value, int64_t value_len)
 {
@@ -108,24 +122,48 @@ key_counted(void *ctx, const unsigned char *key, int64_t key_len, const unsigned
     PyObject *k = PyBytes_FromStringAndSize((const char *)key, (Py_ssize_t)key_len);
     if (!k)
         return -1;
-    PyObject *old = PyDict_GetItemWithError(a->keys, k);
-    int rc = 0;
-    if (old) {
-        long long o = PyLong_AsLongLong(old);
-        PyObject *v = (o == -1 && PyErr_Occurred()) ? NULL : PyLong_FromLongLong(o + 1);
-        rc = v ? PyDict_SetItem(a->keys, k, v) : -1;
-        Py_XDECREF(v);
-    } else if (PyErr_Occurred()) {
-        rc = -1;
-    } else if (PyDict_GET_SIZE(a->keys) < a->key_limit) {
-        PyObject *one = PyLong_FromLong(1);
-        rc = one ? PyDict_SetItem(a->keys, k, one) : -1;
-        Py_XDECREF(one);
-    } else {
-        a->others++;
-    }
+    int rc = dict_add(a->keys, k, 1, PyDict_GET_SIZE(a->keys) < a->key_limit);
     Py_DECREF(k);
+    if (rc > 0) {
+        a->others++;
+        rc = 0;
+    }
     return rc;
+}
+
+/* A record's size, key and value lengths (-1: null) added to the first three histograms. */
+static inline void
+acc_sizes(Acc *a, int64_t size, int64_t key, int64_t value)
+{
+    hist_add(a->hists[0], size);
+    if (key < 0)
+        a->null_keys++;
+    else
+        hist_add(a->hists[1], key);
+    if (value < 0)
+        a->null_values++;
+    else
+        hist_add(a->hists[2], value);
+}
+
+/* A record's timestamp t counted in the run of times and the least and greatest (none when t < 0).
+ * Returns 0, or -1 with a Python exception set. */
+static inline int
+acc_time(Acc *a, int64_t t)
+{
+    if (t < 0)
+        return 0;
+    int64_t k = t / a->width;
+    if (a->run_n && k != a->run_k && flush_run(a) < 0)
+        return -1;
+    a->run_k = k;
+    a->run_n++;
+    if (!a->have_ts || t < a->min_ts)
+        a->min_ts = t;
+    if (!a->have_ts || t > a->max_ts)
+        a->max_ts = t;
+    a->have_ts = 1;
+    return 0;
 }
 
 /* A data error: its reason and position in err, and -1 returned (-2 if the reason could not be built). */
@@ -153,15 +191,7 @@ walk(const unsigned char *p, Py_ssize_t pos, Py_ssize_t end, int64_t count, int6
         int64_t od = r.offset_delta, key = r.key_len, value = r.value_len, nh = r.header_count;
         if (!a)
             continue;
-        hist_add(a->hists[0], (int64_t)(r.body_end - start));
-        if (key < 0)
-            a->null_keys++;
-        else
-            hist_add(a->hists[1], key);
-        if (value < 0)
-            a->null_values++;
-        else
-            hist_add(a->hists[2], value);
+        acc_sizes(a, (int64_t)(r.body_end - start), key, value);
         if (nh)
             hist_add(a->hists[3], r.header_bytes);
         hist_add(a->hists[4], nh);
@@ -179,18 +209,8 @@ walk(const unsigned char *p, Py_ssize_t pos, Py_ssize_t end, int64_t count, int6
             t = lat;
         else
             ok = !__builtin_add_overflow(base_ts, r.ts_delta, &t);
-        if (ok && t >= 0) {
-            int64_t k = t / a->width;
-            if (a->run_n && k != a->run_k && flush_run(a) < 0)
-                return -2;
-            a->run_k = k;
-            a->run_n++;
-            if (!a->have_ts || t < a->min_ts)
-                a->min_ts = t;
-            if (!a->have_ts || t > a->max_ts)
-                a->max_ts = t;
-            a->have_ts = 1;
-        }
+        if (ok && acc_time(a, t) < 0)
+            return -2;
     }
     if (pos != end)
         FAIL(pos, "%lld bytes remain after the batch's %lld declared records", (long long)(end - pos),
@@ -200,13 +220,18 @@ walk(const unsigned char *p, Py_ssize_t pos, Py_ssize_t end, int64_t count, int6
     return 0;
 }
 
-/* Open the histograms (a tuple of nhists array('q')) into acc, with its times (a dict) and their
+/* Refuse the arguments with ValueError(refused) unless it is NULL; else open the histograms (a tuple
+ * of nhists array('q')) into acc, with its times (a dict) and their
  * width, and read the append time (an int, or None for none). Returns 0, or -1 with a Python
  * exception set; *got buffers are to be released. */
 static int
-acc_open(Acc *acc, PyObject *hist_objs, int nhists, Py_buffer *bufs, int *got, PyObject *lat_obj, int *has_lat,
-         int64_t *lat, PyObject *times, int64_t width)
+acc_open(Acc *acc, const char *refused, PyObject *hist_objs, int nhists, Py_buffer *bufs, int *got, PyObject *lat_obj,
+         int *has_lat, int64_t *lat, PyObject *times, int64_t width)
 {
+    if (refused != NULL) {
+        PyErr_SetString(PyExc_ValueError, refused);
+        return -1;
+    }
     acc->times = times;
     acc->width = width;
     if (PyTuple_GET_SIZE(hist_objs) != nhists) {
@@ -235,6 +260,16 @@ acc_open(Acc *acc, PyObject *hist_objs, int nhists, Py_buffer *bufs, int *got, P
     return 0;
 }
 
+/* result, after the got histogram buffers and data are released. */
+static PyObject *
+release_all(Py_buffer *bufs, int got, Py_buffer *data, PyObject *result)
+{
+    for (int i = 0; i < got; i++)
+        PyBuffer_Release(&bufs[i]);
+    PyBuffer_Release(data);
+    return result;
+}
+
 /* v as an int, or None when there is none. */
 static PyObject *
 opt_int(int have, int64_t v)
@@ -253,16 +288,13 @@ gather_v2_records(PyObject *self, PyObject *args)
                           &PyTuple_Type, &hist_objs, &PyDict_Type, &times, &PyDict_Type, &keys, &key_limit))
         return NULL;
     Py_buffer bufs[NHISTS];
-    int got = 0;
-    PyObject *result = NULL;
-    if (pos < 0 || end < pos || end > data.len || width < 1) {
-        PyErr_SetString(PyExc_ValueError, "need 0 <= pos <= end <= len(data) and width >= 1");
-        goto done;
-    }
-    Acc acc = {0};
-    int has_lat;
+    int got = 0, has_lat;
     int64_t lat;
-    if (acc_open(&acc, hist_objs, NHISTS, bufs, &got, lat_obj, &has_lat, &lat, times, width) < 0)
+    Acc acc = {0};
+    PyObject *result = NULL;
+    int bad = pos < 0 || end < pos || end > data.len || width < 1;
+    if (acc_open(&acc, bad ? "need 0 <= pos <= end <= len(data) and width >= 1" : NULL, hist_objs, NHISTS, bufs,
+                 &got, lat_obj, &has_lat, &lat, times, width) < 0)
         goto done;
     acc.keys = keys;
     acc.key_limit = key_limit;
@@ -283,10 +315,7 @@ gather_v2_records(PyObject *self, PyObject *args)
                            opt_int(acc.have_ts, acc.min_ts), opt_int(acc.have_ts, acc.max_ts), (long long)acc.others,
                            Py_None, 0);
 done:
-    for (int i = 0; i < got; i++)
-        PyBuffer_Release(&bufs[i]);
-    PyBuffer_Release(&data);
-    return result;
+    return release_all(bufs, got, &data, result);
 }
 
 /* One pass over a decompressed v0/v1 inner message set (see gather_legacy_inner in _gather_pure.py).
@@ -313,7 +342,7 @@ legacy_walk(const unsigned char *p, Py_ssize_t end, int magic, int64_t *first_of
         LegacyMessage m;
         if (legacy_body(p, pos, entry_end, magic, &m) != LEGACY_OK)
             return 0;
-        int64_t ts = m.timestamp, len[2] = {m.key_len, m.value_len};
+        int64_t ts = m.timestamp, key_len = m.key_len, value_len = m.value_len;
         int64_t offset = be64(p + pos);
         if (n > 0 && !a) {
             /* The gaps must be countable in int64 (Python's ints would not overflow). */
@@ -331,15 +360,7 @@ legacy_walk(const unsigned char *p, Py_ssize_t end, int magic, int64_t *first_of
         if (n == 0 || offset > *max_offset)
             *max_offset = offset;
         if (a) {
-            hist_add(a->hists[0], LOG_OVERHEAD + size);
-            if (len[0] < 0)
-                a->null_keys++;
-            else
-                hist_add(a->hists[1], len[0]);
-            if (len[1] < 0)
-                a->null_values++;
-            else
-                hist_add(a->hists[2], len[1]);
+            acc_sizes(a, LOG_OVERHEAD + size, key_len, value_len);
             hist_add(a->hists[4], 0);
             int64_t abs_offset = offset + base; /* no overflow: base >= 0 and max_offset + base was checked */
             int64_t d = abs_offset - prev; /* fits: the first pass checked every difference */
@@ -351,20 +372,9 @@ legacy_walk(const unsigned char *p, Py_ssize_t end, int magic, int64_t *first_of
                     a->missing += d - 1;
             }
             prev = a->last_od = abs_offset;
-            int64_t t = has_lat ? lat : ts;
-            if (t >= 0) {
-                int64_t k = t / a->width;
-                if (a->run_n && k != a->run_k && flush_run(a) < 0) {
-                    *failed = 2;
-                    return 0;
-                }
-                a->run_k = k;
-                a->run_n++;
-                if (!a->have_ts || t < a->min_ts)
-                    a->min_ts = t;
-                if (!a->have_ts || t > a->max_ts)
-                    a->max_ts = t;
-                a->have_ts = 1;
+            if (acc_time(a, has_lat ? lat : ts) < 0) {
+                *failed = 2;
+                return 0;
             }
         }
         n++;
@@ -403,16 +413,13 @@ gather_legacy_inner(PyObject *self, PyObject *args)
                           &hist_objs, &PyDict_Type, &times))
         return NULL;
     Py_buffer bufs[NHISTS];
-    int got = 0;
-    PyObject *result = NULL;
-    if ((magic != 0 && magic != 1) || width < 1) {
-        PyErr_SetString(PyExc_ValueError, "magic must be 0 or 1 and width at least 1");
-        goto done;
-    }
-    Acc acc = {0};
-    int has_lat;
+    int got = 0, has_lat;
     int64_t lat;
-    if (acc_open(&acc, hist_objs, NHISTS, bufs, &got, lat_obj, &has_lat, &lat, times, width) < 0)
+    Acc acc = {0};
+    PyObject *result = NULL;
+    int bad = (magic != 0 && magic != 1) || width < 1;
+    if (acc_open(&acc, bad ? "magic must be 0 or 1 and width at least 1" : NULL, hist_objs, NHISTS, bufs, &got,
+                 lat_obj, &has_lat, &lat, times, width) < 0)
         goto done;
     const unsigned char *p = (const unsigned char *)data.buf;
     int64_t first = 0, last = 0, max_offset = 0, missing_total = 0, base = 0;
@@ -430,32 +437,27 @@ gather_legacy_inner(PyObject *self, PyObject *args)
                            (long long)acc.first_od, (long long)acc.last_od, (long long)acc.gaps, (long long)acc.missing,
                            opt_int(acc.have_ts, acc.min_ts), opt_int(acc.have_ts, acc.max_ts));
 done:
-    for (int i = 0; i < got; i++)
-        PyBuffer_Release(&bufs[i]);
-    PyBuffer_Release(&data);
-    return result;
+    return release_all(bufs, got, &data, result);
 }
 
 /* -- a run of v0/v1 wrapper messages (gather_legacy_wrappers in _gather_pure.py) ------------------ */
 
-/* Looked up on first use: zlib.decompressobj, codecs.decompress, the Compression members 0-7 and
+/* Looked up on first use: codecs.decompress, the Compression members 0-7 and
  * CorruptRecordError (what a refused payload raises). Module state kept for the process. */
-static PyObject *g_decompressobj, *g_decompress, *g_codecs[8], *g_corrupt;
+static PyObject *g_decompress, *g_codecs[8], *g_corrupt;
 
 static int
 load_helpers(void)
 {
     if (g_corrupt)
         return 0;
-    PyObject *zlib = PyImport_ImportModule("zlib");
-    PyObject *codecs = zlib ? PyImport_ImportModule("kafka_dump.wire.codecs") : NULL;
+    PyObject *codecs = PyImport_ImportModule("kafka_dump.wire.codecs");
     PyObject *model = codecs ? PyImport_ImportModule("kafka_dump.model") : NULL;
     PyObject *errors = model ? PyImport_ImportModule("kafka_dump.errors") : NULL;
     PyObject *compression = model ? PyObject_GetAttrString(model, "Compression") : NULL;
     int rc = -1;
     if (errors && compression) {
-        g_decompressobj = PyObject_GetAttrString(zlib, "decompressobj");
-        g_decompress = g_decompressobj ? PyObject_GetAttrString(codecs, "decompress") : NULL;
+        g_decompress = PyObject_GetAttrString(codecs, "decompress");
         rc = g_decompress ? 0 : -1;
         for (int i = 0; i < 8 && rc == 0; i++) {
             g_codecs[i] = PyObject_CallFunction(compression, "i", i);
@@ -466,45 +468,11 @@ load_helpers(void)
             rc = g_corrupt ? 0 : -1;
         }
     }
-    Py_XDECREF(zlib);
     Py_XDECREF(codecs);
     Py_XDECREF(model);
     Py_XDECREF(errors);
     Py_XDECREF(compression);
     return rc;
-}
-
-#define GUNZIP_STEP (8 << 20) /* codecs._GUNZIP_STEP: more than this, and codecs.decompress does it */
-
-/* One gzip member that ends within GUNZIP_STEP and limit bytes of output, not followed by another
- * member: what codecs._gunzip returns for it, without its Python loop. NULL (no exception) for
- * anything else, which codecs.decompress then reads. */
-static PyObject *
-gunzip_simple(PyObject *view, Py_ssize_t limit)
-{
-    PyObject *d = PyObject_CallFunction(g_decompressobj, "i", 31);
-    if (!d) {
-        PyErr_Clear();
-        return NULL;
-    }
-    Py_ssize_t want = limit < GUNZIP_STEP ? limit + 1 : GUNZIP_STEP;
-    PyObject *part = PyObject_CallMethod(d, "decompress", "On", view, want);
-    PyObject *eof = part ? PyObject_GetAttrString(d, "eof") : NULL;
-    PyObject *unused = eof ? PyObject_GetAttrString(d, "unused_data") : NULL;
-    int ok = unused && eof == Py_True && PyBytes_Check(part) && PyBytes_GET_SIZE(part) <= limit &&
-             PyBytes_Check(unused) &&
-             !(PyBytes_GET_SIZE(unused) >= 2 && (unsigned char)PyBytes_AS_STRING(unused)[0] == 0x1f &&
-               (unsigned char)PyBytes_AS_STRING(unused)[1] == 0x8b);
-    if (!unused)
-        PyErr_Clear();
-    Py_XDECREF(unused);
-    Py_XDECREF(eof);
-    Py_DECREF(d);
-    if (!ok) {
-        Py_XDECREF(part);
-        return NULL;
-    }
-    return part;
 }
 
 /* fn(codec, value, limit) on a copy of the value v[0:n], fn being codecs.decompress (named "decompress")
@@ -533,19 +501,20 @@ unpack_value(PyObject *fn, const char *name, const unsigned char *v, Py_ssize_t 
 }
 
 /* The decompressed value of a wrapper, as unpack_value gives it through codecs.decompress; a gzip one
- * inflated here when it is a plain member. */
+ * inflated here when it is a plain member (_transcode.c's zlib_gunzip), else left to codecs. */
 static PyObject *
-inflate(const unsigned char *v, Py_ssize_t n, int codec, Py_ssize_t limit, int *refused)
+wrapper_value(const unsigned char *v, Py_ssize_t n, int codec, Py_ssize_t limit, int *refused)
 {
     *refused = 0;
-    if (codec == 1) {
-        PyObject *view = PyMemoryView_FromMemory((char *)v, n, PyBUF_READ);
-        if (!view)
+    if (codec == 1 && limit >= 0 && gzip_plain_header(v, n)) {
+        PyObject *out = NULL;
+        Py_ssize_t used = 0;
+        int rc = zlib_gunzip(v, n, limit, &out, &used);
+        if (rc < 0)
             return NULL;
-        PyObject *out = gunzip_simple(view, limit);
-        Py_DECREF(view);
-        if (out)
+        if (rc == 0 && !gzip_more(v, n, used))
             return out;
+        Py_XDECREF(out);
     }
     return unpack_value(g_decompress, "decompress", v, n, codec, limit, refused);
 }
@@ -593,11 +562,7 @@ times_range(Acc *a)
         long long key = PyLong_AsLongLong(k);
         if (key == -1 && PyErr_Occurred())
             return -1;
-        if (!a->have_k || key < a->kmin)
-            a->kmin = key;
-        if (!a->have_k || key > a->kmax)
-            a->kmax = key;
-        a->have_k = 1;
+        key_seen(a, key);
     }
     return 0;
 }
@@ -617,19 +582,14 @@ gather_legacy_wrappers(PyObject *self, PyObject *args)
                           &time_limit, &PyTuple_Type, &hist_objs, &PyDict_Type, &times, &unpack))
         return NULL;
     Py_buffer bufs[NHISTS_WRAPPERS];
-    int got = 0;
-    PyObject *result = NULL;
-    if (pos < 0 || end < pos || end > data.len || width < 1 || time_limit < 2) {
-        PyErr_SetString(PyExc_ValueError, "need 0 <= pos <= end <= len(data), width >= 1 and time_limit >= 2");
-        goto done;
-    }
-    Acc acc = {0};
-    int has_lat;
+    int got = 0, has_lat;
     int64_t lat;
-    if (acc_open(&acc, hist_objs, NHISTS_WRAPPERS, bufs, &got, Py_None, &has_lat, &lat, times, width) < 0 ||
-        load_helpers() < 0)
-        goto done;
-    if (times_range(&acc) < 0)
+    Acc acc = {0};
+    PyObject *result = NULL;
+    int bad = pos < 0 || end < pos || end > data.len || width < 1 || time_limit < 2;
+    if (acc_open(&acc, bad ? "need 0 <= pos <= end <= len(data), width >= 1 and time_limit >= 2" : NULL, hist_objs,
+                 NHISTS_WRAPPERS, bufs, &got, Py_None, &has_lat, &lat, times, width) < 0 ||
+        load_helpers() < 0 || times_range(&acc) < 0)
         goto done;
     static const Py_ssize_t min_size[2] = {LEGACY_V0_MIN_SIZE, LEGACY_V1_MIN_SIZE};
     const unsigned char *p = (const unsigned char *)data.buf;
@@ -656,7 +616,7 @@ gather_legacy_wrappers(PyObject *self, PyObject *args)
             break;
         Py_ssize_t q = m.value_pos, vlen = m.value_len;
         int refused;
-        PyObject *inner = unpack == Py_None ? inflate(e + q, (Py_ssize_t)vlen, codec, max_batch_bytes, &refused)
+        PyObject *inner = unpack == Py_None ? wrapper_value(e + q, (Py_ssize_t)vlen, codec, max_batch_bytes, &refused)
                                             : unpack_value(unpack, "unpack", e + q, (Py_ssize_t)vlen, codec, max_batch_bytes,
                                                            &refused);
         if (!inner) {
@@ -745,10 +705,7 @@ gather_legacy_wrappers(PyObject *self, PyObject *args)
         Py_XDECREF(opt[i]);
     Py_XDECREF(fig_tuple);
 done:
-    for (int i = 0; i < got; i++)
-        PyBuffer_Release(&bufs[i]);
-    PyBuffer_Release(&data);
-    return result;
+    return release_all(bufs, got, &data, result);
 }
 
 int

@@ -141,26 +141,12 @@ static int
 utf8_sequence(const unsigned char *p, Py_ssize_t n)
 {
     unsigned char c = p[0];
-    int len;
-    unsigned char lo = 0x80, hi = 0xBF;
-    if (c >= 0xC2 && c <= 0xDF)
-        len = 2;
-    else if (c >= 0xE0 && c <= 0xEF) {
-        len = 3;
-        if (c == 0xE0)
-            lo = 0xA0;
-        if (c == 0xED)
-            hi = 0x9F;
-    }
-    else if (c >= 0xF0 && c <= 0xF4) {
-        len = 4;
-        if (c == 0xF0)
-            lo = 0x90;
-        if (c == 0xF4)
-            hi = 0x8F;
-    }
-    else
+    int len = c >= 0xC2 && c <= 0xDF ? 2 : c >= 0xE0 && c <= 0xEF ? 3 : c >= 0xF0 && c <= 0xF4 ? 4 : 0;
+    if (len == 0)
         return 0;
+    /* The second byte's range: narrower after E0 (overlong), ED (surrogates), F0 (overlong), F4 (past U+10FFFF). */
+    unsigned char lo = c == 0xE0 ? 0xA0 : c == 0xF0 ? 0x90 : 0x80;
+    unsigned char hi = c == 0xED ? 0x9F : c == 0xF4 ? 0x8F : 0xBF;
     if (n < len || p[1] < lo || p[1] > hi)
         return 0;
     for (int i = 2; i < len; i++)
@@ -631,25 +617,18 @@ plain_run_json(PyObject *self, PyObject *args)
     Py_buffer view;
     int with_records, mode;
     if (!PyArg_ParseTuple(args, "y#y*nnnpi", &file_json, &file_len, &view, &pos, &end, &file_pos, &with_records,
-                          &mode))
+                          &mode) ||
+        view_window(&view, pos, end) < 0)
         return NULL;
-    if (check_window(pos, end, view.len) < 0) {
-        PyBuffer_Release(&view);
-        return NULL;
-    }
     const unsigned char *p = (const unsigned char *)view.buf;
     Py_ssize_t start = pos, count = 0;
     Buf b = BUF_INIT;
     PyObject *result = NULL, *data = NULL;
     Plain m;
     while (end - pos >= LOG_OVERHEAD + LEGACY_V0_MIN_SIZE) {
-        int magic = (signed char)p[pos + LEGACY_MAGIC_OFFSET];
-        int attributes = (signed char)p[pos + LEGACY_ATTRIBUTES_OFFSET];
-        int32_t size = be32(p + pos + LEGACY_SIZE_OFFSET);
-        if ((magic != 0 && magic != 1) || (attributes & COMPRESSION_MASK) || size < 0 ||
-            size > end - pos - LOG_OVERHEAD)
+        Py_ssize_t entry_end = plain_entry_end(p, pos, end);
+        if (entry_end < 0)
             break;
-        Py_ssize_t entry_end = pos + LOG_OVERHEAD + size;
         if (plain_message(p, pos, entry_end, &m) < 0)
             break;
         /* About five times the bytes left, for messages of 100 bytes in base64: one allocation for

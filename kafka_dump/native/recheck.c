@@ -90,12 +90,9 @@ same_v2_records(PyObject *self, PyObject *args)
     long long base_offset, base_timestamp;
     PyObject *log_append_time, *expected;
     if (!PyArg_ParseTuple(args, "y*nnLLOO!", &view, &pos, &end, &base_offset, &base_timestamp,
-                          &log_append_time, &PyTuple_Type, &expected))
+                          &log_append_time, &PyTuple_Type, &expected) ||
+        view_window(&view, pos, end) < 0)
         return NULL;
-    if (check_window(pos, end, view.len) < 0) {
-        PyBuffer_Release(&view);
-        return NULL;
-    }
     int64_t lat = 0;
     int has_lat = log_append_time != Py_None;
     if (has_lat) {

@@ -57,12 +57,9 @@ read_wrappers(PyObject *self, PyObject *args)
     Py_ssize_t pos, end, file_pos, entry_limit, max_records, run_limit;
     PyObject *decompress, *transcode;
     if (!PyArg_ParseTuple(args, "y*nnnnnnOO", &view, &pos, &end, &file_pos, &entry_limit, &max_records,
-                          &run_limit, &decompress, &transcode))
+                          &run_limit, &decompress, &transcode) ||
+        view_window(&view, pos, end) < 0)
         return NULL;
-    if (check_window(pos, end, view.len) < 0) {
-        PyBuffer_Release(&view);
-        return NULL;
-    }
     const unsigned char *buf = (const unsigned char *)view.buf;
     Py_ssize_t start = pos, want = 0;
     int run_codec = -1;
@@ -177,7 +174,7 @@ first_cap(const unsigned char *p, Py_ssize_t n, Py_ssize_t limit, int whole)
 /* The member inflated into *out (a new bytes object), its input bytes in *used; 0, or 1 to decline,
  * 2 when zlib gave limit + 1 bytes without fault (codecs would refuse it too: no second pass over a
  * bomb), or -1 with an exception set. zlib's own check of the trailer is replaced by _wire.h's CRC-32. */
-static int
+int
 zlib_gunzip(const unsigned char *p, Py_ssize_t n, Py_ssize_t limit, PyObject **out, Py_ssize_t *used)
 {
     z_stream z;
@@ -630,6 +627,7 @@ write_wrappers(PyObject *self, PyObject *args)
         return Py_BuildValue("NNLO", data, rows, (long long)previous, Py_None);
     }
 failed:
+error: /* why is set only on the way to failed */
     Py_XDECREF(body);
     Py_XDECREF(records);
     Py_XDECREF(res);
@@ -638,13 +636,6 @@ failed:
     if (why == NULL)
         return NULL;
     return Py_BuildValue("y#[]O(nnN)", "", (Py_ssize_t)0, Py_None, i, good, why);
-error:
-    Py_XDECREF(body);
-    Py_XDECREF(records);
-    Py_XDECREF(res);
-    buf_free(&out);
-    Py_DECREF(rows);
-    return NULL;
 }
 
 int

@@ -66,14 +66,10 @@ walk_records(const unsigned char *p, Py_ssize_t pos, Py_ssize_t end, long long c
             FAIL(start, "record offset delta %lld is past the batch's lastOffsetDelta %lld",
                  (long long)offset_delta, last_offset_delta);
         previous = offset_delta;
-        if (r.key_len < 0)
-            null_keys++;
-        else
-            keys += r.key_len;
-        if (r.value_len < 0)
-            null_values++;
-        else
-            values += r.value_len;
+        null_keys += r.key_len < 0; /* a null key or value: length -1 */
+        keys += r.key_len < 0 ? 0 : r.key_len;
+        null_values += r.value_len < 0;
+        values += r.value_len < 0 ? 0 : r.value_len;
         header_bytes += r.header_bytes;
         headers += r.header_count;
         if (!have_ts || r.ts_delta > max_ts) {
@@ -96,12 +92,9 @@ walk_v2_records(PyObject *self, PyObject *args)
     Py_buffer view;
     Py_ssize_t pos, end;
     long long count, last_offset_delta;
-    if (!PyArg_ParseTuple(args, "y*nnLL", &view, &pos, &end, &count, &last_offset_delta))
+    if (!PyArg_ParseTuple(args, "y*nnLL", &view, &pos, &end, &count, &last_offset_delta) ||
+        view_window(&view, pos, end) < 0)
         return NULL;
-    if (check_window(pos, end, view.len) < 0) {
-        PyBuffer_Release(&view);
-        return NULL;
-    }
     WalkCounts c;
     DataError err;
     int failed = walk_records((const unsigned char *)view.buf, pos, end, count, last_offset_delta, &c, &err);
@@ -211,20 +204,25 @@ inner_span(const unsigned char *d, Py_ssize_t size_all, int magic, PyObject *crc
     return n > 0;
 }
 
-/* decompress(codec, memoryview of p[0:n]): a new reference, or NULL -- with a Python exception set
- * when it must propagate (not an Exception: KeyboardInterrupt), without one when the payload is
- * refused (the slow way then reports why). */
-static PyObject *
-call_decompress(PyObject *fn, int codec, const unsigned char *p, Py_ssize_t n)
+/* fn(codec, memoryview of p[0:n]) held in *out (to be released): 1; 0 when fn raised an Exception
+ * (cleared: the decoder reports the entry); -1 with an exception set. */
+static int
+call_decompress(PyObject *fn, int codec, const unsigned char *p, Py_ssize_t n, Py_buffer *out)
 {
     PyObject *view = PyMemoryView_FromMemory((char *)p, n, PyBUF_READ);
     if (view == NULL)
-        return NULL;
+        return -1;
     PyObject *r = PyObject_CallFunction(fn, "iO", codec, view);
     Py_DECREF(view);
-    if (r == NULL && PyErr_ExceptionMatches(PyExc_Exception))
+    if (r == NULL) {
+        if (!PyErr_ExceptionMatches(PyExc_Exception))
+            return -1;
         PyErr_Clear();
-    return r;
+        return 0;
+    }
+    int rc = PyObject_GetBuffer(r, out, PyBUF_SIMPLE);
+    Py_DECREF(r);
+    return rc < 0 ? -1 : 1;
 }
 
 PyObject *
@@ -236,12 +234,9 @@ walk_entries(PyObject *self, PyObject *args)
     long long max_records;
     PyObject *last_obj, *crc32c_fn, *crc32_fn, *decompress_fn, *rows;
     if (!PyArg_ParseTuple(args, "y*nnnpOpLnOOOO", &view, &pos, &end, &file_pos, &deep, &last_obj, &after_damage,
-                          &max_records, &entry_limit, &crc32c_fn, &crc32_fn, &decompress_fn, &rows))
+                          &max_records, &entry_limit, &crc32c_fn, &crc32_fn, &decompress_fn, &rows) ||
+        view_window(&view, pos, end) < 0)
         return NULL;
-    if (check_window(pos, end, view.len) < 0) {
-        PyBuffer_Release(&view);
-        return NULL;
-    }
     if (rows != Py_None && !PyList_Check(rows)) {
         PyBuffer_Release(&view);
         PyErr_SetString(PyExc_TypeError, "rows must be a list or None");
@@ -300,21 +295,14 @@ walk_entries(PyObject *self, PyObject *args)
                 DataError err = {NULL, 0};
                 int failed;
                 if (codec) {
-                    PyObject *payload =
-                        call_decompress(decompress_fn, codec, q + V2_HEADER_SIZE, entry - V2_HEADER_SIZE);
-                    if (payload == NULL) {
-                        if (PyErr_Occurred())
-                            goto error;
-                        break;
-                    }
                     Py_buffer pb;
-                    if (PyObject_GetBuffer(payload, &pb, PyBUF_SIMPLE) < 0) {
-                        Py_DECREF(payload);
+                    int got = call_decompress(decompress_fn, codec, q + V2_HEADER_SIZE, entry - V2_HEADER_SIZE, &pb);
+                    if (got < 0)
                         goto error;
-                    }
+                    if (got == 0)
+                        break;
                     failed = walk_records((const unsigned char *)pb.buf, 0, pb.len, count, last_delta, &c, &err);
                     PyBuffer_Release(&pb);
-                    Py_DECREF(payload);
                 }
                 else {
                     failed = walk_records(p, pos + V2_HEADER_SIZE, entry_end, count, last_delta, &c, &err);
@@ -354,24 +342,18 @@ walk_entries(PyObject *self, PyObject *args)
                 break; /* zstd or an unknown codec in a wrapper, or no value: the decoder reports it */
             }
             else if (deep) {
-                PyObject *inner = call_decompress(decompress_fn, codec, p + vstart, vlen);
-                if (inner == NULL) {
-                    if (PyErr_Occurred())
-                        goto error;
-                    break;
-                }
                 Py_buffer ib;
-                if (PyObject_GetBuffer(inner, &ib, PyBUF_SIMPLE) < 0) {
-                    Py_DECREF(inner);
+                int got = call_decompress(decompress_fn, codec, p + vstart, vlen, &ib);
+                if (got < 0)
                     goto error;
-                }
+                if (got == 0)
+                    break;
                 int64_t first = 0, last_inner = 0;
                 int sound = 0;
                 if (ib.len / SMALLEST_ENTRY <= max_records)
                     sound = inner_span((const unsigned char *)ib.buf, ib.len, magic, crc32_fn, &n, &first,
                                        &last_inner);
                 PyBuffer_Release(&ib);
-                Py_DECREF(inner);
                 if (sound < 0)
                     goto error;
                 if (!sound)
