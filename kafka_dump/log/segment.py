@@ -29,7 +29,7 @@ from kafka_dump.wire import layout as L
 from kafka_dump.wire import legacy, v2
 from kafka_dump.wire.checksum import crc32, crc32c
 from kafka_dump.wire.codecs import DEFAULT_MAX_BATCH_BYTES, DEFAULT_MAX_RECORDS_PER_BATCH, decompress
-from kafka_dump.wire.walk import RecordWalk, walk_batch
+from kafka_dump.wire.v2 import RecordWalk, walk_batch
 
 if TYPE_CHECKING:  # log/ahead.py is imported when a read first needs it
     from kafka_dump.log.ahead import Inflating, Unpack
@@ -114,7 +114,7 @@ def read_segment_runs(
     records are decoded; a batch it rejects is skipped without being decoded or yielded.
 
     ``on_walk`` (with ``with_records=False``) asks for the records' framing to be checked without
-    building them: each v2 batch's records are walked (``wire/walk.py``), their problems yielded
+    building them: each v2 batch's records are walked (``v2.walk_batch``), their problems yielded
     as decoding would yield them, and ``on_walk`` told the counts; v2 control batches and v0/v1
     messages are decoded with their records, which are few or already built.
 

@@ -1,4 +1,4 @@
-"""The pure-Python twin of the validating record walk (the reference); see ``walk.py`` for what it is for.
+"""The pure-Python twin of the validating record walk (the reference); ``v2.walk_batch`` uses it.
 
 The records are read by the decoder's reader (``records.v2_records``), so ``dump`` and ``verify-crc``
 report the same problem at the same byte; the walk adds two checks of its own,
@@ -22,7 +22,7 @@ from kafka_dump.wire.message import Message, inner_base, inner_messages
 from kafka_dump.wire.records import v2_records
 
 # records, keyBytes, valueBytes, headerBytes, nullKeys, nullValues, headers, maxTimestampDelta,
-# error (reason or None), errorPosition: the fields of ``walk.RecordWalk``.
+# error (reason or None), errorPosition: the fields of ``v2.RecordWalk``.
 RawWalk = tuple[int, int, int, int, int, int, int, "int | None", "str | None", int]
 
 
@@ -80,8 +80,7 @@ def _walk(data: bytes, pos: int, end: int, count: int, last_delta: int, found: l
 
 # --- the entry walk: whole entries of a segment, checked and counted, for verify-crc ---------------------------
 
-# used bytes, batches, records, offset gaps, last offset (None before any entry), after damage: the
-# fields of ``walk.EntryWalk``.
+# used bytes, batches, records, offset gaps, last offset (None before any entry), after damage
 RawEntryWalk = tuple[int, int, int, int, "int | None", bool]
 # codec id, payload -> decompressed bytes (raises on a payload that does not decompress).
 Decompress = Callable[[int, memoryview], bytes]
