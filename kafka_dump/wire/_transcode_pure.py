@@ -19,7 +19,6 @@ Both twins only drive: the work is the functions'. The compiled one saves the Py
 
 from __future__ import annotations
 
-import struct
 from collections.abc import Callable
 
 from kafka_dump.errors import CorruptRecordError
@@ -56,37 +55,14 @@ def gunzip(payload: bytes | memoryview, limit: int, /) -> bytes | bool | None:
         return None
 
 
-_U32LE = struct.Struct("<I")  # an LZ4 frame's words are little-endian
-_LZ4_BLOCK = 64 * 1024  # Lz4BlockOutputStream's blocks
-_LZ4_END = b"\x00\x00\x00\x00"
-
-
 def lz4_frame(header: bytes, data: bytes | memoryview, /) -> bytes:
     """Kafka's LZ4 frame of ``data`` behind ``header``, at lz4's default level."""
     return codecs.lz4_frame(header, data)
 
 
 def unlz4_frame(header: bytes, payload: bytes | memoryview, limit: int, /) -> bytes | None:
-    """A frame of one compressed block behind ``header``, decompressed; None for any other frame, or
-    a block that does not decompress (``codecs.decompress`` then reads it, or says why not)."""
-    import lz4.block
-
-    view = memoryview(payload)
-    n = len(view)
-    if (
-        n <= len(header) + 8
-        or limit < _LZ4_BLOCK
-        or view[: len(header)] != header
-        or view[n - 4 :] != _LZ4_END
-    ):
-        return None
-    (word,) = _U32LE.unpack_from(view, len(header))
-    if not 0 < word <= _LZ4_BLOCK or word != n - len(header) - 8:
-        return None
-    try:
-        return bytes(lz4.block.decompress(view[len(header) + 4 : n - 4], uncompressed_size=_LZ4_BLOCK))
-    except lz4.block.LZ4BlockError:
-        return None
+    """A frame of one compressed block behind ``header``, decompressed, or None (``codecs.unlz4_frame``)."""
+    return codecs.unlz4_frame(header, payload, limit)
 
 
 def read_wrappers(

@@ -179,21 +179,32 @@ def _unsnappy(data: memoryview, limit: int) -> bytes:
 _LZ4_WINDOW = 64 * 1024  # how far back a linked LZ4 block may refer
 
 
+def unlz4_frame(header: bytes, payload: bytes | memoryview, limit: int) -> bytes | None:
+    """A frame of one compressed block behind ``header``, decompressed; None for any other frame, or
+    a block that does not decompress (``_unlz4``'s loop then reads it, or says why not)."""
+    import lz4.block
+
+    view = memoryview(payload)
+    n, h = len(view), len(header)
+    if n <= h + 8 or limit < _LZ4_BLOCK or view[:h] != header or view[n - 4 :] != _LZ4_END:
+        return None
+    (word,) = _U32LE.unpack_from(view, h)
+    if not 0 < word <= _LZ4_BLOCK or word != n - h - 8:
+        return None
+    try:
+        return bytes(lz4.block.decompress(view[h + 4 : n - 4], uncompressed_size=_LZ4_BLOCK))
+    except lz4.block.LZ4BlockError:
+        return None
+
+
 def _unlz4(data: bytes | memoryview, limit: int) -> bytes:
     """Kafka's LZ4 frame, block by block (independent or linked), with size checks per block."""
     import lz4.block
 
     data = memoryview(data)
-    n = len(data)
-    if n > 15 and data[:7] == _LZ4_HEADERS[2] and data[n - 4 :] == _LZ4_END:
-        # The frame kdump writes for a batch of one block (v1/v2 header, no checksums, 64 KiB
-        # blocks): read as the loop below reads it, without the loop.
-        (word,) = _U32LE.unpack_from(data, 7)
-        if 0 < word <= _LZ4_BLOCK and word == n - 15 and limit >= _LZ4_BLOCK:
-            try:
-                return bytes(lz4.block.decompress(data[11 : n - 4], uncompressed_size=_LZ4_BLOCK))
-            except lz4.block.LZ4BlockError as exc:
-                raise _undecodable(f"lz4 payload does not decompress: {exc}") from exc
+    one = unlz4_frame(_LZ4_HEADERS[2], data, limit)  # the frame kdump writes for a batch of one block
+    if one is not None:
+        return one
     if len(data) < 7 or _U32LE.unpack_from(data, 0)[0] != LZ4_MAGIC:
         raise _undecodable("lz4 payload does not start with the LZ4 frame magic")
     flg, bd = data[4], data[5]
@@ -320,11 +331,7 @@ _ZSTD_READ = 1 << 20
 # --- compression, as Kafka's producers and brokers write it ---------------------------------------------
 
 # Kafka 3.8's levels (KIP-390): None means the codec's default; snappy has no level.
-_LEVELS = {
-    Compression.GZIP: (1, 9),
-    Compression.LZ4: (1, 17),
-    Compression.ZSTD: (-131072, 22),
-}
+_LEVELS = {Compression.GZIP: (1, 9), Compression.LZ4: (1, 17), Compression.ZSTD: (-131072, 22)}
 _LZ4_DEFAULT_LEVEL = 9  # Kafka's default: Lz4BlockOutputStream then uses lz4's fast compressor
 _ZSTD_DEFAULT_LEVEL = 3
 
