@@ -98,10 +98,6 @@ def decode_legacy_inner(
     return [m.record(base + m.offset, log_append_time, m.timestamp) for m in inner], error
 
 
-# The codecs a v0/v1 wrapper may use.
-_SMALLEST_MESSAGE = L.LOG_OVERHEAD + L.LEGACY_V0_MIN_SIZE
-
-
 def decode_legacy_wrapper(
     file: str,
     buf: bytes,
@@ -122,13 +118,13 @@ def decode_legacy_wrapper(
     common case, a sound wrapper, is decoded in one call (the compiled twin's saves most of the Python
     a wrapper otherwise costs).
     """
-    if end - pos < _SMALLEST_MESSAGE or buf[pos + L.LEGACY_ATTRIBUTES_OFFSET] & L.COMPRESSION_MASK == 0:
+    if end - pos < L.LEGACY_MIN_ENTRY or buf[pos + L.LEGACY_ATTRIBUTES_OFFSET] & L.COMPRESSION_MASK == 0:
         return None
     found = sound_wrapper(buf, pos, end, max_batch_bytes, decompress)
     if found is None:
         return None
     msg, data = found
-    if len(data) // _SMALLEST_MESSAGE > max_records:
+    if len(data) // L.LEGACY_MIN_ENTRY > max_records:
         return None  # more inner messages than allowed might fit: the long way counts them
     log_append = msg.timestamp if msg.timestamp_type is TimestampType.LOG_APPEND_TIME else None
     records, error = decode_legacy_inner(data, msg.magic, msg.offset, log_append)
@@ -152,8 +148,7 @@ def decode_legacy_run(
     batches: list[Batch] = []
     start = pos
     header = L.LEGACY_HEADER
-    smallest = L.LOG_OVERHEAD + L.LEGACY_V0_MIN_SIZE
-    while end - pos >= smallest:
+    while end - pos >= L.LEGACY_MIN_ENTRY:
         (_, size, _, magic, attributes) = header.unpack_from(buf, pos)
         if (
             magic not in (0, 1)

@@ -90,7 +90,6 @@ Checksum = Callable[[memoryview], int]
 EntryRow = tuple[int, int, int, int]
 
 _PREFIX = L.MAGIC_OFFSET + 1
-_SMALLEST_ENTRY = L.LOG_OVERHEAD + L.LEGACY_V0_MIN_SIZE
 _INT64_MAX = 2**63 - 1
 
 
@@ -206,7 +205,7 @@ def walk_entries(
                     inner = decompress(codec, memoryview(msg.value))
                 except Exception:  # the slow way reports it
                     break
-                if len(inner) // _SMALLEST_ENTRY > max_records:
+                if len(inner) // L.LEGACY_MIN_ENTRY > max_records:
                     break
                 span = _inner_span(inner, magic, crc32)
                 if span is None:

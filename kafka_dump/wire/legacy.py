@@ -94,12 +94,9 @@ def _inner_records(
     )
 
 
-_SMALLEST_INNER = L.LOG_OVERHEAD + L.LEGACY_V0_MIN_SIZE
-
-
 def more_inner_than(data: bytes, limit: int) -> bool:
     """Whether decompressed ``data`` frames more than ``limit`` inner messages (cheap unless it could)."""
-    return len(data) // _SMALLEST_INNER > limit and count_inner(data, limit) > limit
+    return len(data) // L.LEGACY_MIN_ENTRY > limit and count_inner(data, limit) > limit
 
 
 def count_inner(data: bytes, limit: int) -> int:

@@ -47,7 +47,7 @@ class Message:
 
     def __init__(self, buf: bytes, pos: int, end: int) -> None:
         """Decode the message whose entry is ``buf[pos:end]`` (offset and size fields included)."""
-        if end - pos < L.LOG_OVERHEAD + L.LEGACY_V0_MIN_SIZE:
+        if end - pos < L.LEGACY_MIN_ENTRY:
             raise CorruptRecordError(
                 "message is shorter than the smallest v0 message", position=pos, check=Check.BAD_LENGTH
             )

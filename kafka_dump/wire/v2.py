@@ -136,7 +136,7 @@ def read_records(
             f"invalid record count {count}", position=file_pos, check=Check.COUNT_MISMATCH, found=count
         )
     if compression is Compression.UNKNOWN:
-        codec_id = L.V2_ATTRIBUTES.unpack_from(buf, pos + L.V2_ATTRIBUTES_OFFSET)[0] & L.COMPRESSION_MASK
+        codec_id = buf[pos + L.V2_ATTRIBUTES_OFFSET + 1] & L.COMPRESSION_MASK  # the attributes' low byte
         return empty, CorruptRecordError(
             f"unknown compression codec id {codec_id}", position=file_pos, check=Check.CODEC, found=codec_id
         )

@@ -7,10 +7,7 @@ from __future__ import annotations
 
 from kafka_dump.errors import CorruptRecordError
 from kafka_dump.model import Check
-
-VARINT_MAX_BYTES = 5
-VARLONG_MAX_BYTES = 10
-
+from kafka_dump.wire.layout import VARINT_MAX_BYTES, VARLONG_MAX_BYTES
 
 _U32 = 0xFFFFFFFF
 _U64 = 0xFFFFFFFFFFFFFFFF
