@@ -1,12 +1,8 @@
-"""The pure-Python twin of the validating record walk (the reference); ``v2.walk_batch`` uses it.
+"""The validating walks of ``verify-crc`` (the reference twin of ``_walk.c``), which build no Record.
 
-The records are read by the decoder's reader (``records.v2_records``), so ``dump`` and ``verify-crc``
-report the same problem at the same byte; the walk adds two checks of its own,
-after a record's fields have been read: offset deltas strictly increasing from 0, none past the
-batch's ``lastOffsetDelta``. ``_walk.c`` is the compiled twin.
-
-``walk_entries`` walks whole entries of a segment for ``verify-crc`` and stops before the first one
-it cannot vouch for; it never reports a problem itself (the segment reader does, on that entry).
+``walk_v2_records`` reads records with the decoder's reader (``records.v2_records``), so ``dump`` and
+``verify-crc`` report a problem at the same byte, and adds two checks: offset deltas strictly
+increasing, none past the batch's ``lastOffsetDelta``. ``walk_entries`` walks whole entries.
 """
 
 from __future__ import annotations
@@ -51,7 +47,7 @@ def walk_error(
 
 def _walk(data: bytes, pos: int, end: int, count: int, last_delta: int, found: list[Any]) -> None:
     """Add each whole record to ``found`` (the first eight fields of ``RawWalk``); raise at the first
-    error, the decoder's or an offset delta out of order."""
+    error."""
     previous = -1
     for start, _, _, ts_delta, offset_delta, key, value, headers in v2_records(data, pos, end, count):
         if offset_delta <= previous:
@@ -95,8 +91,7 @@ _INT64_MAX = 2**63 - 1
 
 def _inner_span(data: bytes, magic: int, crc32: Checksum) -> tuple[int, int, int] | None:
     """(count, first offset, last offset) of a wrapper's decompressed inner messages when every one
-    of them is sound (``message.inner_messages`` reads it, its CRC-32 holds); None otherwise (the
-    decoder then reports what is wrong)."""
+    reads and its CRC-32 holds; None otherwise (the decoder then reports what is wrong)."""
     try:
         found = list(inner_messages(data, magic))
     except CorruptRecordError:
@@ -128,14 +123,11 @@ def walk_entries(
 ) -> RawEntryWalk:
     """Walk the sound entries at the start of ``data[pos:end]`` (file position ``file_pos + pos``).
 
-    An entry is taken when it is whole in the window, frames, its CRC holds, its offsets follow
-    ``last`` (the previous entry's lastOffset) and, when ``deep``, its records or inner messages
-    walk clean; the walk stops before the first entry that is anything else (or that needs its
-    records decoded: a deep v2 control batch), and the caller reads that one the slow way, which
-    reports it. Offset gaps are counted as ``verify.py`` counts them. Shallow, a v0/v1 wrapper is not
-    decompressed: its header holds only its last offset, so its records are not counted, no gap is
-    counted before it, and its order is checked by that last offset alone. ``rows`` (when a list)
-    gets each entry's ``EntryRow`` for the index check.
+    An entry is taken when it is whole, frames, its CRC holds, its offsets follow ``last`` and, when
+    ``deep``, its records or inner messages walk clean; the walk stops before anything else (or a
+    deep v2 control batch), which the caller reads the slow way and reports. Shallow, a v0/v1
+    wrapper is not decompressed: its records are not counted, and it is ordered by its last offset
+    alone. ``rows`` (when a list) gets each entry's ``EntryRow`` for the index check.
     """
     if pos < 0 or end < pos or end > len(data):
         raise ValueError("pos and end must satisfy 0 <= pos <= end <= len(data)")

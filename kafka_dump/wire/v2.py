@@ -1,7 +1,4 @@
-"""The v2 RecordBatch (magic 2): header, CRC-32C, records and control records.
-
-Wire schema: see ``layout.py`` (mirrors Kafka's ``DefaultRecordBatch`` and ``DefaultRecord``).
-"""
+"""The v2 RecordBatch (magic 2, ``DefaultRecordBatch``): header, CRC-32C, records and control records."""
 
 from __future__ import annotations
 
@@ -38,12 +35,9 @@ def decode_batch(
     max_batch_bytes: int,
     unpack: Callable[[Compression, bytes | memoryview, int], bytes] = decompress,
 ) -> tuple[Batch, CorruptRecordError | None]:
-    """Decode the v2 batch whose entry starts at ``buf[pos]`` (file position ``file_pos``).
-
-    The caller has checked that the whole entry lies in ``buf``. Returns the batch (with whatever
-    records could be read) and the first error found in its records, positioned in the file when
-    the records are not compressed and at the batch otherwise. Compressed records are decompressed
-    by ``unpack`` (``codecs.decompress``, or the segment reader's, which may have inflated them ahead).
+    """Decode the v2 batch whose entry (whole in ``buf``) starts at ``buf[pos]`` (file position
+    ``file_pos``): the batch, with whatever records could be read, and their first error, placed as
+    ``read_records`` places it. ``unpack`` inflates them (the segment reader's may have done it ahead).
     """
     (
         base_offset,
@@ -125,12 +119,9 @@ def read_records(
     read: Callable[[bytes, int, int], tuple[_T, CorruptRecordError | None]],
     empty: _T,
 ) -> tuple[_T, CorruptRecordError | None]:
-    """What ``read(data, start, end)`` makes of the records of the v2 entry ``buf[pos:end]``,
-    decompressed first when they are, and the first error, if any.
-
-    An error in uncompressed records is placed in the file; one in decompressed records at the batch,
-    its reason naming the byte of the decompressed records.
-    """
+    """What ``read(data, start, end)`` makes of the (decompressed) records of the v2 entry
+    ``buf[pos:end]``, and the first error: placed in the file, or for decompressed records at the
+    batch, its reason naming the byte of the decompressed records."""
     if count < 0:
         return empty, CorruptRecordError(
             f"invalid record count {count}", position=file_pos, check=Check.COUNT_MISMATCH, found=count
@@ -159,12 +150,8 @@ def read_records(
 
 
 class RecordWalk(NamedTuple):
-    """What a walk over one batch's records found, without building them (``_walk_pure.walk_v2_records``).
-
-    ``headerBytes`` counts header keys and non-null header values; ``maxTimestampDelta`` is None when
-    no record was walked; ``error`` is the first problem's reason and ``errorPosition`` its position
-    in the walked buffer (a record's start, or the records' start for a count mismatch).
-    """
+    """What a walk over one batch's records found (``_walk_pure.walk_v2_records``): ``error`` is the
+    first problem's reason and ``errorPosition`` its position in the walked buffer."""
 
     records: int
     keyBytes: int
@@ -257,12 +244,8 @@ def attributes_of(batch: Batch, compression: Compression) -> int:
 def encode_batch(
     batch: Batch, records: tuple[Record, ...], compression: Compression, level: int | None
 ) -> bytes:
-    """One v2 log entry (``MemoryRecordsBuilder`` + ``DefaultRecordBatch.writeHeader``) for ``records``.
-
-    The header's fields come from ``batch`` as they are (baseOffset, lastOffset, timestamps, producer,
-    sequence, leader epoch), the count from ``records``, the CRC-32C is computed. ``encode.py`` has
-    refused what this format cannot carry before.
-    """
+    """One v2 log entry (``MemoryRecordsBuilder``) for ``records``: the header's fields from ``batch``
+    as they are, the count from ``records``, the CRC-32C computed."""
     log_append = batch.timestampType is TimestampType.LOG_APPEND_TIME
     header = L.V2_HEADER.pack(
         batch.baseOffset,
