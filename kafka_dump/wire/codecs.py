@@ -1,11 +1,7 @@
-"""Compression codecs as Kafka uses them, decompressing with a bound on the output size.
+"""Compression codecs as Kafka uses them (its ``common/compress/``), each library imported on first use.
 
-Every decompressor here is given ``limit`` and raises ``CompressionError`` as soon as the output would
-pass it, so a small corrupt or hostile batch can never make kdump allocate gigabytes.
-Each codec library is imported on first use: a command that meets no compressed batch never pays
-for loading them (``kdump --version`` least of all).
-Sources: Kafka's ``common/compress/`` (GzipCompression, SnappyCompression, Lz4BlockInputStream,
-ZstdCompression); kafka-python's ``codec.py``.
+Every decompressor raises ``CompressionError`` as soon as its output would pass ``limit``, so a small
+corrupt or hostile batch can never make kdump allocate gigabytes.
 """
 
 from __future__ import annotations
@@ -24,9 +20,8 @@ DEFAULT_MAX_BATCH_BYTES = 256 * 1024 * 1024
 # The decoder's other limit (not a codec's, but kept beside the first): records a batch may declare.
 DEFAULT_MAX_RECORDS_PER_BATCH = 10_000_000
 
-# Snappy in Java producers is framed by xerial's SnappyOutputStream:
-#   magic "\x82SNAPPY\0", int32 version, int32 compatible version, then [int32 BE length][raw block]...
-# The version fields are not checked: Redpanda wrote them little-endian .
+# xerial's SnappyOutputStream framing: magic, int32 version, int32 compatible version (not checked:
+# Redpanda wrote them little-endian), then [int32 BE length][raw block]...
 XERIAL_MAGIC = b"\x82SNAPPY\x00"
 XERIAL_HEADER_SIZE = 16
 
@@ -61,8 +56,7 @@ def decompress(codec: Compression, data: bytes | memoryview, limit: int) -> byte
     """Decompress one batch payload, refusing to produce more than ``limit`` bytes."""
     try:
         if codec is Compression.GZIP:
-            # The compiled inflater: one sound member's bytes (its trailer checked by the folding CRC-32),
-            # False past the limit (a bomb is inflated once, not twice), None for what _gunzip reads.
+            # The compiled inflater: a sound member's bytes, False past the limit, None for _gunzip to read.
             inflated = native.gunzip(data, limit) if native else None
             if type(inflated) is bytes:
                 return inflated
@@ -97,11 +91,8 @@ _GUNZIP_STEP = 8 << 20  # output asked of zlib at a time: a bomb is refused befo
 
 
 def _gunzip(data: bytes | memoryview, limit: int) -> bytes:
-    """gzip, including several concatenated members, as GZIPInputStream reads them.
-
-    Inflated in steps of ``_GUNZIP_STEP``: asked for ``limit`` bytes at once, zlib builds them in
-    blocks and joins them, twice the limit at its peak, before a bomb could be refused.
-    """
+    """gzip, including several concatenated members, as GZIPInputStream reads them; in steps, since
+    zlib asked for ``limit`` bytes at once joins its blocks at twice the limit before a bomb is refused."""
     parts: list[bytes] = []
     total = 0
     rest: bytes | memoryview = data
@@ -139,11 +130,8 @@ def _raw_snappy_length(block: memoryview) -> int:
 
 
 def _unsnappy_block(block: memoryview, limit: int, done: int = 0) -> Any:
-    """One raw block, refused before decompressing if it would take the output past ``limit``.
-
-    Returns cramjam's buffer (python-snappy's own decompressor, called without the wrapper that
-    copies it into bytes): the caller joins the blocks, which is the one copy the payload needs.
-    """
+    """One raw block, refused before decompressing if it would take the output past ``limit``, as
+    cramjam's buffer (python-snappy's decompressor without its copy): the caller's join is the one copy."""
     import cramjam
 
     if done + _raw_snappy_length(block) > limit:
@@ -218,8 +206,7 @@ def _unlz4(data: bytes | memoryview, limit: int) -> bytes:
     pos = 6 + (8 if flg & 0x08 else 0)
     if pos + 1 > len(data):
         raise _undecodable("lz4 frame header is cut short")
-    # The header checksum byte is not checked: magic 0 computed it over the wrong bytes (KAFKA-3160),
-    # and the block sizes and the decompressor's own bounds catch a damaged frame anyway.
+    # The header checksum byte is not checked: magic 0 computed it over the wrong bytes.
     pos += 1
     blocks: list[bytes] = []
     total = 0
@@ -263,11 +250,8 @@ _ZSTD_DICT_ID_SIZES = (0, 1, 2, 4)
 
 
 def _zstd_frames_complete(data: memoryview) -> None:
-    """Walk the frames' headers and block headers (RFC 8878) and raise if the payload is cut short.
-
-    The stream decoder below stops quietly at the end of its input, so a truncated frame would
-    otherwise pass for a shorter payload; zstd-jni (Kafka's reader) throws there.
-    """
+    """Raise if the payload is cut short, walking its frame and block headers (RFC 8878): the stream
+    decoder stops quietly at the end of its input, where zstd-jni (Kafka's reader) throws."""
     pos, n = 0, len(data)
     while pos < n:
         if n - pos < 4:
@@ -335,9 +319,7 @@ _LEVELS = {Compression.GZIP: (1, 9), Compression.LZ4: (1, 17), Compression.ZSTD:
 _LZ4_DEFAULT_LEVEL = 9  # Kafka's default: Lz4BlockOutputStream then uses lz4's fast compressor
 _ZSTD_DEFAULT_LEVEL = 3
 
-# java.util.zip.GZIPOutputStream's fixed header: deflate, no flags, mtime 0, XFL 0, OS 255 (unknown,
-# since JDK 16; older JVMs wrote 0). With zlib's deflate below, Kafka 3.8's gzip batches re-encode
-# byte for byte.
+# java.util.zip.GZIPOutputStream's fixed header: deflate, no flags, mtime 0, XFL 0, OS 255 (unknown).
 _JAVA_GZIP_HEADER = b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\xff"
 _XERIAL_BLOCK = 32 * 1024  # snappy-java's SnappyOutputStream default block size
 _LZ4_BLOCK = 64 * 1024  # Lz4BlockOutputStream.BLOCKSIZE_64KB
@@ -387,7 +369,7 @@ def xxh32(data: bytes, seed: int = 0) -> int:
 
 
 def _lz4_header(magic: int) -> bytes:
-    """Magic, FLG, BD and the header checksum; magic 0 hashes the frame magic too (KAFKA-3160)."""
+    """Magic, FLG, BD and the header checksum; magic 0 hashes the frame magic too."""
     head = _U32LE.pack(LZ4_MAGIC) + bytes((_LZ4_FLG, _LZ4_BD))
     hashed = head if magic == 0 else head[4:]
     return head + bytes(((xxh32(hashed) >> 8) & 0xFF,))
@@ -453,12 +435,9 @@ def level_problem(codec: Compression, level: int | None) -> str | None:
 
 
 def compress(codec: Compression, data: bytes, *, level: int | None = None, magic: int = 2) -> bytes:
-    """Compress a batch payload as Kafka's producers write it, so that Kafka and kafka-python read it.
-
-    ``level`` is the codec's level (None: Kafka's default); ``magic`` matters for LZ4 only, whose
-    magic-0 frames carry the old, wrong header checksum that magic-0 readers expect.
-    Raises UnsupportedEncodingError for a codec or level Kafka would not accept.
-    """
+    """Compress a batch payload as Kafka's producers write it, at ``level`` (None: Kafka's default);
+    ``magic`` matters for LZ4 only, whose magic-0 frames carry the wrong header checksum that magic-0
+    readers expect. Raises UnsupportedEncodingError for a codec or level Kafka would not accept."""
     return compressor(codec, level=level, magic=magic)(data)
 
 
