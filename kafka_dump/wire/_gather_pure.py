@@ -1,11 +1,8 @@
 """The statistics walk for ``kdump stats`` (the reference twin of ``_gather.c``): sizes and counts
-added to histograms (``_gather_layout.py``) without building a Record.
-
-v2 records are read by the decoder's reader (``records.v2_records``), so with its checks, reasons
-and positions: a first pass validates them all (on an error nothing is added), a second adds each
-record's size, key, value and header sizes and header count. Timestamps go to ``times`` as
-``{t // width: count}`` (negative ones left out), header keys to ``header_keys`` until it holds
-``key_limit`` keys (later new keys are counted as ``others``).
+added to histograms (``_gather_layout.py``) without building a Record. v2 records are read by
+``records.v2_records`` (its checks, reasons and positions), all validated before any is added.
+Timestamps go to ``times`` as ``{t // width: count}`` (negative ones left out), header keys to
+``header_keys`` until it holds ``key_limit`` keys (later new keys are counted as ``others``).
 """
 
 from __future__ import annotations
@@ -219,12 +216,9 @@ def gather_legacy_wrappers(
 ) -> GatheredWrappers:
     """Count the run of sound compressed v0/v1 wrappers at ``data[pos:end]`` whose inner messages are
     the plain case (``gather_legacy_inner``), at most ``max_records`` each, with gaps and missing
-    offsets within int64; stop before anything else (for the decoder) and return the bytes used
-    with the figures the histograms do not hold. An entry is read only with ``V2_HEADER_SIZE`` bytes
-    left, as the statistics walk asks. ``width`` doubles whenever the span of ``times`` needs more
-    than ``time_limit`` buckets (``histogram.TimeHistogram``). ``unpack`` (``codecs.decompress``'s
-    signature) may have inflated the values ahead (``log/ahead.py``).
-    """
+    offsets within int64, each read with ``V2_HEADER_SIZE`` bytes left as the statistics walk asks;
+    stop before anything else. ``width`` doubles whenever ``times`` spans more than ``time_limit``
+    buckets (``histogram.TimeHistogram``); ``unpack`` may have inflated the values ahead."""
     from kafka_dump.wire.codecs import decompress
 
     if pos < 0 or end < pos or end > len(data) or width < 1 or time_limit < 2:

@@ -108,11 +108,9 @@ def same_as_v1_inner(
     /,
 ) -> tuple[int, int, int, int]:
     """The index of the first v2 record of ``data[pos:end]`` that differs from the v1 inner messages
-    of a decompressed wrapper (offsets relative to the last, whose offset is the wrapper's unless that
-    is 0), or whose offset is not above the previous one's (``len`` of them when bytes are left after
-    the last), else -1; the records found the same; their largest time and last offset (``INT64_MIN``
-    when none was).
-    """
+    of a decompressed wrapper (offsets relative to the last, whose offset is the wrapper's unless 0),
+    or is not above the previous one (``len`` of them when bytes are left), else -1; the records found
+    the same; their largest time and last offset (``INT64_MIN`` when none was)."""
     if not 0 <= pos <= end <= len(data):
         raise ValueError("pos and end must satisfy 0 <= pos <= end <= len(data)")
     latest = last_read = -(2**63)

@@ -74,8 +74,6 @@ def _walk(data: bytes, pos: int, end: int, count: int, last_delta: int, found: l
         )
 
 
-# --- the entry walk: whole entries of a segment, checked and counted, for verify-crc ---------------------------
-
 # used bytes, batches, records, offset gaps, last offset (None before any entry), after damage
 RawEntryWalk = tuple[int, int, int, int, "int | None", bool]
 # codec id, payload -> decompressed bytes (raises on a payload that does not decompress).
@@ -121,14 +119,11 @@ def walk_entries(
     rows: list[EntryRow] | None,
     /,
 ) -> RawEntryWalk:
-    """Walk the sound entries at the start of ``data[pos:end]`` (file position ``file_pos + pos``).
-
-    An entry is taken when it is whole, frames, its CRC holds, its offsets follow ``last`` and, when
-    ``deep``, its records or inner messages walk clean; the walk stops before anything else (or a
-    deep v2 control batch), which the caller reads the slow way and reports. Shallow, a v0/v1
-    wrapper is not decompressed: its records are not counted, and it is ordered by its last offset
-    alone. ``rows`` (when a list) gets each entry's ``EntryRow`` for the index check.
-    """
+    """Walk the sound entries at the start of ``data[pos:end]`` (file position ``file_pos + pos``): whole,
+    framed, their CRC holding, their offsets following ``last`` and, when ``deep``, their records or
+    inner messages walking clean; stop before anything else (or a deep v2 control batch), which the
+    caller reads the slow way. Shallow, a v0/v1 wrapper is not decompressed: its records are not
+    counted, and it is ordered by its last offset. ``rows`` gets each entry's ``EntryRow``."""
     if pos < 0 or end < pos or end > len(data):
         raise ValueError("pos and end must satisfy 0 <= pos <= end <= len(data)")
     view = memoryview(data)

@@ -312,8 +312,6 @@ def _zstd_decompressor() -> Any:  # a zstandard.ZstdDecompressor (the library ha
 _ZSTD_READ = 1 << 20
 
 
-# --- compression, as Kafka's producers and brokers write it ---------------------------------------------
-
 # Kafka 3.8's levels (KIP-390): None means the codec's default; snappy has no level.
 _LEVELS = {Compression.GZIP: (1, 9), Compression.LZ4: (1, 17), Compression.ZSTD: (-131072, 22)}
 _LZ4_DEFAULT_LEVEL = 9  # Kafka's default: Lz4BlockOutputStream then uses lz4's fast compressor
@@ -384,10 +382,6 @@ def lz4_frame_header(magic: int) -> bytes:
     return _LZ4_HEADERS[magic]
 
 
-def _lz4_kafka(data: bytes, level: int | None, magic: int) -> bytes:
-    return lz4_frame(_LZ4_HEADERS[magic], data, level)
-
-
 def lz4_frame(header: bytes, data: bytes | memoryview, level: int | None = None) -> bytes:
     """Kafka's LZ4 frame (Lz4BlockOutputStream) of ``data`` behind ``header`` (``lz4_frame_header``):
     independent 64 KiB blocks, stored raw when they do not shrink, an end mark, no checksums. Kafka's
@@ -450,7 +444,7 @@ def compressor(codec: Compression, *, level: int | None = None, magic: int = 2) 
     if codec is Compression.NONE:
         return bytes
     if codec is Compression.LZ4:
-        return functools.partial(_lz4_kafka, level=level, magic=magic)
+        return functools.partial(lz4_frame, _LZ4_HEADERS[magic], level=level)
     if codec in (Compression.GZIP, Compression.SNAPPY, Compression.ZSTD):
         return functools.partial(_COMPRESSORS[codec], level=level)
     raise UnsupportedEncodingError(f"cannot compress with codec {int(codec)}")

@@ -13,9 +13,8 @@ in ``kafka_dump/wire/kschemas.py``. The wire rules, per field and message versio
     tagged fields       flexible versions only, after a struct's other fields: unsigned varint count,
                         then per field unsigned varint tag, unsigned varint size, the value
 
-A message is flexible at versions from its ``flexibleVersions``. Every length and count is checked
-against the bytes that are there before it sizes anything; a violation is a ``KMessageError``
-naming the byte position, never an IndexError or a huge allocation.
+Every length and count is checked against the bytes there before it sizes anything; a violation is
+a ``KMessageError`` naming the byte position, never an IndexError or a huge allocation.
 """
 
 from __future__ import annotations

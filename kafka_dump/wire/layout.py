@@ -1,12 +1,9 @@
 """Fixed-size headers of Kafka's log formats, each declared once as a table of named fields.
 
-Every offset, size and ``struct.Struct`` the decoders use is derived from the tables below, and
-``gen_layout_h.py`` writes the same numbers into ``_layout.h`` for the compiled twins, so Python
-and C cannot drift apart. Names follow Kafka's Java constants (``DefaultRecordBatch.CRC_OFFSET``
-is ``V2_CRC_OFFSET`` here); offsets count from the start of the log entry.
-
-Variable-length parts are described in the modules that read them: the v2 record (``DefaultRecord``)
-in ``_pure.py``, a v0/v1 message's key and value (``LegacyRecord``) in ``message.py``.
+Every offset, size and ``struct.Struct`` the decoders use derives from the tables below, and
+``gen_layout_h.py`` writes the same numbers into ``_layout.h`` for the compiled twins. Names follow
+Kafka's Java constants (``DefaultRecordBatch.CRC_OFFSET`` is ``V2_CRC_OFFSET``); offsets count from
+the start of the log entry. The v2 record's variable-length layout is in ``records.py``.
 """
 
 from __future__ import annotations

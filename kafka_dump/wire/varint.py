@@ -1,7 +1,4 @@
-"""ZigZag varints as Kafka writes them in v2 records (``ByteUtils.readVarint``/``readVarlong``).
-
-A varint takes at most 5 bytes and a varlong at most 10; more is corrupt input, not a longer number.
-"""
+"""ZigZag varints as Kafka writes them in v2 records (``ByteUtils.readVarint``/``readVarlong``)."""
 
 from __future__ import annotations
 
@@ -14,11 +11,8 @@ _U64 = 0xFFFFFFFFFFFFFFFF
 
 
 def read_zigzag(buf: bytes | memoryview, pos: int, limit: int, max_bytes: int) -> tuple[int, int]:
-    """A zigzag varint at ``pos`` that must end before ``limit``; return (value, next position).
-
-    As Kafka's ``ByteUtils.readVarint``/``readVarlong``: at most ``max_bytes`` bytes (5 or 10), and
-    bits past 32 (64) are dropped, as Java's shifts drop them.
-    """
+    """(value, next position) of a zigzag varint at ``pos`` that must end before ``limit``: at most
+    ``max_bytes`` bytes (5 or 10; more is corrupt input), bits past 32 (64) dropped as Java's shifts do."""
     if pos < limit:
         raw = buf[pos]
         if raw < 0x80:  # one byte, the common case
