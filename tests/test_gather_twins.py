@@ -1,4 +1,4 @@
-"""The statistics walk (``format/gather.py``): its compiled twin agrees with the pure reference; both
+"""The statistics walk (``wire/_gather_pure.py``): its compiled twin agrees with the pure reference; both
 agree with the decoder on every error (reason and position); and ``kdump stats`` gives the same
 figures whether it walks the records or decodes them.
 """
@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import kafka_dump.wire.gather as gather
+import kafka_dump.wire._gather_layout as gather
 from kafka_dump.analysis.stats import SegmentStats
 from kafka_dump.analysis.stats_walk import iter_stats
 from kafka_dump.render.stats import stats_json

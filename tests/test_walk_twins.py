@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 import kafka_dump.wire as twins
 from kafka_dump.wire import _walk_pure
 from kafka_dump.wire import decode as _pure
-from kafka_dump.wire.walk import RecordWalk
+from kafka_dump.wire.v2 import RecordWalk
 
 from .batches import default_records, raw_record, raw_v2_batch, v2_batch
 from .conftest import reference_module

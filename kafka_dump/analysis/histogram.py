@@ -13,7 +13,7 @@ from collections import Counter
 from collections.abc import Hashable, Iterable, Mapping
 from typing import Generic, TypeVar
 
-from kafka_dump.wire.gather import COUNT, MAX, MIN, NBUCKETS, TOTAL, bucket_of, new_histogram
+from kafka_dump.wire._gather_layout import COUNT, MAX, MIN, NBUCKETS, TOTAL, bucket_of, new_histogram
 
 K = TypeVar("K", bound=Hashable)
 
@@ -33,7 +33,7 @@ class SizeHistogram:
     """Count, total, min, max and log-spaced bucket counts of non-negative integers.
 
     Kept in one ``array('q')`` of ``SLOTS`` int64s (buckets, then count, total, min, max), the
-    layout that the statistics walk (``wire/gather.py``) adds to directly.
+    layout that the statistics walk (``wire/_gather_pure.py``) adds to directly.
     """
 
     __slots__ = ("slots",)

@@ -18,7 +18,7 @@ from operator import attrgetter
 from kafka_dump.analysis.histogram import BoundedCounter, SizeHistogram, TimeHistogram
 from kafka_dump.model import Batch, Compression, Problem, ProblemKind, Record, TimestampType
 from kafka_dump.wire import layout as L
-from kafka_dump.wire.gather import gather_legacy_inner, gather_legacy_wrappers, gather_v2_records
+from kafka_dump.wire._gather_pure import gather_legacy_inner, gather_legacy_wrappers, gather_v2_records
 from kafka_dump.wire.message import Message
 
 # codecs.decompress's signature (log/ahead.py's Unpack), spelled here so that stats imports no thread code

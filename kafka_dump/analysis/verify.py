@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from kafka_dump.log.index import IndexCheck
     from kafka_dump.log.segment import Item
     from kafka_dump.wire._walk_pure import EntryRow
-    from kafka_dump.wire.walk import RecordWalk
+    from kafka_dump.wire.v2 import RecordWalk
 
 # The segment reader (and the index check, which reads through it) is imported only when a file needs
 # it: a sound segment without index files is checked by the entry walk alone, and start-up is most of

@@ -29,7 +29,7 @@ from kafka_dump.wire import layout as L
 from kafka_dump.wire import legacy, v2
 from kafka_dump.wire.checksum import crc32, crc32c
 from kafka_dump.wire.codecs import DEFAULT_MAX_BATCH_BYTES, DEFAULT_MAX_RECORDS_PER_BATCH, decompress
-from kafka_dump.wire.walk import RecordWalk, walk_batch
+from kafka_dump.wire.v2 import RecordWalk, walk_batch
 
 if TYPE_CHECKING:  # log/ahead.py is imported when a read first needs it
     from kafka_dump.log.ahead import Inflating, Unpack
@@ -113,7 +113,7 @@ def read_segment_runs(
 
     ``keep`` sees (lastOffset, maxTimestamp) of each v2 batch (each v0/v1 message) before its
     records are decoded; a batch it rejects is skipped. ``on_walk`` (with ``with_records=False``):
-    each v2 data batch's records are walked, not built (``wire/walk.py``), their problems yielded as
+    each v2 data batch's records are walked, not built (``v2.walk_batch``), their problems yielded as
     decoding would, and ``on_walk`` told the counts. A batch declaring more than
     ``max_records_per_batch`` records is yielded without them, followed by a problem.
     ``plain_run`` is offered each run of plain messages first (see ``PlainRunReader``).

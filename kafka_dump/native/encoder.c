@@ -143,7 +143,7 @@ put_be(unsigned char *p, uint64_t v, int n)
 
 /* ---- v2 records -------------------------------------------------------------------------------- */
 
-/* One v2 record's deltas and body length (after its length varint), as _pure_encoder._v2_deltas. */
+/* One v2 record's deltas and body length (after its length varint), as wire/encoder.py's _v2_deltas. */
 typedef struct {
     int64_t ts_delta, offset_delta, body;
 } V2Sizes;
@@ -297,7 +297,7 @@ encode_v2_records(PyObject *self, PyObject *args)
 static PyObject *Crc32c; /* kafka_dump.wire.checksum.crc32c: the crc32c package, hardware-accelerated */
 
 /* The whole uncompressed entry in one buffer: header, records, then batchLength and the CRC-32C
- * written into it (as _pure_encoder.finish_v2_entry), so that the records are never copied. */
+ * written into it (as wire/encoder.py's finish_v2_entry), so that the records are never copied. */
 PyObject *
 encode_v2_entry(PyObject *self, PyObject *args)
 {
@@ -344,7 +344,7 @@ encode_v2_entry(PyObject *self, PyObject *args)
 
 /* ---- v0/v1 messages ---------------------------------------------------------------------------- */
 
-/* A message's offset and timestamp as written, as _pure_encoder._legacy_fields. */
+/* A message's offset and timestamp as written, as wire/encoder.py's _legacy_fields. */
 static int
 legacy_fields(const Fields *f, int magic, PyObject *shift, int log_append, int64_t *offset, int64_t *ts)
 {

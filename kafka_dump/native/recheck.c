@@ -2,7 +2,7 @@
  * The compiled twin of the record check that `kdump convert` runs on every v2 batch it writes
  * (recheck.py is the reference): the records of the batch, as written, are compared with the
  * Records they must hold, field by field, without building a Python object per record. It must give
- * exactly what _recheck_pure gives (the index of the first record that differs, or -1), and
+ * exactly what wire/recheck.py gives (the index of the first record that differs, or -1), and
  * tests/test_recheck_twins.py checks that.
  *
  * Memory safety: every read is checked against the record's own length, which is checked against

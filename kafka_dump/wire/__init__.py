@@ -1,12 +1,8 @@
 """Pure functions over bytes: the wire formats, codecs, varints and checksums.
 
-The hot loops are pure functions whose modules bind their compiled twins (``kafka_dump.native``):
-the decoder (``decode.py``), the validating walks (``_walk_pure.py``), the statistics walk
-(``_gather_pure.py``), the encoder's record loops (``encoder.py``, which ``encode.py`` builds
-``encode_entry`` on). The names below are read here at call time by the segment reader, ``v2.py``,
-``legacy.py`` and the walks (so that a test can swap them), each module imported when one of its
-names is first read: a command loads only what its work takes.
-"""
+The names below (hot loops that bind their compiled twins, and the encoder built on them) are read
+here at call time by the segment reader, ``v2.py``, ``legacy.py`` and the walks, so that a test can
+swap them; each module is imported when one of its names is first read."""
 
 from __future__ import annotations
 
@@ -14,8 +10,6 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from kafka_dump.wire._gather_pure import gather_legacy_inner, gather_v2_records
-    from kafka_dump.wire._walk_pure import walk_entries, walk_v2_records
     from kafka_dump.wire.decode import (
         decode_legacy_inner,
         decode_legacy_run,
@@ -36,7 +30,6 @@ if TYPE_CHECKING:
 _HOMES = {
     **dict.fromkeys(("decode_v2_records", "decode_legacy_inner", "decode_legacy_run", "decode_legacy_wrapper"), "decode"),
     **dict.fromkeys(("walk_v2_records", "walk_entries"), "_walk_pure"),
-    **dict.fromkeys(("gather_v2_records", "gather_legacy_inner"), "_gather_pure"),
     **dict.fromkeys(
         ("encode_v2_records", "encode_v2_entry", "v2_records_size", "encode_legacy_messages", "legacy_messages_size",
          "v1_inner_to_v2"),
@@ -68,8 +61,6 @@ __all__ = [
     "encode_v2_entry",
     "encode_v2_records",
     "entry_size",
-    "gather_legacy_inner",
-    "gather_v2_records",
     "legacy_messages_size",
     "new_batch",
     "v1_inner_to_v2",

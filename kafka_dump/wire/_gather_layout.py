@@ -1,9 +1,7 @@
-"""The layout that both twins of the statistics walk share (``_gather_pure.py``, ``gather.c``):
-the histogram buckets and slots, and the shapes of their results. A leaf module, so that the
-compiled twin's users need not load the pure one.
-
-A histogram is an ``array('q')`` of ``SLOTS`` int64s: ``NBUCKETS`` bucket counts (``bucket_of``:
-exact below ``EXACT``, then ``SUB`` buckets per power of two), then count, total, min and max.
+"""The histogram layout and result shapes both statistics walk twins share (a leaf module, so that the
+compiled twin's users need not load the pure one). A histogram is an ``array('q')`` of ``SLOTS``
+int64s: ``NBUCKETS`` bucket counts (``bucket_of``: exact below ``EXACT``, then ``SUB`` buckets per
+power of two), then count, total, min and max.
 """
 
 from __future__ import annotations

@@ -1,16 +1,8 @@
-"""The pure-Python twin of the statistics walk over v2 records (the reference); ``gather.c`` is
-the compiled one, and ``gather.py`` picks one of them.
-
-``kdump stats`` needs sizes and counts, not Record objects. This walk reads the records of one v2
-batch through the decoder's reader (``records.v2_records``), so with its checks, reasons and
-positions, and adds what it finds to fixed-size histograms, without building a record:
-
-- a first pass validates every record; on the first error nothing is added and the error returned;
-- a second pass adds each record's size, key and value sizes (when not null), header bytes (for
-  records with headers) and header count to five histograms, each an ``array('q')`` of ``SLOTS``
-  int64s: ``NBUCKETS`` bucket counts (``_gather_layout.bucket_of``), then count, total, min, max;
-- timestamps go to ``times`` as ``{t // width: count}`` (negative ones left out), header keys to
-  ``header_keys`` as ``{key: count}`` until it holds ``key_limit`` keys (later new keys: ``others``).
+"""The statistics walk for ``kdump stats`` (the reference twin of ``native/gather.c``): sizes and counts
+added to histograms (``_gather_layout.py``) without building a Record. v2 records are read by
+``records.v2_records`` (its checks, reasons and positions), all validated before any is added.
+Timestamps go to ``times`` as ``{t // width: count}`` (negative ones left out), header keys to
+``header_keys`` until it holds ``key_limit`` keys (later new keys are counted as ``others``).
 """
 
 from __future__ import annotations
@@ -56,7 +48,7 @@ def gather_v2_records(
     /,
 ) -> Gathered:
     """Validate, then add to ``hists`` (record, key, value, header bytes, header count), ``times``
-    and ``header_keys``, the ``count`` records in ``data[pos:end]``; see the module's docstring."""
+    and ``header_keys``, the ``count`` records in ``data[pos:end]``."""
     if pos < 0 or end < pos or end > len(data) or width < 1:
         raise ValueError("need 0 <= pos <= end <= len(data) and width >= 1")
     try:
@@ -193,15 +185,9 @@ def gather_legacy_inner(
     times: dict[int, int],
     /,
 ) -> GatheredLegacy | None:
-    """Add to ``hists`` and ``times`` the inner messages of a decompressed v0/v1 wrapper, when they
-    are the plain case; None (nothing added) for anything else, which the decoder then reads.
-
-    The plain case: whole uncompressed messages of the wrapper's magic fill ``data``, each with its
-    key and value inside it, at least one; v1 offsets are relative (absolute = wrapper offset - last
-    inner offset + inner offset) unless the wrapper's offset is 0, and the wrapper's offset is not
-    below the last inner one. A record's timestamp is the message's (v1), the wrapper's LogAppendTime
-    when given, or none (v0).
-    """
+    """Add to ``hists`` and ``times`` the inner messages of a decompressed v0/v1 wrapper when they are
+    the plain case (at least one, each whole, uncompressed, of the wrapper's magic, placed by
+    ``message.inner_base`` with a sound wrapper offset); None (nothing added) for anything else."""
     if magic not in (0, 1) or width < 1:
         raise ValueError("magic must be 0 or 1 and width at least 1")
     plain = _plain_inner(data, magic, wrapper_offset)
@@ -213,9 +199,6 @@ def gather_legacy_inner(
     )
     first, last = found[0].offset + base, found[-1].offset + base
     return len(found), null_keys, null_values, first, last, gaps, missing, min_ts, max_ts
-
-
-_LOG_APPEND_TIME_BIT = L.TIMESTAMP_TYPE_BIT
 
 
 def gather_legacy_wrappers(
@@ -231,22 +214,11 @@ def gather_legacy_wrappers(
     unpack: Callable[[Compression, bytes | memoryview, int], bytes] | None = None,
     /,
 ) -> GatheredWrappers:
-    """Count the run of compressed v0/v1 wrapper messages that starts at ``data[pos]``, each whole
-    before ``end``, as ``stats`` counts a wrapper whose inner messages are the plain case
-    (``gather_legacy_inner``); stop before the first entry that is anything else, and return the
-    bytes used (0: none) with the figures that the histograms do not hold.
-
-    A wrapper is counted when: at least ``V2_HEADER_SIZE`` bytes are left before ``end`` (as the
-    statistics walk asks before it reads an entry); it is a whole message of magic 0 or 1 with a
-    valid CRC and a non-null value, compressed with gzip, snappy or lz4, that decompresses within
-    ``max_batch_bytes``; its inner messages are the plain case, at most ``max_records`` of them; and
-    the offset gap from the previous wrapper counted here, and the missing offsets summed over the
-    run, fit in int64. Everything else (plain messages, v2 batches, zstd, corruption) is for the
-    decoder. Timestamps go to ``times`` at ``width``, which doubles after a wrapper whenever their
-    span needs more than ``time_limit`` buckets (``histogram.TimeHistogram``); the width is returned.
-    Values are decompressed by ``unpack`` (``codecs.decompress``'s signature) when given: the stats
-    walk's, which may have inflated them ahead (``log/ahead.py``).
-    """
+    """Count the run of sound compressed v0/v1 wrappers at ``data[pos:end]`` whose inner messages are
+    the plain case (``gather_legacy_inner``), at most ``max_records`` each, with gaps and missing
+    offsets within int64, each read with ``V2_HEADER_SIZE`` bytes left as the statistics walk asks;
+    stop before anything else. ``width`` doubles whenever ``times`` spans more than ``time_limit``
+    buckets (``histogram.TimeHistogram``); ``unpack`` may have inflated the values ahead."""
     from kafka_dump.wire.codecs import decompress
 
     if pos < 0 or end < pos or end > len(data) or width < 1 or time_limit < 2:
@@ -290,7 +262,7 @@ def gather_legacy_wrappers(
                 seam_missing = max(0, f - last - 1)
         if missing + seam_missing + inner_missing > INT64_MAX:
             break
-        lat = msg.timestamp if magic == 1 and attributes & _LOG_APPEND_TIME_BIT else None
+        lat = msg.timestamp if magic == 1 and attributes & L.TIMESTAMP_TYPE_BIT else None
         nk, nv, g, m, lo_ts, hi_ts = _add_inner(found, base, lat, width, inner_hists, times)
         width = _fit(times, width, time_limit)
         n = len(found)
@@ -301,7 +273,7 @@ def gather_legacy_wrappers(
         fig[1] += n
         fig[2] += entry_end - pos
         fig[3] += len(inner)
-        ts_types[0 if magic == 0 else 2 if attributes & _LOG_APPEND_TIME_BIT else 1] += 1
+        ts_types[0 if magic == 0 else 2 if attributes & L.TIMESTAMP_TYPE_BIT else 1] += 1
         batches += 1
         records += n
         null_keys += nk

@@ -1,12 +1,8 @@
-"""The pure-Python twin of the validating record walk (the reference); see ``walk.py`` for what it is for.
+"""The validating walks of ``verify-crc`` (the reference twin of ``walk.c``), which build no Record.
 
-The records are read by the decoder's reader (``records.v2_records``), so ``dump`` and ``verify-crc``
-report the same problem at the same byte; the walk adds two checks of its own,
-after a record's fields have been read: offset deltas strictly increasing from 0, none past the
-batch's ``lastOffsetDelta``. ``walk.c`` is the compiled twin.
-
-``walk_entries`` walks whole entries of a segment for ``verify-crc`` and stops before the first one
-it cannot vouch for; it never reports a problem itself (the segment reader does, on that entry).
+``walk_v2_records`` reads records with the decoder's reader (``records.v2_records``), so ``dump`` and
+``verify-crc`` report a problem at the same byte, and adds two checks: offset deltas strictly
+increasing, none past the batch's ``lastOffsetDelta``. ``walk_entries`` walks whole entries.
 """
 
 from __future__ import annotations
@@ -22,7 +18,7 @@ from kafka_dump.wire.message import Message, inner_base, inner_messages
 from kafka_dump.wire.records import v2_records
 
 # records, keyBytes, valueBytes, headerBytes, nullKeys, nullValues, headers, maxTimestampDelta,
-# error (reason or None), errorPosition: the fields of ``walk.RecordWalk``.
+# error (reason or None), errorPosition: the fields of ``v2.RecordWalk``.
 RawWalk = tuple[int, int, int, int, int, int, int, "int | None", "str | None", int]
 
 
@@ -51,7 +47,7 @@ def walk_error(
 
 def _walk(data: bytes, pos: int, end: int, count: int, last_delta: int, found: list[Any]) -> None:
     """Add each whole record to ``found`` (the first eight fields of ``RawWalk``); raise at the first
-    error, the decoder's or an offset delta out of order."""
+    error."""
     previous = -1
     for start, _, _, ts_delta, offset_delta, key, value, headers in v2_records(data, pos, end, count):
         if offset_delta <= previous:
@@ -78,10 +74,7 @@ def _walk(data: bytes, pos: int, end: int, count: int, last_delta: int, found: l
         )
 
 
-# --- the entry walk: whole entries of a segment, checked and counted, for verify-crc ---------------------------
-
-# used bytes, batches, records, offset gaps, last offset (None before any entry), after damage: the
-# fields of ``walk.EntryWalk``.
+# used bytes, batches, records, offset gaps, last offset (None before any entry), after damage
 RawEntryWalk = tuple[int, int, int, int, "int | None", bool]
 # codec id, payload -> decompressed bytes (raises on a payload that does not decompress).
 Decompress = Callable[[int, memoryview], bytes]
@@ -91,14 +84,12 @@ Checksum = Callable[[memoryview], int]
 EntryRow = tuple[int, int, int, int]
 
 _PREFIX = L.MAGIC_OFFSET + 1
-_SMALLEST_ENTRY = L.LOG_OVERHEAD + L.LEGACY_V0_MIN_SIZE
 _INT64_MAX = 2**63 - 1
 
 
 def _inner_span(data: bytes, magic: int, crc32: Checksum) -> tuple[int, int, int] | None:
     """(count, first offset, last offset) of a wrapper's decompressed inner messages when every one
-    of them is sound (``message.inner_messages`` reads it, its CRC-32 holds); None otherwise (the
-    decoder then reports what is wrong)."""
+    reads and its CRC-32 holds; None otherwise (the decoder then reports what is wrong)."""
     try:
         found = list(inner_messages(data, magic))
     except CorruptRecordError:
@@ -128,17 +119,11 @@ def walk_entries(
     rows: list[EntryRow] | None,
     /,
 ) -> RawEntryWalk:
-    """Walk the sound entries at the start of ``data[pos:end]`` (file position ``file_pos + pos``).
-
-    An entry is taken when it is whole in the window, frames, its CRC holds, its offsets follow
-    ``last`` (the previous entry's lastOffset) and, when ``deep``, its records or inner messages
-    walk clean; the walk stops before the first entry that is anything else (or that needs its
-    records decoded: a deep v2 control batch), and the caller reads that one the slow way, which
-    reports it. Offset gaps are counted as ``verify.py`` counts them. Shallow, a v0/v1 wrapper is not
-    decompressed: its header holds only its last offset, so its records are not counted, no gap is
-    counted before it, and its order is checked by that last offset alone. ``rows`` (when a list)
-    gets each entry's ``EntryRow`` for the index check.
-    """
+    """Walk the sound entries at the start of ``data[pos:end]`` (file position ``file_pos + pos``): whole,
+    framed, their CRC holding, their offsets following ``last`` and, when ``deep``, their records or
+    inner messages walking clean; stop before anything else (or a deep v2 control batch), which the
+    caller reads the slow way. Shallow, a v0/v1 wrapper is not decompressed: its records are not
+    counted, and it is ordered by its last offset. ``rows`` gets each entry's ``EntryRow``."""
     if pos < 0 or end < pos or end > len(data):
         raise ValueError("pos and end must satisfy 0 <= pos <= end <= len(data)")
     view = memoryview(data)
@@ -207,7 +192,7 @@ def walk_entries(
                     inner = decompress(codec, memoryview(msg.value))
                 except Exception:  # the slow way reports it
                     break
-                if len(inner) // _SMALLEST_ENTRY > max_records:
+                if len(inner) // L.LEGACY_MIN_ENTRY > max_records:
                     break
                 span = _inner_span(inner, magic, crc32)
                 if span is None:

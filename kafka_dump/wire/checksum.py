@@ -9,12 +9,8 @@ from collections.abc import Callable
 
 
 def _load_crc32c() -> Callable[..., int]:
-    """The ``crc32c`` package's compiled function, loaded without the package's ``__init__``.
-
-    That ``__init__`` reads the package's own version through ``importlib.metadata``, which scans
-    every installed distribution: it was a third of kdump's start-up. The plain import is the
-    fallback wherever the extension is not where the package keeps it.
-    """
+    """The ``crc32c`` package's compiled function, loaded without the package's ``__init__`` (which
+    scans every installed distribution for its version); the plain import where that cannot be."""
     package = importlib.util.find_spec("crc32c")
     if package is not None and package.submodule_search_locations:
         spec = importlib.machinery.PathFinder.find_spec(

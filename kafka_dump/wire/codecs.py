@@ -1,11 +1,7 @@
-"""Compression codecs as Kafka uses them, decompressing with a bound on the output size.
+"""Compression codecs as Kafka uses them (its ``common/compress/``), each library imported on first use.
 
-Every decompressor here is given ``limit`` and raises ``CompressionError`` as soon as the output would
-pass it, so a small corrupt or hostile batch can never make kdump allocate gigabytes.
-Each codec library is imported on first use: a command that meets no compressed batch never pays
-for loading them (``kdump --version`` least of all).
-Sources: Kafka's ``common/compress/`` (GzipCompression, SnappyCompression, Lz4BlockInputStream,
-ZstdCompression); kafka-python's ``codec.py``.
+Every decompressor raises ``CompressionError`` as soon as its output would pass ``limit``, so a small
+corrupt or hostile batch can never make kdump allocate gigabytes.
 """
 
 from __future__ import annotations
@@ -24,9 +20,8 @@ DEFAULT_MAX_BATCH_BYTES = 256 * 1024 * 1024
 # The decoder's other limit (not a codec's, but kept beside the first): records a batch may declare.
 DEFAULT_MAX_RECORDS_PER_BATCH = 10_000_000
 
-# Snappy in Java producers is framed by xerial's SnappyOutputStream:
-#   magic "\x82SNAPPY\0", int32 version, int32 compatible version, then [int32 BE length][raw block]...
-# The version fields are not checked: Redpanda wrote them little-endian .
+# xerial's SnappyOutputStream framing: magic, int32 version, int32 compatible version (not checked:
+# Redpanda wrote them little-endian), then [int32 BE length][raw block]...
 XERIAL_MAGIC = b"\x82SNAPPY\x00"
 XERIAL_HEADER_SIZE = 16
 
@@ -61,8 +56,7 @@ def decompress(codec: Compression, data: bytes | memoryview, limit: int) -> byte
     """Decompress one batch payload, refusing to produce more than ``limit`` bytes."""
     try:
         if codec is Compression.GZIP:
-            # The compiled inflater: one sound member's bytes (its trailer checked by the folding CRC-32),
-            # False past the limit (a bomb is inflated once, not twice), None for what _gunzip reads.
+            # The compiled inflater: a sound member's bytes, False past the limit, None for _gunzip to read.
             inflated = native.gunzip(data, limit) if native else None
             if type(inflated) is bytes:
                 return inflated
@@ -97,11 +91,8 @@ _GUNZIP_STEP = 8 << 20  # output asked of zlib at a time: a bomb is refused befo
 
 
 def _gunzip(data: bytes | memoryview, limit: int) -> bytes:
-    """gzip, including several concatenated members, as GZIPInputStream reads them.
-
-    Inflated in steps of ``_GUNZIP_STEP``: asked for ``limit`` bytes at once, zlib builds them in
-    blocks and joins them, twice the limit at its peak, before a bomb could be refused.
-    """
+    """gzip, including several concatenated members, as GZIPInputStream reads them; in steps, since
+    zlib asked for ``limit`` bytes at once joins its blocks at twice the limit before a bomb is refused."""
     parts: list[bytes] = []
     total = 0
     rest: bytes | memoryview = data
@@ -139,11 +130,8 @@ def _raw_snappy_length(block: memoryview) -> int:
 
 
 def _unsnappy_block(block: memoryview, limit: int, done: int = 0) -> Any:
-    """One raw block, refused before decompressing if it would take the output past ``limit``.
-
-    Returns cramjam's buffer (python-snappy's own decompressor, called without the wrapper that
-    copies it into bytes): the caller joins the blocks, which is the one copy the payload needs.
-    """
+    """One raw block, refused before decompressing if it would take the output past ``limit``, as
+    cramjam's buffer (python-snappy's decompressor without its copy): the caller's join is the one copy."""
     import cramjam
 
     if done + _raw_snappy_length(block) > limit:
@@ -179,21 +167,32 @@ def _unsnappy(data: memoryview, limit: int) -> bytes:
 _LZ4_WINDOW = 64 * 1024  # how far back a linked LZ4 block may refer
 
 
+def unlz4_frame(header: bytes, payload: bytes | memoryview, limit: int) -> bytes | None:
+    """A frame of one compressed block behind ``header``, decompressed; None for any other frame, or
+    a block that does not decompress (``_unlz4``'s loop then reads it, or says why not)."""
+    import lz4.block
+
+    view = memoryview(payload)
+    n, h = len(view), len(header)
+    if n <= h + 8 or limit < _LZ4_BLOCK or view[:h] != header or view[n - 4 :] != _LZ4_END:
+        return None
+    (word,) = _U32LE.unpack_from(view, h)
+    if not 0 < word <= _LZ4_BLOCK or word != n - h - 8:
+        return None
+    try:
+        return bytes(lz4.block.decompress(view[h + 4 : n - 4], uncompressed_size=_LZ4_BLOCK))
+    except lz4.block.LZ4BlockError:
+        return None
+
+
 def _unlz4(data: bytes | memoryview, limit: int) -> bytes:
     """Kafka's LZ4 frame, block by block (independent or linked), with size checks per block."""
     import lz4.block
 
     data = memoryview(data)
-    n = len(data)
-    if n > 15 and data[:7] == _LZ4_HEADERS[2] and data[n - 4 :] == _LZ4_END:
-        # The frame kdump writes for a batch of one block (v1/v2 header, no checksums, 64 KiB
-        # blocks): read as the loop below reads it, without the loop.
-        (word,) = _U32LE.unpack_from(data, 7)
-        if 0 < word <= _LZ4_BLOCK and word == n - 15 and limit >= _LZ4_BLOCK:
-            try:
-                return bytes(lz4.block.decompress(data[11 : n - 4], uncompressed_size=_LZ4_BLOCK))
-            except lz4.block.LZ4BlockError as exc:
-                raise _undecodable(f"lz4 payload does not decompress: {exc}") from exc
+    one = unlz4_frame(_LZ4_HEADERS[2], data, limit)  # the frame kdump writes for a batch of one block
+    if one is not None:
+        return one
     if len(data) < 7 or _U32LE.unpack_from(data, 0)[0] != LZ4_MAGIC:
         raise _undecodable("lz4 payload does not start with the LZ4 frame magic")
     flg, bd = data[4], data[5]
@@ -207,8 +206,7 @@ def _unlz4(data: bytes | memoryview, limit: int) -> bytes:
     pos = 6 + (8 if flg & 0x08 else 0)
     if pos + 1 > len(data):
         raise _undecodable("lz4 frame header is cut short")
-    # The header checksum byte is not checked: magic 0 computed it over the wrong bytes (KAFKA-3160),
-    # and the block sizes and the decompressor's own bounds catch a damaged frame anyway.
+    # The header checksum byte is not checked: magic 0 computed it over the wrong bytes.
     pos += 1
     blocks: list[bytes] = []
     total = 0
@@ -252,11 +250,8 @@ _ZSTD_DICT_ID_SIZES = (0, 1, 2, 4)
 
 
 def _zstd_frames_complete(data: memoryview) -> None:
-    """Walk the frames' headers and block headers (RFC 8878) and raise if the payload is cut short.
-
-    The stream decoder below stops quietly at the end of its input, so a truncated frame would
-    otherwise pass for a shorter payload; zstd-jni (Kafka's reader) throws there.
-    """
+    """Raise if the payload is cut short, walking its frame and block headers (RFC 8878): the stream
+    decoder stops quietly at the end of its input, where zstd-jni (Kafka's reader) throws."""
     pos, n = 0, len(data)
     while pos < n:
         if n - pos < 4:
@@ -317,20 +312,12 @@ def _zstd_decompressor() -> Any:  # a zstandard.ZstdDecompressor (the library ha
 _ZSTD_READ = 1 << 20
 
 
-# --- compression, as Kafka's producers and brokers write it ---------------------------------------------
-
 # Kafka 3.8's levels (KIP-390): None means the codec's default; snappy has no level.
-_LEVELS = {
-    Compression.GZIP: (1, 9),
-    Compression.LZ4: (1, 17),
-    Compression.ZSTD: (-131072, 22),
-}
+_LEVELS = {Compression.GZIP: (1, 9), Compression.LZ4: (1, 17), Compression.ZSTD: (-131072, 22)}
 _LZ4_DEFAULT_LEVEL = 9  # Kafka's default: Lz4BlockOutputStream then uses lz4's fast compressor
 _ZSTD_DEFAULT_LEVEL = 3
 
-# java.util.zip.GZIPOutputStream's fixed header: deflate, no flags, mtime 0, XFL 0, OS 255 (unknown,
-# since JDK 16; older JVMs wrote 0). With zlib's deflate below, Kafka 3.8's gzip batches re-encode
-# byte for byte.
+# java.util.zip.GZIPOutputStream's fixed header: deflate, no flags, mtime 0, XFL 0, OS 255 (unknown).
 _JAVA_GZIP_HEADER = b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\xff"
 _XERIAL_BLOCK = 32 * 1024  # snappy-java's SnappyOutputStream default block size
 _LZ4_BLOCK = 64 * 1024  # Lz4BlockOutputStream.BLOCKSIZE_64KB
@@ -380,7 +367,7 @@ def xxh32(data: bytes, seed: int = 0) -> int:
 
 
 def _lz4_header(magic: int) -> bytes:
-    """Magic, FLG, BD and the header checksum; magic 0 hashes the frame magic too (KAFKA-3160)."""
+    """Magic, FLG, BD and the header checksum; magic 0 hashes the frame magic too."""
     head = _U32LE.pack(LZ4_MAGIC) + bytes((_LZ4_FLG, _LZ4_BD))
     hashed = head if magic == 0 else head[4:]
     return head + bytes(((xxh32(hashed) >> 8) & 0xFF,))
@@ -393,10 +380,6 @@ _LZ4_END = b"\x00\x00\x00\x00"
 def lz4_frame_header(magic: int) -> bytes:
     """The 7 bytes every LZ4 frame written for ``magic`` starts with (for a writer of its own)."""
     return _LZ4_HEADERS[magic]
-
-
-def _lz4_kafka(data: bytes, level: int | None, magic: int) -> bytes:
-    return lz4_frame(_LZ4_HEADERS[magic], data, level)
 
 
 def lz4_frame(header: bytes, data: bytes | memoryview, level: int | None = None) -> bytes:
@@ -446,12 +429,9 @@ def level_problem(codec: Compression, level: int | None) -> str | None:
 
 
 def compress(codec: Compression, data: bytes, *, level: int | None = None, magic: int = 2) -> bytes:
-    """Compress a batch payload as Kafka's producers write it, so that Kafka and kafka-python read it.
-
-    ``level`` is the codec's level (None: Kafka's default); ``magic`` matters for LZ4 only, whose
-    magic-0 frames carry the old, wrong header checksum that magic-0 readers expect.
-    Raises UnsupportedEncodingError for a codec or level Kafka would not accept.
-    """
+    """Compress a batch payload as Kafka's producers write it, at ``level`` (None: Kafka's default);
+    ``magic`` matters for LZ4 only, whose magic-0 frames carry the wrong header checksum that magic-0
+    readers expect. Raises UnsupportedEncodingError for a codec or level Kafka would not accept."""
     return compressor(codec, level=level, magic=magic)(data)
 
 
@@ -464,7 +444,7 @@ def compressor(codec: Compression, *, level: int | None = None, magic: int = 2) 
     if codec is Compression.NONE:
         return bytes
     if codec is Compression.LZ4:
-        return functools.partial(_lz4_kafka, level=level, magic=magic)
+        return functools.partial(lz4_frame, _LZ4_HEADERS[magic], level=level)
     if codec in (Compression.GZIP, Compression.SNAPPY, Compression.ZSTD):
         return functools.partial(_COMPRESSORS[codec], level=level)
     raise UnsupportedEncodingError(f"cannot compress with codec {int(codec)}")

@@ -1,10 +1,6 @@
-"""The pure-Python twin of the decoder's hot loops: the records of one v2 batch, the inner messages of
-a v0/v1 wrapper, a sound compressed wrapper whole, and runs of plain v0/v1 messages.
-
-This is the reference implementation. The compiled twin (``decode.c``) implements the same
-functions (``twins.DecoderTwin``) with the same results, errors and positions; ``kafka_dump.wire``
-picks one of them once.
-"""
+"""The decoder's hot loops (the reference twin of ``native/decode.c``, same results, errors and positions):
+the records of one v2 batch, the inner messages of a v0/v1 wrapper, a sound compressed wrapper
+whole, and runs of plain v0/v1 messages."""
 
 from __future__ import annotations
 
@@ -31,11 +27,8 @@ def decode_v2_records(
     base_sequence: int,
     /,
 ) -> tuple[list[Record], CorruptRecordError | None]:
-    """Decode ``count`` records from ``data[pos:end]`` (``end <= len(data)``).
-
-    Returns the records decoded and, if the data is corrupt, the error with its position in ``data``
-    (the records before it are kept). Extra bytes after the last record are an error too.
-    """
+    """The ``count`` records in ``data[pos:end]`` (``end <= len(data)``) and the first error, if any,
+    with its position in ``data`` (the records before it are kept)."""
     records: list[Record] = []
     append = records.append
     make = new_record
@@ -98,10 +91,6 @@ def decode_legacy_inner(
     return [m.record(base + m.offset, log_append_time, m.timestamp) for m in inner], error
 
 
-# The codecs a v0/v1 wrapper may use.
-_SMALLEST_MESSAGE = L.LOG_OVERHEAD + L.LEGACY_V0_MIN_SIZE
-
-
 def decode_legacy_wrapper(
     file: str,
     buf: bytes,
@@ -114,21 +103,16 @@ def decode_legacy_wrapper(
     decompress: Callable[[Compression, bytes, int], bytes],
     /,
 ) -> Batch | None:
-    """The compressed v0/v1 wrapper entry ``buf[pos:end]`` as a Batch with its inner records, when every
-    check passes: it parses, its CRC holds, its codec is one a wrapper may use, its value decompresses
-    (through ``decompress``, the codecs module's), and its inner message set is sound.
-
-    Anything else gives None, and ``legacy.decode_message`` takes the long way, which reports it: the
-    common case, a sound wrapper, is decoded in one call (the compiled twin's saves most of the Python
-    a wrapper otherwise costs).
-    """
-    if end - pos < _SMALLEST_MESSAGE or buf[pos + L.LEGACY_ATTRIBUTES_OFFSET] & L.COMPRESSION_MASK == 0:
+    """The compressed v0/v1 wrapper entry ``buf[pos:end]`` as a Batch with its inner records when it is
+    sound (``message.sound_wrapper``, and its inner messages); None for anything else, which
+    ``legacy.decode_message`` takes the long way and reports."""
+    if end - pos < L.LEGACY_MIN_ENTRY or buf[pos + L.LEGACY_ATTRIBUTES_OFFSET] & L.COMPRESSION_MASK == 0:
         return None
     found = sound_wrapper(buf, pos, end, max_batch_bytes, decompress)
     if found is None:
         return None
     msg, data = found
-    if len(data) // _SMALLEST_MESSAGE > max_records:
+    if len(data) // L.LEGACY_MIN_ENTRY > max_records:
         return None  # more inner messages than allowed might fit: the long way counts them
     log_append = msg.timestamp if msg.timestamp_type is TimestampType.LOG_APPEND_TIME else None
     records, error = decode_legacy_inner(data, msg.magic, msg.offset, log_append)
@@ -142,18 +126,13 @@ def decode_legacy_wrapper(
 def decode_legacy_run(
     file: str, buf: bytes, pos: int, end: int, file_pos: int, with_records: bool, /
 ) -> tuple[list[Batch], int]:
-    """Decode the run of plain v0/v1 messages that starts at ``buf[pos]`` (file position ``file_pos``).
-
-    A plain message is uncompressed, whole within ``buf[pos:end]``, decodes, and has a valid CRC:
-    the common case of an old segment, one log entry per record. The run stops before the first
-    entry that is anything else, which the segment reader then decodes (and reports) the slow way.
-    Returns the batches and the bytes they took.
-    """
+    """The batches of the run of plain v0/v1 messages (uncompressed, whole, a valid CRC) at ``buf[pos]``
+    (file position ``file_pos``), and the bytes they took; the run stops before anything else, which
+    the segment reader decodes (and reports) the slow way."""
     batches: list[Batch] = []
     start = pos
     header = L.LEGACY_HEADER
-    smallest = L.LOG_OVERHEAD + L.LEGACY_V0_MIN_SIZE
-    while end - pos >= smallest:
+    while end - pos >= L.LEGACY_MIN_ENTRY:
         (_, size, _, magic, attributes) = header.unpack_from(buf, pos)
         if (
             magic not in (0, 1)

@@ -1,10 +1,5 @@
-"""One entry point for the encoders: a Batch back to the bytes of its log entry, in its own magic.
-
-``encode_entry`` dispatches to ``v2.encode_batch`` or ``legacy.encode_messages`` after refusing what
-the format or codec cannot carry (``UnsupportedEncodingError``): the encoders never drop data, that
-is the caller's decision (``convert``). The header fields are taken from the Batch as they are, so a
-decoded entry Kafka wrote re-encodes to the same bytes; a caller building a new batch sets them.
-"""
+"""A Batch back to the bytes of its log entry, in its own magic, header fields as they are (so a decoded
+entry re-encodes to the same bytes); what the format or codec cannot carry is refused, never dropped."""
 
 from __future__ import annotations
 
@@ -19,11 +14,8 @@ from kafka_dump.wire.codecs import level_problem
 def encode_refusals(
     batch: Batch, compression: Compression | None = None, level: int | None = None
 ) -> list[str]:
-    """Why ``batch`` cannot be encoded in its magic with ``compression`` (default: its own codec).
-
-    Batch-level reasons only; a record that the format cannot carry (headers below v2, a timestamp
-    in v0, an offset or timestamp delta out of range) is refused by the encoder as it meets it.
-    """
+    """Why ``batch`` cannot be encoded in its magic with ``compression`` (default: its own codec);
+    batch-level reasons only, a record the format cannot carry is refused by the encoder as it meets it."""
     codec = batch.compression if compression is None else compression
     magic = batch.magic
     why: list[str] = []
@@ -77,13 +69,9 @@ def _records(batch: Batch, compression: Compression | None, level: int | None) -
 
 
 def encode_entry(batch: Batch, *, compression: Compression | None = None, level: int | None = None) -> bytes:
-    """The whole log entry for ``batch.records`` in ``batch.magic``: log overhead, then the v2 batch
-    or the v0/v1 message(s); with the batch's own codec unless ``compression`` is given, at ``level``
-    (None: Kafka's default). An uncompressed v0/v1 batch is one entry per record, back to back.
-
-    ``encode_entry(decoded) == entry`` for every uncompressed entry Kafka writes.
-    Raises UnsupportedEncodingError for what the format cannot carry.
-    """
+    """The whole log entry (or, uncompressed v0/v1, one per record) for ``batch.records`` in
+    ``batch.magic``, with its own codec unless ``compression`` is given, at ``level`` (None: Kafka's
+    default); raises UnsupportedEncodingError for what the format cannot carry."""
     records = _records(batch, compression, level)
     codec = batch.compression if compression is None else compression
     if batch.magic == 2:
@@ -117,13 +105,8 @@ def new_batch(
     is_transactional: bool = False,
     is_control: bool = False,
 ) -> Batch:
-    """A Batch for ``records`` with the header fields Kafka's ``MemoryRecordsBuilder`` would write.
-
-    baseOffset is the first record's (or ``base_offset``), lastOffset the last record's,
-    baseTimestamp the first record's timestamp and maxTimestamp the largest (v2 and v1). Under a
-    ``log_append_time`` the records report it, keeping their own time as ``storedTimestamp``, as the
-    decoders give them. Magic 0 has no timestamp type. The result is for ``encode_entry``.
-    """
+    """A Batch for ``records`` with the header fields Kafka's ``MemoryRecordsBuilder`` would write;
+    under a ``log_append_time`` the records report it, keeping their own time as ``storedTimestamp``."""
     if base_offset is None:
         if not records:
             raise UnsupportedEncodingError("an empty batch needs a base offset")

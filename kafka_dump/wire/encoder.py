@@ -1,9 +1,6 @@
-"""The pure-Python twin of the encoder's hot loops: v2 records, and v0/v1 message sets.
+"""The encoder's hot loops, v2 records and v0/v1 message sets (the reference twin of ``encoder.c``).
 
-This is the reference implementation; the compiled ``_encoder`` gives the same bytes, sizes and
-errors, and ``kafka_dump.wire`` picks one of them once. The wire layouts are the decoder's (see
-``decode.py`` for a v2 record and ``layout.py`` for a v0/v1 message); every varint is the shortest,
-as Kafka writes it, so that decoded entries re-encode to the same bytes.
+Every varint is the shortest, as Kafka writes it, so that decoded entries re-encode to the same bytes.
 """
 
 from __future__ import annotations
@@ -49,11 +46,8 @@ def _v2_deltas(
 def encode_v2_records(
     records: Sequence[Record], base_offset: int, base_timestamp: int, log_append_time: bool, /
 ) -> bytes:
-    """The records of a v2 batch (``DefaultRecord.writeTo``), back to back, uncompressed.
-
-    ``log_append_time``: the batch is LogAppendTime, so each record's own time is its
-    ``storedTimestamp`` where it has one.
-    """
+    """The records of a v2 batch (``DefaultRecord.writeTo``), back to back, uncompressed; under
+    ``log_append_time`` a record's own time is its ``storedTimestamp`` where it has one."""
     out = bytearray()
     for r in records:
         ts_delta, offset_delta = _v2_deltas(r, base_offset, base_timestamp, log_append_time)
@@ -110,7 +104,6 @@ def finish_v2_entry(header: bytes, body: bytes) -> bytes:
         raise UnsupportedEncodingError(f"a batch of {length} bytes does not fit Kafka's 32-bit batch length")
     covered = header[L.V2_ATTRIBUTES_OFFSET :]
     crc = crc32c(body, crc32c(covered))
-    # One join: the body (most of the entry) is copied once.
     return b"".join(
         (
             header[: L.LOG_ENTRY_SIZE_OFFSET],
@@ -153,12 +146,9 @@ def _legacy_fields(record: Record, magic: int, offset_shift: int, log_append_tim
 def encode_legacy_messages(
     records: Sequence[Record], magic: int, attributes: int, offset_shift: int, log_append_time: bool, /
 ) -> bytes:
-    """v0/v1 messages (``LegacyRecord.write``), one per record, each with its log overhead and CRC-32.
-
-    Each message's offset is the record's less ``offset_shift`` (a v1 wrapper's inner offsets are
-    relative), its attributes ``attributes``; under ``log_append_time`` a record's own time is its
-    ``storedTimestamp`` where it has one. Records with headers, or with a timestamp in v0, are refused.
-    """
+    """v0/v1 messages (``LegacyRecord.write``), one per record, each offset the record's less
+    ``offset_shift`` (a v1 wrapper's inner offsets are relative); ``log_append_time`` as in
+    ``encode_v2_records``."""
     out = bytearray()
     for r in records:
         offset, ts = _legacy_fields(r, magic, offset_shift, log_append_time)
@@ -177,20 +167,13 @@ def legacy_messages_size(records: Sequence[Record], magic: int, /) -> int:
     return total
 
 
-# -- v1 inner messages straight to v2 records (kdump convert's fast path) -------------------------
-
-
 def v1_inner_to_v2(
     data: bytes, wrapper_offset: int, max_records: int, /
 ) -> tuple[bytes, int, int, int, int, int] | None:
-    """The v2 records (one batch, no headers) for the inner messages of a decompressed v1 wrapper
-    with CreateTime, and (count, first offset, last offset, baseTimestamp, maxTimestamp); None when
-    any inner message is not sound, there are more than ``max_records``, the wrapper's offset is
-    below the last inner one, or a delta does not fit one batch: ``convert`` then takes the
-    decoder's Records the slow way, which reports or refuses such input.
-
-    Offsets are placed as the decoder places them (``decode_legacy_inner``): relative to the last
-    inner message, whose absolute offset is the wrapper's, except that a wrapper offset of 0 means base 0.
+    """The v2 records (one batch, no headers) for the inner messages of a decompressed v1 CreateTime
+    wrapper, placed by ``message.inner_base``, and (count, first offset, last offset, baseTimestamp,
+    maxTimestamp); None when any inner message is not sound, there are more than ``max_records``, or
+    a delta does not fit one batch: ``convert`` then takes the slow way, which reports or refuses it.
     """
     try:
         inner = list(inner_messages(data, 1))

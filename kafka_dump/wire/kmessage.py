@@ -13,9 +13,8 @@ in ``kafka_dump/wire/kschemas.py``. The wire rules, per field and message versio
     tagged fields       flexible versions only, after a struct's other fields: unsigned varint count,
                         then per field unsigned varint tag, unsigned varint size, the value
 
-A message is flexible at versions from its ``flexibleVersions``. Every length and count is checked
-against the bytes that are there before it sizes anything; a violation is a ``KMessageError``
-naming the byte position, never an IndexError or a huge allocation.
+Every length and count is checked against the bytes there before it sizes anything; a violation is
+a ``KMessageError`` naming the byte position, never an IndexError or a huge allocation.
 """
 
 from __future__ import annotations
@@ -24,22 +23,9 @@ import base64
 import struct
 from typing import Any
 
-_I8 = struct.Struct(">b")
-_I16 = struct.Struct(">h")
-_I32 = struct.Struct(">i")
-_I64 = struct.Struct(">q")
-_U16 = struct.Struct(">H")
-_U32 = struct.Struct(">I")
-_F64 = struct.Struct(">d")
-_FIXED = {
-    "int8": _I8,
-    "int16": _I16,
-    "int32": _I32,
-    "int64": _I64,
-    "uint16": _U16,
-    "uint32": _U32,
-    "float64": _F64,
-}
+_CODES = {"int8": "b", "int16": "h", "int32": "i", "int64": "q", "uint16": "H", "uint32": "I", "float64": "d"}
+_FIXED = {name: struct.Struct(">" + code) for name, code in _CODES.items()}
+_I8, _I16, _I32 = _FIXED["int8"], _FIXED["int16"], _FIXED["int32"]
 
 UNKNOWN_TAGS = "_unknownTaggedFields"
 """Key under which a struct keeps tagged fields its schema does not name: {tag: hex of the value}."""

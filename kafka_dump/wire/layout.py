@@ -1,12 +1,9 @@
 """Fixed-size headers of Kafka's log formats, each declared once as a table of named fields.
 
-Every offset, size and ``struct.Struct`` the decoders use is derived from the tables below, and
-``gen_layout_h.py`` writes the same numbers into ``_layout.h`` for the compiled twins, so Python
-and C cannot drift apart. Names follow Kafka's Java constants (``DefaultRecordBatch.CRC_OFFSET``
-is ``V2_CRC_OFFSET`` here); offsets count from the start of the log entry.
-
-Variable-length parts are described in the modules that read them: the v2 record (``DefaultRecord``)
-in ``decode.py``, a v0/v1 message's key and value (``LegacyRecord``) in ``message.py``.
+Every offset, size and ``struct.Struct`` the decoders use derives from the tables below, and
+``gen_layout_h.py`` writes the same numbers into ``_layout.h`` for the compiled twins. Names follow
+Kafka's Java constants (``DefaultRecordBatch.CRC_OFFSET`` is ``V2_CRC_OFFSET``); offsets count from
+the start of the log entry. The v2 record's variable-length layout is in ``records.py``.
 """
 
 from __future__ import annotations
@@ -51,10 +48,6 @@ class Layout:
             self.offsets[f.name] = at
             self.lengths[f.name] = struct.calcsize(">" + f.code)
             at += self.lengths[f.name]
-
-    def field_struct(self, field: str) -> struct.Struct:
-        """A Struct reading one field alone."""
-        return struct.Struct(">" + next(f.code for f in self.fields if f.name == field))
 
     def constant(self, field: str) -> str:
         """The C/Python name stem of a field: ``lastOffsetDelta`` -> ``V2_LAST_OFFSET_DELTA``."""
@@ -172,7 +165,6 @@ LEGACY_V1_TIMESTAMP_OFFSET = LEGACY_V1_LAYOUT.offsets["timestamp"]  # 18
 INT64 = struct.Struct(">q")
 INT32 = struct.Struct(">i")
 UINT32 = struct.Struct(">I")
-V2_ATTRIBUTES = V2_LAYOUT.field_struct("attributes")
 CONTROL_KEY = CONTROL_KEY_LAYOUT.struct  # version, type
 END_TXN_MARKER = END_TXN_MARKER_LAYOUT.struct  # version, coordinatorEpoch
 
@@ -181,6 +173,7 @@ END_TXN_MARKER = END_TXN_MARKER_LAYOUT.struct  # version, coordinatorEpoch
 LEGACY_V0_MIN_SIZE = LEGACY_HEADER_SIZE - LOG_OVERHEAD + 2 * INT32.size  # 14
 LEGACY_V1_MIN_SIZE = LEGACY_V1_LAYOUT.size - LOG_OVERHEAD + 2 * INT32.size  # 22
 LEGACY_MIN_SIZE = {0: LEGACY_V0_MIN_SIZE, 1: LEGACY_V1_MIN_SIZE}
+LEGACY_MIN_ENTRY = LOG_OVERHEAD + LEGACY_V0_MIN_SIZE  # 26: the smallest v0/v1 log entry
 
 # The smallest v2 record body after its length: attributes and five one-byte varints
 # (timestampDelta, offsetDelta, keyLength, valueLength, headerCount).

@@ -1,10 +1,5 @@
-"""v0 and v1 messages (magic 0 and 1), and the compressed wrapper messages that nest a message set.
-
-Wire schema: see ``layout.py`` (mirrors Kafka's ``LegacyRecord`` and ``AbstractLegacyRecordBatch``).
-A compressed message is a wrapper whose value is a compressed set of inner messages. In v0 the inner
-offsets are absolute; in v1 they are relative (0..n-1) and the wrapper's offset is the last inner
-offset, except that a wrapper offset of 0 means base 0 (``DeepRecordsIterator``).
-"""
+"""v0 and v1 log entries (``LegacyRecord``): plain messages, and compressed wrapper messages whose
+value is a message set (placed by ``message.inner_base``), decoded as Batches and encoded back."""
 
 from __future__ import annotations
 
@@ -30,12 +25,9 @@ def decode_message(
     max_records: int = DEFAULT_MAX_RECORDS_PER_BATCH,
     unpack: Callable[[Compression, bytes | memoryview, int], bytes] = decompress,
 ) -> tuple[Batch, CorruptRecordError | None]:
-    """Decode one outer v0/v1 message entry ``buf[pos:end]`` as a Batch of its record(s).
-
-    Raises CorruptRecordError when the message itself cannot be read (then it is no batch at all);
-    returns the error found in a wrapper's inner messages beside the batch otherwise. A wrapper's
-    value is decompressed by ``unpack`` (``codecs.decompress``, or the segment reader's, which may
-    have inflated it ahead).
+    """Decode one outer v0/v1 message entry ``buf[pos:end]`` as a Batch of its record(s), with the
+    error found in a wrapper's inner messages; raises when the message itself cannot be read. A
+    wrapper's value is inflated by ``unpack`` (the segment reader's may have done it ahead).
     """
     # A sound compressed wrapper, the common case, in one call; anything else the long way below.
     fast = _twins.decode_legacy_wrapper(
@@ -94,20 +86,14 @@ def _inner_records(
     )
 
 
-_SMALLEST_INNER = L.LOG_OVERHEAD + L.LEGACY_V0_MIN_SIZE
-
-
 def more_inner_than(data: bytes, limit: int) -> bool:
     """Whether decompressed ``data`` frames more than ``limit`` inner messages (cheap unless it could)."""
-    return len(data) // _SMALLEST_INNER > limit and count_inner(data, limit) > limit
+    return len(data) // L.LEGACY_MIN_ENTRY > limit and count_inner(data, limit) > limit
 
 
 def count_inner(data: bytes, limit: int) -> int:
-    """Inner messages framed in ``data``, counted from their size fields alone, up to ``limit + 1``.
-
-    Only called when ``data`` is large enough to hold more than ``limit`` of the smallest message,
-    so that a wrapper is refused before a Record is built for each of millions of inner messages.
-    """
+    """Inner messages framed in ``data``, counted from their size fields alone, up to ``limit + 1``:
+    a wrapper is refused before a Record is built for each of millions of inner messages."""
     n, pos, size_all = 0, 0, len(data)
     while n <= limit and size_all - pos >= L.LOG_OVERHEAD:
         size = L.LOG_ENTRY.unpack_from(data, pos)[1]
@@ -121,13 +107,9 @@ def count_inner(data: bytes, limit: int) -> int:
 def encode_messages(
     batch: Batch, records: tuple[Record, ...], compression: Compression, level: int | None
 ) -> bytes:
-    """v0/v1 log entries for ``records`` (``MemoryRecordsBuilder`` with a legacy magic).
-
-    Uncompressed, every record is a message of its own, so n records give n entries back to back.
-    Compressed, they are the inner messages of one wrapper: v0 inner offsets absolute, v1 ones
-    relative to the first record (KIP-31); the wrapper's offset is the last record's, its key null,
-    its timestamp (v1) the batch's maxTimestamp (the LogAppendTime when that is the type).
-    ``encode.py`` has refused what this format cannot carry before.
+    """v0/v1 log entries for ``records`` (``MemoryRecordsBuilder`` with a legacy magic): one message
+    per record, or, compressed, one wrapper of them (v1 inner offsets relative to the first record)
+    whose offset is the last record's, its key null, its timestamp the batch's maxTimestamp.
     """
     magic = batch.magic
     log_append = batch.timestampType is TimestampType.LOG_APPEND_TIME

@@ -47,7 +47,7 @@ class Message:
 
     def __init__(self, buf: bytes, pos: int, end: int) -> None:
         """Decode the message whose entry is ``buf[pos:end]`` (offset and size fields included)."""
-        if end - pos < L.LOG_OVERHEAD + L.LEGACY_V0_MIN_SIZE:
+        if end - pos < L.LEGACY_MIN_ENTRY:
             raise CorruptRecordError(
                 "message is shorter than the smallest v0 message", position=pos, check=Check.BAD_LENGTH
             )
@@ -144,11 +144,8 @@ def sound_wrapper(
 
 
 def inner_messages(data: bytes, magic: int) -> Iterator[Message]:
-    """The messages of a decompressed wrapper's set (Kafka's ``DeepRecordsIterator``), in order.
-
-    Each must be whole, of the wrapper's ``magic`` and uncompressed; the first that is not raises
-    (after the ones before it were given).
-    """
+    """The messages of a decompressed wrapper's set (``DeepRecordsIterator``), in order; the first that
+    is not whole, of the wrapper's ``magic`` and uncompressed raises."""
     pos, size_all = 0, len(data)
     while pos < size_all:
         if size_all - pos < L.LOG_OVERHEAD:
@@ -180,11 +177,9 @@ def inner_messages(data: bytes, magic: int) -> Iterator[Message]:
 
 
 def inner_base(magic: int, wrapper_offset: int, last_inner: int) -> tuple[int, bool]:
-    """(what to add to each inner offset, whether the wrapper's offset is sound).
-
-    v0 inner offsets are absolute. v1 ones are relative: the wrapper's offset is the last inner
-    message's absolute offset, except that a wrapper offset of 0 means base 0. Kafka rejects a
-    wrapper offset below the last inner offset; the base is then 0, so the records still show.
+    """(what to add to each inner offset, whether the wrapper's offset is sound): v0 inner offsets are
+    absolute; v1 ones relative, the wrapper's offset the last one's (a wrapper offset of 0: base 0).
+    Kafka rejects a wrapper offset below the last inner one; the base is then 0, so the records show.
     """
     if magic == 0 or wrapper_offset == 0:
         return 0, True
@@ -194,11 +189,8 @@ def inner_base(magic: int, wrapper_offset: int, last_inner: int) -> tuple[int, b
 def encode_message(
     offset: int, magic: int, attributes: int, timestamp: int, key: bytes | None, value: bytes | None
 ) -> bytes:
-    """One v0/v1 message with its log overhead (``LegacyRecord.write``); the CRC-32 is computed.
-
-    The timestamp is written for magic 1 only. Used for wrapper messages; plain ones come from the
-    encoder twins' loop, which writes the same bytes.
-    """
+    """One v0/v1 message with its log overhead and CRC-32 (``LegacyRecord.write``); the timestamp is
+    written for magic 1 only."""
     body = bytearray((magic, attributes))
     if magic == 1:
         body += L.INT64.pack(timestamp)

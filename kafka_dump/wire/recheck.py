@@ -1,13 +1,7 @@
-"""The reference twin of ``recheck.c``: do the v2 records written hold exactly the Records meant?
-
-``kdump convert`` checks every v2 batch it writes against the Records it was built from. The
-compiled twin compares field by field without building a Record per record read; this one states
-the same rule in plain Python. Both return the index of the first record that differs (a record
-that cannot be read differs), ``len(expected)`` when bytes are left after the last one, else -1.
-
-A record read is the same as a Record when its offset (base + delta), its reported timestamp (the
-LogAppendTime when there is one, else base + delta), its own time (base + delta) where the Record
-keeps one as ``storedTimestamp``, its key, value and headers (None for a negative length) are.
+"""Do the v2 records ``kdump convert`` wrote hold exactly the Records meant? (The reference twin of
+``native/recheck.c``.) A record read is the same as a Record when its offset, its reported timestamp (the
+LogAppendTime when there is one), its own time where the Record keeps one as ``storedTimestamp``,
+its key, value and headers are; a record that cannot be read differs.
 """
 
 from __future__ import annotations
@@ -60,7 +54,8 @@ def same_v2_records(
     expected: tuple[Record, ...],
     /,
 ) -> int:
-    """The index of the first record of ``data[pos:end]`` that differs from ``expected``, or -1."""
+    """The index of the first record of ``data[pos:end]`` that differs from ``expected`` (``len`` of
+    it when bytes are left after the last), or -1."""
     if not 0 <= pos <= end <= len(data):
         raise ValueError("pos and end must satisfy 0 <= pos <= end <= len(data)")
     i = 0
@@ -113,13 +108,9 @@ def same_as_v1_inner(
     /,
 ) -> tuple[int, int, int, int]:
     """The index of the first v2 record of ``data[pos:end]`` that differs from the v1 inner messages
-    of a decompressed wrapper, or whose offset is not above the previous one's (``len`` of them when
-    bytes are left after the last), else -1; the records found the same; and the largest record time
-    and the last offset among them (``INT64_MIN`` when none was).
-
-    Offsets are placed as Kafka's ``DeepRecordsIterator`` places them: relative to the last inner
-    message, whose absolute offset is the wrapper's (a wrapper offset of 0: base 0).
-    """
+    of a decompressed wrapper (offsets relative to the last, whose offset is the wrapper's unless 0),
+    or is not above the previous one (``len`` of them when bytes are left), else -1; the records found
+    the same; their largest time and last offset (``INT64_MIN`` when none was)."""
     if not 0 <= pos <= end <= len(data):
         raise ValueError("pos and end must satisfy 0 <= pos <= end <= len(data)")
     latest = last_read = -(2**63)

@@ -30,14 +30,9 @@ RawRecord = tuple[int, int, int, int, int, "bytes | None", "bytes | None", tuple
 
 
 def v2_records(data: bytes, pos: int, end: int, count: int) -> Iterator[RawRecord]:
-    """The ``count`` records in ``data[pos:end]`` (``end <= len(data)``), one at a time, as read.
-
-    The one reader of v2 records in Python: the decoder, the validating walk, the statistics walk
-    and the recheck all take its records and its errors. Every read is bounded by the record's own
-    length, itself bounded by ``end``. An error inside a record is raised at the record's start; a
-    record short of ``count`` at the records' start (the count is what is wrong); bytes left after
-    the last record where they begin.
-    """
+    """The ``count`` records in ``data[pos:end]`` (``end <= len(data)``), one at a time, as read. An
+    error inside a record is raised at the record's start; a record short of ``count`` at the records'
+    start (the count is what is wrong); bytes left after the last record where they begin."""
     varint = read_zigzag
     first = pos
     for i in range(count):

@@ -1,25 +1,13 @@
 """The reference twin of ``transcode.c``: ``kdump convert``'s fast path, a run of v1 wrappers per call.
 
-``read_wrappers`` takes the sound v1 CreateTime wrappers of one codec at the start of a window of
-the input: each one's inner messages (inflated by ``decompress``, the one place a wrapper's
-inflated bytes come from) and v2 records (``transcode``: the encoder twin's ``v1_inner_to_v2``). It
-takes only what the segment reader would read as one sound batch with no problem (the outer and
-every inner CRC valid, every length in place, offsets that fit one batch), and stops at the first
-entry that is not such a wrapper, or that the window cuts (``want`` then says how far the window
-must reach to hold it).
-
-``write_wrappers`` makes each one a v2 entry (``compress``, the CRC-32C) and checks it where it
-lies: the header read back, the CRC-32C computed again over the entry's bytes, the body decompressed
-and compared with the wrapper's inner messages (``same``: recheck's ``same_as_v1_inner``), the
-offsets growing from entry to entry. It returns the entries' bytes and the index's rows, or the
-first entry that fails (its index, the good bytes before it, why).
-
-Both twins only drive: the work is the functions'. The compiled one saves the Python between them.
+``read_wrappers`` takes the sound v1 CreateTime wrappers of one codec at the start of a window (what
+the segment reader would read as one batch with no problem): each one's inflated inner messages and
+v2 records (``transcode``: ``v1_inner_to_v2``). ``write_wrappers`` makes each a v2 entry and checks
+it where it lies: header, CRC-32C, records against the inner messages (``same``), growing offsets.
 """
 
 from __future__ import annotations
 
-import struct
 from collections.abc import Callable
 
 from kafka_dump.errors import CorruptRecordError
@@ -48,17 +36,12 @@ _V2_CRC = 4  # the CRC's index among V2_HEADER's fields
 
 
 def gunzip(payload: bytes | memoryview, limit: int, /) -> bytes | bool | None:
-    """A gzip payload as ``codecs.decompress`` inflates it, or None where that raises. (The compiled
-    twin says None also where it cannot vouch for the answer: its caller then asks codecs.)"""
+    """A gzip payload as ``codecs.decompress`` inflates it, or None where that raises (the compiled
+    twin also where it cannot vouch for the answer: its caller then asks codecs)."""
     try:
         return decompress(Compression.GZIP, payload, limit)
     except CorruptRecordError:
         return None
-
-
-_U32LE = struct.Struct("<I")  # an LZ4 frame's words are little-endian
-_LZ4_BLOCK = 64 * 1024  # Lz4BlockOutputStream's blocks
-_LZ4_END = b"\x00\x00\x00\x00"
 
 
 def lz4_frame(header: bytes, data: bytes | memoryview, /) -> bytes:
@@ -67,26 +50,8 @@ def lz4_frame(header: bytes, data: bytes | memoryview, /) -> bytes:
 
 
 def unlz4_frame(header: bytes, payload: bytes | memoryview, limit: int, /) -> bytes | None:
-    """A frame of one compressed block behind ``header``, decompressed; None for any other frame, or
-    a block that does not decompress (``codecs.decompress`` then reads it, or says why not)."""
-    import lz4.block
-
-    view = memoryview(payload)
-    n = len(view)
-    if (
-        n <= len(header) + 8
-        or limit < _LZ4_BLOCK
-        or view[: len(header)] != header
-        or view[n - 4 :] != _LZ4_END
-    ):
-        return None
-    (word,) = _U32LE.unpack_from(view, len(header))
-    if not 0 < word <= _LZ4_BLOCK or word != n - len(header) - 8:
-        return None
-    try:
-        return bytes(lz4.block.decompress(view[len(header) + 4 : n - 4], uncompressed_size=_LZ4_BLOCK))
-    except lz4.block.LZ4BlockError:
-        return None
+    """A frame of one compressed block behind ``header``, decompressed, or None (``codecs.unlz4_frame``)."""
+    return codecs.unlz4_frame(header, payload, limit)
 
 
 def read_wrappers(
@@ -103,7 +68,7 @@ def read_wrappers(
 ) -> tuple[int, int, int, list[Wrapper]]:
     """(bytes used from ``pos``, ``want``, the run's codec, the wrappers) at ``buf[pos:end]``, taken
     until ``run_limit`` bytes are used; ``want`` is where the window must end to hold the entry it
-    stopped at (0: that entry is not one to take, or the run is long enough)."""
+    stopped at (0: none)."""
     if not 0 <= pos <= end <= len(buf):
         raise ValueError("pos and end must satisfy 0 <= pos <= end <= len(data)")
     start, want, run_codec = pos, 0, 0
@@ -164,9 +129,8 @@ def write_wrappers(
         meant = [
             first, size - L.LOG_OVERHEAD, -1, 2, 0, codec, last - first, base_ts, max_ts, -1, -1, -1, count,
         ]  # fmt: skip
-        why = _check_fits(meant, where)
-        if why is not None:
-            return b"", [], None, (i, len(out), why)
+        if meant[1] > L.INT32_MAX:
+            return b"", [], None, (i, len(out), f"{where} does not fit Kafka's 32-bit batch length")
         at = len(out)
         out += L.V2_HEADER.pack(*meant)
         out += body
@@ -182,12 +146,6 @@ def write_wrappers(
         previous = last
         rows.append((size, first, last, max_ts, count))
     return bytes(out), rows, previous, None
-
-
-def _check_fits(meant: list[int], where: str) -> str | None:
-    if meant[1] > L.INT32_MAX:
-        return f"{where} does not fit Kafka's 32-bit batch length"
-    return None
 
 
 def _check(

@@ -1,13 +1,10 @@
-"""The v2 RecordBatch (magic 2): header, CRC-32C, records and control records.
-
-Wire schema: see ``layout.py`` (mirrors Kafka's ``DefaultRecordBatch`` and ``DefaultRecord``).
-"""
+"""The v2 RecordBatch (magic 2, ``DefaultRecordBatch``): header, CRC-32C, records and control records."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
-from typing import TypeVar
+from typing import NamedTuple, TypeVar
 
 from kafka_dump import wire as _twins
 from kafka_dump.errors import CorruptRecordError
@@ -38,12 +35,9 @@ def decode_batch(
     max_batch_bytes: int,
     unpack: Callable[[Compression, bytes | memoryview, int], bytes] = decompress,
 ) -> tuple[Batch, CorruptRecordError | None]:
-    """Decode the v2 batch whose entry starts at ``buf[pos]`` (file position ``file_pos``).
-
-    The caller has checked that the whole entry lies in ``buf``. Returns the batch (with whatever
-    records could be read) and the first error found in its records, positioned in the file when
-    the records are not compressed and at the batch otherwise. Compressed records are decompressed
-    by ``unpack`` (``codecs.decompress``, or the segment reader's, which may have inflated them ahead).
+    """Decode the v2 batch whose entry (whole in ``buf``) starts at ``buf[pos]`` (file position
+    ``file_pos``): the batch, with whatever records could be read, and their first error, placed as
+    ``read_records`` places it. ``unpack`` inflates them (the segment reader's may have done it ahead).
     """
     (
         base_offset,
@@ -125,18 +119,15 @@ def read_records(
     read: Callable[[bytes, int, int], tuple[_T, CorruptRecordError | None]],
     empty: _T,
 ) -> tuple[_T, CorruptRecordError | None]:
-    """What ``read(data, start, end)`` makes of the records of the v2 entry ``buf[pos:end]``,
-    decompressed first when they are, and the first error, if any.
-
-    An error in uncompressed records is placed in the file; one in decompressed records at the batch,
-    its reason naming the byte of the decompressed records.
-    """
+    """What ``read(data, start, end)`` makes of the (decompressed) records of the v2 entry
+    ``buf[pos:end]``, and the first error: placed in the file, or for decompressed records at the
+    batch, its reason naming the byte of the decompressed records."""
     if count < 0:
         return empty, CorruptRecordError(
             f"invalid record count {count}", position=file_pos, check=Check.COUNT_MISMATCH, found=count
         )
     if compression is Compression.UNKNOWN:
-        codec_id = L.V2_ATTRIBUTES.unpack_from(buf, pos + L.V2_ATTRIBUTES_OFFSET)[0] & L.COMPRESSION_MASK
+        codec_id = buf[pos + L.V2_ATTRIBUTES_OFFSET + 1] & L.COMPRESSION_MASK  # the attributes' low byte
         return empty, CorruptRecordError(
             f"unknown compression codec id {codec_id}", position=file_pos, check=Check.CODEC, found=codec_id
         )
@@ -156,6 +147,49 @@ def read_records(
             f"{error.reason} (at byte {error.position} of the decompressed records)", file_pos
         )
     return found, error
+
+
+class RecordWalk(NamedTuple):
+    """What a walk over one batch's records found (``_walk_pure.walk_v2_records``): ``error`` is the
+    first problem's reason and ``errorPosition`` its position in the walked buffer."""
+
+    records: int
+    keyBytes: int
+    valueBytes: int
+    headerBytes: int
+    nullKeys: int
+    nullValues: int
+    headers: int
+    maxTimestampDelta: int | None
+    error: str | None
+    errorPosition: int
+
+
+_EMPTY_WALK = RecordWalk(0, 0, 0, 0, 0, 0, 0, None, None, 0)
+
+
+def walk_batch(
+    buf: bytes, pos: int, file_pos: int, batch: Batch, max_batch_bytes: int
+) -> tuple[RecordWalk, CorruptRecordError | None]:
+    """Walk the records of the v2 batch whose entry starts at ``buf[pos]``, its errors placed as
+    ``decode_batch`` places them."""
+    count = batch.recordCount if batch.recordCount is not None else 0
+    last_delta = batch.lastOffset - batch.baseOffset
+
+    def read(data: bytes, start: int, end: int) -> tuple[RecordWalk, CorruptRecordError | None]:
+        walk = RecordWalk._make(_twins.walk_v2_records(data, start, end, count, last_delta))
+        if walk.error is None:
+            return walk, None
+        from kafka_dump.wire import _walk_pure  # on an error only: the compiled walk's users need it not
+
+        # The pure walk raises the error again, with the check it broke.
+        error = _walk_pure.walk_error(data, start, end, count, last_delta)
+        return walk, error or CorruptRecordError(walk.error, position=walk.errorPosition)
+
+    return read_records(
+        buf, pos, pos + batch.sizeInBytes, file_pos, batch.compression, count, max_batch_bytes, decompress,
+        read, _EMPTY_WALK,
+    )  # fmt: skip
 
 
 def decode_control(record: Record) -> ControlRecord:
@@ -210,12 +244,8 @@ def attributes_of(batch: Batch, compression: Compression) -> int:
 def encode_batch(
     batch: Batch, records: tuple[Record, ...], compression: Compression, level: int | None
 ) -> bytes:
-    """One v2 log entry (``MemoryRecordsBuilder`` + ``DefaultRecordBatch.writeHeader``) for ``records``.
-
-    The header's fields come from ``batch`` as they are (baseOffset, lastOffset, timestamps, producer,
-    sequence, leader epoch), the count from ``records``, the CRC-32C is computed. ``encode.py`` has
-    refused what this format cannot carry before.
-    """
+    """One v2 log entry (``MemoryRecordsBuilder``) for ``records``: the header's fields from ``batch``
+    as they are, the count from ``records``, the CRC-32C computed."""
     log_append = batch.timestampType is TimestampType.LOG_APPEND_TIME
     header = L.V2_HEADER.pack(
         batch.baseOffset,

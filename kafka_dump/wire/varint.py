@@ -1,27 +1,18 @@
-"""ZigZag varints as Kafka writes them in v2 records (``ByteUtils.readVarint``/``readVarlong``).
-
-A varint takes at most 5 bytes and a varlong at most 10; more is corrupt input, not a longer number.
-"""
+"""ZigZag varints as Kafka writes them in v2 records (``ByteUtils.readVarint``/``readVarlong``)."""
 
 from __future__ import annotations
 
 from kafka_dump.errors import CorruptRecordError
 from kafka_dump.model import Check
-
-VARINT_MAX_BYTES = 5
-VARLONG_MAX_BYTES = 10
-
+from kafka_dump.wire.layout import VARINT_MAX_BYTES, VARLONG_MAX_BYTES
 
 _U32 = 0xFFFFFFFF
 _U64 = 0xFFFFFFFFFFFFFFFF
 
 
 def read_zigzag(buf: bytes | memoryview, pos: int, limit: int, max_bytes: int) -> tuple[int, int]:
-    """A zigzag varint at ``pos`` that must end before ``limit``; return (value, next position).
-
-    As Kafka's ``ByteUtils.readVarint``/``readVarlong``: at most ``max_bytes`` bytes (5 or 10), and
-    bits past 32 (64) are dropped, as Java's shifts drop them.
-    """
+    """(value, next position) of a zigzag varint at ``pos`` that must end before ``limit``: at most
+    ``max_bytes`` bytes (5 or 10; more is corrupt input), bits past 32 (64) dropped as Java's shifts do."""
     if pos < limit:
         raw = buf[pos]
         if raw < 0x80:  # one byte, the common case
