@@ -10,6 +10,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from kafka_dump.wire._walk_pure import walk_entries, walk_v2_records
     from kafka_dump.wire.decode import (
         decode_legacy_inner,
         decode_legacy_run,
