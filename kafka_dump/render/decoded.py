@@ -226,11 +226,8 @@ _BOOL = {True: "true", False: "false"}
 
 
 class SideTable:
-    """Side-file entries as aligned plain rows (an index can hold a million: no Rich Table per row).
-
-    A header row comes first and again whenever the kind of entry changes (a snapshot's header, then
-    its producers).
-    """
+    """Side-file entries as aligned plain rows (an index can hold a million: no Rich Table), under a
+    header row each time the kind of entry changes (a snapshot's header, then its producers)."""
 
     def __init__(self) -> None:
         self._kind: type | None = None

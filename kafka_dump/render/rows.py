@@ -184,10 +184,8 @@ def lines(
 
 def messages(batches: Sequence[Batch], start: int, stop: int, /) -> tuple[list[Record], list[int], int]:
     """The records of plain v0/v1 messages (uncompressed, one record each) from ``batches[start]``
-    on, while they are of its magic, compression and timestamp type, up to ``stop``: a run's rows.
-
-    Returns the records, which of them (counted from 0) have an invalid CRC, and where it stopped.
-    """
+    on, while they are of its magic, compression and timestamp type, up to ``stop``: the records,
+    which of them (counted from 0) have an invalid CRC, and where it stopped."""
     first = batches[start]
     magic, compression, kind = first.magic, first.compression, first.timestampType
     records: list[Record] = []

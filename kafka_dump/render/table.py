@@ -126,10 +126,8 @@ Segment = tuple[str, str]  # text, theme style name
 
 
 def batch_title(b: Batch, *, with_time: TimeMode | None = None, aborted: bool = False) -> list[Segment]:
-    """A batch header on one line, short enough for 120 columns: what is default or absent is left
-    out (no codec when none, no producer fields without a producer, no time without one), and what
-    must not be missed (transactional, aborted, control, an invalid CRC) comes first, before any cut.
-    ``--format json`` has every field."""
+    """A batch header on one line, short enough for 120 columns: defaults and absent fields left out,
+    what must not be missed (an invalid CRC, transactional, aborted, control) first, before any cut."""
     count = b.recordCount if b.recordCount is not None else 0
     parts: list[Segment] = [(f"offsets {b.baseOffset}..{b.lastOffset}", ""), (plural(count, "record"), "")]
     if not b.crcValid:
