@@ -27,8 +27,7 @@ _CODES = {"int8": "b", "int16": "h", "int32": "i", "int64": "q", "uint16": "H", 
 _FIXED = {name: struct.Struct(">" + code) for name, code in _CODES.items()}
 _I8, _I16, _I32 = _FIXED["int8"], _FIXED["int16"], _FIXED["int32"]
 
-UNKNOWN_TAGS = "_unknownTaggedFields"
-"""Key under which a struct keeps tagged fields its schema does not name: {tag: hex of the value}."""
+UNKNOWN_TAGS = "_unknownTaggedFields"  # a struct's tagged fields its schema does not name: {tag: hex}
 
 Versions = tuple[int, int]  # inclusive; (0, -1) is empty
 _NONE: Versions = (0, -1)
