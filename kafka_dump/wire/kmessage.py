@@ -1,8 +1,7 @@
 """A schema-driven reader of Kafka's message encoding (the protocol's generated ``Message`` classes).
 
-Kafka's own logs (``__consumer_offsets``, ``__transaction_state``, ``__cluster_metadata``, KRaft
-control records, producer snapshots) hold messages defined by JSON schemas; their field tables are
-in ``kafka_dump/wire/kschemas.py``. The wire rules, per field and message version:
+Kafka's own logs (``__consumer_offsets``, ``__transaction_state``, ``__cluster_metadata``, control
+records, producer snapshots) hold messages with field tables in ``kschemas.py``. The wire rules:
 
     int8 int16 int32 int64 uint16 uint32 float64   big-endian, fixed size; bool: one byte, non-zero = true
     uuid                16 bytes, shown as Kafka's ``Uuid.toString`` (URL-safe base64, no padding)
