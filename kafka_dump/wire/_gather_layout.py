@@ -8,13 +8,14 @@ from __future__ import annotations
 
 from array import array
 
+from kafka_dump.wire.layout import INT64_MAX
+
 EXACT = 128
 SUB_BITS = 6
 SUB = 1 << SUB_BITS
 NBUCKETS = 3712  # bucket_of(2**63 - 1) + 1
 SLOTS = NBUCKETS + 4
 COUNT, TOTAL, MIN, MAX = NBUCKETS, NBUCKETS + 1, NBUCKETS + 2, NBUCKETS + 3
-INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 
 # null keys, null values, first offset delta, last offset delta, gaps, missing offsets,
 # min timestamp, max timestamp (None when no record has one), others, error reason, error position

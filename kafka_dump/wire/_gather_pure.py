@@ -15,8 +15,6 @@ from kafka_dump.model import Compression, Header
 from kafka_dump.native import bind, native
 from kafka_dump.wire import layout as L
 from kafka_dump.wire._gather_layout import (
-    INT64_MAX,
-    INT64_MIN,
     NBUCKETS,
     SLOTS,
     Gathered,
@@ -27,6 +25,7 @@ from kafka_dump.wire._gather_layout import (
     hist_add,
     new_histogram,
 )
+from kafka_dump.wire.layout import INT64_MAX, INT64_MIN
 from kafka_dump.wire.message import WRAPPER_CODECS, Message, inner_base, inner_messages, sound_wrapper
 from kafka_dump.wire.records import v2_records
 

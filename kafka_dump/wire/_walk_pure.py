@@ -84,7 +84,6 @@ Checksum = Callable[[memoryview], int]
 EntryRow = tuple[int, int, int, int]
 
 _PREFIX = L.MAGIC_OFFSET + 1
-_INT64_MAX = 2**63 - 1
 
 
 def _inner_span(data: bytes, magic: int, crc32: Checksum) -> tuple[int, int, int] | None:
@@ -148,7 +147,7 @@ def walk_entries(
             if crc32c(view[pos + L.V2_ATTRIBUTES_OFFSET : entry_end]) != crc:
                 break
             base, last_offset, n, row_ts = offset, offset + last_delta, count, max_ts
-            if last_offset > _INT64_MAX or (last is not None and base <= last):
+            if last_offset > L.INT64_MAX or (last is not None and base <= last):
                 break
             if deep:
                 codec = attributes & L.COMPRESSION_MASK

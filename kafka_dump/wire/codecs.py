@@ -87,6 +87,15 @@ def _undecodable(reason: str) -> CompressionError:
     return CompressionError(reason, check=Check.DECOMPRESS)
 
 
+def _take(parts: list[bytes], part: bytes, total: int, limit: int) -> int:
+    """``total`` with ``part`` added to ``parts``, refused once past ``limit``."""
+    total += len(part)
+    if total > limit:
+        raise _too_big(limit)
+    parts.append(part)
+    return total
+
+
 _GUNZIP_STEP = 8 << 20  # output asked of zlib at a time: a bomb is refused before a join doubles it
 
 
@@ -102,10 +111,7 @@ def _gunzip(data: bytes | memoryview, limit: int) -> bytes:
         while True:
             want = min(_GUNZIP_STEP, limit + 1 - total)
             part = d.decompress(pending, want)
-            total += len(part)
-            if total > limit:
-                raise _too_big(limit)
-            parts.append(part)
+            total = _take(parts, part, total, limit)
             pending = d.unconsumed_tail
             if d.eof or (not pending and len(part) < want):
                 break
@@ -148,9 +154,8 @@ def _unsnappy(data: memoryview, limit: int) -> bytes:
     parts: list[Any] = []
     total = 0
     pos = XERIAL_HEADER_SIZE
-    magic_size = len(XERIAL_MAGIC)
     while pos + 4 <= len(data):  # snappy-java ignores fewer than 4 bytes left at the end
-        if data[pos : pos + magic_size] == XERIAL_MAGIC:
+        if data[pos : pos + len(XERIAL_MAGIC)] == XERIAL_MAGIC:
             # Concatenated streams: SnappyInputStream reads on through a further header.
             pos += XERIAL_HEADER_SIZE
             continue
@@ -296,10 +301,7 @@ def _unzstd(data: bytes | memoryview, limit: int) -> bytes:
         part = reader.read(min(_ZSTD_READ, limit + 1 - total))
         if not part:
             return parts[0] if len(parts) == 1 else b"".join(parts)
-        total += len(part)
-        if total > limit:
-            raise _too_big(limit)
-        parts.append(part)
+        total = _take(parts, part, total, limit)
 
 
 @functools.cache

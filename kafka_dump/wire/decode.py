@@ -66,8 +66,7 @@ def decode_legacy_inner(
     inner: list[Message] = []
     error: CorruptRecordError | None = None
     try:
-        for msg in inner_messages(data, wrapper_magic):
-            inner.append(msg)
+        inner.extend(inner_messages(data, wrapper_magic))  # the messages before an error stay
     except CorruptRecordError as exc:
         error = exc
     if not inner:

@@ -12,11 +12,10 @@ from kafka_dump.model import Record
 from kafka_dump.native import bind, native
 from kafka_dump.wire import layout as L
 from kafka_dump.wire.checksum import crc32c
+from kafka_dump.wire.layout import INT64_MAX, INT64_MIN
 from kafka_dump.wire.message import encode_message, inner_base, inner_messages
 from kafka_dump.wire.varint import encode_varint, varint_size
 
-INT64_MIN = -(2**63)
-INT64_MAX = 2**63 - 1
 _NULL = encode_varint(-1)
 _MESSAGE_OVERHEAD = {0: L.LOG_OVERHEAD + L.LEGACY_MIN_SIZE[0], 1: L.LOG_OVERHEAD + L.LEGACY_MIN_SIZE[1]}
 

@@ -1,8 +1,7 @@
 """A schema-driven reader of Kafka's message encoding (the protocol's generated ``Message`` classes).
 
-Kafka's own logs (``__consumer_offsets``, ``__transaction_state``, ``__cluster_metadata``, KRaft
-control records, producer snapshots) hold messages defined by JSON schemas; their field tables are
-in ``kafka_dump/wire/kschemas.py``. The wire rules, per field and message version:
+Kafka's own logs (``__consumer_offsets``, ``__transaction_state``, ``__cluster_metadata``, control
+records, producer snapshots) hold messages with field tables in ``kschemas.py``. The wire rules:
 
     int8 int16 int32 int64 uint16 uint32 float64   big-endian, fixed size; bool: one byte, non-zero = true
     uuid                16 bytes, shown as Kafka's ``Uuid.toString`` (URL-safe base64, no padding)
@@ -27,8 +26,7 @@ _CODES = {"int8": "b", "int16": "h", "int32": "i", "int64": "q", "uint16": "H", 
 _FIXED = {name: struct.Struct(">" + code) for name, code in _CODES.items()}
 _I8, _I16, _I32 = _FIXED["int8"], _FIXED["int16"], _FIXED["int32"]
 
-UNKNOWN_TAGS = "_unknownTaggedFields"
-"""Key under which a struct keeps tagged fields its schema does not name: {tag: hex of the value}."""
+UNKNOWN_TAGS = "_unknownTaggedFields"  # a struct's tagged fields its schema does not name: {tag: hex}
 
 Versions = tuple[int, int]  # inclusive; (0, -1) is empty
 _NONE: Versions = (0, -1)

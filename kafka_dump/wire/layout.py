@@ -190,6 +190,7 @@ DELETE_HORIZON_BIT = 0x40
 
 NO_SEQUENCE = -1
 INT32_MAX = 2**31 - 1
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 
 # The scalar constants _layout.h carries besides each layout's size and its fields' offsets and lengths.
 C_CONSTANTS = (
