@@ -1,4 +1,4 @@
-"""The compiled inflate-ahead engine (``native/_ahead.c``) against ``codecs.decompress``.
+"""The compiled inflate-ahead engine (``native/ahead.c``) against ``codecs.decompress``.
 
 ``take`` must give, for every payload, what ``codecs.decompress`` gives: the same bytes, or an
 exception of the same type and text. The payloads here are the members the engine inflates itself

@@ -29,7 +29,11 @@ from kafka_dump.analysis.convert_run import convert_segment
 from kafka_dump.errors import CompressionError, KafkaDumpError
 from kafka_dump.log.segment import read_segment
 from kafka_dump.model import Batch, Compression, Problem
-from kafka_dump.wire import _pure, _pure_encoder, _recheck_pure, _transcode_pure, codecs
+from kafka_dump.wire import codecs
+from kafka_dump.wire import decode as _pure
+from kafka_dump.wire import encoder as _pure_encoder
+from kafka_dump.wire import recheck as _recheck_pure
+from kafka_dump.wire import transcode as _transcode_pure
 from kafka_dump.wire.checksum import crc32c
 from kafka_dump.wire.codecs import (
     DEFAULT_MAX_BATCH_BYTES,

@@ -1,4 +1,4 @@
-"""The encoder's twins agree: the compiled ``_encoder.c`` gives the pure ``_pure_encoder``'s bytes, sizes
+"""The encoder's twins agree: the compiled ``encoder.c`` gives the pure ``_pure_encoder``'s bytes, sizes
 and errors, for any records (Hypothesis) and for every batch of every segment we have."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from kafka_dump.log.segment import read_segment
 from kafka_dump.model import Batch, Record, TimestampType, new_header, new_record
-from kafka_dump.wire import _pure_encoder as pure
+from kafka_dump.wire import encoder as pure
 from tests.conftest import FIXTURES, SHARED_REAL, reference_module
 
 compiled = pytest.importorskip("kafka_dump.native._native")

@@ -18,7 +18,8 @@ import kafka_dump.wire.gather as gather
 from kafka_dump.analysis.stats import SegmentStats
 from kafka_dump.analysis.stats_walk import iter_stats
 from kafka_dump.render.stats import stats_json
-from kafka_dump.wire import _gather_pure, _pure
+from kafka_dump.wire import _gather_pure
+from kafka_dump.wire import decode as _pure
 from tests.batches import default_records, legacy_messages, legacy_records, v2_batch
 from tests.conftest import FIXTURES, SHARED_REAL, reference_module
 

@@ -236,7 +236,7 @@ def _both_plain(data: bytes, pos: int, end: int, with_records: bool, payload: in
 
 
 def _speedups_or_pure_run(data: bytes, pos: int, end: int, with_records: bool) -> tuple[list[Batch], int]:
-    from kafka_dump.wire import _pure
+    from kafka_dump.wire import decode as _pure
 
     return native.reference(_pure.decode_legacy_run)("f", data, pos, end, 1000, with_records)
 

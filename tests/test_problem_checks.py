@@ -16,7 +16,8 @@ from kafka_dump.errors import CorruptRecordError
 from kafka_dump.log.segment import read_segment
 from kafka_dump.model import Batch, Check, Compression, Problem, ProblemKind, new_record
 from kafka_dump.render.jsonl import problem_object
-from kafka_dump.wire import _pure, _walk_pure, legacy, v2
+from kafka_dump.wire import _walk_pure, legacy, v2
+from kafka_dump.wire import decode as _pure
 from kafka_dump.wire import layout as L
 from kafka_dump.wire.codecs import compress, decompress
 from kafka_dump.wire.message import Message, encode_message

@@ -1,4 +1,4 @@
-"""The twins of convert's record check (``native/_recheck.c`` and ``_recheck_pure.py``) agree, and are right.
+"""The twins of convert's record check (``native/recheck.c`` and ``recheck.py``) agree, and are right.
 
 The records are written by kafka-python's ``DefaultRecordBatchBuilder`` (an independent writer);
 the Records they must match are built from the same inputs. Both twins must say "the same" (-1) for
@@ -17,7 +17,7 @@ from kafka.record.default_records import DefaultRecordBatchBuilder
 
 from kafka_dump.model import Record, new_header, new_record
 from kafka_dump.native import reference
-from kafka_dump.wire import _recheck_pure
+from kafka_dump.wire import recheck as _recheck_pure
 
 try:
     from kafka_dump.native import _native as _recheck

@@ -52,7 +52,7 @@ def test_version_loads_no_command_and_no_ui() -> None:
         "from kafka_dump.cli import main\n"
         "sys.argv = ['kdump', '--version']\n"
         "try:\n    main()\nexcept SystemExit:\n    pass\n"
-        "print(sorted(m for m in sys.modules if m in ('kafka_dump.wire._pure', 'kafka_dump.wire.encode') "
+        "print(sorted(m for m in sys.modules if m in ('kafka_dump.wire.decode', 'kafka_dump.wire.encode') "
         "or m.startswith(('rich', "
         "'kafka_dump.commands.', 'kafka_dump.log.segment', 'kafka_dump.render'))), file=sys.stderr)\n"
     )
@@ -83,7 +83,7 @@ def _modules_after(args: list[str], names: tuple[str, ...]) -> list[str]:
     return loaded
 
 
-OTHER_TWINS = ("kafka_dump.wire._gather_pure", "kafka_dump.wire._pure_encoder", "kafka_dump.wire._pure")
+OTHER_TWINS = ("kafka_dump.wire._gather_pure", "kafka_dump.wire.encoder", "kafka_dump.wire.decode")
 
 
 def test_version_makes_no_dataclass_and_loads_no_other_twin() -> None:

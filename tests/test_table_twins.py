@@ -1,4 +1,4 @@
-"""The table's row twins agree exactly: ``render/rows.py`` (the reference) and ``native/_tablefast.c``.
+"""The table's row twins agree exactly: ``render/rows.py`` (the reference) and ``native/rows.c``.
 
 Each function on random values (Hypothesis), and the whole table of every fixture, of the bad corpus
 and of hostile.log, at several widths, with and without colour, in every ``--time`` mode.

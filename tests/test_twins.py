@@ -24,7 +24,7 @@ from kafka.record.default_records import DefaultRecordBatchBuilder
 from kafka.record.legacy_records import LegacyRecordBatchBuilder
 
 import kafka_dump.wire as twins
-import kafka_dump.wire._pure
+import kafka_dump.wire.decode
 from kafka_dump import native
 from kafka_dump.errors import KafkaDumpError
 from kafka_dump.log.segment import read_segment
@@ -45,15 +45,17 @@ def _compiled(name: str) -> ModuleType:
 
 
 speedups = jsonfast = _compiled("kafka_dump.native._native")
-_pure = reference_module(kafka_dump.wire._pure)  # the pure decoder, whatever its module binds
+_pure = reference_module(kafka_dump.wire.decode)  # the pure decoder, whatever its module binds
 batch_json = native.reference(jsonl.batch_json)
 # The decoder's twin functions, every name the pure decoder binds: a new one is swapped too.
-DECODER_FUNCTIONS = sorted(n for n, f in native.REFERENCES.items() if f.__module__ == "kafka_dump.wire._pure")
+DECODER_FUNCTIONS = sorted(
+    n for n, f in native.REFERENCES.items() if f.__module__ == "kafka_dump.wire.decode"
+)
 # Every module that binds compiled functions, and the compiled names that none binds (tests, and the
 # inflate-ahead engine, which log/ahead.py wraps).
 BINDERS = (
-    "kafka_dump.wire._pure", "kafka_dump.wire._walk_pure", "kafka_dump.wire._gather_pure",
-    "kafka_dump.wire._pure_encoder", "kafka_dump.wire._recheck_pure", "kafka_dump.wire._transcode_pure",
+    "kafka_dump.wire.decode", "kafka_dump.wire._walk_pure", "kafka_dump.wire._gather_pure",
+    "kafka_dump.wire.encoder", "kafka_dump.wire.recheck", "kafka_dump.wire.transcode",
     "kafka_dump.render.jsonl", "kafka_dump.render.rows",
 )  # fmt: skip
 UNBOUND = {"InflateEngine", "compressed_spans", "crc32"}

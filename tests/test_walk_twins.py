@@ -14,7 +14,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import kafka_dump.wire as twins
-from kafka_dump.wire import _pure, _walk_pure
+from kafka_dump.wire import _walk_pure
+from kafka_dump.wire import decode as _pure
 from kafka_dump.wire.walk import RecordWalk
 
 from .batches import default_records, raw_record, raw_v2_batch, v2_batch

@@ -3,7 +3,7 @@
 The common old segment is v1 wrappers of compressed inner messages. Written as v2 with the default
 batching each wrapper becomes one v2 batch holding the same records (``analysis/convert.py``), so
 the reader here takes a window of the file at a time and hands the sound wrappers at its start to
-the transcode twin (``wire/_transcode_pure.py``) in one call: each one's inner messages, inflated by
+the transcode twin (``wire/transcode.py``) in one call: each one's inner messages, inflated by
 ``inflater`` (the one place a wrapper's inflated bytes come from), are transcoded to v2 records by
 the encoder twin (``v1_inner_to_v2``); the writer later checks the batches written against those
 inner messages where they lie. Only an entry that the segment reader would read as one sound batch
@@ -24,8 +24,8 @@ from kafka_dump.log.ahead import Inflating
 from kafka_dump.log.segment import read_segment, read_segment_runs
 from kafka_dump.log.window import CHUNK_SIZE, Window, open_segment
 from kafka_dump.model import Batch, Compression, Problem, item_end
-from kafka_dump.wire._transcode_pure import Wrapper, read_wrappers, unlz4_frame
 from kafka_dump.wire.codecs import decompress, lz4_frame_header
+from kafka_dump.wire.transcode import Wrapper, read_wrappers, unlz4_frame
 
 Codec = Callable[[int, memoryview], bytes]  # (codec id, payload) -> the payload decompressed
 _CODECS = {int(c): c for c in Compression}
@@ -42,7 +42,7 @@ class TranscodedRun(NamedTuple):
     position: int
     sizeInBytes: int
     codec: Compression  # the wrappers'
-    wrappers: list[Wrapper]  # see wire/_transcode_pure.py
+    wrappers: list[Wrapper]  # see wire/transcode.py
     recordCount: int
 
 

@@ -4,7 +4,7 @@ write them to a temporary file beside the output, verify, then rename.
 Verification is part of every run, in one pass over the bytes as they are written (nothing is
 decoded twice). Each entry is read again from the very bytes written and compared with the batch it
 was meant to hold: every record's offset, timestamp, key, value and headers, the batch fields the
-target keeps, and every CRC (v2 records by ``wire/_recheck_pure.py``, whose compiled twin compares them
+target keeps, and every CRC (v2 records by ``wire/recheck.py``, whose compiled twin compares them
 where they lie, building no Record); and what verify-crc's deep check finds across entries holds
 too (offsets growing from entry to entry, no record time past maxTimestamp). Once the file is synced
 it is read back: it must hold exactly the bytes that were checked. Anything else deletes the
@@ -36,8 +36,6 @@ from kafka_dump.log.writer import NO_TIMESTAMP, IndexBuilder, fsync_dir
 from kafka_dump.model import Batch, Compression, ControlType, Problem, ProblemKind, Record, TimestampType
 from kafka_dump.wire import encode_entry, legacy, v2
 from kafka_dump.wire import layout as L
-from kafka_dump.wire._recheck_pure import same_as_v1_inner, same_v2_records
-from kafka_dump.wire._transcode_pure import lz4_frame, write_wrappers
 from kafka_dump.wire.checksum import crc32c
 from kafka_dump.wire.codecs import (
     DEFAULT_MAX_BATCH_BYTES,
@@ -46,6 +44,8 @@ from kafka_dump.wire.codecs import (
     decompress,
     lz4_frame_header,
 )
+from kafka_dump.wire.recheck import same_as_v1_inner, same_v2_records
+from kafka_dump.wire.transcode import lz4_frame, write_wrappers
 
 
 class CorruptInputError(KafkaDumpError):
@@ -328,7 +328,7 @@ class _TempSegment:
     ) -> None:
         """Write the v2 batches of a run of transcoded wrappers (``convert_fast``), as ``write_entry``
         writes the batches ``Converter`` makes of them, each checked against its wrapper's inner
-        messages where it lies (``wire/_transcode_pure.py``)."""
+        messages where it lies (``wire/transcode.py``)."""
         squeeze = _squeezer(codec, level if codec in _LEVELLED else None)
         data, rows, last, failure = write_wrappers(
             run.wrappers, int(codec), squeeze, self._verifier(max_batch_bytes), crc32c, same_as_v1_inner,

@@ -2,7 +2,7 @@
 
 Inflating gzip is most of the work of reading a gzip segment, and zlib needs no interpreter while it
 inflates. So while a reader (the segment reader, the entry walk, convert's transcoder) works through
-one stretch of a read window, ``native/_ahead.c``'s ``InflateEngine`` scans the window for the
+one stretch of a read window, ``native/ahead.c``'s ``InflateEngine`` scans the window for the
 compressed payloads the reader will meet, in file order, and a POSIX thread inflates the gzip ones
 after it; when the thread is behind, the reader inflates the next waiting one itself.
 

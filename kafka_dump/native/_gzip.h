@@ -1,6 +1,6 @@
 /*
  * The gzip members the compiled inflaters read with zlib (_transcode.gunzip, the inflate-ahead engine
- * in _ahead.c): deflate, no header CRC nor reserved flags, one member, its trailer checked here with
+ * in ahead.c): deflate, no header CRC nor reserved flags, one member, its trailer checked here with
  * _wire.h's CRC-32 instead of zlib's. Anything else is left to codecs.decompress.
  */
 #ifndef KDUMP_GZIP_H

@@ -14,34 +14,34 @@ from kafka_dump.render.rows import messages as messages
 from kafka_dump.wire._gather_pure import gather_legacy_inner as gather_legacy_inner
 from kafka_dump.wire._gather_pure import gather_legacy_wrappers as gather_legacy_wrappers
 from kafka_dump.wire._gather_pure import gather_v2_records as gather_v2_records
-from kafka_dump.wire._pure import decode_legacy_inner as decode_legacy_inner
-from kafka_dump.wire._pure import decode_legacy_run as decode_legacy_run
-from kafka_dump.wire._pure import decode_legacy_wrapper as decode_legacy_wrapper
-from kafka_dump.wire._pure import decode_v2_records as decode_v2_records
-from kafka_dump.wire._pure_encoder import encode_legacy_messages as encode_legacy_messages
-from kafka_dump.wire._pure_encoder import encode_v2_entry as encode_v2_entry
-from kafka_dump.wire._pure_encoder import encode_v2_records as encode_v2_records
-from kafka_dump.wire._pure_encoder import legacy_messages_size as legacy_messages_size
-from kafka_dump.wire._pure_encoder import v1_inner_to_v2 as v1_inner_to_v2
-from kafka_dump.wire._pure_encoder import v2_records_size as v2_records_size
-from kafka_dump.wire._recheck_pure import same_as_v1_inner as same_as_v1_inner
-from kafka_dump.wire._recheck_pure import same_v2_records as same_v2_records
-from kafka_dump.wire._transcode_pure import gunzip as gunzip
-from kafka_dump.wire._transcode_pure import lz4_frame as lz4_frame
-from kafka_dump.wire._transcode_pure import read_wrappers as read_wrappers
-from kafka_dump.wire._transcode_pure import unlz4_frame as unlz4_frame
-from kafka_dump.wire._transcode_pure import write_wrappers as write_wrappers
 from kafka_dump.wire._walk_pure import walk_entries as walk_entries
 from kafka_dump.wire._walk_pure import walk_v2_records as walk_v2_records
+from kafka_dump.wire.decode import decode_legacy_inner as decode_legacy_inner
+from kafka_dump.wire.decode import decode_legacy_run as decode_legacy_run
+from kafka_dump.wire.decode import decode_legacy_wrapper as decode_legacy_wrapper
+from kafka_dump.wire.decode import decode_v2_records as decode_v2_records
+from kafka_dump.wire.encoder import encode_legacy_messages as encode_legacy_messages
+from kafka_dump.wire.encoder import encode_v2_entry as encode_v2_entry
+from kafka_dump.wire.encoder import encode_v2_records as encode_v2_records
+from kafka_dump.wire.encoder import legacy_messages_size as legacy_messages_size
+from kafka_dump.wire.encoder import v1_inner_to_v2 as v1_inner_to_v2
+from kafka_dump.wire.encoder import v2_records_size as v2_records_size
+from kafka_dump.wire.recheck import same_as_v1_inner as same_as_v1_inner
+from kafka_dump.wire.recheck import same_v2_records as same_v2_records
+from kafka_dump.wire.transcode import gunzip as gunzip
+from kafka_dump.wire.transcode import lz4_frame as lz4_frame
+from kafka_dump.wire.transcode import read_wrappers as read_wrappers
+from kafka_dump.wire.transcode import unlz4_frame as unlz4_frame
+from kafka_dump.wire.transcode import write_wrappers as write_wrappers
 
-# _speedups.c: zlib.crc32 by the decoders' path or by the tables alone (for the tests).
+# decode.c: zlib.crc32 by the decoders' path or by the tables alone (for the tests).
 def crc32(data: bytes, table_only: bool = False, /) -> int: ...
 
-# _gather.c: its histograms' layout, which must be _gather_layout.py's.
+# gather.c: its histograms' layout, which must be _gather_layout.py's.
 NBUCKETS: int
 SLOTS: int
 
-# _ahead.c: the inflate-ahead engine (log/ahead.py's Ahead uses it) and its scan.
+# ahead.c: the inflate-ahead engine (log/ahead.py's Ahead uses it) and its scan.
 class InflateEngine:
     def __init__(
         self,

@@ -23,30 +23,30 @@ EACH_FILE(DECLARE_INIT)
 EACH_FUNCTION(DECLARE_FUNCTION)
 
 static PyMethodDef methods[] = {
-    /* _speedups.c */
+    /* decode.c */
     {"decode_v2_records", decode_v2_records, METH_VARARGS,
      "decode_v2_records(data, pos, end, count, base_offset, base_timestamp, log_append_time, base_sequence)\n"
-     "-> (records, error or None); the compiled twin of kafka_dump.wire._pure.decode_v2_records."},
+     "-> (records, error or None); the compiled twin of kafka_dump.wire.decode.decode_v2_records."},
     {"decode_legacy_inner", decode_legacy_inner, METH_VARARGS,
      "decode_legacy_inner(data: bytes, wrapper_magic, wrapper_offset, log_append_time) -> (records, error or None);\n"
-     "the compiled twin of kafka_dump.wire._pure.decode_legacy_inner."},
+     "the compiled twin of kafka_dump.wire.decode.decode_legacy_inner."},
     {"decode_legacy_wrapper", decode_legacy_wrapper, METH_VARARGS,
      "decode_legacy_wrapper(file, buf, pos, end, file_pos, with_records, max_batch_bytes, max_records, decompress)\n"
-     "-> Batch or None; the compiled twin of kafka_dump.wire._pure.decode_legacy_wrapper."},
+     "-> Batch or None; the compiled twin of kafka_dump.wire.decode.decode_legacy_wrapper."},
     {"decode_legacy_run", decode_legacy_run, METH_VARARGS,
      "decode_legacy_run(file, data, pos, end, file_pos, with_records) -> (batches, bytes used);\n"
-     "the compiled twin of kafka_dump.wire._pure.decode_legacy_run."},
+     "the compiled twin of kafka_dump.wire.decode.decode_legacy_run."},
     {"crc32", crc32_paths, METH_VARARGS,
      "crc32(data, table_only=False) -> zlib.crc32(data), by the path the decoders take (folding with\n"
      "PCLMULQDQ where the CPU has it) or by the tables alone; for the tests."},
-    /* _walk.c */
+    /* walk.c */
     {"walk_v2_records", walk_v2_records, METH_VARARGS,
      "walk_v2_records(data, pos, end, count, last_offset_delta) -> (records, keyBytes, valueBytes, "
      "headerBytes, nullKeys, nullValues, headers, maxTimestampDelta, error, errorPosition)"},
     {"walk_entries", walk_entries, METH_VARARGS,
      "walk_entries(data, pos, end, file_pos, deep, last, after_damage, max_records, entry_limit, crc32c, crc32, "
      "decompress, rows) -> (used, batches, records, gaps, last, after_damage)"},
-    /* _jsonfast.c */
+    /* jsonl.c */
     {"batch_json", batch_json, METH_VARARGS,
      "batch_json(file_json, batch, records, payload) -> bytes; the compiled twin of\n"
      "kafka_dump.render.jsonl.batch_json."},
@@ -56,7 +56,7 @@ static PyMethodDef methods[] = {
     {"plain_run_json", plain_run_json, METH_VARARGS,
      "plain_run_json(file_json, data, pos, end, file_pos, with_records, payload) -> (bytes, batches, bytes used);\n"
      "the compiled twin of kafka_dump.render.jsonl.plain_run_json."},
-    /* _encoder.c */
+    /* encoder.c */
     {"encode_v2_records", encode_v2_records, METH_VARARGS,
      "encode_v2_records(records, base_offset, base_timestamp, log_append_time) -> bytes"},
     {"encode_v2_entry", encode_v2_entry, METH_VARARGS,
@@ -69,7 +69,7 @@ static PyMethodDef methods[] = {
     {"v1_inner_to_v2", v1_inner_to_v2, METH_VARARGS,
      "v1_inner_to_v2(data, wrapper_offset, max_records) -> (records, count, first_offset, last_offset, "
      "base_timestamp, max_timestamp) | None"},
-    /* _gather.c */
+    /* gather.c */
     {"gather_v2_records", gather_v2_records, METH_VARARGS,
      "Validate, then add to histograms the records of one v2 batch (see _gather_pure.py)."},
     {"gather_legacy_inner", gather_legacy_inner, METH_VARARGS,
@@ -78,7 +78,7 @@ static PyMethodDef methods[] = {
     {"gather_legacy_wrappers", gather_legacy_wrappers, METH_VARARGS,
      "Count the run of compressed v0/v1 wrappers at pos whose inner messages are the plain case (see "
      "_gather_pure.py)."},
-    /* _recheck.c */
+    /* recheck.c */
     {"same_v2_records", same_v2_records, METH_VARARGS,
      "same_v2_records(data, pos, end, base_offset, base_timestamp, log_append_time, expected) -> int\n"
      "The index of the first record of data[pos:end] that differs from expected, or -1."},
@@ -87,7 +87,7 @@ static PyMethodDef methods[] = {
      "The index of the first v2 record of data[pos:end] that differs from the v1 inner messages of a\n"
      "decompressed wrapper, or whose offset is not above the previous one's (or -1); the records found\n"
      "the same; the largest record time and the last offset among them."},
-    /* _transcode.c */
+    /* transcode.c */
     {"gunzip", gunzip, METH_VARARGS,
      "gunzip(payload, limit) -> bytes | None: a gzip payload as codecs.decompress\n"
      "inflates it, or None where it cannot vouch for that (then ask codecs.decompress)."},
@@ -103,11 +103,11 @@ static PyMethodDef methods[] = {
     {"write_wrappers", write_wrappers, METH_VARARGS,
      "write_wrappers(items, codec, compress, decompress, crc32c, same, last_offset)\n"
      "-> (data, rows, last_offset, failure): read_wrappers' items as checked v2 entries."},
-    /* _ahead.c */
+    /* ahead.c */
     {"compressed_spans", compressed_spans, METH_VARARGS,
      "compressed_spans(data, pos, end) -> list of (codec, start, length): ahead.py's scan (gzip wanted),\n"
      "as the engine's scan() finds them."},
-    /* _tablefast.c */
+    /* rows.c */
     {"cells", cells, METH_VARARGS,
      "cells(records, max_bytes, time_mode, first, columns) -> (blank, widths);\n"
      "the compiled twin of kafka_dump.render.rows.cells."},

@@ -2,7 +2,7 @@
 
 A batch's line is the hot part of ``dump --format json``; it has two twins that write the same
 bytes: ``batch_json`` (with ``records_json``) here, the reference, and the compiled one in
-``native/_jsonfast.c``, bound at the end of this module. Lines are written as bytes, straight to
+``native/jsonl.c``, bound at the end of this module. Lines are written as bytes, straight to
 stdout's buffer.
 
 Two more pairs of twins write many lines in one call: ``run_json``, the lines of a ``BatchRun``;

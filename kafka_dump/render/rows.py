@@ -1,7 +1,7 @@
 """The bulk table's hot loops, in two twins: the cells of plain records, and the lines of a table's rows.
 
 ``render/table.py`` keeps a table's buffered rows by column (lists of ``str``). Two steps cost per
-row, and each has a pure twin here (the reference) and a compiled one in ``native/_tablefast.c``,
+row, and each has a pure twin here (the reference) and a compiled one in ``native/rows.c``,
 bound at the end of this module:
 
 * ``cells`` appends the offset, time, key, value and headers cells of records whose cells are the

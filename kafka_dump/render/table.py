@@ -246,7 +246,7 @@ class TableRenderer:
 
     The buffer is kept by column (offsets, times, keys, values, headers, notes): the common cell,
     printable ASCII, is a plain ``str`` whose width is its length; the row twin (``render/rows.py``
-    or ``native/_tablefast.c``) makes those cells and writes the rows at known widths. Any other cell
+    or ``native/rows.c``) makes those cells and writes the rows at known widths. Any other cell
     (styled, wide characters) is listed in ``_special`` by (column, row) and its row drawn here.
     """
 

@@ -1,8 +1,8 @@
 """Pure functions over bytes: the wire formats, codecs, varints and checksums.
 
 The hot loops are pure functions whose modules bind their compiled twins (``kafka_dump.native``):
-the decoder (``_pure.py``), the validating walks (``_walk_pure.py``), the statistics walk
-(``_gather_pure.py``), the encoder's record loops (``_pure_encoder.py``, which ``encode.py`` builds
+the decoder (``decode.py``), the validating walks (``_walk_pure.py``), the statistics walk
+(``_gather_pure.py``), the encoder's record loops (``encoder.py``, which ``encode.py`` builds
 ``encode_entry`` on). The names below are read here at call time by the segment reader, ``v2.py``,
 ``legacy.py`` and the walks (so that a test can swap them), each module imported when one of its
 names is first read: a command loads only what its work takes.
@@ -15,13 +15,15 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from kafka_dump.wire._gather_pure import gather_legacy_inner, gather_v2_records
-    from kafka_dump.wire._pure import (
+    from kafka_dump.wire._walk_pure import walk_entries, walk_v2_records
+    from kafka_dump.wire.decode import (
         decode_legacy_inner,
         decode_legacy_run,
         decode_legacy_wrapper,
         decode_v2_records,
     )
-    from kafka_dump.wire._pure_encoder import (
+    from kafka_dump.wire.encode import encode_entry, encode_refusals, entry_size, new_batch
+    from kafka_dump.wire.encoder import (
         encode_legacy_messages,
         encode_v2_entry,
         encode_v2_records,
@@ -29,18 +31,16 @@ if TYPE_CHECKING:
         v1_inner_to_v2,
         v2_records_size,
     )
-    from kafka_dump.wire._walk_pure import walk_entries, walk_v2_records
-    from kafka_dump.wire.encode import encode_entry, encode_refusals, entry_size, new_batch
 
 # Each name -> the module (below this package) that defines it.
 _HOMES = {
-    **dict.fromkeys(("decode_v2_records", "decode_legacy_inner", "decode_legacy_run", "decode_legacy_wrapper"), "_pure"),
+    **dict.fromkeys(("decode_v2_records", "decode_legacy_inner", "decode_legacy_run", "decode_legacy_wrapper"), "decode"),
     **dict.fromkeys(("walk_v2_records", "walk_entries"), "_walk_pure"),
     **dict.fromkeys(("gather_v2_records", "gather_legacy_inner"), "_gather_pure"),
     **dict.fromkeys(
         ("encode_v2_records", "encode_v2_entry", "v2_records_size", "encode_legacy_messages", "legacy_messages_size",
          "v1_inner_to_v2"),
-        "_pure_encoder",
+        "encoder",
     ),
     **dict.fromkeys(("encode_entry", "encode_refusals", "entry_size", "new_batch"), "encode"),
 }  # fmt: skip

@@ -1,4 +1,4 @@
-"""The layout that both twins of the statistics walk share (``_gather_pure.py``, ``_gather.c``):
+"""The layout that both twins of the statistics walk share (``_gather_pure.py``, ``gather.c``):
 the histogram buckets and slots, and the shapes of their results. A leaf module, so that the
 compiled twin's users need not load the pure one.
 

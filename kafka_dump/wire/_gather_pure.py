@@ -1,4 +1,4 @@
-"""The pure-Python twin of the statistics walk over v2 records (the reference); ``_gather.c`` is
+"""The pure-Python twin of the statistics walk over v2 records (the reference); ``gather.c`` is
 the compiled one, and ``gather.py`` picks one of them.
 
 ``kdump stats`` needs sizes and counts, not Record objects. This walk reads the records of one v2

@@ -3,7 +3,7 @@
 The records are read by the decoder's reader (``records.v2_records``), so ``dump`` and ``verify-crc``
 report the same problem at the same byte; the walk adds two checks of its own,
 after a record's fields have been read: offset deltas strictly increasing from 0, none past the
-batch's ``lastOffsetDelta``. ``_walk.c`` is the compiled twin.
+batch's ``lastOffsetDelta``. ``walk.c`` is the compiled twin.
 
 ``walk_entries`` walks whole entries of a segment for ``verify-crc`` and stops before the first one
 it cannot vouch for; it never reports a problem itself (the segment reader does, on that entry).

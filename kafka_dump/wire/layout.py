@@ -6,7 +6,7 @@ and C cannot drift apart. Names follow Kafka's Java constants (``DefaultRecordBa
 is ``V2_CRC_OFFSET`` here); offsets count from the start of the log entry.
 
 Variable-length parts are described in the modules that read them: the v2 record (``DefaultRecord``)
-in ``_pure.py``, a v0/v1 message's key and value (``LegacyRecord``) in ``message.py``.
+in ``decode.py``, a v0/v1 message's key and value (``LegacyRecord``) in ``message.py``.
 """
 
 from __future__ import annotations

@@ -13,9 +13,9 @@ from kafka_dump import wire as _twins
 from kafka_dump.errors import CorruptRecordError
 from kafka_dump.model import Batch, Check, Compression, ControlRecord, ControlType, Record, TimestampType
 from kafka_dump.wire import layout as L
-from kafka_dump.wire._pure_encoder import finish_v2_entry
 from kafka_dump.wire.checksum import crc32c
 from kafka_dump.wire.codecs import compress, decompress
+from kafka_dump.wire.encoder import finish_v2_entry
 
 _T = TypeVar("_T")
 _TIMESTAMP_TYPES = (TimestampType.CREATE_TIME, TimestampType.LOG_APPEND_TIME)

@@ -2,7 +2,7 @@
 
 ``verify-crc --deep`` needs to know that every record is well framed and in order, and ``stats``
 needs counts and sizes; neither needs a Python object per record. The walk over the (decompressed)
-records is ``_walk_pure.walk_v2_records``, which binds its compiled twin (``native/_walk.c``);
+records is ``_walk_pure.walk_v2_records``, which binds its compiled twin (``native/walk.c``);
 ``walk_batch`` here decompresses a batch and walks it. ``_walk_pure.py`` walks whole entries for
 ``verify-crc`` too (``walk_entries``).
 """

@@ -1,5 +1,5 @@
 /*
- * The compiled twin of _transcode_pure.py: kdump convert's fast path, a run of v1 wrappers per call.
+ * The compiled twin of transcode.py: kdump convert's fast path, a run of v1 wrappers per call.
  *
  * read_wrappers walks the sound v1 CreateTime wrappers at the start of a window of the input and
  * gives each one's inner messages (inflated by the decompress function it is given: the one place

@@ -1,6 +1,6 @@
 /*
  * The compiled twin of kdump's encoder loops: the records of a v2 batch (DefaultRecord.writeTo) and
- * v0/v1 message sets (LegacyRecord.write), with their sizes. _pure_encoder.py is the reference: this
+ * v0/v1 message sets (LegacyRecord.write), with their sizes. encoder.py is the reference: this
  * module must give the same bytes, sizes and UnsupportedEncodingError messages for Record values
  * holding bytes and ints, and tests/test_encoder_twins.py checks that it does.
  *

@@ -1,4 +1,4 @@
-"""The reference twin of ``_transcode.c``: ``kdump convert``'s fast path, a run of v1 wrappers per call.
+"""The reference twin of ``transcode.c``: ``kdump convert``'s fast path, a run of v1 wrappers per call.
 
 ``read_wrappers`` takes the sound v1 CreateTime wrappers of one codec at the start of a window of
 the input: each one's inner messages (inflated by ``decompress``, the one place a wrapper's

@@ -6,7 +6,7 @@
  * decode_legacy_run), with no Batch or Record made (tests/test_json_runs.py checks both against
  * their pure twins in jsonl.py).
  * It reads Batch, Record and Header fields by name, through _model.h; it renders output, so it is a
- * module of the render layer, apart from the decoder's compiled twin (_speedups.c).
+ * module of the render layer, apart from the decoder's compiled twin (decode.c).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -507,11 +507,11 @@ done:
 
 /* ---- a run of plain v0/v1 messages, from their bytes straight to JSON ------------------------------ */
 
-/* A plain message (uncompressed, whole, well formed, valid CRC: what _speedups.decode_legacy_run
+/* A plain message (uncompressed, whole, well formed, valid CRC: what decode.c's decode_legacy_run
  * makes a one-record Batch of) as read from the wire; len -1 is null. */
 typedef LegacyMessage Plain;
 
-/* The message p[pos:end], under the conditions of _speedups.c's parse_message and a valid CRC (no
+/* The message p[pos:end], under the conditions of decode.c's parse_message and a valid CRC (no
  * reason is kept: the segment reader decodes, and reports, an entry that fails). */
 static inline int
 plain_message(const unsigned char *p, Py_ssize_t pos, Py_ssize_t end, Plain *m)

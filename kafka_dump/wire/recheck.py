@@ -1,4 +1,4 @@
-"""The reference twin of ``_recheck.c``: do the v2 records written hold exactly the Records meant?
+"""The reference twin of ``recheck.c``: do the v2 records written hold exactly the Records meant?
 
 ``kdump convert`` checks every v2 batch it writes against the Records it was built from. The
 compiled twin compares field by field without building a Record per record read; this one states

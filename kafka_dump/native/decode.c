@@ -1,5 +1,5 @@
 /*
- * The compiled twin of kdump's decoder hot loops, one function for each of _pure.py's:
+ * The compiled twin of kdump's decoder hot loops, one function for each of decode.py's:
  *
  *   decode_v2_records    the records of one v2 batch (DefaultRecord)
  *   decode_legacy_inner  the inner messages of a decompressed v0/v1 wrapper (LegacyRecord)
@@ -9,7 +9,7 @@
  * Each must give exactly what its pure twin gives -- the same records, the same error messages at
  * the same positions -- and tests/test_twins.py checks that it does. Offsets and sizes come from
  * _layout.h (generated from layout.py), the wire readers from _wire.h, the model's classes and
- * where their fields live from _model.h. The JSON writer is render/_jsonfast.c, a module of its own.
+ * where their fields live from _model.h. The JSON writer is render/jsonl.c, a module of its own.
  *
  * Memory safety: every read is checked against the record's own length, which is checked against the
  * end of the batch, which is checked against the buffer. No length from the data sizes an allocation

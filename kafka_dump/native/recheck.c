@@ -1,6 +1,6 @@
 /*
  * The compiled twin of the record check that `kdump convert` runs on every v2 batch it writes
- * (_recheck_pure.py is the reference): the records of the batch, as written, are compared with the
+ * (recheck.py is the reference): the records of the batch, as written, are compared with the
  * Records they must hold, field by field, without building a Python object per record. It must give
  * exactly what _recheck_pure gives (the index of the first record that differs, or -1), and
  * tests/test_recheck_twins.py checks that.

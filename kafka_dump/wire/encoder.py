@@ -2,7 +2,7 @@
 
 This is the reference implementation; the compiled ``_encoder`` gives the same bytes, sizes and
 errors, and ``kafka_dump.wire`` picks one of them once. The wire layouts are the decoder's (see
-``_pure.py`` for a v2 record and ``layout.py`` for a v0/v1 message); every varint is the shortest,
+``decode.py`` for a v2 record and ``layout.py`` for a v0/v1 message); every varint is the shortest,
 as Kafka writes it, so that decoded entries re-encode to the same bytes.
 """
 

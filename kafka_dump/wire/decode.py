@@ -1,7 +1,7 @@
 """The pure-Python twin of the decoder's hot loops: the records of one v2 batch, the inner messages of
 a v0/v1 wrapper, a sound compressed wrapper whole, and runs of plain v0/v1 messages.
 
-This is the reference implementation. The compiled twin (``_speedups.c``) implements the same
+This is the reference implementation. The compiled twin (``decode.c``) implements the same
 functions (``twins.DecoderTwin``) with the same results, errors and positions; ``kafka_dump.wire``
 picks one of them once.
 """
