@@ -57,7 +57,7 @@ gzip_more(const unsigned char *p, Py_ssize_t n, Py_ssize_t used)
 }
 
 /* A plain member inflated into *out (a new bytes object) with its input bytes in *used: 0, 1 to
- * decline, 2 past limit, -1 with an exception set (in _transcode.c). */
+ * decline, 2 past limit, -1 with an exception set (in transcode.c). */
 int zlib_gunzip(const unsigned char *p, Py_ssize_t n, Py_ssize_t limit, PyObject **out, Py_ssize_t *used);
 
 #endif

@@ -501,7 +501,7 @@ unpack_value(PyObject *fn, const char *name, const unsigned char *v, Py_ssize_t 
 }
 
 /* The decompressed value of a wrapper, as unpack_value gives it through codecs.decompress; a gzip one
- * inflated here when it is a plain member (_transcode.c's zlib_gunzip), else left to codecs. */
+ * inflated here when it is a plain member (transcode.c's zlib_gunzip), else left to codecs. */
 static PyObject *
 wrapper_value(const unsigned char *v, Py_ssize_t n, int codec, Py_ssize_t limit, int *refused)
 {
