@@ -375,12 +375,13 @@ check_window(Py_ssize_t pos, Py_ssize_t end, Py_ssize_t len)
     return 0;
 }
 
-/* Where the plain message at p[pos:end] ends, as its header says (magic 0 or 1, no codec, a size
- * within end), for the walkers of runs of plain messages; -1 when it is not one. The caller has
- * checked that a v0 message's header fits. */
+/* Where the plain message at p[pos:end] ends, as its header says (a v0 header's room, magic 0 or 1,
+ * no codec, a size within end), for the walkers of runs of plain messages; -1 when it is not one. */
 static inline Py_ssize_t
 plain_entry_end(const unsigned char *p, Py_ssize_t pos, Py_ssize_t end)
 {
+    if (end - pos < LOG_OVERHEAD + LEGACY_V0_MIN_SIZE)
+        return -1;
     int magic = (signed char)p[pos + LEGACY_MAGIC_OFFSET];
     int attributes = (signed char)p[pos + LEGACY_ATTRIBUTES_OFFSET];
     int32_t size = be32(p + pos + LEGACY_SIZE_OFFSET);

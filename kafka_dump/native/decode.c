@@ -1015,12 +1015,8 @@ decode_legacy_run(PyObject *self, PyObject *args)
     PyObject *batches = NULL, *result = NULL; /* batches: the list, once more than RUN_GATHER are made */
     IntCache timestamps = {0, NULL}, sizes = {0, NULL};
     Message m;
-    while (end - pos >= LOG_OVERHEAD + LEGACY_V0_MIN_SIZE) {
-        Py_ssize_t entry_end = plain_entry_end(p, pos, end);
-        if (entry_end < 0)
-            break;
-        if (legacy_message(p, pos, entry_end, &m) != LEGACY_OK) /* the segment reader reports why */
-            break;
+    Py_ssize_t entry_end; /* what is not a plain message ends the run: the segment reader reports it */
+    while ((entry_end = plain_entry_end(p, pos, end)) >= 0 && legacy_message(p, pos, entry_end, &m) == LEGACY_OK) {
         uint32_t crc = message_crc(p, pos, entry_end);
         if (crc != m.crc)
             break;

@@ -625,12 +625,8 @@ plain_run_json(PyObject *self, PyObject *args)
     Buf b = BUF_INIT;
     PyObject *result = NULL, *data = NULL;
     Plain m;
-    while (end - pos >= LOG_OVERHEAD + LEGACY_V0_MIN_SIZE) {
-        Py_ssize_t entry_end = plain_entry_end(p, pos, end);
-        if (entry_end < 0)
-            break;
-        if (plain_message(p, pos, entry_end, &m) < 0)
-            break;
+    Py_ssize_t entry_end;
+    while ((entry_end = plain_entry_end(p, pos, end)) >= 0 && plain_message(p, pos, entry_end, &m) == 0) {
         /* About five times the bytes left, for messages of 100 bytes in base64: one allocation for
          * most runs, made once the first message is known to be plain (a wrapper's entry needs none). */
         if (count == 0 && buf_reserve(&b, (end - pos) < PY_SSIZE_T_MAX / 8 ? (end - pos) * 6 : end - pos) < 0)
