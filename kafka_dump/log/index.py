@@ -11,6 +11,7 @@ lastStableOffset int64).
 from __future__ import annotations
 
 import struct
+from collections.abc import Iterator
 from itertools import islice
 from pathlib import Path
 
@@ -18,8 +19,15 @@ from kafka_dump.errors import KafkaDumpError
 from kafka_dump.log.segment import read_segment, segment_base_offset
 from kafka_dump.model import Batch, Check, Problem, ProblemKind
 
-OFFSET_ENTRY = struct.Struct(">ii")
-TIME_ENTRY = struct.Struct(">qi")
+OFFSET_ENTRY = struct.Struct(">ii")  # relative offset, position
+TIME_ENTRY = struct.Struct(">qi")  # timestamp, relative offset
+TXN_ENTRY = struct.Struct(">hqqqq")  # version, producerId, firstOffset, lastOffset, lastStableOffset
+
+
+def txn_entries(data: bytes, start: int = 0) -> Iterator[tuple[int, tuple[int, int, int, int, int]]]:
+    """(file position, entry) of each whole ``.txnindex`` entry in ``data``, read from file position ``start``."""
+    whole = len(data) - len(data) % TXN_ENTRY.size
+    return zip(range(start, start + whole, TXN_ENTRY.size), TXN_ENTRY.iter_unpack(data[:whole]), strict=True)
 
 
 def _entries(path: Path, entry: struct.Struct) -> list[tuple[int, int]]:
@@ -117,9 +125,6 @@ _CONFIRM_SCAN_LIMIT = 10_000
 
 # --- checking the index files against their log (verify-crc) ---------------------------------------------
 
-TXN_ENTRY = struct.Struct(
-    ">hqqqq"
-)  # version, producerId, firstOffset, lastOffset, lastStableOffset (AbortedTxn)
 _INDEX_SUFFIXES = (".index", ".timeindex", ".txnindex")
 
 
@@ -305,22 +310,13 @@ class IndexCheck:
         return self.take()
 
     def _check_txn(self, path: Path, data: bytes) -> None:
-        size = TXN_ENTRY.size
-        if len(data) % size:
+        size, tail = TXN_ENTRY.size, len(data) % TXN_ENTRY.size
+        if tail:
             reason = f"index size {len(data)} is not a multiple of its {size}-byte entries"
             self.problems.append(
-                _index_problem(
-                    path,
-                    len(data) - len(data) % size,
-                    len(data) % size,
-                    Check.INDEX_SIZE,
-                    reason,
-                    size,
-                    len(data),
-                )
+                _index_problem(path, len(data) - tail, tail, Check.INDEX_SIZE, reason, size, len(data))
             )
-        for at in range(0, len(data) - size + 1, size):
-            version, producer, first, last, lso = TXN_ENTRY.unpack_from(data, at)
+        for at, (version, producer, first, last, lso) in txn_entries(data):
             if version == 0 and producer == 0 and first == 0 and last == 0 and lso == 0:
                 break  # preallocated space
             if version != 0:

@@ -24,6 +24,9 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import BinaryIO, NamedTuple
 
+from kafka_dump.log.index import OFFSET_ENTRY as _OFFSET
+from kafka_dump.log.index import TIME_ENTRY as _TIME
+from kafka_dump.log.index import TXN_ENTRY, txn_entries
 from kafka_dump.log.segment import segment_base_offset
 from kafka_dump.model import Problem, ProblemKind
 from kafka_dump.wire import layout as L
@@ -145,11 +148,6 @@ def read_side_file(path: str | Path) -> Iterator[SideItem]:
         raise ValueError(f"{name}: not a side file")
 
 
-_OFFSET = struct.Struct(">ii")
-_TIME = struct.Struct(">qi")
-_TXN = struct.Struct(">hqqqq")
-
-
 def _chunks(path: str) -> Iterator[tuple[int, bytes]]:
     """(file position, bytes) in chunks; a chunk holds whole multiples of nothing in particular."""
     with open(path, "rb") as f:
@@ -238,24 +236,20 @@ def _fixed(
 
 
 def _txn_index(path: str) -> Iterator[SideItem]:
-    pending = b""
-    total = 0
+    pending, total, size = b"", 0, TXN_ENTRY.size
     for pos, chunk in _chunks(path):
         total = pos + len(chunk)
         data = pending + chunk
-        start = pos - len(pending)
-        n = len(data) // _TXN.size
-        for k in range(n):
-            txn = AbortedTxn(*_TXN.unpack_from(data, k * _TXN.size))
-            if txn.version != 0:
-                yield Problem(path, start + k * _TXN.size, _TXN.size, ProblemKind.CORRUPT,
-                              f"aborted transaction of unknown version {txn.version}")  # fmt: skip
-                continue
-            yield txn
-        pending = data[n * _TXN.size :]
+        for at, entry in txn_entries(data, pos - len(pending)):
+            if entry[0] != 0:
+                yield Problem(path, at, size, ProblemKind.CORRUPT,
+                              f"aborted transaction of unknown version {entry[0]}")  # fmt: skip
+            else:
+                yield AbortedTxn(*entry)
+        pending = data[len(data) - len(data) % size :]
     if pending:
         yield Problem(path, total - len(pending), len(pending), ProblemKind.PARTIAL_TAIL,
-                      f"{len(pending)} bytes at the end, less than one {_TXN.size}-byte entry")  # fmt: skip
+                      f"{len(pending)} bytes at the end, less than one {size}-byte entry")  # fmt: skip
 
 
 _SNAPSHOT_ENTRIES_AT = 6  # int16 version, uint32 crc
