@@ -135,16 +135,8 @@ class SideEntry(NamedTuple):
 
 
 DumpEvent = (
-    FileStart
-    | FileEnd
-    | BatchEvent
-    | AbortedBatchEvent
-    | BatchRun
-    | WrittenRun
-    | SideEntry
-    | Problem
-    | Summary
-)
+    FileStart | FileEnd | BatchEvent | AbortedBatchEvent | BatchRun | WrittenRun | SideEntry | Problem | Summary
+)  # fmt: skip
 _records_of = attrgetter("records")
 
 

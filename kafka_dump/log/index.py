@@ -142,6 +142,14 @@ def _index_problem(path: Path, at: int, length: int, check: str, reason: str, ex
     return Problem(str(path), at, length, ProblemKind.CORRUPT, reason, None, check, expected, found)
 
 
+def _check_size(path: Path, data: bytes, size: int, problems: list[Problem]) -> None:
+    if tail := len(data) % size:
+        reason = f"index size {len(data)} is not a multiple of its {size}-byte entries"
+        problems.append(
+            _index_problem(path, len(data) - tail, tail, Check.INDEX_SIZE, reason, size, len(data))
+        )
+
+
 class _Entries:
     """The real entries of an ``.index`` or ``.timeindex``, read one at a time (a zero entry after the
     first ends them: preallocated space), with their order checked as they are read."""
@@ -158,18 +166,7 @@ class _Entries:
         self._i = 0
         self.current: tuple[int, int, int] | None = None  # (byte position in the index, a, b)
         self._previous: tuple[int, int] | None = None
-        if len(data) % entry.size:
-            problems.append(
-                _index_problem(
-                    path,
-                    self._n * entry.size,
-                    len(data) % entry.size,
-                    Check.INDEX_SIZE,
-                    f"index size {len(data)} is not a multiple of its {entry.size}-byte entries",
-                    entry.size,
-                    len(data),
-                )
-            )
+        _check_size(path, data, entry.size, problems)
         self.advance()
 
     def advance(self) -> None:
@@ -310,12 +307,8 @@ class IndexCheck:
         return self.take()
 
     def _check_txn(self, path: Path, data: bytes) -> None:
-        size, tail = TXN_ENTRY.size, len(data) % TXN_ENTRY.size
-        if tail:
-            reason = f"index size {len(data)} is not a multiple of its {size}-byte entries"
-            self.problems.append(
-                _index_problem(path, len(data) - tail, tail, Check.INDEX_SIZE, reason, size, len(data))
-            )
+        size = TXN_ENTRY.size
+        _check_size(path, data, size, self.problems)
         for at, (version, producer, first, last, lso) in txn_entries(data):
             if version == 0 and producer == 0 and first == 0 and last == 0 and lso == 0:
                 break  # preallocated space
