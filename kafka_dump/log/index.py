@@ -169,6 +169,12 @@ class _Entries:
         _check_size(path, data, entry.size, problems)
         self.advance()
 
+    def mismatch(self, at: int, reason: str, expected: int | None, found: int | None) -> None:
+        """The entry at byte ``at`` does not match the log."""
+        self._problems.append(
+            _index_problem(self.path, at, self._entry.size, Check.INDEX_MISMATCH, reason, expected, found)
+        )
+
     def advance(self) -> None:
         """Move to the next entry in order (entries out of order are reported and passed over)."""
         size = self._entry.size
@@ -246,63 +252,46 @@ class IndexCheck:
         """Match the index entries that point at this batch (or that the stream has passed)."""
         base = self._base
         index = self._offsets
-        if index is not None:
-            while index.current is not None and index.current[2] <= b.position:
-                at, rel, position = index.current
-                if position < b.position:
-                    reason = f"index entry for offset {base + rel} points at byte {position}, where no batch starts"
-                    self.problems.append(
-                        _index_problem(index.path, at, 8, Check.INDEX_MISMATCH, reason, None, position)
-                    )
-                elif not b.baseOffset <= base + rel <= b.lastOffset:
-                    reason = (
-                        f"index entry for offset {base + rel} points at byte {position}, where the batch "
-                        f"holds offsets {b.baseOffset}..{b.lastOffset}"
-                    )
-                    self.problems.append(
-                        _index_problem(
-                            index.path, at, 8, Check.INDEX_MISMATCH, reason, b.lastOffset, base + rel
-                        )
-                    )
-                index.advance()
+        while index is not None and index.current is not None and index.current[2] <= b.position:
+            at, rel, position = index.current
+            if position < b.position:
+                reason = (
+                    f"index entry for offset {base + rel} points at byte {position}, where no batch starts"
+                )
+                index.mismatch(at, reason, None, position)
+            elif not b.baseOffset <= base + rel <= b.lastOffset:
+                reason = (
+                    f"index entry for offset {base + rel} points at byte {position}, where the batch "
+                    f"holds offsets {b.baseOffset}..{b.lastOffset}"
+                )
+                index.mismatch(at, reason, b.lastOffset, base + rel)
+            index.advance()
         times = self._times
-        if times is not None:
-            while times.current is not None and base + times.current[2] <= b.lastOffset:
-                at, ts, rel = times.current
-                if base + rel < b.baseOffset:
-                    reason = f"time index entry for offset {base + rel} names an offset that no batch holds"
-                    self.problems.append(
-                        _index_problem(times.path, at, 12, Check.INDEX_MISMATCH, reason, None, base + rel)
-                    )
-                elif ts != b.maxTimestamp:
-                    reason = (
-                        f"time index entry for offset {base + rel} has timestamp {ts}; the batch holding it "
-                        f"(at byte {b.position}) has maxTimestamp {b.maxTimestamp}"
-                    )
-                    self.problems.append(
-                        _index_problem(times.path, at, 12, Check.INDEX_MISMATCH, reason, b.maxTimestamp, ts)
-                    )
-                times.advance()
+        while times is not None and times.current is not None and base + times.current[2] <= b.lastOffset:
+            at, ts, rel = times.current
+            if base + rel < b.baseOffset:
+                reason = f"time index entry for offset {base + rel} names an offset that no batch holds"
+                times.mismatch(at, reason, None, base + rel)
+            elif ts != b.maxTimestamp:
+                reason = (
+                    f"time index entry for offset {base + rel} has timestamp {ts}; the batch holding it "
+                    f"(at byte {b.position}) has maxTimestamp {b.maxTimestamp}"
+                )
+                times.mismatch(at, reason, b.maxTimestamp, ts)
+            times.advance()
 
     def finish(self) -> list[Problem]:
         """Entries left over point past the last batch; return every problem not yet taken."""
-        index = self._offsets
+        base, index, times = self._base, self._offsets, self._times
         while index is not None and index.current is not None:
             at, rel, position = index.current
-            reason = (
-                f"index entry for offset {self._base + rel} points at byte {position}, past the last batch"
-            )
-            self.problems.append(
-                _index_problem(index.path, at, 8, Check.INDEX_MISMATCH, reason, None, position)
-            )
+            reason = f"index entry for offset {base + rel} points at byte {position}, past the last batch"
+            index.mismatch(at, reason, None, position)
             index.advance()
-        times = self._times
         while times is not None and times.current is not None:
             at, _, rel = times.current
-            reason = f"time index entry for offset {self._base + rel} is past the last batch"
-            self.problems.append(
-                _index_problem(times.path, at, 12, Check.INDEX_MISMATCH, reason, None, self._base + rel)
-            )
+            reason = f"time index entry for offset {base + rel} is past the last batch"
+            times.mismatch(at, reason, None, base + rel)
             times.advance()
         return self.take()
 
