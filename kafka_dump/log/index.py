@@ -191,28 +191,24 @@ class _Entries:
         self.current = None
 
     def _out_of_order(self, at: int, a: int, b: int) -> bool:
-        previous = self._previous
-        self._previous = (a, b)
-        if previous is None:
-            return False
+        previous, base = self._previous, self._base
         if self._entry is OFFSET_ENTRY:
             # Offsets and positions both strictly increase (OffsetIndex.append).
-            if a > previous[0] and b > previous[1]:
+            if previous is None or (a > previous[0] and b > previous[1]):
+                self._previous = (a, b)
                 return False
-            what = f"offset {self._base + a} at byte {b}" if a <= previous[0] else f"position {b}"
-            reason = f"index entry ({what}) does not follow the previous one (offset {self._base + previous[0]} at byte {previous[1]})"
-            self._problems.append(_index_problem(self.path, at, self._entry.size, Check.INDEX_ORDER, reason))
-            self._previous = previous
-            return True
-        # Time index: timestamps and offsets never decrease (TimeIndex.maybeAppend).
-        if a >= previous[0] and b >= previous[1]:
-            return False
-        reason = (
-            f"time index entry (timestamp {a}, offset {self._base + b}) goes back from the previous one "
-            f"(timestamp {previous[0]}, offset {self._base + previous[1]})"
-        )
+            what = f"offset {base + a} at byte {b}" if a <= previous[0] else f"position {b}"
+            reason = f"index entry ({what}) does not follow the previous one (offset {base + previous[0]} at byte {previous[1]})"
+        else:
+            # Time index: timestamps and offsets never decrease (TimeIndex.maybeAppend).
+            if previous is None or (a >= previous[0] and b >= previous[1]):
+                self._previous = (a, b)
+                return False
+            reason = (
+                f"time index entry (timestamp {a}, offset {base + b}) goes back from the previous one "
+                f"(timestamp {previous[0]}, offset {base + previous[1]})"
+            )
         self._problems.append(_index_problem(self.path, at, self._entry.size, Check.INDEX_ORDER, reason))
-        self._previous = previous
         return True
 
 
