@@ -135,16 +135,8 @@ class SideEntry(NamedTuple):
 
 
 DumpEvent = (
-    FileStart
-    | FileEnd
-    | BatchEvent
-    | AbortedBatchEvent
-    | BatchRun
-    | WrittenRun
-    | SideEntry
-    | Problem
-    | Summary
-)
+    FileStart | FileEnd | BatchEvent | AbortedBatchEvent | BatchRun | WrittenRun | SideEntry | Problem | Summary
+)  # fmt: skip
 _records_of = attrgetter("records")
 
 
@@ -237,19 +229,15 @@ def iter_dump(
             # No filter, no limit: the plain loop, once per batch; a run of plain v0/v1 messages (a
             # list of two or more batches, no problem) passes on whole, as one BatchRun.
             for item in (x for run in runs for x in _one_or_run(run)):
-                if isinstance(item, WrittenRun):
-                    n_batches += item.batches
-                    n_records += item.batches if with_records else 0
-                    yield item
-                    continue
-                if isinstance(item, BatchRun):
-                    n_batches += len(item.batches)
-                    if with_records:
-                        n_records += sum(map(len, map(_records_of, item.batches)))
-                    yield item
-                    continue
-                if isinstance(item, Problem):
-                    trailing += tally.count(item)
+                if not isinstance(item, Batch):
+                    if isinstance(item, WrittenRun):
+                        n_batches += item.batches
+                        n_records += item.batches if with_records else 0
+                    elif isinstance(item, BatchRun):
+                        n_batches += len(item.batches)
+                        n_records += sum(map(len, map(_records_of, item.batches))) if with_records else 0
+                    else:
+                        trailing += tally.count(item)
                     yield item
                     continue
                 records = item.records

@@ -50,6 +50,11 @@ Decoder = Callable[[Record], Decoded]
 
 DECODE_CHOICES = ("auto", "offsets", "transactions", "metadata", "none")
 _PARTITION_DIR = re.compile(r"^(?P<topic>.+)-\d+$")
+_TOPIC_DECODERS = {
+    "__consumer_offsets": "offsets",
+    "__transaction_state": "transactions",
+    "__cluster_metadata": "metadata",
+}
 
 
 def decoder_for_path(path: str | Path) -> str | None:
@@ -59,15 +64,8 @@ def decoder_for_path(path: str | Path) -> str | None:
         return "metadata"
     for name in (p.name, p.parent.name):
         m = _PARTITION_DIR.match(name)
-        if m is None:
-            continue
-        topic = m.group("topic")
-        if topic == "__consumer_offsets":
-            return "offsets"
-        if topic == "__transaction_state":
-            return "transactions"
-        if topic == "__cluster_metadata":
-            return "metadata"
+        if m is not None and m.group("topic") in _TOPIC_DECODERS:
+            return _TOPIC_DECODERS[m.group("topic")]
     return None
 
 
@@ -75,12 +73,7 @@ def get_decoder(name: str) -> Decoder:
     """The decode function for ``offsets``, ``transactions`` or ``metadata``."""
     from kafka_dump.internal_topics import metadata, offsets, transactions
 
-    table: dict[str, Decoder] = {
-        "offsets": offsets.decode,
-        "transactions": transactions.decode,
-        "metadata": metadata.decode,
-    }
-    return table[name]
+    return {"offsets": offsets.decode, "transactions": transactions.decode, "metadata": metadata.decode}[name]
 
 
 def resolve(choice: str, path: str | Path) -> str | None:

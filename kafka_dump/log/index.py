@@ -11,6 +11,7 @@ lastStableOffset int64).
 from __future__ import annotations
 
 import struct
+from collections.abc import Iterator
 from itertools import islice
 from pathlib import Path
 
@@ -18,8 +19,15 @@ from kafka_dump.errors import KafkaDumpError
 from kafka_dump.log.segment import read_segment, segment_base_offset
 from kafka_dump.model import Batch, Check, Problem, ProblemKind
 
-OFFSET_ENTRY = struct.Struct(">ii")
-TIME_ENTRY = struct.Struct(">qi")
+OFFSET_ENTRY = struct.Struct(">ii")  # relative offset, position
+TIME_ENTRY = struct.Struct(">qi")  # timestamp, relative offset
+TXN_ENTRY = struct.Struct(">hqqqq")  # version, producerId, firstOffset, lastOffset, lastStableOffset
+
+
+def txn_entries(data: bytes, start: int = 0) -> Iterator[tuple[int, tuple[int, int, int, int, int]]]:
+    """(file position, entry) of each whole ``.txnindex`` entry in ``data``, read from file position ``start``."""
+    whole = len(data) - len(data) % TXN_ENTRY.size
+    return zip(range(start, start + whole, TXN_ENTRY.size), TXN_ENTRY.iter_unpack(data[:whole]), strict=True)
 
 
 def _entries(path: Path, entry: struct.Struct) -> list[tuple[int, int]]:
@@ -117,9 +125,6 @@ _CONFIRM_SCAN_LIMIT = 10_000
 
 # --- checking the index files against their log (verify-crc) ---------------------------------------------
 
-TXN_ENTRY = struct.Struct(
-    ">hqqqq"
-)  # version, producerId, firstOffset, lastOffset, lastStableOffset (AbortedTxn)
 _INDEX_SUFFIXES = (".index", ".timeindex", ".txnindex")
 
 
@@ -135,6 +140,14 @@ def _read_index(path: Path) -> bytes | None:
 def _index_problem(path: Path, at: int, length: int, check: str, reason: str, expected: int | None = None,
                    found: int | None = None) -> Problem:  # fmt: skip
     return Problem(str(path), at, length, ProblemKind.CORRUPT, reason, None, check, expected, found)
+
+
+def _check_size(path: Path, data: bytes, size: int, problems: list[Problem]) -> None:
+    if tail := len(data) % size:
+        reason = f"index size {len(data)} is not a multiple of its {size}-byte entries"
+        problems.append(
+            _index_problem(path, len(data) - tail, tail, Check.INDEX_SIZE, reason, size, len(data))
+        )
 
 
 class _Entries:
@@ -153,19 +166,14 @@ class _Entries:
         self._i = 0
         self.current: tuple[int, int, int] | None = None  # (byte position in the index, a, b)
         self._previous: tuple[int, int] | None = None
-        if len(data) % entry.size:
-            problems.append(
-                _index_problem(
-                    path,
-                    self._n * entry.size,
-                    len(data) % entry.size,
-                    Check.INDEX_SIZE,
-                    f"index size {len(data)} is not a multiple of its {entry.size}-byte entries",
-                    entry.size,
-                    len(data),
-                )
-            )
+        _check_size(path, data, entry.size, problems)
         self.advance()
+
+    def mismatch(self, at: int, reason: str, expected: int | None, found: int | None) -> None:
+        """The entry at byte ``at`` does not match the log."""
+        self._problems.append(
+            _index_problem(self.path, at, self._entry.size, Check.INDEX_MISMATCH, reason, expected, found)
+        )
 
     def advance(self) -> None:
         """Move to the next entry in order (entries out of order are reported and passed over)."""
@@ -183,28 +191,24 @@ class _Entries:
         self.current = None
 
     def _out_of_order(self, at: int, a: int, b: int) -> bool:
-        previous = self._previous
-        self._previous = (a, b)
-        if previous is None:
-            return False
+        previous, base = self._previous, self._base
         if self._entry is OFFSET_ENTRY:
             # Offsets and positions both strictly increase (OffsetIndex.append).
-            if a > previous[0] and b > previous[1]:
+            if previous is None or (a > previous[0] and b > previous[1]):
+                self._previous = (a, b)
                 return False
-            what = f"offset {self._base + a} at byte {b}" if a <= previous[0] else f"position {b}"
-            reason = f"index entry ({what}) does not follow the previous one (offset {self._base + previous[0]} at byte {previous[1]})"
-            self._problems.append(_index_problem(self.path, at, self._entry.size, Check.INDEX_ORDER, reason))
-            self._previous = previous
-            return True
-        # Time index: timestamps and offsets never decrease (TimeIndex.maybeAppend).
-        if a >= previous[0] and b >= previous[1]:
-            return False
-        reason = (
-            f"time index entry (timestamp {a}, offset {self._base + b}) goes back from the previous one "
-            f"(timestamp {previous[0]}, offset {self._base + previous[1]})"
-        )
+            what = f"offset {base + a} at byte {b}" if a <= previous[0] else f"position {b}"
+            reason = f"index entry ({what}) does not follow the previous one (offset {base + previous[0]} at byte {previous[1]})"
+        else:
+            # Time index: timestamps and offsets never decrease (TimeIndex.maybeAppend).
+            if previous is None or (a >= previous[0] and b >= previous[1]):
+                self._previous = (a, b)
+                return False
+            reason = (
+                f"time index entry (timestamp {a}, offset {base + b}) goes back from the previous one "
+                f"(timestamp {previous[0]}, offset {base + previous[1]})"
+            )
         self._problems.append(_index_problem(self.path, at, self._entry.size, Check.INDEX_ORDER, reason))
-        self._previous = previous
         return True
 
 
@@ -244,83 +248,53 @@ class IndexCheck:
         """Match the index entries that point at this batch (or that the stream has passed)."""
         base = self._base
         index = self._offsets
-        if index is not None:
-            while index.current is not None and index.current[2] <= b.position:
-                at, rel, position = index.current
-                if position < b.position:
-                    reason = f"index entry for offset {base + rel} points at byte {position}, where no batch starts"
-                    self.problems.append(
-                        _index_problem(index.path, at, 8, Check.INDEX_MISMATCH, reason, None, position)
-                    )
-                elif not b.baseOffset <= base + rel <= b.lastOffset:
-                    reason = (
-                        f"index entry for offset {base + rel} points at byte {position}, where the batch "
-                        f"holds offsets {b.baseOffset}..{b.lastOffset}"
-                    )
-                    self.problems.append(
-                        _index_problem(
-                            index.path, at, 8, Check.INDEX_MISMATCH, reason, b.lastOffset, base + rel
-                        )
-                    )
-                index.advance()
+        while index is not None and index.current is not None and index.current[2] <= b.position:
+            at, rel, position = index.current
+            if position < b.position:
+                reason = (
+                    f"index entry for offset {base + rel} points at byte {position}, where no batch starts"
+                )
+                index.mismatch(at, reason, None, position)
+            elif not b.baseOffset <= base + rel <= b.lastOffset:
+                reason = (
+                    f"index entry for offset {base + rel} points at byte {position}, where the batch "
+                    f"holds offsets {b.baseOffset}..{b.lastOffset}"
+                )
+                index.mismatch(at, reason, b.lastOffset, base + rel)
+            index.advance()
         times = self._times
-        if times is not None:
-            while times.current is not None and base + times.current[2] <= b.lastOffset:
-                at, ts, rel = times.current
-                if base + rel < b.baseOffset:
-                    reason = f"time index entry for offset {base + rel} names an offset that no batch holds"
-                    self.problems.append(
-                        _index_problem(times.path, at, 12, Check.INDEX_MISMATCH, reason, None, base + rel)
-                    )
-                elif ts != b.maxTimestamp:
-                    reason = (
-                        f"time index entry for offset {base + rel} has timestamp {ts}; the batch holding it "
-                        f"(at byte {b.position}) has maxTimestamp {b.maxTimestamp}"
-                    )
-                    self.problems.append(
-                        _index_problem(times.path, at, 12, Check.INDEX_MISMATCH, reason, b.maxTimestamp, ts)
-                    )
-                times.advance()
+        while times is not None and times.current is not None and base + times.current[2] <= b.lastOffset:
+            at, ts, rel = times.current
+            if base + rel < b.baseOffset:
+                reason = f"time index entry for offset {base + rel} names an offset that no batch holds"
+                times.mismatch(at, reason, None, base + rel)
+            elif ts != b.maxTimestamp:
+                reason = (
+                    f"time index entry for offset {base + rel} has timestamp {ts}; the batch holding it "
+                    f"(at byte {b.position}) has maxTimestamp {b.maxTimestamp}"
+                )
+                times.mismatch(at, reason, b.maxTimestamp, ts)
+            times.advance()
 
     def finish(self) -> list[Problem]:
         """Entries left over point past the last batch; return every problem not yet taken."""
-        index = self._offsets
+        base, index, times = self._base, self._offsets, self._times
         while index is not None and index.current is not None:
             at, rel, position = index.current
-            reason = (
-                f"index entry for offset {self._base + rel} points at byte {position}, past the last batch"
-            )
-            self.problems.append(
-                _index_problem(index.path, at, 8, Check.INDEX_MISMATCH, reason, None, position)
-            )
+            reason = f"index entry for offset {base + rel} points at byte {position}, past the last batch"
+            index.mismatch(at, reason, None, position)
             index.advance()
-        times = self._times
         while times is not None and times.current is not None:
             at, _, rel = times.current
-            reason = f"time index entry for offset {self._base + rel} is past the last batch"
-            self.problems.append(
-                _index_problem(times.path, at, 12, Check.INDEX_MISMATCH, reason, None, self._base + rel)
-            )
+            reason = f"time index entry for offset {base + rel} is past the last batch"
+            times.mismatch(at, reason, None, base + rel)
             times.advance()
         return self.take()
 
     def _check_txn(self, path: Path, data: bytes) -> None:
         size = TXN_ENTRY.size
-        if len(data) % size:
-            reason = f"index size {len(data)} is not a multiple of its {size}-byte entries"
-            self.problems.append(
-                _index_problem(
-                    path,
-                    len(data) - len(data) % size,
-                    len(data) % size,
-                    Check.INDEX_SIZE,
-                    reason,
-                    size,
-                    len(data),
-                )
-            )
-        for at in range(0, len(data) - size + 1, size):
-            version, producer, first, last, lso = TXN_ENTRY.unpack_from(data, at)
+        _check_size(path, data, size, self.problems)
+        for at, (version, producer, first, last, lso) in txn_entries(data):
             if version == 0 and producer == 0 and first == 0 and last == 0 and lso == 0:
                 break  # preallocated space
             if version != 0:

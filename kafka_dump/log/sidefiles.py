@@ -21,9 +21,11 @@ from __future__ import annotations
 import re
 import struct
 from collections.abc import Callable, Iterator
+from contextlib import nullcontext
 from pathlib import Path
 from typing import BinaryIO, NamedTuple
 
+from kafka_dump.log.index import OFFSET_ENTRY, TIME_ENTRY, TXN_ENTRY, txn_entries
 from kafka_dump.log.segment import segment_base_offset
 from kafka_dump.model import Problem, ProblemKind
 from kafka_dump.wire import layout as L
@@ -116,19 +118,15 @@ def read_side_file(path: str | Path) -> Iterator[SideItem]:
     kind = side_file_kind(path)
     name = str(path)
     if kind == ".index":
-        log = Path(name).with_suffix(".log")
         try:
-            f = open(log, "rb")  # noqa: SIM115 (closed below, after the generator is done)
+            log: BinaryIO | None = open(Path(name).with_suffix(".log"), "rb")  # noqa: SIM115 (closed below)
         except OSError:
-            yield from _fixed(name, _OFFSET, lambda a, b, base: OffsetIndexEntry(base + a, b), index=True)
-            return
-        with f:
-            check = _log_checker(name, f)
-            yield from _fixed(
-                name, _OFFSET, lambda a, b, base: OffsetIndexEntry(base + a, b), index=True, check=check
-            )
+            log = None  # no log beside it: the entries are not checked
+        with log if log is not None else nullcontext():
+            check = _log_checker(name, log) if log is not None else None
+            yield from _fixed(name, OFFSET_ENTRY, lambda a, b, base: OffsetIndexEntry(base + a, b), check)
     elif kind == ".timeindex":
-        yield from _fixed(name, _TIME, lambda a, b, base: TimeIndexEntry(a, base + b), index=True)
+        yield from _fixed(name, TIME_ENTRY, lambda a, b, base: TimeIndexEntry(a, base + b))
     elif kind == ".txnindex":
         yield from _txn_index(name)
     elif kind is not None:
@@ -143,11 +141,6 @@ def read_side_file(path: str | Path) -> Iterator[SideItem]:
             yield from _SMALL_FILES[kind](name, data)
     else:
         raise ValueError(f"{name}: not a side file")
-
-
-_OFFSET = struct.Struct(">ii")
-_TIME = struct.Struct(">qi")
-_TXN = struct.Struct(">hqqqq")
 
 
 def _chunks(path: str) -> Iterator[tuple[int, bytes]]:
@@ -180,7 +173,7 @@ def _log_checker(path: str, log: BinaryIO) -> Check:
                 return None
             why = f"points at position {entry.position}, where the batch's last offset is {last}"
         return Problem(
-            path, at, _OFFSET.size, ProblemKind.CORRUPT, f"the entry for offset {entry.offset} {why}"
+            path, at, OFFSET_ENTRY.size, ProblemKind.CORRUPT, f"the entry for offset {entry.offset} {why}"
         )
 
     return check
@@ -189,9 +182,7 @@ def _log_checker(path: str, log: BinaryIO) -> Check:
 Make = Callable[[int, int, int], "OffsetIndexEntry | TimeIndexEntry"]  # (field a, field b, base offset)
 
 
-def _fixed(
-    path: str, entry: struct.Struct, make: Make, *, index: bool, check: Check | None = None
-) -> Iterator[SideItem]:
+def _fixed(path: str, entry: struct.Struct, make: Make, check: Check | None = None) -> Iterator[SideItem]:
     """Fixed-size entries: an offset or time index."""
     base = segment_base_offset(path) or 0
     size = entry.size
@@ -210,8 +201,8 @@ def _fixed(
         n = len(data) // size
         for k in range(n):
             a, b = entry.unpack_from(data, k * size)
-            rel = b if entry is _TIME else a
-            if index and i > 0 and rel == 0:
+            rel = b if entry is TIME_ENTRY else a
+            if i > 0 and rel == 0:
                 stop_at = start + k * size
                 rest = data[k * size :]
                 nonzero_after = rest.count(0) != len(rest)
@@ -238,24 +229,20 @@ def _fixed(
 
 
 def _txn_index(path: str) -> Iterator[SideItem]:
-    pending = b""
-    total = 0
+    pending, total, size = b"", 0, TXN_ENTRY.size
     for pos, chunk in _chunks(path):
         total = pos + len(chunk)
         data = pending + chunk
-        start = pos - len(pending)
-        n = len(data) // _TXN.size
-        for k in range(n):
-            txn = AbortedTxn(*_TXN.unpack_from(data, k * _TXN.size))
-            if txn.version != 0:
-                yield Problem(path, start + k * _TXN.size, _TXN.size, ProblemKind.CORRUPT,
-                              f"aborted transaction of unknown version {txn.version}")  # fmt: skip
-                continue
-            yield txn
-        pending = data[n * _TXN.size :]
+        for at, entry in txn_entries(data, pos - len(pending)):
+            if entry[0] != 0:
+                yield Problem(path, at, size, ProblemKind.CORRUPT,
+                              f"aborted transaction of unknown version {entry[0]}")  # fmt: skip
+            else:
+                yield AbortedTxn(*entry)
+        pending = data[len(data) - len(data) % size :]
     if pending:
         yield Problem(path, total - len(pending), len(pending), ProblemKind.PARTIAL_TAIL,
-                      f"{len(pending)} bytes at the end, less than one {_TXN.size}-byte entry")  # fmt: skip
+                      f"{len(pending)} bytes at the end, less than one {size}-byte entry")  # fmt: skip
 
 
 _SNAPSHOT_ENTRIES_AT = 6  # int16 version, uint32 crc

@@ -29,15 +29,15 @@ from __future__ import annotations
 import os
 import re
 import stat
-import struct
 from array import array
 from bisect import bisect_left, bisect_right
 from pathlib import Path
 
+from kafka_dump.log.index import TXN_ENTRY as ENTRY
+from kafka_dump.log.index import txn_entries
 from kafka_dump.log.segment import segment_base_offset
 from kafka_dump.model import Batch, Check, Problem, ProblemKind
 
-ENTRY = struct.Struct(">hqqqq")  # version, producerId, firstOffset, lastOffset, lastStableOffset
 # Kafka caps no .txnindex, but a segment's other indexes at segment.index.bytes (10 MiB by default);
 # past this many entries (~300k aborted transactions) the rest of a file is not read.
 MAX_BYTES = 10 * 1024 * 1024
@@ -170,8 +170,7 @@ def _collect(
     size = ENTRY.size
     found: list[tuple[int, int, int]] = []
     whole = len(data) - len(data) % size
-    for at in range(0, whole, size):
-        version, pid, first, last, lso = ENTRY.unpack_from(data, at)
+    for at, (version, pid, first, last, lso) in txn_entries(data):
         if version == 0 and pid == 0 and first == 0 and last == 0 and lso == 0:
             continue  # zero-filled (space allocated but never written): names no transaction
         reason = None

@@ -185,9 +185,8 @@ class SegmentWriter:
                 except OSError:
                     same = False
                 if same:
-                    raise KafkaDumpError(
-                        f"refusing to write over {source}, which is being read", file=str(target)
-                    )
+                    reason = f"refusing to write over {source}, which is being read"
+                    raise KafkaDumpError(reason, file=str(target))
             if not self._overwrite:
                 raise KafkaDumpError("already exists (not overwritten unless asked)", file=str(target))
         if not self.path.parent.is_dir():
@@ -197,9 +196,8 @@ class SegmentWriter:
         try:
             fd, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
         except OSError as exc:
-            raise KafkaDumpError(
-                f"cannot create a temporary file: {exc.strerror}", file=str(target)
-            ) from None
+            reason = f"cannot create a temporary file: {exc.strerror}"
+            raise KafkaDumpError(reason, file=str(target)) from None
         self._tmp.append(Path(name))
         f = os.fdopen(fd, "wb")
         self._open.append(f)
@@ -226,9 +224,8 @@ class SegmentWriter:
         try:
             files = [self._log]
             if self._indexes:
-                for target, data in zip(
-                    self._targets[1:], (index.index_bytes(), index.timeindex_bytes()), strict=True
-                ):
+                datas = (index.index_bytes(), index.timeindex_bytes())
+                for target, data in zip(self._targets[1:], datas, strict=True):
                     f = self._temp(target)
                     f.write(data)
                     files.append(f)
@@ -239,16 +236,9 @@ class SegmentWriter:
             self.abort()
             raise
         self._done = True
-        return WrittenSegment(
-            self.path,
-            self._targets[1] if self._indexes else None,
-            self._targets[2] if self._indexes else None,
-            index.base_offset,
-            self._entries,
-            index.position,
-            len(index.offset_entries),
-            len(index.time_entries),
-        )
+        index_path, timeindex_path = self._targets[1:] if self._indexes else (None, None)
+        counts = (self._entries, index.position, len(index.offset_entries), len(index.time_entries))
+        return WrittenSegment(self.path, index_path, timeindex_path, index.base_offset, *counts)
 
     def _place(self, tmp: Path, target: Path) -> None:
         exists = KafkaDumpError("already exists (not overwritten unless asked)", file=str(target))
