@@ -1,4 +1,4 @@
-"""The schema-driven reader of Kafka's message encoding (format/kmessage.py), on hand-built bytes.
+"""The schema-driven reader of Kafka's message encoding (wire/kmessage.py), on hand-built bytes.
 
 Each vector is written byte by byte from the encoding rules in the module's docstring (not by an
 encoder of ours), padded on both sides so the returned position is checked too.

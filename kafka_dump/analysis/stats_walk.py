@@ -1,7 +1,7 @@
 """How ``kdump stats`` reads files: which files a path holds, and one pass over each that feeds a
 ``SegmentStats`` (and, for ``--compare``, a listener), yielding events for the progress bar.
 
-Valid entries are counted without building records where the format allows (``wire/gather.py``);
+Valid entries are counted without building records where the format allows (``wire/_gather_pure.py``);
 from the first entry that is anything else, ``read_segment`` takes over, so that corruption and
 tails are framed, resynced and reported exactly as ``dump`` reports them.
 """
@@ -144,7 +144,7 @@ def _walk_valid(
     inflate_ahead: bool = True,
 ) -> Generator[BatchSeen, None, int | None]:
     """Count the file's entries from its start for as long as each is whole and valid, walking v2
-    records and compressed v0/v1 wrappers without building them (``wire/gather.py``); plain v0/v1
+    records and compressed v0/v1 wrappers without building them (``wire/_gather_pure.py``); plain v0/v1
     messages and control batches are decoded. Returns None at the end of the file, or the position
     of the first entry that is anything else, from which ``read_segment`` takes over (it frames,
     resyncs and reports as ``dump`` does). ``inflate_ahead``: gzip inflated on a second thread."""

@@ -669,7 +669,7 @@ static PyTypeObject AheadType = {
     .tp_basicsize = sizeof(Ahead),
     .tp_flags = Py_TPFLAGS_DEFAULT,
     .tp_doc = "InflateEngine(decompress, limit, budget): gzip payloads inflated ahead on a thread without\n"
-              "the GIL (see format/ahead.py's Ahead).",
+              "the GIL (see log/ahead.py's Ahead).",
     .tp_new = PyType_GenericNew,
     .tp_init = (initproc)Ahead_init,
     .tp_dealloc = (destructor)Ahead_dealloc,
