@@ -463,7 +463,7 @@ def test_the_reader_uses_what_the_compiled_engine_inflated(
         assert engine is not None
         counts = engine.counts()
         assert counts["worker"] + counts["reader"] == 41 and counts["worker"] > 0
-        assert counts["declined"] == 0 and counts["fallbacks"] == 0
+        assert counts["declined"] == 0 and counts["fallbacks"] == counts["late"]  # late: a descheduled worker
         runs = read_segment_runs(path)
         next(runs)
         assert _os_threads() == before + 1

