@@ -130,17 +130,9 @@ def read_segment_runs(
     with f:
         try:
             yield from _walk(
-                name,
-                Window(f, size, _READ_SIZE),
-                start,
-                with_records,
-                max_batch_bytes,
-                keep,
-                on_walk,
-                max_records_per_batch,
-                plain_run,
-                inflating,
-            )
+                name, Window(f, size, _READ_SIZE), start, with_records, max_batch_bytes, keep, on_walk,
+                max_records_per_batch, plain_run, inflating,
+            )  # fmt: skip
         finally:
             inflating.close()
 
@@ -161,17 +153,9 @@ read_segment = _one_by_one(read_segment_runs)
 
 
 def _walk(
-    name: str,
-    win: Window[bytes],
-    pos: int,
-    with_records: bool,
-    max_batch_bytes: int,
-    keep: HeaderFilter | None,
-    on_walk: WalkListener | None = None,
-    max_records: int = DEFAULT_MAX_RECORDS_PER_BATCH,
-    plain_run: PlainRunReader | None = None,
-    inflating: Inflating | None = None,
-) -> Iterator[Sequence[Item]]:
+    name: str, win: Window[bytes], pos: int, with_records: bool, max_batch_bytes: int, keep: HeaderFilter | None,
+    on_walk: WalkListener | None, max_records: int, plain_run: PlainRunReader | None, inflating: Inflating,
+) -> Iterator[Sequence[Item]]:  # fmt: skip
     size = win.size
     entry_limit = max(max_batch_bytes, CHUNK_SIZE)
     started: bytes | None = None  # the window ``inflating`` was last started on
@@ -225,7 +209,7 @@ def _walk(
         if keep is not None and not _keep(keep, buf, i, entry, magic, offset):
             pos += entry
             continue
-        if inflating is not None and buf is not started:
+        if buf is not started:
             started = buf  # the first entry of this window to decode: inflate from here on
             unpack = inflating.start(buf, i)
         items, broken, found = _decode_entry(
@@ -409,15 +393,7 @@ def _resync(win: Window[bytes], pos: int, limit: int | None = None) -> int | Non
             p = pos + match.start()
             if p + _CANDIDATE_SPAN > size or (limit is not None and p >= limit):
                 break
-            head, j = win.span(p, _CANDIDATE_SPAN)
-            magic = head[j + L.MAGIC_OFFSET]
-            length = L.INT32.unpack_from(head, j + L.LOG_ENTRY_SIZE_OFFSET)[0]
-            entry = L.LOG_OVERHEAD + length
-            if length < _LEGACY_MIN_ENTRY - L.LOG_OVERHEAD or entry > size - p:
-                continue
-            if magic == 2 and entry < L.V2_HEADER_SIZE:
-                continue
-            if _entry_crc_ok(win, p, entry, magic):
+            if _valid_entry_end(win, p) is not None:
                 return p
         if pos + n >= stop:
             return None
