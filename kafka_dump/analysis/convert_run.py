@@ -31,7 +31,7 @@ from kafka_dump.errors import CorruptRecordError, KafkaDumpError, NotASegmentErr
 from kafka_dump.log.ahead import Inflating
 from kafka_dump.log.segment import segment_base_offset, segment_files
 from kafka_dump.log.window import CHUNK_SIZE
-from kafka_dump.log.writer import NO_TIMESTAMP, IndexBuilder, place, place_all, sync_close
+from kafka_dump.log.writer import NO_TIMESTAMP, IndexBuilder, place, place_all, same_file, sync_close
 from kafka_dump.model import (
     Batch,
     Compression,
@@ -114,7 +114,7 @@ def plan(src: Path, dst: Path, *, force: bool, index: bool) -> list[tuple[Path, 
             raise NotASegmentError("directory holds no .log segment", file=str(src))
         if dst.exists() and not dst.is_dir():
             raise ConversionError("the input is a directory, so the output must be one too", file=str(dst))
-        if dst.exists() and _same(src, dst):
+        if dst.exists() and same_file(src, dst):
             raise ConversionError("the output directory is the input directory", file=str(dst))
         if dst.exists() and not force:
             raise ConversionError("the output exists (--force writes into it)", file=str(dst))
@@ -132,18 +132,11 @@ def plan(src: Path, dst: Path, *, force: bool, index: bool) -> list[tuple[Path, 
         for target in targets:
             if not target.exists():
                 continue
-            if any(_same(target, p) for p in inputs):
+            if any(same_file(target, p) for p in inputs):
                 raise ConversionError("the output would overwrite an input file", file=str(target))
             if not force:
                 raise ConversionError("the output exists (--force replaces it)", file=str(target))
     return pairs
-
-
-def _same(a: Path, b: Path) -> bool:
-    try:
-        return os.path.samefile(a, b)
-    except OSError:
-        return False
 
 
 # Codecs that take a level (``--level``); the others (none, snappy) are written without one.
@@ -323,8 +316,10 @@ class _TempSegment:
         """Encode ``batch``, check that its bytes decode to exactly it, and append them."""
         data = encode_entry(batch, level=level if batch.compression in _LEVELLED else None)
         self._fail(_check_entry(data, batch, max_batch_bytes) or self._check_order(batch))
-        max_ts = NO_TIMESTAMP if batch.magic == 0 else batch.maxTimestamp
-        self._append(data, batch.baseOffset, batch.lastOffset, max_ts, len(batch.records or ()))
+        if self._want_index:
+            max_ts = NO_TIMESTAMP if batch.magic == 0 else batch.maxTimestamp
+            self._index_entry(len(data), batch.baseOffset, batch.lastOffset, max_ts)
+        self._write(data, 1, len(batch.records or ()))
 
     def write_transcoded(
         self, run: TranscodedRun, codec: Compression, level: int | None, max_batch_bytes: int
@@ -338,12 +333,7 @@ class _TempSegment:
             self._last_offset,
         )  # fmt: skip
         if failure is not None:
-            _, good, why = failure
-            raise VerificationError(
-                f"verification failed: {why}; no output written",
-                file=str(self.dst),
-                position=self.side.bytes + good,
-            )
+            self._fail(failure[2], failure[1])
         self._last_offset = last
         if self._want_index:
             for size, first, last_offset, max_ts, _ in rows:
@@ -355,18 +345,11 @@ class _TempSegment:
             self._decompress = inflater(max_batch_bytes)
         return self._decompress
 
-    def _fail(self, reason: str | None) -> None:
+    def _fail(self, reason: str | None, at: int = 0) -> None:
+        """Refuse the output: ``reason`` found ``at`` bytes into what is being written."""
         if reason is not None:
-            raise VerificationError(
-                f"verification failed: {reason}; no output written",
-                file=str(self.dst),
-                position=self.side.bytes,
-            )
-
-    def _append(self, data: bytes, first: int, last: int, max_ts: int, records: int) -> None:
-        if self._want_index:
-            self._index_entry(len(data), first, last, max_ts)
-        self._write(data, 1, records)
+            message = f"verification failed: {reason}; no output written"
+            raise VerificationError(message, file=str(self.dst), position=self.side.bytes + at)
 
     def _index_entry(self, size: int, first: int, last: int, max_ts: int) -> None:
         if self._index is None:
@@ -447,12 +430,8 @@ class _TempSegment:
         place_all(targets, self._place, self._overwrite)
 
     def _place(self, tmp: Path, target: Path) -> None:
-        place(
-            tmp,
-            target,
-            self._overwrite,
-            ConversionError("the output exists (--force replaces it)", file=str(target)),
-        )
+        exists = ConversionError("the output exists (--force replaces it)", file=str(target))
+        place(tmp, target, self._overwrite, exists)
 
     def discard(self) -> None:
         if not self._file.closed:

@@ -116,16 +116,10 @@ def _entries_of(batch: Batch) -> list[Batch]:
     """The log entries a batch becomes: an uncompressed v0/v1 batch is one message per record."""
     if batch.magic < 2 and batch.compression is Compression.NONE and batch.records and len(batch.records) > 1:
         return [
-            batch._replace(
-                baseOffset=r.offset,
-                lastOffset=r.offset,
-                baseTimestamp=r.timestamp,
-                maxTimestamp=r.timestamp,
-                recordCount=1,
-                records=(r,),
-            )
+            batch._replace(baseOffset=r.offset, lastOffset=r.offset, baseTimestamp=r.timestamp,
+                           maxTimestamp=r.timestamp, recordCount=1, records=(r,))
             for r in batch.records
-        ]
+        ]  # fmt: skip
     return [batch]
 
 
@@ -179,14 +173,11 @@ class SegmentWriter:
         for target in self._targets:
             if not target.exists():
                 continue
-            for source in read:
-                try:
-                    same = os.path.samefile(target, source)
-                except OSError:
-                    same = False
-                if same:
-                    reason = f"refusing to write over {source}, which is being read"
-                    raise KafkaDumpError(reason, file=str(target))
+            source = next((s for s in read if same_file(target, s)), None)
+            if source is not None:
+                raise KafkaDumpError(
+                    f"refusing to write over {source}, which is being read", file=str(target)
+                )
             if not self._overwrite:
                 raise KafkaDumpError("already exists (not overwritten unless asked)", file=str(target))
         if not self.path.parent.is_dir():
@@ -284,6 +275,14 @@ def check_writable(directory: Path) -> None:
             pass
     except OSError as exc:
         raise KafkaDumpError(f"cannot write here ({exc.strerror or exc})", file=str(existing)) from None
+
+
+def same_file(a: Path, b: Path) -> bool:
+    """Do ``a`` and ``b`` name one file (the same inode)? False when either cannot be read."""
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
 
 
 def sync_close(f: BinaryIO) -> None:
