@@ -32,15 +32,7 @@ from kafka_dump.log.ahead import Inflating
 from kafka_dump.log.segment import segment_base_offset, segment_files
 from kafka_dump.log.window import CHUNK_SIZE
 from kafka_dump.log.writer import NO_TIMESTAMP, IndexBuilder, place, place_all, same_file, sync_close
-from kafka_dump.model import (
-    Batch,
-    Compression,
-    Problem,
-    ProblemKind,
-    Record,
-    TimestampType,
-    not_one_marker,
-)
+from kafka_dump.model import Batch, Compression, Problem, ProblemKind, Record, TimestampType, not_one_marker
 from kafka_dump.wire import encode_entry, legacy, v2
 from kafka_dump.wire import layout as L
 from kafka_dump.wire.checksum import crc32c
