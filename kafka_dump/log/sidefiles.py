@@ -136,11 +136,15 @@ def read_side_file(path: str | Path) -> Iterator[SideItem]:
         with open(name, "rb") as f:
             data = f.read(limit + 1)
         if len(data) > limit:
-            yield Problem(name, 0, len(data), ProblemKind.CORRUPT, f"larger than {limit} bytes: {larger}")
+            yield _corrupt(name, 0, len(data), f"larger than {limit} bytes: {larger}")
         else:
             yield from _SMALL_FILES[kind](name, data)
     else:
         raise ValueError(f"{name}: not a side file")
+
+
+def _corrupt(path: str, at: int, length: int, reason: str) -> Problem:
+    return Problem(path, at, length, ProblemKind.CORRUPT, reason)
 
 
 def _chunks(path: str) -> Iterator[tuple[int, bytes]]:
@@ -172,9 +176,7 @@ def _log_checker(path: str, log: BinaryIO) -> Check:
             if last == entry.offset:
                 return None
             why = f"points at position {entry.position}, where the batch's last offset is {last}"
-        return Problem(
-            path, at, OFFSET_ENTRY.size, ProblemKind.CORRUPT, f"the entry for offset {entry.offset} {why}"
-        )
+        return _corrupt(path, at, OFFSET_ENTRY.size, f"the entry for offset {entry.offset} {why}")
 
     return check
 
@@ -218,8 +220,8 @@ def _fixed(path: str, entry: struct.Struct, make: Make, check: Check | None = No
     if stop_at is not None:
         length = total - stop_at
         if nonzero_after:
-            yield Problem(path, stop_at, length, ProblemKind.CORRUPT,
-                          f"an entry repeats the base offset; the {length} bytes from here are not read")  # fmt: skip
+            reason = f"an entry repeats the base offset; the {length} bytes from here are not read"
+            yield _corrupt(path, stop_at, length, reason)
         else:
             yield Problem(path, stop_at, length, ProblemKind.ZERO_TAIL,
                           f"{length} zero bytes at the end (preallocated entries)")  # fmt: skip
@@ -235,8 +237,7 @@ def _txn_index(path: str) -> Iterator[SideItem]:
         data = pending + chunk
         for at, entry in txn_entries(data, pos - len(pending)):
             if entry[0] != 0:
-                yield Problem(path, at, size, ProblemKind.CORRUPT,
-                              f"aborted transaction of unknown version {entry[0]}")  # fmt: skip
+                yield _corrupt(path, at, size, f"aborted transaction of unknown version {entry[0]}")
             else:
                 yield AbortedTxn(*entry)
         pending = data[len(data) - len(data) % size :]
@@ -250,39 +251,29 @@ _SNAPSHOT_ENTRIES_AT = 6  # int16 version, uint32 crc
 
 def _producer_snapshot(path: str, data: bytes) -> Iterator[SideItem]:
     if len(data) < _SNAPSHOT_ENTRIES_AT:
-        yield Problem(
-            path, 0, len(data), ProblemKind.CORRUPT, f"{len(data)} bytes: too short for a producer snapshot"
-        )
+        yield _corrupt(path, 0, len(data), f"{len(data)} bytes: too short for a producer snapshot")
         return
     version = struct.unpack_from(">h", data)[0]
     s = schema("ProducerSnapshot")
     if not s.valid[0] <= version <= s.valid[1]:
-        yield Problem(path, 0, len(data), ProblemKind.CORRUPT, f"unknown producer snapshot version {version}")
+        yield _corrupt(path, 0, len(data), f"unknown producer snapshot version {version}")
         return
     try:
         fields, end = s.read(data, version, 2)
     except KMessageError as exc:
-        yield Problem(
-            path,
-            exc.position,
-            len(data) - exc.position,
-            ProblemKind.CORRUPT,
-            f"producer snapshot: {exc.reason}",
-        )
+        yield _corrupt(path, exc.position, len(data) - exc.position, f"producer snapshot: {exc.reason}")
         return
     computed = crc32c(data[_SNAPSHOT_ENTRIES_AT:])
     entries = fields["producerEntries"]
     yield ProducerSnapshotHeader(version, fields["crc"], computed, computed == fields["crc"], len(entries))
     if computed != fields["crc"]:
-        yield Problem(path, 2, 4, ProblemKind.CORRUPT,
-                      f"Snapshot is corrupt (CRC is no longer valid). Stored crc: {fields['crc']}. Computed crc: {computed}")  # fmt: skip
+        why = f"Stored crc: {fields['crc']}. Computed crc: {computed}"
+        yield _corrupt(path, 2, 4, f"Snapshot is corrupt (CRC is no longer valid). {why}")
     for e in entries:
         yield ProducerEntry(e["producerId"], e["epoch"], e["coordinatorEpoch"], e["currentTxnFirstOffset"],
                             e["timestamp"], e["lastSequence"], e["lastOffset"], e["offsetDelta"])  # fmt: skip
     if end != len(data):
-        yield Problem(
-            path, end, len(data) - end, ProblemKind.CORRUPT, f"{len(data) - end} bytes after the entries"
-        )
+        yield _corrupt(path, end, len(data) - end, f"{len(data) - end} bytes after the entries")
 
 
 def _text_lines(data: bytes) -> Iterator[tuple[int, int, str]]:
@@ -299,28 +290,24 @@ def _leader_epochs(path: str, data: bytes) -> Iterator[SideItem]:
         parts = text.split()
         if n == 0:
             if text.strip() != "0":
-                yield Problem(path, pos, length, ProblemKind.CORRUPT, f"unknown checkpoint version {text!r}")
+                yield _corrupt(path, pos, length, f"unknown checkpoint version {text!r}")
                 return
             continue
         if n == 1:
             if not _COUNT.fullmatch(text.strip()):
-                yield Problem(path, pos, length, ProblemKind.CORRUPT, f"entry count {text!r} is not a number")
+                yield _corrupt(path, pos, length, f"entry count {text!r} is not a number")
                 return
             expected = int(text)
             continue
         if len(parts) != 2 or not all(_SIGNED.fullmatch(p) for p in parts):
-            yield Problem(
-                path, pos, length, ProblemKind.CORRUPT, f"line {n + 1} is not 'epoch startOffset': {text!r}"
-            )
+            yield _corrupt(path, pos, length, f"line {n + 1} is not 'epoch startOffset': {text!r}")
             continue
         count += 1
         yield LeaderEpochEntry(int(parts[0]), int(parts[1]))
     if expected is None:
-        yield Problem(path, 0, 0, ProblemKind.CORRUPT, "no version and count lines")
+        yield _corrupt(path, 0, 0, "no version and count lines")
     elif count != expected:
-        yield Problem(
-            path, 0, 0, ProblemKind.CORRUPT, f"the count line says {expected} entries, {count} follow"
-        )
+        yield _corrupt(path, 0, 0, f"the count line says {expected} entries, {count} follow")
 
 
 def _partition_metadata(path: str, data: bytes) -> Iterator[SideItem]:
@@ -328,12 +315,12 @@ def _partition_metadata(path: str, data: bytes) -> Iterator[SideItem]:
     for pos, length, text in _text_lines(data):
         key, sep, value = text.partition(":")
         if not sep:
-            yield Problem(path, pos, length, ProblemKind.CORRUPT, f"not a 'key: value' line: {text!r}")
+            yield _corrupt(path, pos, length, f"not a 'key: value' line: {text!r}")
             continue
         fields[key.strip()] = value.strip()
     version, topic_id = fields.get("version"), fields.get("topic_id")
     if version is None or topic_id is None or not _COUNT.fullmatch(version):
-        yield Problem(path, 0, 0, ProblemKind.CORRUPT, "needs 'version: N' and 'topic_id: ID' lines")
+        yield _corrupt(path, 0, 0, "needs 'version: N' and 'topic_id: ID' lines")
         return
     yield PartitionMetadata(int(version), topic_id)
 
