@@ -32,11 +32,7 @@ def txn_entries(data: bytes, start: int = 0) -> Iterator[tuple[int, tuple[int, i
 
 def _entries(path: Path, entry: struct.Struct) -> list[tuple[int, int]]:
     """All real entries of an index file (bounded by the index file's own size, never the log's)."""
-    try:
-        with open(path, "rb") as f:
-            data = f.read()
-    except OSError:
-        return []
+    data = _read_index(path) or b""
     n = len(data) // entry.size
     out = []
     for i in range(n):
@@ -124,8 +120,6 @@ _CONFIRM_SCAN_LIMIT = 10_000
 
 
 # --- checking the index files against their log (verify-crc) ---------------------------------------------
-
-_INDEX_SUFFIXES = (".index", ".timeindex", ".txnindex")
 
 
 def _read_index(path: Path) -> bytes | None:
