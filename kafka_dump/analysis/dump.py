@@ -246,10 +246,8 @@ def iter_dump(
                 elif with_records and _unread(item):
                     records = None  # no record could be read (a codec failed): not the same as none at all
                 n_batches += 1
-                if item.isTransactional and not item.isControl:
-                    yield tally.event(item, records)
-                else:
-                    yield BatchEvent(item, records)
+                make = tally.event if item.isTransactional and not item.isControl else BatchEvent
+                yield make(item, records)
             yield FileEnd(str(f), trailing)
             continue
         items: Iterator[Batch | Problem] = chain.from_iterable(runs)  # type: ignore[arg-type]  # no plain_run
@@ -279,10 +277,7 @@ def iter_dump(
                     left -= 1
             n_batches += 1
             n_records += len(records) if records is not None else 0
-            if item.isTransactional and not item.isControl:
-                yield tally.event(item, records)
-            else:
-                yield BatchEvent(item, records)
+            yield (tally.event if item.isTransactional and not item.isControl else BatchEvent)(item, records)
         else:
             yield FileEnd(str(f), trailing)
             continue

@@ -137,11 +137,7 @@ def iter_stats(
 
 
 def _walk_valid(
-    path: Path,
-    stats: SegmentStats,
-    max_batch_bytes: int,
-    max_records: int = DEFAULT_MAX_RECORDS_PER_BATCH,
-    inflate_ahead: bool = True,
+    path: Path, stats: SegmentStats, max_batch_bytes: int, max_records: int, inflate_ahead: bool
 ) -> Generator[BatchSeen, None, int | None]:
     """Count the file's entries from its start for as long as each is whole and valid, walking v2
     records and compressed v0/v1 wrappers without building them (``wire/_gather_pure.py``); plain v0/v1
@@ -170,12 +166,8 @@ class _ValidWalk:
         self.unpack: Unpack = decompress  # the read window's
 
     def run(self, inflating: Inflating) -> Generator[BatchSeen, None, int | None]:
-        name, stats, max_batch_bytes, max_records = (
-            self.name,
-            self.stats,
-            self.max_batch_bytes,
-            self.max_records,
-        )
+        name, stats = self.name, self.stats
+        max_batch_bytes, max_records = self.max_batch_bytes, self.max_records
         limit = max(max_batch_bytes, CHUNK_SIZE)
         started: bytes | None = None
         with open(self.path, "rb") as f:
