@@ -74,23 +74,20 @@ class Grouper(Generic[T]):
     def add(self, item: T) -> list[T] | None:
         """Add ``item``; return the batch it closed (the one before it), if it closed one."""
         group = self._open
-        if not group:
-            self._open = [item]
-            self._bytes = self._overhead + self._size(item, item)
-            return None
-        first = group[0]
-        grow = self._size(first, item)
-        if (
-            (self._max_records is None or len(group) < self._max_records)
-            and (self._max_bytes is None or self._bytes + grow <= self._max_bytes)
-            and (self._joins is None or self._joins(first, item))
-        ):
-            group.append(item)
-            self._bytes += grow
-            return None
+        if group:
+            first = group[0]
+            grow = self._size(first, item)
+            if (
+                (self._max_records is None or len(group) < self._max_records)
+                and (self._max_bytes is None or self._bytes + grow <= self._max_bytes)
+                and (self._joins is None or self._joins(first, item))
+            ):
+                group.append(item)
+                self._bytes += grow
+                return None
         self._open = [item]
         self._bytes = self._overhead + self._size(item, item)
-        return group
+        return group or None
 
     def flush(self) -> list[T] | None:
         """Close the open batch, if there is one, and return it."""
