@@ -225,9 +225,7 @@ class Converter:
                 if done is not None:
                     out.extend(self._build_group(done))
             return out
-        done = self._grouper.flush()
-        if done is not None:
-            out.extend(self._build_group(done))
+        out.extend(self.finish())
         if target == 2 and batch.magic >= 2:
             attributes = (batch.attributes & ~L.COMPRESSION_MASK) | int(codec)
             out.append(batch._replace(compression=codec, attributes=attributes, records=records))
@@ -249,15 +247,15 @@ class Converter:
         """What ``feed`` does for ``wrappers`` v1 CreateTime wrappers of ``codec`` in a row (``transcodes``
         must hold): close the open group, count the codec changes. The batches closed, and the new
         batches' codec."""
-        done = self._grouper.flush()
+        closed = self.finish()
         wanted = self.options.compression
         if wanted is not None and wanted is not codec:
             self.changes.codecs_changed += wrappers
             codec = wanted
-        return (self._build_group(done) if done is not None else []), codec
+        return closed, codec
 
     def finish(self) -> list[Batch]:
-        """The last output batch(es), once the input has ended."""
+        """Close the open group: its output batch(es), the last ones once the input has ended."""
         done = self._grouper.flush()
         return self._build_group(done) if done is not None else []
 

@@ -26,8 +26,6 @@ from kafka_dump.wire.codecs import decompress
 if TYPE_CHECKING:
     from kafka_dump.native._native import InflateEngine
 
-# codec id, payload -> decompressed bytes (raises on a payload that does not decompress).
-Decompress = Callable[[int, memoryview], bytes]
 # codecs.decompress's shape, as the decoder calls it: codec, payload, limit -> decompressed bytes.
 Unpack = Callable[[Compression, bytes | memoryview, int], bytes]
 # Either, as a source gives back the function it was made with (or the engine's take, of its shape).
@@ -74,7 +72,7 @@ class Ahead(Inline):
 
     def __init__(self, limit: int, fallback: Inflate = decompress) -> None:
         super().__init__(fallback)
-        self._engine = _engine(limit, fallback)
+        self._engine: InflateEngine | None = native.InflateEngine(fallback, limit, BUDGET) if native else None
 
     def start(self, window: bytes | bytearray, pos: int, end: int | None = None) -> Inflate:
         engine = self._engine
@@ -89,9 +87,3 @@ class Ahead(Inline):
     def close(self) -> None:
         if self._engine is not None:
             self._engine.close()
-
-
-def _engine(limit: int, fallback: Unpack | Decompress = decompress) -> InflateEngine | None:
-    """The compiled engine (payloads it does not inflate go to ``fallback``), where the compiled
-    module is in use."""
-    return native.InflateEngine(fallback, limit, BUDGET) if native else None

@@ -76,9 +76,8 @@ def salvage(source: Path, spans: Sequence[tuple[int, int, str]], out_dir: Path) 
         }
         _write_atomically(report, lambda out: out.write(json.dumps(body, indent=1).encode() + b"\n"))
     except OSError as exc:
-        raise KafkaDumpError(
-            f"cannot write the salvage copy: {exc.strerror or exc}", file=str(target)
-        ) from None
+        reason = f"cannot write the salvage copy: {exc.strerror or exc}"
+        raise KafkaDumpError(reason, file=str(target)) from None
     return SalvageResult(str(source), str(target), str(report), kept, tuple(dropped))
 
 
@@ -91,9 +90,8 @@ def _copy_kept(reader: BinaryIO, writer: BinaryIO, size: int, dropped: Sequence[
         while pos < end:
             chunk = reader.read(min(_COPY_CHUNK, end - pos))
             if not chunk:
-                raise KafkaDumpError(
-                    "file shrank while it was being copied", file=str(reader.name), position=pos
-                )
+                reason = "file shrank while it was being copied"
+                raise KafkaDumpError(reason, file=str(reader.name), position=pos)
             writer.write(chunk)
             pos += len(chunk)
             kept += len(chunk)

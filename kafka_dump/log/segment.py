@@ -254,18 +254,9 @@ _UNKNOWN_LAST_OFFSET = 2**63 - 1
 
 
 def _decode_entry(
-    name: str,
-    buf: bytes,
-    i: int,
-    pos: int,
-    entry: int,
-    magic: int,
-    with_records: bool,
-    max_batch_bytes: int,
-    on_walk: WalkListener | None = None,
-    max_records: int = DEFAULT_MAX_RECORDS_PER_BATCH,
-    unpack: Unpack = decompress,
-) -> tuple[list[Item], Problem | None, RecordWalk | None]:
+    name: str, buf: bytes, i: int, pos: int, entry: int, magic: int, with_records: bool, max_batch_bytes: int,
+    on_walk: WalkListener | None, max_records: int, unpack: Unpack = decompress,
+) -> tuple[list[Item], Problem | None, RecordWalk | None]:  # fmt: skip
     """The batch and problems of one framed entry, the problem that breaks its frame, if any, and
     what the walk of its records found, if they were walked. Compressed payloads are decompressed
     by ``unpack`` (``codecs.decompress``'s signature).
