@@ -61,12 +61,10 @@ class CompareOptions:
     def check(self) -> None:
         """Refuse a level that no codec compared accepts (Kafka's ranges: gzip 1-9, lz4 1-17, zstd)."""
         if self.level is not None and not self.leveled:
-            raise UnsupportedEncodingError(
-                f"--level {self.level} suits none of the codecs compared: "
-                + "; ".join(
-                    level_problem(c, self.level) or "" for c in self.codecs if c is not Compression.NONE
-                )
+            why = "; ".join(
+                level_problem(c, self.level) or "" for c in self.codecs if c is not Compression.NONE
             )
+            raise UnsupportedEncodingError(f"--level {self.level} suits none of the codecs compared: {why}")
 
     @property
     def leveled(self) -> tuple[Compression, ...]:
@@ -270,7 +268,8 @@ def _plain(batch: Batch, records: tuple[Record, ...]) -> Batch:
     (id, epoch and sequences -1), no leader epoch, not transactional, not a control batch."""
     return batch._replace(
         producerId=-1, producerEpoch=-1, baseSequence=-1, lastSequence=-1, partitionLeaderEpoch=-1,
-        isTransactional=False, isControl=False, deleteHorizonMs=None, recordCount=len(records), records=records,
+        isTransactional=False, isControl=False, deleteHorizonMs=None, recordCount=len(records),
+        records=records,
     )  # fmt: skip
 
 
@@ -287,8 +286,8 @@ def as_v2_batch(template: Batch, records: tuple[Record, ...]) -> Batch:
     return _plain(template, records)._replace(
         baseOffset=records[0].offset if records else template.baseOffset,
         lastOffset=records[-1].offset if records else template.lastOffset,
-        magic=2, attributes=attributes, compression=Compression.NONE, timestampType=ts_type, baseTimestamp=base_ts,
-        maxTimestamp=max((r.timestamp for r in records), default=-1),
+        magic=2, attributes=attributes, compression=Compression.NONE, timestampType=ts_type,
+        baseTimestamp=base_ts, maxTimestamp=max((r.timestamp for r in records), default=-1),
     )  # fmt: skip
 
 

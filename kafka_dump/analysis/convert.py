@@ -337,15 +337,11 @@ class Converter:
         elif ts_type is TimestampType.NO_TIMESTAMP_TYPE:
             ts_type = TimestampType.CREATE_TIME
         log_append = batch.maxTimestamp if ts_type is TimestampType.LOG_APPEND_TIME else None
-        keeps_batch_fields = self._target == 2 and batch.magic >= 2
-        return _Key(
-            ts_type,
-            log_append,
-            codec,
-            batch.partitionLeaderEpoch if keeps_batch_fields else -1,
-            batch.producerId if keeps_batch_fields else -1,
-            batch.producerEpoch if keeps_batch_fields else -1,
+        kept = self._target == 2 and batch.magic >= 2  # a v2 target keeps a v2 batch's producer
+        producer = (
+            (batch.partitionLeaderEpoch, batch.producerId, batch.producerEpoch) if kept else (-1, -1, -1)
         )
+        return _Key(ts_type, log_append, codec, *producer)
 
     # -- building output batches ---------------------------------------------------------------
 

@@ -153,8 +153,9 @@ read_segment = _one_by_one(read_segment_runs)
 
 
 def _walk(
-    name: str, win: Window[bytes], pos: int, with_records: bool, max_batch_bytes: int, keep: HeaderFilter | None,
-    on_walk: WalkListener | None, max_records: int, plain_run: PlainRunReader | None, inflating: Inflating,
+    name: str, win: Window[bytes], pos: int, with_records: bool, max_batch_bytes: int,
+    keep: HeaderFilter | None, on_walk: WalkListener | None, max_records: int,
+    plain_run: PlainRunReader | None, inflating: Inflating,
 ) -> Iterator[Sequence[Item]]:  # fmt: skip
     size = win.size
     entry_limit = max(max_batch_bytes, CHUNK_SIZE)
