@@ -91,11 +91,8 @@ class CompareOptions:
 
 
 def group_plain_messages(options: CompareOptions) -> Grouper[Record]:
-    """The grouping of plain v0/v1 messages into batches: the producer's rule, sized in V2 bytes.
-
-    A record's size is that of its v2 record in a batch opened by the group's first record (the
-    writer's ``entry_size`` of the same batch agrees); ``convert`` groups with the same rule.
-    """
+    """The grouping of plain v0/v1 messages into batches: the producer's rule (``convert``'s too),
+    a record sized as its v2 record in a batch opened by the group's first record."""
 
     def size(first: Record, r: Record) -> int:
         return v2_record_size(r.offset - first.offset, r.timestamp - first.timestamp, r)
@@ -232,10 +229,8 @@ def encoded_sizes(
 ) -> dict[Compression, int]:
     """``len(encode_entry(batch, compression=c, level=level_for(c)))`` for each codec ``c``.
 
-    The records are encoded once, not once per codec: a compressed entry is a fixed-size header
-    (the v2 batch header; the v0/v1 wrapper message with a null key) around the codec's output for
-    the same uncompressed bytes that ``encode_entry`` compresses, so its length follows from that
-    output's.
+    The records are encoded once: a compressed entry is a fixed-size header (the v2 batch header;
+    the v0/v1 wrapper with a null key) around the codec's output for those uncompressed bytes.
     """
     out: dict[Compression, int] = {}
     compressed = [c for c in codecs if c is not Compression.NONE]

@@ -2,14 +2,11 @@
 
 The common old segment is v1 wrappers of compressed inner messages. Written as v2 with the default
 batching each wrapper becomes one v2 batch holding the same records (``analysis/convert.py``), so
-the reader here takes a window of the file at a time and hands the sound wrappers at its start to
-the transcode twin (``wire/transcode.py``) in one call: each one's inner messages, inflated by
-``inflater`` (the one place a wrapper's inflated bytes come from), are transcoded to v2 records by
-the encoder twin (``v1_inner_to_v2``); the writer later checks the batches written against those
-inner messages where they lie. Only an entry that the segment reader would read as one sound batch
-with no problem is taken (outer and every inner CRC valid, every length in place, offsets that fit
-one batch); anything else is read by the segment reader from that position, so the items
-are the reader's, item for item, but for the Records not built and a run of wrappers per item.
+the sound wrappers at the start of each read window go to the transcode twin (``wire/transcode.py``)
+in one call: their inner messages, inflated by ``inflater``, become v2 records (``v1_inner_to_v2``),
+which the writer later checks against them. Only an entry the segment reader would read as one
+sound batch with no problem is taken; anything else is read by the segment reader from there, so
+the items are the reader's, but for the Records not built and a run of wrappers per item.
 """
 
 from __future__ import annotations
@@ -89,8 +86,7 @@ def read_input(
 ) -> Iterator[Item]:
     """``read_segment(path)``'s items, with every run of sound v1 CreateTime wrappers a TranscodedRun
     instead of Batches when ``fast`` (and ``path`` a regular file, which the reader may open again).
-    A window of the file gives runs of at most ``_RUN`` input bytes, so that a source inflating ahead
-    works while the run before is written; by default ``Ahead`` (``Inline``: each where it is read)."""
+    Runs hold at most ``_RUN`` input bytes, so that ``inflating`` (by default ``Ahead``) works ahead."""
     if not fast or not path.is_file():
         yield from read_segment(
             path, max_batch_bytes=max_batch_bytes, max_records_per_batch=max_records_per_batch

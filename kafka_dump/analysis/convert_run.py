@@ -168,9 +168,8 @@ def convert_segment(
 ) -> FileReport:
     """Convert one segment to ``dst``: through a temporary file beside it, verified, then renamed.
 
-    See the module's docstring for the verification. Any difference raises VerificationError and
-    leaves no output behind, as does any other failure. ``inflating``: where the input's wrappers are
-    inflated (``ahead.Inflating``; by default ``convert_fast.Ahead``, on a second thread).
+    Any difference raises VerificationError and, as any other failure, leaves no output behind.
+    ``inflating``: where the input's wrappers are inflated (by default ``convert_fast.Ahead``).
     """
     plan(src, dst, force=force, index=index)  # the input is never written, whoever calls
     converter = Converter(options)
@@ -313,9 +312,8 @@ class _TempSegment:
     def write_transcoded(
         self, run: TranscodedRun, codec: Compression, level: int | None, max_batch_bytes: int
     ) -> None:
-        """Write the v2 batches of a run of transcoded wrappers (``convert_fast``), as ``write_entry``
-        writes the batches ``Converter`` makes of them, each checked against its wrapper's inner
-        messages where it lies (``wire/transcode.py``)."""
+        """Write the v2 batches of a run of transcoded wrappers (``convert_fast``), each checked against
+        its wrapper's inner messages where they lie (``wire/transcode.py``)."""
         squeeze = _squeezer(codec, level if codec in _LEVELLED else None)
         data, rows, last, failure = write_wrappers(
             run.wrappers, int(codec), squeeze, self._verifier(max_batch_bytes), crc32c, same_as_v1_inner,

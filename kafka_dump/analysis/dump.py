@@ -105,9 +105,8 @@ class AbortedBatchEvent(BatchEvent):
 
 
 class BatchRun(NamedTuple):
-    """Batches to show whole, in file order (no range filter or --limit is active): each stands for
-    ``BatchEvent(batch, batch.records)``. A run of plain v0/v1 messages comes as one event, not one
-    per message, so that each layer spends one step on the run instead of one on every message."""
+    """Batches to show whole, in file order (no range filter or --limit is active), each standing for
+    ``BatchEvent(batch, batch.records)``: a run of plain v0/v1 messages, one step per layer."""
 
     batches: Sequence[Batch]
 
@@ -182,8 +181,7 @@ def iter_dump(
 ) -> Iterator[DumpEvent]:
     """Stream the events of dumping ``paths`` (files or partition directories); a ``Summary`` ends it.
 
-    ``txn_index``: read the ``.txnindex`` files beside each ``.log`` and send the data batches of
-    aborted transactions as ``AbortedBatchEvent`` (txnindex.py says how they are found).
+    ``txn_index``: send the data batches of aborted transactions as ``AbortedBatchEvent`` (txnindex.py).
     ``plain_run``: where nothing filters, runs of plain v0/v1 messages go to it first (``WrittenRun``).
     """
     files = [f for p in paths for f in segment_files(p)]
@@ -222,8 +220,7 @@ def iter_dump(
             plain_run=_written(plain_run) if plain_run is not None and plain else None,
         )  # fmt: skip
         if plain:
-            # No filter, no limit: the plain loop, once per batch; a run of plain v0/v1 messages (a
-            # list of two or more batches, no problem) passes on whole, as one BatchRun.
+            # No filter, no limit: the plain loop; a run of plain v0/v1 messages passes on as one BatchRun.
             for item in (x for run in runs for x in _one_or_run(run)):
                 if not isinstance(item, Batch):
                     if isinstance(item, WrittenRun):

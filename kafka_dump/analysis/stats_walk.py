@@ -111,7 +111,7 @@ def iter_stats(
 
     ``listener(path)`` may give a callable that sees each batch counted (and None at each problem),
     for work done in the same pass (``--compare``). ``inflate_ahead``: gzip payloads are inflated on
-    a second thread while the entries before them are counted (``log/ahead.py``; the same figures).
+    a second thread (``log/ahead.py``; the same figures).
     """
     for f in files:
         f_size = os.path.getsize(f)
@@ -139,11 +139,9 @@ def iter_stats(
 def _walk_valid(
     path: Path, stats: SegmentStats, max_batch_bytes: int, max_records: int, inflate_ahead: bool
 ) -> Generator[BatchSeen, None, int | None]:
-    """Count the file's entries from its start for as long as each is whole and valid, walking v2
-    records and compressed v0/v1 wrappers without building them (``wire/_gather_pure.py``); plain v0/v1
-    messages and control batches are decoded. Returns None at the end of the file, or the position
-    of the first entry that is anything else, from which ``read_segment`` takes over (it frames,
-    resyncs and reports as ``dump`` does). ``inflate_ahead``: gzip inflated on a second thread."""
+    """Count the file's entries from its start while each is whole and valid (v2 records and v0/v1
+    wrappers walked, plain messages and control batches decoded). Returns None at the end of the file,
+    or the position of the first other entry, where ``read_segment`` takes over."""
     from kafka_dump.log.ahead import Ahead, Inline
 
     inflating = Ahead(max_batch_bytes) if inflate_ahead else Inline()
@@ -154,8 +152,7 @@ def _walk_valid(
 
 
 class _ValidWalk:
-    """``_walk_valid``'s loop, and the counting of each kind of entry (each False, having counted
-    nothing, where the entry is not valid)."""
+    """``_walk_valid``'s loop, and the counting of each kind of entry (False where it is not valid)."""
 
     def __init__(self, path: Path, stats: SegmentStats, max_batch_bytes: int, max_records: int) -> None:
         self.path = path

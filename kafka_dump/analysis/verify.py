@@ -42,9 +42,8 @@ if TYPE_CHECKING:
     from kafka_dump.wire._walk_pure import EntryRow
     from kafka_dump.wire.v2 import RecordWalk
 
-# The segment reader (and the index check, which reads through it) is imported only when a file needs
-# it: a sound segment without index files is checked by the entry walk alone, and start-up is most of
-# a short check's time.
+# The segment reader and the index check are imported only when a file needs them: a sound segment
+# without index files is checked by the entry walk alone, and start-up is most of a short check's time.
 _INDEX_SUFFIXES = (".index", ".timeindex", ".txnindex")
 
 _PROGRESS_EVERY = 4 * 1024 * 1024  # bytes of file between progress events
@@ -278,9 +277,8 @@ class _FileCheck:
     def _slow(self, f: BinaryIO, pos: int, size: int) -> Generator[VerifyEvent, None, int]:
         """Read the entry at ``pos`` as the segment reader reads it; return where the entry walk goes on.
 
-        An entry that frames is decoded alone. Anything else (a CRC failure, a bad size, the tail)
-        is the segment reader's, from ``pos``: its runs are taken while they hold problems, so that
-        a damaged stretch is read through one window, as a whole-file read would.
+        An entry that frames is decoded alone; anything else is the segment reader's, from ``pos``,
+        while its runs hold problems, so that a damaged stretch is read as a whole-file read would.
         """
         from kafka_dump.log.segment import _decode_entry as decode_entry
         from kafka_dump.log.segment import read_segment_runs
@@ -363,10 +361,7 @@ class _FileCheck:
         return [*found, p]
 
     def _finish_pending(self) -> list[Problem]:
-        """The checks of the last batch, once the problems that belong to it have all been seen.
-
-        The common case (a sound batch in order, nothing to look inside) takes the first branch.
-        """
+        """The checks of the last batch, once the problems that belong to it have all been seen."""
         b = self._pending
         if b is None:
             return _NOTHING

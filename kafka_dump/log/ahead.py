@@ -2,16 +2,12 @@
 
 Inflating gzip is most of the work of reading a gzip segment, and zlib needs no interpreter while it
 inflates. So while a reader (the segment reader, the entry walk, convert's transcoder) works through
-one stretch of a read window, ``native/ahead.c``'s ``InflateEngine`` scans the window for the
-compressed payloads the reader will meet, in file order, and a POSIX thread inflates the gzip ones
-after it; when the thread is behind, the reader inflates the next waiting one itself.
-
-The reader asks through the engine's ``take``, a drop-in for the decompress function it wraps: the
-same bytes, or the same exception, as calling that function on the payload given. Each asked payload
-is checked against the span the scan found, and anything not ready, not matching, or past the spans
-is decompressed where it is asked. Memory stays flat: at most ``BUDGET`` bytes of inflated payloads
-wait, and the window's buffer is not touched once ``finish`` has returned. Without the compiled twins
-(``KDUMP_PURE``) every payload is decompressed where it is asked.
+a read window, ``native/ahead.c``'s ``InflateEngine`` scans it for the compressed payloads the reader
+will meet and a POSIX thread inflates the gzip ones in file order; when the thread is behind, the
+reader inflates the next one itself. The engine's ``take`` is a drop-in for the function it wraps (the
+same bytes, or the same exception); a payload not ready, not matching the span scanned, or past the
+spans is decompressed where it is asked. At most ``BUDGET`` inflated bytes wait, and the window's
+buffer is not touched once ``finish`` has returned.
 """
 
 from __future__ import annotations
@@ -35,10 +31,9 @@ BUDGET = 8 * 1024 * 1024  # inflated bytes that may wait for the reader
 
 
 class Inflating(Protocol):
-    """What a reader asks of a source of decompressed payloads, per read window: ``start`` gives the
-    function the window's payloads from ``pos`` (to ``end``, by default the window's end) are
-    decompressed with, asked in file order; ``finish`` comes before the window's buffer is read into
-    again; ``close`` at the end of the file (also on an exception)."""
+    """A source of decompressed payloads: ``start`` gives the function for a window's payloads from
+    ``pos`` (to ``end``, by default the window's end), asked in file order; ``finish`` comes before the
+    buffer is read into again; ``close`` at the end of the file (also on an exception)."""
 
     def start(self, window: bytes | bytearray, pos: int, end: int | None = None) -> Inflate: ...
 

@@ -107,18 +107,15 @@ def read_segment_runs(
     inflating: Inflating | None = None,
 ) -> Iterator[Sequence[Item]]:
     """Every batch and problem of a segment file, in file order, from byte ``start``, a list at a
-    time: an entry's batch and its problems, or a whole run of plain v0/v1 messages decoded in one
-    call (then batches only), which saves a generator step per message; ``read_segment`` gives the
-    items one by one.
+    time: an entry's batch and its problems, or a run of plain v0/v1 messages decoded in one call (a
+    generator step saved per message); ``read_segment`` gives the items one by one.
 
-    ``keep`` sees (lastOffset, maxTimestamp) of each v2 batch (each v0/v1 message) before its
-    records are decoded; a batch it rejects is skipped. ``on_walk`` (with ``with_records=False``):
-    each v2 data batch's records are walked, not built (``v2.walk_batch``), their problems yielded as
-    decoding would, and ``on_walk`` told the counts. A batch declaring more than
-    ``max_records_per_batch`` records is yielded without them, followed by a problem.
-    ``plain_run`` is offered each run of plain messages first (see ``PlainRunReader``).
-    ``inflating`` decompresses each read window's payloads (``log/ahead.py``; closed at the end): by
-    default ``Ahead`` (gzip inflated on a second thread) when every record is decoded, else ``Inline``.
+    ``keep`` sees (lastOffset, maxTimestamp) of each entry before its records are decoded, and may
+    skip it. ``on_walk`` (with ``with_records=False``) is told what the walk of each v2 data batch's
+    records found (``v2.walk_batch``), their problems yielded as decoding would. A batch declaring
+    more than ``max_records_per_batch`` records comes without them, then a problem. ``plain_run`` is
+    offered each run of plain messages first; ``inflating`` decompresses each window's payloads
+    (closed at the end): by default ``Ahead`` when every record is decoded, else ``Inline``.
     """
     name = str(path)
     f, size = open_segment(path)
@@ -258,12 +255,9 @@ def _decode_entry(
     name: str, buf: bytes, i: int, pos: int, entry: int, magic: int, with_records: bool, max_batch_bytes: int,
     on_walk: WalkListener | None, max_records: int, unpack: Unpack = decompress,
 ) -> tuple[list[Item], Problem | None, RecordWalk | None]:  # fmt: skip
-    """The batch and problems of one framed entry, the problem that breaks its frame, if any, and
-    what the walk of its records found, if they were walked. Compressed payloads are decompressed
-    by ``unpack`` (``codecs.decompress``'s signature).
-
-    An entry's frame is broken when it cannot be read as an entry at all, or its CRC fails.
-    """
+    """The batch and problems of one framed entry, the problem that breaks its frame (it cannot be
+    read as an entry at all, or its CRC fails), and what the walk of its records found, if walked.
+    Compressed payloads are decompressed by ``unpack`` (``codecs.decompress``'s signature)."""
     batch: Batch | None = None
     error: CorruptRecordError | None = None
     found: RecordWalk | None = None
@@ -365,11 +359,8 @@ _SIZE_END = L.LOG_OVERHEAD  # an entry's size field ends where the log overhead 
 
 
 def _resync(win: Window[bytes], pos: int, limit: int | None = None) -> int | None:
-    """The next position from ``pos`` (and before ``limit``) where a whole entry with a valid CRC starts.
-
-    A regular expression finds the candidates (in C, chunk by chunk); the CRC makes a false match
-    as unlikely as a CRC collision.
-    """
+    """The next position from ``pos`` (and before ``limit``) where a whole entry with a valid CRC starts:
+    a regular expression finds candidates (in C), the CRC makes a false match unlikely."""
     size = win.size
     stop = size if limit is None else min(size, limit - 1 + _CANDIDATE_SPAN)
     while (pos := win.next_data(pos)) + _ENTRY_PREFIX <= stop:
