@@ -94,12 +94,9 @@ _SIBLINGS = (".index", ".timeindex", ".txnindex")
 
 
 def plan(src: Path, dst: Path, *, force: bool, index: bool) -> list[tuple[Path, Path]]:
-    """(input segment, output segment) pairs for a conversion, refusing any unsafe output.
-
-    A directory INPUT gives one output segment per ``.log`` under the same name, in the directory
-    OUTPUT. An existing output is refused unless ``force``; an output that is an input file (same
-    inode), or an index of one, is refused always.
-    """
+    """(input segment, output segment) pairs for a conversion, refusing any unsafe output: an existing
+    one unless ``force``, an input file or an index of one always. A directory INPUT gives one output
+    segment per ``.log`` under the same name, in the directory OUTPUT."""
     if src.is_dir():
         logs = [p for p in segment_files(src) if p.suffix == ".log"]
         if not logs:
@@ -224,10 +221,7 @@ def _good_batches(
     items: Iterable[Item], report: FileReport, skip_corrupt: bool
 ) -> Iterator[Batch | TranscodedRun]:
     """The input's sound batches; a corrupt one stops the conversion, or is left out and listed.
-
-    The decoder yields a batch before the problems found in it, so each batch is held until the
-    next item shows that no problem of its own follows.
-    """
+    Each batch is held until the next item shows that no problem of its own follows."""
     before = report.before
     held: Batch | None = None
     for item in chain(items, (None,)):  # None: the end, where the last batch held is let go
@@ -278,9 +272,7 @@ _WRITE_BUFFER = 1 << 20  # entries are a few KiB: written a MiB at a time, not o
 
 class _TempSegment:
     """The output segment while it is written: temporary files in the output's directory, with the
-    writer's index entries (``writer.IndexBuilder``), put in place as ``writer.place_all`` does (the
-    segment first, then its indexes: a segment without indexes is one Kafka rebuilds them for).
-    """
+    writer's index entries (``writer.IndexBuilder``), put in place by ``writer.place_all``."""
 
     def __init__(self, dst: Path, *, index: bool, base_offset: int | None, overwrite: bool) -> None:
         self.dst = dst
@@ -366,9 +358,8 @@ class _TempSegment:
         return None
 
     def _check_order(self, batch: Batch) -> str | None:
-        """What no entry alone can show (verify-crc's deep check of the whole file): offsets that grow
-        from entry to entry, and no record time past the batch's maxTimestamp (records outside their
-        batch's offsets the encoder refuses). ``batch`` holds what the entry was just checked to hold."""
+        """What no entry alone can show (verify-crc's deep check): offsets that grow from entry to entry,
+        and no record time past the batch's maxTimestamp. ``batch``: what the entry was checked to hold."""
         records = batch.records or ()
         first = batch.baseOffset
         if (

@@ -30,11 +30,8 @@ def bucket_low(index: int) -> int:
 
 
 class SizeHistogram:
-    """Count, total, min, max and log-spaced bucket counts of non-negative integers.
-
-    Kept in one ``array('q')`` of ``SLOTS`` int64s (buckets, then count, total, min, max), the
-    layout that the statistics walk (``wire/_gather_pure.py``) adds to directly.
-    """
+    """Count, total, min, max and log-spaced bucket counts of non-negative integers, in one
+    ``array('q')`` (buckets, then count, total, min, max) that ``wire/_gather_pure.py`` adds to."""
 
     __slots__ = ("slots",)
 
@@ -132,9 +129,8 @@ class SizeHistogram:
 class TimeHistogram:
     """Records per time bucket, at most ``limit`` buckets across the span of the timestamps.
 
-    Bucket ``k`` holds timestamps in ``[k * width, (k + 1) * width)``. When the span needs more than
-    ``limit`` buckets, the width doubles and bucket ``k`` becomes ``k // 2``: an exact merge, since
-    ``t // (2 * w) == (t // w) // 2``. Negative timestamps (none recorded) are left out.
+    Bucket ``k`` holds ``[k * width, (k + 1) * width)``; when the span needs more buckets the width
+    doubles and bucket ``k`` becomes ``k // 2``, an exact merge. Negative timestamps are left out.
     """
 
     __slots__ = ("counts", "limit", "width")

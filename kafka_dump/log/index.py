@@ -63,11 +63,9 @@ def _position_for_offset(entries: list[tuple[int, int]], target: int) -> int:
 
 
 def seek_position(log: Path, *, from_offset: int | None, from_time: int | None) -> int:
-    """A file position at or before the first batch that can hold records at/after the start.
-
-    Returns 0 (a full scan) when there is no index, or when the log does not confirm what the index
-    says: the entry found must be a whole batch with a valid CRC and an offset at or below the
-    target, and a time index entry (T, O) must match the batch that ends at O (maxTimestamp T).
+    """A file position at or before the first batch that can hold records at/after the start; 0 (a
+    full scan) without an index, or when the log does not confirm it: a whole, CRC-valid batch at or
+    below the target, and for a time index entry (T, O) the batch that ends at O with maxTimestamp T.
     """
     base = segment_base_offset(log)
     if base is None or (from_offset is None and from_time is None):
@@ -207,12 +205,9 @@ class _Entries:
 
 
 class IndexCheck:
-    """Checks the ``.index``, ``.timeindex`` and ``.txnindex`` beside a log as its batches stream by.
-
-    Memory holds the index files (bounded by Kafka's index size cap), never a list of the log's
-    batches: ``.index`` entries are matched by position and ``.timeindex`` entries by offset, in
-    step with the batches, which come in file order.
-    """
+    """Checks the ``.index``, ``.timeindex`` and ``.txnindex`` beside a log as its batches stream by,
+    in file order: ``.index`` entries matched by position, ``.timeindex`` entries by offset. Memory
+    holds the index files (bounded by Kafka's cap), never a list of the log's batches."""
 
     def __init__(self, log: Path) -> None:
         self.problems: list[Problem] = []

@@ -133,12 +133,9 @@ def _max_timestamp(batch: Batch) -> int:
 
 
 class SegmentWriter:
-    """Write a segment (and by default its indexes) entry by entry, then ``commit`` or ``abort``.
-
-    ``base_offset`` defaults to the one in the file name (``00000000000000001000.log``), else to the
-    first batch's. ``sources`` are the files being read: none of them is ever written over.
-    Use as a context manager: it commits on success and aborts on an exception.
-    """
+    """Write a segment (and by default its indexes) entry by entry, then ``commit`` or ``abort`` (as
+    a context manager: on success, on an exception). ``base_offset`` defaults to the file name's, else
+    the first batch's. ``sources`` are the files being read: none of them is ever written over."""
 
     def __init__(
         self,
@@ -262,9 +259,8 @@ class SegmentWriter:
 
 
 def check_writable(directory: Path) -> None:
-    """Fail now, before any work, when no file can be made in ``directory`` (or, while it does not
-    exist yet, in the nearest existing directory above it, where it would be made): a real attempt,
-    so that read-only file systems, missing permissions and root's exemptions all answer truly."""
+    """Fail now when no file can be made in ``directory`` (or the nearest existing one above it): a
+    real attempt, so that read-only file systems, permissions and root's exemptions answer truly."""
     existing = directory
     while not existing.exists() and existing.parent != existing:
         existing = existing.parent
