@@ -1,20 +1,16 @@
 """``kdump stats --compare``: the exact size of a file's records in every format and codec.
 
-The same records (offsets, timestamps, keys, values, headers) are encoded again, with the same
-batch boundaries, by the writer's encoders: V0 and V1 uncompressed and in gzip, snappy and lz4
-wrappers; V2 uncompressed and with gzip, snappy, lz4 and zstd. Sizes are the lengths of real
-encodings (``encode_entry``), or the writer's size functions where no bytes are needed (every
-uncompressed encoding). Nothing is estimated.
+The same records are encoded again, with the same batch boundaries, by the writer's encoders (V0
+and V1 uncompressed and in gzip, snappy and lz4 wrappers; V2 also in zstd): sizes are the lengths of
+real encodings, or the writer's size functions where no bytes are needed. Nothing is estimated.
 
-Batch boundaries: a v2 batch, and a v0/v1 wrapper, is a batch already. Plain v0/v1 messages have
-none, so consecutive ones are grouped by ``analysis/batching.py``'s rule (the Java producer's, which
-``convert`` uses too): a group takes messages while its v2 encoding stays within ``batch_bytes``
-(16 KiB) and ``batch_records``. Every encoding of a group holds the same records.
-
-What the formats below V2 cannot carry is left out of their encodings (and said by
-``downgrade_losses``): headers, producer ids and sequences, control batches (their records are not
-data), timestamps in V0. Control batches stay uncompressed in every V2 encoding, as Kafka writes
-them. Per-record figures divide by the data records compared.
+Plain v0/v1 messages have no batch, so consecutive ones are grouped by ``analysis/batching.py``'s
+rule (the Java producer's, ``convert``'s too): a group takes messages while its v2 encoding stays
+within ``batch_bytes`` (16 KiB) and ``batch_records``; every encoding of a group holds the same
+records. What the formats below V2 cannot carry is left out of their encodings (and said by
+``downgrade_losses``): headers, producer ids and sequences, control batches, timestamps in V0.
+Control batches stay uncompressed in every V2 encoding, as Kafka writes them. Per-record figures
+divide by the data records compared.
 """
 
 from __future__ import annotations

@@ -352,10 +352,8 @@ class SegmentStats:
         of its own (a run of plain v0/v1 messages), so each counts for the first and last offset."""
         offsets = list(map(_OFFSET, records))
         first, last = offsets[0], offsets[-1]
-        if plain:
-            self._seam(first, last, min(offsets), max(offsets))
-        else:
-            self._seam(first, last, first, last)
+        low, high = (min(offsets), max(offsets)) if plain else (first, last)
+        self._seam(first, last, low, high)
         if last - first + 1 == len(offsets) and offsets == list(range(first, last + 1)):
             return  # consecutive inside the batch: the seam was all
         expected = first + 1

@@ -348,9 +348,7 @@ class _FileCheck:
         pending = self._pending
         if pending is not None and pending.position <= p.position < pending.position + pending.sizeInBytes:
             if not self._pending_bad:
-                report.dropped.append(
-                    Span(pending.position, pending.position + pending.sizeInBytes, p.reason)
-                )
+                report.dropped.append(Span(pending.position, item_end(pending), p.reason))
             self._pending_bad = True
             return [p]
         found = self._finish_pending()
@@ -379,12 +377,8 @@ class _FileCheck:
         wrapper = b.magic < 2 and b.compression is not Compression.NONE and not self.options.deep
         if walk is not None:
             report.records += walk.records
-        elif wrapper:
-            pass
-        elif b.records is not None:
-            report.records += len(b.records)
-        else:
-            report.records += max(b.recordCount or 0, 0)
+        elif not wrapper:
+            report.records += len(b.records) if b.records is not None else max(b.recordCount or 0, 0)
         if self._pending_bad:
             self._after_damage = True
             return found  # its header cannot be trusted: order and timestamps are not checked against it

@@ -1,27 +1,21 @@
 """Which data batches of a segment belong to aborted transactions, found as a broker finds them for a fetch.
 
-A broker appends one ``AbortedTxn`` to a segment's ``.txnindex`` when it writes an ABORT marker in that
-segment (Kafka's ``TransactionIndex``):
-
-    int16 version (0) · int64 producerId · int64 firstOffset (the transaction's first offset)
-    · int64 lastOffset (the ABORT marker's offset) · int64 lastStableOffset (the LSO once it aborted)
-
-A transaction may begin in an earlier segment than its marker. So, as ``LocalLog.collectAbortedTransactions``
-does for a fetch, the search reads the segment's own index and goes on through the indexes of the later
-segments of the same directory, keeping the entries with ``lastOffset >= base`` and ``firstOffset < end``
-(``end``: the next segment's base offset), until an entry's ``lastStableOffset`` reaches ``end``: every
-transaction open before ``end`` had ended by then (``TransactionIndex.collectAbortedTxns``).
+A broker appends an ``AbortedTxn`` (version, producerId, firstOffset, lastOffset: the ABORT marker's,
+lastStableOffset: the LSO once it aborted) to the ``.txnindex`` of the segment it writes the ABORT
+marker in. A transaction may begin in an earlier segment, so, as ``LocalLog.collectAbortedTransactions``
+does for a fetch, the search reads the segment's own index, then those of the later segments of the
+directory, keeping entries with ``lastOffset >= base`` and ``firstOffset < end`` (the next segment's
+base offset), until an entry's ``lastStableOffset`` reaches ``end``: every transaction open before
+``end`` had ended by then.
 
 A data batch (transactional, not control) is aborted when an entry of its producer spans it:
-``firstOffset <= batch.lastOffset`` and ``batch.baseOffset <= lastOffset``. That is what a read_committed
-consumer skips (``CompletedFetch``: a producer id is added once a batch reaches its aborted
-transaction's firstOffset, and removed at its ABORT marker, which sits at lastOffset).
+``firstOffset <= batch.lastOffset`` and ``batch.baseOffset <= lastOffset``, which is what a
+read_committed consumer skips (``CompletedFetch``).
 
-What cannot be known: newer brokers write a ``.txnindex`` only once a transaction aborts, so a segment
-with none may have no aborted data, or may have been copied without it; then ``AbortedTxns.known`` is
-False and nothing is marked. An ABORT marker further on in the same ``.log`` is not looked for: the
-dump streams, and the broker's index is the record of what aborted. Entries are held in three arrays
-(24 bytes each), at most ``MAX_ENTRIES`` of them; every entry is checked before it is used.
+Newer brokers write a ``.txnindex`` only once a transaction aborts, so a segment without one may have
+no aborted data or may have been copied without it: then ``AbortedTxns.known`` is False and nothing is
+marked. An ABORT marker further on in the ``.log`` is not looked for: the dump streams. At most
+``MAX_ENTRIES`` entries are held (in three arrays), each checked before it is used.
 """
 
 from __future__ import annotations
