@@ -347,16 +347,6 @@ class _TempSegment:
         side.batches += batches
         side.records += records
 
-    def _check_next(self, first: int, last: int) -> str | None:
-        """The entry's offsets grow from the previous entry's (then it becomes the previous one)."""
-        if last < first:
-            return f"the entry at offset {first}: lastOffset {last} is below its baseOffset"
-        previous = self._last_offset
-        if previous is not None and first <= previous:
-            return f"the entry at offset {first} does not follow the previous entry's last offset {previous}"
-        self._last_offset = last
-        return None
-
     def _check_order(self, batch: Batch) -> str | None:
         """What no entry alone can show (verify-crc's deep check): offsets that grow from entry to entry,
         and no record time past the batch's maxTimestamp. ``batch``: what the entry was checked to hold."""
@@ -376,7 +366,14 @@ class _TempSegment:
             return f"the entry at offset {first} holds record offsets that do not grow"
         if batch.isControl and not_one_marker(records):
             return f"the control entry at offset {first} holds {len(records)} records, not one marker"
-        return self._check_next(first, batch.lastOffset)
+        last = batch.lastOffset
+        if last < first:
+            return f"the entry at offset {first}: lastOffset {last} is below its baseOffset"
+        previous = self._last_offset
+        if previous is not None and first <= previous:
+            return f"the entry at offset {first} does not follow the previous entry's last offset {previous}"
+        self._last_offset = last  # the previous entry, for the next one
+        return None
 
     def finish(self) -> None:
         """Flush and fsync, then read the file back: it must hold exactly the bytes written."""

@@ -1,15 +1,12 @@
 """Reading a segment file: frame its entries, dispatch on each entry's magic, report the tail.
 
-The file is read in chunks, so memory holds one chunk (or one entry, if larger) at a time whatever
-the file's size. Corruption becomes a ``Problem`` in the stream and reading goes on: after the
-entry when its size still frames it, else at the next position where a valid entry starts.
-
-An entry that fails its CRC (or its magic, or cannot be read at all) may owe that to a damaged size
-field, and an enlarged size would swallow the good entries after it. So its claimed span is searched
-too: when a valid entry starts inside it, and the chain of valid entries from there runs to the
-claimed end or past it, the bytes before it are reported as one bad region and reading goes on there.
-Every byte of a file thus ends up in a batch, in a bad region (a CORRUPT Problem with no batch), or
-in the tail.
+The file is read in chunks, so memory holds one chunk (or one larger entry) whatever the file's
+size. Corruption becomes a ``Problem`` in the stream and reading goes on: after the entry when its
+size still frames it, else at the next position where a valid entry starts. An entry that fails its
+CRC (or its magic) may owe that to a damaged size that would swallow the good entries after it, so
+its claimed span is searched too: when a valid entry starts inside it and the chain of valid entries
+from there reaches the claimed end, the bytes before it are one bad region. Every byte of a file
+thus ends up in a batch, in a bad region (a CORRUPT Problem with no batch), or in the tail.
 """
 
 from __future__ import annotations

@@ -9,11 +9,9 @@
     leader-epoch-checkpoint   text: version line (0), count line, then ``epoch startOffset`` lines
     partition.metadata        text: ``version: 0`` and ``topic_id: <uuid>`` lines
 
-Indexes are preallocated: after the real entries, an entry that repeats the base offset ends the
-list, as in Kafka's DumpLogSegments, and the rest is reported as a zero tail (or as damage when it is
-not zeros). Index files are read a chunk at a time; every length is bounded by the file's bytes.
-As Kafka's tool does, each ``.index`` entry is checked against the ``.log`` beside it (when there is
-one): the batch at its position must end at its offset.
+Indexes are preallocated: an entry that repeats the base offset ends the list (as in DumpLogSegments)
+and the rest is a zero tail, or damage when not zeros. Each ``.index`` entry is checked against the
+``.log`` beside it, if any: the batch at its position must end at its offset.
 """
 
 from __future__ import annotations

@@ -1,16 +1,14 @@
 """Writing a segment and its ``.index`` and ``.timeindex`` safely, as a Kafka broker would lay them out.
 
-Safety: every file is written to a temporary file in the output's directory, flushed and fsynced,
-then renamed into place (the ``.log`` first: a segment without indexes is one Kafka rebuilds them
-for), and the directory is fsynced. An existing path is never replaced unless asked, and never when
-it is one of the files being read (the same inode, however it is named). An aborted write leaves
-nothing behind.
+Every file is written to a temporary file in the output's directory, fsynced, then renamed into
+place (the ``.log`` first: Kafka rebuilds a segment's missing indexes), and the directory fsynced. An
+existing path is replaced only when asked, and never when it is a file being read (the same inode).
+An aborted write leaves nothing behind.
 
-Indexes: the entries Kafka's ``LogSegment.recover`` builds for the segment, one batch at a time. An
-offset index entry (relative lastOffset, position) is added for a batch when more than
-``index.interval.bytes`` have been written since the last entry; at the same time the time index
-gets (max timestamp so far, its batch's relative lastOffset) if that timestamp grew; and a closed
-segment ends its time index with the largest timestamp seen, if it is not there yet.
+Indexes hold the entries Kafka's ``LogSegment.recover`` builds: an offset index entry (relative
+lastOffset, position) when more than ``index.interval.bytes`` were written since the last one, with
+a time index entry (max timestamp so far, its batch's relative lastOffset) if that timestamp grew;
+a closed segment's time index ends with the largest timestamp seen, if it is not there yet.
 """
 
 from __future__ import annotations
