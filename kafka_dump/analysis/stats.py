@@ -120,11 +120,8 @@ class SegmentStats:
 
     # -- feeding ---------------------------------------------------------------------------------
     def add(self, item: Batch | Problem) -> None:
-        """Take the next item of the file's stream, in file order.
-
-        Batches wait in ``_pending`` until the next item shows that no problem is about them; runs
-        of plain v0/v1 messages (one record each) wait together and are counted as one run.
-        """
+        """Take the next item of the file's stream, in file order. Batches wait in ``_pending`` until
+        the next item shows that no problem is about them; runs of plain v0/v1 messages are counted as one."""
         pending = self._pending
         if isinstance(item, Problem):
             if item.kind is ProblemKind.CORRUPT:

@@ -369,9 +369,8 @@ class _FileCheck:
         found: list[Problem] = []
         if self._index is not None:
             self._index.batch(b)
-            for p in self._index.take():
-                report.indexProblems += 1
-                found.append(p)
+            found = self._index.take()
+            report.indexProblems += len(found)
         # Shallow, a v0/v1 wrapper's header is all that is read of it (README: what --shallow leaves
         # out), whichever way it was read: its inner messages are not counted, nor a gap before it.
         wrapper = b.magic < 2 and b.compression is not Compression.NONE and not self.options.deep

@@ -1,11 +1,7 @@
 """The ``.index``, ``.timeindex`` and ``.txnindex`` files beside a segment: seeking, and checking them.
 
-``.index``: 8-byte entries, int32 offset relative to the segment's base offset, int32 file position
-of the batch holding it (``OffsetIndex``). ``.timeindex``: 12-byte entries, int64 max timestamp so
-far, int32 relative offset of the batch that reached it (``TimeIndex``). Both are preallocated and
-sparse: the first entry repeated as zeros after the real ones ends the list, as in DumpLogSegments.
-``.txnindex``: 34-byte ``AbortedTxn`` entries (version int16, producerId, firstOffset, lastOffset,
-lastStableOffset int64).
+Their entries are laid out as ``sidefiles.py`` lists them. The offset and time indexes are
+preallocated and sparse: the first entry repeated as zeros after the real ones ends the list.
 """
 
 from __future__ import annotations

@@ -1,11 +1,9 @@
 """The one read window over a segment file, which every command's reader takes its entries through.
 
-A window holds ``read_size`` bytes of the file from some position (or one span larger than that,
-whole), so memory holds one window whatever the file's size. ``span`` slices what is asked out of
-the window, reading the window afresh from the asked position when the span is not all in it;
-``fill`` reads it afresh from a position. A window made with ``reuse`` reads into one ``bytearray``
-of its own (a larger span into one of its size), for the walks that keep nothing of it past the
-next read, instead of making new bytes at each read.
+A window holds ``read_size`` bytes of the file from some position (or one larger span, whole), so
+memory holds one window whatever the file's size. ``span`` slices what is asked out of the window,
+reading it afresh when the span is not all in it; ``fill`` reads it afresh from a position. With
+``reuse`` it reads into one ``bytearray`` of its own, for walks that keep nothing past the next read.
 """
 
 from __future__ import annotations
