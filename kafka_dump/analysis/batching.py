@@ -1,12 +1,10 @@
 """The rule that groups consecutive records into batches, as a Java producer fills its batches.
 
-Plain v0/v1 messages have no batch: each is a log entry of its own. Written again as v2 batches (or
-as compressed v0/v1 wrappers) they are grouped the way Kafka's producer groups records: a record
-joins the open batch while the batch stays within ``max_bytes`` (``batch.size``, 16 KiB by default)
-and ``max_records``; the first record of a batch always joins, however large it is
-(``MemoryRecordsBuilder.hasRoomFor``). Sizes are the uncompressed sizes in the target format, so
-the grouping does not depend on how well a codec does. ``stats --compare`` and ``convert`` share it,
-and ``as_message``: what of a record a v0/v1 message carries.
+Plain v0/v1 messages have no batch. Written again as v2 batches (or compressed v0/v1 wrappers) they
+are grouped as Kafka's producer groups records: a record joins the open batch while it stays within
+``max_bytes`` (``batch.size``) and ``max_records``; a batch's first record always joins
+(``MemoryRecordsBuilder.hasRoomFor``). Sizes are uncompressed, in the target format, so the grouping
+does not depend on the codec. ``stats --compare`` and ``convert`` share it, and ``as_message``.
 """
 
 from __future__ import annotations

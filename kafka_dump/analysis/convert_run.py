@@ -1,12 +1,10 @@
 """Running a conversion: read a segment, map its batches (``analysis/convert.py``), encode them,
 write them to a temporary file beside the output, verify, then rename.
 
-Verification is part of every run, in one pass over the bytes as they are written (nothing is
-decoded twice). Each entry is read again from the very bytes written and compared with the batch it
-was meant to hold: every record's offset, timestamp, key, value and headers, the batch fields the
-target keeps, and every CRC (v2 records by ``wire/recheck.py``, whose compiled twin compares them
-where they lie, building no Record); and what verify-crc's deep check finds across entries holds
-too (offsets growing from entry to entry, no record time past maxTimestamp). Once the file is synced
+Verification is part of every run, in one pass over the bytes as they are written. Each entry is
+read again from the very bytes written and compared with the batch it was meant to hold: every
+record's fields, the batch fields the target keeps, and every CRC (v2 records by ``wire/recheck.py``,
+building no Record); and verify-crc's deep checks across entries hold too. Once the file is synced
 it is read back: it must hold exactly the bytes that were checked. Anything else deletes the
 temporary file.
 """

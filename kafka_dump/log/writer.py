@@ -330,9 +330,8 @@ def fsync_dir(directory: Path) -> None:
     except OSError:
         return
     try:
-        os.fsync(fd)
-    except OSError:
-        pass  # some file systems cannot fsync a directory
+        with contextlib.suppress(OSError):  # some file systems cannot fsync a directory
+            os.fsync(fd)
     finally:
         os.close(fd)
 
