@@ -1,10 +1,9 @@
 """What ``kdump stats`` gathers: layout, batches, records and overhead of segments, in bounded memory.
 
-``SegmentStats`` takes the decoder's stream one batch or problem at a time and keeps only counts
-and fixed-size histograms; ``merge`` adds one file's figures into a total. A batch followed by a
-problem at its own position (a CRC mismatch, records that do not decode) is counted as corrupt
-and left out of every other figure. ``stats_walk.py`` reads the files and feeds it; no printing
-here: ``render/stats.py`` shows the result.
+``SegmentStats`` takes the decoder's stream one item at a time and keeps only counts and fixed-size
+histograms; ``merge`` adds one file's figures into a total. A batch followed by a problem at its own
+position is counted as corrupt and left out of every other figure. ``stats_walk.py`` feeds it;
+``render/stats.py`` shows the result.
 """
 
 from __future__ import annotations

@@ -1,12 +1,11 @@
 """What ``kdump verify-crc`` checks in each file, as a stream of problems and one summary per file.
 
-The segment reader already checks each entry's framing and CRC, and (with its validating walk) every
-v2 record's framing, order and count; it reports the tail and resyncs past damage. This module adds
-what needs more than one entry at a time, or the meaning of the fields: offsets increasing across
-batches (gaps counted, not faulted: compaction makes them), ``maxTimestamp`` covering every
-CreateTime record, a transaction marker batch holding exactly one marker, the inner CRCs of v0/v1
-wrappers, and the index files. It sorts every byte of the file into batches, bad regions and the
-tail, so that ``--salvage`` knows what to drop. No printing here.
+The segment reader checks each entry's framing and CRC and every v2 record's framing, order and
+count. This module adds what needs more than one entry, or the meaning of the fields: offsets
+increasing across batches (gaps counted, not faulted: compaction makes them), ``maxTimestamp``
+covering every CreateTime record, one marker per transaction marker batch, the inner CRCs of v0/v1
+wrappers, and the index files; and it sorts every byte into batches, bad regions and the tail, for
+``--salvage``. No printing here.
 """
 
 from __future__ import annotations
