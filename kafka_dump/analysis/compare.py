@@ -104,8 +104,8 @@ def group_plain_messages(options: CompareOptions) -> Grouper[Record]:
 
 @dataclass
 class Comparison:
-    """The sizes of one file's records in each encoding, filled one batch at a time (the listener
-    of ``SegmentStats``: batches in file order, None at a problem). Holds one open group at most."""
+    """The sizes of one file's records in each encoding, filled one batch at a time as ``SegmentStats``'
+    listener (None at a problem), holding one open group at most."""
 
     options: CompareOptions
     file_bytes: int = 0

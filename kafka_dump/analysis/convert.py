@@ -151,10 +151,8 @@ def _v2_fits(first: Record, record: Record) -> bool:
 
 
 class Converter:
-    """Maps a stream of decoded batches to batches of the target magic, one input batch at a time.
-
-    Holds at most one open group of records, so memory does not grow with the input.
-    """
+    """Maps a stream of decoded batches to batches of the target magic, one input batch at a time,
+    holding at most one open group of records (memory does not grow with the input)."""
 
     def __init__(self, options: ConvertOptions) -> None:
         options.check()
@@ -245,8 +243,7 @@ class Converter:
 
     def feed_transcoded(self, codec: Compression, wrappers: int = 1) -> tuple[list[Batch], Compression]:
         """What ``feed`` does for ``wrappers`` v1 CreateTime wrappers of ``codec`` in a row (``transcodes``
-        must hold): close the open group, count the codec changes. The batches closed, and the new
-        batches' codec."""
+        must hold): the batches of the group it closes, and the new batches' codec (changes counted)."""
         closed = self.finish()
         wanted = self.options.compression
         if wanted is not None and wanted is not codec:
@@ -349,8 +346,7 @@ class Converter:
         return self._build(tuple(r for r, _ in items), items[0][1])
 
     def _build(self, records: tuple[Record, ...], key: _Key) -> list[Batch]:
-        """The batch(es) holding ``records``: one v2 batch (split only where a delta overflows), or
-        one v0/v1 wrapper."""
+        """The batch(es) holding ``records``: one v0/v1 wrapper, or v2 split where a delta overflows."""
         if self._target < 2:
             if self._target == 0:
                 ts = NO_TIMESTAMP
@@ -396,8 +392,7 @@ def _split_v2(records: tuple[Record, ...]) -> Iterator[tuple[Record, ...]]:
 
 
 def _new_batch(records: tuple[Record, ...], key: _Key, magic: int, base_ts: int, max_ts: int) -> Batch:
-    """A batch not read from any file (the encoder computes its CRC and size); a v0/v1 one keeps no
-    producer fields."""
+    """A batch not read from any file (the encoder computes its CRC and size); v0/v1: no producer."""
     attributes = int(key.compression)
     if key.timestampType is TimestampType.LOG_APPEND_TIME:
         attributes |= L.TIMESTAMP_TYPE_BIT
