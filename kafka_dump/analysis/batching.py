@@ -51,9 +51,14 @@ class Grouper(Generic[T]):
     """Fills one batch at a time from items fed in order; holds at most one open batch."""
 
     def __init__(
-        self, *, overhead: int, size: SizeOf[T], max_bytes: int | None = DEFAULT_BATCH_BYTES,
-        max_records: int | None = None, joins: Joins[T] | None = None,
-    ) -> None:  # fmt: skip
+        self,
+        *,
+        overhead: int,
+        size: SizeOf[T],
+        max_bytes: int | None = DEFAULT_BATCH_BYTES,
+        max_records: int | None = None,
+        joins: Joins[T] | None = None,
+    ) -> None:
         if (max_bytes is not None and max_bytes < 1) or (max_records is not None and max_records < 1):
             raise ValueError("batch limits must be positive")
         self._overhead = overhead

@@ -97,9 +97,12 @@ def group_plain_messages(options: CompareOptions) -> Grouper[Record]:
         return 0 <= r.offset - first.offset <= L.INT32_MAX
 
     return Grouper(
-        overhead=L.V2_HEADER_SIZE, size=size, max_bytes=options.max_bytes, max_records=options.batch_records,
+        overhead=L.V2_HEADER_SIZE,
+        size=size,
+        max_bytes=options.max_bytes,
+        max_records=options.batch_records,
         joins=joins,
-    )  # fmt: skip
+    )
 
 
 @dataclass
@@ -258,10 +261,17 @@ def _plain(batch: Batch, records: tuple[Record, ...]) -> Batch:
     """``batch`` holding ``records``, as a writer without producer state writes it: no producer
     (id, epoch and sequences -1), no leader epoch, not transactional, not a control batch."""
     return batch._replace(
-        producerId=-1, producerEpoch=-1, baseSequence=-1, lastSequence=-1, partitionLeaderEpoch=-1,
-        isTransactional=False, isControl=False, deleteHorizonMs=None, recordCount=len(records),
+        producerId=-1,
+        producerEpoch=-1,
+        baseSequence=-1,
+        lastSequence=-1,
+        partitionLeaderEpoch=-1,
+        isTransactional=False,
+        isControl=False,
+        deleteHorizonMs=None,
+        recordCount=len(records),
         records=records,
-    )  # fmt: skip
+    )
 
 
 def as_v2_batch(template: Batch, records: tuple[Record, ...]) -> Batch:
@@ -277,9 +287,13 @@ def as_v2_batch(template: Batch, records: tuple[Record, ...]) -> Batch:
     return _plain(template, records)._replace(
         baseOffset=records[0].offset if records else template.baseOffset,
         lastOffset=records[-1].offset if records else template.lastOffset,
-        magic=2, attributes=attributes, compression=Compression.NONE, timestampType=ts_type,
-        baseTimestamp=base_ts, maxTimestamp=max((r.timestamp for r in records), default=-1),
-    )  # fmt: skip
+        magic=2,
+        attributes=attributes,
+        compression=Compression.NONE,
+        timestampType=ts_type,
+        baseTimestamp=base_ts,
+        maxTimestamp=max((r.timestamp for r in records), default=-1),
+    )
 
 
 def as_legacy_batch(v2: Batch, records: tuple[Record, ...], magic: int) -> Batch:
@@ -292,10 +306,14 @@ def as_legacy_batch(v2: Batch, records: tuple[Record, ...], magic: int) -> Batch
             records = tuple(as_message(r, 1) for r in records)
         ts_type = v2.timestampType
     return _plain(v2, records)._replace(
-        magic=magic, attributes=L.TIMESTAMP_TYPE_BIT if ts_type is TimestampType.LOG_APPEND_TIME else 0,
-        compression=Compression.NONE, timestampType=ts_type, baseOffset=records[0].offset,
-        lastOffset=records[-1].offset, maxTimestamp=-1 if magic == 0 else v2.maxTimestamp,
-    )  # fmt: skip
+        magic=magic,
+        attributes=L.TIMESTAMP_TYPE_BIT if ts_type is TimestampType.LOG_APPEND_TIME else 0,
+        compression=Compression.NONE,
+        timestampType=ts_type,
+        baseOffset=records[0].offset,
+        lastOffset=records[-1].offset,
+        maxTimestamp=-1 if magic == 0 else v2.maxTimestamp,
+    )
 
 
 @dataclass(frozen=True)

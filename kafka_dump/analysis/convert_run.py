@@ -177,9 +177,12 @@ def convert_segment(
     try:
         with _cycle_collector_paused():
             items: Iterator[Item] = read_input(
-                src, fast=converter.transcodes, max_batch_bytes=max_batch_bytes,
-                max_records_per_batch=max_records_per_batch, inflating=inflating,
-            )  # fmt: skip
+                src,
+                fast=converter.transcodes,
+                max_batch_bytes=max_batch_bytes,
+                max_records_per_batch=max_records_per_batch,
+                inflating=inflating,
+            )
             if watch is not None:
                 items = watch(items)
             for batch in _good_batches(items, report, skip_corrupt):

@@ -215,10 +215,14 @@ def iter_dump(
         start = seek_position(Path(f), from_offset=rng.from_offset, from_time=rng.from_time) if active else 0
         plain = not active and left is None
         runs: Iterator[Sequence[Batch | Problem | WrittenRun]] = read_segment_runs(
-            f, with_records=with_records, max_batch_bytes=max_batch_bytes, start=start,
-            keep=rng.keep_header if active else None, max_records_per_batch=max_records_per_batch,
+            f,
+            with_records=with_records,
+            max_batch_bytes=max_batch_bytes,
+            start=start,
+            keep=rng.keep_header if active else None,
+            max_records_per_batch=max_records_per_batch,
             plain_run=_written(plain_run) if plain_run is not None and plain else None,
-        )  # fmt: skip
+        )
         if plain:
             # No filter, no limit: the plain loop; a run of plain v0/v1 messages passes on as one BatchRun.
             for item in (x for run in runs for x in _one_or_run(run)):

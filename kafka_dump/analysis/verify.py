@@ -303,10 +303,13 @@ class _FileCheck:
                         yield from self._finish_pending()
                         return pos + entry
         runs = read_segment_runs(
-            self.path, with_records=False, max_batch_bytes=options.max_batch_bytes, start=pos,
+            self.path,
+            with_records=False,
+            max_batch_bytes=options.max_batch_bytes,
+            start=pos,
             on_walk=self._walked if options.deep else None,
             max_records_per_batch=options.max_records_per_batch,
-        )  # fmt: skip
+        )
         end = size  # unless the reader is left before the end
         clean = 0  # bytes of sound entries since the last problem
         for run in runs:

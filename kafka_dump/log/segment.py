@@ -124,9 +124,17 @@ def read_segment_runs(
     with f:
         try:
             yield from _walk(
-                name, Window(f, size, _READ_SIZE), start, with_records, max_batch_bytes, keep, on_walk,
-                max_records_per_batch, plain_run, inflating,
-            )  # fmt: skip
+                name,
+                Window(f, size, _READ_SIZE),
+                start,
+                with_records,
+                max_batch_bytes,
+                keep,
+                on_walk,
+                max_records_per_batch,
+                plain_run,
+                inflating,
+            )
         finally:
             inflating.close()
 
@@ -147,10 +155,17 @@ read_segment = _one_by_one(read_segment_runs)
 
 
 def _walk(
-    name: str, win: Window[bytes], pos: int, with_records: bool, max_batch_bytes: int,
-    keep: HeaderFilter | None, on_walk: WalkListener | None, max_records: int,
-    plain_run: PlainRunReader | None, inflating: Inflating,
-) -> Iterator[Sequence[Item]]:  # fmt: skip
+    name: str,
+    win: Window[bytes],
+    pos: int,
+    with_records: bool,
+    max_batch_bytes: int,
+    keep: HeaderFilter | None,
+    on_walk: WalkListener | None,
+    max_records: int,
+    plain_run: PlainRunReader | None,
+    inflating: Inflating,
+) -> Iterator[Sequence[Item]]:
     size = win.size
     entry_limit = max(max_batch_bytes, CHUNK_SIZE)
     started: bytes | None = None  # the window ``inflating`` was last started on
@@ -249,9 +264,18 @@ _UNKNOWN_LAST_OFFSET = 2**63 - 1
 
 
 def _decode_entry(
-    name: str, buf: bytes, i: int, pos: int, entry: int, magic: int, with_records: bool, max_batch_bytes: int,
-    on_walk: WalkListener | None, max_records: int, unpack: Unpack = decompress,
-) -> tuple[list[Item], Problem | None, RecordWalk | None]:  # fmt: skip
+    name: str,
+    buf: bytes,
+    i: int,
+    pos: int,
+    entry: int,
+    magic: int,
+    with_records: bool,
+    max_batch_bytes: int,
+    on_walk: WalkListener | None,
+    max_records: int,
+    unpack: Unpack = decompress,
+) -> tuple[list[Item], Problem | None, RecordWalk | None]:
     """The batch and problems of one framed entry, the problem that breaks its frame (it cannot be
     read as an entry at all, or its CRC fails), and what the walk of its records found, if walked.
     Compressed payloads are decompressed by ``unpack`` (``codecs.decompress``'s signature)."""

@@ -114,10 +114,16 @@ def _entries_of(batch: Batch) -> list[Batch]:
     """The log entries a batch becomes: an uncompressed v0/v1 batch is one message per record."""
     if batch.magic < 2 and batch.compression is Compression.NONE and batch.records and len(batch.records) > 1:
         return [
-            batch._replace(baseOffset=r.offset, lastOffset=r.offset, baseTimestamp=r.timestamp,
-                           maxTimestamp=r.timestamp, recordCount=1, records=(r,))
+            batch._replace(
+                baseOffset=r.offset,
+                lastOffset=r.offset,
+                baseTimestamp=r.timestamp,
+                maxTimestamp=r.timestamp,
+                recordCount=1,
+                records=(r,),
+            )
             for r in batch.records
-        ]  # fmt: skip
+        ]
     return [batch]
 
 
