@@ -121,21 +121,6 @@ headers_cell(Buf *b, PyObject *headers, Py_ssize_t max_bytes)
     return 1;
 }
 
-/* Decimal digits of v (any sign) ending at end; returns where they start. */
-static char *
-decimal(char *end, long long v)
-{
-    unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
-    char *p = end;
-    do {
-        *--p = (char)('0' + u % 10);
-        u /= 10;
-    } while (u);
-    if (v < 0)
-        *--p = '-';
-    return p;
-}
-
 static void
 two(char *p, unsigned v)
 {
@@ -213,17 +198,6 @@ time_cell(PyObject *stamp, int mode)
     return ascii_str(text, 26 + digits);
 }
 
-static int
-append_blank(PyObject *blank, Py_ssize_t row, int col)
-{
-    PyObject *code = PyLong_FromSsize_t(row << COLUMN_BITS | col);
-    if (code == NULL)
-        return -1;
-    int rc = PyList_Append(blank, code);
-    Py_DECREF(code);
-    return rc;
-}
-
 /* Append cell (a new reference, or NULL for a blank cell) to column; a blank is listed, the
  * longest cell of each column kept in widths. */
 static int
@@ -233,15 +207,13 @@ append_cell(PyObject *column, PyObject *cell, PyObject *blank, Py_ssize_t row, i
     if (cell == NULL) {
         if (PyErr_Occurred())
             return -1;
-        if (append_blank(blank, row, col) < 0)
+        if (append_new(blank, PyLong_FromSsize_t(row << COLUMN_BITS | col)) < 0)
             return -1;
         return PyList_Append(column, empty);
     }
     if (PyUnicode_GET_LENGTH(cell) > widths[col])
         widths[col] = PyUnicode_GET_LENGTH(cell);
-    int rc = PyList_Append(column, cell);
-    Py_DECREF(cell);
-    return rc;
+    return append_new(column, cell);
 }
 
 PyObject *
@@ -629,20 +601,9 @@ messages(PyObject *self, PyObject *args)
         int valid = PyObject_IsTrue(BATCH_ITEM(b, B_CRC_VALID));
         if (valid < 0)
             goto done;
-        if (!valid) {
-            PyObject *k = PyLong_FromSsize_t(i - start);
-            if (k == NULL || PyList_Append(invalid, k) < 0) {
-                Py_XDECREF(k);
-                goto done;
-            }
-            Py_DECREF(k);
-        }
-        PyObject *r = PySequence_GetItem(got, 0);
-        if (r == NULL || PyList_Append(records, r) < 0) {
-            Py_XDECREF(r);
+        if ((!valid && append_new(invalid, PyLong_FromSsize_t(i - start)) < 0) ||
+            append_new(records, PySequence_GetItem(got, 0)) < 0)
             goto done;
-        }
-        Py_DECREF(r);
     }
     result = Py_BuildValue("(OOn)", records, invalid, start + PyList_GET_SIZE(records));
 done:

@@ -33,11 +33,7 @@ static PyObject *
 call_codec_fn(PyObject *fn, int codec, const unsigned char *p, Py_ssize_t n, int *refused)
 {
     *refused = 0;
-    PyObject *view = PyMemoryView_FromMemory((char *)p, n, PyBUF_READ);
-    if (view == NULL)
-        return NULL;
-    PyObject *r = PyObject_CallFunction(fn, "iO", codec, view);
-    Py_DECREF(view);
+    PyObject *r = call_on_view(fn, codec, p, n);
     if (r == NULL && PyErr_ExceptionMatches(CorruptRecordError)) {
         PyErr_Clear();
         *refused = 1;
@@ -97,52 +93,24 @@ read_wrappers(PyObject *self, PyObject *args)
                 break;
             goto error;
         }
-        PyObject *found = PyObject_CallFunction(transcode, "OLn", inner, (long long)offset, max_records);
-        if (found == NULL) {
-            Py_DECREF(inner);
-            goto error;
-        }
+        PyObject *item = NULL,
+                 *found = PyObject_CallFunction(transcode, "OLn", inner, (long long)offset, max_records);
         if (found == Py_None) {
             Py_DECREF(inner);
             Py_DECREF(found);
             break;
         }
-        if (!PyTuple_Check(found) || PyTuple_GET_SIZE(found) != 6) {
-            Py_DECREF(inner);
-            Py_DECREF(found);
+        if (found != NULL && (!PyTuple_Check(found) || PyTuple_GET_SIZE(found) != 6))
             PyErr_SetString(PyExc_TypeError, "transcode must return a 6-tuple or None");
-            goto error;
+        else if (found != NULL) { /* (position, size, wrapper offset, inner messages) and transcode's six */
+            PyObject *head = Py_BuildValue("(nLLO)", file_pos + pos, (long long)entry, (long long)offset,
+                                           inner);
+            item = head == NULL ? NULL : PySequence_Concat(head, found);
+            Py_XDECREF(head);
         }
-        PyObject *item = PyTuple_New(10);
-        if (item == NULL) {
-            Py_DECREF(inner);
-            Py_DECREF(found);
-            goto error;
-        }
-        PyObject *where = PyLong_FromSsize_t(file_pos + pos), *size = PyLong_FromLongLong(entry),
-                 *woff = PyLong_FromLongLong(offset);
-        if (where == NULL || size == NULL || woff == NULL) {
-            Py_XDECREF(where);
-            Py_XDECREF(size);
-            Py_XDECREF(woff);
-            Py_DECREF(inner);
-            Py_DECREF(found);
-            Py_DECREF(item);
-            goto error;
-        }
-        PyTuple_SET_ITEM(item, 0, where);
-        PyTuple_SET_ITEM(item, 1, size);
-        PyTuple_SET_ITEM(item, 2, woff);
-        PyTuple_SET_ITEM(item, 3, inner);
-        for (int i = 0; i < 6; i++) {
-            PyObject *o = PyTuple_GET_ITEM(found, i);
-            Py_INCREF(o);
-            PyTuple_SET_ITEM(item, 4 + i, o);
-        }
-        Py_DECREF(found);
-        int rc = PyList_Append(items, item);
-        Py_DECREF(item);
-        if (rc < 0)
+        Py_DECREF(inner);
+        Py_XDECREF(found);
+        if (append_new(items, item) < 0)
             goto error;
         run_codec = codec;
         pos += (Py_ssize_t)entry;
@@ -264,8 +232,6 @@ gunzip(PyObject *self, PyObject *args)
         Py_RETURN_FALSE;
     Py_RETURN_NONE;
 }
-
-/* ---- writing ------------------------------------------------------------------------------- */
 
 /* ---- Kafka's LZ4 frame ------------------------------------------------------------------------ */
 
@@ -435,11 +401,7 @@ as_i64(PyObject *o, int64_t *v)
 static int64_t
 call_crc(PyObject *fn, const unsigned char *p, Py_ssize_t n)
 {
-    PyObject *view = PyMemoryView_FromMemory((char *)p, n, PyBUF_READ);
-    if (view == NULL)
-        return -1;
-    PyObject *r = PyObject_CallOneArg(fn, view);
-    Py_DECREF(view);
+    PyObject *r = call_on_view(fn, -1, p, n);
     if (r == NULL)
         return -1;
     unsigned long v = PyLong_AsUnsignedLong(r);
@@ -607,11 +569,7 @@ write_wrappers(PyObject *self, PyObject *args)
         have_last = 1;
         PyObject *row = Py_BuildValue("nLLLL", size, (long long)first, (long long)last, (long long)max_ts,
                                       (long long)count);
-        if (row == NULL)
-            goto error;
-        int rc = PyList_Append(rows, row);
-        Py_DECREF(row);
-        if (rc < 0)
+        if (append_new(rows, row) < 0)
             goto error;
         out.len += size;
         good = out.len;

@@ -20,6 +20,7 @@
 #include <Python.h>
 #include <stdint.h>
 
+#include "_buf.h"
 #include "_layout.h"
 #include "_wire.h"
 
@@ -121,11 +122,7 @@ walk_v2_records(PyObject *self, PyObject *args)
 static int
 crc_call_matches(PyObject *fn, const unsigned char *p, Py_ssize_t n, uint32_t stored)
 {
-    PyObject *view = PyMemoryView_FromMemory((char *)p, n, PyBUF_READ);
-    if (view == NULL)
-        return -1;
-    PyObject *r = PyObject_CallOneArg(fn, view);
-    Py_DECREF(view);
+    PyObject *r = call_on_view(fn, -1, p, n);
     if (r == NULL)
         return -1;
     int overflow = 0;
@@ -209,11 +206,7 @@ inner_span(const unsigned char *d, Py_ssize_t size_all, int magic, PyObject *crc
 static int
 call_decompress(PyObject *fn, int codec, const unsigned char *p, Py_ssize_t n, Py_buffer *out)
 {
-    PyObject *view = PyMemoryView_FromMemory((char *)p, n, PyBUF_READ);
-    if (view == NULL)
-        return -1;
-    PyObject *r = PyObject_CallFunction(fn, "iO", codec, view);
-    Py_DECREF(view);
+    PyObject *r = call_on_view(fn, codec, p, n);
     if (r == NULL) {
         if (!PyErr_ExceptionMatches(PyExc_Exception))
             return -1;
@@ -254,6 +247,7 @@ walk_entries(PyObject *self, PyObject *args)
         if (overflow)
             goto done; /* past int64: no offset can follow it, so no entry is taken */
     }
+    /* The first entry not taken ends the walk, and a Python exception then set fails it. */
     while (end - pos > MAGIC_OFFSET) {
         const unsigned char *q = p + pos;
         int64_t offset = be64(q);
@@ -275,10 +269,7 @@ walk_entries(PyObject *self, PyObject *args)
             int32_t count = be32(q + V2_RECORD_COUNT_OFFSET);
             if (count < 0 || count > max_records || last_delta < 0)
                 break;
-            int ok = crc_call_matches(crc32c_fn, q + V2_ATTRIBUTES_OFFSET, entry - V2_ATTRIBUTES_OFFSET, crc);
-            if (ok < 0)
-                goto error;
-            if (!ok)
+            if (crc_call_matches(crc32c_fn, q + V2_ATTRIBUTES_OFFSET, entry - V2_ATTRIBUTES_OFFSET, crc) <= 0)
                 break;
             base = offset;
             if (__builtin_add_overflow(offset, (int64_t)last_delta, &last_offset))
@@ -296,10 +287,8 @@ walk_entries(PyObject *self, PyObject *args)
                 int failed;
                 if (codec) {
                     Py_buffer pb;
-                    int got = call_decompress(decompress_fn, codec, q + V2_HEADER_SIZE, entry - V2_HEADER_SIZE, &pb);
-                    if (got < 0)
-                        goto error;
-                    if (got == 0)
+                    const unsigned char *body = q + V2_HEADER_SIZE;
+                    if (call_decompress(decompress_fn, codec, body, entry - V2_HEADER_SIZE, &pb) <= 0)
                         break;
                     failed = walk_records((const unsigned char *)pb.buf, 0, pb.len, count, last_delta, &c, &err);
                     PyBuffer_Release(&pb);
@@ -308,9 +297,7 @@ walk_entries(PyObject *self, PyObject *args)
                     failed = walk_records(p, pos + V2_HEADER_SIZE, entry_end, count, last_delta, &c, &err);
                 }
                 if (failed) {
-                    if (err.message == NULL)
-                        goto error;
-                    Py_DECREF(err.message);
+                    Py_XDECREF(err.message); /* NULL: an exception is set */
                     break;
                 }
                 if (c.have_ts && !(attributes & (TIMESTAMP_TYPE_BIT | DELETE_HORIZON_BIT))) {
@@ -325,11 +312,8 @@ walk_entries(PyObject *self, PyObject *args)
             int32_t vlen;
             if (legacy_value(p, pos, entry_end, magic, &vstart, &vlen) < 0)
                 break;
-            int ok = crc32_matches(crc32_fn, q + MAGIC_OFFSET, entry - MAGIC_OFFSET,
-                                   (uint32_t)be32(q + LEGACY_CRC_OFFSET));
-            if (ok < 0)
-                goto error;
-            if (!ok)
+            uint32_t crc = (uint32_t)be32(q + LEGACY_CRC_OFFSET);
+            if (crc32_matches(crc32_fn, q + MAGIC_OFFSET, entry - MAGIC_OFFSET, crc) <= 0)
                 break;
             row_ts = magic == 1 ? be64(q + LEGACY_V1_TIMESTAMP_OFFSET) : -1;
             int codec = q[LEGACY_ATTRIBUTES_OFFSET] & COMPRESSION_MASK;
@@ -343,10 +327,7 @@ walk_entries(PyObject *self, PyObject *args)
             }
             else if (deep) {
                 Py_buffer ib;
-                int got = call_decompress(decompress_fn, codec, p + vstart, vlen, &ib);
-                if (got < 0)
-                    goto error;
-                if (got == 0)
+                if (call_decompress(decompress_fn, codec, p + vstart, vlen, &ib) <= 0)
                     break;
                 int64_t first = 0, last_inner = 0;
                 int sound = 0;
@@ -354,9 +335,7 @@ walk_entries(PyObject *self, PyObject *args)
                     sound = inner_span((const unsigned char *)ib.buf, ib.len, magic, crc32_fn, &n, &first,
                                        &last_inner);
                 PyBuffer_Release(&ib);
-                if (sound < 0)
-                    goto error;
-                if (!sound)
+                if (sound <= 0)
                     break;
                 if (legacy_relative(magic, offset) && offset < last_inner)
                     break;
@@ -377,17 +356,10 @@ walk_entries(PyObject *self, PyObject *args)
         }
         if (have_base && have_last && base > last + 1 && !after_damage)
             gaps++;
-        if (rows != Py_None) {
-            int64_t low = have_base ? base : (have_last ? last + 1 : 0);
-            PyObject *row = Py_BuildValue("(nLLL)", file_pos + pos, (long long)low, (long long)last_offset,
-                                          (long long)row_ts);
-            if (row == NULL)
-                goto error;
-            int r = PyList_Append(rows, row);
-            Py_DECREF(row);
-            if (r < 0)
-                goto error;
-        }
+        int64_t low = have_base ? base : (have_last ? last + 1 : 0);
+        if (rows != Py_None && append_new(rows, Py_BuildValue("(nLLL)", file_pos + pos, (long long)low,
+                                                              (long long)last_offset, (long long)row_ts)) < 0)
+            break;
         last = last_offset;
         have_last = 1;
         after_damage = 0;
@@ -395,6 +367,8 @@ walk_entries(PyObject *self, PyObject *args)
         records += n;
         pos = entry_end;
     }
+    if (PyErr_Occurred())
+        goto error;
 done:
     PyBuffer_Release(&view);
     PyObject *last_out = have_last && !overflow ? PyLong_FromLongLong(last) : Py_NewRef(last_obj);
