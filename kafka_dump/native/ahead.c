@@ -24,6 +24,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "_buf.h"
 #include "_gzip.h"
 #include "_wire.h"
 
@@ -369,12 +370,7 @@ scan(const unsigned char *d, Py_ssize_t pos, Py_ssize_t end, Found found, void *
 static int
 found_tuple(void *ctx, int codec, Py_ssize_t start, Py_ssize_t length)
 {
-    PyObject *t = Py_BuildValue("(inn)", codec, start, length);
-    if (t == NULL)
-        return -1;
-    int rc = PyList_Append((PyObject *)ctx, t);
-    Py_DECREF(t);
-    return rc;
+    return append_new((PyObject *)ctx, Py_BuildValue("(inn)", codec, start, length));
 }
 
 /* compressed_spans(data, pos, end) -> list of (codec, start, length): the scan the engine starts a
@@ -498,7 +494,8 @@ begin(Ahead *a, PyObject *window)
     return 1;
 }
 
-/* Hand the window's spans to the thread (started for the first one to inflate): whether any is. */
+/* Hand the window's spans to the thread (started for the first one to inflate): whether any is.
+ * Also the way out of a window begun in vain (failed, or the engine closed: no spans). */
 static PyObject *
 publish(Ahead *a, Build *b, int failed)
 {
@@ -528,24 +525,21 @@ Ahead_start(Ahead *a, PyObject *args)
     PyObject *window, *list;
     if (!PyArg_ParseTuple(args, "OO!", &window, &PyList_Type, &list))
         return NULL;
-    int rc = begin(a, window);
-    if (rc <= 0)
-        return rc < 0 ? NULL : Py_NewRef(Py_False);
     Build b = {a, NULL, 0, 0, 0};
-    int failed = 0;
-    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(list) && !failed; i++) {
+    int rc = begin(a, window);
+    for (Py_ssize_t i = 0; rc > 0 && i < PyList_GET_SIZE(list); i++) {
         PyObject *t = PyList_GET_ITEM(list, i);
         if (!PyTuple_Check(t) || PyTuple_GET_SIZE(t) != 3) {
             PyErr_SetString(PyExc_TypeError, "a span is a tuple (codec, start, length)");
-            failed = 1;
+            rc = -1;
             break;
         }
         long codec = PyLong_AsLong(PyTuple_GET_ITEM(t, 0));
         Py_ssize_t start = PyLong_AsSsize_t(PyTuple_GET_ITEM(t, 1));
         Py_ssize_t length = PyLong_AsSsize_t(PyTuple_GET_ITEM(t, 2));
-        failed = PyErr_Occurred() != NULL || add_span(&b, (int)codec, start, length) < 0;
+        rc = PyErr_Occurred() != NULL || add_span(&b, (int)codec, start, length) < 0 ? -1 : 1;
     }
-    return publish(a, &b, failed);
+    return publish(a, &b, rc < 0);
 }
 
 static PyObject *
@@ -555,12 +549,10 @@ Ahead_scan(Ahead *a, PyObject *args)
     Py_ssize_t pos, end;
     if (!PyArg_ParseTuple(args, "Onn", &window, &pos, &end))
         return NULL;
-    int rc = begin(a, window);
-    if (rc <= 0)
-        return rc < 0 ? NULL : Py_NewRef(Py_False);
     Build b = {a, NULL, 0, 0, 0};
-    int failed = check_window(pos, end, a->view.len) < 0 ||
-                 scan((const unsigned char *)a->view.buf, pos, end, add_span, &b) < 0;
+    int rc = begin(a, window);
+    int failed = rc < 0 || (rc > 0 && (check_window(pos, end, a->view.len) < 0 ||
+                                       scan((const unsigned char *)a->view.buf, pos, end, add_span, &b) < 0));
     return publish(a, &b, failed);
 }
 
