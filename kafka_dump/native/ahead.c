@@ -1,21 +1,18 @@
 /*
  * The compiled engine of log/ahead.py's Ahead: a read window's gzip payloads inflated on a POSIX
- * thread that never takes the GIL, while the decoder reads the entries before them.
+ * thread that never takes the GIL (a Python thread would wait for the GIL the decoder holds), while
+ * the decoder reads the entries before them.
  *
- * A Python thread would need the GIL, which the decoder holds, for every handover, and would wait
- * for it while the reader inflated the payloads itself. Here the worker touches only C memory. scan() (or start() with the
- * spans) lists a window's compressed payloads as ahead.py's compressed_spans does; the reader (GIL
- * held) makes an output bytes object for each gzip span, of the size its trailer states (ISIZE, at
- * most the limit), a budget of bytes ahead of where it reads; the worker inflates spans into them in
- * file order. take() gives the reader each payload's bytes in file order; when the worker is still on
- * the one asked for, the reader inflates the next unclaimed span meanwhile, so both cores inflate.
- * One reader thread per engine.
+ * scan() (or start() with the spans) lists a window's compressed payloads as ahead.py's
+ * compressed_spans does. The reader (GIL held) makes an output bytes object of each gzip span's ISIZE
+ * (at most the limit), within a budget of bytes ahead of where it reads; the worker inflates spans
+ * into them in file order. take() gives the reader each payload in file order; when the worker is
+ * still on the one asked for, the reader inflates the next unclaimed span meanwhile, so both cores
+ * inflate. One reader thread per engine.
  *
- * A span's bytes are given only where _transcode.gunzip would give the same bytes: one member that
- * ends where its trailer says, CRC-32 and ISIZE sound, no second member, within the limit. Anything
- * else (a payload that is not the span foreseen, another limit, another codec, a declined member)
- * goes to the decompress function given (codecs.decompress, or a function of codec and payload that
- * calls it with the engine's limit), so the bytes or the exception are always that function's.
+ * A span's bytes are given only where _transcode.gunzip would give the same bytes; anything else (a
+ * payload not the span foreseen, another limit or codec, a declined member) goes to the decompress
+ * function given, so the bytes or the exception are always that function's.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>

@@ -1,12 +1,9 @@
 /*
- * The compiled twin of kdump's encoder loops: the records of a v2 batch (DefaultRecord.writeTo) and
- * v0/v1 message sets (LegacyRecord.write), with their sizes. encoder.py is the reference: this
- * module must give the same bytes, sizes and UnsupportedEncodingError messages for Record values
- * holding bytes and ints, and tests/test_encoder_twins.py checks that it does.
- *
- * Two passes: the first validates every record and sums the sizes, the second writes into a bytes
- * object of exactly that size. The second pass checks every write against the end of that buffer
- * too, so that nothing a record's fields do in between can make it write past it.
+ * The compiled twin of encoder.py's loops: v2 records (DefaultRecord.writeTo) and v0/v1 message sets
+ * (LegacyRecord.write), with their sizes; the same bytes, sizes and UnsupportedEncodingError messages
+ * (tests/test_encoder_twins.py). Two passes: the first validates every record and sums the sizes, the
+ * second writes into a bytes object of that size, each write checked against its end, so that nothing
+ * a record's fields do in between can make it write past it.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>

@@ -120,8 +120,6 @@ static int
 key_counted(void *ctx, const unsigned char *key, int64_t key_len, const unsigned char *value, int64_t value_len)
 {
     Acc *a = ctx;
-    (void)value;
-    (void)value_len;
     PyObject *k = PyBytes_FromStringAndSize((const char *)key, (Py_ssize_t)key_len);
     if (!k)
         return -1;

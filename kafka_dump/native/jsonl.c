@@ -1,12 +1,9 @@
 /*
- * The compiled twin of render/jsonl.py's batch_json: one batch's whole JSON line, byte for byte what
- * the pure twin writes (tests/test_twins.py checks that it does, on fixtures and on random values).
- * run_json writes a run of batches in one call; plain_run_json a run of plain v0/v1 messages straight
- * from their bytes (read through _layout.h and _wire.h, under the same conditions as the decoder's
- * decode_legacy_run), with no Batch or Record made (tests/test_json_runs.py checks both against
- * their pure twins in jsonl.py).
- * It reads Batch, Record and Header fields by name, through _model.h; it renders output, so it is a
- * module of the render layer, apart from the decoder's compiled twin (decode.c).
+ * The compiled twin of render/jsonl.py: batch_json (one batch's JSON line, byte for byte the pure
+ * twin's), run_json (a run of batches in one call) and plain_run_json (a run of plain v0/v1 messages
+ * straight from their bytes, under decode_legacy_run's conditions, with no Batch or Record made);
+ * tests/test_twins.py and tests/test_json_runs.py check them. It reads Batch, Record and Header fields
+ * through _model.h; it renders output, so it is a module of the render layer, apart from decode.c.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -338,6 +335,8 @@ json_record(Buf *b, PyObject *r, int magic, int mode)
     return PUT_LIT(b, "}");
 }
 
+static const char *const TS_LABELS[] = {"\"NoTimestampType\"", "\"CreateTime\"", "\"LogAppendTime\""};
+
 /* A Batch's labels, as model.py's Compression.label and TimestampType.label give them. */
 static int
 put_label(Buf *b, PyObject *code, int is_compression)
@@ -346,12 +345,11 @@ put_label(Buf *b, PyObject *code, int is_compression)
     if (v == -1 && PyErr_Occurred())
         return -1;
     static const char *codecs[] = {"\"none\"", "\"gzip\"", "\"snappy\"", "\"lz4\"", "\"zstd\""};
-    static const char *ts_types[] = {"\"NoTimestampType\"", "\"CreateTime\"", "\"LogAppendTime\""};
     const char *label;
     if (is_compression)
         label = v >= 0 && v <= 4 ? codecs[v] : "\"unknown\"";
     else if (v >= -1 && v <= 1)
-        label = ts_types[v + 1];
+        label = TS_LABELS[v + 1];
     else {
         PyErr_SetString(PyExc_ValueError, "unknown timestamp type");
         return -1;
@@ -517,8 +515,6 @@ fmt_long(char *out, long long v)
         (b)->len += (n);                                \
     } while (0)
 #define PUT_RAW_LIT(b, lit) PUT_RAW((b), (lit), sizeof(lit) - 1)
-
-static const char *const TS_LABELS[] = {"\"NoTimestampType\"", "\"CreateTime\"", "\"LogAppendTime\""};
 
 /* One plain message's line: what put_batch writes for the Batch decode_legacy_run makes of it. */
 static int

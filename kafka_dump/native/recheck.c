@@ -1,12 +1,9 @@
 /*
- * The compiled twin of the record check that `kdump convert` runs on every v2 batch it writes
- * (recheck.py is the reference): the records of the batch, as written, are compared with the
- * Records they must hold, field by field, without building a Python object per record. It must give
- * exactly what wire/recheck.py gives (the index of the first record that differs, or -1), and
- * tests/test_recheck_twins.py checks that.
- *
- * Memory safety: every read is checked against the record's own length, which is checked against
- * the end of the records, which is checked against the buffer. Nothing is allocated from a length.
+ * The compiled twin of wire/recheck.py, the record check `kdump convert` runs on every v2 batch it
+ * writes: the batch's records, as written, compared field by field with the Records they must hold,
+ * without a Python object per record; the same answer, the index of the first record that differs or
+ * -1 (tests/test_recheck_twins.py). Every read is checked against the record's length, which is
+ * checked against the end of the records and the buffer. Nothing is allocated from a length.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>

@@ -74,20 +74,15 @@ cut_str(const char *p, Py_ssize_t n)
 /* A key or value's cell when it is printable ASCII (cut at max_bytes), else NULL with no error
  * set: the caller leaves it blank. */
 static PyObject *
-data_cell(PyObject *data, Py_ssize_t max_bytes, int *blank)
+data_cell(PyObject *data, Py_ssize_t max_bytes)
 {
-    *blank = 0;
-    if (!PyBytes_CheckExact(data)) {
-        *blank = 1;
+    if (!PyBytes_CheckExact(data))
         return NULL;
-    }
     Py_ssize_t n = PyBytes_GET_SIZE(data);
     const char *p = PyBytes_AS_STRING(data);
     Py_ssize_t shown = n <= max_bytes ? n : max_bytes;
-    if (!printable_ascii(p, shown)) {
-        *blank = 1;
+    if (!printable_ascii(p, shown))
         return NULL;
-    }
     return n <= max_bytes ? ascii_str(p, n) : cut_str(p, shown);
 }
 
@@ -295,11 +290,10 @@ cells(PyObject *self, PyObject *args)
         if (append_cell(col[COL_TIME], cell, blank, row, COL_TIME, empty, widths) < 0)
             goto done;
         /* key and value */
-        int is_blank;
-        cell = key == Py_None ? NULL : data_cell(key, max_bytes, &is_blank);
+        cell = key == Py_None ? NULL : data_cell(key, max_bytes);
         if (append_cell(col[COL_KEY], cell, blank, row, COL_KEY, empty, widths) < 0)
             goto done;
-        cell = value == Py_None ? NULL : data_cell(value, max_bytes, &is_blank);
+        cell = value == Py_None ? NULL : data_cell(value, max_bytes);
         if (append_cell(col[COL_VALUE], cell, blank, row, COL_VALUE, empty, widths) < 0)
             goto done;
         /* headers */

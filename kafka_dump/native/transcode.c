@@ -1,16 +1,11 @@
 /*
  * The compiled twin of transcode.py: kdump convert's fast path, a run of v1 wrappers per call.
- *
- * read_wrappers walks the sound v1 CreateTime wrappers at the start of a window of the input and
- * gives each one's inner messages (inflated by the decompress function it is given: the one place
- * a wrapper's inflated bytes come from) and its v2 records (the transcode function, the encoder
- * twin's v1_inner_to_v2). write_wrappers makes each one a v2 entry (compress function, CRC-32C)
- * and checks it where it lies: the header read back, the CRC-32C computed again, the body
- * decompressed and compared with the inner messages (the same function, recheck's
- * same_as_v1_inner), the offsets growing from entry to entry. The heavy work is the functions'; what
- * this saves is the Python between them, once per wrapper. gunzip is the faster inflate the default
- * decompress function uses for gzip: zlib, the trailer checked with _wire.h's CRC-32, declining
- * whatever codecs would read otherwise.
+ * read_wrappers gives each sound v1 CreateTime wrapper's inner messages (from the decompress function
+ * it is given) and v2 records (from the transcode function); write_wrappers makes each a v2 entry and
+ * checks it where it lies (header read back, CRC-32C again, body decompressed and compared with the
+ * inner messages, offsets growing). The heavy work is the functions'; this saves the Python between
+ * them. gunzip is the default decompress function's faster gzip inflate (zlib, declining whatever
+ * codecs would read otherwise); lz4_frame and unlz4_frame are Kafka's LZ4 frame.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>

@@ -1,20 +1,13 @@
 /*
- * The compiled twin of the validating walks (_walk_pure.py is the reference):
+ * The compiled twin of the validating walks (_walk_pure.py is the reference; tests/test_walk_twins.py
+ * and tests/test_entry_walk.py hold them to it): walk_v2_records checks and counts the records of one
+ * v2 batch without a Python object per record; walk_entries takes the sound entries at the start of a
+ * window (framing, CRCs, offsets in order, gaps counted; deep, the records or a wrapper's inner
+ * messages too) and stops before the first that is anything else, which verify-crc then reads the
+ * slow way. Each gives its pure twin's counts, first error, reason, position and stopping place.
  *
- * - walk_v2_records: the records of one v2 batch are walked, their framing and order checked, and
- *   counted, without building any Python object per record;
- * - walk_entries: the sound entries at the start of a window of a segment are taken one after the
- *   other (framing, CRC-32C or CRC-32, offsets in order, gaps counted; deep, the records or the
- *   inner messages of a wrapper, decompressed through the codec function it is given), stopping
- *   before the first entry that is anything else, which verify-crc then reads the slow way.
- *
- * Each must give exactly what its pure twin gives -- the same counts, the same first error with the
- * same reason at the same position, the same stopping place -- and tests/test_walk_twins.py and
- * tests/test_entry_walk.py check it.
- *
- * Memory safety: every read is checked against the length that frames it (a record's, an entry's,
- * an inner message's), which is checked against the end of the window or buffer it lies in.
- * Nothing is allocated from a length read from the data.
+ * Memory safety: every read is checked against the length that frames it, which is checked against
+ * the end of the window or buffer it lies in. Nothing is allocated from a length read from the data.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
