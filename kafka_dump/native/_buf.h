@@ -121,10 +121,8 @@ decimal(char *end, long long v)
 static inline int
 append_new(PyObject *list, PyObject *item)
 {
-    if (item == NULL)
-        return -1;
-    int rc = PyList_Append(list, item);
-    Py_DECREF(item);
+    int rc = item == NULL ? -1 : PyList_Append(list, item);
+    Py_XDECREF(item);
     return rc;
 }
 

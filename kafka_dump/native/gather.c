@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "_buf.h"
 #include "_gzip.h"
 #include "_layout.h"
 #include "_wire.h"
@@ -665,16 +666,12 @@ gather_legacy_wrappers(PyObject *self, PyObject *args)
     for (int m = 0; figs && m < 2; m++)
         for (int c = 1; c < 4; c++) {
             FormatFig *fig = &formats[m][c];
-            if (!fig->batches)
-                continue;
-            PyObject *t = Py_BuildValue("iiLLLL", m, c, (long long)fig->batches, (long long)fig->records,
-                                        (long long)fig->disk, (long long)fig->uncompressed);
-            if (!t || PyList_Append(figs, t) < 0) {
-                Py_XDECREF(t);
+            if (fig->batches && append_new(figs, Py_BuildValue("iiLLLL", m, c, (long long)fig->batches,
+                                                               (long long)fig->records, (long long)fig->disk,
+                                                               (long long)fig->uncompressed)) < 0) {
                 Py_CLEAR(figs);
                 break;
             }
-            Py_DECREF(t);
         }
     PyObject *fig_tuple = figs ? PyList_AsTuple(figs) : NULL;
     Py_XDECREF(figs);

@@ -191,18 +191,11 @@ json_base64(Buf *b, const unsigned char *p, Py_ssize_t n)
         memcpy(o + 2, B64_PAIRS[v & 4095], 2);
         o += 4;
     }
-    if (n - i == 1) {
-        uint32_t v = (uint32_t)p[i] << 16;
+    if (n > i) { /* one or two bytes left */
+        uint32_t v = (uint32_t)p[i] << 16 | (n - i == 2 ? (uint32_t)p[i + 1] << 8 : 0);
         *o++ = B64[v >> 18];
         *o++ = B64[(v >> 12) & 63];
-        *o++ = '=';
-        *o++ = '=';
-    }
-    else if (n - i == 2) {
-        uint32_t v = (uint32_t)p[i] << 16 | (uint32_t)p[i + 1] << 8;
-        *o++ = B64[v >> 18];
-        *o++ = B64[(v >> 12) & 63];
-        *o++ = B64[(v >> 6) & 63];
+        *o++ = n - i == 2 ? B64[(v >> 6) & 63] : '=';
         *o++ = '=';
     }
     *o++ = '"';

@@ -342,6 +342,32 @@ by_row(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* The code point c (not a surrogate) in UTF-8 at out: where it ends. */
+static inline unsigned char *
+put_utf8(unsigned char *out, Py_UCS4 c)
+{
+    if (c < 0x80)
+        *out++ = (unsigned char)c;
+    else if (c < 0x800) {
+        *out++ = (unsigned char)(0xC0 | (c >> 6));
+        *out++ = (unsigned char)(0x80 | (c & 0x3F));
+    }
+    else if (c < 0x10000) {
+        *out++ = (unsigned char)(0xE0 | (c >> 12));
+        *out++ = (unsigned char)(0x80 | ((c >> 6) & 0x3F));
+        *out++ = (unsigned char)(0x80 | (c & 0x3F));
+    }
+    else {
+        *out++ = (unsigned char)(0xF0 | (c >> 18));
+        *out++ = (unsigned char)(0x80 | ((c >> 12) & 0x3F));
+        *out++ = (unsigned char)(0x80 | ((c >> 6) & 0x3F));
+        *out++ = (unsigned char)(0x80 | (c & 0x3F));
+    }
+    return out;
+}
+
+#define SURROGATE(c) ((c) >= 0xD800 && (c) <= 0xDFFF)
+
 /* A str as UTF-8, encoded straight into b (PyUnicode_AsUTF8AndSize would keep a copy in every cell
  * cut with an ellipsis); a lone surrogate takes Python's encoder, which raises as the pure twin does. */
 static int
@@ -366,22 +392,8 @@ put_str(Buf *b, PyObject *text)
         /* The common case: ASCII cut with an ellipsis, or box-drawing lines. */
         const Py_UCS2 *u = (const Py_UCS2 *)data;
         Py_ssize_t i = 0;
-        for (; i < n; i++) {
-            Py_UCS2 c = u[i];
-            if (c < 0x80)
-                *out++ = (unsigned char)c;
-            else if (c < 0x800) {
-                *out++ = (unsigned char)(0xC0 | (c >> 6));
-                *out++ = (unsigned char)(0x80 | (c & 0x3F));
-            }
-            else if (c >= 0xD800 && c <= 0xDFFF)
-                break;
-            else {
-                *out++ = (unsigned char)(0xE0 | (c >> 12));
-                *out++ = (unsigned char)(0x80 | ((c >> 6) & 0x3F));
-                *out++ = (unsigned char)(0x80 | (c & 0x3F));
-            }
-        }
+        for (; i < n && !SURROGATE(u[i]); i++)
+            out = put_utf8(out, u[i]);
         if (i == n) {
             b->len = (Py_ssize_t)(out - (unsigned char *)b->data);
             return 0;
@@ -390,28 +402,12 @@ put_str(Buf *b, PyObject *text)
     }
     for (Py_ssize_t i = 0; i < n; i++) {
         Py_UCS4 c = PyUnicode_READ(kind, data, i);
-        if (c < 0x80)
-            *out++ = (unsigned char)c;
-        else if (c < 0x800) {
-            *out++ = (unsigned char)(0xC0 | (c >> 6));
-            *out++ = (unsigned char)(0x80 | (c & 0x3F));
+        if (SURROGATE(c)) {
+            Py_ssize_t len; /* b->len is still where this text starts */
+            const char *utf8 = PyUnicode_AsUTF8AndSize(text, &len);
+            return utf8 == NULL ? -1 : buf_put(b, utf8, len);
         }
-        else if (c < 0x10000) {
-            if (c >= 0xD800 && c <= 0xDFFF) {
-                Py_ssize_t len; /* b->len is still where this text starts */
-                const char *utf8 = PyUnicode_AsUTF8AndSize(text, &len);
-                return utf8 == NULL ? -1 : buf_put(b, utf8, len);
-            }
-            *out++ = (unsigned char)(0xE0 | (c >> 12));
-            *out++ = (unsigned char)(0x80 | ((c >> 6) & 0x3F));
-            *out++ = (unsigned char)(0x80 | (c & 0x3F));
-        }
-        else {
-            *out++ = (unsigned char)(0xF0 | (c >> 18));
-            *out++ = (unsigned char)(0x80 | ((c >> 12) & 0x3F));
-            *out++ = (unsigned char)(0x80 | ((c >> 6) & 0x3F));
-            *out++ = (unsigned char)(0x80 | (c & 0x3F));
-        }
+        out = put_utf8(out, c);
     }
     b->len = (Py_ssize_t)(out - (unsigned char *)b->data);
     return 0;

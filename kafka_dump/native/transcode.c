@@ -363,10 +363,8 @@ unlz4_frame(PyObject *self, PyObject *args)
                 goto done;
         }
     }
-    if (out == NULL) {
-        Py_INCREF(Py_None);
-        out = Py_None;
-    }
+    if (out == NULL)
+        out = Py_NewRef(Py_None);
 done:
     PyBuffer_Release(&head);
     PyBuffer_Release(&data);
