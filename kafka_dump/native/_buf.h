@@ -126,6 +126,26 @@ append_new(PyObject *list, PyObject *item)
     return rc;
 }
 
+/* What a function that must return bytes (name) returned, r: r when bytes; else NULL with
+ * TypeError, or (r NULL) with the call's exception, unless that is refusal (NULL: none): then cleared,
+ * and *refused set. */
+static inline PyObject *
+bytes_result(PyObject *r, const char *name, PyObject *refusal, int *refused)
+{
+    if (refused != NULL)
+        *refused = 0;
+    if (r == NULL && refusal != NULL && PyErr_ExceptionMatches(refusal)) {
+        PyErr_Clear();
+        *refused = 1;
+    }
+    else if (r != NULL && !PyBytes_Check(r)) {
+        Py_DECREF(r);
+        PyErr_Format(PyExc_TypeError, "%s must return bytes", name);
+        return NULL;
+    }
+    return r;
+}
+
 /* fn(memoryview of p[0:n]), or fn(codec, that view) when codec >= 0: a new reference, or NULL with an
  * exception set. */
 static inline PyObject *

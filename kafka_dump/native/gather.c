@@ -475,21 +475,10 @@ static PyObject *
 unpack_value(PyObject *fn, const char *name, const unsigned char *v, Py_ssize_t n, int codec, Py_ssize_t limit,
              int *refused)
 {
-    *refused = 0;
     PyObject *value = PyBytes_FromStringAndSize((const char *)v, n);
-    if (!value)
-        return NULL;
-    PyObject *out = PyObject_CallFunction(fn, "OOn", g_codecs[codec], value, limit);
-    Py_DECREF(value);
-    if (!out && PyErr_ExceptionMatches(g_corrupt)) {
-        PyErr_Clear();
-        *refused = 1;
-    } else if (out && !PyBytes_Check(out)) {
-        Py_DECREF(out);
-        PyErr_Format(PyExc_TypeError, "%s must return bytes", name);
-        return NULL;
-    }
-    return out;
+    PyObject *out = value ? PyObject_CallFunction(fn, "OOn", g_codecs[codec], value, limit) : NULL;
+    Py_XDECREF(value);
+    return bytes_result(out, name, g_corrupt, refused);
 }
 
 /* The decompressed value of a wrapper, as unpack_value gives it through codecs.decompress; a gzip one

@@ -22,23 +22,12 @@
 
 static PyObject *CorruptRecordError;
 
-/* fn(codec, memoryview of p[0:n]): a new reference; NULL with *refused set (no exception) when fn
- * raised CorruptRecordError, NULL with the exception set for anything else. */
+/* fn(codec, memoryview of p[0:n]): bytes; NULL with *refused set (no exception) when fn raised
+ * CorruptRecordError, NULL with the exception set for anything else. */
 static PyObject *
 call_codec_fn(PyObject *fn, int codec, const unsigned char *p, Py_ssize_t n, int *refused)
 {
-    *refused = 0;
-    PyObject *r = call_on_view(fn, codec, p, n);
-    if (r == NULL && PyErr_ExceptionMatches(CorruptRecordError)) {
-        PyErr_Clear();
-        *refused = 1;
-    }
-    if (r != NULL && !PyBytes_Check(r)) {
-        Py_DECREF(r);
-        PyErr_SetString(PyExc_TypeError, "a codec function must return bytes");
-        return NULL;
-    }
-    return r;
+    return bytes_result(call_on_view(fn, codec, p, n), "a codec function", CorruptRecordError, refused);
 }
 
 PyObject *
@@ -300,13 +289,8 @@ lz4_frame(PyObject *self, PyObject *args)
         PyObject *argv[] = {view};
         PyObject *block = PyObject_VectorcallDict(lz4_compress, argv, 1, kw_store_size);
         Py_DECREF(view);
-        if (block == NULL)
+        if ((block = bytes_result(block, "lz4.block.compress", NULL, NULL)) == NULL)
             goto done;
-        if (!PyBytes_Check(block)) {
-            Py_DECREF(block);
-            PyErr_SetString(PyExc_TypeError, "lz4.block.compress must return bytes");
-            goto done;
-        }
         Py_ssize_t got = PyBytes_GET_SIZE(block);
         int raw = got >= len;
         if (buf_reserve(&b, 4 + (raw ? len : got) + 4) < 0) {
@@ -476,13 +460,9 @@ write_wrappers(PyObject *self, PyObject *args)
             goto error;
         }
         if (codec != 0) {
-            body = PyObject_CallFunctionObjArgs(compress, transcoded, NULL);
+            body = bytes_result(PyObject_CallFunctionObjArgs(compress, transcoded, NULL), "compress", NULL, NULL);
             if (body == NULL)
                 goto error;
-            if (!PyBytes_Check(body)) {
-                PyErr_SetString(PyExc_TypeError, "compress must return bytes");
-                goto error;
-            }
         } else {
             Py_INCREF(transcoded);
             body = transcoded;
