@@ -11,6 +11,7 @@
 #include <string.h>
 #include <structmember.h>
 
+#include "_buf.h"
 #include "_layout.h"
 #include "_model.h"
 #include "_wire.h"
@@ -404,12 +405,11 @@ encode_v2_entry(PyObject *self, PyObject *args)
         return NULL;
     }
     put_be(p + LOG_ENTRY_SIZE_OFFSET, (uint64_t)length, 4);
-    PyObject *view = PyMemoryView_FromMemory((char *)p + V2_ATTRIBUTES_OFFSET,
-                                             PyBytes_GET_SIZE(out) - V2_ATTRIBUTES_OFFSET, PyBUF_READ);
-    if (view != NULL && Crc32c == NULL) /* on first use: the module loads with the package, start-up too */
+    if (Crc32c == NULL) /* on first use: the module loads with the package, start-up too */
         Crc32c = model_import("kafka_dump.wire.checksum", "crc32c");
-    PyObject *crc = view == NULL || Crc32c == NULL ? NULL : PyObject_CallOneArg(Crc32c, view);
-    Py_XDECREF(view);
+    PyObject *crc = Crc32c == NULL ? NULL
+                                   : call_on_view(Crc32c, -1, p + V2_ATTRIBUTES_OFFSET,
+                                                  PyBytes_GET_SIZE(out) - V2_ATTRIBUTES_OFFSET);
     unsigned long value = crc == NULL ? 0 : PyLong_AsUnsignedLong(crc);
     Py_XDECREF(crc);
     if (crc == NULL || PyErr_Occurred()) {

@@ -664,20 +664,13 @@ gather_legacy_wrappers(PyObject *self, PyObject *args)
         }
     PyObject *fig_tuple = figs ? PyList_AsTuple(figs) : NULL;
     Py_XDECREF(figs);
-    PyObject *opt[6] = {opt_int(counted, first), opt_int(counted, low), opt_int(counted, high),
-                        opt_int(counted, last), opt_int(acc.have_ts, acc.min_ts), opt_int(acc.have_ts, acc.max_ts)};
-    int all = fig_tuple != NULL;
-    for (int i = 0; i < 6; i++)
-        all = all && opt[i];
-    if (all)
-        result = Py_BuildValue("nLLLLLLLOOOOOOO(LLL)", pos - start, (long long)acc.width, (long long)batches,
-                               (long long)records, (long long)acc.null_keys, (long long)acc.null_values,
-                               (long long)acc.gaps, (long long)acc.missing, opt[0], opt[1], opt[2], opt[3],
-                               opt[4], opt[5], fig_tuple, (long long)ts_types[0], (long long)ts_types[1],
-                               (long long)ts_types[2]);
-    for (int i = 0; i < 6; i++)
-        Py_XDECREF(opt[i]);
-    Py_XDECREF(fig_tuple);
+    /* N: Py_BuildValue takes the seven, and releases them all if any is NULL */
+    result = Py_BuildValue("nLLLLLLLNNNNNNN(LLL)", pos - start, (long long)acc.width, (long long)batches,
+                           (long long)records, (long long)acc.null_keys, (long long)acc.null_values,
+                           (long long)acc.gaps, (long long)acc.missing, opt_int(counted, first),
+                           opt_int(counted, low), opt_int(counted, high), opt_int(counted, last),
+                           opt_int(acc.have_ts, acc.min_ts), opt_int(acc.have_ts, acc.max_ts), fig_tuple,
+                           (long long)ts_types[0], (long long)ts_types[1], (long long)ts_types[2]);
 done:
     return release_all(&acc, &data, result);
 }

@@ -547,16 +547,9 @@ write_wrappers(PyObject *self, PyObject *args)
         out.len += size;
         good = out.len;
     }
-    {
-        PyObject *data = buf_finish(&out);
-        if (data == NULL) {
-            Py_DECREF(rows);
-            return NULL;
-        }
-        if (!have_last)
-            return Py_BuildValue("NNOO", data, rows, Py_None, Py_None);
-        return Py_BuildValue("NNLO", data, rows, (long long)previous, Py_None);
-    }
+    /* N: Py_BuildValue takes the three, and releases them all if any is NULL */
+    return Py_BuildValue("NNNO", buf_finish(&out), rows,
+                         have_last ? PyLong_FromLongLong(previous) : Py_NewRef(Py_None), Py_None);
 failed:
 error: /* why is set only on the way to failed */
     Py_XDECREF(body);

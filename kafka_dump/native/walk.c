@@ -95,14 +95,10 @@ walk_v2_records(PyObject *self, PyObject *args)
     PyBuffer_Release(&view);
     if (failed && err.message == NULL)
         return NULL; /* the reason could not be built: a Python exception is set */
-    PyObject *ts = c.have_ts ? PyLong_FromLongLong(c.max_ts) : Py_NewRef(Py_None);
-    if (ts == NULL) {
-        Py_XDECREF(err.message);
-        return NULL;
-    }
-    PyObject *reason = failed ? err.message : Py_NewRef(Py_None);
+    /* N: Py_BuildValue takes the time and the reason, and releases both if either is NULL */
     return Py_BuildValue("(LLLLLLLNNn)", c.records, c.keys, c.values, c.header_bytes, c.null_keys, c.null_values,
-                         c.headers, ts, reason, failed ? err.position : (Py_ssize_t)0);
+                         c.headers, c.have_ts ? PyLong_FromLongLong(c.max_ts) : Py_NewRef(Py_None),
+                         failed ? err.message : Py_NewRef(Py_None), failed ? err.position : (Py_ssize_t)0);
 }
 
 
