@@ -76,12 +76,9 @@ cut_str(const char *p, Py_ssize_t n)
 static PyObject *
 data_cell(PyObject *data, Py_ssize_t max_bytes)
 {
-    if (!PyBytes_CheckExact(data))
-        return NULL;
-    Py_ssize_t n = PyBytes_GET_SIZE(data);
-    const char *p = PyBytes_AS_STRING(data);
-    Py_ssize_t shown = n <= max_bytes ? n : max_bytes;
-    if (!printable_ascii(p, shown))
+    const char *p = PyBytes_CheckExact(data) ? PyBytes_AS_STRING(data) : NULL;
+    Py_ssize_t n = p == NULL ? 0 : PyBytes_GET_SIZE(data), shown = n <= max_bytes ? n : max_bytes;
+    if (p == NULL || !printable_ascii(p, shown))
         return NULL;
     return n <= max_bytes ? ascii_str(p, n) : cut_str(p, shown);
 }

@@ -232,13 +232,11 @@ lz4_ready(void)
     if (lz4_decompress != NULL)
         return 0;
     PyObject *mod = PyImport_ImportModule("lz4.block");
-    if (mod == NULL)
-        return -1;
-    lz4_compress = PyObject_GetAttrString(mod, "compress");
+    lz4_compress = mod == NULL ? NULL : PyObject_GetAttrString(mod, "compress");
     lz4_decompress = lz4_compress ? PyObject_GetAttrString(mod, "decompress") : NULL;
-    Py_DECREF(mod);
-    kw_store_size = Py_BuildValue("{s:O}", "store_size", Py_False);
-    kw_size = Py_BuildValue("{s:i}", "uncompressed_size", LZ4_BLOCK);
+    Py_XDECREF(mod);
+    kw_store_size = lz4_decompress ? Py_BuildValue("{s:O}", "store_size", Py_False) : NULL;
+    kw_size = kw_store_size ? Py_BuildValue("{s:i}", "uncompressed_size", LZ4_BLOCK) : NULL;
     if (lz4_decompress == NULL || kw_store_size == NULL || kw_size == NULL) {
         Py_CLEAR(lz4_compress);
         Py_CLEAR(lz4_decompress);
