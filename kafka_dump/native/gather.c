@@ -290,8 +290,8 @@ gather_v2_records(PyObject *self, PyObject *args)
     Acc acc = {0};
     PyObject *result = NULL;
     int bad = pos < 0 || end < pos || end > data.len || width < 1;
-    if (acc_open(&acc, bad ? "need 0 <= pos <= end <= len(data) and width >= 1" : NULL, hist_objs, NHISTS, lat_obj,
-                 times, width) < 0)
+    if (acc_open(&acc, bad ? "need 0 <= pos <= end <= len(data) and width >= 1" : NULL, hist_objs, NHISTS,
+                 lat_obj, times, width) < 0)
         goto done;
     acc.keys = keys;
     acc.key_limit = key_limit;
@@ -411,8 +411,8 @@ gather_legacy_inner(PyObject *self, PyObject *args)
     Acc acc = {0};
     PyObject *result = NULL;
     int bad = (magic != 0 && magic != 1) || width < 1;
-    if (acc_open(&acc, bad ? "magic must be 0 or 1 and width at least 1" : NULL, hist_objs, NHISTS, lat_obj, times,
-                 width) < 0)
+    if (acc_open(&acc, bad ? "magic must be 0 or 1 and width at least 1" : NULL, hist_objs, NHISTS, lat_obj,
+                 times, width) < 0)
         goto done;
     const unsigned char *p = (const unsigned char *)data.buf;
     int64_t first = 0, last = 0, max_offset = 0, missing_total = 0, base = 0;

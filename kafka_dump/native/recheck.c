@@ -213,7 +213,8 @@ same_as_v1_inner(PyObject *self, PyObject *args)
             max_ts = own_ts;
         last_read = offset;
     }
-    result = Py_BuildValue("nnLL", pos != end ? i : (Py_ssize_t)-1, i, (long long)max_ts, (long long)last_read);
+    Py_ssize_t differs_at = pos != end ? i : -1; /* every record matched: the bytes must end there too */
+    result = Py_BuildValue("nnLL", differs_at, i, (long long)max_ts, (long long)last_read);
     goto done;
 differs:
     result = Py_BuildValue("nnLL", i, i, (long long)max_ts, (long long)last_read);

@@ -458,7 +458,8 @@ write_wrappers(PyObject *self, PyObject *args)
             goto error;
         }
         if (codec != 0) {
-            body = bytes_result(PyObject_CallFunctionObjArgs(compress, transcoded, NULL), "compress", NULL, NULL);
+            body = PyObject_CallFunctionObjArgs(compress, transcoded, NULL);
+            body = bytes_result(body, "compress", NULL, NULL);
             if (body == NULL)
                 goto error;
         } else {
