@@ -1,21 +1,18 @@
 /*
  * The compiled engine of log/ahead.py's Ahead: a read window's gzip payloads inflated on a POSIX
- * thread that never takes the GIL, while the decoder reads the entries before them.
+ * thread that never takes the GIL (a Python thread would wait for the GIL the decoder holds), while
+ * the decoder reads the entries before them.
  *
- * A Python thread would need the GIL, which the decoder holds, for every handover, and would wait
- * for it while the reader inflated the payloads itself. Here the worker touches only C memory. scan() (or start() with the
- * spans) lists a window's compressed payloads as ahead.py's compressed_spans does; the reader (GIL
- * held) makes an output bytes object for each gzip span, of the size its trailer states (ISIZE, at
- * most the limit), a budget of bytes ahead of where it reads; the worker inflates spans into them in
- * file order. take() gives the reader each payload's bytes in file order; when the worker is still on
- * the one asked for, the reader inflates the next unclaimed span meanwhile, so both cores inflate.
- * One reader thread per engine.
+ * scan() (or start() with the spans) lists a window's compressed payloads as ahead.py's
+ * compressed_spans does. The reader (GIL held) makes an output bytes object of each gzip span's ISIZE
+ * (at most the limit), within a budget of bytes ahead of where it reads; the worker inflates spans
+ * into them in file order. take() gives the reader each payload in file order; when the worker is
+ * still on the one asked for, the reader inflates the next unclaimed span meanwhile, so both cores
+ * inflate. One reader thread per engine.
  *
- * A span's bytes are given only where _transcode.gunzip would give the same bytes: one member that
- * ends where its trailer says, CRC-32 and ISIZE sound, no second member, within the limit. Anything
- * else (a payload that is not the span foreseen, another limit, another codec, a declined member)
- * goes to the decompress function given (codecs.decompress, or a function of codec and payload that
- * calls it with the engine's limit), so the bytes or the exception are always that function's.
+ * A span's bytes are given only where _transcode.gunzip would give the same bytes; anything else (a
+ * payload not the span foreseen, another limit or codec, a declined member) goes to the decompress
+ * function given, so the bytes or the exception are always that function's.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -24,6 +21,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "_buf.h"
 #include "_gzip.h"
 #include "_wire.h"
 
@@ -369,12 +367,7 @@ scan(const unsigned char *d, Py_ssize_t pos, Py_ssize_t end, Found found, void *
 static int
 found_tuple(void *ctx, int codec, Py_ssize_t start, Py_ssize_t length)
 {
-    PyObject *t = Py_BuildValue("(inn)", codec, start, length);
-    if (t == NULL)
-        return -1;
-    int rc = PyList_Append((PyObject *)ctx, t);
-    Py_DECREF(t);
-    return rc;
+    return append_new((PyObject *)ctx, Py_BuildValue("(inn)", codec, start, length));
 }
 
 /* compressed_spans(data, pos, end) -> list of (codec, start, length): the scan the engine starts a
@@ -498,7 +491,8 @@ begin(Ahead *a, PyObject *window)
     return 1;
 }
 
-/* Hand the window's spans to the thread (started for the first one to inflate): whether any is. */
+/* Hand the window's spans to the thread (started for the first one to inflate): whether any is.
+ * Also the way out of a window begun in vain (failed, or the engine closed: no spans). */
 static PyObject *
 publish(Ahead *a, Build *b, int failed)
 {
@@ -528,24 +522,21 @@ Ahead_start(Ahead *a, PyObject *args)
     PyObject *window, *list;
     if (!PyArg_ParseTuple(args, "OO!", &window, &PyList_Type, &list))
         return NULL;
-    int rc = begin(a, window);
-    if (rc <= 0)
-        return rc < 0 ? NULL : Py_NewRef(Py_False);
     Build b = {a, NULL, 0, 0, 0};
-    int failed = 0;
-    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(list) && !failed; i++) {
+    int rc = begin(a, window);
+    for (Py_ssize_t i = 0; rc > 0 && i < PyList_GET_SIZE(list); i++) {
         PyObject *t = PyList_GET_ITEM(list, i);
         if (!PyTuple_Check(t) || PyTuple_GET_SIZE(t) != 3) {
             PyErr_SetString(PyExc_TypeError, "a span is a tuple (codec, start, length)");
-            failed = 1;
+            rc = -1;
             break;
         }
         long codec = PyLong_AsLong(PyTuple_GET_ITEM(t, 0));
         Py_ssize_t start = PyLong_AsSsize_t(PyTuple_GET_ITEM(t, 1));
         Py_ssize_t length = PyLong_AsSsize_t(PyTuple_GET_ITEM(t, 2));
-        failed = PyErr_Occurred() != NULL || add_span(&b, (int)codec, start, length) < 0;
+        rc = PyErr_Occurred() != NULL || add_span(&b, (int)codec, start, length) < 0 ? -1 : 1;
     }
-    return publish(a, &b, failed);
+    return publish(a, &b, rc < 0);
 }
 
 static PyObject *
@@ -555,12 +546,10 @@ Ahead_scan(Ahead *a, PyObject *args)
     Py_ssize_t pos, end;
     if (!PyArg_ParseTuple(args, "Onn", &window, &pos, &end))
         return NULL;
-    int rc = begin(a, window);
-    if (rc <= 0)
-        return rc < 0 ? NULL : Py_NewRef(Py_False);
     Build b = {a, NULL, 0, 0, 0};
-    int failed = check_window(pos, end, a->view.len) < 0 ||
-                 scan((const unsigned char *)a->view.buf, pos, end, add_span, &b) < 0;
+    int rc = begin(a, window);
+    int failed = rc < 0 || (rc > 0 && (check_window(pos, end, a->view.len) < 0 ||
+                                       scan((const unsigned char *)a->view.buf, pos, end, add_span, &b) < 0));
     return publish(a, &b, failed);
 }
 

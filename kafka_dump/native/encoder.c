@@ -1,12 +1,9 @@
 /*
- * The compiled twin of kdump's encoder loops: the records of a v2 batch (DefaultRecord.writeTo) and
- * v0/v1 message sets (LegacyRecord.write), with their sizes. encoder.py is the reference: this
- * module must give the same bytes, sizes and UnsupportedEncodingError messages for Record values
- * holding bytes and ints, and tests/test_encoder_twins.py checks that it does.
- *
- * Two passes: the first validates every record and sums the sizes, the second writes into a bytes
- * object of exactly that size. The second pass checks every write against the end of that buffer
- * too, so that nothing a record's fields do in between can make it write past it.
+ * The compiled twin of encoder.py's loops: v2 records (DefaultRecord.writeTo) and v0/v1 message sets
+ * (LegacyRecord.write), with their sizes; the same bytes, sizes and UnsupportedEncodingError messages
+ * (tests/test_encoder_twins.py). Two passes: the first validates every record and sums the sizes, the
+ * second writes into a bytes object of that size, each write checked against its end, so that nothing
+ * a record's fields do in between can make it write past it.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -14,6 +11,7 @@
 #include <string.h>
 #include <structmember.h>
 
+#include "_buf.h"
 #include "_layout.h"
 #include "_model.h"
 #include "_wire.h"
@@ -208,138 +206,24 @@ changed_meanwhile(void)
     return -1;
 }
 
-/* One pass over the records. With p NULL: the bytes they take, or -1 with an exception. Else they are
- * written into p..end, which the first pass sized: 0, or -1 with an exception. */
-static int64_t
-v2_pass(PyObject *seq, PyObject *base_offset, PyObject *base_timestamp, int log_append, unsigned char *p,
-        unsigned char *end)
+/* One v2 record, its sizes known, written at p: where it ends. */
+static unsigned char *
+put_v2_record(unsigned char *p, const Fields *f, const V2Sizes *s)
 {
-    int64_t total = 0;
-    for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(seq); i++) {
-        Fields f;
-        V2Sizes s;
-        if (record_fields_of(PySequence_Fast_GET_ITEM(seq, i), &f) < 0 ||
-            v2_sizes(&f, base_offset, base_timestamp, log_append, &s) < 0)
-            return -1;
-        total += varint_size(s.body) + s.body;
-        if (p == NULL)
-            continue;
-        if (s.body + varint_size(s.body) > end - p)
-            return changed_meanwhile();
-        p = put_varint(p, s.body);
-        *p++ = 0; /* attributes: unused */
-        p = put_varint(p, s.ts_delta);
-        p = put_varint(p, s.offset_delta);
-        p = put_field(p, f.key);
-        p = put_field(p, f.value);
-        Py_ssize_t nh = PyTuple_GET_SIZE(f.headers);
-        p = put_varint(p, nh);
-        for (Py_ssize_t j = 0; j < nh; j++) {
-            PyObject *h = PyTuple_GET_ITEM(f.headers, j);
-            p = put_field(p, HEADER_SLOT(h, H_KEY));
-            p = put_field(p, HEADER_SLOT(h, H_VALUE));
-        }
+    p = put_varint(p, s->body);
+    *p++ = 0; /* attributes: unused */
+    p = put_varint(p, s->ts_delta);
+    p = put_varint(p, s->offset_delta);
+    p = put_field(p, f->key);
+    p = put_field(p, f->value);
+    Py_ssize_t nh = PyTuple_GET_SIZE(f->headers);
+    p = put_varint(p, nh);
+    for (Py_ssize_t j = 0; j < nh; j++) {
+        PyObject *h = PyTuple_GET_ITEM(f->headers, j);
+        p = put_field(p, HEADER_SLOT(h, H_KEY));
+        p = put_field(p, HEADER_SLOT(h, H_VALUE));
     }
-    if (p == NULL)
-        return total;
-    return p == end ? 0 : changed_meanwhile();
-}
-
-/* The records, after `prefix` bytes of room, in a new bytes object (the int of their size alone
- * when size_only); NULL with an exception. */
-static PyObject *
-v2_records_after(PyObject *records, PyObject *base_offset, PyObject *base_timestamp, int log_append,
-                 Py_ssize_t prefix, int size_only)
-{
-    PyObject *seq = PySequence_Fast(records, "records must be a sequence");
-    if (seq == NULL)
-        return NULL;
-    int64_t total = v2_pass(seq, base_offset, base_timestamp, log_append, NULL, NULL);
-    PyObject *out = NULL;
-    if (size_only && total >= 0)
-        out = PyLong_FromLongLong(total);
-    else if (total >= 0 && total > PY_SSIZE_T_MAX - prefix)
-        PyErr_NoMemory();
-    else if (total >= 0)
-        out = PyBytes_FromStringAndSize(NULL, prefix + total);
-    if (out != NULL && !size_only) {
-        unsigned char *p = (unsigned char *)PyBytes_AS_STRING(out);
-        if (v2_pass(seq, base_offset, base_timestamp, log_append, p + prefix, p + prefix + total) < 0)
-            Py_CLEAR(out);
-    }
-    Py_DECREF(seq);
-    return out;
-}
-
-/* v2_records_size and encode_v2_records: their arguments are the same. */
-static PyObject *
-v2_records(PyObject *args, int size_only)
-{
-    PyObject *records, *base_offset, *base_timestamp;
-    int log_append;
-    if (!PyArg_ParseTuple(args, "OOOp", &records, &base_offset, &base_timestamp, &log_append))
-        return NULL;
-    return v2_records_after(records, base_offset, base_timestamp, log_append, 0, size_only);
-}
-
-PyObject *
-v2_records_size(PyObject *self, PyObject *args)
-{
-    return v2_records(args, 1);
-}
-
-PyObject *
-encode_v2_records(PyObject *self, PyObject *args)
-{
-    return v2_records(args, 0);
-}
-
-static PyObject *Crc32c; /* kafka_dump.wire.checksum.crc32c: the crc32c package, hardware-accelerated */
-
-/* The whole uncompressed entry in one buffer: header, records, then batchLength and the CRC-32C
- * written into it (as wire/encoder.py's finish_v2_entry), so that the records are never copied. */
-PyObject *
-encode_v2_entry(PyObject *self, PyObject *args)
-{
-    PyObject *records, *base_offset, *base_timestamp;
-    Py_buffer header;
-    int log_append;
-    if (!PyArg_ParseTuple(args, "y*OOOp", &header, &records, &base_offset, &base_timestamp, &log_append))
-        return NULL;
-    if (header.len != V2_HEADER_SIZE) {
-        PyErr_Format(PyExc_ValueError, "a v2 header is %d bytes, not %zd", V2_HEADER_SIZE, header.len);
-        PyBuffer_Release(&header);
-        return NULL;
-    }
-    PyObject *out = v2_records_after(records, base_offset, base_timestamp, log_append, V2_HEADER_SIZE, 0);
-    if (out == NULL) {
-        PyBuffer_Release(&header);
-        return NULL;
-    }
-    unsigned char *p = (unsigned char *)PyBytes_AS_STRING(out);
-    memcpy(p, header.buf, V2_HEADER_SIZE);
-    PyBuffer_Release(&header);
-    Py_ssize_t length = PyBytes_GET_SIZE(out) - LOG_OVERHEAD;
-    if (length > INT32_MAX) {
-        refuse("a batch of %zd bytes does not fit Kafka's 32-bit batch length", length);
-        Py_DECREF(out);
-        return NULL;
-    }
-    put_be(p + LOG_ENTRY_SIZE_OFFSET, (uint64_t)length, 4);
-    PyObject *view = PyMemoryView_FromMemory((char *)p + V2_ATTRIBUTES_OFFSET,
-                                             PyBytes_GET_SIZE(out) - V2_ATTRIBUTES_OFFSET, PyBUF_READ);
-    if (view != NULL && Crc32c == NULL) /* on first use: the module loads with the package, start-up too */
-        Crc32c = model_import("kafka_dump.wire.checksum", "crc32c");
-    PyObject *crc = view == NULL || Crc32c == NULL ? NULL : PyObject_CallOneArg(Crc32c, view);
-    Py_XDECREF(view);
-    unsigned long value = crc == NULL ? 0 : PyLong_AsUnsignedLong(crc);
-    Py_XDECREF(crc);
-    if (crc == NULL || PyErr_Occurred()) {
-        Py_DECREF(out);
-        return NULL;
-    }
-    put_be(p + V2_CRC_OFFSET, value, 4);
-    return out;
+    return p;
 }
 
 /* ---- v0/v1 messages ---------------------------------------------------------------------------- */
@@ -389,39 +273,151 @@ put_legacy_field(unsigned char *p, PyObject *field)
     return p + n;
 }
 
-/* One pass over the messages, as v2_pass: their size with p NULL, else written into p..end. */
+/* One message of n bytes written at p: where it ends. */
+static unsigned char *
+put_message(unsigned char *p, const Fields *f, int magic, int attributes, Py_ssize_t n, int64_t offset,
+            int64_t ts)
+{
+    p = put_be(p, (uint64_t)offset, 8);
+    p = put_be(p, (uint64_t)(n - LOG_OVERHEAD), 4);
+    unsigned char *crc_at = p;
+    p += 4;
+    *p++ = (unsigned char)magic;
+    *p++ = (unsigned char)attributes;
+    if (magic == 1)
+        p = put_be(p, (uint64_t)ts, 8);
+    p = put_legacy_field(p, f->key);
+    p = put_legacy_field(p, f->value);
+    put_be(crc_at, crc32_ieee(crc_at + 4, p - crc_at - 4), 4);
+    return p;
+}
+
+/* ---- v2 records and v0/v1 messages, in two passes ---------------------------------------------- */
+
+/* One pass over the records, as v2 records (magic 2) or v0/v1 messages (base_offset: the shift taken
+ * from each offset). With p NULL: the bytes they take, or -1 with an exception. Else they are written
+ * into p..end, which the first pass sized: 0, or -1 with an exception. */
 static int64_t
-legacy_pass(PyObject *seq, int magic, int attributes, PyObject *shift, int log_append, unsigned char *p,
-            unsigned char *end)
+records_pass(PyObject *seq, int magic, int attributes, PyObject *base_offset, PyObject *base_timestamp,
+             int log_append, unsigned char *p, unsigned char *end)
 {
     int64_t total = 0;
     for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(seq); i++) {
         Fields f;
-        int64_t offset, ts;
+        V2Sizes s = {0, 0, 0};
+        int64_t offset = 0, ts = 0, n;
         if (record_fields_of(PySequence_Fast_GET_ITEM(seq, i), &f) < 0 ||
-            legacy_fields(&f, magic, shift, log_append, &offset, &ts) < 0)
+            (magic == 2 ? v2_sizes(&f, base_offset, base_timestamp, log_append, &s)
+                        : legacy_fields(&f, magic, base_offset, log_append, &offset, &ts)) < 0)
             return -1;
-        Py_ssize_t n = message_size(&f, magic);
+        n = magic == 2 ? varint_size(s.body) + s.body : message_size(&f, magic);
         total += n;
         if (p == NULL)
             continue;
         if (n > end - p)
             return changed_meanwhile();
-        p = put_be(p, (uint64_t)offset, 8);
-        p = put_be(p, (uint64_t)(n - LOG_OVERHEAD), 4);
-        unsigned char *crc_at = p;
-        p += 4;
-        *p++ = (unsigned char)magic;
-        *p++ = (unsigned char)attributes;
-        if (magic == 1)
-            p = put_be(p, (uint64_t)ts, 8);
-        p = put_legacy_field(p, f.key);
-        p = put_legacy_field(p, f.value);
-        put_be(crc_at, crc32_ieee(crc_at + 4, p - crc_at - 4), 4);
+        p = magic == 2 ? put_v2_record(p, &f, &s) : put_message(p, &f, magic, attributes, n, offset, ts);
     }
     if (p == NULL)
         return total;
     return p == end ? 0 : changed_meanwhile();
+}
+
+/* The records (records_pass's), after `prefix` bytes of room, in a new bytes object (the int of their
+ * size alone when size_only); NULL with an exception. */
+static PyObject *
+records_after(PyObject *records, int magic, int attributes, PyObject *base_offset, PyObject *base_timestamp,
+              int log_append, Py_ssize_t prefix, int size_only)
+{
+    PyObject *seq = PySequence_Fast(records, "records must be a sequence");
+    if (seq == NULL)
+        return NULL;
+    int64_t total = records_pass(seq, magic, attributes, base_offset, base_timestamp, log_append, NULL, NULL);
+    PyObject *out = NULL;
+    if (size_only && total >= 0)
+        out = PyLong_FromLongLong(total);
+    else if (total >= 0 && total > PY_SSIZE_T_MAX - prefix)
+        PyErr_NoMemory();
+    else if (total >= 0)
+        out = PyBytes_FromStringAndSize(NULL, prefix + total);
+    if (out != NULL && !size_only) {
+        unsigned char *p = (unsigned char *)PyBytes_AS_STRING(out);
+        if (records_pass(seq, magic, attributes, base_offset, base_timestamp, log_append, p + prefix,
+                         p + prefix + total) < 0)
+            Py_CLEAR(out);
+    }
+    Py_DECREF(seq);
+    return out;
+}
+
+/* v2_records_size and encode_v2_records: their arguments are the same. */
+static PyObject *
+v2_records(PyObject *args, int size_only)
+{
+    PyObject *records, *base_offset, *base_timestamp;
+    int log_append;
+    if (!PyArg_ParseTuple(args, "OOOp", &records, &base_offset, &base_timestamp, &log_append))
+        return NULL;
+    return records_after(records, 2, 0, base_offset, base_timestamp, log_append, 0, size_only);
+}
+
+PyObject *
+v2_records_size(PyObject *self, PyObject *args)
+{
+    return v2_records(args, 1);
+}
+
+PyObject *
+encode_v2_records(PyObject *self, PyObject *args)
+{
+    return v2_records(args, 0);
+}
+
+static PyObject *Crc32c; /* kafka_dump.wire.checksum.crc32c: the crc32c package, hardware-accelerated */
+
+/* The whole uncompressed entry in one buffer: header, records, then batchLength and the CRC-32C
+ * written into it (as wire/encoder.py's finish_v2_entry), so that the records are never copied. */
+PyObject *
+encode_v2_entry(PyObject *self, PyObject *args)
+{
+    PyObject *records, *base_offset, *base_timestamp;
+    Py_buffer header;
+    int log_append;
+    if (!PyArg_ParseTuple(args, "y*OOOp", &header, &records, &base_offset, &base_timestamp, &log_append))
+        return NULL;
+    if (header.len != V2_HEADER_SIZE) {
+        PyErr_Format(PyExc_ValueError, "a v2 header is %d bytes, not %zd", V2_HEADER_SIZE, header.len);
+        PyBuffer_Release(&header);
+        return NULL;
+    }
+    PyObject *out = records_after(records, 2, 0, base_offset, base_timestamp, log_append, V2_HEADER_SIZE, 0);
+    if (out == NULL) {
+        PyBuffer_Release(&header);
+        return NULL;
+    }
+    unsigned char *p = (unsigned char *)PyBytes_AS_STRING(out);
+    memcpy(p, header.buf, V2_HEADER_SIZE);
+    PyBuffer_Release(&header);
+    Py_ssize_t length = PyBytes_GET_SIZE(out) - LOG_OVERHEAD;
+    if (length > INT32_MAX) {
+        refuse("a batch of %zd bytes does not fit Kafka's 32-bit batch length", length);
+        Py_DECREF(out);
+        return NULL;
+    }
+    put_be(p + LOG_ENTRY_SIZE_OFFSET, (uint64_t)length, 4);
+    if (Crc32c == NULL) /* on first use: the module loads with the package, start-up too */
+        Crc32c = model_import("kafka_dump.wire.checksum", "crc32c");
+    PyObject *crc = Crc32c == NULL ? NULL
+                                   : call_on_view(Crc32c, -1, p + V2_ATTRIBUTES_OFFSET,
+                                                  PyBytes_GET_SIZE(out) - V2_ATTRIBUTES_OFFSET);
+    unsigned long value = crc == NULL ? 0 : PyLong_AsUnsignedLong(crc);
+    Py_XDECREF(crc);
+    if (crc == NULL || PyErr_Occurred()) {
+        Py_DECREF(out);
+        return NULL;
+    }
+    put_be(p + V2_CRC_OFFSET, value, 4);
+    return out;
 }
 
 static int
@@ -440,12 +436,7 @@ legacy_messages_size(PyObject *self, PyObject *args)
     int magic;
     if (!PyArg_ParseTuple(args, "Oi", &records, &magic) || check_magic(magic) < 0)
         return NULL;
-    PyObject *seq = PySequence_Fast(records, "records must be a sequence");
-    if (seq == NULL)
-        return NULL;
-    int64_t total = legacy_pass(seq, magic, 0, ZERO, 0, NULL, NULL);
-    Py_DECREF(seq);
-    return total < 0 ? NULL : PyLong_FromLongLong(total);
+    return records_after(records, magic, 0, ZERO, NULL, 0, 0, 1);
 }
 
 PyObject *
@@ -456,18 +447,7 @@ encode_legacy_messages(PyObject *self, PyObject *args)
     if (!PyArg_ParseTuple(args, "OiiOp", &records, &magic, &attributes, &shift, &log_append) ||
         check_magic(magic) < 0)
         return NULL;
-    PyObject *seq = PySequence_Fast(records, "records must be a sequence");
-    if (seq == NULL)
-        return NULL;
-    int64_t total = legacy_pass(seq, magic, attributes, shift, log_append, NULL, NULL);
-    PyObject *out = total < 0 ? NULL : PyBytes_FromStringAndSize(NULL, (Py_ssize_t)total);
-    if (out != NULL) {
-        unsigned char *p = (unsigned char *)PyBytes_AS_STRING(out);
-        if (legacy_pass(seq, magic, attributes, shift, log_append, p, p + total) < 0)
-            Py_CLEAR(out);
-    }
-    Py_DECREF(seq);
-    return out;
+    return records_after(records, magic, attributes, shift, NULL, log_append, 0, 0);
 }
 
 /* ---- v1 inner messages straight to v2 records (kdump convert's fast path) ---------------------- */

@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "_buf.h"
 #include "_gzip.h"
 #include "_layout.h"
 #include "_wire.h"
@@ -63,6 +64,9 @@ typedef struct {
     int64_t run_k, run_n; /* consecutive timestamps in one bucket, added to times at once */
     int64_t kmin, kmax;   /* the least and greatest key of times (when have_k), for the fit */
     int have_k;
+    Py_buffer bufs[NHISTS_WRAPPERS]; /* the histograms' buffers: got of them held */
+    int got, has_lat;
+    int64_t lat; /* the append time, when has_lat */
 } Acc;
 
 /* k counted among the keys of times, for the fit's span. */
@@ -117,8 +121,6 @@ static int
 key_counted(void *ctx, const unsigned char *key, int64_t key_len, const unsigned char *value, int64_t value_len)
 {
     Acc *a = ctx;
-    (void)value;
-    (void)value_len;
     PyObject *k = PyBytes_FromStringAndSize((const char *)key, (Py_ssize_t)key_len);
     if (!k)
         return -1;
@@ -176,8 +178,8 @@ acc_time(Acc *a, int64_t t)
 
 /* Returns 0, -1 with err filled (data error), or -2 with a Python exception set. */
 static int
-walk(const unsigned char *p, Py_ssize_t pos, Py_ssize_t end, int64_t count, int64_t base_ts, int has_lat,
-     int64_t lat, Acc *a, DataError *err)
+walk(const unsigned char *p, Py_ssize_t pos, Py_ssize_t end, int64_t count, int64_t base_ts, Acc *a,
+     DataError *err)
 {
     Py_ssize_t first = pos;
     int64_t prev = -1;
@@ -205,8 +207,8 @@ walk(const unsigned char *p, Py_ssize_t pos, Py_ssize_t end, int64_t count, int6
         prev = a->last_od = od;
         int64_t t;
         int ok = 1;
-        if (has_lat)
-            t = lat;
+        if (a->has_lat)
+            t = a->lat;
         else
             ok = !__builtin_add_overflow(base_ts, r.ts_delta, &t);
         if (ok && acc_time(a, t) < 0)
@@ -221,12 +223,11 @@ walk(const unsigned char *p, Py_ssize_t pos, Py_ssize_t end, int64_t count, int6
 }
 
 /* Refuse the arguments with ValueError(refused) unless it is NULL; else open the histograms (a tuple
- * of nhists array('q')) into acc, with its times (a dict) and their
- * width, and read the append time (an int, or None for none). Returns 0, or -1 with a Python
- * exception set; *got buffers are to be released. */
+ * of nhists array('q')) into acc, with its times (a dict) and their width, and read the append time
+ * (an int, or None for none). Returns 0, or -1 with a Python exception set; release_all frees. */
 static int
-acc_open(Acc *acc, const char *refused, PyObject *hist_objs, int nhists, Py_buffer *bufs, int *got, PyObject *lat_obj,
-         int *has_lat, int64_t *lat, PyObject *times, int64_t width)
+acc_open(Acc *acc, const char *refused, PyObject *hist_objs, int nhists, PyObject *lat_obj, PyObject *times,
+         int64_t width)
 {
     if (refused != NULL) {
         PyErr_SetString(PyExc_ValueError, refused);
@@ -238,34 +239,33 @@ acc_open(Acc *acc, const char *refused, PyObject *hist_objs, int nhists, Py_buff
         PyErr_Format(PyExc_ValueError, "%d histograms are needed", nhists);
         return -1;
     }
-    *has_lat = lat_obj != Py_None;
-    *lat = 0;
-    if (*has_lat) {
-        *lat = PyLong_AsLongLong(lat_obj);
-        if (*lat == -1 && PyErr_Occurred())
+    acc->has_lat = lat_obj != Py_None;
+    if (acc->has_lat) {
+        acc->lat = PyLong_AsLongLong(lat_obj);
+        if (acc->lat == -1 && PyErr_Occurred())
             return -1;
     }
-    for (; *got < nhists; (*got)++) {
-        Py_buffer *b = &bufs[*got];
-        if (PyObject_GetBuffer(PyTuple_GET_ITEM(hist_objs, *got), b, PyBUF_WRITABLE | PyBUF_FORMAT) < 0)
+    for (; acc->got < nhists; acc->got++) {
+        Py_buffer *b = &acc->bufs[acc->got];
+        if (PyObject_GetBuffer(PyTuple_GET_ITEM(hist_objs, acc->got), b, PyBUF_WRITABLE | PyBUF_FORMAT) < 0)
             return -1;
         if (b->len != (Py_ssize_t)(SLOTS * sizeof(int64_t)) || b->itemsize != 8 || !b->format ||
             strcmp(b->format, "q") != 0) {
             PyErr_SetString(PyExc_ValueError, "a histogram is an array('q') of SLOTS items");
-            (*got)++;
+            acc->got++;
             return -1;
         }
-        acc->hists[*got] = (int64_t *)b->buf;
+        acc->hists[acc->got] = (int64_t *)b->buf;
     }
     return 0;
 }
 
-/* result, after the got histogram buffers and data are released. */
+/* result, after the histogram buffers acc holds and data are released. */
 static PyObject *
-release_all(Py_buffer *bufs, int got, Py_buffer *data, PyObject *result)
+release_all(Acc *acc, Py_buffer *data, PyObject *result)
 {
-    for (int i = 0; i < got; i++)
-        PyBuffer_Release(&bufs[i]);
+    for (int i = 0; i < acc->got; i++)
+        PyBuffer_Release(&acc->bufs[i]);
     PyBuffer_Release(data);
     return result;
 }
@@ -287,22 +287,19 @@ gather_v2_records(PyObject *self, PyObject *args)
     if (!PyArg_ParseTuple(args, "y*nnLLOLO!O!O!n", &data, &pos, &end, &count, &base_ts, &lat_obj, &width,
                           &PyTuple_Type, &hist_objs, &PyDict_Type, &times, &PyDict_Type, &keys, &key_limit))
         return NULL;
-    Py_buffer bufs[NHISTS];
-    int got = 0, has_lat;
-    int64_t lat;
     Acc acc = {0};
     PyObject *result = NULL;
     int bad = pos < 0 || end < pos || end > data.len || width < 1;
-    if (acc_open(&acc, bad ? "need 0 <= pos <= end <= len(data) and width >= 1" : NULL, hist_objs, NHISTS, bufs,
-                 &got, lat_obj, &has_lat, &lat, times, width) < 0)
+    if (acc_open(&acc, bad ? "need 0 <= pos <= end <= len(data) and width >= 1" : NULL, hist_objs, NHISTS,
+                 lat_obj, times, width) < 0)
         goto done;
     acc.keys = keys;
     acc.key_limit = key_limit;
     DataError err = {NULL, 0};
     const unsigned char *p = (const unsigned char *)data.buf;
-    int rc = walk(p, pos, end, count, base_ts, has_lat, lat, NULL, &err);
+    int rc = walk(p, pos, end, count, base_ts, NULL, &err);
     if (rc == 0)
-        rc = walk(p, pos, end, count, base_ts, has_lat, lat, &acc, &err);
+        rc = walk(p, pos, end, count, base_ts, &acc, &err);
     if (rc == -2)
         goto done;
     if (rc == -1) {
@@ -315,7 +312,7 @@ gather_v2_records(PyObject *self, PyObject *args)
                            opt_int(acc.have_ts, acc.min_ts), opt_int(acc.have_ts, acc.max_ts), (long long)acc.others,
                            Py_None, 0);
 done:
-    return release_all(bufs, got, &data, result);
+    return release_all(&acc, &data, result);
 }
 
 /* One pass over a decompressed v0/v1 inner message set (see gather_legacy_inner in _gather_pure.py).
@@ -323,8 +320,7 @@ done:
  * pass), adds each message to the histograms and times; base is added to every inner offset. */
 static Py_ssize_t
 legacy_walk(const unsigned char *p, Py_ssize_t end, int magic, int64_t *first_offset, int64_t *last_offset,
-            int64_t *max_offset, int64_t *missing_total, Acc *a, int64_t base, int has_lat, int64_t lat,
-            int *failed)
+            int64_t *max_offset, int64_t *missing_total, Acc *a, int64_t base, int *failed)
 {
     static const Py_ssize_t min_size[2] = {LEGACY_V0_MIN_SIZE, LEGACY_V1_MIN_SIZE};
     Py_ssize_t pos = 0, n = 0;
@@ -372,7 +368,7 @@ legacy_walk(const unsigned char *p, Py_ssize_t end, int magic, int64_t *first_of
                     a->missing += d - 1;
             }
             prev = a->last_od = abs_offset;
-            if (acc_time(a, has_lat ? lat : ts) < 0) {
+            if (acc_time(a, a->has_lat ? a->lat : ts) < 0) {
                 *failed = 2;
                 return 0;
             }
@@ -392,7 +388,7 @@ plain_inner(const unsigned char *p, Py_ssize_t len, int magic, int64_t wrapper_o
 {
     int failed = 0;
     *missing = 0;
-    Py_ssize_t n = legacy_walk(p, len, magic, first, last, max_offset, missing, NULL, 0, 0, 0, &failed);
+    Py_ssize_t n = legacy_walk(p, len, magic, first, last, max_offset, missing, NULL, 0, &failed);
     if (n == 0 || (legacy_relative(magic, wrapper_offset) && wrapper_offset < *last))
         return 0;
     __int128 b = legacy_inner_base(magic, wrapper_offset, *last);
@@ -412,14 +408,11 @@ gather_legacy_inner(PyObject *self, PyObject *args)
     if (!PyArg_ParseTuple(args, "y*iLOLO!O!", &data, &magic, &wrapper_offset, &lat_obj, &width, &PyTuple_Type,
                           &hist_objs, &PyDict_Type, &times))
         return NULL;
-    Py_buffer bufs[NHISTS];
-    int got = 0, has_lat;
-    int64_t lat;
     Acc acc = {0};
     PyObject *result = NULL;
     int bad = (magic != 0 && magic != 1) || width < 1;
-    if (acc_open(&acc, bad ? "magic must be 0 or 1 and width at least 1" : NULL, hist_objs, NHISTS, bufs, &got,
-                 lat_obj, &has_lat, &lat, times, width) < 0)
+    if (acc_open(&acc, bad ? "magic must be 0 or 1 and width at least 1" : NULL, hist_objs, NHISTS, lat_obj,
+                 times, width) < 0)
         goto done;
     const unsigned char *p = (const unsigned char *)data.buf;
     int64_t first = 0, last = 0, max_offset = 0, missing_total = 0, base = 0;
@@ -429,15 +422,14 @@ gather_legacy_inner(PyObject *self, PyObject *args)
         result = Py_NewRef(Py_None);
         goto done;
     }
-    n = legacy_walk(p, data.len, magic, &first, &last, &max_offset, &missing_total, &acc, base, has_lat, lat,
-                    &failed);
+    n = legacy_walk(p, data.len, magic, &first, &last, &max_offset, &missing_total, &acc, base, &failed);
     if (failed || flush_run(&acc) < 0)
         goto done; /* a Python exception is set */
     result = Py_BuildValue("nLLLLLLNN", n, (long long)acc.null_keys, (long long)acc.null_values,
                            (long long)acc.first_od, (long long)acc.last_od, (long long)acc.gaps, (long long)acc.missing,
                            opt_int(acc.have_ts, acc.min_ts), opt_int(acc.have_ts, acc.max_ts));
 done:
-    return release_all(bufs, got, &data, result);
+    return release_all(&acc, &data, result);
 }
 
 /* -- a run of v0/v1 wrapper messages (gather_legacy_wrappers in _gather_pure.py) ------------------ */
@@ -483,21 +475,10 @@ static PyObject *
 unpack_value(PyObject *fn, const char *name, const unsigned char *v, Py_ssize_t n, int codec, Py_ssize_t limit,
              int *refused)
 {
-    *refused = 0;
     PyObject *value = PyBytes_FromStringAndSize((const char *)v, n);
-    if (!value)
-        return NULL;
-    PyObject *out = PyObject_CallFunction(fn, "OOn", g_codecs[codec], value, limit);
-    Py_DECREF(value);
-    if (!out && PyErr_ExceptionMatches(g_corrupt)) {
-        PyErr_Clear();
-        *refused = 1;
-    } else if (out && !PyBytes_Check(out)) {
-        Py_DECREF(out);
-        PyErr_Format(PyExc_TypeError, "%s must return bytes", name);
-        return NULL;
-    }
-    return out;
+    PyObject *out = value ? PyObject_CallFunction(fn, "OOn", g_codecs[codec], value, limit) : NULL;
+    Py_XDECREF(value);
+    return bytes_result(out, name, g_corrupt, refused);
 }
 
 /* The decompressed value of a wrapper, as unpack_value gives it through codecs.decompress; a gzip one
@@ -581,14 +562,11 @@ gather_legacy_wrappers(PyObject *self, PyObject *args)
     if (!PyArg_ParseTuple(args, "y*nnnnLnO!O!|O", &data, &pos, &end, &max_batch_bytes, &max_records, &width,
                           &time_limit, &PyTuple_Type, &hist_objs, &PyDict_Type, &times, &unpack))
         return NULL;
-    Py_buffer bufs[NHISTS_WRAPPERS];
-    int got = 0, has_lat;
-    int64_t lat;
     Acc acc = {0};
     PyObject *result = NULL;
     int bad = pos < 0 || end < pos || end > data.len || width < 1 || time_limit < 2;
     if (acc_open(&acc, bad ? "need 0 <= pos <= end <= len(data), width >= 1 and time_limit >= 2" : NULL, hist_objs,
-                 NHISTS_WRAPPERS, bufs, &got, Py_None, &has_lat, &lat, times, width) < 0 ||
+                 NHISTS_WRAPPERS, Py_None, times, width) < 0 ||
         load_helpers() < 0 || times_range(&acc) < 0)
         goto done;
     static const Py_ssize_t min_size[2] = {LEGACY_V0_MIN_SIZE, LEGACY_V1_MIN_SIZE};
@@ -643,9 +621,9 @@ gather_legacy_wrappers(PyObject *self, PyObject *args)
             break;
         }
         int failed = 0;
-        int lat_wrapper = magic == 1 && (attributes & TIMESTAMP_TYPE_BIT);
-        legacy_walk(ip, ilen, magic, &ifirst, &ilast, &imax, &imissing, &acc, base, lat_wrapper,
-                    be64(e + LEGACY_V1_TIMESTAMP_OFFSET), &failed);
+        acc.has_lat = magic == 1 && (attributes & TIMESTAMP_TYPE_BIT);
+        acc.lat = be64(e + LEGACY_V1_TIMESTAMP_OFFSET);
+        legacy_walk(ip, ilen, magic, &ifirst, &ilast, &imax, &imissing, &acc, base, &failed);
         Py_DECREF(inner);
         if (failed || flush_run(&acc) < 0 || times_fit(&acc, time_limit) < 0)
             goto done;
@@ -660,7 +638,7 @@ gather_legacy_wrappers(PyObject *self, PyObject *args)
         fig->records += n;
         fig->disk += entry;
         fig->uncompressed += ilen;
-        ts_types[magic == 0 ? 0 : lat_wrapper ? 2 : 1]++;
+        ts_types[magic == 0 ? 0 : acc.has_lat ? 2 : 1]++;
         batches++;
         records += n;
         if (!counted || f < low)
@@ -677,35 +655,24 @@ gather_legacy_wrappers(PyObject *self, PyObject *args)
     for (int m = 0; figs && m < 2; m++)
         for (int c = 1; c < 4; c++) {
             FormatFig *fig = &formats[m][c];
-            if (!fig->batches)
-                continue;
-            PyObject *t = Py_BuildValue("iiLLLL", m, c, (long long)fig->batches, (long long)fig->records,
-                                        (long long)fig->disk, (long long)fig->uncompressed);
-            if (!t || PyList_Append(figs, t) < 0) {
-                Py_XDECREF(t);
+            if (fig->batches && append_new(figs, Py_BuildValue("iiLLLL", m, c, (long long)fig->batches,
+                                                               (long long)fig->records, (long long)fig->disk,
+                                                               (long long)fig->uncompressed)) < 0) {
                 Py_CLEAR(figs);
                 break;
             }
-            Py_DECREF(t);
         }
     PyObject *fig_tuple = figs ? PyList_AsTuple(figs) : NULL;
     Py_XDECREF(figs);
-    PyObject *opt[6] = {opt_int(counted, first), opt_int(counted, low), opt_int(counted, high),
-                        opt_int(counted, last), opt_int(acc.have_ts, acc.min_ts), opt_int(acc.have_ts, acc.max_ts)};
-    int all = fig_tuple != NULL;
-    for (int i = 0; i < 6; i++)
-        all = all && opt[i];
-    if (all)
-        result = Py_BuildValue("nLLLLLLLOOOOOOO(LLL)", pos - start, (long long)acc.width, (long long)batches,
-                               (long long)records, (long long)acc.null_keys, (long long)acc.null_values,
-                               (long long)acc.gaps, (long long)acc.missing, opt[0], opt[1], opt[2], opt[3],
-                               opt[4], opt[5], fig_tuple, (long long)ts_types[0], (long long)ts_types[1],
-                               (long long)ts_types[2]);
-    for (int i = 0; i < 6; i++)
-        Py_XDECREF(opt[i]);
-    Py_XDECREF(fig_tuple);
+    /* N: Py_BuildValue takes the seven, and releases them all if any is NULL */
+    result = Py_BuildValue("nLLLLLLLNNNNNNN(LLL)", pos - start, (long long)acc.width, (long long)batches,
+                           (long long)records, (long long)acc.null_keys, (long long)acc.null_values,
+                           (long long)acc.gaps, (long long)acc.missing, opt_int(counted, first),
+                           opt_int(counted, low), opt_int(counted, high), opt_int(counted, last),
+                           opt_int(acc.have_ts, acc.min_ts), opt_int(acc.have_ts, acc.max_ts), fig_tuple,
+                           (long long)ts_types[0], (long long)ts_types[1], (long long)ts_types[2]);
 done:
-    return release_all(bufs, got, &data, result);
+    return release_all(&acc, &data, result);
 }
 
 int

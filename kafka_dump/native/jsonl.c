@@ -1,12 +1,9 @@
 /*
- * The compiled twin of render/jsonl.py's batch_json: one batch's whole JSON line, byte for byte what
- * the pure twin writes (tests/test_twins.py checks that it does, on fixtures and on random values).
- * run_json writes a run of batches in one call; plain_run_json a run of plain v0/v1 messages straight
- * from their bytes (read through _layout.h and _wire.h, under the same conditions as the decoder's
- * decode_legacy_run), with no Batch or Record made (tests/test_json_runs.py checks both against
- * their pure twins in jsonl.py).
- * It reads Batch, Record and Header fields by name, through _model.h; it renders output, so it is a
- * module of the render layer, apart from the decoder's compiled twin (decode.c).
+ * The compiled twin of render/jsonl.py: batch_json (one batch's JSON line, byte for byte the pure
+ * twin's), run_json (a run of batches in one call) and plain_run_json (a run of plain v0/v1 messages
+ * straight from their bytes, under decode_legacy_run's conditions, with no Batch or Record made);
+ * tests/test_twins.py and tests/test_json_runs.py check them. It reads Batch, Record and Header fields
+ * through _model.h; it renders output, so it is a module of the render layer, apart from decode.c.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -23,36 +20,15 @@
 /* --payload, as render/jsonl.py's _PAYLOAD_CODES numbers it. */
 enum { PAYLOAD_TEXT = 0, PAYLOAD_BASE64 = 1, PAYLOAD_HEX = 2 };
 
-static const char DIGIT_PAIRS[201] =
-    "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
-    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
-    "8081828384858687888990919293949596979899";
-
-/* v in decimal, two digits at a time (snprintf costs more than the rest of a record's JSON). The
- * digits are made at the end of tmp and copied 20 bytes at once (a constant size: a few moves, not a
- * call); the bytes past the number are written over by what follows. */
+/* v in decimal, copied 20 bytes at once (a constant size: a few moves, not a call); the bytes past
+ * the number are written over by what follows. */
 static inline int
 buf_long(Buf *b, long long v)
 {
     if (buf_reserve(b, 20) < 0)
         return -1;
     char tmp[40];
-    char *end = tmp + 20, *p = end;
-    unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
-    while (u >= 100) {
-        unsigned d = (unsigned)(u % 100) * 2;
-        u /= 100;
-        *--p = DIGIT_PAIRS[d + 1];
-        *--p = DIGIT_PAIRS[d];
-    }
-    if (u >= 10) {
-        *--p = DIGIT_PAIRS[u * 2 + 1];
-        *--p = DIGIT_PAIRS[u * 2];
-    }
-    else
-        *--p = (char)('0' + u);
-    if (v < 0)
-        *--p = '-';
+    char *end = tmp + 20, *p = decimal(end, v);
     memcpy(b->data + b->len, p, 20);
     b->len += end - p;
     return 0;
@@ -215,18 +191,11 @@ json_base64(Buf *b, const unsigned char *p, Py_ssize_t n)
         memcpy(o + 2, B64_PAIRS[v & 4095], 2);
         o += 4;
     }
-    if (n - i == 1) {
-        uint32_t v = (uint32_t)p[i] << 16;
+    if (n > i) { /* one or two bytes left */
+        uint32_t v = (uint32_t)p[i] << 16 | (n - i == 2 ? (uint32_t)p[i + 1] << 8 : 0);
         *o++ = B64[v >> 18];
         *o++ = B64[(v >> 12) & 63];
-        *o++ = '=';
-        *o++ = '=';
-    }
-    else if (n - i == 2) {
-        uint32_t v = (uint32_t)p[i] << 16 | (uint32_t)p[i + 1] << 8;
-        *o++ = B64[v >> 18];
-        *o++ = B64[(v >> 12) & 63];
-        *o++ = B64[(v >> 6) & 63];
+        *o++ = n - i == 2 ? B64[(v >> 6) & 63] : '=';
         *o++ = '=';
     }
     *o++ = '"';
@@ -359,6 +328,8 @@ json_record(Buf *b, PyObject *r, int magic, int mode)
     return PUT_LIT(b, "}");
 }
 
+static const char *const TS_LABELS[] = {"\"NoTimestampType\"", "\"CreateTime\"", "\"LogAppendTime\""};
+
 /* A Batch's labels, as model.py's Compression.label and TimestampType.label give them. */
 static int
 put_label(Buf *b, PyObject *code, int is_compression)
@@ -367,12 +338,11 @@ put_label(Buf *b, PyObject *code, int is_compression)
     if (v == -1 && PyErr_Occurred())
         return -1;
     static const char *codecs[] = {"\"none\"", "\"gzip\"", "\"snappy\"", "\"lz4\"", "\"zstd\""};
-    static const char *ts_types[] = {"\"NoTimestampType\"", "\"CreateTime\"", "\"LogAppendTime\""};
     const char *label;
     if (is_compression)
         label = v >= 0 && v <= 4 ? codecs[v] : "\"unknown\"";
     else if (v >= -1 && v <= 1)
-        label = ts_types[v + 1];
+        label = TS_LABELS[v + 1];
     else {
         PyErr_SetString(PyExc_ValueError, "unknown timestamp type");
         return -1;
@@ -538,8 +508,6 @@ fmt_long(char *out, long long v)
         (b)->len += (n);                                \
     } while (0)
 #define PUT_RAW_LIT(b, lit) PUT_RAW((b), (lit), sizeof(lit) - 1)
-
-static const char *const TS_LABELS[] = {"\"NoTimestampType\"", "\"CreateTime\"", "\"LogAppendTime\""};
 
 /* One plain message's line: what put_batch writes for the Batch decode_legacy_run makes of it. */
 static int

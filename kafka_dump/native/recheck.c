@@ -1,12 +1,9 @@
 /*
- * The compiled twin of the record check that `kdump convert` runs on every v2 batch it writes
- * (recheck.py is the reference): the records of the batch, as written, are compared with the
- * Records they must hold, field by field, without building a Python object per record. It must give
- * exactly what wire/recheck.py gives (the index of the first record that differs, or -1), and
- * tests/test_recheck_twins.py checks that.
- *
- * Memory safety: every read is checked against the record's own length, which is checked against
- * the end of the records, which is checked against the buffer. Nothing is allocated from a length.
+ * The compiled twin of wire/recheck.py, the record check `kdump convert` runs on every v2 batch it
+ * writes: the batch's records, as written, compared field by field with the Records they must hold,
+ * without a Python object per record; the same answer, the index of the first record that differs or
+ * -1 (tests/test_recheck_twins.py). Every read is checked against the record's length, which is
+ * checked against the end of the records and the buffer. Nothing is allocated from a length.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -41,21 +38,18 @@ same_int(PyObject *obj, int64_t v)
     return !overflow && x == (long long)v;
 }
 
-/* The attribute name of rec, as a new reference (NULL with an exception set). */
-#define GET(rec, name) PyObject_GetAttr((rec), (name))
-
 /* Check one field: `test` uses o; 1 goes on, 0 ends with "differs", -1 with the error. */
-#define CHECK(rec, name, test)          \
-    do {                                \
-        PyObject *o = GET(rec, name);   \
-        if (o == NULL)                  \
-            goto error;                 \
-        int same_ = (test);             \
-        Py_DECREF(o);                   \
-        if (same_ < 0)                  \
-            goto error;                 \
-        if (same_ == 0)                 \
-            goto differs;               \
+#define CHECK(rec, name, test)                     \
+    do {                                           \
+        PyObject *o = PyObject_GetAttr(rec, name); \
+        if (o == NULL)                             \
+            goto error;                            \
+        int same_ = (test);                        \
+        Py_DECREF(o);                              \
+        if (same_ < 0)                             \
+            goto error;                            \
+        if (same_ == 0)                            \
+            goto differs;                          \
     } while (0)
 
 /* A v2 record read from p[*at:end] (v2_record) and placed: its absolute offset and time. Returns 0,
@@ -93,17 +87,16 @@ same_v2_records(PyObject *self, PyObject *args)
                           &log_append_time, &PyTuple_Type, &expected) ||
         view_window(&view, pos, end) < 0)
         return NULL;
+    PyObject *headers = NULL, *result = NULL;
+    const unsigned char *p = (const unsigned char *)view.buf;
+    Py_ssize_t n = PyTuple_GET_SIZE(expected), i = 0;
     int64_t lat = 0;
     int has_lat = log_append_time != Py_None;
     if (has_lat) {
         lat = PyLong_AsLongLong(log_append_time);
-        if (lat == -1 && PyErr_Occurred()) {
-            PyBuffer_Release(&view);
-            return NULL;
-        }
+        if (lat == -1 && PyErr_Occurred())
+            goto error;
     }
-    const unsigned char *p = (const unsigned char *)view.buf;
-    Py_ssize_t n = PyTuple_GET_SIZE(expected), i = 0;
     for (; i < n; i++) {
         PyObject *rec = PyTuple_GET_ITEM(expected, i);
         RecordHead r;
@@ -119,13 +112,11 @@ same_v2_records(PyObject *self, PyObject *args)
         CHECK(rec, s_stored, o == Py_None ? 1 : same_int(o, r.timestamp));
         CHECK(rec, s_key, same_bytes(o, p + r.f.key_pos, r.f.key_len));
         CHECK(rec, s_value, same_bytes(o, p + r.f.value_pos, r.f.value_len));
-        PyObject *headers = GET(rec, s_headers);
+        headers = PyObject_GetAttr(rec, s_headers);
         if (headers == NULL)
             goto error;
-        if (!PyTuple_Check(headers) || PyTuple_GET_SIZE(headers) != count) {
-            Py_DECREF(headers);
+        if (!PyTuple_Check(headers) || PyTuple_GET_SIZE(headers) != count)
             goto differs;
-        }
         Py_ssize_t at = r.f.headers_pos; /* the headers are read already: they lie within the record */
         for (int64_t j = 0; j < count; j++) {
             int64_t hk = 0, hv = 0;
@@ -137,38 +128,19 @@ same_v2_records(PyObject *self, PyObject *args)
             const unsigned char *hvalue = p + at;
             if (hv > 0)
                 at += (Py_ssize_t)hv;
-            PyObject *o = GET(h, s_key);
-            if (o == NULL) {
-                Py_DECREF(headers);
-                goto error;
-            }
-            int same = same_bytes(o, hkey, hk);
-            Py_DECREF(o);
-            if (same) {
-                o = GET(h, s_value);
-                if (o == NULL) {
-                    Py_DECREF(headers);
-                    goto error;
-                }
-                same = same_bytes(o, hvalue, hv);
-                Py_DECREF(o);
-            }
-            if (!same) {
-                Py_DECREF(headers);
-                goto differs;
-            }
+            CHECK(h, s_key, same_bytes(o, hkey, hk));
+            CHECK(h, s_value, same_bytes(o, hvalue, hv));
         }
-        Py_DECREF(headers);
+        Py_CLEAR(headers);
     }
-    PyBuffer_Release(&view);
-    /* Every record matched: the bytes must end there too. */
-    return PyLong_FromSsize_t(pos == end ? -1 : n);
+    if (pos == end)
+        i = -1; /* every record matched, and the bytes end there too */
 differs:
-    PyBuffer_Release(&view);
-    return PyLong_FromSsize_t(i);
+    result = PyLong_FromSsize_t(i);
 error:
+    Py_XDECREF(headers);
     PyBuffer_Release(&view);
-    return NULL;
+    return result;
 }
 
 /* The v1 inner message at in[*at..len]: its offset, timestamp, key and value (n < 0: null), and *at
@@ -210,15 +182,14 @@ same_as_v1_inner(PyObject *self, PyObject *args)
     if (!PyArg_ParseTuple(args, "y*nnLLy*L", &view, &pos, &end, &base_offset, &base_timestamp, &inner,
                           &wrapper_offset))
         return NULL;
-    if (check_window(pos, end, view.len) < 0) {
-        PyBuffer_Release(&view);
-        PyBuffer_Release(&inner);
-        return NULL;
-    }
+    PyObject *result = NULL;
+    if (check_window(pos, end, view.len) < 0)
+        goto done;
     const unsigned char *p = (const unsigned char *)view.buf, *in = (const unsigned char *)inner.buf;
     Py_ssize_t in_len = inner.len, at = 0, i = 0;
     int64_t last = 0, max_ts = INT64_MIN, last_read = INT64_MIN;
     LegacyMessage m;
+    RecordHead r;
     /* The inner offsets of a v1 wrapper are relative to the last one, whose absolute offset is the
      * wrapper's (a wrapper offset of 0: base 0). */
     while (at < in_len) {
@@ -229,10 +200,9 @@ same_as_v1_inner(PyObject *self, PyObject *args)
     __int128 base = legacy_relative(1, wrapper_offset) ? (__int128)wrapper_offset - last : 0; /* as Python ints */
     for (at = 0; at < in_len; i++) {
         read_inner(in, in_len, &at, &m);
-        RecordHead r;
         int rc = read_record_head(p, &pos, end, base_offset, base_timestamp, &r);
         if (rc == -2)
-            goto error;
+            goto done;
         int64_t offset = r.offset, own_ts = r.timestamp;
         if (rc < 0 || r.f.attributes != 0 || /* attributes: unused, and the transcoder writes 0 */
             r.f.header_count != 0 || (__int128)offset != base + m.offset || (i > 0 && offset <= last_read) ||
@@ -243,17 +213,15 @@ same_as_v1_inner(PyObject *self, PyObject *args)
             max_ts = own_ts;
         last_read = offset;
     }
-    PyBuffer_Release(&view);
-    PyBuffer_Release(&inner);
-    return Py_BuildValue("nnLL", pos != end ? i : (Py_ssize_t)-1, i, (long long)max_ts, (long long)last_read);
+    Py_ssize_t differs_at = pos != end ? i : -1; /* every record matched: the bytes must end there too */
+    result = Py_BuildValue("nnLL", differs_at, i, (long long)max_ts, (long long)last_read);
+    goto done;
 differs:
+    result = Py_BuildValue("nnLL", i, i, (long long)max_ts, (long long)last_read);
+done:
     PyBuffer_Release(&view);
     PyBuffer_Release(&inner);
-    return Py_BuildValue("nnLL", i, i, (long long)max_ts, (long long)last_read);
-error:
-    PyBuffer_Release(&view);
-    PyBuffer_Release(&inner);
-    return NULL;
+    return result;
 }
 
 int

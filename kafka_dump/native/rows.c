@@ -74,20 +74,12 @@ cut_str(const char *p, Py_ssize_t n)
 /* A key or value's cell when it is printable ASCII (cut at max_bytes), else NULL with no error
  * set: the caller leaves it blank. */
 static PyObject *
-data_cell(PyObject *data, Py_ssize_t max_bytes, int *blank)
+data_cell(PyObject *data, Py_ssize_t max_bytes)
 {
-    *blank = 0;
-    if (!PyBytes_CheckExact(data)) {
-        *blank = 1;
+    const char *p = PyBytes_CheckExact(data) ? PyBytes_AS_STRING(data) : NULL;
+    Py_ssize_t n = p == NULL ? 0 : PyBytes_GET_SIZE(data), shown = n <= max_bytes ? n : max_bytes;
+    if (p == NULL || !printable_ascii(p, shown))
         return NULL;
-    }
-    Py_ssize_t n = PyBytes_GET_SIZE(data);
-    const char *p = PyBytes_AS_STRING(data);
-    Py_ssize_t shown = n <= max_bytes ? n : max_bytes;
-    if (!printable_ascii(p, shown)) {
-        *blank = 1;
-        return NULL;
-    }
     return n <= max_bytes ? ascii_str(p, n) : cut_str(p, shown);
 }
 
@@ -119,21 +111,6 @@ headers_cell(Buf *b, PyObject *headers, Py_ssize_t max_bytes)
             return -1;
     }
     return 1;
-}
-
-/* Decimal digits of v (any sign) ending at end; returns where they start. */
-static char *
-decimal(char *end, long long v)
-{
-    unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
-    char *p = end;
-    do {
-        *--p = (char)('0' + u % 10);
-        u /= 10;
-    } while (u);
-    if (v < 0)
-        *--p = '-';
-    return p;
 }
 
 static void
@@ -213,17 +190,6 @@ time_cell(PyObject *stamp, int mode)
     return ascii_str(text, 26 + digits);
 }
 
-static int
-append_blank(PyObject *blank, Py_ssize_t row, int col)
-{
-    PyObject *code = PyLong_FromSsize_t(row << COLUMN_BITS | col);
-    if (code == NULL)
-        return -1;
-    int rc = PyList_Append(blank, code);
-    Py_DECREF(code);
-    return rc;
-}
-
 /* Append cell (a new reference, or NULL for a blank cell) to column; a blank is listed, the
  * longest cell of each column kept in widths. */
 static int
@@ -233,15 +199,13 @@ append_cell(PyObject *column, PyObject *cell, PyObject *blank, Py_ssize_t row, i
     if (cell == NULL) {
         if (PyErr_Occurred())
             return -1;
-        if (append_blank(blank, row, col) < 0)
+        if (append_new(blank, PyLong_FromSsize_t(row << COLUMN_BITS | col)) < 0)
             return -1;
         return PyList_Append(column, empty);
     }
     if (PyUnicode_GET_LENGTH(cell) > widths[col])
         widths[col] = PyUnicode_GET_LENGTH(cell);
-    int rc = PyList_Append(column, cell);
-    Py_DECREF(cell);
-    return rc;
+    return append_new(column, cell);
 }
 
 PyObject *
@@ -323,11 +287,10 @@ cells(PyObject *self, PyObject *args)
         if (append_cell(col[COL_TIME], cell, blank, row, COL_TIME, empty, widths) < 0)
             goto done;
         /* key and value */
-        int is_blank;
-        cell = key == Py_None ? NULL : data_cell(key, max_bytes, &is_blank);
+        cell = key == Py_None ? NULL : data_cell(key, max_bytes);
         if (append_cell(col[COL_KEY], cell, blank, row, COL_KEY, empty, widths) < 0)
             goto done;
-        cell = value == Py_None ? NULL : data_cell(value, max_bytes, &is_blank);
+        cell = value == Py_None ? NULL : data_cell(value, max_bytes);
         if (append_cell(col[COL_VALUE], cell, blank, row, COL_VALUE, empty, widths) < 0)
             goto done;
         /* headers */
@@ -376,6 +339,32 @@ by_row(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* The code point c (not a surrogate) in UTF-8 at out: where it ends. */
+static inline unsigned char *
+put_utf8(unsigned char *out, Py_UCS4 c)
+{
+    if (c < 0x80)
+        *out++ = (unsigned char)c;
+    else if (c < 0x800) {
+        *out++ = (unsigned char)(0xC0 | (c >> 6));
+        *out++ = (unsigned char)(0x80 | (c & 0x3F));
+    }
+    else if (c < 0x10000) {
+        *out++ = (unsigned char)(0xE0 | (c >> 12));
+        *out++ = (unsigned char)(0x80 | ((c >> 6) & 0x3F));
+        *out++ = (unsigned char)(0x80 | (c & 0x3F));
+    }
+    else {
+        *out++ = (unsigned char)(0xF0 | (c >> 18));
+        *out++ = (unsigned char)(0x80 | ((c >> 12) & 0x3F));
+        *out++ = (unsigned char)(0x80 | ((c >> 6) & 0x3F));
+        *out++ = (unsigned char)(0x80 | (c & 0x3F));
+    }
+    return out;
+}
+
+#define SURROGATE(c) ((c) >= 0xD800 && (c) <= 0xDFFF)
+
 /* A str as UTF-8, encoded straight into b (PyUnicode_AsUTF8AndSize would keep a copy in every cell
  * cut with an ellipsis); a lone surrogate takes Python's encoder, which raises as the pure twin does. */
 static int
@@ -400,22 +389,8 @@ put_str(Buf *b, PyObject *text)
         /* The common case: ASCII cut with an ellipsis, or box-drawing lines. */
         const Py_UCS2 *u = (const Py_UCS2 *)data;
         Py_ssize_t i = 0;
-        for (; i < n; i++) {
-            Py_UCS2 c = u[i];
-            if (c < 0x80)
-                *out++ = (unsigned char)c;
-            else if (c < 0x800) {
-                *out++ = (unsigned char)(0xC0 | (c >> 6));
-                *out++ = (unsigned char)(0x80 | (c & 0x3F));
-            }
-            else if (c >= 0xD800 && c <= 0xDFFF)
-                break;
-            else {
-                *out++ = (unsigned char)(0xE0 | (c >> 12));
-                *out++ = (unsigned char)(0x80 | ((c >> 6) & 0x3F));
-                *out++ = (unsigned char)(0x80 | (c & 0x3F));
-            }
-        }
+        for (; i < n && !SURROGATE(u[i]); i++)
+            out = put_utf8(out, u[i]);
         if (i == n) {
             b->len = (Py_ssize_t)(out - (unsigned char *)b->data);
             return 0;
@@ -424,28 +399,12 @@ put_str(Buf *b, PyObject *text)
     }
     for (Py_ssize_t i = 0; i < n; i++) {
         Py_UCS4 c = PyUnicode_READ(kind, data, i);
-        if (c < 0x80)
-            *out++ = (unsigned char)c;
-        else if (c < 0x800) {
-            *out++ = (unsigned char)(0xC0 | (c >> 6));
-            *out++ = (unsigned char)(0x80 | (c & 0x3F));
+        if (SURROGATE(c)) {
+            Py_ssize_t len; /* b->len is still where this text starts */
+            const char *utf8 = PyUnicode_AsUTF8AndSize(text, &len);
+            return utf8 == NULL ? -1 : buf_put(b, utf8, len);
         }
-        else if (c < 0x10000) {
-            if (c >= 0xD800 && c <= 0xDFFF) {
-                Py_ssize_t len; /* b->len is still where this text starts */
-                const char *utf8 = PyUnicode_AsUTF8AndSize(text, &len);
-                return utf8 == NULL ? -1 : buf_put(b, utf8, len);
-            }
-            *out++ = (unsigned char)(0xE0 | (c >> 12));
-            *out++ = (unsigned char)(0x80 | ((c >> 6) & 0x3F));
-            *out++ = (unsigned char)(0x80 | (c & 0x3F));
-        }
-        else {
-            *out++ = (unsigned char)(0xF0 | (c >> 18));
-            *out++ = (unsigned char)(0x80 | ((c >> 12) & 0x3F));
-            *out++ = (unsigned char)(0x80 | ((c >> 6) & 0x3F));
-            *out++ = (unsigned char)(0x80 | (c & 0x3F));
-        }
+        out = put_utf8(out, c);
     }
     b->len = (Py_ssize_t)(out - (unsigned char *)b->data);
     return 0;
@@ -629,20 +588,9 @@ messages(PyObject *self, PyObject *args)
         int valid = PyObject_IsTrue(BATCH_ITEM(b, B_CRC_VALID));
         if (valid < 0)
             goto done;
-        if (!valid) {
-            PyObject *k = PyLong_FromSsize_t(i - start);
-            if (k == NULL || PyList_Append(invalid, k) < 0) {
-                Py_XDECREF(k);
-                goto done;
-            }
-            Py_DECREF(k);
-        }
-        PyObject *r = PySequence_GetItem(got, 0);
-        if (r == NULL || PyList_Append(records, r) < 0) {
-            Py_XDECREF(r);
+        if ((!valid && append_new(invalid, PyLong_FromSsize_t(i - start)) < 0) ||
+            append_new(records, PySequence_GetItem(got, 0)) < 0)
             goto done;
-        }
-        Py_DECREF(r);
     }
     result = Py_BuildValue("(OOn)", records, invalid, start + PyList_GET_SIZE(records));
 done:

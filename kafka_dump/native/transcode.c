@@ -1,16 +1,11 @@
 /*
  * The compiled twin of transcode.py: kdump convert's fast path, a run of v1 wrappers per call.
- *
- * read_wrappers walks the sound v1 CreateTime wrappers at the start of a window of the input and
- * gives each one's inner messages (inflated by the decompress function it is given: the one place
- * a wrapper's inflated bytes come from) and its v2 records (the transcode function, the encoder
- * twin's v1_inner_to_v2). write_wrappers makes each one a v2 entry (compress function, CRC-32C)
- * and checks it where it lies: the header read back, the CRC-32C computed again, the body
- * decompressed and compared with the inner messages (the same function, recheck's
- * same_as_v1_inner), the offsets growing from entry to entry. The heavy work is the functions'; what
- * this saves is the Python between them, once per wrapper. gunzip is the faster inflate the default
- * decompress function uses for gzip: zlib, the trailer checked with _wire.h's CRC-32, declining
- * whatever codecs would read otherwise.
+ * read_wrappers gives each sound v1 CreateTime wrapper's inner messages (from the decompress function
+ * it is given) and v2 records (from the transcode function); write_wrappers makes each a v2 entry and
+ * checks it where it lies (header read back, CRC-32C again, body decompressed and compared with the
+ * inner messages, offsets growing). The heavy work is the functions'; this saves the Python between
+ * them. gunzip is the default decompress function's faster gzip inflate (zlib, declining whatever
+ * codecs would read otherwise); lz4_frame and unlz4_frame are Kafka's LZ4 frame.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -27,27 +22,12 @@
 
 static PyObject *CorruptRecordError;
 
-/* fn(codec, memoryview of p[0:n]): a new reference; NULL with *refused set (no exception) when fn
- * raised CorruptRecordError, NULL with the exception set for anything else. */
+/* fn(codec, memoryview of p[0:n]): bytes; NULL with *refused set (no exception) when fn raised
+ * CorruptRecordError, NULL with the exception set for anything else. */
 static PyObject *
 call_codec_fn(PyObject *fn, int codec, const unsigned char *p, Py_ssize_t n, int *refused)
 {
-    *refused = 0;
-    PyObject *view = PyMemoryView_FromMemory((char *)p, n, PyBUF_READ);
-    if (view == NULL)
-        return NULL;
-    PyObject *r = PyObject_CallFunction(fn, "iO", codec, view);
-    Py_DECREF(view);
-    if (r == NULL && PyErr_ExceptionMatches(CorruptRecordError)) {
-        PyErr_Clear();
-        *refused = 1;
-    }
-    if (r != NULL && !PyBytes_Check(r)) {
-        Py_DECREF(r);
-        PyErr_SetString(PyExc_TypeError, "a codec function must return bytes");
-        return NULL;
-    }
-    return r;
+    return bytes_result(call_on_view(fn, codec, p, n), "a codec function", CorruptRecordError, refused);
 }
 
 PyObject *
@@ -97,52 +77,24 @@ read_wrappers(PyObject *self, PyObject *args)
                 break;
             goto error;
         }
-        PyObject *found = PyObject_CallFunction(transcode, "OLn", inner, (long long)offset, max_records);
-        if (found == NULL) {
-            Py_DECREF(inner);
-            goto error;
-        }
+        PyObject *item = NULL,
+                 *found = PyObject_CallFunction(transcode, "OLn", inner, (long long)offset, max_records);
         if (found == Py_None) {
             Py_DECREF(inner);
             Py_DECREF(found);
             break;
         }
-        if (!PyTuple_Check(found) || PyTuple_GET_SIZE(found) != 6) {
-            Py_DECREF(inner);
-            Py_DECREF(found);
+        if (found != NULL && (!PyTuple_Check(found) || PyTuple_GET_SIZE(found) != 6))
             PyErr_SetString(PyExc_TypeError, "transcode must return a 6-tuple or None");
-            goto error;
+        else if (found != NULL) { /* (position, size, wrapper offset, inner messages) and transcode's six */
+            PyObject *head = Py_BuildValue("(nLLO)", file_pos + pos, (long long)entry, (long long)offset,
+                                           inner);
+            item = head == NULL ? NULL : PySequence_Concat(head, found);
+            Py_XDECREF(head);
         }
-        PyObject *item = PyTuple_New(10);
-        if (item == NULL) {
-            Py_DECREF(inner);
-            Py_DECREF(found);
-            goto error;
-        }
-        PyObject *where = PyLong_FromSsize_t(file_pos + pos), *size = PyLong_FromLongLong(entry),
-                 *woff = PyLong_FromLongLong(offset);
-        if (where == NULL || size == NULL || woff == NULL) {
-            Py_XDECREF(where);
-            Py_XDECREF(size);
-            Py_XDECREF(woff);
-            Py_DECREF(inner);
-            Py_DECREF(found);
-            Py_DECREF(item);
-            goto error;
-        }
-        PyTuple_SET_ITEM(item, 0, where);
-        PyTuple_SET_ITEM(item, 1, size);
-        PyTuple_SET_ITEM(item, 2, woff);
-        PyTuple_SET_ITEM(item, 3, inner);
-        for (int i = 0; i < 6; i++) {
-            PyObject *o = PyTuple_GET_ITEM(found, i);
-            Py_INCREF(o);
-            PyTuple_SET_ITEM(item, 4 + i, o);
-        }
-        Py_DECREF(found);
-        int rc = PyList_Append(items, item);
-        Py_DECREF(item);
-        if (rc < 0)
+        Py_DECREF(inner);
+        Py_XDECREF(found);
+        if (append_new(items, item) < 0)
             goto error;
         run_codec = codec;
         pos += (Py_ssize_t)entry;
@@ -265,8 +217,6 @@ gunzip(PyObject *self, PyObject *args)
     Py_RETURN_NONE;
 }
 
-/* ---- writing ------------------------------------------------------------------------------- */
-
 /* ---- Kafka's LZ4 frame ------------------------------------------------------------------------ */
 
 #define LZ4_BLOCK (64 * 1024)  /* codecs._LZ4_BLOCK: Lz4BlockOutputStream's 64 KiB blocks */
@@ -282,13 +232,11 @@ lz4_ready(void)
     if (lz4_decompress != NULL)
         return 0;
     PyObject *mod = PyImport_ImportModule("lz4.block");
-    if (mod == NULL)
-        return -1;
-    lz4_compress = PyObject_GetAttrString(mod, "compress");
+    lz4_compress = mod == NULL ? NULL : PyObject_GetAttrString(mod, "compress");
     lz4_decompress = lz4_compress ? PyObject_GetAttrString(mod, "decompress") : NULL;
-    Py_DECREF(mod);
-    kw_store_size = Py_BuildValue("{s:O}", "store_size", Py_False);
-    kw_size = Py_BuildValue("{s:i}", "uncompressed_size", LZ4_BLOCK);
+    Py_XDECREF(mod);
+    kw_store_size = lz4_decompress ? Py_BuildValue("{s:O}", "store_size", Py_False) : NULL;
+    kw_size = kw_store_size ? Py_BuildValue("{s:i}", "uncompressed_size", LZ4_BLOCK) : NULL;
     if (lz4_decompress == NULL || kw_store_size == NULL || kw_size == NULL) {
         Py_CLEAR(lz4_compress);
         Py_CLEAR(lz4_decompress);
@@ -339,13 +287,8 @@ lz4_frame(PyObject *self, PyObject *args)
         PyObject *argv[] = {view};
         PyObject *block = PyObject_VectorcallDict(lz4_compress, argv, 1, kw_store_size);
         Py_DECREF(view);
-        if (block == NULL)
+        if ((block = bytes_result(block, "lz4.block.compress", NULL, NULL)) == NULL)
             goto done;
-        if (!PyBytes_Check(block)) {
-            Py_DECREF(block);
-            PyErr_SetString(PyExc_TypeError, "lz4.block.compress must return bytes");
-            goto done;
-        }
         Py_ssize_t got = PyBytes_GET_SIZE(block);
         int raw = got >= len;
         if (buf_reserve(&b, 4 + (raw ? len : got) + 4) < 0) {
@@ -402,10 +345,8 @@ unlz4_frame(PyObject *self, PyObject *args)
                 goto done;
         }
     }
-    if (out == NULL) {
-        Py_INCREF(Py_None);
-        out = Py_None;
-    }
+    if (out == NULL)
+        out = Py_NewRef(Py_None);
 done:
     PyBuffer_Release(&head);
     PyBuffer_Release(&data);
@@ -435,11 +376,7 @@ as_i64(PyObject *o, int64_t *v)
 static int64_t
 call_crc(PyObject *fn, const unsigned char *p, Py_ssize_t n)
 {
-    PyObject *view = PyMemoryView_FromMemory((char *)p, n, PyBUF_READ);
-    if (view == NULL)
-        return -1;
-    PyObject *r = PyObject_CallOneArg(fn, view);
-    Py_DECREF(view);
+    PyObject *r = call_on_view(fn, -1, p, n);
     if (r == NULL)
         return -1;
     unsigned long v = PyLong_AsUnsignedLong(r);
@@ -522,12 +459,9 @@ write_wrappers(PyObject *self, PyObject *args)
         }
         if (codec != 0) {
             body = PyObject_CallFunctionObjArgs(compress, transcoded, NULL);
+            body = bytes_result(body, "compress", NULL, NULL);
             if (body == NULL)
                 goto error;
-            if (!PyBytes_Check(body)) {
-                PyErr_SetString(PyExc_TypeError, "compress must return bytes");
-                goto error;
-            }
         } else {
             Py_INCREF(transcoded);
             body = transcoded;
@@ -607,25 +541,14 @@ write_wrappers(PyObject *self, PyObject *args)
         have_last = 1;
         PyObject *row = Py_BuildValue("nLLLL", size, (long long)first, (long long)last, (long long)max_ts,
                                       (long long)count);
-        if (row == NULL)
-            goto error;
-        int rc = PyList_Append(rows, row);
-        Py_DECREF(row);
-        if (rc < 0)
+        if (append_new(rows, row) < 0)
             goto error;
         out.len += size;
         good = out.len;
     }
-    {
-        PyObject *data = buf_finish(&out);
-        if (data == NULL) {
-            Py_DECREF(rows);
-            return NULL;
-        }
-        if (!have_last)
-            return Py_BuildValue("NNOO", data, rows, Py_None, Py_None);
-        return Py_BuildValue("NNLO", data, rows, (long long)previous, Py_None);
-    }
+    /* N: Py_BuildValue takes the three, and releases them all if any is NULL */
+    return Py_BuildValue("NNNO", buf_finish(&out), rows,
+                         have_last ? PyLong_FromLongLong(previous) : Py_NewRef(Py_None), Py_None);
 failed:
 error: /* why is set only on the way to failed */
     Py_XDECREF(body);

@@ -1,25 +1,19 @@
 /*
- * The compiled twin of the validating walks (_walk_pure.py is the reference):
+ * The compiled twin of the validating walks (_walk_pure.py is the reference; tests/test_walk_twins.py
+ * and tests/test_entry_walk.py hold them to it): walk_v2_records checks and counts the records of one
+ * v2 batch without a Python object per record; walk_entries takes the sound entries at the start of a
+ * window (framing, CRCs, offsets in order, gaps counted; deep, the records or a wrapper's inner
+ * messages too) and stops before the first that is anything else, which verify-crc then reads the
+ * slow way. Each gives its pure twin's counts, first error, reason, position and stopping place.
  *
- * - walk_v2_records: the records of one v2 batch are walked, their framing and order checked, and
- *   counted, without building any Python object per record;
- * - walk_entries: the sound entries at the start of a window of a segment are taken one after the
- *   other (framing, CRC-32C or CRC-32, offsets in order, gaps counted; deep, the records or the
- *   inner messages of a wrapper, decompressed through the codec function it is given), stopping
- *   before the first entry that is anything else, which verify-crc then reads the slow way.
- *
- * Each must give exactly what its pure twin gives -- the same counts, the same first error with the
- * same reason at the same position, the same stopping place -- and tests/test_walk_twins.py and
- * tests/test_entry_walk.py check it.
- *
- * Memory safety: every read is checked against the length that frames it (a record's, an entry's,
- * an inner message's), which is checked against the end of the window or buffer it lies in.
- * Nothing is allocated from a length read from the data.
+ * Memory safety: every read is checked against the length that frames it, which is checked against
+ * the end of the window or buffer it lies in. Nothing is allocated from a length read from the data.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <stdint.h>
 
+#include "_buf.h"
 #include "_layout.h"
 #include "_wire.h"
 
@@ -101,14 +95,10 @@ walk_v2_records(PyObject *self, PyObject *args)
     PyBuffer_Release(&view);
     if (failed && err.message == NULL)
         return NULL; /* the reason could not be built: a Python exception is set */
-    PyObject *ts = c.have_ts ? PyLong_FromLongLong(c.max_ts) : Py_NewRef(Py_None);
-    if (ts == NULL) {
-        Py_XDECREF(err.message);
-        return NULL;
-    }
-    PyObject *reason = failed ? err.message : Py_NewRef(Py_None);
+    /* N: Py_BuildValue takes the time and the reason, and releases both if either is NULL */
     return Py_BuildValue("(LLLLLLLNNn)", c.records, c.keys, c.values, c.header_bytes, c.null_keys, c.null_values,
-                         c.headers, ts, reason, failed ? err.position : (Py_ssize_t)0);
+                         c.headers, c.have_ts ? PyLong_FromLongLong(c.max_ts) : Py_NewRef(Py_None),
+                         failed ? err.message : Py_NewRef(Py_None), failed ? err.position : (Py_ssize_t)0);
 }
 
 
@@ -121,11 +111,7 @@ walk_v2_records(PyObject *self, PyObject *args)
 static int
 crc_call_matches(PyObject *fn, const unsigned char *p, Py_ssize_t n, uint32_t stored)
 {
-    PyObject *view = PyMemoryView_FromMemory((char *)p, n, PyBUF_READ);
-    if (view == NULL)
-        return -1;
-    PyObject *r = PyObject_CallOneArg(fn, view);
-    Py_DECREF(view);
+    PyObject *r = call_on_view(fn, -1, p, n);
     if (r == NULL)
         return -1;
     int overflow = 0;
@@ -209,11 +195,7 @@ inner_span(const unsigned char *d, Py_ssize_t size_all, int magic, PyObject *crc
 static int
 call_decompress(PyObject *fn, int codec, const unsigned char *p, Py_ssize_t n, Py_buffer *out)
 {
-    PyObject *view = PyMemoryView_FromMemory((char *)p, n, PyBUF_READ);
-    if (view == NULL)
-        return -1;
-    PyObject *r = PyObject_CallFunction(fn, "iO", codec, view);
-    Py_DECREF(view);
+    PyObject *r = call_on_view(fn, codec, p, n);
     if (r == NULL) {
         if (!PyErr_ExceptionMatches(PyExc_Exception))
             return -1;
@@ -254,6 +236,7 @@ walk_entries(PyObject *self, PyObject *args)
         if (overflow)
             goto done; /* past int64: no offset can follow it, so no entry is taken */
     }
+    /* The first entry not taken ends the walk, and a Python exception then set fails it. */
     while (end - pos > MAGIC_OFFSET) {
         const unsigned char *q = p + pos;
         int64_t offset = be64(q);
@@ -275,10 +258,7 @@ walk_entries(PyObject *self, PyObject *args)
             int32_t count = be32(q + V2_RECORD_COUNT_OFFSET);
             if (count < 0 || count > max_records || last_delta < 0)
                 break;
-            int ok = crc_call_matches(crc32c_fn, q + V2_ATTRIBUTES_OFFSET, entry - V2_ATTRIBUTES_OFFSET, crc);
-            if (ok < 0)
-                goto error;
-            if (!ok)
+            if (crc_call_matches(crc32c_fn, q + V2_ATTRIBUTES_OFFSET, entry - V2_ATTRIBUTES_OFFSET, crc) <= 0)
                 break;
             base = offset;
             if (__builtin_add_overflow(offset, (int64_t)last_delta, &last_offset))
@@ -296,10 +276,8 @@ walk_entries(PyObject *self, PyObject *args)
                 int failed;
                 if (codec) {
                     Py_buffer pb;
-                    int got = call_decompress(decompress_fn, codec, q + V2_HEADER_SIZE, entry - V2_HEADER_SIZE, &pb);
-                    if (got < 0)
-                        goto error;
-                    if (got == 0)
+                    const unsigned char *body = q + V2_HEADER_SIZE;
+                    if (call_decompress(decompress_fn, codec, body, entry - V2_HEADER_SIZE, &pb) <= 0)
                         break;
                     failed = walk_records((const unsigned char *)pb.buf, 0, pb.len, count, last_delta, &c, &err);
                     PyBuffer_Release(&pb);
@@ -308,9 +286,7 @@ walk_entries(PyObject *self, PyObject *args)
                     failed = walk_records(p, pos + V2_HEADER_SIZE, entry_end, count, last_delta, &c, &err);
                 }
                 if (failed) {
-                    if (err.message == NULL)
-                        goto error;
-                    Py_DECREF(err.message);
+                    Py_XDECREF(err.message); /* NULL: an exception is set */
                     break;
                 }
                 if (c.have_ts && !(attributes & (TIMESTAMP_TYPE_BIT | DELETE_HORIZON_BIT))) {
@@ -325,11 +301,8 @@ walk_entries(PyObject *self, PyObject *args)
             int32_t vlen;
             if (legacy_value(p, pos, entry_end, magic, &vstart, &vlen) < 0)
                 break;
-            int ok = crc32_matches(crc32_fn, q + MAGIC_OFFSET, entry - MAGIC_OFFSET,
-                                   (uint32_t)be32(q + LEGACY_CRC_OFFSET));
-            if (ok < 0)
-                goto error;
-            if (!ok)
+            uint32_t crc = (uint32_t)be32(q + LEGACY_CRC_OFFSET);
+            if (crc32_matches(crc32_fn, q + MAGIC_OFFSET, entry - MAGIC_OFFSET, crc) <= 0)
                 break;
             row_ts = magic == 1 ? be64(q + LEGACY_V1_TIMESTAMP_OFFSET) : -1;
             int codec = q[LEGACY_ATTRIBUTES_OFFSET] & COMPRESSION_MASK;
@@ -343,10 +316,7 @@ walk_entries(PyObject *self, PyObject *args)
             }
             else if (deep) {
                 Py_buffer ib;
-                int got = call_decompress(decompress_fn, codec, p + vstart, vlen, &ib);
-                if (got < 0)
-                    goto error;
-                if (got == 0)
+                if (call_decompress(decompress_fn, codec, p + vstart, vlen, &ib) <= 0)
                     break;
                 int64_t first = 0, last_inner = 0;
                 int sound = 0;
@@ -354,9 +324,7 @@ walk_entries(PyObject *self, PyObject *args)
                     sound = inner_span((const unsigned char *)ib.buf, ib.len, magic, crc32_fn, &n, &first,
                                        &last_inner);
                 PyBuffer_Release(&ib);
-                if (sound < 0)
-                    goto error;
-                if (!sound)
+                if (sound <= 0)
                     break;
                 if (legacy_relative(magic, offset) && offset < last_inner)
                     break;
@@ -377,17 +345,10 @@ walk_entries(PyObject *self, PyObject *args)
         }
         if (have_base && have_last && base > last + 1 && !after_damage)
             gaps++;
-        if (rows != Py_None) {
-            int64_t low = have_base ? base : (have_last ? last + 1 : 0);
-            PyObject *row = Py_BuildValue("(nLLL)", file_pos + pos, (long long)low, (long long)last_offset,
-                                          (long long)row_ts);
-            if (row == NULL)
-                goto error;
-            int r = PyList_Append(rows, row);
-            Py_DECREF(row);
-            if (r < 0)
-                goto error;
-        }
+        int64_t low = have_base ? base : (have_last ? last + 1 : 0);
+        if (rows != Py_None && append_new(rows, Py_BuildValue("(nLLL)", file_pos + pos, (long long)low,
+                                                              (long long)last_offset, (long long)row_ts)) < 0)
+            break;
         last = last_offset;
         have_last = 1;
         after_damage = 0;
@@ -395,6 +356,8 @@ walk_entries(PyObject *self, PyObject *args)
         records += n;
         pos = entry_end;
     }
+    if (PyErr_Occurred())
+        goto error;
 done:
     PyBuffer_Release(&view);
     PyObject *last_out = have_last && !overflow ? PyLong_FromLongLong(last) : Py_NewRef(last_obj);
