@@ -25,7 +25,6 @@
 #include "_wire.h"
 
 static PyObject *CorruptRecordError;
-static PyObject *CODEC_NONE;  /* Compression.NONE */
 static PyObject *CODECS[8];   /* Compression(i) for the attributes' codec bits */
 static PyObject *TS_TYPES[3]; /* TimestampType NO_TIMESTAMP_TYPE, CREATE_TIME, LOG_APPEND_TIME */
 static PyObject *MINUS_ONE, *ONE;
@@ -227,6 +226,17 @@ plain_dealloc_install(PyObject *cls, int plain, destructor fast)
         t->tp_dealloc = fast;
 }
 
+/* vals (RECORD_FIELDS references, stolen) placed in the slots of obj, a Record from record_alloc. */
+static inline void
+record_fill(PyObject *obj, PyObject **vals)
+{
+    if (model.record_in_order)
+        memcpy((char *)obj + sizeof(PyObject), vals, RECORD_FIELDS * sizeof(PyObject *));
+    else
+        for (int i = 0; i < RECORD_FIELDS; i++)
+            RECORD_SLOT(obj, i) = vals[i];
+}
+
 /* new_record for fields the caller knows are all ints, bytes, None, bools or the empty tuple, as a
  * v0/v1 message's are: such a record can be in no cycle, so where the class allows (record_plain) it is
  * allocated untracked and filled without new_slotted's look at each field. */
@@ -242,11 +252,7 @@ new_atomic_record(PyObject **vals)
     obj = record_alloc();
     if (obj == NULL)
         goto fail;
-    if (model.record_in_order)
-        memcpy((char *)obj + sizeof(PyObject), vals, RECORD_FIELDS * sizeof(PyObject *));
-    else
-        for (int i = 0; i < RECORD_FIELDS; i++)
-            RECORD_SLOT(obj, i) = vals[i];
+    record_fill(obj, vals);
     return obj;
 fail:
     for (int i = 0; i < RECORD_FIELDS; i++)
@@ -562,29 +568,38 @@ cached_int(IntCache *cache, int64_t value)
     return obj;
 }
 
+/* The fields of message.py's Message.record for the message m, into vals: the objects given (stolen)
+ * and its key, value, no headers and no sequence. */
+static inline void
+legacy_record_fields(PyObject **vals, const unsigned char *p, const Message *m, PyObject *offset, PyObject *ts,
+                     PyObject *stored_ts, PyObject *size, PyObject *crc, PyObject *crc_valid)
+{
+    vals[R_OFFSET] = offset;
+    vals[R_TIMESTAMP] = ts;
+    vals[R_KEY] = bytes_or_none(p, m->key_pos, m->key_len);
+    vals[R_VALUE] = bytes_or_none(p, m->value_pos, m->value_len);
+    vals[R_HEADERS] = PyTuple_New(0); /* the empty tuple: never NULL */
+    vals[R_SEQUENCE] = Py_NewRef(MINUS_ONE);
+    vals[R_SIZE] = size;
+    vals[R_CRC] = crc;
+    vals[R_CRC_VALID] = crc_valid;
+    vals[R_CONTROL] = Py_NewRef(Py_None);
+    vals[R_STORED_TIMESTAMP] = stored_ts;
+}
+
 /* message.py's Message.record: the message p[pos:end] as a Record at offset base + its own; crc is the
  * CRC-32 computed over its bytes. */
 static PyObject *
 legacy_record(const unsigned char *p, Py_ssize_t pos, Py_ssize_t end, const Message *m, uint32_t crc, __int128 base,
               PyObject *log_append_time, IntCache *timestamps)
 {
-    PyObject *ts = cached_int(timestamps, m->timestamp);
-    PyObject *vals[RECORD_FIELDS] = {
-        [R_OFFSET] = add_exact(base, m->offset),
-        [R_TIMESTAMP] = log_append_time == Py_None ? ts : Py_NewRef(log_append_time),
-        [R_KEY] = bytes_or_none(p, m->key_pos, m->key_len),
-        [R_VALUE] = bytes_or_none(p, m->value_pos, m->value_len),
-        [R_HEADERS] = PyTuple_New(0),
-        [R_SEQUENCE] = Py_NewRef(MINUS_ONE),
-        [R_SIZE] = PyLong_FromSsize_t(end - pos),
-        [R_CRC] = PyLong_FromUnsignedLong(m->crc),
-        [R_CRC_VALID] = Py_NewRef(crc == m->crc ? Py_True : Py_False),
-        [R_CONTROL] = Py_NewRef(Py_None),
-        [R_STORED_TIMESTAMP] = log_append_time == Py_None ? Py_NewRef(Py_None) : ts,
-    };
+    PyObject *ts = cached_int(timestamps, m->timestamp), *vals[RECORD_FIELDS];
+    int lat = log_append_time != Py_None;
+    legacy_record_fields(vals, p, m, add_exact(base, m->offset), lat ? Py_NewRef(log_append_time) : ts,
+                         lat ? ts : Py_NewRef(Py_None), PyLong_FromSsize_t(end - pos),
+                         PyLong_FromUnsignedLong(m->crc), Py_NewRef(crc == m->crc ? Py_True : Py_False));
     /* log_append_time is the wrapper's timestamp, an int; anything else takes the checking path */
-    return PyLong_CheckExact(log_append_time) || log_append_time == Py_None ? new_atomic_record(vals)
-                                                                             : new_record(vals);
+    return PyLong_CheckExact(log_append_time) || !lat ? new_atomic_record(vals) : new_record(vals);
 }
 
 /* ---- v0/v1 inner message sets (the twin of _pure.decode_legacy_inner) --------------------------- */
@@ -741,11 +756,18 @@ done:
     return result;
 }
 
-/* The fields of a v0/v1 Batch that no message sets, into vals: no producer, sequence, leader epoch,
- * transaction, control or delete horizon. */
+/* The fields of a v0/v1 Batch that its message m sets alike for a wrapper and a plain message, and
+ * those that no message sets, into vals: no producer, sequence, leader epoch, transaction, control or
+ * delete horizon. */
 static inline void
-legacy_batch_fields(PyObject **vals)
+legacy_batch_fields(PyObject **vals, PyObject *file, const Message *m)
 {
+    int ts_type = m->magic == 0 ? 0 : (m->attributes & TIMESTAMP_TYPE_BIT) ? 2 : 1;
+    vals[B_FILE] = Py_NewRef(file);
+    vals[B_MAGIC] = PyLong_FromLong(m->magic); /* 0 or 1: cached small ints */
+    vals[B_ATTRIBUTES] = PyLong_FromLong(m->attributes); /* cached unless below -5 (the top bit set) */
+    vals[B_COMPRESSION] = Py_NewRef(CODECS[m->attributes & COMPRESSION_MASK]);
+    vals[B_TIMESTAMP_TYPE] = Py_NewRef(TS_TYPES[ts_type]);
     vals[B_PRODUCER_ID] = Py_NewRef(MINUS_ONE);
     vals[B_PRODUCER_EPOCH] = Py_NewRef(MINUS_ONE);
     vals[B_BASE_SEQUENCE] = Py_NewRef(MINUS_ONE);
@@ -818,16 +840,10 @@ decode_legacy_wrapper(PyObject *self, PyObject *args)
         untrack_if_atomic(tuple);
     }
     PyObject *ts = PyLong_FromLongLong(m.timestamp);
-    int ts_type = m.magic == 0 ? 0 : log_append ? 2 : 1;
     PyObject *vals[BATCH_FIELDS] = {
-        [B_FILE] = Py_NewRef(file),
         [B_POSITION] = PyLong_FromSsize_t(file_pos),
         [B_BASE_OFFSET] = base_offset,
         [B_LAST_OFFSET] = PyLong_FromLongLong(m.offset),
-        [B_MAGIC] = PyLong_FromLong(m.magic),
-        [B_ATTRIBUTES] = PyLong_FromLong(m.attributes),
-        [B_COMPRESSION] = Py_NewRef(CODECS[codec]),
-        [B_TIMESTAMP_TYPE] = Py_NewRef(TS_TYPES[ts_type]),
         [B_BASE_TIMESTAMP] = Py_XNewRef(ts),
         [B_MAX_TIMESTAMP] = ts,
         [B_CRC] = PyLong_FromUnsignedLong(m.crc),
@@ -836,7 +852,7 @@ decode_legacy_wrapper(PyObject *self, PyObject *args)
         [B_RECORD_COUNT] = PyLong_FromSsize_t(count),
         [B_RECORDS] = with_records ? Py_NewRef(tuple) : Py_NewRef(Py_None),
     };
-    legacy_batch_fields(vals);
+    legacy_batch_fields(vals, file, &m);
     /* Untracked (see new_batch): its fields are a file name, ints, bools, None, enum members and an
      * untracked tuple of records, none able to refer back to it. */
     result = new_batch(vals);
@@ -878,84 +894,32 @@ plain_batch(PyObject *file, Py_ssize_t file_pos, const unsigned char *p, Py_ssiz
     PyObject *valid = crc == m->crc ? Py_True : Py_False, *records = NULL;
     if (offset == NULL || ts == NULL || stored == NULL || size == NULL || position == NULL)
         goto fail;
-    if (with_records && model.record_plain) {
-        /* new_atomic_record's work, with what only key and value can fail: the rest is set already. */
-        PyObject *key = bytes_or_none(p, m->key_pos, m->key_len), *value = bytes_or_none(p, m->value_pos, m->value_len);
-        PyObject *record = NULL;
-        if (key && value) {
-            if (*unit != NULL) { /* a kept tuple and record, from a freed batch (see records_unit) */
-                records = *unit;
-                *unit = NULL;
-                record = PyTuple_GET_ITEM(records, 0);
+    if (with_records) {
+        PyObject *rvals[RECORD_FIELDS];
+        legacy_record_fields(rvals, p, m, Py_NewRef(offset), Py_NewRef(ts), Py_NewRef(Py_None), Py_NewRef(size),
+                             Py_NewRef(stored), Py_NewRef(valid));
+        if (*unit != NULL && rvals[R_KEY] != NULL && rvals[R_VALUE] != NULL) {
+            records = *unit; /* a kept tuple and record, from a freed batch (see records_unit) */
+            *unit = NULL;
+            record_fill(PyTuple_GET_ITEM(records, 0), rvals);
+        }
+        else {
+            PyObject *record = new_atomic_record(rvals);
+            if (record == NULL || (records = PyTuple_New(1)) == NULL) {
+                Py_XDECREF(record);
+                goto fail;
             }
-            else if ((record = record_alloc()) != NULL) {
-                records = PyTuple_New(1);
-                if (records == NULL) {
-                    for (int f = 0; f < RECORD_FIELDS; f++) /* a Record freed with its slots all NULL */
-                        RECORD_SLOT(record, f) = NULL;
-                    Py_DECREF(record);
-                }
-                else {
-                    PyTuple_SET_ITEM(records, 0, record);
-                    PyObject_GC_UnTrack(records); /* it holds an untracked record */
-                }
-            }
+            PyTuple_SET_ITEM(records, 0, record);
+            untrack_if_atomic(records);
         }
-        if (records == NULL) {
-            Py_XDECREF(key);
-            Py_XDECREF(value);
-            goto fail;
-        }
-        RECORD_SLOT(record, R_OFFSET) = Py_NewRef(offset);
-        RECORD_SLOT(record, R_TIMESTAMP) = Py_NewRef(ts);
-        RECORD_SLOT(record, R_KEY) = key;
-        RECORD_SLOT(record, R_VALUE) = value;
-        RECORD_SLOT(record, R_HEADERS) = PyTuple_New(0); /* the empty tuple: never NULL */
-        RECORD_SLOT(record, R_SEQUENCE) = Py_NewRef(MINUS_ONE);
-        RECORD_SLOT(record, R_SIZE) = Py_NewRef(size);
-        RECORD_SLOT(record, R_CRC) = Py_NewRef(stored);
-        RECORD_SLOT(record, R_CRC_VALID) = Py_NewRef(valid);
-        RECORD_SLOT(record, R_CONTROL) = Py_NewRef(Py_None);
-        RECORD_SLOT(record, R_STORED_TIMESTAMP) = Py_NewRef(Py_None);
-    }
-    else if (with_records) {
-        PyObject *rvals[RECORD_FIELDS] = {
-            [R_OFFSET] = Py_NewRef(offset),
-            [R_TIMESTAMP] = Py_NewRef(ts),
-            [R_KEY] = bytes_or_none(p, m->key_pos, m->key_len),
-            [R_VALUE] = bytes_or_none(p, m->value_pos, m->value_len),
-            [R_HEADERS] = PyTuple_New(0),
-            [R_SEQUENCE] = Py_NewRef(MINUS_ONE),
-            [R_SIZE] = Py_NewRef(size),
-            [R_CRC] = Py_NewRef(stored),
-            [R_CRC_VALID] = Py_NewRef(valid),
-            [R_CONTROL] = Py_NewRef(Py_None),
-            [R_STORED_TIMESTAMP] = Py_NewRef(Py_None),
-        };
-        PyObject *record = new_atomic_record(rvals);
-        if (record == NULL)
-            goto fail;
-        records = PyTuple_New(1);
-        if (records == NULL) {
-            Py_DECREF(record);
-            goto fail;
-        }
-        PyTuple_SET_ITEM(records, 0, record);
-        untrack_if_atomic(records);
     }
     else {
         records = Py_NewRef(Py_None);
     }
-    int ts_type = m->magic == 0 ? 0 : (m->attributes & TIMESTAMP_TYPE_BIT) ? 2 : 1;
     PyObject *vals[BATCH_FIELDS] = {
-        [B_FILE] = Py_NewRef(file),
         [B_POSITION] = position,
         [B_BASE_OFFSET] = Py_NewRef(offset),
         [B_LAST_OFFSET] = offset, /* the last reference this function holds: passed on */
-        [B_MAGIC] = PyLong_FromLong(m->magic), /* 0 or 1: cached small ints */
-        [B_ATTRIBUTES] = PyLong_FromLong(m->attributes), /* cached unless below -5 (the top bit set) */
-        [B_COMPRESSION] = Py_NewRef(CODEC_NONE),
-        [B_TIMESTAMP_TYPE] = Py_NewRef(TS_TYPES[ts_type]),
         [B_BASE_TIMESTAMP] = Py_NewRef(ts),
         [B_MAX_TIMESTAMP] = ts,
         [B_CRC] = stored,
@@ -964,7 +928,7 @@ plain_batch(PyObject *file, Py_ssize_t file_pos, const unsigned char *p, Py_ssiz
         [B_RECORD_COUNT] = Py_NewRef(ONE),
         [B_RECORDS] = records,
     };
-    legacy_batch_fields(vals);
+    legacy_batch_fields(vals, file, m);
     /* Untracked (see new_batch): it refers to its file name, ints, bools, None, enum members and an
      * untracked records tuple, all made before it and none able to refer back to it. */
 #ifdef BATCH_FREELIST_MAX
@@ -994,9 +958,41 @@ fail:
     return NULL;
 }
 
+/* The plain message at p[pos:end] (as plain_entry_end takes it, and sound) read into m, its header
+ * once: where it ends, or -1 when it is not one. */
+static inline Py_ssize_t
+plain_message_end(const unsigned char *p, Py_ssize_t pos, Py_ssize_t end, Message *m)
+{
+    if (legacy_header(p, pos, end, m) != LEGACY_OK || (m->attributes & COMPRESSION_MASK) ||
+        m->size > end - pos - LOG_OVERHEAD)
+        return -1;
+    Py_ssize_t entry_end = pos + LOG_OVERHEAD + m->size;
+    return legacy_body(p, pos, entry_end, m->magic, m) == LEGACY_OK ? entry_end : -1;
+}
+
 /* Up to this many of a run's batches are gathered before they go into its list, which is then made at
  * its size at once instead of growing by appends (a 16 KiB run holds at most 630 entries). */
 #define RUN_GATHER 1024
+
+/* The n gathered batches (stolen) put at the end of *batches, a new list when NULL; n is then 0.
+ * Returns 0, or -1 with an exception set (and what was not taken still gathered). */
+static int
+run_flush(PyObject **batches, PyObject **gathered, Py_ssize_t *n)
+{
+    PyObject *list = PyList_New(*n);
+    if (list == NULL)
+        return -1;
+    if (*n > 0)
+        memcpy(((PyListObject *)list)->ob_item, gathered, *n * sizeof(PyObject *));
+    *n = 0;
+    if (*batches == NULL) {
+        *batches = list;
+        return 0;
+    }
+    int rc = PyList_SetSlice(*batches, PY_SSIZE_T_MAX, PY_SSIZE_T_MAX, list);
+    Py_DECREF(list);
+    return rc;
+}
 
 PyObject *
 decode_legacy_run(PyObject *self, PyObject *args)
@@ -1009,52 +1005,28 @@ decode_legacy_run(PyObject *self, PyObject *args)
         view_window(&view, pos, end) < 0)
         return NULL;
     const unsigned char *p = (const unsigned char *)view.buf;
-    Py_ssize_t start = pos;
-    PyObject *gathered[RUN_GATHER];
-    Py_ssize_t n = 0;
-    PyObject *batches = NULL, *result = NULL; /* batches: the list, once more than RUN_GATHER are made */
+    Py_ssize_t start = pos, n = 0;
+    PyObject *gathered[RUN_GATHER], *batches = NULL, *result = NULL;
     IntCache timestamps = {0, NULL}, sizes = {0, NULL};
     Message m;
     Py_ssize_t entry_end; /* what is not a plain message ends the run: the segment reader reports it */
-    while ((entry_end = plain_entry_end(p, pos, end)) >= 0 && legacy_message(p, pos, entry_end, &m) == LEGACY_OK) {
+    while ((entry_end = plain_message_end(p, pos, end, &m)) >= 0) {
         uint32_t crc = message_crc(p, pos, entry_end);
         if (crc != m.crc)
             break;
-        PyObject *batch = plain_batch(file, file_pos + pos - start, p, pos, entry_end, &m, crc, with_records,
-                                      &timestamps, &sizes);
-        if (batch == NULL)
+        if (n == RUN_GATHER && run_flush(&batches, gathered, &n) < 0)
             goto done;
-        if (batches == NULL && n < RUN_GATHER) {
-            gathered[n++] = batch;
-        }
-        else {
-            if (batches == NULL) {
-                batches = PyList_New(n);
-                if (batches == NULL) {
-                    Py_DECREF(batch);
-                    goto done;
-                }
-                memcpy(((PyListObject *)batches)->ob_item, gathered, n * sizeof(PyObject *));
-                n = 0;
-            }
-            int appended = PyList_Append(batches, batch);
-            Py_DECREF(batch);
-            if (appended < 0)
-                goto done;
-        }
+        gathered[n] = plain_batch(file, file_pos + pos - start, p, pos, entry_end, &m, crc, with_records,
+                                  &timestamps, &sizes);
+        if (gathered[n] == NULL)
+            goto done;
+        n++;
         pos = entry_end;
     }
-    if (batches == NULL) {
-        batches = PyList_New(n);
-        if (batches == NULL)
-            goto done;
-        if (n > 0)
-            memcpy(((PyListObject *)batches)->ob_item, gathered, n * sizeof(PyObject *));
-        n = 0;
-    }
-    result = Py_BuildValue("(On)", batches, pos - start);
+    if (run_flush(&batches, gathered, &n) == 0)
+        result = Py_BuildValue("(On)", batches, pos - start);
 done:
-    for (Py_ssize_t k = 0; batches == NULL && k < n; k++) /* still gathered: nothing else holds them */
+    for (Py_ssize_t k = 0; k < n; k++) /* still gathered: nothing else holds them */
         Py_DECREF(gathered[k]);
     Py_XDECREF(timestamps.obj);
     Py_XDECREF(sizes.obj);
@@ -1085,28 +1057,17 @@ speedups_init(PyObject *m)
     CorruptRecordError = model_import("kafka_dump.errors", "CorruptRecordError");
     PyObject *codecs = model_import("kafka_dump.model", "Compression");
     PyObject *ts_types = model_import("kafka_dump.model", "TimestampType");
-    if (!CorruptRecordError || !codecs || !ts_types) {
-        Py_XDECREF(codecs);
-        Py_XDECREF(ts_types);
-        return -1;
-    }
-    CODEC_NONE = PyObject_GetAttrString(codecs, "NONE");
-    for (int i = 0; i < 8; i++) {
-        CODECS[i] = PyObject_CallFunction(codecs, "i", i);
-        if (CODECS[i] == NULL) {
-            Py_DECREF(codecs);
-            Py_DECREF(ts_types);
-            return -1;
-        }
-    }
-    TS_TYPES[0] = PyObject_GetAttrString(ts_types, "NO_TIMESTAMP_TYPE");
-    TS_TYPES[1] = PyObject_GetAttrString(ts_types, "CREATE_TIME");
-    TS_TYPES[2] = PyObject_GetAttrString(ts_types, "LOG_APPEND_TIME");
-    Py_DECREF(codecs);
-    Py_DECREF(ts_types);
+    static const char *const ts_names[3] = {"NO_TIMESTAMP_TYPE", "CREATE_TIME", "LOG_APPEND_TIME"};
+    int ok = CorruptRecordError && codecs && ts_types;
+    for (int i = 0; ok && i < 8; i++)
+        ok = (CODECS[i] = PyObject_CallFunction(codecs, "i", i)) != NULL;
+    for (int i = 0; ok && i < 3; i++)
+        ok = (TS_TYPES[i] = PyObject_GetAttrString(ts_types, ts_names[i])) != NULL;
+    Py_XDECREF(codecs);
+    Py_XDECREF(ts_types);
     MINUS_ONE = PyLong_FromLong(-1);
     ONE = PyLong_FromLong(1);
-    if (!CODEC_NONE || !TS_TYPES[0] || !TS_TYPES[1] || !TS_TYPES[2] || !MINUS_ONE || !ONE)
+    if (!ok || !MINUS_ONE || !ONE)
         return -1;
     crc32_init();
     plain_dealloc_install(model.record_type, model.record_plain, record_dealloc);
