@@ -898,19 +898,24 @@ plain_batch(PyObject *file, Py_ssize_t file_pos, const unsigned char *p, Py_ssiz
         PyObject *rvals[RECORD_FIELDS];
         legacy_record_fields(rvals, p, m, Py_NewRef(offset), Py_NewRef(ts), Py_NewRef(Py_None), Py_NewRef(size),
                              Py_NewRef(stored), Py_NewRef(valid));
-        if (*unit != NULL && rvals[R_KEY] != NULL && rvals[R_VALUE] != NULL) {
+        PyObject *record = NULL;
+        int sound = rvals[R_KEY] != NULL && rvals[R_VALUE] != NULL; /* the only fields that can fail */
+        if (sound && *unit != NULL) {
             records = *unit; /* a kept tuple and record, from a freed batch (see records_unit) */
             *unit = NULL;
             record_fill(PyTuple_GET_ITEM(records, 0), rvals);
         }
         else {
-            PyObject *record = new_atomic_record(rvals);
+            if (sound && model.record_plain && (record = record_alloc()) != NULL)
+                record_fill(record, rvals); /* new_atomic_record's work, its checks done above */
+            else
+                record = new_atomic_record(rvals);
             if (record == NULL || (records = PyTuple_New(1)) == NULL) {
                 Py_XDECREF(record);
                 goto fail;
             }
             PyTuple_SET_ITEM(records, 0, record);
-            untrack_if_atomic(records);
+            PyObject_GC_UnTrack(records); /* it holds an untracked record */
         }
     }
     else {
@@ -970,30 +975,6 @@ plain_message_end(const unsigned char *p, Py_ssize_t pos, Py_ssize_t end, Messag
     return legacy_body(p, pos, entry_end, m->magic, m) == LEGACY_OK ? entry_end : -1;
 }
 
-/* Up to this many of a run's batches are gathered before they go into its list, which is then made at
- * its size at once instead of growing by appends (a 16 KiB run holds at most 630 entries). */
-#define RUN_GATHER 1024
-
-/* The n gathered batches (stolen) put at the end of *batches, a new list when NULL; n is then 0.
- * Returns 0, or -1 with an exception set (and what was not taken still gathered). */
-static int
-run_flush(PyObject **batches, PyObject **gathered, Py_ssize_t *n)
-{
-    PyObject *list = PyList_New(*n);
-    if (list == NULL)
-        return -1;
-    if (*n > 0)
-        memcpy(((PyListObject *)list)->ob_item, gathered, *n * sizeof(PyObject *));
-    *n = 0;
-    if (*batches == NULL) {
-        *batches = list;
-        return 0;
-    }
-    int rc = PyList_SetSlice(*batches, PY_SSIZE_T_MAX, PY_SSIZE_T_MAX, list);
-    Py_DECREF(list);
-    return rc;
-}
-
 PyObject *
 decode_legacy_run(PyObject *self, PyObject *args)
 {
@@ -1005,8 +986,10 @@ decode_legacy_run(PyObject *self, PyObject *args)
         view_window(&view, pos, end) < 0)
         return NULL;
     const unsigned char *p = (const unsigned char *)view.buf;
-    Py_ssize_t start = pos, n = 0;
-    PyObject *gathered[RUN_GATHER], *batches = NULL, *result = NULL;
+    /* The batches are gathered in an array, and their list made at its size at the end: room for as
+     * many as a 16 KiB run holds (at most 630), doubled when a longer run needs more. */
+    Py_ssize_t start = pos, n = 0, room = 0;
+    PyObject **gathered = NULL, *batches = NULL, *result = NULL;
     IntCache timestamps = {0, NULL}, sizes = {0, NULL};
     Message m;
     Py_ssize_t entry_end; /* what is not a plain message ends the run: the segment reader reports it */
@@ -1014,8 +997,15 @@ decode_legacy_run(PyObject *self, PyObject *args)
         uint32_t crc = message_crc(p, pos, entry_end);
         if (crc != m.crc)
             break;
-        if (n == RUN_GATHER && run_flush(&batches, gathered, &n) < 0)
-            goto done;
+        if (n == room) {
+            room = room ? room * 2 : Py_MIN((end - pos) / (LOG_OVERHEAD + LEGACY_V0_MIN_SIZE) + 1, 1024);
+            PyObject **more = PyMem_Realloc(gathered, (size_t)room * sizeof(PyObject *));
+            if (more == NULL) {
+                PyErr_NoMemory();
+                goto done;
+            }
+            gathered = more;
+        }
         gathered[n] = plain_batch(file, file_pos + pos - start, p, pos, entry_end, &m, crc, with_records,
                                   &timestamps, &sizes);
         if (gathered[n] == NULL)
@@ -1023,11 +1013,16 @@ decode_legacy_run(PyObject *self, PyObject *args)
         n++;
         pos = entry_end;
     }
-    if (run_flush(&batches, gathered, &n) == 0)
+    if ((batches = PyList_New(n)) != NULL) {
+        if (n > 0)
+            memcpy(((PyListObject *)batches)->ob_item, gathered, n * sizeof(PyObject *));
+        n = 0;
         result = Py_BuildValue("(On)", batches, pos - start);
+    }
 done:
     for (Py_ssize_t k = 0; k < n; k++) /* still gathered: nothing else holds them */
         Py_DECREF(gathered[k]);
+    PyMem_Free(gathered);
     Py_XDECREF(timestamps.obj);
     Py_XDECREF(sizes.obj);
     Py_XDECREF(batches);
