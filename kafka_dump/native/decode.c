@@ -1,19 +1,12 @@
 /*
- * The compiled twin of kdump's decoder hot loops, one function for each of decode.py's:
- *
- *   decode_v2_records    the records of one v2 batch (DefaultRecord)
- *   decode_legacy_inner  the inner messages of a decompressed v0/v1 wrapper (LegacyRecord)
- *   decode_legacy_wrapper  a sound compressed v0/v1 wrapper, decompressed and decoded, as a Batch
- *   decode_legacy_run    a run of plain v0/v1 messages, one log entry per record, as Batches
- *
- * Each must give exactly what its pure twin gives -- the same records, the same error messages at
- * the same positions -- and tests/test_twins.py checks that it does. Offsets and sizes come from
- * _layout.h (generated from layout.py), the wire readers from _wire.h, the model's classes and
- * where their fields live from _model.h. The JSON writer is render/jsonl.c, a module of its own.
+ * The compiled twin of kdump's decoder hot loops, one function for each of decode.py's: the records of
+ * a v2 batch, the inner messages of a decompressed v0/v1 wrapper, a sound compressed v0/v1 wrapper as
+ * a Batch, and a run of plain v0/v1 messages as Batches. Each gives exactly what its pure twin gives
+ * (the same records, the same errors at the same positions), as tests/test_twins.py checks.
  *
  * Memory safety: every read is checked against the record's own length, which is checked against the
- * end of the batch, which is checked against the buffer. No length from the data sizes an allocation
- * before it has been checked against the bytes that are actually there.
+ * end of the batch, which is checked against the buffer; no length from the data sizes an allocation
+ * before it has been checked against the bytes that are there.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -47,18 +40,15 @@ add_exact(__int128 base, int64_t offset)
 }
 
 /* ---- Record's and Header's deallocation ---------------------------------------------------------
- * A class statement gives every instance the generic deallocator of classes (subtype_dealloc): it
- * looks for finalizers, weak references and a __dict__, and finds the slots to release by walking the
- * class's members, base by base. Records and Headers are freed by the million, have none of those
- * (slots_only) and keep their slots where model_init found them: releasing those slots and the memory
- * is all there is to do, in a fifth of the instructions. Installed by plain_dealloc_install on the
- * classes themselves: a subclass gets the generic deallocator of its own, as every class does, which
- * releases what the subclass adds and then calls this one as its base's (test_twins checks both). */
+ * The generic deallocator of classes (subtype_dealloc) looks for finalizers, weak references and a
+ * __dict__, and walks the class's members for the slots to release. Records and Headers, freed by the
+ * million, have none of those (slots_only): releasing their slots and memory is all there is to do.
+ * Installed on the classes themselves: a subclass's generic deallocator releases what it adds and then
+ * calls this one as its base's (test_twins checks both). */
 
-/* Freed Records' memory, kept for the next ones (as Cython's @freelist and CPython's own freelists do):
- * a batch's records are freed as the next batch's are built, so most records take no trip through
- * the allocator and the cycle collector's counts. Each kept object is untracked, its slots cleared,
- * and it keeps the reference to its type it had. */
+/* Freed Records' memory, kept for the next ones (as CPython's own freelists do): a batch's records are
+ * freed as the next batch's are built. Each kept object is untracked, its slots cleared, and it keeps
+ * its reference to its type. */
 #ifndef Py_GIL_DISABLED
 #define RECORD_FREELIST_MAX 4096
 static PyObject *record_freelist[RECORD_FREELIST_MAX];
@@ -120,13 +110,11 @@ header_dealloc(PyObject *self)
 }
 
 /* ---- Batch's allocation and deallocation -------------------------------------------------------
- * Every plain v0/v1 message is a Batch of its own, a 23-item tuple subclass: its generic deallocator
- * (subtype_dealloc, then tuple's, which keeps no freelist for subclasses) and a fresh allocation each
- * cost about as much as building its fields. Where the class is a tuple subclass adding nothing
- * (model.batch_plain), batch_dealloc releases the items and keeps the memory of a whole Batch for the
- * next one, as record_dealloc does for Records; a subclass's instance or one of another length (a
- * NamedTuple can be made of any tuple) is released and freed. Up to 3.13 only: from 3.14 tuples cache
- * their hash and new_batch takes tuple.__new__. */
+ * Every plain v0/v1 message is a Batch of its own, a 23-item tuple subclass whose generic deallocator
+ * and fresh allocation cost about as much as building its fields. Where the class adds nothing to
+ * tuple (model.batch_plain), batch_dealloc keeps the memory of a whole Batch for the next one; a
+ * subclass's instance or one of another length is released and freed. Up to 3.13 only: from 3.14
+ * tuples cache their hash and new_batch takes tuple.__new__. */
 #if !defined(Py_GIL_DISABLED) && PY_VERSION_HEX < 0x030E0000
 #define BATCH_FREELIST_MAX 1024
 static PyObject *batch_freelist[BATCH_FREELIST_MAX];
@@ -134,11 +122,9 @@ static int batch_nfree;
 static int batch_fast; /* batch_dealloc is Batch's: plain_batch may take its memory from the freelist */
 static int unit_fast;  /* and Record's is record_dealloc: a kept Batch may keep its records, see below */
 
-/* A plain message's batch holds a tuple of one record that nothing else holds: when the batch is
- * freed, the tuple and the record (its slots released) stay with it in the freelist, and the next
- * plain message's batch takes all three at once, saving the tuple's and the record's trips through
- * their deallocators and allocators. Only an untracked exact tuple holding one untracked exact Record,
- * each referred to by nothing else, is kept. */
+/* A plain message's batch holds a tuple of one record: when the batch is freed, the tuple and the
+ * record (its slots released) stay with it in the freelist for the next plain message's batch. Only an
+ * untracked exact tuple holding one untracked exact Record, each held by nothing else, is kept. */
 static inline int
 records_unit(PyObject *records)
 {
@@ -150,10 +136,9 @@ records_unit(PyObject *records)
            !PyObject_GC_IsTracked(record);
 }
 
-/* An untracked Batch of BATCH_FIELDS items, left unset but for its records field: NULL, or a kept
- * tuple of one record whose slots are all NULL (see records_unit). The caller takes that field, fills
- * every one before anything else can see the batch, or else sets them all NULL but the records field
- * (left as it was given) and releases the batch. */
+/* An untracked Batch of BATCH_FIELDS unset items but its records field: NULL, or a kept tuple of one
+ * record whose slots are all NULL (see records_unit). The caller fills every item, or else releases
+ * the batch with batch_release. */
 static inline PyObject *
 batch_alloc(void)
 {
@@ -279,26 +264,16 @@ corrupt_at(const DataError *err, int with_position)
 
 /* ---- v2 records (the twin of _pure.decode_v2_records) ------------------------------------------ */
 
-/* True when prev is a bytes object holding exactly the n bytes at p: the decoder then hands out prev
- * again instead of a copy. Keys, header keys and header values repeat from record to record in real
- * data (a producer's header names, a key per entity); a length test and a memcmp cost far less than
- * allocating, filling and later freeing another bytes object. Bytes are immutable, so sharing one is
- * invisible to every reader. */
-static inline int
-same_bytes(const unsigned char *p, Py_ssize_t n, PyObject *prev)
-{
-    return prev != NULL && PyBytes_CheckExact(prev) && PyBytes_GET_SIZE(prev) == n &&
-           memcmp(PyBytes_AS_STRING(prev), p, (size_t)n) == 0;
-}
-
-/* A key or a value of n bytes at p: None when n is negative, else its bytes (prev itself when it holds
- * the same bytes, see same_bytes; may be NULL). */
+/* A key or a value of n bytes at p: None when n is negative, else its bytes, or prev itself (may be
+ * NULL) when it is a bytes object holding the same: keys and headers repeat from record to record in
+ * real data, and bytes are immutable, so sharing one is invisible. */
 static inline PyObject *
 nullable_bytes(const unsigned char *p, int64_t n, PyObject *prev)
 {
     if (n < 0)
         return Py_NewRef(Py_None);
-    if (same_bytes(p, (Py_ssize_t)n, prev))
+    if (prev != NULL && PyBytes_CheckExact(prev) && PyBytes_GET_SIZE(prev) == n &&
+        memcmp(PyBytes_AS_STRING(prev), p, (size_t)n) == 0)
         return Py_NewRef(prev);
     return PyBytes_FromStringAndSize((const char *)p, (Py_ssize_t)n);
 }
@@ -368,14 +343,14 @@ decode_v2_records(PyObject *self, PyObject *args)
         return NULL;
     const unsigned char *p = (const unsigned char *)view.buf;
     DataError err = {NULL, 0};
-    /* Room for every record the batch declares, as far as its bytes can hold them (each takes at least
-     * 1 + V2_RECORD_MIN_LENGTH bytes): a lying count sizes nothing beyond the payload. */
+    /* Room for every record the batch declares, as far as its bytes can hold them (v2_record refuses one
+     * of less than 1 + V2_RECORD_MIN_LENGTH bytes): a lying count sizes nothing beyond the payload. */
     Py_ssize_t room = (end - pos) / (1 + V2_RECORD_MIN_LENGTH);
     Py_ssize_t filled = 0;
     PyObject *records = PyList_New(count <= 0 ? 0 : count < room ? (Py_ssize_t)count : room);
     PyObject *key = NULL, *value = NULL, *headers = NULL, *result = NULL;
     /* The previous record's key and value, the last non-empty headers and the last boxed timestamp
-     * (own references): the next record shares each where it holds the same (see same_bytes). */
+     * (own references): the next record shares each where it holds the same (see nullable_bytes). */
     PyObject *last_key = NULL, *last_value = NULL, *last_headers = NULL, *last_time = NULL;
     int64_t last_ts_delta = 0;
     if (records == NULL)
@@ -392,7 +367,6 @@ decode_v2_records(PyObject *self, PyObject *args)
         V2Record r;
         if (v2_record(p, &pos, end, &r, NULL, NULL, &err) < 0)
             goto fail;
-        int64_t ts_delta = r.ts_delta, offset_delta = r.offset_delta;
         key = nullable_bytes(p + r.key_pos, r.key_len, last_key);
         value = nullable_bytes(p + r.value_pos, r.value_len, last_value);
         if (key == NULL || value == NULL)
@@ -409,22 +383,22 @@ decode_v2_records(PyObject *self, PyObject *args)
             Py_XSETREF(last_headers, Py_NewRef(headers));
         int64_t sequence = NO_SEQUENCE;
         if (base_sequence >= 0) {
-            sequence = base_sequence + offset_delta;
+            sequence = base_sequence + r.offset_delta;
             if (sequence > INT32_MAX) /* DefaultRecordBatch.incrementSequence wraps to 0 */
                 sequence -= (int64_t)INT32_MAX + 1;
         }
         /* Records of a batch often share a timestamp (the same millisecond): one int for a run of them. */
-        if (last_time == NULL || ts_delta != last_ts_delta) {
-            Py_XSETREF(last_time, add_exact(base_timestamp, ts_delta));
+        if (last_time == NULL || r.ts_delta != last_ts_delta) {
+            Py_XSETREF(last_time, add_exact(base_timestamp, r.ts_delta));
             if (last_time == NULL)
                 goto fail;
-            last_ts_delta = ts_delta;
+            last_ts_delta = r.ts_delta;
         }
-        PyObject *offset = add_exact(base_offset, offset_delta);
+        PyObject *offset = add_exact(base_offset, r.offset_delta);
         int64_t offset_value;
         /* A producer's first batches on a partition number their sequences as the log numbers offsets:
          * the record's sequence is then its offset's int. */
-        int same = offset != NULL && !__builtin_add_overflow(base_offset, offset_delta, &offset_value) &&
+        int same = offset != NULL && !__builtin_add_overflow(base_offset, r.offset_delta, &offset_value) &&
                    offset_value == sequence;
         PyObject *vals[RECORD_FIELDS] = {
             [R_OFFSET] = offset,
@@ -445,16 +419,7 @@ decode_v2_records(PyObject *self, PyObject *args)
         PyObject *record = gc_tracked(vals[R_HEADERS]) ? new_record(vals) : new_atomic_record(vals);
         if (record == NULL)
             goto fail;
-        if (filled < PyList_GET_SIZE(records)) {
-            PyList_SET_ITEM(records, filled, record);
-        }
-        else {
-            int appended = PyList_Append(records, record);
-            Py_DECREF(record);
-            if (appended < 0)
-                goto fail;
-        }
-        filled++;
+        PyList_SET_ITEM(records, filled++, record); /* the room above holds every record that fits */
     }
     if (pos != end)
         CHECK_ERROR(&err, pos, CHECK_COUNT_MISMATCH, 0, 0, 0,
@@ -501,36 +466,41 @@ typedef LegacyMessage Message;
 static int
 parse_message(const unsigned char *p, Py_ssize_t pos, Py_ssize_t end, Message *m, PyObject **reason)
 {
+    static const char *const fixed[] = {
+        [LEGACY_SHORT] = "message is shorter than the smallest v0 message",
+        [LEGACY_NO_KEY_LENGTH] = "message ends before its key length",
+        [LEGACY_NO_VALUE_LENGTH] = "message ends before its value length",
+    };
     int status = legacy_message(p, pos, end, m);
-    switch (status) {
-    case LEGACY_OK:
-        return LEGACY_OK;
-    case LEGACY_SHORT:
-        *reason = PyUnicode_FromString("message is shorter than the smallest v0 message");
-        break;
-    case LEGACY_BAD_MAGIC:
+    if (status == LEGACY_BAD_MAGIC)
         *reason = PyUnicode_FromFormat("message has magic %d, expected 0 or 1", m->magic);
-        break;
-    case LEGACY_UNDERSIZED:
+    else if (status == LEGACY_UNDERSIZED)
         *reason = PyUnicode_FromFormat("message size %d is below the v%d minimum", (int)m->size, m->magic);
-        break;
-    case LEGACY_NO_KEY_LENGTH:
-        *reason = PyUnicode_FromString("message ends before its key length");
-        break;
-    case LEGACY_KEY_PAST:
+    else if (status == LEGACY_KEY_PAST)
         *reason = PyUnicode_FromFormat("key length %d runs past the message", (int)m->key_len);
-        break;
-    case LEGACY_NO_VALUE_LENGTH:
-        *reason = PyUnicode_FromString("message ends before its value length");
-        break;
-    case LEGACY_VALUE_PAST:
+    else if (status == LEGACY_VALUE_PAST)
         *reason = PyUnicode_FromFormat("value length %d runs past the message", (int)m->value_len);
-        break;
-    default:
+    else if (status == LEGACY_TRAILING)
         *reason = PyUnicode_FromFormat("message has %zd bytes after its value", end - m->end);
-        break;
-    }
+    else if (status != LEGACY_OK)
+        *reason = PyUnicode_FromString(fixed[status]);
     return status;
+}
+
+/* Room in *array (*room items of size bytes, NULL while 0) for twice as many, or first: 0, or -1 with
+ * MemoryError set and the array as it was. */
+static int
+grow_array(void **array, Py_ssize_t *room, size_t size, Py_ssize_t first)
+{
+    Py_ssize_t grown = *room ? *room * 2 : first;
+    void *more = PyMem_Realloc(*array, (size_t)grown * size);
+    if (more == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    *array = more;
+    *room = grown;
+    return 0;
 }
 
 /* The CRC-32 a v0/v1 message's header stores: of its bytes from the magic byte to its end. */
@@ -538,14 +508,6 @@ static uint32_t
 message_crc(const unsigned char *p, Py_ssize_t pos, Py_ssize_t end)
 {
     return crc32_ieee(p + pos + LEGACY_MAGIC_OFFSET, end - pos - LEGACY_MAGIC_OFFSET);
-}
-
-static PyObject *
-bytes_or_none(const unsigned char *p, Py_ssize_t at, Py_ssize_t len)
-{
-    if (len < 0)
-        return Py_NewRef(Py_None);
-    return PyBytes_FromStringAndSize((const char *)p + at, len);
 }
 
 /* The last int boxed, kept for the next: consecutive messages often share a timestamp (a producer's
@@ -576,8 +538,8 @@ legacy_record_fields(PyObject **vals, const unsigned char *p, const Message *m, 
 {
     vals[R_OFFSET] = offset;
     vals[R_TIMESTAMP] = ts;
-    vals[R_KEY] = bytes_or_none(p, m->key_pos, m->key_len);
-    vals[R_VALUE] = bytes_or_none(p, m->value_pos, m->value_len);
+    vals[R_KEY] = nullable_bytes(p + m->key_pos, m->key_len, NULL);
+    vals[R_VALUE] = nullable_bytes(p + m->value_pos, m->value_len, NULL);
     vals[R_HEADERS] = PyTuple_New(0); /* the empty tuple: never NULL */
     vals[R_SEQUENCE] = Py_NewRef(MINUS_ONE);
     vals[R_SIZE] = size;
@@ -637,18 +599,10 @@ inner_records(const unsigned char *p, Py_ssize_t total, int wrapper_magic, long 
             reason = PyUnicode_FromFormat("inner message at byte %zd of the payload runs past its end", pos);
             break;
         }
-        if (n_ok == capacity) {
-            /* Each kept message framed at least LOG_OVERHEAD bytes of data: the array stays a fraction of
-             * the records it describes. */
-            Py_ssize_t grown = capacity ? capacity * 2 : 128;
-            Inner *more = PyMem_Realloc(inner, (size_t)grown * sizeof(Inner));
-            if (more == NULL) {
-                PyErr_NoMemory();
-                goto done;
-            }
-            inner = more;
-            capacity = grown;
-        }
+        /* Each kept message framed at least LOG_OVERHEAD bytes of data: the array stays a fraction of
+         * the records it describes. */
+        if (n_ok == capacity && grow_array((void **)&inner, &capacity, sizeof(Inner), 128) < 0)
+            goto done;
         Inner *in = &inner[n_ok];
         Py_ssize_t end = pos + LOG_OVERHEAD + size;
         PyObject *inner_reason = NULL;
@@ -997,15 +951,9 @@ decode_legacy_run(PyObject *self, PyObject *args)
         uint32_t crc = message_crc(p, pos, entry_end);
         if (crc != m.crc)
             break;
-        if (n == room) {
-            room = room ? room * 2 : Py_MIN((end - pos) / (LOG_OVERHEAD + LEGACY_V0_MIN_SIZE) + 1, 1024);
-            PyObject **more = PyMem_Realloc(gathered, (size_t)room * sizeof(PyObject *));
-            if (more == NULL) {
-                PyErr_NoMemory();
-                goto done;
-            }
-            gathered = more;
-        }
+        if (n == room && grow_array((void **)&gathered, &room, sizeof(PyObject *),
+                                    Py_MIN((end - pos) / (LOG_OVERHEAD + LEGACY_V0_MIN_SIZE) + 1, 1024)) < 0)
+            goto done;
         gathered[n] = plain_batch(file, file_pos + pos - start, p, pos, entry_end, &m, crc, with_records,
                                   &timestamps, &sizes);
         if (gathered[n] == NULL)
