@@ -214,27 +214,42 @@ untrack_if_atomic(PyObject *tuple)
         PyObject_GC_UnTrack(tuple);
 }
 
+/* Release the n references in vals (any may be NULL). */
+static inline void
+vals_release(PyObject **vals, Py_ssize_t n)
+{
+    for (Py_ssize_t i = 0; i < n; i++)
+        Py_XDECREF(vals[i]);
+}
+
+/* True, with all n of vals released, when any is NULL (an allocation that failed). */
+static inline int
+vals_failed(PyObject **vals, Py_ssize_t n)
+{
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (vals[i] == NULL) {
+            vals_release(vals, n);
+            return 1;
+        }
+    }
+    return 0;
+}
+
 /* An instance of a slotted class from n new references (stolen; any may be NULL, and then all are
  * released and NULL is returned), filled as object.__new__ plus the slot setters would (as the pure
  * twin does). An instance whose fields are all atomic is left untracked by the cycle collector. */
 static inline PyObject *
 new_slotted(PyObject *cls, const Py_ssize_t *offsets, Py_ssize_t n, PyObject **vals, int plain)
 {
+    if (vals_failed(vals, n))
+        return NULL;
     int atomic = 1;
-    for (Py_ssize_t i = 0; i < n; i++) {
-        if (vals[i] == NULL) {
-            for (Py_ssize_t j = 0; j < n; j++)
-                Py_XDECREF(vals[j]);
-            return NULL;
-        }
-        if (atomic && gc_tracked(vals[i]))
-            atomic = 0;
-    }
+    for (Py_ssize_t i = 0; i < n && atomic; i++)
+        atomic = !gc_tracked(vals[i]);
     PyObject *obj = plain ? PyObject_GC_New(PyObject, (PyTypeObject *)cls)
                           : ((PyTypeObject *)cls)->tp_alloc((PyTypeObject *)cls, 0);
     if (obj == NULL) {
-        for (Py_ssize_t j = 0; j < n; j++)
-            Py_DECREF(vals[j]);
+        vals_release(vals, n);
         return NULL;
     }
     for (Py_ssize_t i = 0; i < n; i++)
@@ -284,13 +299,8 @@ batch_fill(PyObject *obj, PyObject **vals)
 static inline PyObject *
 new_batch(PyObject **vals)
 {
-    for (int i = 0; i < BATCH_FIELDS; i++) {
-        if (vals[i] == NULL) {
-            for (int j = 0; j < BATCH_FIELDS; j++)
-                Py_XDECREF(vals[j]);
-            return NULL;
-        }
-    }
+    if (vals_failed(vals, BATCH_FIELDS))
+        return NULL;
     PyTypeObject *cls = (PyTypeObject *)model.batch_type;
 #if PY_VERSION_HEX < 0x030E0000
     /* Allocated untracked where the class allows it (see the note above: the caller's to keep). */
@@ -318,8 +328,7 @@ new_batch(PyObject **vals)
         return obj;
     }
 #endif
-    for (int i = 0; i < BATCH_FIELDS; i++)
-        Py_DECREF(vals[i]);
+    vals_release(vals, BATCH_FIELDS);
     return NULL;
 }
 

@@ -187,11 +187,8 @@ batch_dealloc(PyObject *self)
     for (Py_ssize_t i = n - 1; i >= 0; i--)
         Py_XDECREF(items[i]);
     if (keep) {
-        if (unit != NULL) {
-            PyObject *record = PyTuple_GET_ITEM(unit, 0);
-            for (int f = 0; f < RECORD_FIELDS; f++)
-                Py_CLEAR(RECORD_SLOT(record, f));
-        }
+        if (unit != NULL)
+            slots_clear(PyTuple_GET_ITEM(unit, 0), model.record_offsets, RECORD_FIELDS);
         items[at] = unit;
         batch_freelist[batch_nfree++] = self;
     }
@@ -230,19 +227,15 @@ new_atomic_record(PyObject **vals)
 {
     if (!model.record_plain)
         return new_record(vals);
-    PyObject *obj = NULL;
-    for (int i = 0; i < RECORD_FIELDS; i++)
-        if (vals[i] == NULL)
-            goto fail;
-    obj = record_alloc();
-    if (obj == NULL)
-        goto fail;
+    if (vals_failed(vals, RECORD_FIELDS))
+        return NULL;
+    PyObject *obj = record_alloc();
+    if (obj == NULL) {
+        vals_release(vals, RECORD_FIELDS);
+        return NULL;
+    }
     record_fill(obj, vals);
     return obj;
-fail:
-    for (int i = 0; i < RECORD_FIELDS; i++)
-        Py_XDECREF(vals[i]);
-    return NULL;
 }
 
 /* CorruptRecordError(err's message, position=its position (None unless with_position), check=,
@@ -278,11 +271,9 @@ nullable_bytes(const unsigned char *p, int64_t n, PyObject *prev)
     return PyBytes_FromStringAndSize((const char *)p, (Py_ssize_t)n);
 }
 
-/* The count headers of a record at p[pos:body_end], which v2_record has read; *headers gets a new
- * tuple. prev (a tuple of Headers, or NULL) is the last headers the batch decoded: a header whose key
- * and value equal those of prev's header at the same index shares their bytes, or prev's whole Header
- * when both are equal (Headers are frozen), and a record whose headers are all prev's shares prev's
- * tuple. Returns 0, or -1 with an exception set. */
+/* The count headers of a record at p[pos:body_end], which v2_record has read, as a new tuple in
+ * *headers. Each shares what it holds alike with the header at its index in prev (the batch's last
+ * headers, or NULL): its bytes, the whole frozen Header, or prev's tuple. Returns 0, or -1. */
 static int
 record_headers(const unsigned char *p, Py_ssize_t pos, Py_ssize_t body_end, int64_t count, PyObject *prev,
                PyObject **headers)
@@ -439,13 +430,8 @@ fail:
         else
             PyObject_GC_Track(records);
     }
-    if (err.message != NULL && records != NULL) {
-        PyObject *exc = corrupt_at(&err, 1);
-        if (exc != NULL) {
-            result = Py_BuildValue("(OO)", records, exc);
-            Py_DECREF(exc);
-        }
-    }
+    if (err.message != NULL && records != NULL) /* N: corrupt_at's exception, or NULL when it failed */
+        result = Py_BuildValue("(ON)", records, corrupt_at(&err, 1));
 done:
     Py_XDECREF(last_key);
     Py_XDECREF(last_value);
@@ -510,8 +496,7 @@ message_crc(const unsigned char *p, Py_ssize_t pos, Py_ssize_t end)
     return crc32_ieee(p + pos + LEGACY_MAGIC_OFFSET, end - pos - LEGACY_MAGIC_OFFSET);
 }
 
-/* The last int boxed, kept for the next: consecutive messages often share a timestamp (a producer's
- * batch, or records of the same millisecond), and sharing the object saves an allocation per record. */
+/* The last int boxed, kept for the next: consecutive messages often share a timestamp or a size. */
 typedef struct {
     int64_t value;
     PyObject *obj; /* NULL until the first */
@@ -573,10 +558,9 @@ typedef struct {
     uint32_t crc;
 } Inner;
 
-/* Two passes: the first frames, parses and checks every inner message of data[0:total], and so learns
- * the last inner offset that v1's relative offsets need; the second builds the records from what the
- * first kept. Sets *records (a new list) and *why (its message a new str, or NULL when the set is
- * sound); returns 0, or -1 with an exception set. */
+/* Two passes: the first checks every inner message of data[0:total] and learns the last inner offset
+ * that v1's relative offsets need; the second builds the records. Sets *records (a new list) and *why
+ * (its message NULL when the set is sound); returns 0, or -1 with an exception set. */
 static int
 inner_records(const unsigned char *p, Py_ssize_t total, int wrapper_magic, long long wrapper_offset,
               PyObject *log_append_time, PyObject **records_out, DataError *why)
@@ -697,13 +681,8 @@ decode_legacy_inner(PyObject *self, PyObject *args)
     if (inner_records((const unsigned char *)PyBytes_AS_STRING(data), PyBytes_GET_SIZE(data), wrapper_magic,
                       wrapper_offset, log_append_time, &records, &why) < 0)
         return NULL;
-    if (why.message != NULL) {
-        error = corrupt_at(&why, 0);
-        if (error == NULL)
-            goto done;
-    }
-    result = PyTuple_Pack(2, records, error ? error : Py_None);
-done:
+    if (why.message == NULL || (error = corrupt_at(&why, 0)) != NULL)
+        result = PyTuple_Pack(2, records, error ? error : Py_None);
     Py_XDECREF(why.message);
     Py_XDECREF(error);
     Py_DECREF(records);
@@ -711,8 +690,7 @@ done:
 }
 
 /* The fields of a v0/v1 Batch that its message m sets alike for a wrapper and a plain message, and
- * those that no message sets, into vals: no producer, sequence, leader epoch, transaction, control or
- * delete horizon. */
+ * those that no message sets (producer, sequences, leader epoch, transaction, control), into vals. */
 static inline void
 legacy_batch_fields(PyObject **vals, PyObject *file, const Message *m)
 {
@@ -734,10 +712,9 @@ legacy_batch_fields(PyObject **vals, PyObject *file, const Message *m)
 
 /* ---- sound compressed v0/v1 wrappers (the twin of _pure.decode_legacy_wrapper) -------------------- */
 
-/* The wrapper entry p[pos:end] as a Batch with its inner records, when every check passes: it parses,
- * its CRC holds, its codec is one a wrapper may use, its value decompresses (through decompress, the
- * codecs module's, so that the limits and the codecs are the same), and its inner message set is
- * sound. Anything else returns None, and legacy.decode_message takes the long way and reports it. */
+/* The wrapper entry p[pos:end] as a Batch with its inner records, when it parses, its CRC holds, its
+ * codec is one a wrapper may use, its value decompresses (through the codecs module's decompress) and
+ * its inner message set is sound; else None, and the long way reports why. */
 PyObject *
 decode_legacy_wrapper(PyObject *self, PyObject *args)
 {
@@ -750,9 +727,8 @@ decode_legacy_wrapper(PyObject *self, PyObject *args)
         view_window(&view, pos, end) < 0)
         return NULL;
     const unsigned char *p = (const unsigned char *)view.buf;
-    PyObject *value = NULL, *data = NULL, *records = NULL, *lat = NULL, *result = NULL;
+    PyObject *value = NULL, *data = NULL, *records = NULL, *lat = NULL, *tuple = NULL, *result = NULL;
     DataError why = {NULL, 0, NULL, 0, 0, 0};
-    PyObject *tuple = NULL;
     Message m;
     int codec = end - pos > LEGACY_ATTRIBUTES_OFFSET ? p[pos + LEGACY_ATTRIBUTES_OFFSET] & COMPRESSION_MASK : 0;
     if (codec < 1 || codec > 3) /* none is no wrapper; zstd and unknown ids are errors in a v0/v1 wrapper */
@@ -783,33 +759,25 @@ decode_legacy_wrapper(PyObject *self, PyObject *args)
         goto done;
     if (why.message != NULL || PyList_GET_SIZE(records) == 0)
         goto none;
-    Py_ssize_t count = PyList_GET_SIZE(records);
-    PyObject *base_offset = Py_NewRef(RECORD_SLOT(PyList_GET_ITEM(records, 0), R_OFFSET));
-    if (with_records) {
-        tuple = PyList_AsTuple(records);
-        if (tuple == NULL) {
-            Py_DECREF(base_offset);
-            goto done;
-        }
+    if (with_records && (tuple = PyList_AsTuple(records)) == NULL)
+        goto done;
+    if (tuple != NULL)
         untrack_if_atomic(tuple);
-    }
     PyObject *ts = PyLong_FromLongLong(m.timestamp);
     PyObject *vals[BATCH_FIELDS] = {
         [B_POSITION] = PyLong_FromSsize_t(file_pos),
-        [B_BASE_OFFSET] = base_offset,
+        [B_BASE_OFFSET] = Py_NewRef(RECORD_SLOT(PyList_GET_ITEM(records, 0), R_OFFSET)),
         [B_LAST_OFFSET] = PyLong_FromLongLong(m.offset),
         [B_BASE_TIMESTAMP] = Py_XNewRef(ts),
         [B_MAX_TIMESTAMP] = ts,
         [B_CRC] = PyLong_FromUnsignedLong(m.crc),
         [B_CRC_VALID] = Py_NewRef(Py_True),
         [B_SIZE] = PyLong_FromSsize_t(LOG_OVERHEAD + (Py_ssize_t)be32(p + pos + LEGACY_SIZE_OFFSET)),
-        [B_RECORD_COUNT] = PyLong_FromSsize_t(count),
-        [B_RECORDS] = with_records ? Py_NewRef(tuple) : Py_NewRef(Py_None),
+        [B_RECORD_COUNT] = PyLong_FromSsize_t(PyList_GET_SIZE(records)),
+        [B_RECORDS] = Py_NewRef(with_records ? tuple : Py_None),
     };
     legacy_batch_fields(vals, file, &m);
-    /* Untracked (see new_batch): its fields are a file name, ints, bools, None, enum members and an
-     * untracked tuple of records, none able to refer back to it. */
-    result = new_batch(vals);
+    result = new_batch(vals); /* untracked: see new_batch */
     goto done;
 none:
     result = Py_NewRef(Py_None);
@@ -887,15 +855,12 @@ plain_batch(PyObject *file, Py_ssize_t file_pos, const unsigned char *p, Py_ssiz
         [B_RECORD_COUNT] = Py_NewRef(ONE),
         [B_RECORDS] = records,
     };
-    legacy_batch_fields(vals, file, m);
-    /* Untracked (see new_batch): it refers to its file name, ints, bools, None, enum members and an
-     * untracked records tuple, all made before it and none able to refer back to it. */
+    legacy_batch_fields(vals, file, m); /* the batch is untracked, as new_batch leaves one */
 #ifdef BATCH_FREELIST_MAX
     if (obj != NULL) {
         Py_CLEAR(*unit); /* a kept tuple and record not taken (no records asked for): freed */
         if (vals[B_MAGIC] == NULL || vals[B_ATTRIBUTES] == NULL) { /* the only fields not checked yet */
-            for (int j = 0; j < BATCH_FIELDS; j++)
-                Py_XDECREF(vals[j]);
+            vals_release(vals, BATCH_FIELDS);
             batch_release(obj);
             return NULL;
         }
