@@ -1,9 +1,8 @@
 /*
- * kafka_dump.model's Record, Header and Batch as the compiled twins see them: each field by name,
- * its place (a slot's offset, a NamedTuple's index) read from the class at import. A field added to
- * the model, removed or renamed makes model_init fail with ImportError naming it, instead of shifting
- * what C reads or writes; reordering the model's fields is harmless. Header-only: each extension
- * module keeps its own copy, filled by its own model_init.
+ * kafka_dump.model's Record, Header and Batch as the compiled twins see them: each field by name, its
+ * place (a slot's offset, a NamedTuple's index) read from the class at import, so that a field added,
+ * removed or renamed makes model_init fail with ImportError naming it instead of shifting what C reads
+ * or writes. Header-only: each extension module keeps its own copy, filled by its own model_init.
  */
 #ifndef KDUMP_MODEL_H
 #define KDUMP_MODEL_H
@@ -205,11 +204,9 @@ gc_tracked(PyObject *obj)
 static inline void
 untrack_if_atomic(PyObject *tuple)
 {
-    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(tuple); i++) {
-        PyObject *item = PyTuple_GET_ITEM(tuple, i);
-        if (gc_tracked(item))
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(tuple); i++)
+        if (gc_tracked(PyTuple_GET_ITEM(tuple, i)))
             return;
-    }
     if (PyObject_GC_IsTracked(tuple))
         PyObject_GC_UnTrack(tuple);
 }
