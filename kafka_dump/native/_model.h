@@ -238,11 +238,15 @@ vals_failed(PyObject **vals, Py_ssize_t n)
 static inline PyObject *
 new_slotted(PyObject *cls, const Py_ssize_t *offsets, Py_ssize_t n, PyObject **vals, int plain)
 {
-    if (vals_failed(vals, n))
-        return NULL;
     int atomic = 1;
-    for (Py_ssize_t i = 0; i < n && atomic; i++)
-        atomic = !gc_tracked(vals[i]);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (vals[i] == NULL) {
+            vals_release(vals, n);
+            return NULL;
+        }
+        if (atomic && gc_tracked(vals[i]))
+            atomic = 0;
+    }
     PyObject *obj = plain ? PyObject_GC_New(PyObject, (PyTypeObject *)cls)
                           : ((PyTypeObject *)cls)->tp_alloc((PyTypeObject *)cls, 0);
     if (obj == NULL) {

@@ -358,6 +358,7 @@ decode_v2_records(PyObject *self, PyObject *args)
         V2Record r;
         if (v2_record(p, &pos, end, &r, NULL, NULL, &err) < 0)
             goto fail;
+        int64_t ts_delta = r.ts_delta, offset_delta = r.offset_delta;
         key = nullable_bytes(p + r.key_pos, r.key_len, last_key);
         value = nullable_bytes(p + r.value_pos, r.value_len, last_value);
         if (key == NULL || value == NULL)
@@ -374,22 +375,22 @@ decode_v2_records(PyObject *self, PyObject *args)
             Py_XSETREF(last_headers, Py_NewRef(headers));
         int64_t sequence = NO_SEQUENCE;
         if (base_sequence >= 0) {
-            sequence = base_sequence + r.offset_delta;
+            sequence = base_sequence + offset_delta;
             if (sequence > INT32_MAX) /* DefaultRecordBatch.incrementSequence wraps to 0 */
                 sequence -= (int64_t)INT32_MAX + 1;
         }
         /* Records of a batch often share a timestamp (the same millisecond): one int for a run of them. */
-        if (last_time == NULL || r.ts_delta != last_ts_delta) {
-            Py_XSETREF(last_time, add_exact(base_timestamp, r.ts_delta));
+        if (last_time == NULL || ts_delta != last_ts_delta) {
+            Py_XSETREF(last_time, add_exact(base_timestamp, ts_delta));
             if (last_time == NULL)
                 goto fail;
-            last_ts_delta = r.ts_delta;
+            last_ts_delta = ts_delta;
         }
-        PyObject *offset = add_exact(base_offset, r.offset_delta);
+        PyObject *offset = add_exact(base_offset, offset_delta);
         int64_t offset_value;
         /* A producer's first batches on a partition number their sequences as the log numbers offsets:
          * the record's sequence is then its offset's int. */
-        int same = offset != NULL && !__builtin_add_overflow(base_offset, r.offset_delta, &offset_value) &&
+        int same = offset != NULL && !__builtin_add_overflow(base_offset, offset_delta, &offset_value) &&
                    offset_value == sequence;
         PyObject *vals[RECORD_FIELDS] = {
             [R_OFFSET] = offset,
