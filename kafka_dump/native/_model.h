@@ -130,8 +130,8 @@ model_places(PyObject *cls, const char *const *names, Py_ssize_t n, Py_ssize_t *
         if (places[i] == -2)
             PyErr_Format(PyExc_ImportError, "kafka_dump.model field %s is not a slot", names[i]);
         else if (places[i] < 0)
-            PyErr_Format(PyExc_ImportError, "kafka_dump.model.%s has no field %s", ((PyTypeObject *)cls)->tp_name,
-                         names[i]);
+            PyErr_Format(PyExc_ImportError, "kafka_dump.model.%s has no field %s",
+                         ((PyTypeObject *)cls)->tp_name, names[i]);
         rc = places[i] < 0 ? -1 : 0;
     }
     Py_XDECREF(fields);
@@ -276,9 +276,7 @@ new_record(PyObject **vals)
 static inline PyObject *
 new_header(PyObject *key, PyObject *value)
 {
-    PyObject *vals[HEADER_FIELDS];
-    vals[H_KEY] = key;
-    vals[H_VALUE] = value;
+    PyObject *vals[HEADER_FIELDS] = {[H_KEY] = key, [H_VALUE] = value};
     return new_slotted(model.header_type, model.header_offsets, HEADER_FIELDS, vals, model.header_plain);
 }
 

@@ -87,8 +87,7 @@ slots_free(PyObject *self)
     Py_DECREF(tp); /* an instance of a heap type holds a reference to it */
 }
 
-/* Also called, as the base's deallocator, by the generic one of a subclass's instance, once it has
- * released what the subclass added: Record's own slots and the memory are then left to do. */
+/* Also called, as its base's, by the generic deallocator of a subclass's instance. */
 static void
 record_dealloc(PyObject *self)
 {
@@ -336,8 +335,7 @@ decode_v2_records(PyObject *self, PyObject *args)
     DataError err = {NULL, 0};
     /* Room for every record the batch declares, as far as its bytes can hold them (v2_record refuses one
      * of less than 1 + V2_RECORD_MIN_LENGTH bytes): a lying count sizes nothing beyond the payload. */
-    Py_ssize_t room = (end - pos) / (1 + V2_RECORD_MIN_LENGTH);
-    Py_ssize_t filled = 0;
+    Py_ssize_t room = (end - pos) / (1 + V2_RECORD_MIN_LENGTH), filled = 0;
     PyObject *records = PyList_New(count <= 0 ? 0 : count < room ? (Py_ssize_t)count : room);
     PyObject *key = NULL, *value = NULL, *headers = NULL, *result = NULL;
     /* The previous record's key and value, the last non-empty headers and the last boxed timestamp
@@ -519,8 +517,8 @@ cached_int(IntCache *cache, int64_t value)
 /* The fields of message.py's Message.record for the message m, into vals: the objects given (stolen)
  * and its key, value, no headers and no sequence. */
 static inline void
-legacy_record_fields(PyObject **vals, const unsigned char *p, const Message *m, PyObject *offset, PyObject *ts,
-                     PyObject *stored_ts, PyObject *size, PyObject *crc, PyObject *crc_valid)
+legacy_record_fields(PyObject **vals, const unsigned char *p, const Message *m, PyObject *offset,
+                     PyObject *ts, PyObject *stored_ts, PyObject *size, PyObject *crc, PyObject *crc_valid)
 {
     vals[R_OFFSET] = offset;
     vals[R_TIMESTAMP] = ts;
@@ -734,9 +732,8 @@ decode_legacy_wrapper(PyObject *self, PyObject *args)
     int codec = end - pos > LEGACY_ATTRIBUTES_OFFSET ? p[pos + LEGACY_ATTRIBUTES_OFFSET] & COMPRESSION_MASK : 0;
     if (codec < 1 || codec > 3) /* none is no wrapper; zstd and unknown ids are errors in a v0/v1 wrapper */
         goto none;
-    if (legacy_message(p, pos, end, &m) != LEGACY_OK) /* the long way reports why */
-        goto none;
-    if (message_crc(p, pos, end) != m.crc || m.value_len < 0)
+    /* the long way reports why a wrapper does not parse or its CRC does not hold */
+    if (legacy_message(p, pos, end, &m) != LEGACY_OK || message_crc(p, pos, end) != m.crc || m.value_len < 0)
         goto none;
     value = PyBytes_FromStringAndSize((const char *)p + m.value_pos, m.value_len);
     if (value == NULL)
@@ -819,8 +816,8 @@ plain_batch(PyObject *file, Py_ssize_t file_pos, const unsigned char *p, Py_ssiz
         goto fail;
     if (with_records) {
         PyObject *rvals[RECORD_FIELDS];
-        legacy_record_fields(rvals, p, m, Py_NewRef(offset), Py_NewRef(ts), Py_NewRef(Py_None), Py_NewRef(size),
-                             Py_NewRef(stored), Py_NewRef(valid));
+        legacy_record_fields(rvals, p, m, Py_NewRef(offset), Py_NewRef(ts), Py_NewRef(Py_None),
+                             Py_NewRef(size), Py_NewRef(stored), Py_NewRef(valid));
         PyObject *record = NULL;
         int sound = rvals[R_KEY] != NULL && rvals[R_VALUE] != NULL; /* the only fields that can fail */
         if (sound && *unit != NULL) {
@@ -871,11 +868,7 @@ plain_batch(PyObject *file, Py_ssize_t file_pos, const unsigned char *p, Py_ssiz
 #endif
     return new_batch(vals);
 fail:
-    Py_XDECREF(offset);
-    Py_XDECREF(ts);
-    Py_XDECREF(stored);
-    Py_XDECREF(size);
-    Py_XDECREF(position);
+    vals_release((PyObject *[]){offset, ts, stored, size, position}, 5);
 #ifdef BATCH_FREELIST_MAX
     if (obj != NULL)
         batch_release(obj);

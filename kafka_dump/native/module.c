@@ -50,6 +50,10 @@ static PyMethodDef methods[] = {
     TWIN(run_json, "(file, file_json, batches, payload) -> bytes", "render.jsonl"),
     TWIN(plain_run_json, "(file_json, data, pos, end, file_pos, with_records, payload) -> (bytes, batches, "
                          "bytes used)", "render.jsonl"),
+    /* rows.c */
+    TWIN(cells, "(records, max_bytes, time_mode, first, columns) -> (blank, widths)", "render.rows"),
+    TWIN(lines, "(columns, widths, drawn, sections) -> bytes", "render.rows"),
+    TWIN(messages, "(batches, start, stop) -> (records, invalid, stop)", "render.rows"),
     /* encoder.c */
     FN(encode_v2_records, "(records, base_offset, base_timestamp, log_append_time) -> bytes"),
     FN(encode_v2_entry, "(header, records, base_offset, base_timestamp, log_append_time) -> bytes"),
@@ -90,10 +94,6 @@ static PyMethodDef methods[] = {
     /* ahead.c */
     FN(compressed_spans, "(data, pos, end) -> list of (codec, start, length): ahead.py's scan (gzip "
                          "wanted),\nas the engine's scan() finds them."),
-    /* rows.c */
-    TWIN(cells, "(records, max_bytes, time_mode, first, columns) -> (blank, widths)", "render.rows"),
-    TWIN(lines, "(columns, widths, drawn, sections) -> bytes", "render.rows"),
-    TWIN(messages, "(batches, start, stop) -> (records, invalid, stop)", "render.rows"),
     {NULL, NULL, 0, NULL},
 };
 
