@@ -1,9 +1,8 @@
 /*
- * kafka_dump.model's Record, Header and Batch as the compiled twins see them: each field by name,
- * its place (a slot's offset, a NamedTuple's index) read from the class at import. A field added to
- * the model, removed or renamed makes model_init fail with ImportError naming it, instead of shifting
- * what C reads or writes; reordering the model's fields is harmless. Header-only: each extension
- * module keeps its own copy, filled by its own model_init.
+ * kafka_dump.model's Record, Header and Batch as the compiled twins see them: each field by name, its
+ * place (a slot's offset, a NamedTuple's index) read from the class at import, so that a field added,
+ * removed or renamed makes model_init fail with ImportError naming it instead of shifting what C reads
+ * or writes. Header-only: each extension module keeps its own copy, filled by its own model_init.
  */
 #ifndef KDUMP_MODEL_H
 #define KDUMP_MODEL_H
@@ -105,56 +104,37 @@ model_names(PyObject *cls, const char *attr, Py_ssize_t n)
     return tuple;
 }
 
-/* The offsets of a slotted class's fields, from its member descriptors. */
+/* Where each named field of cls lives: its index in a NamedTuple's _fields or, when slotted, its slot
+ * offset in a slotted class, from its member descriptor. */
 static inline int
-model_slot_offsets(PyObject *cls, const char *const *names, Py_ssize_t n, Py_ssize_t *offsets)
+model_places(PyObject *cls, const char *const *names, Py_ssize_t n, Py_ssize_t *places, int slotted)
 {
-    PyObject *slots = model_names(cls, "__slots__", n);
-    if (slots == NULL)
-        return -1;
-    Py_DECREF(slots);
-    for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *descr = PyObject_GetAttrString(cls, names[i]);
-        if (descr == NULL) {
-            PyErr_Format(PyExc_ImportError, "kafka_dump.model.%s has no field %s", ((PyTypeObject *)cls)->tp_name,
-                         names[i]);
-            return -1;
-        }
-        int ok = Py_IS_TYPE(descr, &PyMemberDescr_Type) &&
-                 ((PyMemberDescrObject *)descr)->d_member->type == T_OBJECT_EX;
-        if (ok)
-            offsets[i] = ((PyMemberDescrObject *)descr)->d_member->offset;
-        Py_DECREF(descr);
-        if (!ok) {
-            PyErr_Format(PyExc_ImportError, "kafka_dump.model field %s is not a slot", names[i]);
-            return -1;
-        }
-    }
-    return 0;
-}
-
-/* The position of each named field in a NamedTuple. */
-static inline int
-model_tuple_indices(PyObject *cls, const char *const *names, Py_ssize_t n, Py_ssize_t *indices)
-{
-    PyObject *fields = model_names(cls, "_fields", n);
-    if (fields == NULL)
-        return -1;
-    int rc = 0;
+    PyObject *fields = model_names(cls, slotted ? "__slots__" : "_fields", n);
+    int rc = fields == NULL ? -1 : 0;
     for (Py_ssize_t i = 0; i < n && rc == 0; i++) {
-        PyObject *name = PyUnicode_FromString(names[i]);
-        indices[i] = name == NULL ? -1 : PySequence_Index(fields, name);
-        Py_XDECREF(name);
-        if (indices[i] < 0) {
-            if (name != NULL) {
-                PyErr_Clear();
-                PyErr_Format(PyExc_ImportError, "kafka_dump.model.%s has no field %s",
-                             ((PyTypeObject *)cls)->tp_name, names[i]);
-            }
+        PyObject *name = PyUnicode_FromString(names[i]), *descr = NULL;
+        if (name == NULL) {
             rc = -1;
+            break;
         }
+        if (slotted && (descr = PyObject_GetAttr(cls, name)) != NULL) {
+            int slot = Py_IS_TYPE(descr, &PyMemberDescr_Type) &&
+                       ((PyMemberDescrObject *)descr)->d_member->type == T_OBJECT_EX;
+            places[i] = slot ? ((PyMemberDescrObject *)descr)->d_member->offset : -2; /* -2: not a slot */
+            Py_DECREF(descr);
+        }
+        else {
+            places[i] = slotted ? -1 : PySequence_Index(fields, name);
+        }
+        Py_DECREF(name);
+        if (places[i] == -2)
+            PyErr_Format(PyExc_ImportError, "kafka_dump.model field %s is not a slot", names[i]);
+        else if (places[i] < 0)
+            PyErr_Format(PyExc_ImportError, "kafka_dump.model.%s has no field %s",
+                         ((PyTypeObject *)cls)->tp_name, names[i]);
+        rc = places[i] < 0 ? -1 : 0;
     }
-    Py_DECREF(fields);
+    Py_XDECREF(fields);
     return rc;
 }
 
@@ -190,9 +170,9 @@ model_init(void)
     model.batch_type = model_import("kafka_dump.model", "Batch");
     if (!model.record_type || !model.header_type || !model.batch_type)
         return -1;
-    if (model_slot_offsets(model.record_type, record_field_names, RECORD_FIELDS, model.record_offsets) < 0 ||
-        model_slot_offsets(model.header_type, header_field_names, HEADER_FIELDS, model.header_offsets) < 0 ||
-        model_tuple_indices(model.batch_type, batch_field_names, BATCH_FIELDS, model.batch_index) < 0)
+    if (model_places(model.record_type, record_field_names, RECORD_FIELDS, model.record_offsets, 1) < 0 ||
+        model_places(model.header_type, header_field_names, HEADER_FIELDS, model.header_offsets, 1) < 0 ||
+        model_places(model.batch_type, batch_field_names, BATCH_FIELDS, model.batch_index, 0) < 0)
         return -1;
     model.record_plain = slots_only(model.record_type, RECORD_FIELDS);
     model.record_in_order = model.batch_in_order = 1;
@@ -219,36 +199,49 @@ gc_tracked(PyObject *obj)
 }
 
 /* Records, headers and header tuples hold only ints, bytes, None and untracked objects like
- * themselves: they can never be part of a reference cycle, so the cycle collector need not track
- * them: tracked, they make the decoder spend much of its time in collections that find nothing
- * (CPython untracks such plain tuples itself, but only later, and never class instances). */
+ * themselves: they can be in no reference cycle, so the cycle collector need not track them (CPython
+ * untracks such tuples itself, but only later, and never class instances). */
 static inline void
 untrack_if_atomic(PyObject *tuple)
 {
-    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(tuple); i++) {
-        PyObject *item = PyTuple_GET_ITEM(tuple, i);
-        if (gc_tracked(item))
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(tuple); i++)
+        if (gc_tracked(PyTuple_GET_ITEM(tuple, i)))
             return;
-    }
     if (PyObject_GC_IsTracked(tuple))
         PyObject_GC_UnTrack(tuple);
 }
 
-/* An instance of a slotted class from n new references (stolen; any may be NULL after a failed
- * allocation, and then all are released and NULL is returned). The slots are filled at the offsets
- * their member descriptors give, as object.__new__ plus the slot setters would (the pure twin does
- * exactly that); a frozen dataclass's __init__ is skipped. An instance whose fields are all ints,
- * bytes, None and untracked objects can be in no cycle, so it is left untracked by the cycle
- * collector: allocated untracked when the class is slots_only (no zeroing, no track and untrack),
- * else untracked after tp_alloc. */
+/* Release the n references in vals (any may be NULL). */
+static inline void
+vals_release(PyObject **vals, Py_ssize_t n)
+{
+    for (Py_ssize_t i = 0; i < n; i++)
+        Py_XDECREF(vals[i]);
+}
+
+/* True, with all n of vals released, when any is NULL (an allocation that failed). */
+static inline int
+vals_failed(PyObject **vals, Py_ssize_t n)
+{
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (vals[i] == NULL) {
+            vals_release(vals, n);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* An instance of a slotted class from n new references (stolen; any may be NULL, and then all are
+ * released and NULL is returned), filled as object.__new__ plus the slot setters would (as the pure
+ * twin does). An instance whose fields are all atomic is left untracked by the cycle collector. */
 static inline PyObject *
 new_slotted(PyObject *cls, const Py_ssize_t *offsets, Py_ssize_t n, PyObject **vals, int plain)
 {
     int atomic = 1;
     for (Py_ssize_t i = 0; i < n; i++) {
         if (vals[i] == NULL) {
-            for (Py_ssize_t j = 0; j < n; j++)
-                Py_XDECREF(vals[j]);
+            vals_release(vals, n);
             return NULL;
         }
         if (atomic && gc_tracked(vals[i]))
@@ -257,8 +250,7 @@ new_slotted(PyObject *cls, const Py_ssize_t *offsets, Py_ssize_t n, PyObject **v
     PyObject *obj = plain ? PyObject_GC_New(PyObject, (PyTypeObject *)cls)
                           : ((PyTypeObject *)cls)->tp_alloc((PyTypeObject *)cls, 0);
     if (obj == NULL) {
-        for (Py_ssize_t j = 0; j < n; j++)
-            Py_DECREF(vals[j]);
+        vals_release(vals, n);
         return NULL;
     }
     for (Py_ssize_t i = 0; i < n; i++)
@@ -284,9 +276,7 @@ new_record(PyObject **vals)
 static inline PyObject *
 new_header(PyObject *key, PyObject *value)
 {
-    PyObject *vals[HEADER_FIELDS];
-    vals[H_KEY] = key;
-    vals[H_VALUE] = value;
+    PyObject *vals[HEADER_FIELDS] = {[H_KEY] = key, [H_VALUE] = value};
     return new_slotted(model.header_type, model.header_offsets, HEADER_FIELDS, vals, model.header_plain);
 }
 
@@ -301,23 +291,15 @@ batch_fill(PyObject *obj, PyObject **vals)
             PyTuple_SET_ITEM(obj, model.batch_index[i], vals[i]);
 }
 
-/* A Batch from BATCH_FIELDS new references, indexed by BatchField (stolen, any may be NULL): placed at
- * each field's position in the NamedTuple. Up to 3.13 this is what tuple.__new__(cls, items) does
- * inside: tp_alloc, then fill, nothing allocated in between. From 3.14 tuples cache their hash, so the
- * documented tuple.__new__ path is taken there. The batch is returned untracked by the cycle collector:
- * build one only from fields that cannot refer back to it (a file name, ints, bools, None, enum members,
- * an untracked records tuple), as decode_legacy_run does: tracked, a run of them would spend most of
- * its time in collections that find nothing. */
+/* A Batch from BATCH_FIELDS new references, indexed by BatchField (stolen, any may be NULL), as
+ * tuple.__new__(cls, items) makes it (up to 3.13 its steps inline; from 3.14, which caches a tuple's
+ * hash, the call). Returned untracked by the cycle collector: build one only from fields that cannot
+ * refer back to it (a file name, ints, bools, None, enum members, an untracked records tuple). */
 static inline PyObject *
 new_batch(PyObject **vals)
 {
-    for (int i = 0; i < BATCH_FIELDS; i++) {
-        if (vals[i] == NULL) {
-            for (int j = 0; j < BATCH_FIELDS; j++)
-                Py_XDECREF(vals[j]);
-            return NULL;
-        }
-    }
+    if (vals_failed(vals, BATCH_FIELDS))
+        return NULL;
     PyTypeObject *cls = (PyTypeObject *)model.batch_type;
 #if PY_VERSION_HEX < 0x030E0000
     /* Allocated untracked where the class allows it (see the note above: the caller's to keep). */
@@ -345,8 +327,7 @@ new_batch(PyObject **vals)
         return obj;
     }
 #endif
-    for (int i = 0; i < BATCH_FIELDS; i++)
-        Py_DECREF(vals[i]);
+    vals_release(vals, BATCH_FIELDS);
     return NULL;
 }
 

@@ -327,9 +327,9 @@ legacy_body(const unsigned char *p, Py_ssize_t pos, Py_ssize_t end, int magic, L
     return q == end ? LEGACY_OK : LEGACY_TRAILING;
 }
 
-/* Read the v0/v1 log entry p[pos:end] whole, as message.py's Message does. Returns a LEGACY_ status. */
+/* Read the header of the v0/v1 log entry p[pos:end], up to its size check. Returns a LEGACY_ status. */
 static inline int
-legacy_message(const unsigned char *p, Py_ssize_t pos, Py_ssize_t end, LegacyMessage *m)
+legacy_header(const unsigned char *p, Py_ssize_t pos, Py_ssize_t end, LegacyMessage *m)
 {
     if (end - pos < LOG_OVERHEAD + LEGACY_V0_MIN_SIZE)
         return LEGACY_SHORT;
@@ -342,7 +342,15 @@ legacy_message(const unsigned char *p, Py_ssize_t pos, Py_ssize_t end, LegacyMes
         return LEGACY_BAD_MAGIC;
     if (m->size < (m->magic == 0 ? LEGACY_V0_MIN_SIZE : LEGACY_V1_MIN_SIZE))
         return LEGACY_UNDERSIZED;
-    return legacy_body(p, pos, end, m->magic, m);
+    return LEGACY_OK;
+}
+
+/* Read the v0/v1 log entry p[pos:end] whole, as message.py's Message does. Returns a LEGACY_ status. */
+static inline int
+legacy_message(const unsigned char *p, Py_ssize_t pos, Py_ssize_t end, LegacyMessage *m)
+{
+    int rc = legacy_header(p, pos, end, m);
+    return rc == LEGACY_OK ? legacy_body(p, pos, end, m->magic, m) : rc;
 }
 
 /* Kafka's rule for the inner offsets of a compressed v0/v1 wrapper (AbstractLegacyRecordBatch): a v1

@@ -1,19 +1,12 @@
 /*
- * The compiled twin of kdump's decoder hot loops, one function for each of decode.py's:
- *
- *   decode_v2_records    the records of one v2 batch (DefaultRecord)
- *   decode_legacy_inner  the inner messages of a decompressed v0/v1 wrapper (LegacyRecord)
- *   decode_legacy_wrapper  a sound compressed v0/v1 wrapper, decompressed and decoded, as a Batch
- *   decode_legacy_run    a run of plain v0/v1 messages, one log entry per record, as Batches
- *
- * Each must give exactly what its pure twin gives -- the same records, the same error messages at
- * the same positions -- and tests/test_twins.py checks that it does. Offsets and sizes come from
- * _layout.h (generated from layout.py), the wire readers from _wire.h, the model's classes and
- * where their fields live from _model.h. The JSON writer is render/jsonl.c, a module of its own.
+ * The compiled twin of kdump's decoder hot loops, one function for each of decode.py's: the records of
+ * a v2 batch, the inner messages of a decompressed v0/v1 wrapper, a sound compressed v0/v1 wrapper as
+ * a Batch, and a run of plain v0/v1 messages as Batches. Each gives exactly what its pure twin gives
+ * (the same records, the same errors at the same positions), as tests/test_twins.py checks.
  *
  * Memory safety: every read is checked against the record's own length, which is checked against the
- * end of the batch, which is checked against the buffer. No length from the data sizes an allocation
- * before it has been checked against the bytes that are actually there.
+ * end of the batch, which is checked against the buffer; no length from the data sizes an allocation
+ * before it has been checked against the bytes that are there.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -25,7 +18,6 @@
 #include "_wire.h"
 
 static PyObject *CorruptRecordError;
-static PyObject *CODEC_NONE;  /* Compression.NONE */
 static PyObject *CODECS[8];   /* Compression(i) for the attributes' codec bits */
 static PyObject *TS_TYPES[3]; /* TimestampType NO_TIMESTAMP_TYPE, CREATE_TIME, LOG_APPEND_TIME */
 static PyObject *MINUS_ONE, *ONE;
@@ -48,18 +40,15 @@ add_exact(__int128 base, int64_t offset)
 }
 
 /* ---- Record's and Header's deallocation ---------------------------------------------------------
- * A class statement gives every instance the generic deallocator of classes (subtype_dealloc): it
- * looks for finalizers, weak references and a __dict__, and finds the slots to release by walking the
- * class's members, base by base. Records and Headers are freed by the million, have none of those
- * (slots_only) and keep their slots where model_init found them: releasing those slots and the memory
- * is all there is to do, in a fifth of the instructions. Installed by plain_dealloc_install on the
- * classes themselves: a subclass gets the generic deallocator of its own, as every class does, which
- * releases what the subclass adds and then calls this one as its base's (test_twins checks both). */
+ * The generic deallocator of classes (subtype_dealloc) looks for finalizers, weak references and a
+ * __dict__, and walks the class's members for the slots to release. Records and Headers, freed by the
+ * million, have none of those (slots_only): releasing their slots and memory is all there is to do.
+ * Installed on the classes themselves: a subclass's generic deallocator releases what it adds and then
+ * calls this one as its base's (test_twins checks both). */
 
-/* Freed Records' memory, kept for the next ones (as Cython's @freelist and CPython's own freelists do):
- * a batch's records are freed as the next batch's are built, so most records take no trip through
- * the allocator and the cycle collector's counts. Each kept object is untracked, its slots cleared,
- * and it keeps the reference to its type it had. */
+/* Freed Records' memory, kept for the next ones (as CPython's own freelists do): a batch's records are
+ * freed as the next batch's are built. Each kept object is untracked, its slots cleared, and it keeps
+ * its reference to its type. */
 #ifndef Py_GIL_DISABLED
 #define RECORD_FREELIST_MAX 4096
 static PyObject *record_freelist[RECORD_FREELIST_MAX];
@@ -98,8 +87,7 @@ slots_free(PyObject *self)
     Py_DECREF(tp); /* an instance of a heap type holds a reference to it */
 }
 
-/* Also called, as the base's deallocator, by the generic one of a subclass's instance, once it has
- * released what the subclass added: Record's own slots and the memory are then left to do. */
+/* Also called, as its base's, by the generic deallocator of a subclass's instance. */
 static void
 record_dealloc(PyObject *self)
 {
@@ -121,13 +109,11 @@ header_dealloc(PyObject *self)
 }
 
 /* ---- Batch's allocation and deallocation -------------------------------------------------------
- * Every plain v0/v1 message is a Batch of its own, a 23-item tuple subclass: its generic deallocator
- * (subtype_dealloc, then tuple's, which keeps no freelist for subclasses) and a fresh allocation each
- * cost about as much as building its fields. Where the class is a tuple subclass adding nothing
- * (model.batch_plain), batch_dealloc releases the items and keeps the memory of a whole Batch for the
- * next one, as record_dealloc does for Records; a subclass's instance or one of another length (a
- * NamedTuple can be made of any tuple) is released and freed. Up to 3.13 only: from 3.14 tuples cache
- * their hash and new_batch takes tuple.__new__. */
+ * Every plain v0/v1 message is a Batch of its own, a 23-item tuple subclass whose generic deallocator
+ * and fresh allocation cost about as much as building its fields. Where the class adds nothing to
+ * tuple (model.batch_plain), batch_dealloc keeps the memory of a whole Batch for the next one; a
+ * subclass's instance or one of another length is released and freed. Up to 3.13 only: from 3.14
+ * tuples cache their hash and new_batch takes tuple.__new__. */
 #if !defined(Py_GIL_DISABLED) && PY_VERSION_HEX < 0x030E0000
 #define BATCH_FREELIST_MAX 1024
 static PyObject *batch_freelist[BATCH_FREELIST_MAX];
@@ -135,11 +121,9 @@ static int batch_nfree;
 static int batch_fast; /* batch_dealloc is Batch's: plain_batch may take its memory from the freelist */
 static int unit_fast;  /* and Record's is record_dealloc: a kept Batch may keep its records, see below */
 
-/* A plain message's batch holds a tuple of one record that nothing else holds: when the batch is
- * freed, the tuple and the record (its slots released) stay with it in the freelist, and the next
- * plain message's batch takes all three at once, saving the tuple's and the record's trips through
- * their deallocators and allocators. Only an untracked exact tuple holding one untracked exact Record,
- * each referred to by nothing else, is kept. */
+/* A plain message's batch holds a tuple of one record: when the batch is freed, the tuple and the
+ * record (its slots released) stay with it in the freelist for the next plain message's batch. Only an
+ * untracked exact tuple holding one untracked exact Record, each held by nothing else, is kept. */
 static inline int
 records_unit(PyObject *records)
 {
@@ -151,10 +135,9 @@ records_unit(PyObject *records)
            !PyObject_GC_IsTracked(record);
 }
 
-/* An untracked Batch of BATCH_FIELDS items, left unset but for its records field: NULL, or a kept
- * tuple of one record whose slots are all NULL (see records_unit). The caller takes that field, fills
- * every one before anything else can see the batch, or else sets them all NULL but the records field
- * (left as it was given) and releases the batch. */
+/* An untracked Batch of BATCH_FIELDS unset items but its records field: NULL, or a kept tuple of one
+ * record whose slots are all NULL (see records_unit). The caller fills every item, or else releases
+ * the batch with batch_release. */
 static inline PyObject *
 batch_alloc(void)
 {
@@ -203,11 +186,8 @@ batch_dealloc(PyObject *self)
     for (Py_ssize_t i = n - 1; i >= 0; i--)
         Py_XDECREF(items[i]);
     if (keep) {
-        if (unit != NULL) {
-            PyObject *record = PyTuple_GET_ITEM(unit, 0);
-            for (int f = 0; f < RECORD_FIELDS; f++)
-                Py_CLEAR(RECORD_SLOT(record, f));
-        }
+        if (unit != NULL)
+            slots_clear(PyTuple_GET_ITEM(unit, 0), model.record_offsets, RECORD_FIELDS);
         items[at] = unit;
         batch_freelist[batch_nfree++] = self;
     }
@@ -227,6 +207,17 @@ plain_dealloc_install(PyObject *cls, int plain, destructor fast)
         t->tp_dealloc = fast;
 }
 
+/* vals (RECORD_FIELDS references, stolen) placed in the slots of obj, a Record from record_alloc. */
+static inline void
+record_fill(PyObject *obj, PyObject **vals)
+{
+    if (model.record_in_order)
+        memcpy((char *)obj + sizeof(PyObject), vals, RECORD_FIELDS * sizeof(PyObject *));
+    else
+        for (int i = 0; i < RECORD_FIELDS; i++)
+            RECORD_SLOT(obj, i) = vals[i];
+}
+
 /* new_record for fields the caller knows are all ints, bytes, None, bools or the empty tuple, as a
  * v0/v1 message's are: such a record can be in no cycle, so where the class allows (record_plain) it is
  * allocated untracked and filled without new_slotted's look at each field. */
@@ -235,23 +226,15 @@ new_atomic_record(PyObject **vals)
 {
     if (!model.record_plain)
         return new_record(vals);
-    PyObject *obj = NULL;
-    for (int i = 0; i < RECORD_FIELDS; i++)
-        if (vals[i] == NULL)
-            goto fail;
-    obj = record_alloc();
-    if (obj == NULL)
-        goto fail;
-    if (model.record_in_order)
-        memcpy((char *)obj + sizeof(PyObject), vals, RECORD_FIELDS * sizeof(PyObject *));
-    else
-        for (int i = 0; i < RECORD_FIELDS; i++)
-            RECORD_SLOT(obj, i) = vals[i];
+    if (vals_failed(vals, RECORD_FIELDS))
+        return NULL;
+    PyObject *obj = record_alloc();
+    if (obj == NULL) {
+        vals_release(vals, RECORD_FIELDS);
+        return NULL;
+    }
+    record_fill(obj, vals);
     return obj;
-fail:
-    for (int i = 0; i < RECORD_FIELDS; i++)
-        Py_XDECREF(vals[i]);
-    return NULL;
 }
 
 /* CorruptRecordError(err's message, position=its position (None unless with_position), check=,
@@ -273,35 +256,23 @@ corrupt_at(const DataError *err, int with_position)
 
 /* ---- v2 records (the twin of _pure.decode_v2_records) ------------------------------------------ */
 
-/* True when prev is a bytes object holding exactly the n bytes at p: the decoder then hands out prev
- * again instead of a copy. Keys, header keys and header values repeat from record to record in real
- * data (a producer's header names, a key per entity); a length test and a memcmp cost far less than
- * allocating, filling and later freeing another bytes object. Bytes are immutable, so sharing one is
- * invisible to every reader. */
-static inline int
-same_bytes(const unsigned char *p, Py_ssize_t n, PyObject *prev)
-{
-    return prev != NULL && PyBytes_CheckExact(prev) && PyBytes_GET_SIZE(prev) == n &&
-           memcmp(PyBytes_AS_STRING(prev), p, (size_t)n) == 0;
-}
-
-/* A key or a value of n bytes at p: None when n is negative, else its bytes (prev itself when it holds
- * the same bytes, see same_bytes; may be NULL). */
+/* A key or a value of n bytes at p: None when n is negative, else its bytes, or prev itself (may be
+ * NULL) when it is a bytes object holding the same: keys and headers repeat from record to record in
+ * real data, and bytes are immutable, so sharing one is invisible. */
 static inline PyObject *
 nullable_bytes(const unsigned char *p, int64_t n, PyObject *prev)
 {
     if (n < 0)
         return Py_NewRef(Py_None);
-    if (same_bytes(p, (Py_ssize_t)n, prev))
+    if (prev != NULL && PyBytes_CheckExact(prev) && PyBytes_GET_SIZE(prev) == n &&
+        memcmp(PyBytes_AS_STRING(prev), p, (size_t)n) == 0)
         return Py_NewRef(prev);
     return PyBytes_FromStringAndSize((const char *)p, (Py_ssize_t)n);
 }
 
-/* The count headers of a record at p[pos:body_end], which v2_record has read; *headers gets a new
- * tuple. prev (a tuple of Headers, or NULL) is the last headers the batch decoded: a header whose key
- * and value equal those of prev's header at the same index shares their bytes, or prev's whole Header
- * when both are equal (Headers are frozen), and a record whose headers are all prev's shares prev's
- * tuple. Returns 0, or -1 with an exception set. */
+/* The count headers of a record at p[pos:body_end], which v2_record has read, as a new tuple in
+ * *headers. Each shares what it holds alike with the header at its index in prev (the batch's last
+ * headers, or NULL): its bytes, the whole frozen Header, or prev's tuple. Returns 0, or -1. */
 static int
 record_headers(const unsigned char *p, Py_ssize_t pos, Py_ssize_t body_end, int64_t count, PyObject *prev,
                PyObject **headers)
@@ -362,14 +333,13 @@ decode_v2_records(PyObject *self, PyObject *args)
         return NULL;
     const unsigned char *p = (const unsigned char *)view.buf;
     DataError err = {NULL, 0};
-    /* Room for every record the batch declares, as far as its bytes can hold them (each takes at least
-     * 1 + V2_RECORD_MIN_LENGTH bytes): a lying count sizes nothing beyond the payload. */
-    Py_ssize_t room = (end - pos) / (1 + V2_RECORD_MIN_LENGTH);
-    Py_ssize_t filled = 0;
+    /* Room for every record the batch declares, as far as its bytes can hold them (v2_record refuses one
+     * of less than 1 + V2_RECORD_MIN_LENGTH bytes): a lying count sizes nothing beyond the payload. */
+    Py_ssize_t room = (end - pos) / (1 + V2_RECORD_MIN_LENGTH), filled = 0;
     PyObject *records = PyList_New(count <= 0 ? 0 : count < room ? (Py_ssize_t)count : room);
     PyObject *key = NULL, *value = NULL, *headers = NULL, *result = NULL;
     /* The previous record's key and value, the last non-empty headers and the last boxed timestamp
-     * (own references): the next record shares each where it holds the same (see same_bytes). */
+     * (own references): the next record shares each where it holds the same (see nullable_bytes). */
     PyObject *last_key = NULL, *last_value = NULL, *last_headers = NULL, *last_time = NULL;
     int64_t last_ts_delta = 0;
     if (records == NULL)
@@ -439,16 +409,7 @@ decode_v2_records(PyObject *self, PyObject *args)
         PyObject *record = gc_tracked(vals[R_HEADERS]) ? new_record(vals) : new_atomic_record(vals);
         if (record == NULL)
             goto fail;
-        if (filled < PyList_GET_SIZE(records)) {
-            PyList_SET_ITEM(records, filled, record);
-        }
-        else {
-            int appended = PyList_Append(records, record);
-            Py_DECREF(record);
-            if (appended < 0)
-                goto fail;
-        }
-        filled++;
+        PyList_SET_ITEM(records, filled++, record); /* the room above holds every record that fits */
     }
     if (pos != end)
         CHECK_ERROR(&err, pos, CHECK_COUNT_MISMATCH, 0, 0, 0,
@@ -468,13 +429,8 @@ fail:
         else
             PyObject_GC_Track(records);
     }
-    if (err.message != NULL && records != NULL) {
-        PyObject *exc = corrupt_at(&err, 1);
-        if (exc != NULL) {
-            result = Py_BuildValue("(OO)", records, exc);
-            Py_DECREF(exc);
-        }
-    }
+    if (err.message != NULL && records != NULL) /* N: corrupt_at's exception, or NULL when it failed */
+        result = Py_BuildValue("(ON)", records, corrupt_at(&err, 1));
 done:
     Py_XDECREF(last_key);
     Py_XDECREF(last_value);
@@ -495,36 +451,41 @@ typedef LegacyMessage Message;
 static int
 parse_message(const unsigned char *p, Py_ssize_t pos, Py_ssize_t end, Message *m, PyObject **reason)
 {
+    static const char *const fixed[] = {
+        [LEGACY_SHORT] = "message is shorter than the smallest v0 message",
+        [LEGACY_NO_KEY_LENGTH] = "message ends before its key length",
+        [LEGACY_NO_VALUE_LENGTH] = "message ends before its value length",
+    };
     int status = legacy_message(p, pos, end, m);
-    switch (status) {
-    case LEGACY_OK:
-        return LEGACY_OK;
-    case LEGACY_SHORT:
-        *reason = PyUnicode_FromString("message is shorter than the smallest v0 message");
-        break;
-    case LEGACY_BAD_MAGIC:
+    if (status == LEGACY_BAD_MAGIC)
         *reason = PyUnicode_FromFormat("message has magic %d, expected 0 or 1", m->magic);
-        break;
-    case LEGACY_UNDERSIZED:
+    else if (status == LEGACY_UNDERSIZED)
         *reason = PyUnicode_FromFormat("message size %d is below the v%d minimum", (int)m->size, m->magic);
-        break;
-    case LEGACY_NO_KEY_LENGTH:
-        *reason = PyUnicode_FromString("message ends before its key length");
-        break;
-    case LEGACY_KEY_PAST:
+    else if (status == LEGACY_KEY_PAST)
         *reason = PyUnicode_FromFormat("key length %d runs past the message", (int)m->key_len);
-        break;
-    case LEGACY_NO_VALUE_LENGTH:
-        *reason = PyUnicode_FromString("message ends before its value length");
-        break;
-    case LEGACY_VALUE_PAST:
+    else if (status == LEGACY_VALUE_PAST)
         *reason = PyUnicode_FromFormat("value length %d runs past the message", (int)m->value_len);
-        break;
-    default:
+    else if (status == LEGACY_TRAILING)
         *reason = PyUnicode_FromFormat("message has %zd bytes after its value", end - m->end);
-        break;
-    }
+    else if (status != LEGACY_OK)
+        *reason = PyUnicode_FromString(fixed[status]);
     return status;
+}
+
+/* Room in *array (*room items of size bytes, NULL while 0) for twice as many, or first: 0, or -1 with
+ * MemoryError set and the array as it was. */
+static int
+grow_array(void **array, Py_ssize_t *room, size_t size, Py_ssize_t first)
+{
+    Py_ssize_t grown = *room ? *room * 2 : first;
+    void *more = PyMem_Realloc(*array, (size_t)grown * size);
+    if (more == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    *array = more;
+    *room = grown;
+    return 0;
 }
 
 /* The CRC-32 a v0/v1 message's header stores: of its bytes from the magic byte to its end. */
@@ -534,16 +495,7 @@ message_crc(const unsigned char *p, Py_ssize_t pos, Py_ssize_t end)
     return crc32_ieee(p + pos + LEGACY_MAGIC_OFFSET, end - pos - LEGACY_MAGIC_OFFSET);
 }
 
-static PyObject *
-bytes_or_none(const unsigned char *p, Py_ssize_t at, Py_ssize_t len)
-{
-    if (len < 0)
-        return Py_NewRef(Py_None);
-    return PyBytes_FromStringAndSize((const char *)p + at, len);
-}
-
-/* The last int boxed, kept for the next: consecutive messages often share a timestamp (a producer's
- * batch, or records of the same millisecond), and sharing the object saves an allocation per record. */
+/* The last int boxed, kept for the next: consecutive messages often share a timestamp or a size. */
 typedef struct {
     int64_t value;
     PyObject *obj; /* NULL until the first */
@@ -562,29 +514,38 @@ cached_int(IntCache *cache, int64_t value)
     return obj;
 }
 
+/* The fields of message.py's Message.record for the message m, into vals: the objects given (stolen)
+ * and its key, value, no headers and no sequence. */
+static inline void
+legacy_record_fields(PyObject **vals, const unsigned char *p, const Message *m, PyObject *offset,
+                     PyObject *ts, PyObject *stored_ts, PyObject *size, PyObject *crc, PyObject *crc_valid)
+{
+    vals[R_OFFSET] = offset;
+    vals[R_TIMESTAMP] = ts;
+    vals[R_KEY] = nullable_bytes(p + m->key_pos, m->key_len, NULL);
+    vals[R_VALUE] = nullable_bytes(p + m->value_pos, m->value_len, NULL);
+    vals[R_HEADERS] = PyTuple_New(0); /* the empty tuple: never NULL */
+    vals[R_SEQUENCE] = Py_NewRef(MINUS_ONE);
+    vals[R_SIZE] = size;
+    vals[R_CRC] = crc;
+    vals[R_CRC_VALID] = crc_valid;
+    vals[R_CONTROL] = Py_NewRef(Py_None);
+    vals[R_STORED_TIMESTAMP] = stored_ts;
+}
+
 /* message.py's Message.record: the message p[pos:end] as a Record at offset base + its own; crc is the
  * CRC-32 computed over its bytes. */
 static PyObject *
 legacy_record(const unsigned char *p, Py_ssize_t pos, Py_ssize_t end, const Message *m, uint32_t crc, __int128 base,
               PyObject *log_append_time, IntCache *timestamps)
 {
-    PyObject *ts = cached_int(timestamps, m->timestamp);
-    PyObject *vals[RECORD_FIELDS] = {
-        [R_OFFSET] = add_exact(base, m->offset),
-        [R_TIMESTAMP] = log_append_time == Py_None ? ts : Py_NewRef(log_append_time),
-        [R_KEY] = bytes_or_none(p, m->key_pos, m->key_len),
-        [R_VALUE] = bytes_or_none(p, m->value_pos, m->value_len),
-        [R_HEADERS] = PyTuple_New(0),
-        [R_SEQUENCE] = Py_NewRef(MINUS_ONE),
-        [R_SIZE] = PyLong_FromSsize_t(end - pos),
-        [R_CRC] = PyLong_FromUnsignedLong(m->crc),
-        [R_CRC_VALID] = Py_NewRef(crc == m->crc ? Py_True : Py_False),
-        [R_CONTROL] = Py_NewRef(Py_None),
-        [R_STORED_TIMESTAMP] = log_append_time == Py_None ? Py_NewRef(Py_None) : ts,
-    };
+    PyObject *ts = cached_int(timestamps, m->timestamp), *vals[RECORD_FIELDS];
+    int lat = log_append_time != Py_None;
+    legacy_record_fields(vals, p, m, add_exact(base, m->offset), lat ? Py_NewRef(log_append_time) : ts,
+                         lat ? ts : Py_NewRef(Py_None), PyLong_FromSsize_t(end - pos),
+                         PyLong_FromUnsignedLong(m->crc), Py_NewRef(crc == m->crc ? Py_True : Py_False));
     /* log_append_time is the wrapper's timestamp, an int; anything else takes the checking path */
-    return PyLong_CheckExact(log_append_time) || log_append_time == Py_None ? new_atomic_record(vals)
-                                                                             : new_record(vals);
+    return PyLong_CheckExact(log_append_time) || !lat ? new_atomic_record(vals) : new_record(vals);
 }
 
 /* ---- v0/v1 inner message sets (the twin of _pure.decode_legacy_inner) --------------------------- */
@@ -596,10 +557,9 @@ typedef struct {
     uint32_t crc;
 } Inner;
 
-/* Two passes: the first frames, parses and checks every inner message of data[0:total], and so learns
- * the last inner offset that v1's relative offsets need; the second builds the records from what the
- * first kept. Sets *records (a new list) and *why (its message a new str, or NULL when the set is
- * sound); returns 0, or -1 with an exception set. */
+/* Two passes: the first checks every inner message of data[0:total] and learns the last inner offset
+ * that v1's relative offsets need; the second builds the records. Sets *records (a new list) and *why
+ * (its message NULL when the set is sound); returns 0, or -1 with an exception set. */
 static int
 inner_records(const unsigned char *p, Py_ssize_t total, int wrapper_magic, long long wrapper_offset,
               PyObject *log_append_time, PyObject **records_out, DataError *why)
@@ -622,18 +582,10 @@ inner_records(const unsigned char *p, Py_ssize_t total, int wrapper_magic, long 
             reason = PyUnicode_FromFormat("inner message at byte %zd of the payload runs past its end", pos);
             break;
         }
-        if (n_ok == capacity) {
-            /* Each kept message framed at least LOG_OVERHEAD bytes of data: the array stays a fraction of
-             * the records it describes. */
-            Py_ssize_t grown = capacity ? capacity * 2 : 128;
-            Inner *more = PyMem_Realloc(inner, (size_t)grown * sizeof(Inner));
-            if (more == NULL) {
-                PyErr_NoMemory();
-                goto done;
-            }
-            inner = more;
-            capacity = grown;
-        }
+        /* Each kept message framed at least LOG_OVERHEAD bytes of data: the array stays a fraction of
+         * the records it describes. */
+        if (n_ok == capacity && grow_array((void **)&inner, &capacity, sizeof(Inner), 128) < 0)
+            goto done;
         Inner *in = &inner[n_ok];
         Py_ssize_t end = pos + LOG_OVERHEAD + size;
         PyObject *inner_reason = NULL;
@@ -728,24 +680,25 @@ decode_legacy_inner(PyObject *self, PyObject *args)
     if (inner_records((const unsigned char *)PyBytes_AS_STRING(data), PyBytes_GET_SIZE(data), wrapper_magic,
                       wrapper_offset, log_append_time, &records, &why) < 0)
         return NULL;
-    if (why.message != NULL) {
-        error = corrupt_at(&why, 0);
-        if (error == NULL)
-            goto done;
-    }
-    result = PyTuple_Pack(2, records, error ? error : Py_None);
-done:
+    if (why.message == NULL || (error = corrupt_at(&why, 0)) != NULL)
+        result = PyTuple_Pack(2, records, error ? error : Py_None);
     Py_XDECREF(why.message);
     Py_XDECREF(error);
     Py_DECREF(records);
     return result;
 }
 
-/* The fields of a v0/v1 Batch that no message sets, into vals: no producer, sequence, leader epoch,
- * transaction, control or delete horizon. */
+/* The fields of a v0/v1 Batch that its message m sets alike for a wrapper and a plain message, and
+ * those that no message sets (producer, sequences, leader epoch, transaction, control), into vals. */
 static inline void
-legacy_batch_fields(PyObject **vals)
+legacy_batch_fields(PyObject **vals, PyObject *file, const Message *m)
 {
+    int ts_type = m->magic == 0 ? 0 : (m->attributes & TIMESTAMP_TYPE_BIT) ? 2 : 1;
+    vals[B_FILE] = Py_NewRef(file);
+    vals[B_MAGIC] = PyLong_FromLong(m->magic); /* 0 or 1: cached small ints */
+    vals[B_ATTRIBUTES] = PyLong_FromLong(m->attributes); /* cached unless below -5 (the top bit set) */
+    vals[B_COMPRESSION] = Py_NewRef(CODECS[m->attributes & COMPRESSION_MASK]);
+    vals[B_TIMESTAMP_TYPE] = Py_NewRef(TS_TYPES[ts_type]);
     vals[B_PRODUCER_ID] = Py_NewRef(MINUS_ONE);
     vals[B_PRODUCER_EPOCH] = Py_NewRef(MINUS_ONE);
     vals[B_BASE_SEQUENCE] = Py_NewRef(MINUS_ONE);
@@ -758,10 +711,9 @@ legacy_batch_fields(PyObject **vals)
 
 /* ---- sound compressed v0/v1 wrappers (the twin of _pure.decode_legacy_wrapper) -------------------- */
 
-/* The wrapper entry p[pos:end] as a Batch with its inner records, when every check passes: it parses,
- * its CRC holds, its codec is one a wrapper may use, its value decompresses (through decompress, the
- * codecs module's, so that the limits and the codecs are the same), and its inner message set is
- * sound. Anything else returns None, and legacy.decode_message takes the long way and reports it. */
+/* The wrapper entry p[pos:end] as a Batch with its inner records, when it parses, its CRC holds, its
+ * codec is one a wrapper may use, its value decompresses (through the codecs module's decompress) and
+ * its inner message set is sound; else None, and the long way reports why. */
 PyObject *
 decode_legacy_wrapper(PyObject *self, PyObject *args)
 {
@@ -774,16 +726,14 @@ decode_legacy_wrapper(PyObject *self, PyObject *args)
         view_window(&view, pos, end) < 0)
         return NULL;
     const unsigned char *p = (const unsigned char *)view.buf;
-    PyObject *value = NULL, *data = NULL, *records = NULL, *lat = NULL, *result = NULL;
+    PyObject *value = NULL, *data = NULL, *records = NULL, *lat = NULL, *tuple = NULL, *result = NULL;
     DataError why = {NULL, 0, NULL, 0, 0, 0};
-    PyObject *tuple = NULL;
     Message m;
     int codec = end - pos > LEGACY_ATTRIBUTES_OFFSET ? p[pos + LEGACY_ATTRIBUTES_OFFSET] & COMPRESSION_MASK : 0;
     if (codec < 1 || codec > 3) /* none is no wrapper; zstd and unknown ids are errors in a v0/v1 wrapper */
         goto none;
-    if (legacy_message(p, pos, end, &m) != LEGACY_OK) /* the long way reports why */
-        goto none;
-    if (message_crc(p, pos, end) != m.crc || m.value_len < 0)
+    /* the long way reports why a wrapper does not parse or its CRC does not hold */
+    if (legacy_message(p, pos, end, &m) != LEGACY_OK || message_crc(p, pos, end) != m.crc || m.value_len < 0)
         goto none;
     value = PyBytes_FromStringAndSize((const char *)p + m.value_pos, m.value_len);
     if (value == NULL)
@@ -807,39 +757,25 @@ decode_legacy_wrapper(PyObject *self, PyObject *args)
         goto done;
     if (why.message != NULL || PyList_GET_SIZE(records) == 0)
         goto none;
-    Py_ssize_t count = PyList_GET_SIZE(records);
-    PyObject *base_offset = Py_NewRef(RECORD_SLOT(PyList_GET_ITEM(records, 0), R_OFFSET));
-    if (with_records) {
-        tuple = PyList_AsTuple(records);
-        if (tuple == NULL) {
-            Py_DECREF(base_offset);
-            goto done;
-        }
+    if (with_records && (tuple = PyList_AsTuple(records)) == NULL)
+        goto done;
+    if (tuple != NULL)
         untrack_if_atomic(tuple);
-    }
     PyObject *ts = PyLong_FromLongLong(m.timestamp);
-    int ts_type = m.magic == 0 ? 0 : log_append ? 2 : 1;
     PyObject *vals[BATCH_FIELDS] = {
-        [B_FILE] = Py_NewRef(file),
         [B_POSITION] = PyLong_FromSsize_t(file_pos),
-        [B_BASE_OFFSET] = base_offset,
+        [B_BASE_OFFSET] = Py_NewRef(RECORD_SLOT(PyList_GET_ITEM(records, 0), R_OFFSET)),
         [B_LAST_OFFSET] = PyLong_FromLongLong(m.offset),
-        [B_MAGIC] = PyLong_FromLong(m.magic),
-        [B_ATTRIBUTES] = PyLong_FromLong(m.attributes),
-        [B_COMPRESSION] = Py_NewRef(CODECS[codec]),
-        [B_TIMESTAMP_TYPE] = Py_NewRef(TS_TYPES[ts_type]),
         [B_BASE_TIMESTAMP] = Py_XNewRef(ts),
         [B_MAX_TIMESTAMP] = ts,
         [B_CRC] = PyLong_FromUnsignedLong(m.crc),
         [B_CRC_VALID] = Py_NewRef(Py_True),
         [B_SIZE] = PyLong_FromSsize_t(LOG_OVERHEAD + (Py_ssize_t)be32(p + pos + LEGACY_SIZE_OFFSET)),
-        [B_RECORD_COUNT] = PyLong_FromSsize_t(count),
-        [B_RECORDS] = with_records ? Py_NewRef(tuple) : Py_NewRef(Py_None),
+        [B_RECORD_COUNT] = PyLong_FromSsize_t(PyList_GET_SIZE(records)),
+        [B_RECORDS] = Py_NewRef(with_records ? tuple : Py_None),
     };
-    legacy_batch_fields(vals);
-    /* Untracked (see new_batch): its fields are a file name, ints, bools, None, enum members and an
-     * untracked tuple of records, none able to refer back to it. */
-    result = new_batch(vals);
+    legacy_batch_fields(vals, file, &m);
+    result = new_batch(vals); /* untracked: see new_batch */
     goto done;
 none:
     result = Py_NewRef(Py_None);
@@ -878,84 +814,37 @@ plain_batch(PyObject *file, Py_ssize_t file_pos, const unsigned char *p, Py_ssiz
     PyObject *valid = crc == m->crc ? Py_True : Py_False, *records = NULL;
     if (offset == NULL || ts == NULL || stored == NULL || size == NULL || position == NULL)
         goto fail;
-    if (with_records && model.record_plain) {
-        /* new_atomic_record's work, with what only key and value can fail: the rest is set already. */
-        PyObject *key = bytes_or_none(p, m->key_pos, m->key_len), *value = bytes_or_none(p, m->value_pos, m->value_len);
+    if (with_records) {
+        PyObject *rvals[RECORD_FIELDS];
+        legacy_record_fields(rvals, p, m, Py_NewRef(offset), Py_NewRef(ts), Py_NewRef(Py_None),
+                             Py_NewRef(size), Py_NewRef(stored), Py_NewRef(valid));
         PyObject *record = NULL;
-        if (key && value) {
-            if (*unit != NULL) { /* a kept tuple and record, from a freed batch (see records_unit) */
-                records = *unit;
-                *unit = NULL;
-                record = PyTuple_GET_ITEM(records, 0);
+        int sound = rvals[R_KEY] != NULL && rvals[R_VALUE] != NULL; /* the only fields that can fail */
+        if (sound && *unit != NULL) {
+            records = *unit; /* a kept tuple and record, from a freed batch (see records_unit) */
+            *unit = NULL;
+            record_fill(PyTuple_GET_ITEM(records, 0), rvals);
+        }
+        else {
+            if (sound && model.record_plain && (record = record_alloc()) != NULL)
+                record_fill(record, rvals); /* new_atomic_record's work, its checks done above */
+            else
+                record = new_atomic_record(rvals);
+            if (record == NULL || (records = PyTuple_New(1)) == NULL) {
+                Py_XDECREF(record);
+                goto fail;
             }
-            else if ((record = record_alloc()) != NULL) {
-                records = PyTuple_New(1);
-                if (records == NULL) {
-                    for (int f = 0; f < RECORD_FIELDS; f++) /* a Record freed with its slots all NULL */
-                        RECORD_SLOT(record, f) = NULL;
-                    Py_DECREF(record);
-                }
-                else {
-                    PyTuple_SET_ITEM(records, 0, record);
-                    PyObject_GC_UnTrack(records); /* it holds an untracked record */
-                }
-            }
+            PyTuple_SET_ITEM(records, 0, record);
+            PyObject_GC_UnTrack(records); /* it holds an untracked record */
         }
-        if (records == NULL) {
-            Py_XDECREF(key);
-            Py_XDECREF(value);
-            goto fail;
-        }
-        RECORD_SLOT(record, R_OFFSET) = Py_NewRef(offset);
-        RECORD_SLOT(record, R_TIMESTAMP) = Py_NewRef(ts);
-        RECORD_SLOT(record, R_KEY) = key;
-        RECORD_SLOT(record, R_VALUE) = value;
-        RECORD_SLOT(record, R_HEADERS) = PyTuple_New(0); /* the empty tuple: never NULL */
-        RECORD_SLOT(record, R_SEQUENCE) = Py_NewRef(MINUS_ONE);
-        RECORD_SLOT(record, R_SIZE) = Py_NewRef(size);
-        RECORD_SLOT(record, R_CRC) = Py_NewRef(stored);
-        RECORD_SLOT(record, R_CRC_VALID) = Py_NewRef(valid);
-        RECORD_SLOT(record, R_CONTROL) = Py_NewRef(Py_None);
-        RECORD_SLOT(record, R_STORED_TIMESTAMP) = Py_NewRef(Py_None);
-    }
-    else if (with_records) {
-        PyObject *rvals[RECORD_FIELDS] = {
-            [R_OFFSET] = Py_NewRef(offset),
-            [R_TIMESTAMP] = Py_NewRef(ts),
-            [R_KEY] = bytes_or_none(p, m->key_pos, m->key_len),
-            [R_VALUE] = bytes_or_none(p, m->value_pos, m->value_len),
-            [R_HEADERS] = PyTuple_New(0),
-            [R_SEQUENCE] = Py_NewRef(MINUS_ONE),
-            [R_SIZE] = Py_NewRef(size),
-            [R_CRC] = Py_NewRef(stored),
-            [R_CRC_VALID] = Py_NewRef(valid),
-            [R_CONTROL] = Py_NewRef(Py_None),
-            [R_STORED_TIMESTAMP] = Py_NewRef(Py_None),
-        };
-        PyObject *record = new_atomic_record(rvals);
-        if (record == NULL)
-            goto fail;
-        records = PyTuple_New(1);
-        if (records == NULL) {
-            Py_DECREF(record);
-            goto fail;
-        }
-        PyTuple_SET_ITEM(records, 0, record);
-        untrack_if_atomic(records);
     }
     else {
         records = Py_NewRef(Py_None);
     }
-    int ts_type = m->magic == 0 ? 0 : (m->attributes & TIMESTAMP_TYPE_BIT) ? 2 : 1;
     PyObject *vals[BATCH_FIELDS] = {
-        [B_FILE] = Py_NewRef(file),
         [B_POSITION] = position,
         [B_BASE_OFFSET] = Py_NewRef(offset),
         [B_LAST_OFFSET] = offset, /* the last reference this function holds: passed on */
-        [B_MAGIC] = PyLong_FromLong(m->magic), /* 0 or 1: cached small ints */
-        [B_ATTRIBUTES] = PyLong_FromLong(m->attributes), /* cached unless below -5 (the top bit set) */
-        [B_COMPRESSION] = Py_NewRef(CODEC_NONE),
-        [B_TIMESTAMP_TYPE] = Py_NewRef(TS_TYPES[ts_type]),
         [B_BASE_TIMESTAMP] = Py_NewRef(ts),
         [B_MAX_TIMESTAMP] = ts,
         [B_CRC] = stored,
@@ -964,15 +853,12 @@ plain_batch(PyObject *file, Py_ssize_t file_pos, const unsigned char *p, Py_ssiz
         [B_RECORD_COUNT] = Py_NewRef(ONE),
         [B_RECORDS] = records,
     };
-    legacy_batch_fields(vals);
-    /* Untracked (see new_batch): it refers to its file name, ints, bools, None, enum members and an
-     * untracked records tuple, all made before it and none able to refer back to it. */
+    legacy_batch_fields(vals, file, m); /* the batch is untracked, as new_batch leaves one */
 #ifdef BATCH_FREELIST_MAX
     if (obj != NULL) {
         Py_CLEAR(*unit); /* a kept tuple and record not taken (no records asked for): freed */
         if (vals[B_MAGIC] == NULL || vals[B_ATTRIBUTES] == NULL) { /* the only fields not checked yet */
-            for (int j = 0; j < BATCH_FIELDS; j++)
-                Py_XDECREF(vals[j]);
+            vals_release(vals, BATCH_FIELDS);
             batch_release(obj);
             return NULL;
         }
@@ -982,11 +868,7 @@ plain_batch(PyObject *file, Py_ssize_t file_pos, const unsigned char *p, Py_ssiz
 #endif
     return new_batch(vals);
 fail:
-    Py_XDECREF(offset);
-    Py_XDECREF(ts);
-    Py_XDECREF(stored);
-    Py_XDECREF(size);
-    Py_XDECREF(position);
+    vals_release((PyObject *[]){offset, ts, stored, size, position}, 5);
 #ifdef BATCH_FREELIST_MAX
     if (obj != NULL)
         batch_release(obj);
@@ -994,9 +876,17 @@ fail:
     return NULL;
 }
 
-/* Up to this many of a run's batches are gathered before they go into its list, which is then made at
- * its size at once instead of growing by appends (a 16 KiB run holds at most 630 entries). */
-#define RUN_GATHER 1024
+/* The plain message at p[pos:end] (as plain_entry_end takes it, and sound) read into m, its header
+ * once: where it ends, or -1 when it is not one. */
+static inline Py_ssize_t
+plain_message_end(const unsigned char *p, Py_ssize_t pos, Py_ssize_t end, Message *m)
+{
+    if (legacy_header(p, pos, end, m) != LEGACY_OK || (m->attributes & COMPRESSION_MASK) ||
+        m->size > end - pos - LOG_OVERHEAD)
+        return -1;
+    Py_ssize_t entry_end = pos + LOG_OVERHEAD + m->size;
+    return legacy_body(p, pos, entry_end, m->magic, m) == LEGACY_OK ? entry_end : -1;
+}
 
 PyObject *
 decode_legacy_run(PyObject *self, PyObject *args)
@@ -1009,53 +899,37 @@ decode_legacy_run(PyObject *self, PyObject *args)
         view_window(&view, pos, end) < 0)
         return NULL;
     const unsigned char *p = (const unsigned char *)view.buf;
-    Py_ssize_t start = pos;
-    PyObject *gathered[RUN_GATHER];
-    Py_ssize_t n = 0;
-    PyObject *batches = NULL, *result = NULL; /* batches: the list, once more than RUN_GATHER are made */
+    /* The batches are gathered in an array, and their list made at its size at the end: room for as
+     * many as a 16 KiB run holds (at most 630), doubled when a longer run needs more. */
+    Py_ssize_t start = pos, n = 0, room = 0;
+    PyObject **gathered = NULL, *batches = NULL, *result = NULL;
     IntCache timestamps = {0, NULL}, sizes = {0, NULL};
     Message m;
     Py_ssize_t entry_end; /* what is not a plain message ends the run: the segment reader reports it */
-    while ((entry_end = plain_entry_end(p, pos, end)) >= 0 && legacy_message(p, pos, entry_end, &m) == LEGACY_OK) {
+    while ((entry_end = plain_message_end(p, pos, end, &m)) >= 0) {
         uint32_t crc = message_crc(p, pos, entry_end);
         if (crc != m.crc)
             break;
-        PyObject *batch = plain_batch(file, file_pos + pos - start, p, pos, entry_end, &m, crc, with_records,
-                                      &timestamps, &sizes);
-        if (batch == NULL)
+        if (n == room && grow_array((void **)&gathered, &room, sizeof(PyObject *),
+                                    Py_MIN((end - pos) / (LOG_OVERHEAD + LEGACY_V0_MIN_SIZE) + 1, 1024)) < 0)
             goto done;
-        if (batches == NULL && n < RUN_GATHER) {
-            gathered[n++] = batch;
-        }
-        else {
-            if (batches == NULL) {
-                batches = PyList_New(n);
-                if (batches == NULL) {
-                    Py_DECREF(batch);
-                    goto done;
-                }
-                memcpy(((PyListObject *)batches)->ob_item, gathered, n * sizeof(PyObject *));
-                n = 0;
-            }
-            int appended = PyList_Append(batches, batch);
-            Py_DECREF(batch);
-            if (appended < 0)
-                goto done;
-        }
+        gathered[n] = plain_batch(file, file_pos + pos - start, p, pos, entry_end, &m, crc, with_records,
+                                  &timestamps, &sizes);
+        if (gathered[n] == NULL)
+            goto done;
+        n++;
         pos = entry_end;
     }
-    if (batches == NULL) {
-        batches = PyList_New(n);
-        if (batches == NULL)
-            goto done;
+    if ((batches = PyList_New(n)) != NULL) {
         if (n > 0)
             memcpy(((PyListObject *)batches)->ob_item, gathered, n * sizeof(PyObject *));
         n = 0;
+        result = Py_BuildValue("(On)", batches, pos - start);
     }
-    result = Py_BuildValue("(On)", batches, pos - start);
 done:
-    for (Py_ssize_t k = 0; batches == NULL && k < n; k++) /* still gathered: nothing else holds them */
+    for (Py_ssize_t k = 0; k < n; k++) /* still gathered: nothing else holds them */
         Py_DECREF(gathered[k]);
+    PyMem_Free(gathered);
     Py_XDECREF(timestamps.obj);
     Py_XDECREF(sizes.obj);
     Py_XDECREF(batches);
@@ -1085,28 +959,17 @@ speedups_init(PyObject *m)
     CorruptRecordError = model_import("kafka_dump.errors", "CorruptRecordError");
     PyObject *codecs = model_import("kafka_dump.model", "Compression");
     PyObject *ts_types = model_import("kafka_dump.model", "TimestampType");
-    if (!CorruptRecordError || !codecs || !ts_types) {
-        Py_XDECREF(codecs);
-        Py_XDECREF(ts_types);
-        return -1;
-    }
-    CODEC_NONE = PyObject_GetAttrString(codecs, "NONE");
-    for (int i = 0; i < 8; i++) {
-        CODECS[i] = PyObject_CallFunction(codecs, "i", i);
-        if (CODECS[i] == NULL) {
-            Py_DECREF(codecs);
-            Py_DECREF(ts_types);
-            return -1;
-        }
-    }
-    TS_TYPES[0] = PyObject_GetAttrString(ts_types, "NO_TIMESTAMP_TYPE");
-    TS_TYPES[1] = PyObject_GetAttrString(ts_types, "CREATE_TIME");
-    TS_TYPES[2] = PyObject_GetAttrString(ts_types, "LOG_APPEND_TIME");
-    Py_DECREF(codecs);
-    Py_DECREF(ts_types);
+    static const char *const ts_names[3] = {"NO_TIMESTAMP_TYPE", "CREATE_TIME", "LOG_APPEND_TIME"};
+    int ok = CorruptRecordError && codecs && ts_types;
+    for (int i = 0; ok && i < 8; i++)
+        ok = (CODECS[i] = PyObject_CallFunction(codecs, "i", i)) != NULL;
+    for (int i = 0; ok && i < 3; i++)
+        ok = (TS_TYPES[i] = PyObject_GetAttrString(ts_types, ts_names[i])) != NULL;
+    Py_XDECREF(codecs);
+    Py_XDECREF(ts_types);
     MINUS_ONE = PyLong_FromLong(-1);
     ONE = PyLong_FromLong(1);
-    if (!CODEC_NONE || !TS_TYPES[0] || !TS_TYPES[1] || !TS_TYPES[2] || !MINUS_ONE || !ONE)
+    if (!ok || !MINUS_ONE || !ONE)
         return -1;
     crc32_init();
     plain_dealloc_install(model.record_type, model.record_plain, record_dealloc);

@@ -22,53 +22,46 @@
 EACH_FILE(DECLARE_INIT)
 EACH_FUNCTION(DECLARE_FUNCTION)
 
+/* A method whose docstring starts with its name (doc: the rest), and one that twins module's function. */
+#define FN(name, doc) {#name, name, METH_VARARGS, #name doc}
+#define TWIN(name, doc, module) FN(name, doc "; the compiled twin of kafka_dump." module "." #name ".")
+
 static PyMethodDef methods[] = {
     /* decode.c */
-    {"decode_v2_records", decode_v2_records, METH_VARARGS,
-     "decode_v2_records(data, pos, end, count, base_offset, base_timestamp, log_append_time, base_sequence)\n"
-     "-> (records, error or None); the compiled twin of kafka_dump.wire.decode.decode_v2_records."},
-    {"decode_legacy_inner", decode_legacy_inner, METH_VARARGS,
-     "decode_legacy_inner(data: bytes, wrapper_magic, wrapper_offset, log_append_time) -> (records, error or None);\n"
-     "the compiled twin of kafka_dump.wire.decode.decode_legacy_inner."},
-    {"decode_legacy_wrapper", decode_legacy_wrapper, METH_VARARGS,
-     "decode_legacy_wrapper(file, buf, pos, end, file_pos, with_records, max_batch_bytes, max_records, decompress)\n"
-     "-> Batch or None; the compiled twin of kafka_dump.wire.decode.decode_legacy_wrapper."},
-    {"decode_legacy_run", decode_legacy_run, METH_VARARGS,
-     "decode_legacy_run(file, data, pos, end, file_pos, with_records) -> (batches, bytes used);\n"
-     "the compiled twin of kafka_dump.wire.decode.decode_legacy_run."},
+    TWIN(decode_v2_records, "(data, pos, end, count, base_offset, base_timestamp, log_append_time, "
+                            "base_sequence)\n-> (records, error or None)", "wire.decode"),
+    TWIN(decode_legacy_inner, "(data: bytes, wrapper_magic, wrapper_offset, log_append_time) -> (records, "
+                              "error or None)", "wire.decode"),
+    TWIN(decode_legacy_wrapper, "(file, buf, pos, end, file_pos, with_records, max_batch_bytes, max_records, "
+                                "decompress)\n-> Batch or None", "wire.decode"),
+    TWIN(decode_legacy_run, "(file, data, pos, end, file_pos, with_records) -> (batches, bytes used)",
+         "wire.decode"),
     {"crc32", crc32_paths, METH_VARARGS,
      "crc32(data, table_only=False) -> zlib.crc32(data), by the path the decoders take (folding with\n"
      "PCLMULQDQ where the CPU has it) or by the tables alone; for the tests."},
     /* walk.c */
-    {"walk_v2_records", walk_v2_records, METH_VARARGS,
-     "walk_v2_records(data, pos, end, count, last_offset_delta) -> (records, keyBytes, valueBytes, "
-     "headerBytes, nullKeys, nullValues, headers, maxTimestampDelta, error, errorPosition)"},
-    {"walk_entries", walk_entries, METH_VARARGS,
-     "walk_entries(data, pos, end, file_pos, deep, last, after_damage, max_records, entry_limit, crc32c, crc32, "
-     "decompress, rows) -> (used, batches, records, gaps, last, after_damage)"},
+    FN(walk_v2_records, "(data, pos, end, count, last_offset_delta) -> (records, keyBytes, valueBytes, "
+                        "headerBytes, nullKeys, nullValues, headers, maxTimestampDelta, error, "
+                        "errorPosition)"),
+    FN(walk_entries, "(data, pos, end, file_pos, deep, last, after_damage, max_records, entry_limit, crc32c, "
+                     "crc32, decompress, rows) -> (used, batches, records, gaps, last, after_damage)"),
     /* jsonl.c */
-    {"batch_json", batch_json, METH_VARARGS,
-     "batch_json(file_json, batch, records, payload) -> bytes; the compiled twin of\n"
-     "kafka_dump.render.jsonl.batch_json."},
-    {"run_json", run_json, METH_VARARGS,
-     "run_json(file, file_json, batches, payload) -> bytes; the compiled twin of\n"
-     "kafka_dump.render.jsonl.run_json."},
-    {"plain_run_json", plain_run_json, METH_VARARGS,
-     "plain_run_json(file_json, data, pos, end, file_pos, with_records, payload) -> (bytes, batches, bytes used);\n"
-     "the compiled twin of kafka_dump.render.jsonl.plain_run_json."},
+    TWIN(batch_json, "(file_json, batch, records, payload) -> bytes", "render.jsonl"),
+    TWIN(run_json, "(file, file_json, batches, payload) -> bytes", "render.jsonl"),
+    TWIN(plain_run_json, "(file_json, data, pos, end, file_pos, with_records, payload) -> (bytes, batches, "
+                         "bytes used)", "render.jsonl"),
+    /* rows.c */
+    TWIN(cells, "(records, max_bytes, time_mode, first, columns) -> (blank, widths)", "render.rows"),
+    TWIN(lines, "(columns, widths, drawn, sections) -> bytes", "render.rows"),
+    TWIN(messages, "(batches, start, stop) -> (records, invalid, stop)", "render.rows"),
     /* encoder.c */
-    {"encode_v2_records", encode_v2_records, METH_VARARGS,
-     "encode_v2_records(records, base_offset, base_timestamp, log_append_time) -> bytes"},
-    {"encode_v2_entry", encode_v2_entry, METH_VARARGS,
-     "encode_v2_entry(header, records, base_offset, base_timestamp, log_append_time) -> bytes"},
-    {"v2_records_size", v2_records_size, METH_VARARGS,
-     "v2_records_size(records, base_offset, base_timestamp, log_append_time) -> int"},
-    {"encode_legacy_messages", encode_legacy_messages, METH_VARARGS,
-     "encode_legacy_messages(records, magic, attributes, offset_shift, log_append_time) -> bytes"},
-    {"legacy_messages_size", legacy_messages_size, METH_VARARGS, "legacy_messages_size(records, magic) -> int"},
-    {"v1_inner_to_v2", v1_inner_to_v2, METH_VARARGS,
-     "v1_inner_to_v2(data, wrapper_offset, max_records) -> (records, count, first_offset, last_offset, "
-     "base_timestamp, max_timestamp) | None"},
+    FN(encode_v2_records, "(records, base_offset, base_timestamp, log_append_time) -> bytes"),
+    FN(encode_v2_entry, "(header, records, base_offset, base_timestamp, log_append_time) -> bytes"),
+    FN(v2_records_size, "(records, base_offset, base_timestamp, log_append_time) -> int"),
+    FN(encode_legacy_messages, "(records, magic, attributes, offset_shift, log_append_time) -> bytes"),
+    FN(legacy_messages_size, "(records, magic) -> int"),
+    FN(v1_inner_to_v2, "(data, wrapper_offset, max_records) -> (records, count, first_offset, last_offset, "
+                       "base_timestamp, max_timestamp) | None"),
     /* gather.c */
     {"gather_v2_records", gather_v2_records, METH_VARARGS,
      "Validate, then add to histograms the records of one v2 batch (see _gather_pure.py)."},
@@ -79,43 +72,28 @@ static PyMethodDef methods[] = {
      "Count the run of compressed v0/v1 wrappers at pos whose inner messages are the plain case (see "
      "_gather_pure.py)."},
     /* recheck.c */
-    {"same_v2_records", same_v2_records, METH_VARARGS,
-     "same_v2_records(data, pos, end, base_offset, base_timestamp, log_append_time, expected) -> int\n"
-     "The index of the first record of data[pos:end] that differs from expected, or -1."},
-    {"same_as_v1_inner", same_as_v1_inner, METH_VARARGS,
-     "same_as_v1_inner(data, pos, end, base_offset, base_timestamp, inner, wrapper_offset) -> (int, int, int, int)\n"
-     "The index of the first v2 record of data[pos:end] that differs from the v1 inner messages of a\n"
-     "decompressed wrapper, or whose offset is not above the previous one's (or -1); the records found\n"
-     "the same; the largest record time and the last offset among them."},
+    FN(same_v2_records, "(data, pos, end, base_offset, base_timestamp, log_append_time, expected) -> int\n"
+                        "The index of the first record of data[pos:end] that differs from expected, or -1."),
+    FN(same_as_v1_inner, "(data, pos, end, base_offset, base_timestamp, inner, wrapper_offset) -> (int, int, "
+                         "int, int)\nThe index of the first v2 record of data[pos:end] that differs from the "
+                         "v1 inner messages of a\ndecompressed wrapper, or whose offset is not above the "
+                         "previous one's (or -1); the records found\nthe same; the largest record time and "
+                         "the last offset among them."),
     /* transcode.c */
-    {"gunzip", gunzip, METH_VARARGS,
-     "gunzip(payload, limit) -> bytes | None: a gzip payload as codecs.decompress\n"
-     "inflates it, or None where it cannot vouch for that (then ask codecs.decompress)."},
-    {"lz4_frame", lz4_frame, METH_VARARGS,
-     "lz4_frame(header, data) -> bytes: Kafka's LZ4 frame of data at lz4's default level (codecs' bytes)."},
-    {"unlz4_frame", unlz4_frame, METH_VARARGS,
-     "unlz4_frame(header, payload, limit) -> bytes | None: a one-block frame with that header, as codecs\n"
-     "reads it; None for any other (then ask codecs)."},
-    {"read_wrappers", read_wrappers, METH_VARARGS,
-     "read_wrappers(buf, pos, end, file_pos, entry_limit, max_records, run_limit, decompress, transcode)\n"
-     "-> (used, want, codec, items): the sound v1 CreateTime wrappers of one codec at buf[pos:end],\n"
-     "taken until run_limit bytes are used."},
-    {"write_wrappers", write_wrappers, METH_VARARGS,
-     "write_wrappers(items, codec, compress, decompress, crc32c, same, last_offset)\n"
-     "-> (data, rows, last_offset, failure): read_wrappers' items as checked v2 entries."},
+    FN(gunzip, "(payload, limit) -> bytes | None: a gzip payload as codecs.decompress\n"
+               "inflates it, or None where it cannot vouch for that (then ask codecs.decompress)."),
+    FN(lz4_frame, "(header, data) -> bytes: Kafka's LZ4 frame of data at lz4's default level "
+                  "(codecs' bytes)."),
+    FN(unlz4_frame, "(header, payload, limit) -> bytes | None: a one-block frame with that header, as "
+                    "codecs\nreads it; None for any other (then ask codecs)."),
+    FN(read_wrappers, "(buf, pos, end, file_pos, entry_limit, max_records, run_limit, decompress, "
+                      "transcode)\n-> (used, want, codec, items): the sound v1 CreateTime wrappers of one "
+                      "codec at buf[pos:end],\ntaken until run_limit bytes are used."),
+    FN(write_wrappers, "(items, codec, compress, decompress, crc32c, same, last_offset)\n"
+                       "-> (data, rows, last_offset, failure): read_wrappers' items as checked v2 entries."),
     /* ahead.c */
-    {"compressed_spans", compressed_spans, METH_VARARGS,
-     "compressed_spans(data, pos, end) -> list of (codec, start, length): ahead.py's scan (gzip wanted),\n"
-     "as the engine's scan() finds them."},
-    /* rows.c */
-    {"cells", cells, METH_VARARGS,
-     "cells(records, max_bytes, time_mode, first, columns) -> (blank, widths);\n"
-     "the compiled twin of kafka_dump.render.rows.cells."},
-    {"lines", lines, METH_VARARGS,
-     "lines(columns, widths, drawn, sections) -> bytes; the compiled twin of kafka_dump.render.rows.lines."},
-    {"messages", messages, METH_VARARGS,
-     "messages(batches, start, stop) -> (records, invalid, stop); the compiled twin of\n"
-     "kafka_dump.render.rows.messages."},
+    FN(compressed_spans, "(data, pos, end) -> list of (codec, start, length): ahead.py's scan (gzip "
+                         "wanted),\nas the engine's scan() finds them."),
     {NULL, NULL, 0, NULL},
 };
 
