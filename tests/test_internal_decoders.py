@@ -413,8 +413,14 @@ def s16(text: str) -> bytes:
     ],
 )  # fmt: skip
 def test_offset_commit_values_of_every_layout(version: int, body: bytes, expected: dict[str, Any]) -> None:
-    key = struct.pack(">h", 0) + s16("g") + s16("t") + struct.pack(">i", 3)  # key version 0: Kafka 0.8.2
+    # Kafka 0.8.2 wrote type-0 keys with v0 values; later releases type 1 (Kafka 4.1 on: LegacyOffsetCommit
+    # is type 0, v0 only, and a type-0 key with a later value version is an unknown version).
+    key = struct.pack(">h", min(version, 1)) + s16("g") + s16("t") + struct.pack(">i", 3)
     d = offsets.decode(record(key, struct.pack(">h", version) + body))
+    if version:
+        wrong = offsets.decode(record(b"\x00\x00" + key[2:], struct.pack(">h", version) + body))
+        assert wrong.error == f"unknown record version {version} for type 0 (LegacyOffsetCommitValue)"
+        assert wrong.value is not None and wrong.value.data is None and wrong.value.hex
     assert d.ok and d.key is not None and d.value is not None
     assert d.key.data == {"group": "g", "topic": "t", "partition": 3}
     assert d.value.data == expected

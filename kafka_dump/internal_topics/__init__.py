@@ -48,11 +48,21 @@ class Decoded(NamedTuple):
 
 Decoder = Callable[[Record], Decoded]
 
-DECODE_CHOICES = ("auto", "offsets", "transactions", "metadata", "none")
+DECODE_CHOICES = (
+    "auto",
+    "offsets",
+    "transactions",
+    "share-group-state",
+    "remote-log-metadata",
+    "metadata",
+    "none",
+)
 _PARTITION_DIR = re.compile(r"^(?P<topic>.+)-\d+$")
 _TOPIC_DECODERS = {
     "__consumer_offsets": "offsets",
     "__transaction_state": "transactions",
+    "__share_group_state": "share-group-state",
+    "__remote_log_metadata": "remote-log-metadata",
     "__cluster_metadata": "metadata",
 }
 
@@ -70,10 +80,16 @@ def decoder_for_path(path: str | Path) -> str | None:
 
 
 def get_decoder(name: str) -> Decoder:
-    """The decode function for ``offsets``, ``transactions`` or ``metadata``."""
-    from kafka_dump.internal_topics import metadata, offsets, transactions
+    """The decode function of a ``--decode`` name other than ``auto`` and ``none``."""
+    from kafka_dump.internal_topics import metadata, offsets, remote_log, share_state, transactions
 
-    return {"offsets": offsets.decode, "transactions": transactions.decode, "metadata": metadata.decode}[name]
+    return {
+        "offsets": offsets.decode,
+        "transactions": transactions.decode,
+        "share-group-state": share_state.decode,
+        "remote-log-metadata": remote_log.decode,
+        "metadata": metadata.decode,
+    }[name]
 
 
 def resolve(choice: str, path: str | Path) -> str | None:

@@ -8,11 +8,13 @@ A metadata record's value is framed as (``MetadataRecordSerde``)
 and its key is null. ``METADATA_TYPES`` maps the apiKey to the record's schema; its Kafka type name
 is the schema name in upper snake case (``TopicRecord`` -> ``TOPIC_RECORD``). An apiKey or version
 this table does not know gives the frame and the value's hex, not an error of the dump.
+``__remote_log_metadata`` (``remote_log.py``) uses the same frame with apiKeys of its own.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 
 from kafka_dump.internal_topics import Decoded, Part
 from kafka_dump.internal_topics._coordinator import read_whole
@@ -23,9 +25,9 @@ from kafka_dump.wire.kschemas import METADATA_TYPES
 FRAME_VERSION = 1
 
 
-def type_name(api_key: int) -> str:
+def type_name(api_key: int, types: Mapping[int, str] = METADATA_TYPES) -> str:
     """Kafka's ``MetadataRecordType`` name of an apiKey (``TOPIC_RECORD``), or ``UNKNOWN(n)``."""
-    name = METADATA_TYPES.get(api_key)
+    name = types.get(api_key)
     if name is None:
         return f"UNKNOWN({api_key})"
     return re.sub(r"(?<!^)(?=[A-Z])", "_", name).upper()
@@ -44,26 +46,31 @@ def _uvarint(data: bytes, pos: int) -> tuple[int, int]:
 
 def decode(r: Record) -> Decoded:
     """Decode one metadata record's frame and, where its schema is known, its fields."""
+    return decode_framed("metadata", METADATA_TYPES, r)
+
+
+def decode_framed(decoder: str, types: Mapping[int, str], r: Record) -> Decoded:
+    """Decode a framed record (frame version, apiKey, version) by the apiKey table ``types``."""
     v = r.value
     if v is None:
-        return Decoded("metadata", None, None, False, "the record has no value")
+        return Decoded(decoder, None, None, False, "the record has no value")
     try:
         frame, pos = _uvarint(v, 0)
         api_key, pos = _uvarint(v, pos)
         version, pos = _uvarint(v, pos)
     except KMessageError as exc:
-        return Decoded("metadata", None, Part(None, None, None, {}, v.hex()), False, str(exc))
-    extra = {"frameVersion": frame, "apiKey": api_key, "type": type_name(api_key)}
-    name = METADATA_TYPES.get(api_key)
+        return Decoded(decoder, None, Part(None, None, None, {}, v.hex()), False, str(exc))
+    extra = {"frameVersion": frame, "apiKey": api_key, "type": type_name(api_key, types)}
+    name = types.get(api_key)
     if frame != FRAME_VERSION or name is None:
         why = f"unknown frame version {frame}" if frame != FRAME_VERSION else f"unknown apiKey {api_key}"
-        return Decoded("metadata", None, Part(name, version, None, extra, v.hex()), False, why)
+        return Decoded(decoder, None, Part(name, version, None, extra, v.hex()), False, why)
     s = schema(name)
     if not s.valid[0] <= version <= s.valid[1]:
-        return Decoded("metadata", None, Part(name, version, None, extra, v.hex()), False,
+        return Decoded(decoder, None, Part(name, version, None, extra, v.hex()), False,
                        f"unknown {name} version {version}")  # fmt: skip
     try:
         data = read_whole(name, v, version, pos)
     except KMessageError as exc:
-        return Decoded("metadata", None, Part(name, version, None, extra, v.hex()), False, str(exc))
-    return Decoded("metadata", None, Part(name, version, data, extra), False, None)
+        return Decoded(decoder, None, Part(name, version, None, extra, v.hex()), False, str(exc))
+    return Decoded(decoder, None, Part(name, version, data, extra), False, None)

@@ -1,8 +1,8 @@
 """``__consumer_offsets``: committed offsets and group metadata (``--decode offsets``).
 
-Record types: 0 and 1 offset commit (OffsetCommitKey/Value), 2 classic group metadata
-(GroupMetadataKey/Value), 3-8 the consumer group records of KIP-848, 9-15 share groups. The key
-schema of each names the record types it serves (its ``validVersions``). A classic group whose
+Record types (``COORDINATOR_TYPES["group"]``): 0 and 1 offset commit (LegacyOffsetCommit*, OffsetCommit*),
+2 classic group metadata, 3-8 and 16 the consumer group records of KIP-848, 10-15 share groups, 17 and
+19-23 streams groups (KIP-1071). 9 and 18 are unknown, as in Kafka 4.1 on. A classic group whose
 protocol type is ``consumer`` carries each member's subscription and assignment as bytes in the
 consumer protocol (int16 version, then ConsumerProtocolSubscription/Assignment); they are shown
 decoded, and kept as bytes when they do not parse, as Kafka's tool does.
@@ -15,25 +15,11 @@ from typing import Any
 
 from kafka_dump.internal_topics import Decoded, _coordinator
 from kafka_dump.model import Record
-from kafka_dump.wire.kmessage import KMessageError, parse_versions, schema
-from kafka_dump.wire.kschemas import MESSAGES
+from kafka_dump.wire.kmessage import KMessageError, schema
+from kafka_dump.wire.kschemas import COORDINATOR_TYPES
 
-_GROUP_PREFIXES = ("OffsetCommit", "GroupMetadata", "ConsumerGroup", "ShareGroup")
 _I16 = struct.Struct(">h")
-
-
-def _record_types() -> dict[int, tuple[str, str]]:
-    types: dict[int, tuple[str, str]] = {}
-    for name, spec in MESSAGES.items():
-        if name.endswith("Key") and name.startswith(_GROUP_PREFIXES):
-            value = name[:-3] + "Value"
-            lo, hi = parse_versions(spec[0])
-            for t in range(lo, hi + 1):
-                types[t] = (name, value)
-    return types
-
-
-RECORD_TYPES = _record_types()
+RECORD_TYPES = COORDINATOR_TYPES["group"]
 
 
 def decode(r: Record) -> Decoded:

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from kafka_dump.internal_topics import Decoded, _coordinator
 from kafka_dump.model import Record
+from kafka_dump.wire.kschemas import COORDINATOR_TYPES
 
-RECORD_TYPES = {0: ("TransactionLogKey", "TransactionLogValue")}
+RECORD_TYPES = COORDINATOR_TYPES["transaction"]
 STATES = ("Empty", "Ongoing", "PrepareCommit", "PrepareAbort", "CompleteCommit", "CompleteAbort", "Dead",
           "PrepareEpochFence")  # fmt: skip
 

@@ -13,7 +13,10 @@ records, producer snapshots) hold messages with field tables in ``kschemas.py``.
                         then per field unsigned varint tag, unsigned varint size, the value
 
 Every length and count is checked against the bytes there before it sizes anything; a violation is
-a ``KMessageError`` naming the byte position, never an IndexError or a huge allocation.
+a ``KMessageError`` naming the byte position, never an IndexError or a huge allocation. Decoded
+fields come out in schema order (tagged ones where the schema declares them, not in wire order).
+``Schema.write`` encodes by the same rules (tests build records with it); ``kafka_view`` leaves out
+the tagged fields that hold their default, as Kafka's JSON converters do.
 """
 
 from __future__ import annotations
@@ -55,10 +58,10 @@ def parse_versions(text: str) -> Versions:
 class Field:
     """One field definition, compiled from a schema table tuple."""
 
-    __slots__ = ("children", "elem", "is_array", "name", "nullable", "tag", "tagged", "versions")
+    __slots__ = ("children", "default", "elem", "is_array", "name", "nullable", "tag", "tagged", "versions")
 
     def __init__(self, spec: tuple[Any, ...]) -> None:
-        name, typ, versions, nullable, tag, tagged, children = spec
+        name, typ, versions, nullable, tag, tagged, children = spec[:7]
         self.name: str = name
         self.is_array: bool = typ.startswith("[]")
         self.elem: str = typ[2:] if self.is_array else typ
@@ -67,6 +70,28 @@ class Field:
         self.tag: int = tag
         self.tagged = parse_versions(tagged)
         self.children: tuple[Field, ...] = tuple(Field(c) for c in children)
+        self.default: Any = _default(self, spec[7] if len(spec) > 7 else None)
+
+
+_ZERO = {"bool": False, "uuid": "AAAAAAAAAAAAAAAAAAAAAA", "string": "", "bytes": b"", "records": b""}
+_NO_DEFAULT = object()  # a struct's default: never equal to a value, so always shown
+
+
+def _default(f: Field, text: str | None) -> Any:
+    """A field's default as a decoded value: the schema's text, else Kafka's zero of the type."""
+    if text == "null":
+        return None
+    if f.is_array:
+        return []
+    if f.elem == "struct":
+        return _NO_DEFAULT
+    if text is None:
+        return _ZERO.get(f.elem, 0)
+    if f.elem == "bool":
+        return text == "true"
+    if f.elem == "string":
+        return text
+    return float(text) if f.elem == "float64" else int(text, 0)
 
 
 class Schema:
@@ -90,6 +115,16 @@ class Schema:
         cur = _Cursor(data, pos, len(data) if end is None else end)
         out = _read_struct(self.fields, version, _within(self.flexible, version), cur)
         return out, cur.pos
+
+    def write(self, fields: dict[str, Any], version: int) -> bytes:
+        """Encode ``fields`` (as ``read`` returns them) at ``version``; absent tagged fields are left out."""
+        out = bytearray()
+        _write_struct(out, self.fields, fields, version, _within(self.flexible, version))
+        return bytes(out)
+
+    def kafka_view(self, fields: dict[str, Any]) -> dict[str, Any]:
+        """``fields`` as Kafka's JSON converter shows them: tagged fields only when not their default."""
+        return _view(self.fields, fields)
 
 
 def _within(r: Versions, v: int) -> bool:
@@ -202,9 +237,98 @@ def _read_struct(fields: tuple[Field, ...], version: int, flexible: bool, cur: _
         out[f_.name] = _value(sub, f_, version, flexible)
         if sub.pos != start + size:
             raise KMessageError(f"tagged field {f_.name}: {start + size - sub.pos} bytes left over", sub.pos)
+    if len(out) > 1 and tagged:  # schema order, whatever order the tags came in
+        out = {f.name: out[f.name] for f in fields if f.name in out}
     if unknown:
         out[UNKNOWN_TAGS] = unknown
     return out
+
+
+def _view(fields: tuple[Field, ...], data: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    by_name = {f.name: f for f in fields}
+    for name, value in data.items():
+        f = by_name.get(name)
+        if f is None:
+            out[name] = value
+            continue
+        if f.tag >= 0 and value == f.default:
+            continue
+        if f.elem == "struct" and value is not None:
+            value = [_view(f.children, v) for v in value] if f.is_array else _view(f.children, value)
+        out[name] = value
+    return out
+
+
+def _uvarint_bytes(n: int) -> bytes:
+    out = bytearray()
+    while n >= 0x80:
+        out.append(n & 0x7F | 0x80)
+        n >>= 7
+    out.append(n)
+    return bytes(out)
+
+
+def _write_length(out: bytearray, n: int, flexible: bool, wide: bool) -> None:
+    if flexible:
+        out += _uvarint_bytes(n + 1)
+    else:
+        out += (_I32 if wide else _I16).pack(n)
+
+
+def _write_scalar(out: bytearray, f: Field, elem: str, value: Any, version: int, flexible: bool) -> None:
+    s = _FIXED.get(elem)
+    if s is not None:
+        out += s.pack(value)
+    elif elem == "bool":
+        out.append(1 if value else 0)
+    elif elem == "uuid":
+        out += base64.urlsafe_b64decode(value + "==")
+    elif elem in ("string", "bytes", "records"):
+        if value is None:
+            _write_length(out, -1, flexible, elem != "string")
+            return
+        raw = value.encode("utf-8") if elem == "string" else value
+        _write_length(out, len(raw), flexible, elem != "string")
+        out += raw
+    else:
+        _write_struct(out, f.children, value, version, flexible)
+
+
+def _write_value(out: bytearray, f: Field, value: Any, version: int, flexible: bool) -> None:
+    if f.is_array:
+        _write_length(out, -1 if value is None else len(value), flexible, True)
+        for v in value or ():
+            _write_scalar(out, f, f.elem, v, version, flexible)
+        return
+    if f.elem == "struct" and _within(f.nullable, version):
+        out.append(0xFF if value is None else 1)
+        if value is None:
+            return
+    _write_scalar(out, f, f.elem, value, version, flexible)
+
+
+def _write_struct(
+    out: bytearray, fields: tuple[Field, ...], data: dict[str, Any], version: int, flexible: bool
+) -> None:
+    tagged: dict[int, bytes] = {}
+    for f in fields:
+        if not _within(f.versions, version):
+            continue
+        if f.tag >= 0 and flexible and _within(f.tagged, version):
+            if f.name in data:
+                one = bytearray()
+                _write_value(one, f, data[f.name], version, flexible)
+                tagged[f.tag] = bytes(one)
+            continue
+        _write_value(out, f, data[f.name], version, flexible)
+    if not flexible:
+        return
+    for tag, hexed in data.get(UNKNOWN_TAGS, {}).items():
+        tagged[int(tag)] = bytes.fromhex(hexed)
+    out += _uvarint_bytes(len(tagged))
+    for tag in sorted(tagged):
+        out += _uvarint_bytes(tag) + _uvarint_bytes(len(tagged[tag])) + tagged[tag]
 
 
 _SCHEMAS: dict[str, Schema] = {}
