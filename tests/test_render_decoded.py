@@ -45,11 +45,23 @@ def test_transaction_log_decoder_line() -> None:
     value = struct.pack(">hqhibi", 0, 0, 0, 60000, 0, 0) + struct.pack(">qq", 1632840910282, -1)
     assert (len(key), len(value)) == (15, 37)
     d = transactions.decode(new_record(0, 0, key, value, (), -1, 0))
-    assert kafka_key_payload(d, 0) == (
-        "transaction_metadata::transactionalId=my-txnal-id",
-        "producerId:0,producerEpoch:0,state=Empty,partitions=[],txnLastUpdateTimestamp=1632840910282,"
-        "txnTimeoutMs=60000",
+    assert (
+        kafka_key_payload(d, 0, "3.9")
+        == kafka_key_payload(d, 0, "4.0")
+        == (
+            "transaction_metadata::transactionalId=my-txnal-id",
+            "producerId:0,producerEpoch:0,state=Empty,partitions=[],txnLastUpdateTimestamp=1632840910282,"
+            "txnTimeoutMs=60000",
+        )
     )
+    # Kafka 4.1 on: JSON as the other coordinators; 4.4 names the state.
+    payload = (
+        '{"version":"0","data":{"producerId":0,"producerEpoch":0,"transactionTimeoutMs":60000,'
+        '"transactionStatus":0,"transactionPartitions":[],"transactionLastUpdateTimestampMs":1632840910282,'
+        '"transactionStartTimestampMs":-1}}'
+    )
+    assert kafka_key_payload(d, 0) == ('{"type":"0","data":{"transactionalId":"my-txnal-id"}}', payload)
+    assert kafka_key_payload(d, 0, "4.4")[1] == payload.replace(':0,"transactionP', ':"Empty","transactionP')
 
 
 def test_cluster_metadata_decoder_payload() -> None:

@@ -34,6 +34,7 @@ from kafka_dump.commands.options import (
 from kafka_dump.internal_topics import DECODE_CHOICES
 from kafka_dump.model import Batch, Problem, ProblemKind
 from kafka_dump.render import Renderer, progress
+from kafka_dump.render.decoded import KAFKA_VERSIONS
 from kafka_dump.render.jsonl import JsonRenderer, terminal_safe
 from kafka_dump.render.kafka_text import KafkaTextRenderer
 from kafka_dump.render.output import Output
@@ -66,7 +67,13 @@ T = TypeVar("T")
 @click.option(
     "--decode", type=click.Choice(DECODE_CHOICES), default="auto", show_default=True,
     help="Decode Kafka's own records: auto chooses by the directory name (__consumer_offsets-N, "
-    "__transaction_state-N, __cluster_metadata-0) or a .checkpoint file; none shows raw bytes.",
+    "__transaction_state-N, __share_group_state-N, __remote_log_metadata-N, __cluster_metadata-0) or a "
+    ".checkpoint file; none shows raw bytes.",
+)  # fmt: skip
+@click.option(
+    "--kafka-version", type=click.Choice(KAFKA_VERSIONS), default="4.1", show_default=True,
+    help="--format kafka: print the decoder lines of this kafka-dump-log release (4.1: 4.1 to 4.3; 4.4: "
+    "transaction states by name; 3.9 and 4.0: the transaction log as text).",
 )  # fmt: skip
 @click.option(
     "--no-txnindex", is_flag=True,
@@ -84,6 +91,7 @@ def dump(
     rng: RangeFilter,
     limits: Limits,
     decode: str,
+    kafka_version: str,
     no_txnindex: bool,
 ) -> int:
     """Show every batch and record of segments, or of a partition directory's segments;
@@ -119,7 +127,9 @@ def dump(
         finally:
             out.flush()  # what is gathered for one big write, before an error's line on stderr
     elif fmt == "kafka":
-        kafka = KafkaTextRenderer(records=not batches_only, escape=out.is_terminal, decode=decode)
+        kafka = KafkaTextRenderer(
+            records=not batches_only, escape=out.is_terminal, decode=decode, kafka_version=kafka_version
+        )
         summary = _render(events, kafka, out.write_lines, corrupt=out.diagnostic)
     else:
         from kafka_dump.render.table import TableRenderer  # Rich's cells and box: the table's alone

@@ -1,8 +1,9 @@
 """How decoded internal records and side files are shown: JSON objects, Kafka's tool's text, table cells.
 
 JSON: a record a decoder read gets a ``decoded`` object, its bytes as base64 (as Kafka's JSON
-converters write them). Kafka text: the strings of ``kafka-dump-log.sh``'s decoders (Kafka 3.9),
-and its JSON for KRaft control records. Every string is plain text for the caller to wrap.
+converters write them). Kafka text: the strings of ``kafka-dump-log.sh``'s decoders (Kafka 4.1 on;
+the 3.9/4.0 transaction-log text on request), and its JSON for KRaft control records. Every string
+is plain text for the caller to wrap.
 """
 
 from __future__ import annotations
@@ -11,7 +12,16 @@ import base64
 import json
 from typing import Any
 
-from kafka_dump.internal_topics import Decoded, Part, RecordDecoder, record_decoder, resolve, transactions
+from kafka_dump.internal_topics import (
+    Decoded,
+    Part,
+    RecordDecoder,
+    record_decoder,
+    remote_log,
+    resolve,
+    transactions,
+)
+from kafka_dump.internal_topics._coordinator import UNKNOWN_TYPE
 from kafka_dump.log.sidefiles import (
     AbortedTxn,
     LeaderEpochEntry,
@@ -23,19 +33,17 @@ from kafka_dump.log.sidefiles import (
     TimeIndexEntry,
 )
 from kafka_dump.model import ControlType, Problem
-from kafka_dump.wire.kmessage import UNKNOWN_TAGS
+from kafka_dump.wire.kmessage import schema
 
 
-def _plain(value: Any, keep_unknown: bool) -> Any:
-    """A decoded value with bytes as base64 (and, unless kept, unknown tagged fields left out)."""
+def _plain(value: Any) -> Any:
+    """A decoded value with bytes as base64 and every key a string."""
     if isinstance(value, bytes):
         return base64.b64encode(value).decode("ascii")
     if isinstance(value, dict):
-        return {
-            str(k): _plain(v, keep_unknown) for k, v in value.items() if keep_unknown or k != UNKNOWN_TAGS
-        }
+        return {str(k): _plain(v) for k, v in value.items()}
     if isinstance(value, list):
-        return [_plain(v, keep_unknown) for v in value]
+        return [_plain(v) for v in value]
     return value
 
 
@@ -43,8 +51,9 @@ _compact = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 
 
 def kafka_json(value: Any) -> str:
-    """Compact JSON as Jackson's ``JsonNode.toString`` writes it (no spaces, non-ASCII kept)."""
-    return _compact(_plain(value, keep_unknown=False))
+    """Compact JSON as Jackson's ``JsonNode.toString`` writes it (no spaces, non-ASCII kept). Tagged
+    fields the schema does not name stay visible as ``_unknownTaggedFields`` (Kafka drops them)."""
+    return _compact(_plain(value))
 
 
 def file_decoder(choice: str, path: str) -> tuple[RecordDecoder | None, bool]:
@@ -60,7 +69,7 @@ def part_object(p: Part | None) -> dict[str, Any] | None:
     if p is None:
         return None
     out: dict[str, Any] = {"schema": p.schema, "version": p.version, **p.extra}
-    out["data"] = None if p.data is None else _plain(p.data, keep_unknown=True)
+    out["data"] = None if p.data is None else _plain(p.data)
     if p.hex is not None:
         out["hex"] = p.hex
     return out
@@ -98,29 +107,50 @@ def kafka_control(control_type: int, d: Decoded) -> str:
     return label + kafka_json(d.value.data)
 
 
-def kafka_key_payload(d: Decoded, offset: int) -> tuple[str | None, str | None]:
-    """(key, payload) strings of ``--offsets-decoder``, ``--transaction-log-decoder`` or the metadata one."""
+KAFKA_VERSIONS = ("3.9", "4.0", "4.1", "4.4")  # kafka-dump-log releases whose decoder lines differ
+COORDINATOR_DECODERS = ("offsets", "transactions", "share-group-state")
+
+
+def kafka_key_payload(d: Decoded, offset: int, version: str = "4.1") -> tuple[str | None, str | None]:
+    """(key, payload) strings of kafka-dump-log's decoders (``--offsets-decoder``...) for ``version``:
+    4.1 (4.1 to 4.3), 4.4 (transaction states by name), or 3.9/4.0 (the transaction log as text)."""
     if d.decoder == "metadata":
         v = d.value
-        if d.error is not None or v is None or v.data is None:
+        if d.error is not None or v is None or v.data is None or v.schema is None:
             return None, f"Error at {offset}, skipping. {d.error}"
-        return None, kafka_json({"type": v.extra["type"], "version": v.version, "data": v.data})
-    if d.decoder == "transactions":
+        data = schema(v.schema).kafka_view(v.data)
+        return None, kafka_json({"type": v.extra["type"], "version": v.version, "data": data})
+    if d.decoder == "remote-log-metadata":
+        return None, remote_log_text(d, offset)
+    if d.decoder == "transactions" and version in ("3.9", "4.0"):
         return _transaction_text(d)
-    # offsets
-    if d.error is not None:
-        if d.error.startswith("unknown record type"):
-            return (
-                f"Unknown record type {d.key.version if d.key else '?'} at offset {offset}, skipping.",
-                None,
-            )
+    return _coordinator_json(d, offset, version)
+
+
+def _coordinator_json(d: Decoded, offset: int, version: str) -> tuple[str | None, str | None]:
+    k, v = d.key, d.value
+    if d.error is not None and d.error.startswith(UNKNOWN_TYPE) and k is not None:
+        return f"Unknown record type {k.version} at offset {offset}, skipping.", None
+    if d.error is not None and d.error.startswith("unknown record version") and k is not None and v:
+        return f"Error at offset {offset}, skipping. Found an unknown record version {v.version} for " \
+            f"{k.version} type", None  # fmt: skip
+    if d.error is not None or k is None or k.data is None or k.schema is None:
         return f"Error at offset {offset}, skipping. {d.error}", None
-    if d.key is None or d.key.data is None:
-        return f"Error at offset {offset}, skipping. the key could not be read", None
-    key = kafka_json({"type": str(d.key.version), "data": d.key.data})
-    if d.value is None or d.value.data is None:
+    key = kafka_json({"type": str(k.version), "data": schema(k.schema).kafka_view(k.data)})
+    if v is None:
         return key, "<DELETE>"
-    return key, kafka_json({"version": str(d.value.version), "data": d.value.data})
+    if v.data is None or v.schema is None:
+        return f"Error at offset {offset}, skipping. {d.error}", None
+    layout = v.extra.get("layout")
+    if layout is not None and layout != version:
+        why = f"the value is {v.schema} as Kafka {layout} wrote it (--kafka-version {layout} shows it)"
+        return f"Error at offset {offset}, skipping. {why}", None
+    data = schema(f"{v.schema}@{layout}" if layout else v.schema).kafka_view(v.data)
+    if d.decoder == "transactions" and version == "4.4" and "transactionStatus" in data:
+        status = data["transactionStatus"]
+        data["transactionStatus"] = transactions.STATES[status] if 0 <= status < 8 else str(status)
+    name = "type" if d.decoder == "share-group-state" and version == "4.0" else "version"
+    return key, kafka_json({name: str(v.version), "data": data})
 
 
 def _transaction_text(d: Decoded) -> tuple[str | None, str | None]:
@@ -134,8 +164,11 @@ def _transaction_text(d: Decoded) -> tuple[str | None, str | None]:
     if v is None or v.data is None:
         return key, f"Error: {d.error}"
     f = v.data
+    empty = f["transactionStatus"] == 0  # Kafka lists the partitions of a transaction that is not Empty
     parts = ",".join(
-        f"{tp['topic']}-{p}" for tp in (f["transactionPartitions"] or ()) for p in tp["partitionIds"]
+        f"{tp['topic']}-{p}"
+        for tp in (() if empty else f["transactionPartitions"] or ())
+        for p in tp["partitionIds"]
     )
     return key, (
         f"producerId:{f['producerId']},producerEpoch:{f['producerEpoch']},"
@@ -144,8 +177,78 @@ def _transaction_text(d: Decoded) -> tuple[str | None, str | None]:
     )
 
 
+def remote_log_text(d: Decoded, offset: int) -> str:
+    """A ``__remote_log_metadata`` record as ``--remote-log-metadata-decoder`` prints it: the Java
+    ``toString`` of the object Kafka builds (not JSON), or ``Error at offset O, skipping. reason``."""
+    v = d.value
+    if d.error is not None or v is None or v.data is None:
+        return f"Error at offset {offset}, skipping. {d.error}"
+    f, api_key = v.data, v.extra["apiKey"]
+    states = remote_log.PARTITION_STATES if api_key == 2 else remote_log.SEGMENT_STATES
+    state_id = f["remotePartitionDeleteState" if api_key == 2 else "remoteLogSegmentState"]
+    if not 0 <= state_id < len(states):
+        return f"Error at offset {offset}, skipping. state can not be null"
+    state = states[state_id]
+    if api_key == 2:
+        return (
+            f"RemotePartitionDeleteMetadata{{topicPartition={_topic_partition(f['topicIdPartition'])}, "
+            f"state={state}, eventTimestampMs={f['eventTimestampMs']}, brokerId={f['brokerId']}}}"
+        )
+    custom = f["customMetadata"]
+    custom_text = "Optional.empty" if custom is None else f"Optional[CustomMetadata{{{len(custom)} bytes}}]"
+    if api_key == 1:
+        return (
+            f"RemoteLogSegmentMetadataUpdate{{remoteLogSegmentId={_segment_id(f['remoteLogSegmentId'])}, "
+            f"customMetadata={custom_text}, state={state}, eventTimestampMs={f['eventTimestampMs']}, "
+            f"brokerId={f['brokerId']}}}"
+        )
+    epochs = {e["leaderEpoch"]: e["offset"] for e in f["segmentLeaderEpochs"]}
+    if not epochs:
+        return f"Error at offset {offset}, skipping. segmentLeaderEpochs can not be null or empty"
+    start, end = f["startOffset"], f["endOffset"]
+    if api_key == 0 and start < 0:
+        why = f"Unexpected start offset = {start}. StartOffset for a remote segment cannot be negative"
+        return f"Error at offset {offset}, skipping. {why}"
+    if api_key == 0 and end < start:
+        why = (
+            f"Unexpected end offset = {end}. EndOffset for a remote segment cannot be less than "
+            f"startOffset = {start}"
+        )
+        return f"Error at offset {offset}, skipping. {why}"
+    epochs_text = "{" + ", ".join(f"{e}={o}" for e, o in sorted(epochs.items())) + "}"
+    tail = (
+        f"segmentLeaderEpochs={epochs_text}, segmentSizeInBytes={f['segmentSizeInBytes']}, "
+        f"customMetadata={custom_text}, state={state}, "
+        f"txnIdxEmpty={_JAVA_BOOL[f.get('txnIndexEmpty', False)]}}}"
+    )
+    if api_key == 3:
+        return (
+            f"RemoteLogSegmentMetadataSnapshot{{segmentId={f['segmentId']}, startOffset={start}, "
+            f"endOffset={end}, maxTimestampMs={f['maxTimestampMs']}, {tail}"
+        )
+    return (
+        f"RemoteLogSegmentMetadata{{remoteLogSegmentId={_segment_id(f['remoteLogSegmentId'])}, "
+        f"startOffset={start}, endOffset={end}, brokerId={f['brokerId']}, "
+        f"maxTimestampMs={f['maxTimestampMs']}, eventTimestampMs={f['eventTimestampMs']}, {tail}"
+    )
+
+
+_JAVA_BOOL = {True: "true", False: "false"}
+
+
+def _topic_partition(tp: dict[str, Any]) -> str:
+    return f"{tp['id']}:{tp['name']}-{tp['partition']}"
+
+
+def _segment_id(seg: dict[str, Any]) -> str:
+    return (
+        f"RemoteLogSegmentId{{topicIdPartition={_topic_partition(seg['topicIdPartition'])}, id={seg['id']}}}"
+    )
+
+
 def part_text(p: Part | None, tombstone: bool = False) -> str:
-    """One table cell: ``OffsetCommitValue v3 offset=5 leaderEpoch=-1 ...`` (fields in schema order)."""
+    """One table cell: ``OffsetCommitValue v3 offset=5 leaderEpoch=-1 ...`` (fields in schema order,
+    then any ``_unknownTaggedFields={"9":"beef"}``)."""
     if p is None:
         return "<DELETE>" if tombstone else "null"
     name = p.schema or "?"
@@ -154,9 +257,7 @@ def part_text(p: Part | None, tombstone: bool = False) -> str:
     head = f"{name} v{p.version}" if p.version is not None else name
     if p.data is None:
         return f"{head} 0x{p.hex or ''}"
-    fields = " ".join(
-        f"{k}={v if isinstance(v, str) else kafka_json(v)}" for k, v in p.data.items() if k != UNKNOWN_TAGS
-    )
+    fields = " ".join(f"{k}={v if isinstance(v, str) else kafka_json(v)}" for k, v in p.data.items())
     return f"{head} {fields}".rstrip()
 
 

@@ -28,16 +28,24 @@ _BOOL = {True: "true", False: "false"}
 
 class KafkaTextRenderer:
     """``records=False``: batch lines only (the tool without --deep-iteration); ``decode``
-    (``--decode``): keys and payloads as the tool's decoders print them, KRaft control records as JSON."""
+    (``--decode``): keys and payloads as the tool's decoders print them, KRaft control records as JSON;
+    ``kafka_version``: which release's decoder lines (``render/decoded.py``'s ``KAFKA_VERSIONS``)."""
 
     def __init__(
-        self, *, records: bool = True, print_data: bool = True, escape: bool = False, decode: str = "none"
+        self,
+        *,
+        records: bool = True,
+        print_data: bool = True,
+        escape: bool = False,
+        decode: str = "none",
+        kafka_version: str = "4.1",
     ) -> None:
         self._records = records
         self._data = print_data
         self._escape = escape
         self._shown: Callable[[str], str] = printable if escape else str  # a name from the file
         self._decode_choice = decode
+        self._version = kafka_version
         self._decode: RecordDecoder | None = None
         self._side_entries = 0
 
@@ -59,10 +67,11 @@ class KafkaTextRenderer:
         if self._records and records is not None:
             if self._escape:
                 out.extend(
-                    printable(record_line(b, r, self._data, self._decode)[:-1]) + "\n" for r in records
+                    printable(record_line(b, r, self._data, self._decode, self._version)[:-1]) + "\n"
+                    for r in records
                 )
             else:
-                out.extend(record_line(b, r, self._data, self._decode) for r in records)
+                out.extend(record_line(b, r, self._data, self._decode, self._version) for r in records)
         return out
 
     def aborted_batch(self, b: Batch, records: tuple[Record, ...] | None) -> list[str]:
@@ -107,7 +116,9 @@ def batch_line(b: Batch) -> str:
     )
 
 
-def record_line(b: Batch, r: Record, print_data: bool, decode: RecordDecoder | None = None) -> str:
+def record_line(
+    b: Batch, r: Record, print_data: bool, decode: RecordDecoder | None = None, kafka_version: str = "4.1"
+) -> str:
     parts = [
         f"| offset: {r.offset} {b.timestampType.label}: {r.timestamp}"
         f" keySize: {-1 if r.key is None else len(r.key)} valueSize: {-1 if r.value is None else len(r.value)}"
@@ -121,7 +132,7 @@ def record_line(b: Batch, r: Record, print_data: bool, decode: RecordDecoder | N
     if b.isControl:
         parts.append(_control(r) if d is None or r.control is None else kafka_control(r.control.type, d))
     elif d is not None:
-        key, payload = kafka_key_payload(d, r.offset)
+        key, payload = kafka_key_payload(d, r.offset, kafka_version)
         if key is not None:
             parts.append(" key: " + key)
         if payload is not None:
