@@ -8,6 +8,7 @@ import json
 import struct
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from kafka_dump.cli import main
@@ -16,6 +17,9 @@ from kafka_dump.model import new_record
 from kafka_dump.render.decoded import decoded_object, kafka_key_payload, part_text, remote_log_text
 from kafka_dump.wire.kmessage import schema
 from tests.batches import v2_batch
+from tests.conftest import SHARED_REAL as REAL
+
+needs_real = pytest.mark.skipif(not REAL.is_dir(), reason="../shared/fixtures-real is absent")
 
 UUID = "AAECAwQFBgcICQoLDA0ODw"
 ENV = {"COLUMNS": "1000", "NO_COLOR": None, "FORCE_COLOR": None, "TERM": None}
@@ -232,3 +236,41 @@ def test_cli_auto_decodes_share_state_and_remote_log_metadata(tmp_path: Path) ->
     assert (
         forced["error"] and forced["value"]["data"] is None
     )  # not a RegisterBrokerRecord with made-up fields
+
+
+REAL_DIRS = [
+    "ronem123-kafka41-kraft/__consumer_offsets-31",
+    "ronem123-kafka41-kraft/__consumer_offsets-44",
+    "ronem123-kafka41-kraft/__cluster_metadata-0",
+    "bheem6005-kafka310-zk/__consumer_offsets-0",
+    "bheem6005-kafka310-zk/__consumer_offsets-2",
+    "bheem6005-kafka310-zk/__consumer_offsets-31",
+    "bheem6005-kafka310-zk/__consumer_offsets-34",
+    "ldi-poc-kafka370-kraft/__consumer_offsets-6",
+    "ldi-poc-kafka370-kraft/__cluster_metadata-0",
+    "urbanpulse-kafka39-kraft/__cluster_metadata-0",
+]
+
+
+@needs_real
+@pytest.mark.parametrize("name", REAL_DIRS)
+def test_real_internal_topics_decode_whole_in_every_format(name: str) -> None:
+    lines = _run("--format", "kafka", str(REAL / name))
+    records = [ln for ln in lines if ln.startswith("|")]
+    assert records and not [ln for ln in records if "skipping." in ln or "_unknownTaggedFields" in ln]
+    assert all(" payload: " in ln or "SnapshotHeader" in ln or "KRaft" in ln or "LeaderChange" in ln
+               or "SnapshotFooter" in ln for ln in records)  # fmt: skip
+    for line in _run("--format", "json", str(REAL / name)):
+        for r in json.loads(line).get("records", []):
+            if "decoded" in r:
+                assert r["decoded"]["error"] is None, r
+
+
+@needs_real
+def test_real_kafka_41_metadata_tags_in_schema_order() -> None:
+    lines = _run("--format", "kafka", str(REAL / "ronem123-kafka41-kraft/__cluster_metadata-0"))
+    change = next(ln for ln in lines if "PARTITION_CHANGE_RECORD" in ln)
+    assert change.endswith(
+        'payload: {"type":"PARTITION_CHANGE_RECORD","version":2,"data":{"partitionId":0,'
+        '"topicId":"dqK7-AskTSux4so_l6jJXg","isr":[],"leader":-1,"eligibleLeaderReplicas":[1],"lastKnownElr":[1]}}'
+    )
