@@ -10,11 +10,19 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import given
+from hypothesis import strategies as st
 
 from kafka_dump.cli import main
 from kafka_dump.internal_topics import metadata, offsets, remote_log, share_state, transactions
 from kafka_dump.model import new_record
-from kafka_dump.render.decoded import decoded_object, kafka_key_payload, part_text, remote_log_text
+from kafka_dump.render.decoded import (
+    KAFKA_VERSIONS,
+    decoded_object,
+    kafka_key_payload,
+    part_text,
+    remote_log_text,
+)
 from kafka_dump.wire.kmessage import schema
 from tests.batches import v2_batch
 from tests.conftest import SHARED_REAL as REAL
@@ -230,12 +238,11 @@ def test_cli_auto_decodes_share_state_and_remote_log_metadata(tmp_path: Path) ->
         f" payload: RemotePartitionDeleteMetadata{{topicPartition={UUID}:t-0, state=DELETE_PARTITION_FINISHED,"
         " eventTimestampMs=2, brokerId=1}"
     )
-    forced = json.loads(_run("--format", "json", "--decode", "metadata", str(rlmm))[0])["records"][0][
-        "decoded"
-    ]
-    assert (
-        forced["error"] and forced["value"]["data"] is None
-    )  # not a RegisterBrokerRecord with made-up fields
+    # --decode metadata in that directory reads the same frame by the remote-log-metadata table.
+    forced = json.loads(_run("--format", "json", "--decode", "metadata", str(rlmm))[0])["records"][0]
+    assert forced["decoded"]["decoder"] == "remote-log-metadata"
+    assert forced["decoded"]["value"]["schema"] == "RemotePartitionDeleteMetadataRecord"
+    assert forced["decoded"]["value"]["data"]["brokerId"] == 1
 
 
 REAL_DIRS = [
@@ -274,3 +281,16 @@ def test_real_kafka_41_metadata_tags_in_schema_order() -> None:
         'payload: {"type":"PARTITION_CHANGE_RECORD","version":2,"data":{"partitionId":0,'
         '"topicId":"dqK7-AskTSux4so_l6jJXg","isr":[],"leader":-1,"eligibleLeaderReplicas":[1],"lastKnownElr":[1]}}'
     )
+
+
+@given(st.binary(max_size=60), st.one_of(st.none(), st.binary(max_size=60)))
+def test_every_decoder_and_line_never_raises(key: bytes, value: bytes | None) -> None:
+    for fn in (offsets.decode, transactions.decode, share_state.decode, remote_log.decode, metadata.decode):
+        for k in (key, key[:2] and struct.pack(">h", key[0] % 24) + key[2:]):
+            d = fn(rec(k, value))
+            assert d.ok or d.error
+            for version in KAFKA_VERSIONS:
+                kafka_key_payload(d, 0, version)
+            part_text(d.key)
+            part_text(d.value, d.tombstone)
+            decoded_object(d)

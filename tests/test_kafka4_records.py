@@ -281,3 +281,21 @@ def test_generator_reads_the_old_and_the_new_schema_form(
     assert Schema("x", new["MESSAGES"]["ShareUpdateValue"]).read(b"\x00\x00\x00\x07\x00", 0)[0] == {
         "snapshotEpoch": 7
     }
+
+
+META_CASES = [
+    (api_key, v)
+    for api_key, name in METADATA_TYPES.items()
+    for v in range(schema(name).valid[0], schema(name).valid[1] + 1)
+]
+
+
+@pytest.mark.parametrize(("api_key", "version"), META_CASES)
+def test_every_metadata_record_type_and_version(api_key: int, version: int) -> None:
+    name = METADATA_TYPES[api_key]
+    fields = sample(schema(name).fields, version)
+    value = b"\x01" + bytes([api_key, version]) + schema(name).write(fields, version)
+    d = metadata.decode(rec(None, value))
+    assert d.ok, d.error
+    assert d.value is not None and (d.value.schema, d.value.version, d.value.data) == (name, version, fields)
+    assert list(d.value.data or {}) == list(fields)

@@ -93,11 +93,14 @@ def get_decoder(name: str) -> Decoder:
 
 
 def resolve(choice: str, path: str | Path) -> str | None:
-    """The decoder for a file under ``--decode choice``: ``auto`` goes by Kafka's names, ``none`` is None."""
+    """The decoder for a file under ``--decode choice``: ``auto`` goes by Kafka's names, ``none`` is None;
+    ``metadata`` in a ``__remote_log_metadata-N`` directory reads its framed records by their own table."""
     if choice == "none":
         return None
     if choice == "auto":
         return decoder_for_path(path)
+    if choice == "metadata" and decoder_for_path(path) == "remote-log-metadata":
+        return "remote-log-metadata"  # the same frame, but apiKeys of its own: never KRaft records
     return choice
 
 
