@@ -40,8 +40,12 @@ WANTED_CLIENTS = {
     "ConsumerProtocolAssignment",
 }
 # Values whose layout Kafka changed without a new version (share groups were early access in 4.0).
-OLDER = ("ShareGroupMetadataValue", "ShareGroupStatePartitionMetadataValue", "ShareSnapshotValue",
-         "ShareUpdateValue")  # fmt: skip
+OLDER = (
+    "ShareGroupMetadataValue",
+    "ShareGroupStatePartitionMetadataValue",
+    "ShareSnapshotValue",
+    "ShareUpdateValue",
+)
 PRIMITIVES = {"bool", "int8", "int16", "int32", "int64", "uint16", "uint32", "float64", "string", "bytes",
               "uuid", "records"}  # fmt: skip
 

@@ -24,6 +24,7 @@ _I16 = struct.Struct(">h")
 # Turns a decoded value's fields into their shown form (e.g. consumer protocol bytes decoded).
 Refine = Callable[[str, dict[str, Any]], dict[str, Any]]
 UNKNOWN_TYPE = "unknown record type"  # how an error about the key's type number starts
+UNKNOWN_VERSION = "unknown record version"  # how an error about the value's version starts
 
 
 def read_whole(name: str, data: bytes, version: int, pos: int = 2) -> dict[str, Any]:
@@ -70,7 +71,7 @@ def decode(
     version = _I16.unpack_from(r.value)[0]
     s = schema(value_name)
     if not s.valid[0] <= version <= s.valid[1]:
-        why = f"unknown record version {version} for type {rtype} ({value_name})"
+        why = f"{UNKNOWN_VERSION} {version} for type {rtype} ({value_name})"
         return Decoded(decoder, key, _raw(r.value, version, value_name), False, why)
     try:
         data, extra = _read_value(value_name, r.value, version)

@@ -12,8 +12,12 @@ from kafka_dump.internal_topics.metadata import decode_framed
 from kafka_dump.model import Record
 from kafka_dump.wire.kschemas import RLMM_TYPES
 
-SEGMENT_STATES = ("COPY_SEGMENT_STARTED", "COPY_SEGMENT_FINISHED", "DELETE_SEGMENT_STARTED",
-                  "DELETE_SEGMENT_FINISHED")  # fmt: skip
+SEGMENT_STATES = (
+    "COPY_SEGMENT_STARTED",
+    "COPY_SEGMENT_FINISHED",
+    "DELETE_SEGMENT_STARTED",
+    "DELETE_SEGMENT_FINISHED",
+)
 PARTITION_STATES = ("DELETE_PARTITION_MARKED", "DELETE_PARTITION_STARTED", "DELETE_PARTITION_FINISHED")
 
 

@@ -21,7 +21,7 @@ from kafka_dump.internal_topics import (
     resolve,
     transactions,
 )
-from kafka_dump.internal_topics._coordinator import UNKNOWN_TYPE
+from kafka_dump.internal_topics._coordinator import UNKNOWN_TYPE, UNKNOWN_VERSION
 from kafka_dump.log.sidefiles import (
     AbortedTxn,
     LeaderEpochEntry,
@@ -108,7 +108,6 @@ def kafka_control(control_type: int, d: Decoded) -> str:
 
 
 KAFKA_VERSIONS = ("3.9", "4.0", "4.1", "4.4")  # kafka-dump-log releases whose decoder lines differ
-COORDINATOR_DECODERS = ("offsets", "transactions", "share-group-state")
 
 
 def kafka_key_payload(d: Decoded, offset: int, version: str = "4.1") -> tuple[str | None, str | None]:
@@ -131,9 +130,9 @@ def _coordinator_json(d: Decoded, offset: int, version: str) -> tuple[str | None
     k, v = d.key, d.value
     if d.error is not None and d.error.startswith(UNKNOWN_TYPE) and k is not None:
         return f"Unknown record type {k.version} at offset {offset}, skipping.", None
-    if d.error is not None and d.error.startswith("unknown record version") and k is not None and v:
-        return f"Error at offset {offset}, skipping. Found an unknown record version {v.version} for " \
-            f"{k.version} type", None  # fmt: skip
+    if d.error is not None and d.error.startswith(UNKNOWN_VERSION) and k is not None and v is not None:
+        why = f"Found an unknown record version {v.version} for {k.version} type"
+        return f"Error at offset {offset}, skipping. {why}", None
     if d.error is not None or k is None or k.data is None or k.schema is None:
         return f"Error at offset {offset}, skipping. {d.error}", None
     key = kafka_json({"type": str(k.version), "data": schema(k.schema).kafka_view(k.data)})
