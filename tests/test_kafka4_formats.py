@@ -294,3 +294,14 @@ def test_every_decoder_and_line_never_raises(key: bytes, value: bytes | None) ->
             part_text(d.key)
             part_text(d.value, d.tombstone)
             decoded_object(d)
+
+
+def test_older_releases_knew_fewer_offsets_types() -> None:
+    key = struct.pack(">h", 16) + s16("g") + s16("re.*")
+    d = offsets.decode(rec(key, None, 3))
+    assert d.ok and d.tombstone
+    assert kafka_key_payload(d, 3, "4.0")[1] == "<DELETE>"
+    assert kafka_key_payload(d, 3, "3.9") == ("Unknown record type 16 at offset 3, skipping.", None)
+    streams = offsets.decode(rec(struct.pack(">h", 17) + s16("g"), None, 3))
+    assert kafka_key_payload(streams, 3, "4.0") == ("Unknown record type 17 at offset 3, skipping.", None)
+    assert kafka_key_payload(streams, 3) == ('{"type":"17","data":{"groupId":"g"}}', "<DELETE>")

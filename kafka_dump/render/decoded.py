@@ -126,9 +126,15 @@ def kafka_key_payload(d: Decoded, offset: int, version: str = "4.1") -> tuple[st
     return _coordinator_json(d, offset, version)
 
 
+_OFFSETS_TYPES_UP_TO = {"3.9": 8, "4.0": 16}  # the __consumer_offsets types older releases knew
+
+
 def _coordinator_json(d: Decoded, offset: int, version: str) -> tuple[str | None, str | None]:
     k, v = d.key, d.value
-    if d.error is not None and d.error.startswith(UNKNOWN_TYPE) and k is not None:
+    unknown = d.error is not None and d.error.startswith(UNKNOWN_TYPE)
+    if d.decoder == "offsets" and k is not None and k.version is not None:
+        unknown = unknown or k.version > _OFFSETS_TYPES_UP_TO.get(version, k.version)
+    if unknown and k is not None:
         return f"Unknown record type {k.version} at offset {offset}, skipping.", None
     if d.error is not None and d.error.startswith(UNKNOWN_VERSION) and k is not None and v is not None:
         why = f"Found an unknown record version {v.version} for {k.version} type"
