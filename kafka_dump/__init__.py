@@ -13,17 +13,24 @@ from typing import Any
 __version__ = "0.1.0"
 
 _HOMES = {
-    "read_segment": "kafka_dump.log.segment",
-    "encode_entry": "kafka_dump.wire.encode",
-    **dict.fromkeys(("Batch", "Record", "Header", "Problem", "Compression"), "kafka_dump.model"),
+    "read_segment": "log.segment",
+    "encode_entry": "wire.encode",
+    **dict.fromkeys(("Batch", "Record", "Header", "Problem", "Compression"), "model"),
 }
 
 
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
+def lazy_attribute(package: str, homes: dict[str, str], name: str, names: dict[str, Any]) -> Any:
+    """``name`` from the module of ``package`` that ``homes`` says defines it, bound in ``names`` (the
+    package's globals) so that later reads are plain module attributes."""
+    home = homes.get(name)
     if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(home), name)
+        raise AttributeError(f"module {package!r} has no attribute {name!r}")
+    value = names[name] = getattr(importlib.import_module(f"{package}.{home}"), name)
+    return value
+
+
+def __getattr__(name: str) -> Any:
+    return lazy_attribute(__name__, _HOMES, name, globals())
 
 
 __all__ = [

@@ -62,12 +62,7 @@ def _time(ts: int, mode: int) -> str | None:
 
 
 def cells(
-    records: Sequence[Record],
-    max_bytes: int,
-    time_mode: int,
-    first: int,
-    columns: Sequence[list[str]],
-    /,
+    records: Sequence[Record], max_bytes: int, time_mode: int, first: int, columns: Sequence[list[str]], /
 ) -> tuple[list[int], list[int]]:
     """Append a row of cells per record to ``columns`` (offset, time, key, value, headers).
 

@@ -25,13 +25,7 @@ from kafka_dump.render import rows as _rows
 from kafka_dump.render.clock import iso
 from kafka_dump.render.decoded import SideTable, file_decoder, kafka_json, part_text
 from kafka_dump.render.payload import header_key, printable
-from kafka_dump.render.rows import (
-    COLUMN_BITS,
-    TIME_BOTH,
-    TIME_ISO,
-    TIME_MS,
-    TimeMode,
-)
+from kafka_dump.render.rows import COLUMN_BITS, TIME_BOTH, TIME_ISO, TIME_MS, TimeMode
 from kafka_dump.render.theme import STYLES, number, plural, sgr
 
 FLUSH_ROWS = 256  # rows buffered before they are written: the first rows show at once, memory stays flat

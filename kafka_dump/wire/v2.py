@@ -39,21 +39,9 @@ def decode_batch(
     ``file_pos``): the batch, with whatever records could be read, and their first error, placed as
     ``read_records`` places it. ``unpack`` inflates them (the segment reader's may have done it ahead).
     """
-    (
-        base_offset,
-        batch_length,
-        leader_epoch,
-        magic,
-        crc,
-        attributes,
-        last_offset_delta,
-        base_timestamp,
-        max_timestamp,
-        producer_id,
-        producer_epoch,
-        base_sequence,
-        count,
-    ) = L.V2_HEADER.unpack_from(buf, pos)
+    header = L.V2_HEADER.unpack_from(buf, pos)
+    (base_offset, batch_length, leader_epoch, magic, crc, attributes, last_offset_delta, base_timestamp,
+     max_timestamp, producer_id, producer_epoch, base_sequence, count) = header  # fmt: skip
     end = pos + L.LOG_OVERHEAD + batch_length
     crc_valid = crc32c(memoryview(buf)[pos + L.V2_ATTRIBUTES_OFFSET : end]) == crc
     compression = Compression(attributes & L.COMPRESSION_MASK)
@@ -77,33 +65,16 @@ def decode_batch(
             found, control_error = _with_control(found)
             error = error or control_error
         records = tuple(found)
+    last_sequence = base_sequence  # NO_SEQUENCE stays
+    if base_sequence != L.NO_SEQUENCE:
+        last_sequence = increment_sequence(base_sequence, last_offset_delta)
     batch = Batch(
-        file,
-        file_pos,
-        base_offset,
-        base_offset + last_offset_delta,
-        magic,
-        attributes,
-        compression,
-        ts_type,
-        base_timestamp,
-        max_timestamp,
-        producer_id,
-        producer_epoch,
-        base_sequence,
-        L.NO_SEQUENCE
-        if base_sequence == L.NO_SEQUENCE
-        else increment_sequence(base_sequence, last_offset_delta),
-        leader_epoch,
-        bool(attributes & L.TRANSACTIONAL_BIT),
-        is_control,
-        base_timestamp if attributes & L.DELETE_HORIZON_BIT else None,
-        crc,
-        crc_valid,
-        L.LOG_OVERHEAD + batch_length,
-        count,
-        records,
-    )
+        file, file_pos, base_offset, base_offset + last_offset_delta, magic, attributes, compression, ts_type,
+        base_timestamp, max_timestamp, producer_id, producer_epoch, base_sequence, last_sequence,
+        leader_epoch, bool(attributes & L.TRANSACTIONAL_BIT), is_control,
+        base_timestamp if attributes & L.DELETE_HORIZON_BIT else None, crc, crc_valid,
+        L.LOG_OVERHEAD + batch_length, count, records,
+    )  # fmt: skip
     return batch, error
 
 
