@@ -11,6 +11,16 @@ import importlib
 from typing import Any
 
 __version__ = "0.1.0"
+__all__ = [
+    "Batch",
+    "Compression",
+    "Header",
+    "Problem",
+    "Record",
+    "__version__",
+    "encode_entry",
+    "read_segment",
+]
 
 _HOMES = {
     "read_segment": "log.segment",
@@ -31,15 +41,3 @@ def lazy_attribute(package: str, homes: dict[str, str], name: str, names: dict[s
 
 def __getattr__(name: str) -> Any:
     return lazy_attribute(__name__, _HOMES, name, globals())
-
-
-__all__ = [
-    "Batch",
-    "Compression",
-    "Header",
-    "Problem",
-    "Record",
-    "__version__",
-    "encode_entry",
-    "read_segment",
-]

@@ -199,19 +199,8 @@ class Record(_Frozen):
     The decoders build it with ``new_record``, which sets the slots directly.
     """
 
-    __slots__ = __match_args__ = (
-        "offset",
-        "timestamp",
-        "key",
-        "value",
-        "headers",
-        "sequence",
-        "sizeInBytes",
-        "crc",
-        "crcValid",
-        "control",
-        "storedTimestamp",
-    )
+    __slots__ = __match_args__ = ("offset", "timestamp", "key", "value", "headers", "sequence", "sizeInBytes",
+                                  "crc", "crcValid", "control", "storedTimestamp")  # fmt: skip
     offset: int
     timestamp: int
     key: bytes | None
@@ -228,19 +217,11 @@ class Record(_Frozen):
     storedTimestamp: int | None
 
     def __init__(
-        self,
-        offset: int,
-        timestamp: int,
-        key: bytes | None,
-        value: bytes | None,
-        headers: tuple[Header, ...],
-        sequence: int,
-        sizeInBytes: int,
-        crc: int | None = None,
-        crcValid: bool | None = None,
-        control: ControlRecord | None = None,
+        self, offset: int, timestamp: int, key: bytes | None, value: bytes | None,
+        headers: tuple[Header, ...], sequence: int, sizeInBytes: int, crc: int | None = None,
+        crcValid: bool | None = None, control: ControlRecord | None = None,
         storedTimestamp: int | None = None,
-    ) -> None:
+    ) -> None:  # fmt: skip
         values = (offset, timestamp, key, value, headers, sequence, sizeInBytes, crc, crcValid, control,
                   storedTimestamp)  # fmt: skip
         for setter, v in zip(_RECORD_SETTERS, values, strict=True):  # the decoders use new_record
@@ -254,18 +235,10 @@ _RECORD_SETTERS = tuple(getattr(Record, name).__set__ for name in Record.__match
 
 
 def new_record(
-    offset: int,
-    timestamp: int,
-    key: bytes | None,
-    value: bytes | None,
-    headers: tuple[Header, ...],
-    sequence: int,
-    size: int,
-    crc: int | None = None,
-    crc_valid: bool | None = None,
-    control: ControlRecord | None = None,
-    stored_timestamp: int | None = None,
-) -> Record:
+    offset: int, timestamp: int, key: bytes | None, value: bytes | None, headers: tuple[Header, ...],
+    sequence: int, size: int, crc: int | None = None, crc_valid: bool | None = None,
+    control: ControlRecord | None = None, stored_timestamp: int | None = None,
+) -> Record:  # fmt: skip
     """Build a Record through its slots, without the frozen ``__init__``'s checks: the same result."""
     r = _object_new(Record)
     _set_offset(r, offset)
@@ -370,17 +343,8 @@ class Problem(_Frozen):
     numbers it compared, where it compared two.
     """
 
-    __slots__ = __match_args__ = (
-        "file",
-        "position",
-        "length",
-        "kind",
-        "reason",
-        "baseOffset",
-        "check",
-        "expected",
-        "found",
-    )
+    __slots__ = __match_args__ = ("file", "position", "length", "kind", "reason", "baseOffset", "check",
+                                  "expected", "found")  # fmt: skip
     file: str
     position: int
     length: int

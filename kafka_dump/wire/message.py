@@ -96,30 +96,10 @@ class Message:
     ) -> Batch:
         """This message as a Batch: the outer message of a v0/v1 log entry and its record(s)."""
         return Batch(
-            file,
-            file_pos,
-            base_offset,
-            self.offset,
-            self.magic,
-            self.attributes,
-            self.compression,
-            self.timestamp_type,
-            self.timestamp,
-            self.timestamp,
-            -1,
-            -1,
-            -1,
-            -1,
-            -1,
-            False,
-            False,
-            None,
-            self.crc,
-            self.crc_valid,
-            self.size,
-            count,
-            records,
-        )
+            file, file_pos, base_offset, self.offset, self.magic, self.attributes, self.compression,
+            self.timestamp_type, self.timestamp, self.timestamp, -1, -1, -1, -1, -1, False, False, None,
+            self.crc, self.crc_valid, self.size, count, records,
+        )  # fmt: skip
 
 
 WRAPPER_CODECS = (Compression.GZIP, Compression.SNAPPY, Compression.LZ4)  # a v0/v1 wrapper's codecs
