@@ -356,17 +356,10 @@ class Problem(_Frozen):
     found: int | None
 
     def __init__(
-        self,
-        file: str,
-        position: int,
-        length: int,
-        kind: ProblemKind,
-        reason: str,
-        baseOffset: int | None = None,
-        check: str = Check.OTHER,
-        expected: int | None = None,
+        self, file: str, position: int, length: int, kind: ProblemKind, reason: str,
+        baseOffset: int | None = None, check: str = Check.OTHER, expected: int | None = None,
         found: int | None = None,
-    ) -> None:
+    ) -> None:  # fmt: skip
         values = (file, position, length, kind, reason, baseOffset, check, expected, found)
         for name, value in zip(self.__match_args__, values, strict=True):
             _object_setattr(self, name, value)

@@ -74,18 +74,9 @@ T = TypeVar("T")
 )  # fmt: skip
 @output_options
 def dump(
-    paths: tuple[str, ...],
-    out: Output,
-    fmt: str,
-    payload: str,
-    max_bytes: int,
-    batches_only: bool,
-    time_mode: TimeMode,
-    rng: RangeFilter,
-    limits: Limits,
-    decode: str,
-    no_txnindex: bool,
-) -> int:
+    paths: tuple[str, ...], out: Output, fmt: str, payload: str, max_bytes: int, batches_only: bool,
+    time_mode: TimeMode, rng: RangeFilter, limits: Limits, decode: str, no_txnindex: bool,
+) -> int:  # fmt: skip
     """Show every batch and record of segments, or of a partition directory's segments;
     and the entries of the files Kafka keeps beside them (.index, .timeindex, .txnindex, .snapshot,
     leader-epoch-checkpoint, partition.metadata).

@@ -26,15 +26,9 @@ def increment_sequence(sequence: int, increment: int) -> int:
 
 
 def decode_batch(
-    file: str,
-    buf: bytes,
-    pos: int,
-    file_pos: int,
-    *,
-    with_records: bool,
-    max_batch_bytes: int,
+    file: str, buf: bytes, pos: int, file_pos: int, *, with_records: bool, max_batch_bytes: int,
     unpack: Callable[[Compression, bytes | memoryview, int], bytes] = decompress,
-) -> tuple[Batch, CorruptRecordError | None]:
+) -> tuple[Batch, CorruptRecordError | None]:  # fmt: skip
     """Decode the v2 batch whose entry (whole in ``buf``) starts at ``buf[pos]`` (file position
     ``file_pos``): the batch, with whatever records could be read, and their first error, placed as
     ``read_records`` places it. ``unpack`` inflates them (the segment reader's may have done it ahead).
@@ -79,17 +73,10 @@ def decode_batch(
 
 
 def read_records(
-    buf: bytes,
-    pos: int,
-    end: int,
-    file_pos: int,
-    compression: Compression,
-    count: int,
-    max_batch_bytes: int,
+    buf: bytes, pos: int, end: int, file_pos: int, compression: Compression, count: int, max_batch_bytes: int,
     unpack: Callable[[Compression, bytes | memoryview, int], bytes],
-    read: Callable[[bytes, int, int], tuple[_T, CorruptRecordError | None]],
-    empty: _T,
-) -> tuple[_T, CorruptRecordError | None]:
+    read: Callable[[bytes, int, int], tuple[_T, CorruptRecordError | None]], empty: _T,
+) -> tuple[_T, CorruptRecordError | None]:  # fmt: skip
     """What ``read(data, start, end)`` makes of the (decompressed) records of the v2 entry
     ``buf[pos:end]``, and the first error: placed in the file, or for decompressed records at the
     batch, its reason naming the byte of the decompressed records."""
