@@ -116,13 +116,9 @@ def dump(
         from kafka_dump.render.table import TableRenderer  # Rich's cells and box: the table's alone
 
         table = TableRenderer(
-            max_bytes=max_bytes,
-            records=not batches_only,
-            time=time_mode,
-            width=out.width,
-            color=out.color,
+            max_bytes=max_bytes, records=not batches_only, time=time_mode, width=out.width, color=out.color,
             decode=decode,
-        )
+        )  # fmt: skip
         summary = _render(events, table, out.write_utf8_lines)
     out.flush()
     code = EXIT_CORRUPT if summary.corrupt else EXIT_OK
