@@ -130,11 +130,9 @@ def dump(
 
 
 def _render(
-    events: Iterable[DumpEvent],
-    renderer: Renderer[T],
-    write: Callable[[Sequence[T]], None],
+    events: Iterable[DumpEvent], renderer: Renderer[T], write: Callable[[Sequence[T]], None],
     corrupt: Callable[[str], None] | None = None,
-) -> Summary:
+) -> Summary:  # fmt: skip
     """Feed every event to ``renderer``, write what it answers, and return the closing ``Summary``;
     ``corrupt``: where corruption goes when the format has no place for it (Kafka's lines)."""
     batch = renderer.batch

@@ -50,11 +50,9 @@ def decode_message(
 
 
 def _inner_records(
-    wrapper: Message,
-    max_batch_bytes: int,
-    max_records: int,
+    wrapper: Message, max_batch_bytes: int, max_records: int,
     unpack: Callable[[Compression, bytes | memoryview, int], bytes] = decompress,
-) -> tuple[list[Record], CorruptRecordError | None]:
+) -> tuple[list[Record], CorruptRecordError | None]:  # fmt: skip
     """Decompress a wrapper and read its inner message set (``DeepRecordsIterator``)."""
     if wrapper.compression is Compression.ZSTD or wrapper.compression is Compression.UNKNOWN:
         codec_id = wrapper.attributes & L.COMPRESSION_MASK
