@@ -32,18 +32,8 @@ def _read_bytes(buf: bytes, pos: int, end: int, what: str) -> tuple[bytes | None
 class Message:
     """One decoded v0/v1 message, before its offset is made absolute."""
 
-    __slots__ = (
-        "attributes",
-        "compression",
-        "crc",
-        "crc_valid",
-        "key",
-        "magic",
-        "offset",
-        "size",
-        "timestamp",
-        "value",
-    )
+    __slots__ = ("attributes", "compression", "crc", "crc_valid", "key", "magic", "offset", "size",
+                 "timestamp", "value")  # fmt: skip
 
     def __init__(self, buf: bytes, pos: int, end: int) -> None:
         """Decode the message whose entry is ``buf[pos:end]`` (offset and size fields included)."""

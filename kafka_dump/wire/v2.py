@@ -205,21 +205,12 @@ def encode_batch(
     """One v2 log entry (``MemoryRecordsBuilder``) for ``records``: the header's fields from ``batch``
     as they are, the count from ``records``, the CRC-32C computed."""
     log_append = batch.timestampType is TimestampType.LOG_APPEND_TIME
+    # batchLength and the CRC (the two zeros) are filled in with the records.
     header = L.V2_HEADER.pack(
-        batch.baseOffset,
-        0,  # batchLength and the CRC are filled in with the records
-        batch.partitionLeaderEpoch,
-        2,
-        0,
-        attributes_of(batch, compression),
-        batch.lastOffset - batch.baseOffset,
-        batch.baseTimestamp,
-        batch.maxTimestamp,
-        batch.producerId,
-        batch.producerEpoch,
-        batch.baseSequence,
-        len(records),
-    )
+        batch.baseOffset, 0, batch.partitionLeaderEpoch, 2, 0, attributes_of(batch, compression),
+        batch.lastOffset - batch.baseOffset, batch.baseTimestamp, batch.maxTimestamp, batch.producerId,
+        batch.producerEpoch, batch.baseSequence, len(records),
+    )  # fmt: skip
     if compression is Compression.NONE:
         return _twins.encode_v2_entry(header, records, batch.baseOffset, batch.baseTimestamp, log_append)
     body = _twins.encode_v2_records(records, batch.baseOffset, batch.baseTimestamp, log_append)
