@@ -111,8 +111,14 @@ def _show_version(ctx: click.Context, _param: click.Parameter, value: bool) -> N
 
 
 @click.group(cls=_Kdump, context_settings={"help_option_names": ["-h", "--help"]})
-@click.option("--version", is_flag=True, expose_value=False, is_eager=True, callback=_show_version,
-              help="Show the version and exit.")  # fmt: skip
+@click.option(
+    "--version",
+    is_flag=True,
+    expose_value=False,
+    is_eager=True,
+    callback=_show_version,
+    help="Show the version and exit.",
+)
 def main() -> None:
     """Inspect Apache Kafka log segments: every message format (v0, v1, v2) and codec.
 

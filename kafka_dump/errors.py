@@ -14,9 +14,15 @@ class KafkaDumpError(Exception):
     """Base of every error kdump raises on purpose, with an optional file and byte position."""
 
     def __init__(
-        self, reason: str, *, file: str | None = None, position: int | None = None, check: str | None = None,
-        expected: int | None = None, found: int | None = None,
-    ) -> None:  # fmt: skip
+        self,
+        reason: str,
+        *,
+        file: str | None = None,
+        position: int | None = None,
+        check: str | None = None,
+        expected: int | None = None,
+        found: int | None = None,
+    ) -> None:
         super().__init__(reason)
         self.reason = reason
         self.file = file

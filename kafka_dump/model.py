@@ -199,8 +199,19 @@ class Record(_Frozen):
     The decoders build it with ``new_record``, which sets the slots directly.
     """
 
-    __slots__ = __match_args__ = ("offset", "timestamp", "key", "value", "headers", "sequence", "sizeInBytes",
-                                  "crc", "crcValid", "control", "storedTimestamp")  # fmt: skip
+    __slots__ = __match_args__ = (
+        "offset",
+        "timestamp",
+        "key",
+        "value",
+        "headers",
+        "sequence",
+        "sizeInBytes",
+        "crc",
+        "crcValid",
+        "control",
+        "storedTimestamp",
+    )
     offset: int
     timestamp: int
     key: bytes | None
@@ -217,11 +228,19 @@ class Record(_Frozen):
     storedTimestamp: int | None
 
     def __init__(
-        self, offset: int, timestamp: int, key: bytes | None, value: bytes | None,
-        headers: tuple[Header, ...], sequence: int, sizeInBytes: int, crc: int | None = None,
-        crcValid: bool | None = None, control: ControlRecord | None = None,
+        self,
+        offset: int,
+        timestamp: int,
+        key: bytes | None,
+        value: bytes | None,
+        headers: tuple[Header, ...],
+        sequence: int,
+        sizeInBytes: int,
+        crc: int | None = None,
+        crcValid: bool | None = None,
+        control: ControlRecord | None = None,
         storedTimestamp: int | None = None,
-    ) -> None:  # fmt: skip
+    ) -> None:
         values = (offset, timestamp, key, value, headers, sequence, sizeInBytes, crc, crcValid, control,
                   storedTimestamp)  # fmt: skip
         for setter, v in zip(_RECORD_SETTERS, values, strict=True):  # the decoders use new_record
@@ -235,10 +254,18 @@ _RECORD_SETTERS = tuple(getattr(Record, name).__set__ for name in Record.__match
 
 
 def new_record(
-    offset: int, timestamp: int, key: bytes | None, value: bytes | None, headers: tuple[Header, ...],
-    sequence: int, size: int, crc: int | None = None, crc_valid: bool | None = None,
-    control: ControlRecord | None = None, stored_timestamp: int | None = None,
-) -> Record:  # fmt: skip
+    offset: int,
+    timestamp: int,
+    key: bytes | None,
+    value: bytes | None,
+    headers: tuple[Header, ...],
+    sequence: int,
+    size: int,
+    crc: int | None = None,
+    crc_valid: bool | None = None,
+    control: ControlRecord | None = None,
+    stored_timestamp: int | None = None,
+) -> Record:
     """Build a Record through its slots, without the frozen ``__init__``'s checks: the same result."""
     r = _object_new(Record)
     _set_offset(r, offset)
@@ -343,8 +370,17 @@ class Problem(_Frozen):
     numbers it compared, where it compared two.
     """
 
-    __slots__ = __match_args__ = ("file", "position", "length", "kind", "reason", "baseOffset", "check",
-                                  "expected", "found")  # fmt: skip
+    __slots__ = __match_args__ = (
+        "file",
+        "position",
+        "length",
+        "kind",
+        "reason",
+        "baseOffset",
+        "check",
+        "expected",
+        "found",
+    )
     file: str
     position: int
     length: int
@@ -356,10 +392,17 @@ class Problem(_Frozen):
     found: int | None
 
     def __init__(
-        self, file: str, position: int, length: int, kind: ProblemKind, reason: str,
-        baseOffset: int | None = None, check: str = Check.OTHER, expected: int | None = None,
+        self,
+        file: str,
+        position: int,
+        length: int,
+        kind: ProblemKind,
+        reason: str,
+        baseOffset: int | None = None,
+        check: str = Check.OTHER,
+        expected: int | None = None,
         found: int | None = None,
-    ) -> None:  # fmt: skip
+    ) -> None:
         values = (file, position, length, kind, reason, baseOffset, check, expected, found)
         for name, value in zip(self.__match_args__, values, strict=True):
             _object_setattr(self, name, value)

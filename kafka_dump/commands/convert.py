@@ -69,10 +69,22 @@ _COUNTS = ("bytes", "batches", "records")  # of each Side, input and output
 @limit_options
 @output_options
 def convert(
-    input_path: Path, out: Output, output: Path, to_magic: str, compression: str | None, level: int | None,
-    batch_records: int | None, batch_bytes: int | None, index: bool, force: bool, skip_corrupt: bool,
-    drop_control: bool, timestamp: int | None, fmt: str, limits: Limits,
-) -> int:  # fmt: skip
+    input_path: Path,
+    out: Output,
+    output: Path,
+    to_magic: str,
+    compression: str | None,
+    level: int | None,
+    batch_records: int | None,
+    batch_bytes: int | None,
+    index: bool,
+    force: bool,
+    skip_corrupt: bool,
+    drop_control: bool,
+    timestamp: int | None,
+    fmt: str,
+    limits: Limits,
+) -> int:
     """Rewrite old v0/v1 segments as v2 (or back), keeping every offset, key, value and timestamp.
 
     The input is never written to. The output is written to a temporary file beside it, verified

@@ -74,9 +74,18 @@ T = TypeVar("T")
 )  # fmt: skip
 @output_options
 def dump(
-    paths: tuple[str, ...], out: Output, fmt: str, payload: str, max_bytes: int, batches_only: bool,
-    time_mode: TimeMode, rng: RangeFilter, limits: Limits, decode: str, no_txnindex: bool,
-) -> int:  # fmt: skip
+    paths: tuple[str, ...],
+    out: Output,
+    fmt: str,
+    payload: str,
+    max_bytes: int,
+    batches_only: bool,
+    time_mode: TimeMode,
+    rng: RangeFilter,
+    limits: Limits,
+    decode: str,
+    no_txnindex: bool,
+) -> int:
     """Show every batch and record of segments, or of a partition directory's segments;
     and the entries of the files Kafka keeps beside them (.index, .timeindex, .txnindex, .snapshot,
     leader-epoch-checkpoint, partition.metadata).
@@ -116,9 +125,13 @@ def dump(
         from kafka_dump.render.table import TableRenderer  # Rich's cells and box: the table's alone
 
         table = TableRenderer(
-            max_bytes=max_bytes, records=not batches_only, time=time_mode, width=out.width, color=out.color,
+            max_bytes=max_bytes,
+            records=not batches_only,
+            time=time_mode,
+            width=out.width,
+            color=out.color,
             decode=decode,
-        )  # fmt: skip
+        )
         summary = _render(events, table, out.write_utf8_lines)
     out.flush()
     code = EXIT_CORRUPT if summary.corrupt else EXIT_OK
@@ -130,9 +143,11 @@ def dump(
 
 
 def _render(
-    events: Iterable[DumpEvent], renderer: Renderer[T], write: Callable[[Sequence[T]], None],
+    events: Iterable[DumpEvent],
+    renderer: Renderer[T],
+    write: Callable[[Sequence[T]], None],
     corrupt: Callable[[str], None] | None = None,
-) -> Summary:  # fmt: skip
+) -> Summary:
     """Feed every event to ``renderer``, write what it answers, and return the closing ``Summary``;
     ``corrupt``: where corruption goes when the format has no place for it (Kafka's lines)."""
     batch = renderer.batch

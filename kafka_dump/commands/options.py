@@ -100,9 +100,14 @@ def range_options(f: F) -> F:
 
     @functools.wraps(f)
     def wrapper(
-        *args: Any, from_offset: int | None, to_offset: int | None, from_time: int | None,
-        to_time: int | None, limit: int | None, **kwargs: Any,
-    ) -> Any:  # fmt: skip
+        *args: Any,
+        from_offset: int | None,
+        to_offset: int | None,
+        from_time: int | None,
+        to_time: int | None,
+        limit: int | None,
+        **kwargs: Any,
+    ) -> Any:
         # Imported here: a command without range options (stats) need not load the dump analysis.
         from kafka_dump.analysis.dump import RangeFilter
 

@@ -51,9 +51,16 @@ if TYPE_CHECKING:
 @limit_options
 @output_options
 def verify_crc(
-    paths: tuple[str, ...], out: Output, deep: bool, no_index: bool, fmt: str, fail_on_tail: bool,
-    salvage_dir: Path | None, jobs: int | None, limits: Limits,
-) -> int:  # fmt: skip
+    paths: tuple[str, ...],
+    out: Output,
+    deep: bool,
+    no_index: bool,
+    fmt: str,
+    fail_on_tail: bool,
+    salvage_dir: Path | None,
+    jobs: int | None,
+    limits: Limits,
+) -> int:
     """Check the integrity of segments: CRCs, framing, records, offsets, the tail and the indexes.
 
     PATH is a segment (.log or .checkpoint), a partition directory, or a whole log dir (searched

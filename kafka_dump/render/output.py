@@ -105,9 +105,13 @@ class Output:
     """stdout and stderr for one command run, with the width and colour decided once."""
 
     def __init__(
-        self, color: ColorMode = "auto", *, stdout: TextIO | None = None, stderr: TextIO | None = None,
+        self,
+        color: ColorMode = "auto",
+        *,
+        stdout: TextIO | None = None,
+        stderr: TextIO | None = None,
         environ: Mapping[str, str] = os.environ,
-    ) -> None:  # fmt: skip
+    ) -> None:
         self.stdout = stdout if stdout is not None else sys.stdout
         self.stderr = stderr if stderr is not None else sys.stderr
         self.is_terminal = _isatty(self.stdout)  # stdout shows on a terminal: escape what data sends

@@ -40,9 +40,13 @@ def _one_cell_each(text: str) -> bool:
 
 
 def plain_table(
-    title: str, columns: Sequence[tuple[str, Justify]], rows: Sequence[Sequence[str]], width: int, *,
+    title: str,
+    columns: Sequence[tuple[str, Justify]],
+    rows: Sequence[Sequence[str]],
+    width: int,
+    *,
     show_header: bool = True,
-) -> str | None:  # fmt: skip
+) -> str | None:
     """The lines Rich prints, without colour, for ``Table(title=title, title_justify="left",
     show_header=show_header)`` with these columns (header, justify) and rows of plain cells on a
     console ``width`` wide; None when Rich is needed: the table is wider than ``width``, or a title,

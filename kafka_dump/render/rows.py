@@ -147,9 +147,12 @@ def _data_column(
 
 
 def lines(
-    columns: Sequence[Sequence[str]], widths: Sequence[int], drawn: Mapping[int, str],
-    sections: Sequence[tuple[int, str]], /,
-) -> bytes:  # fmt: skip
+    columns: Sequence[Sequence[str]],
+    widths: Sequence[int],
+    drawn: Mapping[int, str],
+    sections: Sequence[tuple[int, str]],
+    /,
+) -> bytes:
     """The rows of ``columns`` (the shown ones: the first right-aligned, the others left-aligned,
     each cell padded to its column's width by its length) as UTF-8, ``│`` between the cells.
 

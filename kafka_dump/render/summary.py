@@ -8,9 +8,18 @@ from kafka_dump.render.theme import number, plural
 
 
 def closing_summary(
-    *, files: int, batches: int, records: int, corrupt: int, tails: int = 0, tail_bytes: int = 0,
-    exit_code: int = 0, meaning: str = "", aborted: int = 0, unmarked: int = 0,
-) -> Text:  # fmt: skip
+    *,
+    files: int,
+    batches: int,
+    records: int,
+    corrupt: int,
+    tails: int = 0,
+    tail_bytes: int = 0,
+    exit_code: int = 0,
+    meaning: str = "",
+    aborted: int = 0,
+    unmarked: int = 0,
+) -> Text:
     """``3 files · 12 batches · 1,034 records · 1 problem · exit 1: corrupt data was found``;
     ``unmarked``: files with transactional data and no ``.txnindex``, said on a line of its own."""
     text = Text(style="kdump.summary")

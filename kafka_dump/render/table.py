@@ -212,9 +212,16 @@ class TableRenderer:
     """
 
     def __init__(
-        self, *, max_bytes: int = 64, records: bool = True, time: TimeMode = "iso", width: int | None = None,
-        color: bool = False, flush_rows: int = FLUSH_ROWS, decode: str = "none",
-    ) -> None:  # fmt: skip
+        self,
+        *,
+        max_bytes: int = 64,
+        records: bool = True,
+        time: TimeMode = "iso",
+        width: int | None = None,
+        color: bool = False,
+        flush_rows: int = FLUSH_ROWS,
+        decode: str = "none",
+    ) -> None:
         self._max = max_bytes
         self._side = SideTable()
         self._decode_choice = decode

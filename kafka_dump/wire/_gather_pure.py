@@ -33,10 +33,19 @@ __all__ = ["gather_legacy_inner", "gather_legacy_wrappers", "gather_v2_records",
 
 
 def gather_v2_records(
-    data: bytes | memoryview, pos: int, end: int, count: int, base_timestamp: int,
-    log_append_time: int | None, width: int, hists: Histograms, times: dict[int, int],
-    header_keys: dict[bytes, int], key_limit: int, /,
-) -> Gathered:  # fmt: skip
+    data: bytes | memoryview,
+    pos: int,
+    end: int,
+    count: int,
+    base_timestamp: int,
+    log_append_time: int | None,
+    width: int,
+    hists: Histograms,
+    times: dict[int, int],
+    header_keys: dict[bytes, int],
+    key_limit: int,
+    /,
+) -> Gathered:
     """Validate, then add to ``hists`` (record, key, value, header bytes, header count), ``times``
     and ``header_keys``, the ``count`` records in ``data[pos:end]``."""
     if pos < 0 or end < pos or end > len(data) or width < 1:
@@ -68,9 +77,13 @@ _Row = tuple[int, "bytes | memoryview | None", "bytes | memoryview | None", tupl
 
 
 def _tally(
-    rows: Iterable[_Row], width: int, hists: Histograms, times: MutableMapping[int, int],
-    header_keys: MutableMapping[bytes, int], key_limit: int,
-) -> tuple[int, int, int, int, int, int, int | None, int | None, int]:  # fmt: skip
+    rows: Iterable[_Row],
+    width: int,
+    hists: Histograms,
+    times: MutableMapping[int, int],
+    header_keys: MutableMapping[bytes, int],
+    key_limit: int,
+) -> tuple[int, int, int, int, int, int, int | None, int | None, int]:
     """Add each record to ``hists``, ``times`` and ``header_keys``: (null keys, null values, first
     offset, last offset, gaps, missing offsets, min timestamp, max timestamp, header keys past the limit)."""
     record, keys, values, header_bytes, header_counts = hists
@@ -137,9 +150,13 @@ def _plain_inner(
 
 
 def _add_inner(
-    found: list[Message], base: int, log_append_time: int | None, width: int, hists: Histograms,
+    found: list[Message],
+    base: int,
+    log_append_time: int | None,
+    width: int,
+    hists: Histograms,
     times: MutableMapping[int, int],
-) -> tuple[int, int, int, int, int | None, int | None]:  # fmt: skip
+) -> tuple[int, int, int, int, int | None, int | None]:
     """Add the inner messages to ``hists`` and ``times``: (null keys, null values, gaps, missing
     offsets, min timestamp, max timestamp)."""
     rows = (
@@ -158,9 +175,15 @@ def _add_inner(
 
 
 def gather_legacy_inner(
-    data: bytes | memoryview, magic: int, wrapper_offset: int, log_append_time: int | None, width: int,
-    hists: Histograms, times: dict[int, int], /,
-) -> GatheredLegacy | None:  # fmt: skip
+    data: bytes | memoryview,
+    magic: int,
+    wrapper_offset: int,
+    log_append_time: int | None,
+    width: int,
+    hists: Histograms,
+    times: dict[int, int],
+    /,
+) -> GatheredLegacy | None:
     """Add to ``hists`` and ``times`` the inner messages of a decompressed v0/v1 wrapper when they are
     the plain case (at least one, each whole, uncompressed, of the wrapper's magic, placed by
     ``message.inner_base`` with a sound wrapper offset); None (nothing added) for anything else."""
@@ -178,10 +201,18 @@ def gather_legacy_inner(
 
 
 def gather_legacy_wrappers(
-    data: bytes, pos: int, end: int, max_batch_bytes: int, max_records: int, width: int, time_limit: int,
-    hists: WrapperHistograms, times: dict[int, int],
-    unpack: Callable[[Compression, bytes | memoryview, int], bytes] | None = None, /,
-) -> GatheredWrappers:  # fmt: skip
+    data: bytes,
+    pos: int,
+    end: int,
+    max_batch_bytes: int,
+    max_records: int,
+    width: int,
+    time_limit: int,
+    hists: WrapperHistograms,
+    times: dict[int, int],
+    unpack: Callable[[Compression, bytes | memoryview, int], bytes] | None = None,
+    /,
+) -> GatheredWrappers:
     """Count the run of sound compressed v0/v1 wrappers at ``data[pos:end]`` whose inner messages are
     the plain case (``gather_legacy_inner``), at most ``max_records`` each, with gaps and missing
     offsets within int64, each read with ``V2_HEADER_SIZE`` bytes left as the statistics walk asks;

@@ -103,10 +103,21 @@ def _inner_span(data: bytes, magic: int, crc32: Checksum) -> tuple[int, int, int
 
 
 def walk_entries(
-    data: bytes | bytearray, pos: int, end: int, file_pos: int, deep: bool, last: int | None,
-    after_damage: bool, max_records: int, entry_limit: int, crc32c: Checksum, crc32: Checksum,
-    decompress: Decompress, rows: list[EntryRow] | None, /,
-) -> RawEntryWalk:  # fmt: skip
+    data: bytes | bytearray,
+    pos: int,
+    end: int,
+    file_pos: int,
+    deep: bool,
+    last: int | None,
+    after_damage: bool,
+    max_records: int,
+    entry_limit: int,
+    crc32c: Checksum,
+    crc32: Checksum,
+    decompress: Decompress,
+    rows: list[EntryRow] | None,
+    /,
+) -> RawEntryWalk:
     """Walk the sound entries at the start of ``data[pos:end]`` (file position ``file_pos + pos``): whole,
     framed, their CRC holding, their offsets following ``last`` and, when ``deep``, their records or
     inner messages walking clean; stop before anything else (or a deep v2 control batch), which the

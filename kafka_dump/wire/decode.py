@@ -17,9 +17,16 @@ _SEQUENCE_WRAP = L.INT32_MAX + 1
 
 
 def decode_v2_records(
-    data: bytes, pos: int, end: int, count: int, base_offset: int, base_timestamp: int,
-    log_append_time: int | None, base_sequence: int, /,
-) -> tuple[list[Record], CorruptRecordError | None]:  # fmt: skip
+    data: bytes,
+    pos: int,
+    end: int,
+    count: int,
+    base_offset: int,
+    base_timestamp: int,
+    log_append_time: int | None,
+    base_sequence: int,
+    /,
+) -> tuple[list[Record], CorruptRecordError | None]:
     """The ``count`` records in ``data[pos:end]`` (``end <= len(data)``) and the first error, if any,
     with its position in ``data`` (the records before it are kept)."""
     records: list[Record] = []
@@ -84,9 +91,17 @@ def decode_legacy_inner(
 
 
 def decode_legacy_wrapper(
-    file: str, buf: bytes, pos: int, end: int, file_pos: int, with_records: bool, max_batch_bytes: int,
-    max_records: int, decompress: Callable[[Compression, bytes, int], bytes], /,
-) -> Batch | None:  # fmt: skip
+    file: str,
+    buf: bytes,
+    pos: int,
+    end: int,
+    file_pos: int,
+    with_records: bool,
+    max_batch_bytes: int,
+    max_records: int,
+    decompress: Callable[[Compression, bytes, int], bytes],
+    /,
+) -> Batch | None:
     """The compressed v0/v1 wrapper entry ``buf[pos:end]`` as a Batch with its inner records when it is
     sound (``message.sound_wrapper``, and its inner messages); None for anything else, which
     ``legacy.decode_message`` takes the long way and reports."""

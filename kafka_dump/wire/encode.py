@@ -92,11 +92,19 @@ def _own_time(record: Record) -> int:
 
 
 def new_batch(
-    records: tuple[Record, ...], *, magic: int, compression: Compression = Compression.NONE,
-    base_offset: int | None = None, log_append_time: int | None = None, producer_id: int = -1,
-    producer_epoch: int = -1, base_sequence: int = -1, partition_leader_epoch: int = -1,
-    is_transactional: bool = False, is_control: bool = False,
-) -> Batch:  # fmt: skip
+    records: tuple[Record, ...],
+    *,
+    magic: int,
+    compression: Compression = Compression.NONE,
+    base_offset: int | None = None,
+    log_append_time: int | None = None,
+    producer_id: int = -1,
+    producer_epoch: int = -1,
+    base_sequence: int = -1,
+    partition_leader_epoch: int = -1,
+    is_transactional: bool = False,
+    is_control: bool = False,
+) -> Batch:
     """A Batch for ``records`` with the header fields Kafka's ``MemoryRecordsBuilder`` would write;
     under a ``log_append_time`` the records report it, keeping their own time as ``storedTimestamp``."""
     if base_offset is None:

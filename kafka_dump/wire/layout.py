@@ -25,9 +25,14 @@ class Layout:
     """A header declared as fields; its Struct, size and each field's offset derive from them."""
 
     def __init__(
-        self, prefix: str, java: str, title: str, fields: tuple[Field, ...], size_name: str = "",
+        self,
+        prefix: str,
+        java: str,
+        title: str,
+        fields: tuple[Field, ...],
+        size_name: str = "",
         extends: Layout | None = None,
-    ) -> None:  # fmt: skip
+    ) -> None:
         self.prefix = prefix  # the constants' prefix, in Python and in _layout.h
         self.size_name = size_name or f"{prefix}_HEADER_SIZE"  # the name of the whole header's size
         self.java = java  # the Kafka class that declares it

@@ -14,10 +14,17 @@ from kafka_dump.wire.message import Message, encode_message
 
 
 def decode_message(
-    file: str, buf: bytes, pos: int, end: int, file_pos: int, *, with_records: bool, max_batch_bytes: int,
+    file: str,
+    buf: bytes,
+    pos: int,
+    end: int,
+    file_pos: int,
+    *,
+    with_records: bool,
+    max_batch_bytes: int,
     max_records: int = DEFAULT_MAX_RECORDS_PER_BATCH,
     unpack: Callable[[Compression, bytes | memoryview, int], bytes] = decompress,
-) -> tuple[Batch, CorruptRecordError | None]:  # fmt: skip
+) -> tuple[Batch, CorruptRecordError | None]:
     """Decode one outer v0/v1 message entry ``buf[pos:end]`` as a Batch of its record(s), with the
     error found in a wrapper's inner messages; raises when the message itself cannot be read. A
     wrapper's value is inflated by ``unpack`` (the segment reader's may have done it ahead).
@@ -50,9 +57,11 @@ def decode_message(
 
 
 def _inner_records(
-    wrapper: Message, max_batch_bytes: int, max_records: int,
+    wrapper: Message,
+    max_batch_bytes: int,
+    max_records: int,
     unpack: Callable[[Compression, bytes | memoryview, int], bytes] = decompress,
-) -> tuple[list[Record], CorruptRecordError | None]:  # fmt: skip
+) -> tuple[list[Record], CorruptRecordError | None]:
     """Decompress a wrapper and read its inner message set (``DeepRecordsIterator``)."""
     if wrapper.compression is Compression.ZSTD or wrapper.compression is Compression.UNKNOWN:
         codec_id = wrapper.attributes & L.COMPRESSION_MASK

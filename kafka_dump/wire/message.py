@@ -32,8 +32,18 @@ def _read_bytes(buf: bytes, pos: int, end: int, what: str) -> tuple[bytes | None
 class Message:
     """One decoded v0/v1 message, before its offset is made absolute."""
 
-    __slots__ = ("attributes", "compression", "crc", "crc_valid", "key", "magic", "offset", "size",
-                 "timestamp", "value")  # fmt: skip
+    __slots__ = (
+        "attributes",
+        "compression",
+        "crc",
+        "crc_valid",
+        "key",
+        "magic",
+        "offset",
+        "size",
+        "timestamp",
+        "value",
+    )
 
     def __init__(self, buf: bytes, pos: int, end: int) -> None:
         """Decode the message whose entry is ``buf[pos:end]`` (offset and size fields included)."""
@@ -86,10 +96,30 @@ class Message:
     ) -> Batch:
         """This message as a Batch: the outer message of a v0/v1 log entry and its record(s)."""
         return Batch(
-            file, file_pos, base_offset, self.offset, self.magic, self.attributes, self.compression,
-            self.timestamp_type, self.timestamp, self.timestamp, -1, -1, -1, -1, -1, False, False, None,
-            self.crc, self.crc_valid, self.size, count, records,
-        )  # fmt: skip
+            file,
+            file_pos,
+            base_offset,
+            self.offset,
+            self.magic,
+            self.attributes,
+            self.compression,
+            self.timestamp_type,
+            self.timestamp,
+            self.timestamp,
+            -1,
+            -1,
+            -1,
+            -1,
+            -1,
+            False,
+            False,
+            None,
+            self.crc,
+            self.crc_valid,
+            self.size,
+            count,
+            records,
+        )
 
 
 WRAPPER_CODECS = (Compression.GZIP, Compression.SNAPPY, Compression.LZ4)  # a v0/v1 wrapper's codecs

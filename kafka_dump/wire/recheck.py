@@ -45,9 +45,15 @@ def _same(rec: Record, base_offset: int, base_timestamp: int, lat: int | None, r
 
 
 def same_v2_records(
-    data: bytes, pos: int, end: int, base_offset: int, base_timestamp: int, log_append_time: int | None,
-    expected: tuple[Record, ...], /,
-) -> int:  # fmt: skip
+    data: bytes,
+    pos: int,
+    end: int,
+    base_offset: int,
+    base_timestamp: int,
+    log_append_time: int | None,
+    expected: tuple[Record, ...],
+    /,
+) -> int:
     """The index of the first record of ``data[pos:end]`` that differs from ``expected`` (``len`` of
     it when bytes are left after the last), or -1."""
     if not 0 <= pos <= end <= len(data):
@@ -92,9 +98,15 @@ def _inner_messages(inner: bytes) -> list[tuple[int, int, bytes | None, bytes | 
 
 
 def same_as_v1_inner(
-    data: bytes, pos: int, end: int, base_offset: int, base_timestamp: int, inner: bytes, wrapper_offset: int,
+    data: bytes,
+    pos: int,
+    end: int,
+    base_offset: int,
+    base_timestamp: int,
+    inner: bytes,
+    wrapper_offset: int,
     /,
-) -> tuple[int, int, int, int]:  # fmt: skip
+) -> tuple[int, int, int, int]:
     """The index of the first v2 record of ``data[pos:end]`` that differs from the v1 inner messages
     of a decompressed wrapper (offsets relative to the last, whose offset is the wrapper's unless 0),
     or is not above the previous one (``len`` of them when bytes are left), else -1; the records found

@@ -55,9 +55,17 @@ def unlz4_frame(header: bytes, payload: bytes | memoryview, limit: int, /) -> by
 
 
 def read_wrappers(
-    buf: bytes | bytearray, pos: int, end: int, file_pos: int, entry_limit: int, max_records: int,
-    run_limit: int, decompress: Codec, transcode: Transcode, /,
-) -> tuple[int, int, int, list[Wrapper]]:  # fmt: skip
+    buf: bytes | bytearray,
+    pos: int,
+    end: int,
+    file_pos: int,
+    entry_limit: int,
+    max_records: int,
+    run_limit: int,
+    decompress: Codec,
+    transcode: Transcode,
+    /,
+) -> tuple[int, int, int, list[Wrapper]]:
     """(bytes used from ``pos``, ``want``, the run's codec, the wrappers) at ``buf[pos:end]``, taken
     until ``run_limit`` bytes are used; ``want`` is where the window must end to hold the entry it
     stopped at (0: none)."""
@@ -100,9 +108,15 @@ def read_wrappers(
 
 
 def write_wrappers(
-    items: list[Wrapper], codec: int, compress: Callable[[bytes], bytes], decompress: Codec,
-    crc32c: Callable[[memoryview], int], same: Same, last_offset: int | None, /,
-) -> tuple[bytes, list[Row], int | None, Failure | None]:  # fmt: skip
+    items: list[Wrapper],
+    codec: int,
+    compress: Callable[[bytes], bytes],
+    decompress: Codec,
+    crc32c: Callable[[memoryview], int],
+    same: Same,
+    last_offset: int | None,
+    /,
+) -> tuple[bytes, list[Row], int | None, Failure | None]:
     """(the entries, their index rows, the last offset written, None), or (b"", [], None, the failure)."""
     out = bytearray()
     rows: list[Row] = []
@@ -135,9 +149,17 @@ def write_wrappers(
 
 
 def _check(
-    view: memoryview, at: int, size: int, meant: list[int], inner: bytes, wrapper_offset: int, codec: int,
-    decompress: Codec, crc32c: Callable[[memoryview], int], same: Same,
-) -> str | None:  # fmt: skip
+    view: memoryview,
+    at: int,
+    size: int,
+    meant: list[int],
+    inner: bytes,
+    wrapper_offset: int,
+    codec: int,
+    decompress: Codec,
+    crc32c: Callable[[memoryview], int],
+    same: Same,
+) -> str | None:
     """Why the entry at ``view[at:at+size]`` does not read back as meant: every header field, the
     CRC-32C, every record against the wrapper's inner messages."""
     first, base_ts, max_ts, count, last = meant[0], meant[7], meant[8], meant[12], meant[0] + meant[6]

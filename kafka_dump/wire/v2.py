@@ -26,16 +26,35 @@ def increment_sequence(sequence: int, increment: int) -> int:
 
 
 def decode_batch(
-    file: str, buf: bytes, pos: int, file_pos: int, *, with_records: bool, max_batch_bytes: int,
+    file: str,
+    buf: bytes,
+    pos: int,
+    file_pos: int,
+    *,
+    with_records: bool,
+    max_batch_bytes: int,
     unpack: Callable[[Compression, bytes | memoryview, int], bytes] = decompress,
-) -> tuple[Batch, CorruptRecordError | None]:  # fmt: skip
+) -> tuple[Batch, CorruptRecordError | None]:
     """Decode the v2 batch whose entry (whole in ``buf``) starts at ``buf[pos]`` (file position
     ``file_pos``): the batch, with whatever records could be read, and their first error, placed as
     ``read_records`` places it. ``unpack`` inflates them (the segment reader's may have done it ahead).
     """
     header = L.V2_HEADER.unpack_from(buf, pos)
-    (base_offset, batch_length, leader_epoch, magic, crc, attributes, last_offset_delta, base_timestamp,
-     max_timestamp, producer_id, producer_epoch, base_sequence, count) = header  # fmt: skip
+    (
+        base_offset,
+        batch_length,
+        leader_epoch,
+        magic,
+        crc,
+        attributes,
+        last_offset_delta,
+        base_timestamp,
+        max_timestamp,
+        producer_id,
+        producer_epoch,
+        base_sequence,
+        count,
+    ) = header
     end = pos + L.LOG_OVERHEAD + batch_length
     crc_valid = crc32c(memoryview(buf)[pos + L.V2_ATTRIBUTES_OFFSET : end]) == crc
     compression = Compression(attributes & L.COMPRESSION_MASK)
@@ -63,20 +82,45 @@ def decode_batch(
     if base_sequence != L.NO_SEQUENCE:
         last_sequence = increment_sequence(base_sequence, last_offset_delta)
     batch = Batch(
-        file, file_pos, base_offset, base_offset + last_offset_delta, magic, attributes, compression, ts_type,
-        base_timestamp, max_timestamp, producer_id, producer_epoch, base_sequence, last_sequence,
-        leader_epoch, bool(attributes & L.TRANSACTIONAL_BIT), is_control,
-        base_timestamp if attributes & L.DELETE_HORIZON_BIT else None, crc, crc_valid,
-        L.LOG_OVERHEAD + batch_length, count, records,
-    )  # fmt: skip
+        file,
+        file_pos,
+        base_offset,
+        base_offset + last_offset_delta,
+        magic,
+        attributes,
+        compression,
+        ts_type,
+        base_timestamp,
+        max_timestamp,
+        producer_id,
+        producer_epoch,
+        base_sequence,
+        last_sequence,
+        leader_epoch,
+        bool(attributes & L.TRANSACTIONAL_BIT),
+        is_control,
+        base_timestamp if attributes & L.DELETE_HORIZON_BIT else None,
+        crc,
+        crc_valid,
+        L.LOG_OVERHEAD + batch_length,
+        count,
+        records,
+    )
     return batch, error
 
 
 def read_records(
-    buf: bytes, pos: int, end: int, file_pos: int, compression: Compression, count: int, max_batch_bytes: int,
+    buf: bytes,
+    pos: int,
+    end: int,
+    file_pos: int,
+    compression: Compression,
+    count: int,
+    max_batch_bytes: int,
     unpack: Callable[[Compression, bytes | memoryview, int], bytes],
-    read: Callable[[bytes, int, int], tuple[_T, CorruptRecordError | None]], empty: _T,
-) -> tuple[_T, CorruptRecordError | None]:  # fmt: skip
+    read: Callable[[bytes, int, int], tuple[_T, CorruptRecordError | None]],
+    empty: _T,
+) -> tuple[_T, CorruptRecordError | None]:
     """What ``read(data, start, end)`` makes of the (decompressed) records of the v2 entry
     ``buf[pos:end]``, and the first error: placed in the file, or for decompressed records at the
     batch, its reason naming the byte of the decompressed records."""
@@ -207,10 +251,20 @@ def encode_batch(
     log_append = batch.timestampType is TimestampType.LOG_APPEND_TIME
     # batchLength and the CRC (the two zeros) are filled in with the records.
     header = L.V2_HEADER.pack(
-        batch.baseOffset, 0, batch.partitionLeaderEpoch, 2, 0, attributes_of(batch, compression),
-        batch.lastOffset - batch.baseOffset, batch.baseTimestamp, batch.maxTimestamp, batch.producerId,
-        batch.producerEpoch, batch.baseSequence, len(records),
-    )  # fmt: skip
+        batch.baseOffset,
+        0,
+        batch.partitionLeaderEpoch,
+        2,
+        0,
+        attributes_of(batch, compression),
+        batch.lastOffset - batch.baseOffset,
+        batch.baseTimestamp,
+        batch.maxTimestamp,
+        batch.producerId,
+        batch.producerEpoch,
+        batch.baseSequence,
+        len(records),
+    )
     if compression is Compression.NONE:
         return _twins.encode_v2_entry(header, records, batch.baseOffset, batch.baseTimestamp, log_append)
     body = _twins.encode_v2_records(records, batch.baseOffset, batch.baseTimestamp, log_append)
