@@ -122,8 +122,3 @@ def encode_messages(
     return encode_message(
         records[-1].offset, magic, int(compression) | ts_bit, batch.maxTimestamp, None, value
     )
-
-
-def messages_size(batch: Batch, records: tuple[Record, ...]) -> int:
-    """``len(encode_messages(batch, records, Compression.NONE, None))`` without building the bytes."""
-    return _twins.legacy_messages_size(records, batch.magic)
