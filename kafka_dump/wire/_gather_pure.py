@@ -55,15 +55,9 @@ def gather_v2_records(
             pass
     except CorruptRecordError as err:
         return 0, 0, 0, 0, 0, 0, None, None, 0, err.reason, err.position or 0
+    lat = log_append_time
     rows = (
-        (
-            end - start,
-            key,
-            value,
-            headers,
-            od,
-            base_timestamp + ts if log_append_time is None else log_append_time,
-        )
+        (end - start, key, value, headers, od, base_timestamp + ts if lat is None else lat)
         for start, end, _, ts, od, key, value, headers in v2_records(data, pos, end, count)  # type: ignore[arg-type]
     )
     nk, nv, first_od, last_od, gaps, missing, min_ts, max_ts, others = _tally(
@@ -152,24 +146,14 @@ def _plain_inner(
 def _add_inner(
     found: list[Message],
     base: int,
-    log_append_time: int | None,
+    lat: int | None,
     width: int,
     hists: Histograms,
     times: MutableMapping[int, int],
 ) -> tuple[int, int, int, int, int | None, int | None]:
-    """Add the inner messages to ``hists`` and ``times``: (null keys, null values, gaps, missing
-    offsets, min timestamp, max timestamp)."""
-    rows = (
-        (
-            m.size,
-            m.key,
-            m.value,
-            (),
-            m.offset + base,
-            m.timestamp if log_append_time is None else log_append_time,
-        )
-        for m in found
-    )
+    """Add the inner messages (``lat``: their LogAppendTime) to ``hists`` and ``times``: (null keys,
+    null values, gaps, missing offsets, min timestamp, max timestamp)."""
+    rows = ((m.size, m.key, m.value, (), m.offset + base, m.timestamp if lat is None else lat) for m in found)
     nk, nv, _, _, gaps, missing, min_ts, max_ts, _ = _tally(rows, width, hists, times, {}, 0)
     return nk, nv, gaps, missing, min_ts, max_ts
 
