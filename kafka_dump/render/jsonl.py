@@ -179,18 +179,10 @@ class JsonRenderer:
 
 
 def problem_object(p: Problem) -> dict[str, Any]:
-    return {
-        "type": "problem",
-        "file": p.file,
-        "position": p.position,
-        "length": p.length,
-        "kind": p.kind.label,
-        "reason": p.reason,
-        "baseOffset": p.baseOffset,
-        "check": p.check,
-        "expected": p.expected,
-        "found": p.found,
-    }
+    """A problem's JSON object: its fields in order, its kind by label."""
+    obj: dict[str, Any] = {"type": "problem"} | {name: getattr(p, name) for name in p.__match_args__}
+    obj["kind"] = p.kind.label
+    return obj
 
 
 # Characters JSON leaves raw (ensure_ascii=False) that a terminal acts on: C1 controls (U+0080-009F,

@@ -57,12 +57,9 @@ class KafkaTextRenderer:
     def batch(self, b: Batch, records: tuple[Record, ...] | None) -> list[str]:
         out = [batch_line(b)]
         if self._records and records is not None:
-            if self._escape:
-                out.extend(
-                    printable(record_line(b, r, self._data, self._decode)[:-1]) + "\n" for r in records
-                )
-            else:
-                out.extend(record_line(b, r, self._data, self._decode) for r in records)
+            for r in records:
+                line = record_line(b, r, self._data, self._decode)
+                out.append(printable(line[:-1]) + "\n" if self._escape else line)
         return out
 
     def aborted_batch(self, b: Batch, records: tuple[Record, ...] | None) -> list[str]:
