@@ -64,9 +64,7 @@ def consumer_protocol(name: str, raw: bytes | None) -> dict[str, Any] | None:
     if not s.valid[0] <= version <= s.valid[1]:
         return None
     try:
-        fields, end = s.read(raw, version, 2)
+        # Older clients may leave bytes after the fields a version defines; Kafka ignores them too.
+        return s.read(raw, version, 2)[0]
     except KMessageError:
         return None
-    # Older clients may leave bytes after the fields a version defines; Kafka ignores them too.
-    del end
-    return fields
