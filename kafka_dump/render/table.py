@@ -204,12 +204,8 @@ class _Section:
 
 
 class TableRenderer:
-    """The lines of the record tables as UTF-8 bytes, a flush's rows in one ``bytes``.
-
-    The buffer is kept by column: a printable ASCII cell is a ``str`` whose width is its length, made
-    and written by the row twin (``render/rows.py``); any other (styled, wide) is in ``_special``
-    and its row drawn here.
-    """
+    """The lines of the record tables as UTF-8 bytes, a flush's rows in one ``bytes``; buffered by
+    column, plain cells made and written by ``render/rows.py``, the others (``_special``) drawn here."""
 
     def __init__(
         self,
@@ -243,20 +239,17 @@ class TableRenderer:
         self._run_type = TimestampType.NO_TIMESTAMP_TYPE
         self._pending: list[Record] = []  # its records not yet in the columns
         self._pending_invalid: list[int] = []  # which of them have an invalid CRC
-        labels = ["offset", _TIME_LABELS[time], "key", "value", "headers", "note"]
-        self._labels = labels
-        self._label_widths = [len(x) for x in labels]
+        self._labels = ["offset", _TIME_LABELS[time], "key", "value", "headers", "note"]
+        self._label_widths = [len(x) for x in self._labels]
         self._aborted = False  # the batch being added is data of an aborted transaction
         self._path: str | None = None  # the file being dumped
 
     def _new_buffer(self) -> None:
         self._cols: list[list[str]] = [[], [], [], [], [], []]
         self._special: list[tuple[int, int, Cell]] = []  # (column, row, cell) of cells not plain ASCII
-        # Widths learnt as cells are added: every column's widest special cell, and the whole width of
-        # the time, headers and note columns (so only offsets, keys and values are measured at a flush).
+        # Widths learnt as cells are added: each column's widest special cell, the whole time, headers and
+        # note columns; the longest offset, key and value, unless a cell was replaced (``_measure``).
         self._known = [0] * 6
-        # The longest offset, key and value (characters); ``_measure``: a cell was replaced (--decode),
-        # so ``_needed`` measures the columns instead.
         self._longest = [0] * 6
         self._measure = False
         self._sections: list[tuple[int, _Section]] = []  # (row it comes before, section)
@@ -363,13 +356,9 @@ class TableRenderer:
 
     def _batch_line(self, b: Batch) -> list[bytes]:
         """``--batches-only``: one line per batch, no table."""
-        plain = b.magic < 2 and b.compression is Compression.NONE
-        title = (
-            message_title(b, with_time=self._time)
-            if plain
-            else batch_title(b, with_time=self._time, aborted=self._aborted)
-        )
-        return self._line(_Section(title))
+        if b.magic < 2 and b.compression is Compression.NONE:
+            return self._line(_Section(message_title(b, with_time=self._time)))
+        return self._line(_Section(batch_title(b, with_time=self._time, aborted=self._aborted)))
 
     def _line(self, section: _Section) -> list[bytes]:
         """A line outside any table (``--batches-only``), cut or wrapped to a terminal's width."""
@@ -538,13 +527,8 @@ class TableRenderer:
                     label = _cut(label, w)[0]
                 pad = " " * (w - len(label))
                 cells.append(f" {label}{pad} " if label != "offset" else f" {pad}{label} ")
-        vertical = _BOX.head_vertical
-        head = (
-            _BOX.head_left
-            + vertical.join(f"{start}{c}{end}" if start else c for c in cells)
-            + _BOX.head_right
-        )
-        return [f"{_BOX.get_top(shown)}\n{head}\n{_BOX.get_row(shown, 'head')}\n".encode()]
+        head = _BOX.head_left + _BOX.head_vertical.join(f"{start}{c}{end}" if start else c for c in cells)
+        return [f"{_BOX.get_top(shown)}\n{head}{_BOX.head_right}\n{_BOX.get_row(shown, 'head')}\n".encode()]
 
     def _bottom(self, widths: list[int]) -> bytes:
         return (_BOX.get_bottom([w + 2 for w in widths if w]) + "\n").encode()
