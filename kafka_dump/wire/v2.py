@@ -231,16 +231,13 @@ def _with_control(records: list[Record]) -> tuple[list[Record], CorruptRecordErr
 
 def attributes_of(batch: Batch, compression: Compression) -> int:
     """The attributes a batch's fields say (codec, timestamp type, transactional, control, delete horizon)."""
-    attributes = int(compression)
-    if batch.timestampType is TimestampType.LOG_APPEND_TIME:
-        attributes |= L.TIMESTAMP_TYPE_BIT
-    if batch.isTransactional:
-        attributes |= L.TRANSACTIONAL_BIT
-    if batch.isControl:
-        attributes |= L.CONTROL_BIT
-    if batch.deleteHorizonMs is not None:
-        attributes |= L.DELETE_HORIZON_BIT
-    return attributes
+    return (
+        int(compression)
+        | (L.TIMESTAMP_TYPE_BIT if batch.timestampType is TimestampType.LOG_APPEND_TIME else 0)
+        | (L.TRANSACTIONAL_BIT if batch.isTransactional else 0)
+        | (L.CONTROL_BIT if batch.isControl else 0)
+        | (L.DELETE_HORIZON_BIT if batch.deleteHorizonMs is not None else 0)
+    )
 
 
 def encode_batch(
