@@ -1,11 +1,8 @@
 """The values that flow from the decoder to every command: batches, records, headers, problems.
 
-Records, headers and problems are frozen, slotted classes that behave as frozen, slotted dataclasses
-(``_Frozen``): a field read is a slot read, cheaper than a NamedTuple's, and the decoders (pure and
-compiled) build them through their slots. Batches are NamedTuples, just as immutable and cheaper to
-build than a frozen dataclass, which matters when every v0/v1 message is a batch of its own. Field
-names follow Kafka's Java client (baseOffset, lastOffset, partitionLeaderEpoch...) so they can be
-grepped against Apache Kafka's source.
+Records, headers and problems behave as frozen, slotted dataclasses (``_Frozen``) that the decoders
+build through their slots; batches are NamedTuples, cheaper to build (every v0/v1 message is one).
+Field names follow Kafka's Java client (baseOffset, partitionLeaderEpoch...) to grep against Kafka.
 """
 
 from __future__ import annotations
