@@ -11,22 +11,12 @@ import importlib
 from typing import Any
 
 __version__ = "0.1.0"
-__all__ = [
-    "Batch",
-    "Compression",
-    "Header",
-    "Problem",
-    "Record",
-    "__version__",
-    "encode_entry",
-    "read_segment",
-]
-
 _HOMES = {
     "read_segment": "log.segment",
     "encode_entry": "wire.encode",
     **dict.fromkeys(("Batch", "Record", "Header", "Problem", "Compression"), "model"),
 }
+__all__ = sorted(["__version__", *_HOMES])
 
 
 def lazy_attribute(package: str, homes: dict[str, str], name: str, names: dict[str, Any]) -> Any:
