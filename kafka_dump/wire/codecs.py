@@ -63,12 +63,9 @@ def decompress(codec: Compression, data: bytes | memoryview, limit: int) -> byte
             if inflated is False:
                 raise _too_big(limit)
             return _gunzip(data, limit)
-        if codec is Compression.SNAPPY:
-            return _unsnappy(memoryview(data), limit)
-        if codec is Compression.LZ4:
-            return _unlz4(data, limit)
-        if codec is Compression.ZSTD:
-            return _unzstd(data, limit)
+        unpack = _DECOMPRESSORS.get(codec)
+        if unpack is not None:
+            return unpack(data, limit)
     except CompressionError:
         raise
     except _codec_errors() as exc:
@@ -145,8 +142,9 @@ def _unsnappy_block(block: memoryview, limit: int, done: int = 0) -> Any:
     return cramjam.snappy.decompress_raw(block)
 
 
-def _unsnappy(data: memoryview, limit: int) -> bytes:
+def _unsnappy(payload: bytes | memoryview, limit: int) -> bytes:
     """Raw snappy, or xerial's framing; the blocks are read in place (no copy of the payload)."""
+    data = memoryview(payload)
     if data[: len(XERIAL_MAGIC)] != XERIAL_MAGIC:
         return bytes(_unsnappy_block(data, limit))
     if len(data) < XERIAL_HEADER_SIZE:
@@ -397,12 +395,10 @@ def lz4_frame(header: bytes, data: bytes | memoryview, level: int | None = None)
             return b"".join((header, _U32LE.pack(len(block)), block, _LZ4_END))
     parts = [bytes(header)]
     view = memoryview(data)
+    high: dict[str, Any] = {} if fast else {"mode": "high_compression", "compression": level}
     for i in range(0, len(view), _LZ4_BLOCK):
         chunk = view[i : i + _LZ4_BLOCK]
-        if fast:
-            block = lz4.block.compress(chunk, store_size=False)
-        else:
-            block = lz4.block.compress(chunk, mode="high_compression", compression=level, store_size=False)
+        block = lz4.block.compress(chunk, store_size=False, **high)
         if len(block) >= len(chunk):
             parts += (_U32LE.pack(len(chunk) | _LZ4_UNCOMPRESSED), bytes(chunk))
         else:
@@ -453,3 +449,4 @@ def compressor(codec: Compression, *, level: int | None = None, magic: int = 2) 
 
 
 _COMPRESSORS = {Compression.GZIP: _gzip, Compression.SNAPPY: _snappy_xerial, Compression.ZSTD: _zstd}
+_DECOMPRESSORS = {Compression.SNAPPY: _unsnappy, Compression.LZ4: _unlz4, Compression.ZSTD: _unzstd}
