@@ -122,9 +122,6 @@ class JsonRenderer:
         self._decode: RecordDecoder | None = None
         self._decodes_data = False
         self._payload = _PAYLOAD_CODES[payload]
-        self._batch_json = batch_json
-        self._run_json = run_json
-        self._plain_run_json = plain_run_json
         self._file = ""
         self._file_json = b'""'
 
@@ -141,7 +138,7 @@ class JsonRenderer:
             self._set_file(batch.file)
         if self._decode is not None and records and (self._decodes_data or batch.isControl):
             return [decoded_batch_json(self._file_json, batch, records, self._payload, self._decode)]
-        return [self._batch_json(self._file_json, batch, records, self._payload)]
+        return [batch_json(self._file_json, batch, records, self._payload)]
 
     def run(self, batches: Sequence[Batch]) -> list[bytes]:
         """A run of batches of one file, each with all its records (``BatchRun``), as one bytes object."""
@@ -150,7 +147,7 @@ class JsonRenderer:
             self._set_file(first.file)
         if self._decode is not None and (self._decodes_data or any(b.isControl for b in batches)):
             return [line for b in batches for line in self.batch(b, b.records)]
-        return [self._run_json(self._file, self._file_json, batches, self._payload)]
+        return [run_json(self._file, self._file_json, batches, self._payload)]
 
     def plain_run(
         self, file: str, data: bytes, pos: int, end: int, file_pos: int, with_records: bool
@@ -161,7 +158,7 @@ class JsonRenderer:
             return None
         if file != self._file:
             self._set_file(file)
-        return self._plain_run_json(self._file_json, data, pos, end, file_pos, with_records, self._payload)
+        return plain_run_json(self._file_json, data, pos, end, file_pos, with_records, self._payload)
 
     def aborted_batch(self, batch: Batch, records: tuple[Record, ...] | None) -> list[bytes]:
         """A data batch of an aborted transaction: its line with ``"aborted":true`` after ``isControl``
