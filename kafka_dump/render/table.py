@@ -1,13 +1,10 @@
 """Readable tables, streamed: rows of known widths written directly with Rich's box characters.
 
-Rich's ``Table`` lays out every row it holds, too slow for a million rows. Here rows are buffered a
-flush at a time, the column widths taken from the buffer, and the lines written with the characters
-of ``rich.box.HEAVY_HEAD`` and the theme's ANSI codes. Consecutive batches share one table (a file's),
-each opening with a section row; a run of plain v0/v1 messages is a row each under one section. The
-table is closed and reopened only when a column must grow after rows were written. On a terminal
-the table fits its width, cutting columns with ``…``. Data from the file is shown as text or hex,
-control characters escaped: never as markup or an escape sequence. With ``--decode``, a record its
-file's decoder reads shows its decoded key and value (a KRaft control record its JSON in the note).
+Rich's ``Table`` is too slow for a million rows: here rows are buffered a flush at a time, widths
+taken from the buffer, lines written with ``rich.box.HEAVY_HEAD`` and the theme's ANSI codes. A file's
+batches share one table, each under a section row (a run of plain v0/v1 messages under one), reopened
+only when a column must grow; on a terminal columns are cut with ``…`` to fit. File data is text or
+hex, control characters escaped; ``--decode`` shows decoded keys and values (KRaft control: JSON).
 """
 
 from __future__ import annotations
@@ -86,16 +83,9 @@ def _escaped(text: str, data: bytes, more: str) -> Cell:
 
 def _headers_cell(record: Record, max_bytes: int) -> Cell:
     """``key=value, key=null``: header keys escaped like any text from the file, values as keys are."""
-    parts = []
-    for h in record.headers:
-        key, value = h.key, h.value
-        if key.isascii() and (value is None or (value.isascii() and len(value) <= max_bytes)):
-            k, v = key.decode("ascii"), "null" if value is None else value.decode("ascii")
-            if k.isprintable() and v.isprintable():
-                parts.append(f"{k}={v}")
-                continue
-        parts.append(f"{printable(header_key(key))}={data_cell(value, max_bytes)[0]}")
-    text = ", ".join(parts)
+    text = ", ".join(
+        f"{printable(header_key(h.key))}={data_cell(h.value, max_bytes)[0]}" for h in record.headers
+    )
     return (text, len(text) if text.isascii() else cell_len(text), "")
 
 
