@@ -197,11 +197,10 @@ def gather_legacy_wrappers(
     unpack: Callable[[Compression, bytes | memoryview, int], bytes] | None = None,
     /,
 ) -> GatheredWrappers:
-    """Count the run of sound compressed v0/v1 wrappers at ``data[pos:end]`` whose inner messages are
-    the plain case (``gather_legacy_inner``), at most ``max_records`` each, with gaps and missing
-    offsets within int64, each read with ``V2_HEADER_SIZE`` bytes left as the statistics walk asks;
-    stop before anything else. ``width`` doubles whenever ``times`` spans more than ``time_limit``
-    buckets (``histogram.TimeHistogram``); ``unpack`` may have inflated the values ahead."""
+    """Count the run of sound compressed v0/v1 wrappers at ``data[pos:end]`` of plain inner messages
+    (``gather_legacy_inner``, at most ``max_records``, gaps within int64, ``V2_HEADER_SIZE`` bytes left
+    each) and stop before anything else; ``width`` doubles whenever ``times`` spans more than
+    ``time_limit`` buckets (``histogram.TimeHistogram``); ``unpack`` may have inflated values ahead."""
     from kafka_dump.wire.codecs import decompress
 
     if pos < 0 or end < pos or end > len(data) or width < 1 or time_limit < 2:

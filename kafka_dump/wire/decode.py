@@ -43,16 +43,15 @@ def decode_v2_records(
             else:
                 sequence = -1
             if log_append_time is None:
-                record = make(
+                append(make(
                     base_offset + offset_delta, base_timestamp + ts_delta, key, value, headers, sequence,
                     body_end - start,
-                )  # fmt: skip
+                ))  # fmt: skip
             else:
-                record = make(
+                append(make(
                     base_offset + offset_delta, log_append_time, key, value, headers, sequence, body_end - start,
                     stored_timestamp=base_timestamp + ts_delta,
-                )  # fmt: skip
-            append(record)
+                ))  # fmt: skip
     except CorruptRecordError as err:
         return records, err
     return records, None
