@@ -46,10 +46,6 @@ def parse_time(value: str | None) -> int | None:
     return (dt - _EPOCH) // _MS
 
 
-def _time_callback(ctx: click.Context, param: click.Parameter, value: str | None) -> int | None:
-    return parse_time(value)
-
-
 def inputs(f: F) -> F:
     """``FILE|DIR...``: segment files, or partition directories (their segments in offset order)."""
     return click.argument("paths", nargs=-1, required=True, metavar="FILE|DIR...")(f)
@@ -75,12 +71,12 @@ _RANGE = (
     click.option("--to-offset", type=int, help="Only records at or before this offset."),
     click.option(
         "--from-time",
-        callback=_time_callback,
+        callback=lambda ctx, param, value: parse_time(value),
         help="Only records at or after this time (ISO-8601 or epoch ms).",
     ),
     click.option(
         "--to-time",
-        callback=_time_callback,
+        callback=lambda ctx, param, value: parse_time(value),
         help="Only records at or before this time (ISO-8601 or epoch ms).",
     ),
     click.option(

@@ -57,13 +57,12 @@ def decode(r: Record) -> Decoded:
     name = METADATA_TYPES.get(api_key)
     if frame != FRAME_VERSION or name is None:
         why = f"unknown frame version {frame}" if frame != FRAME_VERSION else f"unknown apiKey {api_key}"
-        return Decoded("metadata", None, Part(name, version, None, extra, v.hex()), False, why)
-    s = schema(name)
-    if not s.valid[0] <= version <= s.valid[1]:
-        return Decoded("metadata", None, Part(name, version, None, extra, v.hex()), False,
-                       f"unknown {name} version {version}")  # fmt: skip
-    try:
-        data = read_whole(name, v, version, pos)
-    except KMessageError as exc:
-        return Decoded("metadata", None, Part(name, version, None, extra, v.hex()), False, str(exc))
-    return Decoded("metadata", None, Part(name, version, data, extra), False, None)
+    elif not schema(name).valid[0] <= version <= schema(name).valid[1]:
+        why = f"unknown {name} version {version}"
+    else:
+        try:
+            data = read_whole(name, v, version, pos)
+            return Decoded("metadata", None, Part(name, version, data, extra), False, None)
+        except KMessageError as exc:
+            why = str(exc)
+    return Decoded("metadata", None, Part(name, version, None, extra, v.hex()), False, why)

@@ -251,10 +251,8 @@ def gather_legacy_wrappers(
         hist_add(per_batch, n)
         hist_add(batch_bytes, entry_end - pos)
         fig = formats.setdefault((magic, attributes & L.COMPRESSION_MASK), [0, 0, 0, 0])
-        fig[0] += 1
-        fig[1] += n
-        fig[2] += entry_end - pos
-        fig[3] += len(inner)
+        for i, add in enumerate((1, n, entry_end - pos, len(inner))):
+            fig[i] += add
         ts_types[0 if magic == 0 else 2 if attributes & L.TIMESTAMP_TYPE_BIT else 1] += 1
         batches += 1
         records += n
