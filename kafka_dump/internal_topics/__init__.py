@@ -1,9 +1,7 @@
 """Decoders of what Kafka itself writes into its logs, built on the schema reader ``wire/kmessage.py``.
 
-A decoder turns one record (its key and value bytes) into a ``Decoded`` value: the key and value
-as named, versioned messages, or what could not be read. It never raises: bytes that do not follow
-a schema give ``error`` and ``hex``, and the record is still shown. ``get_decoder`` gives each
-``--decode`` name's function; ``decoder_for_path`` chooses one by Kafka's directory and file names.
+A decoder turns one record into a ``Decoded`` value (key and value as named, versioned messages) and
+never raises: bytes that do not follow a schema give ``error`` and ``hex``, and the record still shows.
 """
 
 from __future__ import annotations

@@ -1,9 +1,8 @@
 """JSON Lines: one lossless object per batch (records nested) and one per problem, written as bytes.
 
-The hot writers have a pure twin here, the reference, and a compiled one (``native/jsonl.c``)
-bound at the end: ``batch_json`` a batch's line, ``run_json`` the lines of a ``BatchRun``, and
-``plain_run_json`` a run of plain v0/v1 messages straight from its bytes (old segments hold one
-message per entry: making a Batch and a Record for each would cost more than its JSON).
+The hot writers have compiled twins (``native/jsonl.c``): ``batch_json`` a batch's line, ``run_json``
+a ``BatchRun``'s, ``plain_run_json`` a run of plain v0/v1 messages straight from its bytes (a Batch
+and a Record for each message of an old segment would cost more than its JSON).
 """
 
 from __future__ import annotations

@@ -1,9 +1,8 @@
 """The line format of ``kafka-dump-log.sh --deep-iteration --print-data-log`` (Kafka 3.x/4.x).
 
-Format strings follow ``DumpLogSegments`` (printBatchLevel, printRecordMetadata,
-printRecordContents, printTrailingBytes), so scripts written for Kafka's tool keep working; its
-slips are left out (the stray ``}`` after a legacy crc). Problems other than the tail go to stderr.
-On a terminal (``escape=True``) control characters are escaped; piped, the bytes stay Kafka's.
+Format strings follow ``DumpLogSegments`` so that scripts for Kafka's tool keep working, without its
+slips (the stray ``}`` after a legacy crc). Problems other than the tail go to stderr. On a terminal
+(``escape=True``) control characters are escaped; piped, the bytes stay Kafka's.
 """
 
 from __future__ import annotations

@@ -1,8 +1,7 @@
 """What a renderer can write without Rich: counts (``number``, ``plural``) and a small table in Rich's shape.
 
-Importing Rich is a large part of a short ``verify-crc`` run. ``plain_table`` writes the characters
-of a colourless summary table Rich would lay out at its natural width, and answers None whenever Rich
-would do more (wrap, cut or measure a cell other than by its length): the caller then uses Rich.
+Importing Rich is a large part of a short ``verify-crc`` run: ``plain_table`` writes the colourless
+table Rich would, or None when Rich would do more (wrap, cut, measure a cell) and must be used.
 """
 
 from __future__ import annotations

@@ -1,8 +1,7 @@
 """``kdump stats`` output: small tables and charts per file, or one JSON object per file.
 
-Figures are exact integers in JSON, with thousands separators in tables; header keys from the file
-are shown as previews, never markup. Rich is imported by the Rich functions only: without colour
-``stats_text`` writes the same tables as text, handing Rich what it cannot lay out as Rich would.
+Figures are exact integers in JSON, with thousands separators in tables; header keys are previews,
+never markup. Without colour ``stats_text`` writes Rich's tables as text, without importing Rich.
 """
 
 from __future__ import annotations

@@ -1,8 +1,7 @@
-"""The statistics walk for ``kdump stats`` (the reference twin of ``native/gather.c``): sizes and counts
-added to histograms (``_gather_layout.py``) without building a Record. v2 records are read by
-``records.v2_records`` (its checks, reasons and positions), all validated before any is added.
-Timestamps go to ``times`` as ``{t // width: count}`` (negative ones left out), header keys to
-``header_keys`` until it holds ``key_limit`` keys (later new keys are counted as ``others``).
+"""The statistics walk for ``kdump stats`` (twin: ``native/gather.c``): sizes and counts added to
+histograms (``_gather_layout.py``) without a Record, v2 records all validated first by ``v2_records``.
+Timestamps go to ``times`` as ``{t // width: count}`` (none below 0), header keys to ``header_keys``
+until it holds ``key_limit`` (later new ones are counted as ``others``).
 """
 
 from __future__ import annotations

@@ -1,8 +1,7 @@
 """The validating walks of ``verify-crc`` (the reference twin of ``walk.c``), which build no Record.
 
-``walk_v2_records`` reads records with the decoder's reader (``records.v2_records``), so ``dump`` and
-``verify-crc`` report a problem at the same byte, and adds two checks: offset deltas strictly
-increasing, none past the batch's ``lastOffsetDelta``. ``walk_entries`` walks whole entries.
+``walk_v2_records`` reads with the decoder's ``records.v2_records`` (``dump`` and ``verify-crc`` report
+the same byte) and checks offset deltas grow, none past ``lastOffsetDelta``; ``walk_entries`` walks entries.
 """
 
 from __future__ import annotations
