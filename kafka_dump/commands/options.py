@@ -95,19 +95,12 @@ def range_options(f: F) -> F:
     """``--from/--to-offset``, ``--from/--to-time``, ``--limit``: the command receives ``rng: RangeFilter``."""
 
     @functools.wraps(f)
-    def wrapper(
-        *args: Any,
-        from_offset: int | None,
-        to_offset: int | None,
-        from_time: int | None,
-        to_time: int | None,
-        limit: int | None,
-        **kwargs: Any,
-    ) -> Any:
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
         # Imported here: a command without range options (stats) need not load the dump analysis.
         from kafka_dump.analysis.dump import RangeFilter
 
-        return f(*args, rng=RangeFilter(from_offset, to_offset, from_time, to_time, limit), **kwargs)
+        fields = (kwargs.pop(name) for name in ("from_offset", "to_offset", "from_time", "to_time", "limit"))
+        return f(*args, rng=RangeFilter(*fields), **kwargs)
 
     return _stacked(wrapper, _RANGE)  # type: ignore[no-any-return]
 
@@ -137,11 +130,8 @@ def limit_options(f: F) -> F:
 
     @functools.wraps(f)
     def wrapper(*args: Any, max_batch_bytes: int, max_records_per_batch: int, **kwargs: Any) -> Any:
-        return f(
-            *args,
-            limits=Limits(max_batch_bytes=max_batch_bytes, max_records_per_batch=max_records_per_batch),
-            **kwargs,
-        )
+        limits = Limits(max_batch_bytes=max_batch_bytes, max_records_per_batch=max_records_per_batch)
+        return f(*args, limits=limits, **kwargs)
 
     return _stacked(wrapper, _LIMITS)  # type: ignore[no-any-return]
 

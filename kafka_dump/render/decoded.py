@@ -110,10 +110,8 @@ def kafka_key_payload(d: Decoded, offset: int) -> tuple[str | None, str | None]:
     # offsets
     if d.error is not None:
         if d.error.startswith("unknown record type"):
-            return (
-                f"Unknown record type {d.key.version if d.key else '?'} at offset {offset}, skipping.",
-                None,
-            )
+            version = d.key.version if d.key else "?"
+            return f"Unknown record type {version} at offset {offset}, skipping.", None
         return f"Error at offset {offset}, skipping. {d.error}", None
     if d.key is None or d.key.data is None:
         return f"Error at offset {offset}, skipping. the key could not be read", None
