@@ -1,8 +1,7 @@
 """kdump: inspect, verify and convert Apache Kafka log segments.
 
 The library's public face: ``from kafka_dump import read_segment, encode_entry, Batch, Record, Header,
-Problem, Compression``. Each name is imported where it lives on first use, so that the command line's
-start-up pays for none of them and the names stay put whatever moves inside.
+Problem, Compression``, each imported on first use (start-up pays for none, and the names stay put).
 """
 
 from __future__ import annotations

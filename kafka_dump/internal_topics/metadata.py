@@ -5,9 +5,8 @@ A metadata record's value is framed as (``MetadataRecordSerde``)
     unsigned varint frameVersion (1), unsigned varint apiKey, unsigned varint version,
     then the record's message at that version (every metadata record is flexible: tagged fields)
 
-and its key is null. ``METADATA_TYPES`` maps the apiKey to the record's schema; its Kafka type name
-is the schema name in upper snake case (``TopicRecord`` -> ``TOPIC_RECORD``). An apiKey or version
-this table does not know gives the frame and the value's hex, not an error of the dump.
+and its key is null. ``METADATA_TYPES`` maps the apiKey to the schema (``TopicRecord``, type name
+``TOPIC_RECORD``); an unknown apiKey or version gives the frame and the value's hex, not an error.
 """
 
 from __future__ import annotations
