@@ -78,9 +78,8 @@ class KafkaTextRenderer:
     def file_end(self, path: str, trailing: int) -> list[str]:
         if path.endswith(".index") and self._side_entries == 0:
             return [f"{self._shown(path)} is empty.\n"]
-        if side_file_kind(path) is not None:
-            return []  # Kafka's tool reports trailing bytes of logs and snapshots only
-        if trailing > 0:
+        # Kafka's tool reports trailing bytes of logs and snapshots only.
+        if trailing > 0 and side_file_kind(path) is None:
             return [f"Found {trailing} invalid bytes at the end of {self._shown(Path(path).name)}\n"]
         return []
 

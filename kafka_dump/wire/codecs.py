@@ -1,7 +1,5 @@
 """Compression codecs as Kafka uses them (its ``common/compress/``), each library imported on first use.
-
-Every decompressor raises ``CompressionError`` as soon as its output would pass ``limit``, so a small
-corrupt or hostile batch can never make kdump allocate gigabytes.
+A decompressor raises ``CompressionError`` once its output would pass ``limit``: no batch allocates GiBs.
 """
 
 from __future__ import annotations
