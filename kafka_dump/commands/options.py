@@ -69,15 +69,13 @@ def format_option(
 _RANGE = (
     click.option("--from-offset", type=int, help="Only records at or after this offset."),
     click.option("--to-offset", type=int, help="Only records at or before this offset."),
-    click.option(
-        "--from-time",
-        callback=lambda ctx, param, value: parse_time(value),
-        help="Only records at or after this time (ISO-8601 or epoch ms).",
-    ),
-    click.option(
-        "--to-time",
-        callback=lambda ctx, param, value: parse_time(value),
-        help="Only records at or before this time (ISO-8601 or epoch ms).",
+    *(
+        click.option(
+            f"--{end}-time",
+            callback=lambda ctx, param, value: parse_time(value),
+            help=f"Only records at or {when} this time (ISO-8601 or epoch ms).",
+        )
+        for end, when in (("from", "after"), ("to", "before"))
     ),
     click.option(
         "--limit", type=click.IntRange(min=0), help="Stop after N records (N batches with --batches-only)."
