@@ -381,9 +381,8 @@ def lz4_frame_header(magic: int) -> bytes:
 
 
 def lz4_frame(header: bytes, data: bytes | memoryview, level: int | None = None) -> bytes:
-    """Kafka's LZ4 frame (Lz4BlockOutputStream) of ``data`` behind ``header`` (``lz4_frame_header``):
-    independent 64 KiB blocks, stored raw when they do not shrink, an end mark, no checksums. Kafka's
-    default level uses lz4's fast compressor, any other level the high-compression one."""
+    """Kafka's LZ4 frame (Lz4BlockOutputStream) of ``data`` behind ``header``: independent 64 KiB blocks
+    (raw when they do not shrink), an end mark; Kafka's default level fast, any other high-compression."""
     import lz4.block
 
     fast = level is None or level == _LZ4_DEFAULT_LEVEL
@@ -425,9 +424,8 @@ def level_problem(codec: Compression, level: int | None) -> str | None:
 
 
 def compress(codec: Compression, data: bytes, *, level: int | None = None, magic: int = 2) -> bytes:
-    """Compress a batch payload as Kafka's producers write it, at ``level`` (None: Kafka's default);
-    ``magic`` matters for LZ4 only, whose magic-0 frames carry the wrong header checksum that magic-0
-    readers expect. Raises UnsupportedEncodingError for a codec or level Kafka would not accept."""
+    """Compress a batch payload as Kafka's producers do, at ``level`` (None: Kafka's default); ``magic``
+    for LZ4's header checksum (magic 0's readers expect a wrong one); raises for what Kafka refuses."""
     return compressor(codec, level=level, magic=magic)(data)
 
 

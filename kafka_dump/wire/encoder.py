@@ -154,9 +154,8 @@ def v1_inner_to_v2(
 ) -> tuple[bytes, int, int, int, int, int] | None:
     """The v2 records (one batch, no headers) for the inner messages of a decompressed v1 CreateTime
     wrapper, placed by ``message.inner_base``, and (count, first offset, last offset, baseTimestamp,
-    maxTimestamp); None when any inner message is not sound, there are more than ``max_records``, or
-    a delta does not fit one batch: ``convert`` then takes the slow way, which reports or refuses it.
-    """
+    maxTimestamp); None when an inner message is not sound, there are over ``max_records`` or a delta
+    does not fit one batch: ``convert`` then takes the slow way, which reports or refuses it."""
     try:
         inner = list(inner_messages(data, 1))
     except CorruptRecordError:
