@@ -1,8 +1,8 @@
 """The ``kdump`` group and the error and exit-code edge; each command lives in ``commands/NAME.py``.
 
 Exit codes: 0 all good; 1 corrupt data was found (and reported in place); 2 the input could not be
-read at all. A ``KafkaDumpError`` becomes one line on stderr and exit 2; a closed pipe ends quietly.
-A command's module (and Rich behind it) is imported only when that command runs or is listed.
+read (a ``KafkaDumpError``: one line on stderr). A closed pipe ends quietly. A command's module (and
+Rich) is imported only when that command runs or is listed.
 """
 
 from __future__ import annotations

@@ -1,8 +1,7 @@
 """One module per command, each a ``@click.command`` that ``cli.py`` registers.
 
-A command takes its options from ``options.py``, lets the library (``analysis/``) do the work and a
-renderer (``render/``) build the output, writes through one ``render.output.Output``, and returns
-its exit code. ``KafkaDumpError`` and ``BrokenPipeError`` propagate to ``cli.py``'s group.
+A command takes its options from ``options.py``, has ``analysis/`` do the work and ``render/`` build the
+output, writes through one ``Output`` and returns its exit code; errors propagate to ``cli.py``.
 """
 
 EXIT_OK = 0  # all good (a zero-filled or partial tail is a fact, not corruption)

@@ -1,11 +1,10 @@
 """``__consumer_offsets``: committed offsets and group metadata (``--decode offsets``).
 
-Record types (``COORDINATOR_TYPES["group"]``): 0 and 1 offset commit (LegacyOffsetCommit*, OffsetCommit*),
-2 classic group metadata, 3-8 and 16 the consumer group records of KIP-848, 10-15 share groups, 17 and
-19-23 streams groups (KIP-1071). 9 and 18 are unknown, as in Kafka 4.1 on. A classic group whose
-protocol type is ``consumer`` carries each member's subscription and assignment as bytes in the
-consumer protocol (int16 version, then ConsumerProtocolSubscription/Assignment); they are shown
-decoded, and kept as bytes when they do not parse, as Kafka's tool does.
+Record types (``COORDINATOR_TYPES["group"]``): 0 and 1 offset commit (LegacyOffsetCommit*,
+OffsetCommit*), 2 classic group metadata, 3-8 and 16 KIP-848 consumer groups, 10-15 share groups, 17
+and 19-23 streams groups; 9 and 18 are unknown, as in Kafka 4.1 on. A ``consumer`` classic group's
+member subscriptions and assignments (consumer protocol bytes) are shown decoded, or as bytes when
+they do not parse, as Kafka's tool does.
 """
 
 from __future__ import annotations
@@ -50,9 +49,7 @@ def consumer_protocol(name: str, raw: bytes | None) -> dict[str, Any] | None:
     if not s.valid[0] <= version <= s.valid[1]:
         return None
     try:
-        fields, end = s.read(raw, version, 2)
+        # Older clients may leave bytes after the fields a version defines; Kafka ignores them too.
+        return s.read(raw, version, 2)[0]
     except KMessageError:
         return None
-    # Older clients may leave bytes after the fields a version defines; Kafka ignores them too.
-    del end
-    return fields

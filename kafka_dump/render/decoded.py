@@ -1,9 +1,8 @@
 """How decoded internal records and side files are shown: JSON objects, Kafka's tool's text, table cells.
 
-JSON: a record a decoder read gets a ``decoded`` object, its bytes as base64 (as Kafka's JSON
-converters write them). Kafka text: the strings of ``kafka-dump-log.sh``'s decoders (Kafka 4.1 on;
-the 3.9/4.0 transaction-log text on request), and its JSON for KRaft control records. Every string
-is plain text for the caller to wrap.
+JSON: a ``decoded`` object, bytes as base64 (as Kafka's JSON converters write them); Kafka text: the
+strings of ``kafka-dump-log.sh``'s decoders (Kafka 4.1 on; 3.9/4.0 on request). Every string is plain
+text for the caller.
 """
 
 from __future__ import annotations

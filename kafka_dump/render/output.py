@@ -1,10 +1,8 @@
 """The one output path every command writes through: stdout as text or bytes, Rich consoles, stderr.
 
-An ``Output`` decides once per command the width (``COLUMNS``; else the terminal's, also through a
-pipe such as ``| less``; None, never cut, when written to a file or with no terminal), the colour
-(``--color``; ``auto``: a terminal without ``NO_COLOR``) and how lines go out: text and bytes may be
-mixed in call order, and lines of bytes are gathered into big writes off a terminal (under ``-u``
-a write per line costs more than the line). Data never reaches Rich as markup.
+An ``Output`` decides once the width (``COLUMNS``, else the terminal's even through ``| less``; None
+for a file or no terminal), the colour (``--color``) and how lines go out: text and bytes in call
+order, bytes gathered into big writes off a terminal. Data never reaches Rich as markup.
 """
 
 from __future__ import annotations
