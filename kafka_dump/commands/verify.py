@@ -208,10 +208,13 @@ class _JsonOut:
 
 
 def _json(obj: dict[str, Any]) -> bytes:
+    """One JSON line; characters a terminal acts on (C1 controls, direction overrides) escaped."""
     import json
 
+    from kafka_dump.render.jsonl import terminal_safe
+
     text = json.dumps(obj, ensure_ascii=False, separators=(",", ":")) + "\n"
-    return text.encode("utf-8", "backslashreplace")
+    return terminal_safe(text.encode("utf-8", "backslashreplace"))
 
 
 def summary_object(r: FileReport) -> dict[str, Any]:
