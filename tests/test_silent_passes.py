@@ -146,3 +146,39 @@ def test_an_inner_crc_failure_makes_dump_exit_1(tmp_path: Path, fmt: str) -> Non
     ok = seg.with_name("00000000000000000003.log")  # the same wrapper with a sound inner set
     ok.write_bytes(legacy_messages([(b"k", b"v")] * 3, magic=1, codec=1, base_offset=3))
     assert CliRunner().invoke(main, ["dump", "--format", fmt, str(ok)], env=ENV).exit_code == 0
+
+
+# --- inner offsets that repeat or run backwards -----------------------------------------------------
+
+
+def _wrapper(magic: int, offsets: list[int], wrapper_offset: int) -> bytes:
+    """A gzip wrapper (kafka-python's builder) whose inner messages carry ``offsets`` as written."""
+    builder = LegacyRecordBatchBuilder(magic=magic, compression_type=1, batch_size=1 << 20)
+    for i, offset in enumerate(offsets):
+        builder.append(offset, timestamp=1_700_000_000_000 + i, key=b"k%d" % i, value=b"value %d" % i)
+    data = bytearray(builder.build())
+    data[0:8] = struct.pack(">q", wrapper_offset)
+    return bytes(data)
+
+
+_PLAIN = legacy_messages(legacy_records(2), magic=1)  # offsets 0 and 1, before the wrapper
+# name: (segment, byte position of the wrapper, (expected, found) of the check)
+_OFFSETS = {
+    "v1-relative-0-0-0": (_PLAIN + _wrapper(1, [0, 0, 0], 4), len(_PLAIN), (0, 0)),
+    "v0-absolute-7-3-3": (_wrapper(0, [7, 3, 3], 7), 0, (7, 3)),
+}
+
+
+@pytest.mark.parametrize("name", list(_OFFSETS))
+def test_inner_offsets_that_do_not_grow_are_a_check(tmp_path: Path, name: str) -> None:
+    data, wrapper_at, (expected, found) = _OFFSETS[name]
+    seg = tmp_path / "00000000000000000000.log"
+    seg.write_bytes(data + legacy_messages(legacy_records(2), magic=1, base_offset=10))
+    for command in (["dump", "--format", "json"], ["verify-crc", "--format", "json"]):
+        res = CliRunner().invoke(main, [*command, str(seg)], env=ENV)
+        assert res.exit_code == 1, res.output
+        problems = [o for o in _json_lines(res.stdout) if o["type"] == "problem"]
+        assert [(p["check"], p["position"], p["expected"], p["found"]) for p in problems] == [
+            ("inner-offset", wrapper_at, expected, found)
+        ]
+        assert "not above the one before it" in str(problems[0]["reason"])
