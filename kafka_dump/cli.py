@@ -7,6 +7,7 @@ Rich) is imported only when that command runs or is listed.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import os
 import sys
@@ -95,9 +96,28 @@ class _Kdump(click.Group):
             devnull = os.open(os.devnull, os.O_WRONLY)
             os.dup2(devnull, sys.stdout.fileno())
             ctx.exit(EXIT_OK)
+        except OSError as exc:  # reads fail as KafkaDumpError: this is a write to stdout that failed
+            _output_failed(ctx, exc)
         if isinstance(code, int) and code != EXIT_OK:
             ctx.exit(code)
         return code
+
+
+def _output_failed(ctx: click.Context, exc: OSError) -> None:
+    """One line naming the output (a full disk: ``> /dev/full``), exit 2; what is still buffered is
+    dropped, so that Python's flush at exit cannot fail again."""
+    from kafka_dump.commands.options import TRACEBACK
+    from kafka_dump.render.payload import printable
+
+    if ctx.meta.get(TRACEBACK):
+        import traceback
+
+        traceback.print_exc()
+    where = "standard output: cannot write" if exc.filename is None else printable(str(exc.filename))
+    click.echo(f"kdump: error: {where}: {exc.strerror or exc}", err=True)
+    with contextlib.suppress(OSError, ValueError):  # not a real file (a test's capture)
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    ctx.exit(EXIT_BAD_INPUT)
 
 
 def _show_version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:

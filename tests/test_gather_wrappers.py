@@ -157,8 +157,8 @@ def test_the_run_stops_before_anything_else() -> None:
 def test_seams_gaps_and_the_time_width(tmp_path: Path) -> None:
     parts = [
         wrapper(1, GZIP, [0, 1, 2], wrapper_offset=10),  # 8, 9, 10
-        wrapper(1, SNAPPY, [0, 3, 1], wrapper_offset=30, timestamps=[5, 1 << 40, -1]),  # 29, 32, 30
-        wrapper(0, LZ4, [31, 31, 20]),  # absolute, backwards
+        wrapper(1, SNAPPY, [0, 3, 4], wrapper_offset=30, timestamps=[5, 1 << 40, -1]),  # 26, 29, 30
+        wrapper(0, LZ4, [31, 33, 40]),  # absolute, with gaps
         wrapper(1, GZIP, [0, 1], wrapper_offset=0, log_append_time=TS0 * 3),  # offset 0: absolute
     ]
     data = b"".join(parts)

@@ -15,7 +15,6 @@ import contextlib
 import functools
 import gc
 import os
-import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from itertools import chain, pairwise
@@ -29,7 +28,17 @@ from kafka_dump.errors import CorruptRecordError, KafkaDumpError, NotASegmentErr
 from kafka_dump.log.ahead import Inflating
 from kafka_dump.log.segment import segment_base_offset, segment_files
 from kafka_dump.log.window import CHUNK_SIZE
-from kafka_dump.log.writer import NO_TIMESTAMP, IndexBuilder, place, place_all, same_file, sync_close
+from kafka_dump.log.writer import (
+    NO_TIMESTAMP,
+    IndexBuilder,
+    check_output,
+    discard,
+    place,
+    place_all,
+    same_file,
+    sync_close,
+    temporary,
+)
 from kafka_dump.model import Batch, Compression, Problem, ProblemKind, Record, TimestampType, not_one_marker
 from kafka_dump.wire import encode_entry, legacy, v2
 from kafka_dump.wire import layout as L
@@ -117,6 +126,7 @@ def plan(src: Path, dst: Path, *, force: bool, index: bool) -> list[tuple[Path, 
     for _, out in pairs:
         targets = [out, *(out.with_suffix(x) for x in _SIBLINGS[:2])] if index else [out]
         for target in targets:
+            check_output(target)  # never a device, FIFO or link, whatever ``force`` says
             if not target.exists():
                 continue
             if any(same_file(target, p) for p in inputs):
@@ -289,9 +299,9 @@ class _TempSegment:
         self._decompress: Codec | None = None
 
     def _temp(self, target: Path) -> tuple[Path, BinaryIO]:
-        fd, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".kdump-tmp", dir=target.parent)
-        self._temps.append(Path(name))
-        return Path(name), os.fdopen(fd, "wb", buffering=_WRITE_BUFFER)
+        name, fd = temporary(target, ".kdump-tmp")
+        self._temps.append(name)
+        return name, os.fdopen(fd, "wb", buffering=_WRITE_BUFFER)
 
     def write_entry(self, batch: Batch, level: int | None, max_batch_bytes: int) -> None:
         """Encode ``batch``, check that its bytes decode to exactly it, and append them."""
@@ -410,11 +420,7 @@ class _TempSegment:
         place(tmp, target, self._overwrite, exists)
 
     def discard(self) -> None:
-        if not self._file.closed:
-            self._file.close()
-        for tmp in self._temps:
-            with contextlib.suppress(FileNotFoundError):
-                tmp.unlink()
+        discard([self._file], self._temps)
 
 
 def _squeezer(codec: Compression, level: int | None) -> Callable[[bytes], bytes]:

@@ -240,6 +240,7 @@ def iter_dump(
                 records = item.records
                 if records:
                     n_records += len(records)
+                    tally.inner_crcs(item, records)
                 elif with_records and _unread(item):
                     records = None  # no record could be read (a codec failed): not the same as none at all
                 n_batches += 1
@@ -256,6 +257,8 @@ def iter_dump(
             if rng.to_offset is not None and item.baseOffset > rng.to_offset:
                 break
             records = item.records
+            if records:
+                tally.inner_crcs(item, records)
             if with_records and not records and _unread(item):
                 records = None  # no record could be read (a codec failed): not the same as none at all
             if records is not None and active:
@@ -283,6 +286,9 @@ def iter_dump(
     yield Summary(n_files, n_batches, n_records, t.corrupt, t.tails, t.tail_bytes, t.aborted, t.unmarked)
 
 
+_CRC_VALID = attrgetter("crcValid")
+
+
 class _Tally:
     """The counts for the closing Summary, and which of a file's transactional data batches were
     aborted. ``covers``: the aborted-transaction test (None: nothing aborted in this file);
@@ -303,6 +309,12 @@ class _Tally:
         self.tails += 1
         self.tail_bytes += p.length
         return p.length
+
+    def inner_crcs(self, item: Batch, records: tuple[Record, ...]) -> None:
+        """An inner message of a v0/v1 wrapper that fails its CRC is corruption, as the wrapper's own
+        failure is (shown on its record, not as a problem)."""
+        if item.magic < 2 and item.compression is not Compression.NONE and not all(map(_CRC_VALID, records)):
+            self.corrupt += 1
 
     def event(self, item: Batch, records: tuple[Record, ...] | None) -> BatchEvent:
         if self.covers is not None and self.covers(item):

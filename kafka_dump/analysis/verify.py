@@ -142,13 +142,18 @@ def verify_files(paths: list[str]) -> list[Path]:
         if p.is_dir():
             from kafka_dump.log.segment import SEGMENT_SUFFIXES, segment_order
 
-            try:
-                found = [c for c in p.rglob("*") if c.suffix in SEGMENT_SUFFIXES and c.is_file()]
-            except OSError as exc:
-                raise KafkaDumpError(f"cannot list the directory ({exc.strerror or exc})", file=raw) from None
-            if not found:
+            unlisted: list[OSError] = []  # directories that could not be listed: reported, not skipped
+            found = [
+                Path(top, name)
+                for top, _, names in os.walk(p, onerror=unlisted.append)
+                for name in names
+                if Path(name).suffix in SEGMENT_SUFFIXES and Path(top, name).is_file()
+            ]
+            if not found and not unlisted:
                 raise KafkaDumpError("directory holds no .log or .checkpoint segment", file=raw)
-            found.sort(key=lambda c: (str(c.parent), *segment_order(c)))
+            dirs = {Path(exc.filename) for exc in unlisted}
+            found += dirs
+            found.sort(key=lambda c: (str(c if c in dirs else c.parent), *segment_order(c)))
             out.extend(found)
         elif p.is_file():
             out.append(p)
@@ -164,10 +169,20 @@ def verify_file(path: Path, options: VerifyOptions) -> Iterator[VerifyEvent]:
     and at the end its ``FileReport``. An unreadable file gives a report with ``error`` set."""
     check = _FileCheck(path, options)
     try:
+        if path.is_dir():  # a directory of a scan that could not be listed
+            raise KafkaDumpError(f"cannot list the directory ({_listing_error(path)})", file=str(path))
         yield from check.run()
     except (KafkaDumpError, OSError) as exc:
         check.report.error = str(exc) if isinstance(exc, KafkaDumpError) else f"{path}: {exc.strerror or exc}"
     yield check.report
+
+
+def _listing_error(directory: Path) -> str:
+    try:
+        os.listdir(directory)
+    except OSError as exc:
+        return exc.strerror or str(exc)
+    return "it changed while it was scanned"
 
 
 class _FileCheck:

@@ -27,7 +27,14 @@ from kafka_dump.analysis.convert_run import (
     progress_position,
 )
 from kafka_dump.commands import EXIT_CORRUPT, EXIT_OK
-from kafka_dump.commands.options import Limits, count_option, format_option, limit_options, output_options
+from kafka_dump.commands.options import (
+    INT64,
+    Limits,
+    count_option,
+    format_option,
+    limit_options,
+    output_options,
+)
 from kafka_dump.errors import KafkaDumpError
 from kafka_dump.log.writer import check_writable
 from kafka_dump.model import Compression
@@ -63,7 +70,7 @@ _COUNTS = ("bytes", "batches", "records")  # of each Side, input and output
 @click.option("--skip-corrupt", is_flag=True, help="Leave corrupt input batches out, and report them.")
 @click.option("--drop-control", is_flag=True,
               help="Below magic 2: leave control batches out and write transactional ones as plain data.")  # fmt: skip
-@click.option("--timestamp", type=int, metavar="MS",
+@click.option("--timestamp", type=INT64, metavar="MS",
               help="The timestamp (epoch ms) given to v0 records, which have none (default -1).")  # fmt: skip
 @format_option("table", "json", help="The report: a table, or one JSON object per file.")
 @limit_options

@@ -14,9 +14,11 @@ Stack them under ``@click.command()``::
 from __future__ import annotations
 
 import functools
+import io
+import sys
 from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta, timezone
-from typing import Any, TypedDict, TypeVar
+from typing import Any, TextIO, TypedDict, TypeVar
 
 import click
 
@@ -26,6 +28,8 @@ from kafka_dump.wire.codecs import DEFAULT_MAX_BATCH_BYTES, DEFAULT_MAX_RECORDS_
 F = TypeVar("F", bound=Callable[..., Any])
 TRACEBACK = "kdump.traceback"  # ctx.meta key that --traceback sets, read by cli.py's error edge
 
+INT64 = click.IntRange(-(2**63), 2**63 - 1)  # a value Kafka stores as a 64-bit field (a timestamp)
+COUNT = click.IntRange(1, 2**63 - 1)  # a size or count: 1 or more, and no wider than C's ssize_t
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 _MS = timedelta(milliseconds=1)
 
@@ -52,8 +56,8 @@ def inputs(f: F) -> F:
 
 
 def count_option(*names: str, **kwargs: Any) -> Callable[[F], F]:
-    """An option that takes a whole number, 1 or more."""
-    return click.option(*names, type=click.IntRange(min=1), **kwargs)
+    """An option that takes a whole number, 1 or more (``COUNT``)."""
+    return click.option(*names, type=COUNT, **kwargs)
 
 
 def format_option(
@@ -105,11 +109,11 @@ def range_options(f: F) -> F:
 
 _LIMITS = (
     click.option(
-        "--max-batch-bytes", type=click.IntRange(min=1), default=DEFAULT_MAX_BATCH_BYTES, show_default=True,
+        "--max-batch-bytes", type=COUNT, default=DEFAULT_MAX_BATCH_BYTES, show_default=True,
         help="A batch that decompresses past this size is reported as a problem.",
     ),
     click.option(
-        "--max-records-per-batch", type=click.IntRange(min=1), default=DEFAULT_MAX_RECORDS_PER_BATCH,
+        "--max-records-per-batch", type=COUNT, default=DEFAULT_MAX_RECORDS_PER_BATCH,
         show_default=True,
         help="A batch declaring more records (a wrapper holding more messages) is reported as a problem.",
     ),
@@ -151,12 +155,20 @@ _OUTPUT = (
 )  # fmt: skip
 
 
+def escape_unencodable(stream: TextIO) -> None:
+    """Write what ``stream``'s encoding cannot hold (``PYTHONIOENCODING=latin-1``, a POSIX locale) as
+    backslash escapes, as Python already does on stderr, instead of failing on the first one."""
+    if isinstance(stream, io.TextIOWrapper) and stream.errors in ("strict", "surrogateescape"):
+        stream.reconfigure(errors="backslashreplace")
+
+
 def output_options(f: F) -> F:
     """``--color auto|always|never``: the command receives ``out: Output``; ``--traceback``: read by
     ``cli.py`` alone."""
 
     @functools.wraps(f)
     def wrapper(*args: Any, color: ColorMode, **kwargs: Any) -> Any:
+        escape_unencodable(sys.stdout)
         return f(*args, out=Output(color), **kwargs)
 
     return _stacked(wrapper, _OUTPUT)  # type: ignore[no-any-return]

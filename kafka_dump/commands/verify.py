@@ -65,7 +65,8 @@ def verify_crc(
 
     PATH is a segment (.log or .checkpoint), a partition directory, or a whole log dir (searched
     recursively). Exit code 0: all valid (a zero-filled or partial tail is fine); 1: a CRC or
-    structural problem was found; 2: a path could not be read, or a bad option.
+    structural problem was found, or a path of the scan could not be read; 2: nothing could be read,
+    or a bad option.
 
     \b
     Examples:
@@ -104,9 +105,11 @@ def verify_crc(
 
 
 def exit_code(reports: list[FileReport], *, fail_on_tail: bool) -> int:
-    """2 when a file could not be read; 1 for any problem (and a partial tail under --fail-on-tail)."""
-    if any(r.error is not None for r in reports):
-        return EXIT_BAD_INPUT
+    """2 when no file could be read; 1 when some could not, and for any problem (and a partial tail
+    under --fail-on-tail)."""
+    unreadable = sum(r.error is not None for r in reports)
+    if unreadable:
+        return EXIT_BAD_INPUT if unreadable == len(reports) else EXIT_CORRUPT
     for r in reports:
         if r.problems or r.indexProblems:
             return EXIT_CORRUPT
@@ -212,10 +215,13 @@ class _JsonOut(_Shown):
 
 
 def _json(obj: dict[str, Any]) -> bytes:
+    """One JSON line; characters a terminal acts on (C1 controls, direction overrides) escaped."""
     import json
 
+    from kafka_dump.render.jsonl import terminal_safe
+
     text = json.dumps(obj, ensure_ascii=False, separators=(",", ":")) + "\n"
-    return text.encode("utf-8", "backslashreplace")
+    return terminal_safe(text.encode("utf-8", "backslashreplace"))
 
 
 def summary_object(r: FileReport) -> dict[str, Any]:

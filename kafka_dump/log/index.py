@@ -212,9 +212,18 @@ class IndexCheck:
         self.files: list[Path] = []
         read: dict[str, tuple[Path, bytes]] = {}
         for path in map(log.with_suffix, (".index", ".timeindex", ".txnindex")):
-            if (data := _read_index(path)) is not None:
+            try:
+                with open(path, "rb") as f:
+                    data = f.read()
+            except FileNotFoundError:
+                continue
+            except OSError as exc:  # there, but unreadable: a problem, never a silent pass
                 self.files.append(path)
-                read[path.suffix] = (path, data)
+                reason = f"cannot read the index file ({exc.strerror or exc})"
+                self.problems.append(_index_problem(path, 0, 0, Check.OTHER, reason))
+                continue
+            self.files.append(path)
+            read[path.suffix] = (path, data)
         self._offsets = self._entries(read.get(".index"), OFFSET_ENTRY)
         self._times = self._entries(read.get(".timeindex"), TIME_ENTRY)
         if ".txnindex" in read:

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import BinaryIO, NamedTuple
 
 from kafka_dump.errors import KafkaDumpError
+from kafka_dump.log.writer import check_output, discard, temporary
 
 _COPY_CHUNK = 4 * 1024 * 1024
 
@@ -58,12 +58,14 @@ def salvage(source: Path, spans: Sequence[tuple[int, int, str]], out_dir: Path) 
     dropped = merge_spans(spans)
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
+        report = target.with_name(target.name + ".salvage.json")
+        check_output(target)
+        check_output(report)
         if target.exists() and os.path.samefile(target, source):
             raise KafkaDumpError("the salvage copy would overwrite its input", file=str(source))
         size = os.stat(source).st_size
         with open(source, "rb") as src:
             kept = _write_atomically(target, lambda out: _copy_kept(src, out, size, dropped))
-        report = target.with_name(target.name + ".salvage.json")
         body = {
             "source": str(source),
             "target": str(target),
@@ -101,16 +103,19 @@ def _copy_kept(reader: BinaryIO, writer: BinaryIO, size: int, dropped: Sequence[
 
 def _write_atomically(target: Path, fill: Callable[[BinaryIO], int | None]) -> int:
     """Run ``fill(file)`` on a temporary file beside ``target``, fsync it, and rename it into place."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    tmp, fd = temporary(target)
+    f = os.fdopen(fd, "wb")
     try:
-        with os.fdopen(fd, "wb") as f:
-            result = fill(f) or 0
-            f.flush()
-            os.fsync(f.fileno())
+        result = fill(f) or 0
+        f.flush()
+        os.fsync(f.fileno())
+        f.close()
+        check_output(target)  # again, just before: it may have changed since the first check
         os.replace(tmp, target)
     except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+        discard([f], [tmp])
         raise
+    discard([], [tmp])  # renamed: only forgotten
     dir_fd = os.open(target.parent, os.O_RDONLY)
     try:
         os.fsync(dir_fd)

@@ -36,6 +36,21 @@ _SNAPSHOT_LIMIT = 256 * 1024 * 1024  # ~5M producers; a larger "snapshot" is ref
 # Numbers in the text files: ASCII decimals only (str.isdigit also passes "²", which int() refuses).
 _COUNT = re.compile(r"[0-9]+")
 _SIGNED = re.compile(r"-?[0-9]+")
+_SHOWN = 80  # characters of a bad line quoted in its problem
+
+
+def _number(text: str, pattern: re.Pattern[str], bits: int) -> int | None:
+    """``text`` as the ``bits``-bit integer Kafka reads it as, or None (not a number, or too long for
+    that width: never a 5,000-digit ``int()``)."""
+    text = text.strip()
+    if len(text) > 20 or not pattern.fullmatch(text):
+        return None
+    value = int(text)
+    return value if -(2 ** (bits - 1)) <= value < 2 ** (bits - 1) else None
+
+
+def _quoted(text: str) -> str:
+    return repr(text if len(text) <= _SHOWN else text[:_SHOWN] + "…")
 
 
 class OffsetIndexEntry(NamedTuple):
@@ -163,6 +178,9 @@ def _log_checker(path: str, log: BinaryIO) -> Check:
     """Checks an offset index entry (at a byte position of the index) against the log beside it."""
 
     def check(entry: OffsetIndexEntry, at: int) -> Problem | None:
+        if entry.position < 0:  # an int32 from the file: no position in any log
+            why = f"has the negative position {entry.position}"
+            return _corrupt(path, at, OFFSET_ENTRY.size, f"the entry for offset {entry.offset} {why}")
         log.seek(entry.position)
         head = log.read(_HEAD_BYTES)
         if len(head) <= L.MAGIC_OFFSET or (head[L.MAGIC_OFFSET] >= 2 and len(head) < _HEAD_BYTES):
@@ -288,20 +306,26 @@ def _leader_epochs(path: str, data: bytes) -> Iterator[SideItem]:
         parts = text.split()
         if n == 0:
             if text.strip() != "0":
-                yield _corrupt(path, pos, length, f"unknown checkpoint version {text!r}")
+                yield _corrupt(path, pos, length, f"unknown checkpoint version {_quoted(text)}")
                 return
             continue
         if n == 1:
-            if not _COUNT.fullmatch(text.strip()):
-                yield _corrupt(path, pos, length, f"entry count {text!r} is not a number")
+            expected = _number(text, _COUNT, 32)
+            if expected is None:
+                yield _corrupt(path, pos, length, f"entry count {_quoted(text)} is not a number")
                 return
-            expected = int(text)
             continue
-        if len(parts) != 2 or not all(_SIGNED.fullmatch(p) for p in parts):
-            yield _corrupt(path, pos, length, f"line {n + 1} is not 'epoch startOffset': {text!r}")
+        epoch, start = (
+            (_number(parts[0], _SIGNED, 32), _number(parts[1], _SIGNED, 64))
+            if len(parts) == 2
+            else (None, None)
+        )
+        if epoch is None or start is None:
+            reason = f"line {n + 1} is not 'epoch startOffset': {_quoted(text)}"
+            yield _corrupt(path, pos, length, reason)
             continue
         count += 1
-        yield LeaderEpochEntry(int(parts[0]), int(parts[1]))
+        yield LeaderEpochEntry(epoch, start)
     if expected is None:
         yield _corrupt(path, 0, 0, "no version and count lines")
     elif count != expected:
@@ -313,14 +337,15 @@ def _partition_metadata(path: str, data: bytes) -> Iterator[SideItem]:
     for pos, length, text in _text_lines(data):
         key, sep, value = text.partition(":")
         if not sep:
-            yield _corrupt(path, pos, length, f"not a 'key: value' line: {text!r}")
+            yield _corrupt(path, pos, length, f"not a 'key: value' line: {_quoted(text)}")
             continue
         fields[key.strip()] = value.strip()
-    version, topic_id = fields.get("version"), fields.get("topic_id")
-    if version is None or topic_id is None or not _COUNT.fullmatch(version):
+    version = _number(fields.get("version", ""), _COUNT, 32)
+    topic_id = fields.get("topic_id")
+    if version is None or topic_id is None:
         yield _corrupt(path, 0, 0, "needs 'version: N' and 'topic_id: ID' lines")
         return
-    yield PartitionMetadata(int(version), topic_id)
+    yield PartitionMetadata(version, topic_id)
 
 
 # The side files read whole (up to a size limit), by kind.

@@ -3,7 +3,8 @@
 Every file is written to a temporary file in the output's directory, fsynced, then renamed into
 place (the ``.log`` first: Kafka rebuilds a segment's missing indexes), and the directory fsynced. An
 existing path is replaced only when asked, and never when it is a file being read (the same inode).
-An aborted write leaves nothing behind.
+An aborted write leaves nothing behind, nor does a write that fails (a full disk) or a SIGTERM or SIGHUP
+that ends the process. Only a regular file is ever replaced, never a device, FIFO or symbolic link.
 
 Indexes hold the entries Kafka's ``LogSegment.recover`` builds: an offset index entry (relative
 lastOffset, position) when more than ``index.interval.bytes`` were written since the last one, with
@@ -16,7 +17,10 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import signal
+import stat
 import tempfile
+import threading
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -172,6 +176,7 @@ class SegmentWriter:
         read = [Path(s) for s in sources]
         read += [p.with_suffix(x) for p in read if p.suffix == ".log" for x in (".index", ".timeindex")]
         for target in self._targets:
+            check_output(target)
             if not target.exists():
                 continue
             source = next((s for s in read if same_file(target, s)), None)
@@ -186,11 +191,11 @@ class SegmentWriter:
 
     def _temp(self, target: Path) -> BinaryIO:
         try:
-            fd, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+            name, fd = temporary(target)
         except OSError as exc:
             reason = f"cannot create a temporary file: {exc.strerror}"
             raise KafkaDumpError(reason, file=str(target)) from None
-        self._tmp.append(Path(name))
+        self._tmp.append(name)
         f = os.fdopen(fd, "wb")
         self._open.append(f)
         return f
@@ -242,11 +247,7 @@ class SegmentWriter:
     def abort(self) -> None:
         """Remove the temporary files; nothing is renamed into place."""
         self._done = True
-        for f in self._open:
-            f.close()
-        for tmp in self._tmp:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(tmp)
+        discard(self._open, self._tmp)
 
     def __enter__(self) -> SegmentWriter:
         return self
@@ -277,6 +278,79 @@ def check_writable(directory: Path) -> None:
         raise KafkaDumpError(f"cannot write here ({exc.strerror or exc})", file=str(existing)) from None
 
 
+def check_output(target: Path) -> None:
+    """Refuse an output path that names anything but a regular file or nothing: a device, a FIFO, a
+    socket, a directory or a symbolic link is never replaced, whatever ``--force`` says."""
+    try:
+        mode = os.lstat(target).st_mode
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise KafkaDumpError(f"cannot check the output: {exc.strerror}", file=str(target)) from None
+    if not stat.S_ISREG(mode):
+        what = _KINDS.get(stat.S_IFMT(mode), "not a regular file")
+        raise KafkaDumpError(f"the output is {what}: only a regular file is ever replaced", file=str(target))
+
+
+_KINDS = {
+    stat.S_IFCHR: "a character device",
+    stat.S_IFBLK: "a block device",
+    stat.S_IFIFO: "a FIFO",
+    stat.S_IFSOCK: "a socket",
+    stat.S_IFLNK: "a symbolic link",
+    stat.S_IFDIR: "a directory",
+}
+
+# Temporary files not yet renamed into place: removed if a signal ends the process before then.
+_LIVE: set[str] = set()
+_CLEANUP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+
+
+def temporary(target: Path, suffix: str = ".tmp") -> tuple[Path, int]:
+    """A new temporary file beside ``target`` (its path and an open descriptor), removed if SIGTERM or
+    SIGHUP ends the process before it is renamed (``place``) or discarded (``discard``)."""
+    _remove_on_signals()
+    # Held back while the file is made and not yet listed: it would be left behind.
+    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, _CLEANUP_SIGNALS)
+    try:
+        fd, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=suffix, dir=target.parent)
+        _LIVE.add(name)
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+    return Path(name), fd
+
+
+def discard(files: Iterable[BinaryIO], temporaries: Iterable[Path]) -> None:
+    """Close ``files`` (a failed flush, as on a full disk, is no reason to keep anything) and remove
+    ``temporaries``."""
+    for f in files:
+        with contextlib.suppress(OSError):
+            f.close()
+    for tmp in temporaries:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        _LIVE.discard(str(tmp))
+
+
+def _remove_on_signals() -> None:
+    """Install the handler for the signals that end the process by default (not one ignored or
+    handled by someone else, and only where Python can install one: the main thread)."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+    for signum in _CLEANUP_SIGNALS:
+        if signal.getsignal(signum) is signal.SIG_DFL:
+            signal.signal(signum, _end_by_signal)
+
+
+def _end_by_signal(signum: int, _frame: object) -> None:
+    """Remove the live temporary files, then die of the signal as if there were no handler."""
+    for name in list(_LIVE):
+        with contextlib.suppress(OSError):
+            os.unlink(name)
+    signal.signal(signum, signal.SIG_DFL)
+    os.kill(os.getpid(), signum)
+
+
 def same_file(a: Path, b: Path) -> bool:
     """Do ``a`` and ``b`` name one file (the same inode)? False when either cannot be read."""
     try:
@@ -295,7 +369,9 @@ def place(tmp: Path, target: Path, overwrite: bool, exists: KafkaDumpError) -> N
     """Rename ``tmp`` to ``target``; without ``overwrite``, never over a file that exists (``exists`` is
     raised then)."""
     if overwrite:
+        check_output(target)  # again, just before: it may have changed since the first check
         os.replace(tmp, target)
+        _LIVE.discard(str(tmp))
         return
     try:
         os.link(tmp, target)  # fails if the target exists: never clobbered
@@ -307,8 +383,10 @@ def place(tmp: Path, target: Path, overwrite: bool, exists: KafkaDumpError) -> N
         if target.exists():  # a file system without hard links: check, then rename
             raise exists from None
         os.rename(tmp, target)
+        _LIVE.discard(str(tmp))
         return
     os.unlink(tmp)
+    _LIVE.discard(str(tmp))
 
 
 def place_all(moves: Iterable[tuple[Path, Path]], put: Callable[[Path, Path], None], overwrite: bool) -> None:

@@ -362,6 +362,15 @@ legacy_relative(int magic, int64_t wrapper_offset)
     return magic > 0 && wrapper_offset != 0;
 }
 
+/* Kafka's rule for the order of a wrapper's inner messages: each offset, relative or absolute, above
+ * the one before it (n: the messages before this one, previous: the last one's offset). A repeat or a
+ * step back is corruption; every walker of an inner set asks this, and the decoder reports it. */
+static inline int
+legacy_inner_grows(Py_ssize_t n, int64_t previous, int64_t offset)
+{
+    return n == 0 || offset > previous;
+}
+
 /* What the decoder adds to every inner offset: wrapper_offset - last when relative and positive, else
  * 0 (a wrapper below its last inner offset is an error, and its records keep their own offsets). In
  * 128 bits: the difference of two int64 need not fit one. */

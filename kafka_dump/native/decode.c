@@ -610,6 +610,13 @@ inner_records(const unsigned char *p, Py_ssize_t total, int wrapper_magic, long 
             reason = PyUnicode_FromString("inner message is itself compressed");
             break;
         }
+        if (!legacy_inner_grows(n_ok, last, in->m.offset)) {
+            SET_CHECK(&e, CHECK_INNER_OFFSET, HAS_EXPECTED | HAS_FOUND, last, in->m.offset);
+            reason = PyUnicode_FromFormat("inner message at byte %zd of the payload has offset %lld, "
+                                          "not above the one before it (%lld)",
+                                          pos, (long long)in->m.offset, (long long)last);
+            break;
+        }
         in->pos = pos;
         in->end = end;
         in->crc = message_crc(p, pos, end);

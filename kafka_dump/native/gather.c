@@ -343,6 +343,8 @@ legacy_walk(const unsigned char *p, Py_ssize_t end, int magic, int64_t *first_of
         if (n > 0 && !a) {
             /* The gaps must be countable in int64 (Python's ints would not overflow). */
             int64_t d, total;
+            if (!legacy_inner_grows(n, *last_offset, offset))
+                return 0;
             if (__builtin_sub_overflow(offset, *last_offset, &d))
                 return 0;
             if (d > 1 && __builtin_add_overflow(*missing_total, d - 1, &total))

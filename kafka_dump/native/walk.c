@@ -167,7 +167,7 @@ inner_span(const unsigned char *d, Py_ssize_t size_all, int magic, PyObject *crc
             return 0;
         int64_t offset = be64(d + pos);
         int32_t size = be32(d + pos + LOG_ENTRY_SIZE_OFFSET);
-        if (size < 0 || size > size_all - pos - LOG_OVERHEAD)
+        if (size < 0 || size > size_all - pos - LOG_OVERHEAD || !legacy_inner_grows(n, *last, offset))
             return 0;
         Py_ssize_t end = pos + LOG_OVERHEAD + size;
         if (end - pos < SMALLEST_ENTRY)

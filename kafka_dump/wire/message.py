@@ -145,8 +145,10 @@ def sound_wrapper(
 
 def inner_messages(data: bytes, magic: int) -> Iterator[Message]:
     """The messages of a decompressed wrapper's set (``DeepRecordsIterator``), in order; the first that
-    is not whole, of the wrapper's ``magic`` and uncompressed raises."""
+    is not whole, of the wrapper's ``magic``, uncompressed and at an offset above the one before it
+    (relative or absolute, inner offsets only grow: a repeat or a step back is corruption) raises."""
     pos, size_all = 0, len(data)
+    previous: int | None = None
     while pos < size_all:
         if size_all - pos < L.LOG_OVERHEAD:
             raise CorruptRecordError(
@@ -172,6 +174,12 @@ def inner_messages(data: bytes, magic: int) -> Iterator[Message]:
             )  # fmt: skip
         if msg.attributes & L.COMPRESSION_MASK:
             raise CorruptRecordError("inner message is itself compressed", check=Check.CODEC)
+        if previous is not None and msg.offset <= previous:
+            raise CorruptRecordError(
+                f"inner message at byte {pos} of the payload has offset {msg.offset}, not above the one"
+                f" before it ({previous})", check=Check.INNER_OFFSET, expected=previous, found=msg.offset,
+            )  # fmt: skip
+        previous = msg.offset
         yield msg
         pos = end
 
