@@ -27,6 +27,7 @@ from kafka_dump.analysis.convert import Changes, ConversionError, Converter, Con
 from kafka_dump.analysis.convert_fast import Codec, Item, TranscodedRun, inflater, read_input
 from kafka_dump.errors import CorruptRecordError, KafkaDumpError, NotASegmentError
 from kafka_dump.log.ahead import Inflating
+from kafka_dump.log.names import side_file_kind
 from kafka_dump.log.segment import segment_base_offset, segment_files
 from kafka_dump.log.window import CHUNK_SIZE
 from kafka_dump.log.writer import NO_TIMESTAMP, IndexBuilder, place, place_all, same_file, sync_close
@@ -108,6 +109,10 @@ def plan(src: Path, dst: Path, *, force: bool, index: bool) -> list[tuple[Path, 
         pairs = [(log, dst / log.name) for log in logs]
     else:
         segment_files(src)  # a missing or unreadable input is reported as such
+        if (kind := side_file_kind(src)) is not None:
+            raise NotASegmentError(
+                f"a side file ({kind}), not a segment: convert rewrites segments", file=str(src)
+            )
         if dst.is_dir():
             raise ConversionError("the output is a directory; name the output segment file", file=str(dst))
         if not dst.parent.is_dir():

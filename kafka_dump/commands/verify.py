@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from kafka_dump.analysis.verify import (
+    WITH_ITS_LOG,
     FileProgress,
     FileReport,
     VerifyEvent,
@@ -83,7 +84,8 @@ def verify_crc(
     files = verify_files(list(paths))
     workers = min(jobs or os.cpu_count() or 1, max(len(files), 1))
     # Inflating ahead on a second thread only for one worker: files in parallel take every core.
-    options = VerifyOptions(deep, not no_index, **limits, inflate_ahead=workers <= 1)
+    logs = frozenset(str(f) for f in files if f.suffix == ".log")
+    options = VerifyOptions(deep, not no_index, **limits, inflate_ahead=workers <= 1, logs=logs)
     events: Iterable[VerifyEvent] = _events(files, options, workers)
     show: _JsonOut | _TableOut = _JsonOut(out) if fmt == "json" else _TableOut(out, show_all)
     reports: list[FileReport] = []
@@ -237,6 +239,7 @@ def summary_object(r: FileReport) -> dict[str, Any]:
         "indexFiles": r.indexFiles,
         "indexProblems": r.indexProblems,
         "error": r.error,
+        **({} if r.note is None else {"note": r.note}),
     }
 
 
@@ -310,7 +313,8 @@ class _TableOut:
         rows = [[printable(os.path.relpath(r.file, common) if common else r.file), *_cells(r)] for r in shown]
         styles = [["kdump.file", *_styles(r)] for r in shown]
         if folded:
-            rows.append([f"{number(len(folded))} more {'file' if len(folded) == 1 else 'files'} clean"])
+            more = " more" if shown else ""
+            rows.append([f"{number(len(folded))}{more} {'file' if len(folded) == 1 else 'files'} clean"])
             rows[-1] += [""] * (len(_COLUMNS) - 1)
             styles.append(["kdump.ok", *[""] * (len(_COLUMNS) - 1)])
         if len(reports) > 1:
@@ -334,6 +338,9 @@ class _TableOut:
         if width is not None:
             _fit_names(columns, rows, width)
         verdict = _verdict(reports, code)
+        with_logs = sum(1 for r in reports if r.note is not None and WITH_ITS_LOG in r.note)
+        if with_logs:
+            verdict = f"{plural(with_logs, 'index file')} checked with the segment they index\n{verdict}"
         if not self._out.color:  # no style to show: the table's characters, without loading Rich if it can
             plain = plain_table("", columns, rows, width or UNWRAPPED)  # as make_console gives Rich
             if plain is not None:
@@ -455,6 +462,17 @@ def _cells(r: FileReport) -> list[str]:
     """A file's cells after its name."""
     if r.error is not None:
         return ["-"] * 4 + ["unreadable"] + ["-"] * 3
+    if r.note is not None:  # a side file: no batches
+        return [
+            "-",
+            "-",
+            number(r.bytes),
+            number(r.crcErrors),
+            number(r.problems),
+            "-",
+            "0",
+            number(r.indexProblems),
+        ]
     tail = "-"
     if r.tail is not None:
         tail = f"{r.tail.kind.label} {plural(r.tail.length, 'byte')}"

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import BinaryIO, NamedTuple
 
 from kafka_dump.log.index import OFFSET_ENTRY, TIME_ENTRY, TXN_ENTRY, txn_entries
+from kafka_dump.log.names import side_file_kind as side_file_kind  # the one name rule, re-exported
 from kafka_dump.log.segment import segment_base_offset
 from kafka_dump.model import Problem, ProblemKind
 from kafka_dump.wire import layout as L
@@ -98,17 +99,6 @@ SideItem = (
     OffsetIndexEntry | TimeIndexEntry | AbortedTxn | ProducerSnapshotHeader | ProducerEntry | LeaderEpochEntry
     | PartitionMetadata | Problem
 )  # fmt: skip
-
-SIDE_SUFFIXES = (".index", ".timeindex", ".txnindex", ".snapshot")
-SIDE_NAMES = ("leader-epoch-checkpoint", "partition.metadata")
-
-
-def side_file_kind(path: str | Path) -> str | None:
-    """``.index``, ``.timeindex``, ``.txnindex``, ``.snapshot``, or one of ``SIDE_NAMES``; None otherwise."""
-    p = Path(path)
-    if p.name in SIDE_NAMES:
-        return p.name
-    return p.suffix if p.suffix in SIDE_SUFFIXES else None
 
 
 def read_side_file(path: str | Path) -> Iterator[SideItem]:
