@@ -175,10 +175,9 @@ def convert_segment(
     converter = Converter(options)
     report = FileReport(str(src), str(dst), options.to_magic, Side(), Side(), converter.changes, [])
     report.before.bytes = src.stat().st_size
-    base = segment_base_offset(dst)
-    out = _TempSegment(
-        dst, index=index, base_offset=segment_base_offset(src) if base is None else base, overwrite=force
-    )
+    # A free-form output name counts its indexes from its first batch, as every reader does
+    # (log/index.py's index_base_offset): None lets the first batch written decide.
+    out = _TempSegment(dst, index=index, base_offset=segment_base_offset(dst), overwrite=force)
     try:
         with _cycle_collector_paused():
             items: Iterator[Item] = read_input(

@@ -399,7 +399,7 @@ def _verdict(reports: list[FileReport], code: int) -> str:
         parts.append(f"{number(unreadable)} of {plural(n, 'file')} unreadable")
     if not parts:
         tails = sum(r.tail is not None for r in reports)
-        word = "the file" if n == 1 else f"all {plural(n, 'file')}"
+        word = "the file is" if n == 1 else f"all {plural(n, 'file')}"
         parts.append(f"{word} valid" + (f" ({plural(tails, 'tail')} reported)" if tails else ""))
         if code:
             parts[-1] += ", a partial tail failed by --fail-on-tail"

@@ -139,7 +139,7 @@ def _max_timestamp(batch: Batch) -> int:
 class SegmentWriter:
     """Write a segment (and by default its indexes) entry by entry, then ``commit`` or ``abort`` (as
     a context manager: on success, on an exception). ``base_offset`` defaults to the file name's, else
-    the first batch's. ``sources`` are the files being read: none of them is ever written over."""
+    the first batch's (the rule of ``index.index_base_offset``, which every reader follows). ``sources`` are the files being read: none of them is ever written over."""
 
     def __init__(
         self,
