@@ -593,7 +593,7 @@ def test_salvage_of_any_damage_verifies_clean(tmp_path: Path, ops: list[tuple[st
     out = tmp_path / "out"
     from kafka_dump.log.salvage import salvage
 
-    result = salvage(path, report.dropped, out)
+    result = salvage(path, report.dropped, out, overwrite=True)  # one directory for every example
     copy = Path(result.target)
     dropped = sum(d.end - d.start for d in result.dropped)
     assert copy.stat().st_size == result.kept_bytes == len(data) - dropped

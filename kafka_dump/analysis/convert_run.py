@@ -15,7 +15,6 @@ import contextlib
 import functools
 import gc
 import os
-import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from itertools import chain, pairwise
@@ -30,7 +29,15 @@ from kafka_dump.log.ahead import Inflating
 from kafka_dump.log.names import side_file_kind
 from kafka_dump.log.segment import segment_base_offset, segment_files
 from kafka_dump.log.window import CHUNK_SIZE
-from kafka_dump.log.writer import NO_TIMESTAMP, IndexBuilder, place, place_all, same_file, sync_close
+from kafka_dump.log.writer import (
+    NO_TIMESTAMP,
+    IndexBuilder,
+    place,
+    place_all,
+    same_file,
+    sync_close,
+    temp_file,
+)
 from kafka_dump.model import Batch, Compression, Problem, ProblemKind, Record, TimestampType, not_one_marker
 from kafka_dump.wire import encode_entry, legacy, v2
 from kafka_dump.wire import layout as L
@@ -293,7 +300,7 @@ class _TempSegment:
         self._decompress: Codec | None = None
 
     def _temp(self, target: Path) -> tuple[Path, BinaryIO]:
-        fd, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".kdump-tmp", dir=target.parent)
+        fd, name = temp_file(target, ".kdump-tmp")
         self._temps.append(Path(name))
         return Path(name), os.fdopen(fd, "wb", buffering=_WRITE_BUFFER)
 

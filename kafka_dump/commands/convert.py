@@ -34,7 +34,7 @@ from kafka_dump.model import Compression
 from kafka_dump.render import progress
 from kafka_dump.render.output import Output
 from kafka_dump.render.payload import printable
-from kafka_dump.render.theme import number
+from kafka_dump.render.theme import number, plural
 from kafka_dump.wire.codecs import level_problem
 
 if TYPE_CHECKING:
@@ -107,6 +107,7 @@ def convert(
     check_writable(output if input_path.is_dir() else output.parent)  # before any work
     reports: list[FileReport] = []
     code = EXIT_OK
+    failure: str | None = None
     try:
         if input_path.is_dir():
             output.mkdir(exist_ok=True)
@@ -116,16 +117,20 @@ def convert(
                 watch=_watch(out), **limits,
             ))  # fmt: skip
     except (CorruptInputError, VerificationError) as exc:
-        out.diagnostic(f"error: {exc}")
+        failure = str(exc)
         code = EXIT_CORRUPT
     except OSError as exc:
         # A failed write (a full disk) names no file: it was the output's.
         raise KafkaDumpError(exc.strerror or str(exc), file=exc.filename or str(output)) from None
-    if reports:
-        _print_report(out, reports, fmt)
+    if reports:  # the files converted before a failure; no total then, and the failure comes last
+        _print_report(out, reports, fmt, total=failure is None)
     if any(r.skipped for r in reports):
         code = EXIT_CORRUPT
     out.flush()
+    if failure is not None:
+        left = len(pairs) - len(reports) - 1
+        after = f" ({plural(left, 'file')} after it not converted)" if left > 0 else ""
+        out.diagnostic(f"error: {failure}{after}")
     return code
 
 
@@ -152,9 +157,9 @@ def _total(reports: list[FileReport]) -> FileReport:
     return FileReport("(all)", "(all)", reports[0].to_magic, before, after, changes, skipped)
 
 
-def _print_report(out: Output, reports: list[FileReport], fmt: str) -> None:
+def _print_report(out: Output, reports: list[FileReport], fmt: str, *, total: bool = True) -> None:
     rows = [(r, "convert") for r in reports]
-    if len(reports) > 1:
+    if total and len(reports) > 1:
         rows.append((_total(reports), "total"))
     if fmt == "json":
         for r, kind in rows:

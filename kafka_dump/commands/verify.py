@@ -21,6 +21,7 @@ from kafka_dump.analysis.verify import (
 )
 from kafka_dump.commands import EXIT_BAD_INPUT, EXIT_CORRUPT, EXIT_OK
 from kafka_dump.commands.options import Limits, count_option, format_option, limit_options, output_options
+from kafka_dump.errors import KafkaDumpError
 from kafka_dump.model import Problem, ProblemKind
 from kafka_dump.render.output import UNWRAPPED, Output
 from kafka_dump.render.payload import printable
@@ -48,6 +49,7 @@ if TYPE_CHECKING:
 @click.option("--fail-on-tail", is_flag=True, help="Exit 1 when a file ends with a partial entry.")
 @click.option("--salvage", "salvage_dir", type=click.Path(file_okay=False, path_type=Path),
               help="Write a copy of each damaged segment holding only its valid batches into this directory.")  # fmt: skip
+@click.option("--force", is_flag=True, help="--salvage: replace copies that exist (never an input).")
 @click.option("--all", "show_all", is_flag=True, help="List every file in the summary, clean ones too.")
 @count_option("-j", "--jobs", help="Files checked in parallel (default: the number of cores).")
 @limit_options
@@ -60,6 +62,7 @@ def verify_crc(
     fmt: str,
     fail_on_tail: bool,
     salvage_dir: Path | None,
+    force: bool,
     show_all: bool,
     jobs: int | None,
     limits: Limits,
@@ -89,6 +92,7 @@ def verify_crc(
     events: Iterable[VerifyEvent] = _events(files, options, workers)
     show: _JsonOut | _TableOut = _JsonOut(out) if fmt == "json" else _TableOut(out, show_all)
     reports: list[FileReport] = []
+    refused: list[str] = []  # salvage copies not written
     with _Bar(out, sum(_size(f) for f in files)) as bar:
         if bar.console is not None and out.is_terminal and fmt == "table":
             show.above = bar.console  # stdout is the bar's terminal too: lines go above the bar
@@ -101,8 +105,12 @@ def verify_crc(
                 if salvage_dir is not None and event.damaged and event.error is None:
                     from kafka_dump.log.salvage import salvage
 
-                    show.salvaged(salvage(Path(event.file), event.dropped, salvage_dir))
-    code = exit_code(reports, fail_on_tail=fail_on_tail)
+                    try:
+                        show.salvaged(salvage(Path(event.file), event.dropped, salvage_dir, overwrite=force))
+                    except KafkaDumpError as exc:  # this copy is not written; the check goes on
+                        refused.append(str(exc))
+                        show.refused(str(exc))
+    code = EXIT_BAD_INPUT if refused else exit_code(reports, fail_on_tail=fail_on_tail)
     show.finish(reports, code)
     out.flush()
     return code
@@ -208,6 +216,9 @@ class _JsonOut:
     def salvaged(self, s: SalvageResult) -> None:
         self._out.write_bytes(_json(salvage_object(s)))
 
+    def refused(self, reason: str) -> None:
+        self._out.diagnostic(f"error: {reason}")
+
     def finish(self, reports: list[FileReport], code: int) -> None:
         pass
 
@@ -244,15 +255,15 @@ def summary_object(r: FileReport) -> dict[str, Any]:
 
 
 def salvage_object(s: SalvageResult) -> dict[str, Any]:
+    from kafka_dump.log.salvage import span_object
+
     return {
         "type": "salvage",
         "file": s.source,
         "target": s.target,
         "report": s.report,
         "keptBytes": s.kept_bytes,
-        "dropped": [
-            {"start": d.start, "end": d.end, "bytes": d.end - d.start, "reason": d.reason} for d in s.dropped
-        ],
+        "dropped": [span_object(d, lost) for d, lost in zip(s.dropped, s.lost, strict=True)],
     }
 
 
@@ -294,14 +305,20 @@ class _TableOut:
     def salvaged(self, s: SalvageResult) -> None:
         from rich.text import Text
 
+        from kafka_dump.log.salvage import describe_lost
+
         dropped = sum(d.end - d.start for d in s.dropped)
         self._print(
             Text.assemble(
                 ("salvaged ", "kdump.ok"),
                 f"{printable(s.source)} -> {printable(s.target)}: kept {plural(s.kept_bytes, 'byte')}, dropped "
-                f"{plural(dropped, 'byte')} in {plural(len(s.dropped), 'span')} (report: {printable(s.report)})",
+                f"{plural(dropped, 'byte')} in {plural(len(s.dropped), 'span')}, {describe_lost(s.lost)} lost "
+                f"(report: {printable(s.report)})",
             )
         )
+
+    def refused(self, reason: str) -> None:
+        self._out.diagnostic(f"error: {reason}")
 
     def finish(self, reports: list[FileReport], code: int) -> None:
         folded = [] if self._all or len(reports) < 2 else [r for r in reports if _clean(r)]

@@ -186,7 +186,7 @@ class SegmentWriter:
 
     def _temp(self, target: Path) -> BinaryIO:
         try:
-            fd, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+            fd, name = temp_file(target, ".tmp")
         except OSError as exc:
             reason = f"cannot create a temporary file: {exc.strerror}"
             raise KafkaDumpError(reason, file=str(target)) from None
@@ -260,6 +260,26 @@ class SegmentWriter:
             self.commit()
         else:
             self.abort()
+
+
+def temp_file(target: Path, suffix: str) -> tuple[int, str]:
+    """A new temporary file beside ``target`` (fd, name), with the mode any new file gets under the
+    umask (``mkstemp`` makes it 0600), since it is renamed into place as the output."""
+    fd, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=suffix, dir=target.parent)
+    try:
+        os.fchmod(fd, 0o666 & ~_umask())
+    except BaseException:
+        os.close(fd)
+        os.unlink(name)
+        raise
+    return fd, name
+
+
+def _umask() -> int:
+    """The process's umask (read by setting it, and setting it back at once)."""
+    mask = os.umask(0o077)
+    os.umask(mask)
+    return mask
 
 
 def check_writable(directory: Path) -> None:
