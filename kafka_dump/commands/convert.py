@@ -27,7 +27,15 @@ from kafka_dump.analysis.convert_run import (
     progress_position,
 )
 from kafka_dump.commands import EXIT_CORRUPT, EXIT_OK
-from kafka_dump.commands.options import Limits, count_option, format_option, limit_options, output_options
+from kafka_dump.commands.options import (
+    Limits,
+    count_option,
+    format_option,
+    limit_options,
+    output_options,
+    size_option,
+    time_option,
+)
 from kafka_dump.errors import KafkaDumpError
 from kafka_dump.log.writer import check_writable
 from kafka_dump.model import Compression
@@ -55,16 +63,16 @@ _COUNTS = ("bytes", "batches", "records")  # of each Side, input and output
 @click.option("--level", type=int,
               help="The compression level of every gzip, lz4 or zstd batch (Kafka's ranges).")  # fmt: skip
 @count_option("--batch-records", help="Re-batch: at most N records per batch.")
-@count_option("--batch-bytes",
-              help="Re-batch: at most N bytes per batch (uncompressed; plain v0/v1 messages: 16384).")  # fmt: skip
+@size_option("--batch-bytes",
+              help="Re-batch: at most this many bytes per batch (uncompressed; plain v0/v1 messages: 16KiB).")  # fmt: skip
 @click.option("--index/--no-index", default=True, show_default=True,
               help="Also write the new segment's .index and .timeindex.")  # fmt: skip
 @click.option("--force", is_flag=True, help="Replace an existing OUTPUT (never the input).")
 @click.option("--skip-corrupt", is_flag=True, help="Leave corrupt input batches out, and report them.")
 @click.option("--drop-control", is_flag=True,
               help="Below magic 2: leave control batches out and write transactional ones as plain data.")  # fmt: skip
-@click.option("--timestamp", type=int, metavar="MS",
-              help="The timestamp (epoch ms) given to v0 records, which have none (default -1).")  # fmt: skip
+@time_option("--timestamp",
+             help="The timestamp (ISO-8601 or epoch ms) given to v0 records, which have none (default -1).")  # fmt: skip
 @format_option("table", "json", help="The report: a table, or one JSON object per file.")
 @limit_options
 @output_options

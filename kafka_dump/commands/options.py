@@ -14,6 +14,7 @@ Stack them under ``@click.command()``::
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta, timezone
 from typing import Any, TypedDict, TypeVar
@@ -50,6 +51,62 @@ def _time_callback(ctx: click.Context, param: click.Parameter, value: str | None
     return parse_time(value)
 
 
+def time_option(*names: str, **kwargs: Any) -> Callable[[F], F]:
+    """An option that takes a time: ISO-8601 (UTC unless it says) or epoch ms; passed as epoch ms."""
+    return click.option(*names, callback=_time_callback, metavar="TIME", **kwargs)
+
+
+# Binary units, as the README counts bytes; the decimal ones as their names say (kB, MB, GB).
+_UNITS = {"": 1, "b": 1, "kb": 1000, "mb": 1000**2, "gb": 1000**3}
+_UNITS.update(
+    {unit: 1024**power for power, letter in enumerate("kmg", 1) for unit in (letter, f"{letter}ib")}
+)
+_SIZE = re.compile(r"\s*([0-9]+)\s*([a-z]*)\s*")
+
+
+class ByteSize(click.ParamType[int]):
+    """A size in bytes: ``1048576``, ``256MiB``, ``64k``, ``1GB``; K, M and G are binary (KiB...)."""
+
+    name = "size"
+
+    def __init__(self, min: int = 1) -> None:
+        self.min = min
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
+        if isinstance(value, int):
+            n = value
+        else:
+            match = _SIZE.fullmatch(str(value).lower())
+            if match is None or match.group(2) not in _UNITS:
+                self.fail(
+                    f"{value!r} is not a size (bytes, or a number with KiB, MiB, GiB, kB, MB or GB)",
+                    param,
+                    ctx,
+                )
+            n = int(match.group(1)) * _UNITS[match.group(2)]
+        if n < self.min:
+            self.fail(f"{value!r} is less than {self.min} byte{'s' if self.min != 1 else ''}", param, ctx)
+        return n
+
+
+def size_option(*names: str, **kwargs: Any) -> Callable[[F], F]:
+    """An option that takes a size in bytes, with or without a unit (``ByteSize``)."""
+    return click.option(*names, type=ByteSize(), **kwargs)
+
+
+def only_with_formats(fmt: str, applies: dict[str, tuple[str, ...]]) -> None:
+    """Refuse an option given on the command line that the chosen ``--format`` does not use:
+    ``applies`` maps a parameter's name to the formats that use it."""
+    ctx = click.get_current_context()
+    for name, formats in applies.items():
+        if fmt in formats or ctx.get_parameter_source(name) in (None, click.core.ParameterSource.DEFAULT):
+            continue
+        option = next(p for p in ctx.command.params if p.name == name)
+        spelled = max(option.opts, key=len)
+        which = " or ".join(f"--format {f}" for f in formats)
+        raise click.UsageError(f"{spelled} applies to {which} only, not to --format {fmt}")
+
+
 def inputs(f: F) -> F:
     """``FILE|DIR...``: segment files, or partition directories (their segments in offset order)."""
     return click.argument("paths", nargs=-1, required=True, metavar="FILE|DIR...")(f)
@@ -73,16 +130,8 @@ def format_option(
 _RANGE = (
     click.option("--from-offset", type=int, help="Only records at or after this offset."),
     click.option("--to-offset", type=int, help="Only records at or before this offset."),
-    click.option(
-        "--from-time",
-        callback=_time_callback,
-        help="Only records at or after this time (ISO-8601 or epoch ms).",
-    ),
-    click.option(
-        "--to-time",
-        callback=_time_callback,
-        help="Only records at or before this time (ISO-8601 or epoch ms).",
-    ),
+    time_option("--from-time", help="Only records at or after this time (ISO-8601 or epoch ms)."),
+    time_option("--to-time", help="Only records at or before this time (ISO-8601 or epoch ms)."),
     click.option(
         "--limit", type=click.IntRange(min=0), help="Stop after N records (N batches with --batches-only)."
     ),
@@ -111,6 +160,9 @@ def range_options(f: F) -> F:
         # Imported here: a command without range options (stats) need not load the dump analysis.
         from kafka_dump.analysis.dump import RangeFilter
 
+        for low, high, what in ((from_offset, to_offset, "offset"), (from_time, to_time, "time")):
+            if low is not None and high is not None and low > high:
+                raise click.UsageError(f"--from-{what} {low} is past --to-{what} {high}: no record can match")
         return f(*args, rng=RangeFilter(from_offset, to_offset, from_time, to_time, limit), **kwargs)
 
     return _stacked(wrapper, _RANGE)  # type: ignore[no-any-return]
@@ -118,8 +170,8 @@ def range_options(f: F) -> F:
 
 _LIMITS = (
     click.option(
-        "--max-batch-bytes", type=click.IntRange(min=1), default=DEFAULT_MAX_BATCH_BYTES, show_default=True,
-        help="A batch that decompresses past this size is reported as a problem.",
+        "--max-batch-bytes", type=ByteSize(), default=DEFAULT_MAX_BATCH_BYTES,
+        help="A batch that decompresses past this size (default 256MiB) is reported as a problem.",
     ),
     click.option(
         "--max-records-per-batch", type=click.IntRange(min=1), default=DEFAULT_MAX_RECORDS_PER_BATCH,

@@ -20,7 +20,14 @@ from kafka_dump.analysis.verify import (
     verify_files,
 )
 from kafka_dump.commands import EXIT_BAD_INPUT, EXIT_CORRUPT, EXIT_OK
-from kafka_dump.commands.options import Limits, count_option, format_option, limit_options, output_options
+from kafka_dump.commands.options import (
+    Limits,
+    count_option,
+    format_option,
+    limit_options,
+    only_with_formats,
+    output_options,
+)
 from kafka_dump.errors import KafkaDumpError
 from kafka_dump.model import Problem, ProblemKind
 from kafka_dump.render.output import UNWRAPPED, Output
@@ -80,6 +87,9 @@ def verify_crc(
       kdump verify-crc --format json 00000000000000000000.log | jq 'select(.type=="summary")'
       kdump verify-crc --salvage /tmp/rescued my-topic-0/  # copies holding only the valid batches
     """
+    only_with_formats(fmt, {"show_all": ("table",)})
+    if force and salvage_dir is None:
+        raise click.UsageError("--force applies to --salvage only")
     if salvage_dir is not None:
         from kafka_dump.log.writer import check_writable
 
