@@ -60,8 +60,9 @@ def test_a_side_file_alone_is_checked_by_its_own_rules(tmp_path: Path) -> None:
     data = bytearray(snapshot.read_bytes())
     data[-1] ^= 1
     snapshot.write_bytes(bytes(data))
-    code, out, _ = invoke("verify-crc", str(snapshot))
+    code, out, _ = invoke("verify-crc", "--salvage", str(tmp_path / "rescued"), str(snapshot))
     assert code == 1 and "1 of 1 file damaged" in out.splitlines()[-1]
+    assert not (tmp_path / "rescued").exists() or list((tmp_path / "rescued").rglob("*")) == []
     code, out, _ = invoke("verify-crc", "--no-index", "--format", "json", str(index))
     assert code == 0 and json.loads(out)["note"] == ".index file, not checked (--no-index)"
 

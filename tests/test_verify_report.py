@@ -78,3 +78,13 @@ def test_middle_cut_keeps_the_last_component() -> None:
     assert middle_cut(path, 30) == f"or…12/{NAME}"
     assert middle_cut(path, 20) == f"…/{NAME}"
     assert middle_cut(NAME, 5) == NAME
+
+
+def test_on_a_terminal_at_80_columns_every_damaged_segment_is_told_apart(tmp_path: Path) -> None:
+    from .test_terminal_safety import assert_safe, on_terminal
+
+    root = log_dir(tmp_path, 4, {0, 1, 2, 3})
+    plain = assert_safe(*on_terminal("verify-crc", str(root), columns=80), columns=80)
+    rows = [line.split("│")[1].strip() for line in plain.splitlines() if line.startswith("│")]
+    assert len(set(rows[:4])) == 4 and all(r.endswith(f"{i}/{NAME}") for i, r in enumerate(rows[:4])), rows
+    assert plain.splitlines()[-1] == "4 of 4 files damaged · exit 1"

@@ -112,7 +112,7 @@ def verify_crc(
             elif isinstance(event, FileReport):
                 reports.append(event)
                 show.report(event)
-                if salvage_dir is not None and event.damaged and event.error is None:
+                if salvage_dir is not None and event.damaged and event.error is None and event.note is None:
                     from kafka_dump.log.salvage import salvage
 
                     try:
