@@ -334,9 +334,8 @@ class _TableOut:
         folded = [] if self._all or len(reports) < 2 else [r for r in reports if _clean(r)]
         shown = [r for r in reports if not folded or not _clean(r)]
         common = _common_dir([r.file for r in reports]) if len(reports) > 1 else ""
-        heading = _TITLE + (
-            f" in {printable(common)}{os.sep}" if common else ""
-        )  # a line of its own: never cut
+        # The common directory goes on the heading, a line of its own that is never cut.
+        heading = f"{_TITLE} in {printable(common)}{os.sep}" if common else _TITLE
         rows = [[printable(os.path.relpath(r.file, common) if common else r.file), *_cells(r)] for r in shown]
         styles = [["kdump.file", *_styles(r)] for r in shown]
         if folded:
@@ -402,7 +401,7 @@ _COLUMNS: tuple[tuple[str, Justify], ...] = tuple(
         "index problems",
     )
 )
-_OPTIONAL = ("CRC errors", "structural", "tail", "bad regions", "index problems")  # fmt: skip
+_OPTIONAL = ("CRC errors", "structural", "tail", "bad regions", "index problems")
 
 
 def _clean(r: FileReport) -> bool:
@@ -415,7 +414,7 @@ def _damaged(r: FileReport) -> bool:
 
 
 def _verdict(reports: list[FileReport], code: int) -> str:
-    """``2 of 88 files damaged · exit 1``; ``all 88 files clean · exit 0``."""
+    """``2 of 88 files damaged · exit 1``; ``all 88 files valid · exit 0``."""
     n = len(reports)
     parts = []
     damaged = sum(map(_damaged, reports))
