@@ -410,6 +410,9 @@ def test_offset_range_gives_exactly_the_records_in_range(name: str) -> None:
             *(["--to-offset", str(hi)] if hi is not None else []),
         ]
         result = json_dump(*args, fx(name))
+        if lo is not None and hi is not None and lo > hi:  # an empty range: a bad option
+            assert result.exit_code == 2 and "is past --to-offset" in result.stderr, args
+            continue
         assert result.exit_code == 0, (args, result.stderr)
         expected = [o for o in everything if (lo is None or o >= lo) and (hi is None or o <= hi)]
         assert offsets(result) == expected, args

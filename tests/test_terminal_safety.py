@@ -151,7 +151,7 @@ def test_verify_crc_table(segment: Path, tmp_path: Path) -> None:
     damaged.write_bytes(bytes(data) + segment.read_bytes())
     out, err = on_terminal("verify-crc", "--salvage", str(tmp_path / "out"), str(damaged), columns=1000)
     plain = assert_safe(out, err)
-    assert f"{printable(str(damaged))}: byte 0 " in plain and "crc-mismatch" in plain
+    assert f"{printable(str(damaged))}: byte 0, offset " in plain and "crc-mismatch" in plain
     assert "salvaged " + printable(str(damaged)) in plain
 
 

@@ -476,7 +476,7 @@ def test_table_output(tmp_path: Path) -> None:
     path = write(tmp_path, v2_segment())
     code, out = run(str(path), str(path))
     assert code == 0
-    assert out.splitlines()[0].strip() == "verify-crc" and "total (2 files)" in out
+    assert out.splitlines()[0] == f"verify-crc in {tmp_path}/" and "total (2 files)" in out
 
 
 def test_parallel_and_serial_agree(tmp_path: Path) -> None:
@@ -593,7 +593,7 @@ def test_salvage_of_any_damage_verifies_clean(tmp_path: Path, ops: list[tuple[st
     out = tmp_path / "out"
     from kafka_dump.log.salvage import salvage
 
-    result = salvage(path, report.dropped, out)
+    result = salvage(path, report.dropped, out, overwrite=True)  # one directory for every example
     copy = Path(result.target)
     dropped = sum(d.end - d.start for d in result.dropped)
     assert copy.stat().st_size == result.kept_bytes == len(data) - dropped

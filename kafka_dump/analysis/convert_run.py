@@ -26,6 +26,7 @@ from kafka_dump.analysis.convert import Changes, ConversionError, Converter, Con
 from kafka_dump.analysis.convert_fast import Codec, Item, TranscodedRun, inflater, read_input
 from kafka_dump.errors import CorruptRecordError, KafkaDumpError, NotASegmentError
 from kafka_dump.log.ahead import Inflating
+from kafka_dump.log.names import side_file_kind
 from kafka_dump.log.segment import segment_base_offset, segment_files
 from kafka_dump.log.window import CHUNK_SIZE
 from kafka_dump.log.writer import (
@@ -117,6 +118,10 @@ def plan(src: Path, dst: Path, *, force: bool, index: bool) -> list[tuple[Path, 
         pairs = [(log, dst / log.name) for log in logs]
     else:
         segment_files(src)  # a missing or unreadable input is reported as such
+        if (kind := side_file_kind(src)) is not None:
+            raise NotASegmentError(
+                f"a side file ({kind}), not a segment: convert rewrites segments", file=str(src)
+            )
         if dst.is_dir():
             raise ConversionError("the output is a directory; name the output segment file", file=str(dst))
         if not dst.parent.is_dir():
@@ -180,10 +185,9 @@ def convert_segment(
     converter = Converter(options)
     report = FileReport(str(src), str(dst), options.to_magic, Side(), Side(), converter.changes, [])
     report.before.bytes = src.stat().st_size
-    base = segment_base_offset(dst)
-    out = _TempSegment(
-        dst, index=index, base_offset=segment_base_offset(src) if base is None else base, overwrite=force
-    )
+    # A free-form output name counts its indexes from its first batch, as every reader does
+    # (log/index.py's index_base_offset): None lets the first batch written decide.
+    out = _TempSegment(dst, index=index, base_offset=segment_base_offset(dst), overwrite=force)
     try:
         with _cycle_collector_paused():
             items: Iterator[Item] = read_input(

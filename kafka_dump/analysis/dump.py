@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from kafka_dump.errors import NotASegmentError
-from kafka_dump.log.index import seek_position
+from kafka_dump.log.index import index_base_offset, seek_position
 from kafka_dump.log.segment import (
     PlainRunReader,
     read_segment_runs,
@@ -76,6 +76,15 @@ class Summary:
     tail_bytes: int = 0
     aborted: int = 0  # data batches of aborted transactions (marked as such)
     unmarked: int = 0  # files with transactional data and no .txnindex: aborted data could not be marked
+    held: Held | None = None  # under a range filter: what the files hold, filtered out or not
+
+
+class Held(NamedTuple):
+    """The offsets and the latest batch time a filtered read went past (to say why nothing matched)."""
+
+    first_offset: int
+    last_offset: int | None  # None when the read stopped early (past --to-offset)
+    last_time: int
 
 
 class FileStart(NamedTuple):
@@ -187,6 +196,7 @@ def iter_dump(
     files = [f for p in paths for f in segment_files(p)]
     left = rng.limit
     active = rng.active
+    seen = _Seen(rng.keep_header)
     n_files = n_batches = n_records = 0
     tally = _Tally()
     txn_indexes = TxnIndexes()
@@ -213,13 +223,15 @@ def iter_dump(
             tally.covers = index.covers if len(index) else None
             tally.unknown = not index.known
         start = seek_position(Path(f), from_offset=rng.from_offset, from_time=rng.from_time) if active else 0
+        if active:
+            seen.offset(index_base_offset(f))  # the reader's filter sees last offsets only
         plain = not active and left is None
         runs: Iterator[Sequence[Batch | Problem | WrittenRun]] = read_segment_runs(
             f,
             with_records=with_records,
             max_batch_bytes=max_batch_bytes,
             start=start,
-            keep=rng.keep_header if active else None,
+            keep=seen.keep if active else None,
             max_records_per_batch=max_records_per_batch,
             plain_run=_written(plain_run) if plain_run is not None and plain else None,
         )
@@ -255,6 +267,7 @@ def iter_dump(
                 yield item
                 continue
             if rng.to_offset is not None and item.baseOffset > rng.to_offset:
+                seen.stopped = True  # what comes after is not read
                 break
             records = item.records
             if records:
@@ -283,7 +296,38 @@ def iter_dump(
             continue
         yield FileEnd(str(f), 0)
     t = tally
-    yield Summary(n_files, n_batches, n_records, t.corrupt, t.tails, t.tail_bytes, t.aborted, t.unmarked)
+    held = seen.held() if active else None
+    yield Summary(
+        n_files, n_batches, n_records, t.corrupt, t.tails, t.tail_bytes, t.aborted, t.unmarked, held
+    )
+
+
+class _Seen:
+    """What a filtered read goes past: each entry's header (``keep``, the reader's filter) and each
+    batch read."""
+
+    __slots__ = ("_filter", "first", "last", "stopped", "time")
+
+    def __init__(self, keep: Callable[[int, int], bool]) -> None:
+        self._filter = keep
+        self.first: int | None = None
+        self.last: int | None = None
+        self.time: int | None = None
+        self.stopped = False
+
+    def keep(self, last_offset: int, max_timestamp: int) -> bool:
+        self.offset(last_offset)
+        self.time = max_timestamp if self.time is None else max(self.time, max_timestamp)
+        return self._filter(last_offset, max_timestamp)
+
+    def offset(self, offset: int) -> None:
+        self.first = offset if self.first is None else min(self.first, offset)
+        self.last = offset if self.last is None else max(self.last, offset)
+
+    def held(self) -> Held | None:
+        if self.first is None or self.last is None:
+            return None
+        return Held(self.first, None if self.stopped else self.last, -1 if self.time is None else self.time)
 
 
 _CRC_VALID = attrgetter("crcValid")

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, BinaryIO, NamedTuple
 from kafka_dump import wire as _twins
 from kafka_dump.errors import KafkaDumpError
 from kafka_dump.log.ahead import Ahead, Inflating, Inline
+from kafka_dump.log.names import side_file_kind
 from kafka_dump.log.window import CHUNK_SIZE, Window, open_segment
 from kafka_dump.model import (
     NEW_BATCH,
@@ -45,6 +46,7 @@ if TYPE_CHECKING:
 # without index files is checked by the entry walk alone, and start-up is most of a short check's time.
 _INDEX_SUFFIXES = (".index", ".timeindex", ".txnindex")
 
+WITH_ITS_LOG = "checked with"  # the note of an index file checked with its log, in the same run
 _PROGRESS_EVERY = 4 * 1024 * 1024  # bytes of file between progress events
 _WINDOW = 8 * 1024 * 1024  # the entry walk's read window
 _RESUME_AFTER = 256 * 1024  # sound bytes after damage before the entry walk takes over from the reader
@@ -64,7 +66,7 @@ _NOTHING: list[Problem] = []  # never appended to
 class VerifyOptions:
     """``--deep``/``--shallow``, ``--no-index``, ``--max-batch-bytes`` and ``--max-records-per-batch``."""
 
-    __slots__ = ("deep", "index", "inflate_ahead", "max_batch_bytes", "max_records_per_batch")
+    __slots__ = ("deep", "index", "inflate_ahead", "logs", "max_batch_bytes", "max_records_per_batch")
 
     def __init__(
         self,
@@ -73,12 +75,16 @@ class VerifyOptions:
         max_batch_bytes: int = DEFAULT_MAX_BATCH_BYTES,
         max_records_per_batch: int = DEFAULT_MAX_RECORDS_PER_BATCH,
         inflate_ahead: bool = True,  # deep: inflate on a second thread (off when files are checked in parallel)
+        logs: frozenset[
+            str
+        ] = frozenset(),  # the segments of this run: their index files are checked with them
     ) -> None:
         self.deep = deep
         self.index = index
         self.max_batch_bytes = max_batch_bytes
         self.max_records_per_batch = max_records_per_batch
         self.inflate_ahead = inflate_ahead
+        self.logs = logs
 
 
 class Span(NamedTuple):
@@ -94,7 +100,8 @@ class FileReport:
 
     ``batches`` counts every framed batch, a CRC failure included, and those found after a bad
     region; ``problems`` counts corrupt problems in the log (CRC failures included), ``badRegions``
-    the stretches of bytes that hold no batch. ``error`` is set when the file could not be read.
+    the stretches of bytes that hold no batch. ``error`` is set when the file could not be read;
+    ``note`` says how a side file (an index, a snapshot, a checkpoint) was checked.
     Equal to another with the same fields (not a dataclass, whose ``exec`` a short check would pay).
     """
 
@@ -105,6 +112,7 @@ class FileReport:
         self.tail: Problem | None = None
         self.indexFiles = self.indexProblems = 0
         self.error: str | None = None
+        self.note: str | None = None
         self.dropped: list[Span] = []
 
     def __eq__(self, other: object) -> bool:
@@ -166,7 +174,12 @@ def verify_files(paths: list[str]) -> list[Path]:
 
 def verify_file(path: Path, options: VerifyOptions) -> Iterator[VerifyEvent]:
     """Check one segment: yield its problems in file order (index problems last), progress events,
-    and at the end its ``FileReport``. An unreadable file gives a report with ``error`` set."""
+    and at the end its ``FileReport``. An unreadable file gives a report with ``error`` set. A side
+    file, known by its name as every command knows it, is read as what it is (``_side_file``)."""
+    kind = side_file_kind(path)
+    if kind is not None:
+        yield from _side_file(path, kind, options)
+        return
     check = _FileCheck(path, options)
     try:
         if path.is_dir():  # a directory of a scan that could not be listed
@@ -183,6 +196,37 @@ def _listing_error(directory: Path) -> str:
     except OSError as exc:
         return exc.strerror or str(exc)
     return "it changed while it was scanned"
+
+
+def _side_file(path: Path, kind: str, options: VerifyOptions) -> Iterator[VerifyEvent]:
+    """An index whose log is checked in this run is checked with it (skipped here, with a note); an
+    index on its own is checked against the log beside it, and any other side file by its own rules
+    (a snapshot's CRC, a checkpoint's lines). A zero-filled end is how Kafka preallocates an index:
+    no tail to report."""
+    report = FileReport(str(path))
+    index = kind in _INDEX_SUFFIXES
+    log = path.with_suffix(".log")
+    try:
+        report.bytes = os.stat(path).st_size
+        if index and not options.index:
+            report.note = f"{kind} file, not checked (--no-index)"
+        elif index and str(log) in options.logs:
+            report.note = f"{kind} file, {WITH_ITS_LOG} {log.name}"
+        else:
+            from kafka_dump.log.sidefiles import read_side_file
+
+            against = f" against {log.name}" if kind == ".index" and log.exists() else ""
+            report.note = f"{kind} file, checked{against}"
+            for item in read_side_file(path):
+                if isinstance(item, Problem) and item.kind is ProblemKind.CORRUPT:
+                    if index:
+                        report.indexProblems += 1
+                    else:
+                        report.problems += 1
+                    yield item
+    except (KafkaDumpError, OSError) as exc:
+        report.error = str(exc) if isinstance(exc, KafkaDumpError) else f"{path}: {exc.strerror or exc}"
+    yield report
 
 
 class _FileCheck:

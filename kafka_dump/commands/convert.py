@@ -28,12 +28,13 @@ from kafka_dump.analysis.convert_run import (
 )
 from kafka_dump.commands import EXIT_CORRUPT, EXIT_OK
 from kafka_dump.commands.options import (
-    INT64,
     Limits,
     count_option,
     format_option,
     limit_options,
     output_options,
+    size_option,
+    time_option,
 )
 from kafka_dump.errors import KafkaDumpError
 from kafka_dump.log.writer import check_writable
@@ -41,7 +42,7 @@ from kafka_dump.model import Compression
 from kafka_dump.render import progress
 from kafka_dump.render.output import Output
 from kafka_dump.render.payload import printable
-from kafka_dump.render.theme import number
+from kafka_dump.render.theme import number, plural
 from kafka_dump.wire.codecs import level_problem
 
 if TYPE_CHECKING:
@@ -62,16 +63,16 @@ _COUNTS = ("bytes", "batches", "records")  # of each Side, input and output
 @click.option("--level", type=int,
               help="The compression level of every gzip, lz4 or zstd batch (Kafka's ranges).")  # fmt: skip
 @count_option("--batch-records", help="Re-batch: at most N records per batch.")
-@count_option("--batch-bytes",
-              help="Re-batch: at most N bytes per batch (uncompressed; plain v0/v1 messages: 16384).")  # fmt: skip
+@size_option("--batch-bytes",
+              help="Re-batch: at most this many bytes per batch (uncompressed; plain v0/v1 messages: 16KiB).")  # fmt: skip
 @click.option("--index/--no-index", default=True, show_default=True,
               help="Also write the new segment's .index and .timeindex.")  # fmt: skip
 @click.option("--force", is_flag=True, help="Replace an existing OUTPUT (never the input).")
 @click.option("--skip-corrupt", is_flag=True, help="Leave corrupt input batches out, and report them.")
 @click.option("--drop-control", is_flag=True,
               help="Below magic 2: leave control batches out and write transactional ones as plain data.")  # fmt: skip
-@click.option("--timestamp", type=INT64, metavar="MS",
-              help="The timestamp (epoch ms) given to v0 records, which have none (default -1).")  # fmt: skip
+@time_option("--timestamp",
+             help="The timestamp (ISO-8601 or epoch ms) given to v0 records, which have none (default -1).")  # fmt: skip
 @format_option("table", "json", help="The report: a table, or one JSON object per file.")
 @limit_options
 @output_options
@@ -114,6 +115,7 @@ def convert(
     check_writable(output if input_path.is_dir() else output.parent)  # before any work
     reports: list[FileReport] = []
     code = EXIT_OK
+    failure: str | None = None
     try:
         if input_path.is_dir():
             output.mkdir(exist_ok=True)
@@ -123,16 +125,20 @@ def convert(
                 watch=_watch(out), **limits,
             ))  # fmt: skip
     except (CorruptInputError, VerificationError) as exc:
-        out.diagnostic(f"error: {exc}")
+        failure = str(exc)
         code = EXIT_CORRUPT
     except OSError as exc:
         # A failed write (a full disk) names no file: it was the output's.
         raise KafkaDumpError(exc.strerror or str(exc), file=exc.filename or str(output)) from None
-    if reports:
-        _print_report(out, reports, fmt)
+    if reports:  # the files converted before a failure; no total then, and the failure comes last
+        _print_report(out, reports, fmt, total=failure is None)
     if any(r.skipped for r in reports):
         code = EXIT_CORRUPT
     out.flush()
+    if failure is not None:
+        left = len(pairs) - len(reports) - 1
+        after = f" ({plural(left, 'file')} after it not converted)" if left > 0 else ""
+        out.diagnostic(f"error: {failure}{after}")
     return code
 
 
@@ -159,9 +165,9 @@ def _total(reports: list[FileReport]) -> FileReport:
     return FileReport("(all)", "(all)", reports[0].to_magic, before, after, changes, skipped)
 
 
-def _print_report(out: Output, reports: list[FileReport], fmt: str) -> None:
+def _print_report(out: Output, reports: list[FileReport], fmt: str, *, total: bool = True) -> None:
     rows = [(r, "convert") for r in reports]
-    if len(reports) > 1:
+    if total and len(reports) > 1:
         rows.append((_total(reports), "total"))
     if fmt == "json":
         for r, kind in rows:

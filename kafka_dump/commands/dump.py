@@ -14,6 +14,7 @@ from kafka_dump.analysis.dump import (
     DumpEvent,
     FileEnd,
     FileStart,
+    Held,
     RangeFilter,
     SideEntry,
     Summary,
@@ -28,6 +29,7 @@ from kafka_dump.commands.options import (
     format_option,
     inputs,
     limit_options,
+    only_with_formats,
     output_options,
     range_options,
 )
@@ -107,6 +109,7 @@ def dump(
       kdump dump --format json __consumer_offsets-12/          # offsets decoded (--decode auto)
       kdump dump 00000000000000000000.index 00000000000000000042.snapshot
     """
+    only_with_formats(fmt, {"payload": ("json",), "time_mode": ("table",), "max_bytes": ("table",)})
     json_renderer = JsonRenderer(PayloadEncoding(payload), decode) if fmt == "json" else None
     events: Iterable[DumpEvent] = iter_dump(
         list(paths),
@@ -144,12 +147,28 @@ def dump(
         )
         summary = _render(events, table, out.write_utf8_lines)
     out.flush()
+    if summary.held is not None and not summary.batches:
+        out.diagnostic(nothing_in_range(summary.held, summary.files))
     code = EXIT_CORRUPT if summary.corrupt else EXIT_OK
     if out.err_is_terminal:
         from kafka_dump.render.summary import closing_summary
 
-        out.err_print(closing_summary(**vars(summary), exit_code=code, meaning=EXIT_MEANINGS[code]))
+        counts = {k: v for k, v in vars(summary).items() if k != "held"}
+        out.err_print(closing_summary(**counts, exit_code=code, meaning=EXIT_MEANINGS[code]))
     return code
+
+
+def nothing_in_range(held: Held, files: int) -> str:
+    """Why a filtered dump showed nothing: what the files hold."""
+    from kafka_dump.render.clock import iso
+
+    what = "the segment holds" if files == 1 else f"the {files} files hold"
+    if held.last_offset is None:
+        return f"no record in the range given: {what} offsets from {held.first_offset}"
+    return (
+        f"no record in the range given: {what} offsets {held.first_offset}..{held.last_offset}, "
+        f"with batch times up to {iso(held.last_time)} ({held.last_time})"
+    )
 
 
 def _render(

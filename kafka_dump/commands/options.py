@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import io
+import re
 import sys
 from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta, timezone
@@ -39,7 +40,10 @@ def parse_time(value: str | None) -> int | None:
     if value is None:
         return None
     if value.lstrip("-").isdigit():
-        return int(value)
+        ms = int(value)
+        if not -(2**63) <= ms < 2**63:
+            raise click.BadParameter(f"{value!r} is outside the 64-bit range of a Kafka timestamp")
+        return ms
     text = value[:-1] + "+00:00" if value.endswith(("Z", "z")) else value
     try:
         dt = datetime.fromisoformat(text)
@@ -48,6 +52,68 @@ def parse_time(value: str | None) -> int | None:
     if dt.tzinfo is None:
         dt = dt.replace(tzinfo=timezone.utc)
     return (dt - _EPOCH) // _MS
+
+
+def _time_callback(ctx: click.Context, param: click.Parameter, value: str | None) -> int | None:
+    return parse_time(value)
+
+
+def time_option(*names: str, **kwargs: Any) -> Callable[[F], F]:
+    """An option that takes a time: ISO-8601 (UTC unless it says) or epoch ms; passed as epoch ms."""
+    return click.option(*names, callback=_time_callback, metavar="TIME", **kwargs)
+
+
+# Binary units, as the README counts bytes; the decimal ones as their names say (kB, MB, GB).
+_UNITS = {"": 1, "b": 1, "kb": 1000, "mb": 1000**2, "gb": 1000**3}
+_UNITS.update(
+    {unit: 1024**power for power, letter in enumerate("kmg", 1) for unit in (letter, f"{letter}ib")}
+)
+_SIZE = re.compile(r"\s*([0-9]+)\s*([a-z]*)\s*")
+
+
+class ByteSize(click.ParamType[int]):
+    """A size in bytes: ``1048576``, ``256MiB``, ``64k``, ``1GB``; K, M and G are binary (KiB...)."""
+
+    name = "size"
+
+    def __init__(self, min: int = 1) -> None:
+        self.min = min
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
+        if isinstance(value, int):
+            n = value
+        else:
+            match = _SIZE.fullmatch(str(value).lower())
+            if match is None or match.group(2) not in _UNITS:
+                self.fail(
+                    f"{value!r} is not a size (bytes, or a number with KiB, MiB, GiB, kB, MB or GB)",
+                    param,
+                    ctx,
+                )
+            n = int(match.group(1)) * _UNITS[match.group(2)]
+        if n < self.min:
+            self.fail(f"{value!r} is less than {self.min} byte{'s' if self.min != 1 else ''}", param, ctx)
+        if n > COUNT.max:  # type: ignore[operator]
+            self.fail(f"{value!r} is more than {COUNT.max} bytes", param, ctx)
+        return n
+
+
+def size_option(*names: str, **kwargs: Any) -> Callable[[F], F]:
+    """An option that takes a size in bytes, with or without a unit (``ByteSize``)."""
+    return click.option(*names, type=ByteSize(), **kwargs)
+
+
+def only_with_formats(fmt: str, applies: dict[str, tuple[str, ...]]) -> None:
+    """Refuse an option given on the command line that the chosen ``--format`` does not use:
+    ``applies`` maps a parameter's name to the formats that use it."""
+    ctx = click.get_current_context()
+    for name, formats in applies.items():
+        if fmt in formats or ctx.get_parameter_source(name) in (None, click.core.ParameterSource.DEFAULT):
+            continue
+        option = next(p for p in ctx.command.params if p.name == name)
+        spelled = max(option.opts, key=len)
+        which = " or ".join(f"--format {f}" for f in formats)
+        raise click.UsageError(f"{spelled} applies to {which} only, not to --format {fmt}")
 
 
 def inputs(f: F) -> F:
@@ -73,14 +139,8 @@ def format_option(
 _RANGE = (
     click.option("--from-offset", type=int, help="Only records at or after this offset."),
     click.option("--to-offset", type=int, help="Only records at or before this offset."),
-    *(
-        click.option(
-            f"--{end}-time",
-            callback=lambda ctx, param, value: parse_time(value),
-            help=f"Only records at or {when} this time (ISO-8601 or epoch ms).",
-        )
-        for end, when in (("from", "after"), ("to", "before"))
-    ),
+    time_option("--from-time", help="Only records at or after this time (ISO-8601 or epoch ms)."),
+    time_option("--to-time", help="Only records at or before this time (ISO-8601 or epoch ms)."),
     click.option(
         "--limit", type=click.IntRange(min=0), help="Stop after N records (N batches with --batches-only)."
     ),
@@ -101,7 +161,10 @@ def range_options(f: F) -> F:
         # Imported here: a command without range options (stats) need not load the dump analysis.
         from kafka_dump.analysis.dump import RangeFilter
 
-        fields = (kwargs.pop(name) for name in ("from_offset", "to_offset", "from_time", "to_time", "limit"))
+        fields = [kwargs.pop(name) for name in ("from_offset", "to_offset", "from_time", "to_time", "limit")]
+        for low, high, what in ((*fields[0:2], "offset"), (*fields[2:4], "time")):
+            if low is not None and high is not None and low > high:
+                raise click.UsageError(f"--from-{what} {low} is past --to-{what} {high}: no record can match")
         return f(*args, rng=RangeFilter(*fields), **kwargs)
 
     return _stacked(wrapper, _RANGE)  # type: ignore[no-any-return]
@@ -109,8 +172,8 @@ def range_options(f: F) -> F:
 
 _LIMITS = (
     click.option(
-        "--max-batch-bytes", type=COUNT, default=DEFAULT_MAX_BATCH_BYTES, show_default=True,
-        help="A batch that decompresses past this size is reported as a problem.",
+        "--max-batch-bytes", type=ByteSize(), default=DEFAULT_MAX_BATCH_BYTES,
+        help="A batch that decompresses past this size (default 256MiB) is reported as a problem.",
     ),
     click.option(
         "--max-records-per-batch", type=COUNT, default=DEFAULT_MAX_RECORDS_PER_BATCH,

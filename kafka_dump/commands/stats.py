@@ -12,8 +12,17 @@ import click
 
 from kafka_dump.analysis.stats import SegmentStats
 from kafka_dump.analysis.stats_walk import StatsEvent, iter_stats, progress_position, stats_files
-from kafka_dump.commands import EXIT_OK
-from kafka_dump.commands.options import count_option, format_option, inputs, limit_options, output_options
+from kafka_dump.commands import EXIT_BAD_INPUT, EXIT_OK
+from kafka_dump.commands.options import (
+    count_option,
+    format_option,
+    inputs,
+    limit_options,
+    only_with_formats,
+    output_options,
+    size_option,
+)
+from kafka_dump.log.names import side_file_kind
 from kafka_dump.model import Compression, Problem
 from kafka_dump.render import progress
 from kafka_dump.render.output import UNWRAPPED, Output
@@ -51,7 +60,7 @@ def _codecs_option(ctx: click.Context, param: click.Parameter, value: str) -> tu
 @count_option(
     "--batch-records", help="--compare: group plain v0/v1 messages into batches of at most N records."
 )
-@count_option(
+@size_option(
     "--batch-bytes",
     help="--compare: group plain v0/v1 messages into batches of at most N bytes (as V2). "
     "Default 16384 when --batch-records is not given.",
@@ -89,8 +98,17 @@ def stats(
       kdump stats --compare --batch-records 1000 00000000000000000000.log
       kdump stats --compare --codecs lz4,zstd --sample 200 big-topic-0/
     """
+    only_with_formats(fmt, {"no_charts": ("table",)})
     if not compare and (batch_records or batch_bytes or sample or level is not None):
         raise click.UsageError("--batch-records, --batch-bytes, --level and --sample need --compare")
+    side = [p for p in paths if side_file_kind(p) is not None and not os.path.isdir(p)]
+    for p in side:  # named as every command names them: read by dump, not counted here
+        out.diagnostic(
+            f"{p}: a side file ({side_file_kind(p)}), not a segment: `kdump dump` shows its entries"
+        )
+    paths = tuple(p for p in paths if p not in side)
+    if not paths:
+        return EXIT_BAD_INPUT
     files = stats_files(paths)
     comparisons: dict[str, Comparison] = {}
     listener = None

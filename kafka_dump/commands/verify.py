@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from kafka_dump.analysis.verify import (
+    WITH_ITS_LOG,
     FileProgress,
     FileReport,
     VerifyEvent,
@@ -19,7 +20,15 @@ from kafka_dump.analysis.verify import (
     verify_files,
 )
 from kafka_dump.commands import EXIT_BAD_INPUT, EXIT_CORRUPT, EXIT_OK
-from kafka_dump.commands.options import Limits, count_option, format_option, limit_options, output_options
+from kafka_dump.commands.options import (
+    Limits,
+    count_option,
+    format_option,
+    limit_options,
+    only_with_formats,
+    output_options,
+)
+from kafka_dump.errors import KafkaDumpError
 from kafka_dump.model import Problem, ProblemKind
 from kafka_dump.render.output import UNWRAPPED, Output
 from kafka_dump.render.payload import printable
@@ -47,6 +56,8 @@ if TYPE_CHECKING:
 @click.option("--fail-on-tail", is_flag=True, help="Exit 1 when a file ends with a partial entry.")
 @click.option("--salvage", "salvage_dir", type=click.Path(file_okay=False, path_type=Path),
               help="Write a copy of each damaged segment holding only its valid batches into this directory.")  # fmt: skip
+@click.option("--force", is_flag=True, help="--salvage: replace copies that exist (never an input).")
+@click.option("--all", "show_all", is_flag=True, help="List every file in the summary, clean ones too.")
 @count_option("-j", "--jobs", help="Files checked in parallel (default: the number of cores).")
 @limit_options
 @output_options
@@ -58,6 +69,8 @@ def verify_crc(
     fmt: str,
     fail_on_tail: bool,
     salvage_dir: Path | None,
+    force: bool,
+    show_all: bool,
     jobs: int | None,
     limits: Limits,
 ) -> int:
@@ -75,6 +88,9 @@ def verify_crc(
       kdump verify-crc --format json 00000000000000000000.log | jq 'select(.type=="summary")'
       kdump verify-crc --salvage /tmp/rescued my-topic-0/  # copies holding only the valid batches
     """
+    only_with_formats(fmt, {"show_all": ("table",)})
+    if force and salvage_dir is None:
+        raise click.UsageError("--force applies to --salvage only")
     if salvage_dir is not None:
         from kafka_dump.log.writer import check_writable
 
@@ -82,10 +98,12 @@ def verify_crc(
     files = verify_files(list(paths))
     workers = min(jobs or os.cpu_count() or 1, max(len(files), 1))
     # Inflating ahead on a second thread only for one worker: files in parallel take every core.
-    options = VerifyOptions(deep, not no_index, **limits, inflate_ahead=workers <= 1)
+    logs = frozenset(str(f) for f in files if f.suffix == ".log")
+    options = VerifyOptions(deep, not no_index, **limits, inflate_ahead=workers <= 1, logs=logs)
     events: Iterable[VerifyEvent] = _events(files, options, workers)
-    show: _JsonOut | _TableOut = _JsonOut(out) if fmt == "json" else _TableOut(out)
+    show: _JsonOut | _TableOut = _JsonOut(out) if fmt == "json" else _TableOut(out, show_all)
     reports: list[FileReport] = []
+    refused: list[str] = []  # salvage copies not written
     with _Bar(out, sum(_size(f) for f in files)) as bar:
         if bar.console is not None and out.is_terminal and fmt == "table":
             show.above = bar.console  # stdout is the bar's terminal too: lines go above the bar
@@ -95,13 +113,18 @@ def verify_crc(
             elif isinstance(event, FileReport):
                 reports.append(event)
                 show.report(event)
-                if salvage_dir is not None and event.damaged and event.error is None:
+                if salvage_dir is not None and event.damaged and event.error is None and event.note is None:
                     from kafka_dump.log.salvage import salvage
 
-                    show.salvaged(salvage(Path(event.file), event.dropped, salvage_dir))
-    show.finish(reports)
+                    try:
+                        show.salvaged(salvage(Path(event.file), event.dropped, salvage_dir, overwrite=force))
+                    except KafkaDumpError as exc:  # this copy is not written; the check goes on
+                        refused.append(str(exc))
+                        show.refused(str(exc))
+    code = EXIT_BAD_INPUT if refused else exit_code(reports, fail_on_tail=fail_on_tail)
+    show.finish(reports, code)
     out.flush()
-    return exit_code(reports, fail_on_tail=fail_on_tail)
+    return code
 
 
 def exit_code(reports: list[FileReport], *, fail_on_tail: bool) -> int:
@@ -195,7 +218,7 @@ class _Shown:
         self._out = out
         self.above: Console | None = None
 
-    def finish(self, reports: list[FileReport]) -> None:
+    def finish(self, reports: list[FileReport], code: int) -> None:
         pass
 
 
@@ -212,6 +235,9 @@ class _JsonOut(_Shown):
 
     def salvaged(self, s: SalvageResult) -> None:
         self._out.write_bytes(_json(salvage_object(s)))
+
+    def refused(self, reason: str) -> None:
+        self._out.diagnostic(f"error: {reason}")
 
 
 def _json(obj: dict[str, Any]) -> bytes:
@@ -244,25 +270,36 @@ def summary_object(r: FileReport) -> dict[str, Any]:
         "indexFiles": r.indexFiles,
         "indexProblems": r.indexProblems,
         "error": r.error,
+        **({} if r.note is None else {"note": r.note}),
     }
 
 
 def salvage_object(s: SalvageResult) -> dict[str, Any]:
+    from kafka_dump.log.salvage import span_object
+
     return {
         "type": "salvage",
         "file": s.source,
         "target": s.target,
         "report": s.report,
         "keptBytes": s.kept_bytes,
-        "dropped": [
-            {"start": d.start, "end": d.end, "bytes": d.end - d.start, "reason": d.reason} for d in s.dropped
-        ],
+        "dropped": [span_object(d, lost) for d, lost in zip(s.dropped, s.lost, strict=True)],
     }
 
 
 class _TableOut(_Shown):
-    """One line per problem as it is found, then a summary table (a row per file, then totals); data
-    reaches Rich only inside ``Text``, and a clean check without colour never loads Rich."""
+    """One line per problem as it is found, then a summary table, then the verdict.
+
+    The table lists the files with something to say (every file with ``--all``, or when there is
+    one), one row for the clean rest, and totals; paths are shown below their common directory, cut
+    in the middle when the terminal is narrow, so that a segment's own name is always whole. Data
+    reaches Rich only inside ``Text``, escaped. Without colour the table is ``plain_table``'s text
+    when it can be, so a clean check never loads Rich.
+    """
+
+    def __init__(self, out: Output, show_all: bool = False) -> None:
+        super().__init__(out)
+        self._all = show_all
 
     def _print(self, text: Text) -> None:
         if self.above is not None:
@@ -274,7 +311,8 @@ class _TableOut(_Shown):
         from rich.text import Text
 
         style = "kdump.problem" if p.kind is ProblemKind.CORRUPT else "kdump.tail"
-        where = f"{printable(p.file)}: byte {number(p.position)} ({plural(p.length, 'byte')}) "
+        offset = "" if p.baseOffset is None else f", offset {number(p.baseOffset)}"
+        where = f"{printable(p.file)}: byte {number(p.position)}{offset} ({plural(p.length, 'byte')}) "
         self._print(Text.assemble(where, (p.check, style), f": {printable(p.reason)}"))
 
     def report(self, r: FileReport) -> None:
@@ -286,17 +324,34 @@ class _TableOut(_Shown):
     def salvaged(self, s: SalvageResult) -> None:
         from rich.text import Text
 
+        from kafka_dump.log.salvage import describe_lost
+
         dropped = sum(d.end - d.start for d in s.dropped)
         self._print(
             Text.assemble(
                 ("salvaged ", "kdump.ok"),
                 f"{printable(s.source)} -> {printable(s.target)}: kept {plural(s.kept_bytes, 'byte')}, dropped "
-                f"{plural(dropped, 'byte')} in {plural(len(s.dropped), 'span')} (report: {printable(s.report)})",
+                f"{plural(dropped, 'byte')} in {plural(len(s.dropped), 'span')}, {describe_lost(s.lost)} lost "
+                f"(report: {printable(s.report)})",
             )
         )
 
-    def finish(self, reports: list[FileReport]) -> None:
-        rows = [[(printable(r.file), "kdump.file"), *_cells(r)] for r in reports]
+    def refused(self, reason: str) -> None:
+        self._out.diagnostic(f"error: {reason}")
+
+    def finish(self, reports: list[FileReport], code: int) -> None:
+        folded = [] if self._all or len(reports) < 2 else [r for r in reports if _clean(r)]
+        shown = [r for r in reports if not folded or not _clean(r)]
+        common = _common_dir([r.file for r in reports]) if len(reports) > 1 else ""
+        # The common directory goes on the heading, a line of its own that is never cut.
+        heading = f"{_TITLE} in {printable(common)}{os.sep}" if common else _TITLE
+        rows = [[printable(os.path.relpath(r.file, common) if common else r.file), *_cells(r)] for r in shown]
+        styles = [["kdump.file", *_styles(r)] for r in shown]
+        if folded:
+            more = " more" if shown else ""
+            rows.append([f"{number(len(folded))}{more} {'file' if len(folded) == 1 else 'files'} clean"])
+            rows[-1] += [""] * (len(_COLUMNS) - 1)
+            styles.append(["kdump.ok", *[""] * (len(_COLUMNS) - 1)])
         if len(reports) > 1:
             total = FileReport(f"total ({plural(len(reports), 'file')})")
             for r in reports:
@@ -304,45 +359,179 @@ class _TableOut(_Shown):
                     setattr(total, name, getattr(total, name) + getattr(r, name))
             tails = sum(1 for r in reports if r.tail is not None)
             cells = _cells(total)
-            cells[5] = (plural(tails, "file"), "kdump.tail") if tails else ("-", "")
-            rows.append([(total.file, "bold"), *cells])
+            cells[5] = plural(tails, "file") if tails else "-"
+            rows.append([total.file, *cells])
+            styles.append(["bold", *_styles(total)])
+            if tails:
+                styles[-1][6] = "kdump.tail"
+        # A problem column that is all zeros says nothing: dropped, so that names get the room.
+        keep = [i for i, (name, _) in enumerate(_COLUMNS) if name not in _OPTIONAL or _any(reports, name)]
+        columns = [_COLUMNS[i] for i in keep]
+        rows = [[row[i] for i in keep] for row in rows]
+        styles = [[style[i] for i in keep] for style in styles]
+        width = self._out.width
+        if width is not None:
+            _fit_names(columns, rows, width)
+        verdict = _verdict(reports, code)
+        with_logs = sum(1 for r in reports if r.note is not None and WITH_ITS_LOG in r.note)
+        if with_logs:
+            verdict = f"{plural(with_logs, 'index file')} checked with the segment they index\n{verdict}"
         if not self._out.color:  # no style to show: the table's characters, without loading Rich if it can
-            width = self._out.width or UNWRAPPED  # as make_console gives Rich
-            plain = plain_table(_TITLE, _COLUMNS, [[text for text, _ in row] for row in rows], width)
+            plain = plain_table("", columns, rows, width or UNWRAPPED)  # as make_console gives Rich
             if plain is not None:
-                self._out.write(plain)
+                self._out.write(f"{heading}\n{plain}{verdict}\n")
                 return
         from rich.table import Table
         from rich.text import Text
 
-        table = Table(title=_TITLE, title_justify="left", header_style="kdump.header")
-        for name, justify in _COLUMNS:
-            table.add_column(name, justify=justify)
-        for row in rows:
-            table.add_row(*(Text(text, style=style) for text, style in row))
+        table = Table(header_style="kdump.header")
+        for name, justify in columns:  # a name longer than its room (fitted above) folds, whole
+            table.add_column(name, justify=justify, overflow="fold" if name == "file" else "ellipsis")
+        for row, style in zip(rows, styles, strict=True):
+            table.add_row(*(Text(text, style=s) for text, s in zip(row, style, strict=True)))
+        self._out.print(Text(heading, style="kdump.file"), soft_wrap=True)
         self._out.print(table)
+        self._out.print(Text(verdict, style="kdump.problem" if code else "kdump.ok"))
 
 
 _SUMMED = ("bytes", "batches", "records", "crcErrors", "problems", "badRegions", "indexProblems")
 _TITLE = "verify-crc"
 _COLUMNS: tuple[tuple[str, Justify], ...] = tuple(
     (name, "left" if name in ("file", "tail") else "right")
-    for name in ("file", "batches", "records", "bytes", "CRC failures", "structural", "tail", "bad regions",
-                 "index problems")
-)  # fmt: skip
+    for name in (
+        "file",
+        "batches",
+        "records",
+        "bytes",
+        "CRC errors",
+        "structural",
+        "tail",
+        "bad regions",
+        "index problems",
+    )
+)
+_OPTIONAL = ("CRC errors", "structural", "tail", "bad regions", "index problems")
 
 
-def _cells(r: FileReport) -> list[tuple[str, str]]:
-    """A file's cells after its name, each (text, theme style)."""
+def _clean(r: FileReport) -> bool:
+    """Nothing to say about the file: readable, no problem, no tail."""
+    return r.error is None and not r.problems and not r.indexProblems and r.tail is None
 
-    def n(value: int, bad: bool = False) -> tuple[str, str]:
-        return number(value), "kdump.problem" if bad and value else "kdump.number"
 
+def _damaged(r: FileReport) -> bool:
+    return r.error is None and (r.problems > 0 or r.indexProblems > 0)
+
+
+def _verdict(reports: list[FileReport], code: int) -> str:
+    """``2 of 88 files damaged · exit 1``; ``all 88 files valid · exit 0``."""
+    n = len(reports)
+    parts = []
+    damaged = sum(map(_damaged, reports))
+    unreadable = sum(r.error is not None for r in reports)
+    if damaged:
+        parts.append(f"{number(damaged)} of {plural(n, 'file')} damaged")
+    if unreadable:
+        parts.append(f"{number(unreadable)} of {plural(n, 'file')} unreadable")
+    if not parts:
+        tails = sum(r.tail is not None for r in reports)
+        word = "the file is" if n == 1 else f"all {plural(n, 'file')}"
+        parts.append(f"{word} valid" + (f" ({plural(tails, 'tail')} reported)" if tails else ""))
+        if code:
+            parts[-1] += ", a partial tail failed by --fail-on-tail"
+    return " · ".join([*parts, f"exit {code}"])
+
+
+def _common_dir(files: list[str]) -> str:
+    """The directory every file lies below ("" when there is none worth naming)."""
+    try:
+        common = os.path.commonpath([os.path.dirname(f) or "." for f in files])
+    except ValueError:  # absolute and relative paths mixed
+        return ""
+    return "" if common in ("", ".", os.sep) else common
+
+
+def _any(reports: list[FileReport], column: str) -> bool:
+    """Whether any file has something in this problem column."""
+    if column == "tail":
+        return any(r.tail is not None for r in reports)
+    if column == "CRC errors":
+        return any(r.crcErrors or r.error is not None for r in reports)
+    if column == "structural":
+        return any(r.problems > r.crcErrors or r.error is not None for r in reports)
+    if column == "bad regions":
+        return any(r.badRegions for r in reports)
+    return any(r.indexProblems for r in reports)
+
+
+def _name_room(columns: list[tuple[str, Justify]], rows: list[list[str]], width: int) -> int:
+    """The cells left for names in a table ``width`` wide, beside the other columns at their width."""
+    others = sum(max(len(h), *(len(row[i]) for row in rows)) + 3 for i, (h, _) in enumerate(columns) if i)
+    own = max(len(os.path.basename(row[0])) + 2 for row in rows)  # the ellipsis and the separator
+    return max(width - others - 4, min(own, width // 2))
+
+
+def _fit_names(columns: list[tuple[str, Justify]], rows: list[list[str]], width: int) -> None:
+    """Cut the middle of names too wide for ``width`` beside the other columns, never the file's own name."""
+    room = _name_room(columns, rows, width)
+    for row in rows:
+        row[0] = middle_cut(row[0], room)
+
+
+def middle_cut(path: str, room: int) -> str:
+    """``a/very/long/dir/00000000000000000000.log`` in ``room`` cells: ``a/ve…dir/00000000000000000000.log``;
+    the last component stays whole whatever ``room`` is."""
+    if len(path) <= room:
+        return path
+    head, sep, name = path.rpartition(os.sep)
+    if not sep:
+        return path
+    keep = room - len(name) - 2  # the ellipsis and the separator before the name
+    if keep <= 0:
+        return f"…{os.sep}{name}"
+    front = (keep + 1) // 2
+    back = keep - front
+    return f"{head[:front]}…{head[len(head) - back :] if back else ''}{os.sep}{name}"
+
+
+def _cells(r: FileReport) -> list[str]:
+    """A file's cells after its name."""
     if r.error is not None:
-        return [("-", "")] * 4 + [("unreadable", "kdump.problem")] + [("-", "")] * 3
-    tail = ("-", "")
+        return ["-"] * 4 + ["unreadable"] + ["-"] * 3
+    if r.note is not None:  # a side file: no batches
+        return [
+            "-",
+            "-",
+            number(r.bytes),
+            number(r.crcErrors),
+            number(r.problems),
+            "-",
+            "0",
+            number(r.indexProblems),
+        ]
+    tail = "-"
     if r.tail is not None:
-        tail = (f"{r.tail.kind.label} {plural(r.tail.length, 'byte')}", "kdump.tail")
+        tail = f"{r.tail.kind.label} {plural(r.tail.length, 'byte')}"
+    return [
+        number(r.batches),
+        number(r.records),
+        number(r.bytes),
+        number(r.crcErrors),
+        number(r.problems - r.crcErrors),
+        tail,
+        number(r.badRegions),
+        number(r.indexProblems),
+    ]
+
+
+def _styles(r: FileReport) -> list[str]:
+    """The theme style of each of ``_cells``."""
+    if r.error is not None:
+        return [""] * 4 + ["kdump.problem"] + [""] * 3
+
+    def n(value: int, bad: bool = False) -> str:
+        return "kdump.problem" if bad and value else "kdump.number"
+
+    tail = "kdump.tail" if r.tail is not None else ""
     return [
         n(r.batches),
         n(r.records),

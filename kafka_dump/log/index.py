@@ -39,6 +39,23 @@ def _entries(path: Path, entry: struct.Struct) -> list[tuple[int, int]]:
     return out
 
 
+def index_base_offset(log: str | Path) -> int:
+    """The offset that the relative offsets of the indexes beside ``log`` count from, for every reader
+    and writer: the base offset in a Kafka name (``00000000000000001000.log``); for any other name
+    (``convert IN -o out.log``) the first batch's base offset, as Kafka names a segment by it; 0 when
+    the log holds no batch. Only a free-form name costs a read (of the first batch)."""
+    named = segment_base_offset(log)
+    if named is not None:
+        return named
+    for item in _first_items(Path(log), 0, _FIRST_BATCH_SCAN):
+        if isinstance(item, Batch):
+            return item.baseOffset
+    return 0
+
+
+_FIRST_BATCH_SCAN = 4  # items read for a free-form log's first batch (after a damaged start, say)
+
+
 def offset_index(log: Path, base: int) -> list[tuple[int, int]]:
     """(absolute offset, position) entries of the ``.index`` beside ``log``."""
     return [(base + rel, pos) for rel, pos in _entries(log.with_suffix(".index"), OFFSET_ENTRY)]
@@ -63,9 +80,9 @@ def seek_position(log: Path, *, from_offset: int | None, from_time: int | None) 
     full scan) without an index, or when the log does not confirm it: a whole, CRC-valid batch at or
     below the target, and for a time index entry (T, O) the batch that ends at O with maxTimestamp T.
     """
-    base = segment_base_offset(log)
-    if base is None or (from_offset is None and from_time is None):
+    if (from_offset is None and from_time is None) or not log.with_suffix(".index").exists():
         return 0
+    base = index_base_offset(log)
     offsets = offset_index(log, base)
     if not offsets:
         return 0
@@ -90,7 +107,7 @@ def _first_items(log: Path, position: int, n: int) -> list[Batch | Problem]:
         return []
     try:
         return list(islice(read_segment(log, with_records=False, start=position), n))
-    except KafkaDumpError:
+    except (KafkaDumpError, OSError):
         return []
 
 
@@ -207,8 +224,7 @@ class IndexCheck:
 
     def __init__(self, log: Path) -> None:
         self.problems: list[Problem] = []
-        base = segment_base_offset(log)
-        self._base = 0 if base is None else base
+        self._base = index_base_offset(log)
         self.files: list[Path] = []
         read: dict[str, tuple[Path, bytes]] = {}
         for path in map(log.with_suffix, (".index", ".timeindex", ".txnindex")):

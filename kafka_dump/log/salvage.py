@@ -27,11 +27,46 @@ class DroppedSpan(NamedTuple):
 
 
 class SalvageResult(NamedTuple):
+    """``lost``: for each dropped span, the offsets missing from the copy where it was cut out
+    (first, last): from the batch kept before it to the one kept after; None where no batch is kept
+    on that side (a damaged start: up to ``last``; a damaged end: from ``first`` on)."""
+
     source: str
     target: str
     report: str
     kept_bytes: int
     dropped: tuple[DroppedSpan, ...]
+    lost: tuple[tuple[int | None, int | None] | None, ...] = ()
+
+
+def span_object(span: DroppedSpan, lost: tuple[int | None, int | None] | None) -> dict[str, object]:
+    """A dropped span in JSON: bytes and the offsets lost with them (``lostOffsets``: null when none)."""
+    offsets = None if lost is None else {"first": lost[0], "last": lost[1]}
+    return {
+        "start": span.start,
+        "end": span.end,
+        "bytes": span.end - span.start,
+        "reason": span.reason,
+        "lostOffsets": offsets,
+    }
+
+
+def describe_lost(lost: Sequence[tuple[int | None, int | None] | None]) -> str:
+    """``offsets 30..39, 52 on`` for a report line; ``no offsets`` when no cut lost any."""
+    parts = []
+    for span in lost:
+        if span is None:
+            continue
+        first, last = span
+        if first is None:
+            parts.append("every offset" if last is None else f"up to {last}")
+        elif last is None:
+            parts.append(f"{first} on")
+        else:
+            parts.append(str(first) if first == last else f"{first}..{last}")
+    if not parts:
+        return "no offsets"
+    return f"{'offset' if len(parts) == 1 and parts[0].isdigit() else 'offsets'} {', '.join(parts)}"
 
 
 def salvage_target(out_dir: Path, source: Path) -> Path:
@@ -52,35 +87,66 @@ def merge_spans(spans: Iterable[tuple[int, int, str]]) -> list[DroppedSpan]:
     return out
 
 
-def salvage(source: Path, spans: Sequence[tuple[int, int, str]], out_dir: Path) -> SalvageResult:
-    """Write ``source`` less ``spans`` to its target under ``out_dir``, and a JSON report beside it."""
+def salvage(
+    source: Path, spans: Sequence[tuple[int, int, str]], out_dir: Path, *, overwrite: bool = False
+) -> SalvageResult:
+    """Write ``source`` less ``spans`` to its target under ``out_dir``, and a JSON report beside it;
+    an existing copy or report is replaced only when ``overwrite``, never the input."""
     target = salvage_target(out_dir, source)
+    report = target.with_name(target.name + ".salvage.json")
     dropped = merge_spans(spans)
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
-        report = target.with_name(target.name + ".salvage.json")
         check_output(target)
         check_output(report)
         if target.exists() and os.path.samefile(target, source):
             raise KafkaDumpError("the salvage copy would overwrite its input", file=str(source))
+        for existing in (target, report):
+            if existing.exists() and not overwrite:
+                raise KafkaDumpError("the salvage copy exists (--force replaces it)", file=str(existing))
         size = os.stat(source).st_size
         with open(source, "rb") as src:
             kept = _write_atomically(target, lambda out: _copy_kept(src, out, size, dropped))
+        lost = lost_offsets(target, dropped)
         body = {
             "source": str(source),
             "target": str(target),
             "sourceBytes": size,
             "keptBytes": kept,
-            "dropped": [
-                {"start": s.start, "end": s.end, "bytes": s.end - s.start, "reason": s.reason}
-                for s in dropped
-            ],
+            "dropped": [span_object(s, o) for s, o in zip(dropped, lost, strict=True)],
         }
         _write_atomically(report, lambda out: out.write(json.dumps(body, indent=1).encode() + b"\n"))
     except OSError as exc:
         reason = f"cannot write the salvage copy: {exc.strerror or exc}"
         raise KafkaDumpError(reason, file=str(target)) from None
-    return SalvageResult(str(source), str(target), str(report), kept, tuple(dropped))
+    return SalvageResult(str(source), str(target), str(report), kept, tuple(dropped), tuple(lost))
+
+
+def lost_offsets(copy: Path, dropped: Sequence[DroppedSpan]) -> list[tuple[int | None, int | None] | None]:
+    """For each dropped span, the offsets the copy lacks where it was cut out, read from the copy's
+    batches on either side of the cut (one pass over the copy's batch headers)."""
+    from kafka_dump.log.segment import read_segment
+    from kafka_dump.model import Batch
+
+    cuts: dict[int, list[int]] = {}  # position in the copy -> indexes of the spans cut out there
+    removed = 0
+    for i, span in enumerate(dropped):
+        cuts.setdefault(span.start - removed, []).append(i)
+        removed += span.end - span.start
+    out: list[tuple[int | None, int | None] | None] = [None] * len(dropped)
+    last: int | None = None
+    for item in read_segment(copy, with_records=False):
+        if not isinstance(item, Batch):
+            continue
+        for i in cuts.pop(item.position, ()):
+            first = None if last is None else last + 1
+            if first is None or first <= item.baseOffset - 1:
+                out[i] = (first, item.baseOffset - 1)
+        last = item.lastOffset
+    for indexes in cuts.values():  # cut at the end: everything after the last batch kept
+        for i in indexes:
+            out[i] = (None if last is None else last + 1, None)
+    return out
 
 
 def _copy_kept(reader: BinaryIO, writer: BinaryIO, size: int, dropped: Sequence[DroppedSpan]) -> int:

@@ -23,8 +23,8 @@ from contextlib import nullcontext
 from pathlib import Path
 from typing import BinaryIO, NamedTuple
 
-from kafka_dump.log.index import OFFSET_ENTRY, TIME_ENTRY, TXN_ENTRY, txn_entries
-from kafka_dump.log.segment import segment_base_offset
+from kafka_dump.log.index import OFFSET_ENTRY, TIME_ENTRY, TXN_ENTRY, index_base_offset, txn_entries
+from kafka_dump.log.names import side_file_kind as side_file_kind  # the one name rule, re-exported
 from kafka_dump.model import Problem, ProblemKind
 from kafka_dump.wire import layout as L
 from kafka_dump.wire.checksum import crc32c
@@ -114,17 +114,6 @@ SideItem = (
     | PartitionMetadata | Problem
 )  # fmt: skip
 
-SIDE_SUFFIXES = (".index", ".timeindex", ".txnindex", ".snapshot")
-SIDE_NAMES = ("leader-epoch-checkpoint", "partition.metadata")
-
-
-def side_file_kind(path: str | Path) -> str | None:
-    """``.index``, ``.timeindex``, ``.txnindex``, ``.snapshot``, or one of ``SIDE_NAMES``; None otherwise."""
-    p = Path(path)
-    if p.name in SIDE_NAMES:
-        return p.name
-    return p.suffix if p.suffix in SIDE_SUFFIXES else None
-
 
 def read_side_file(path: str | Path) -> Iterator[SideItem]:
     """Every entry of a side file, and its problems in place. Raises OSError if it cannot be opened."""
@@ -202,7 +191,7 @@ Make = Callable[[int, int, int], "OffsetIndexEntry | TimeIndexEntry"]  # (field 
 
 def _fixed(path: str, entry: struct.Struct, make: Make, check: Check | None = None) -> Iterator[SideItem]:
     """Fixed-size entries: an offset or time index."""
-    base = segment_base_offset(path) or 0
+    base = index_base_offset(Path(path).with_suffix(".log"))
     size = entry.size
     i = 0
     pending = b""

@@ -143,7 +143,7 @@ def _max_timestamp(batch: Batch) -> int:
 class SegmentWriter:
     """Write a segment (and by default its indexes) entry by entry, then ``commit`` or ``abort`` (as
     a context manager: on success, on an exception). ``base_offset`` defaults to the file name's, else
-    the first batch's. ``sources`` are the files being read: none of them is ever written over."""
+    the first batch's (the rule of ``index.index_base_offset``, which every reader follows). ``sources`` are the files being read: none of them is ever written over."""
 
     def __init__(
         self,
@@ -263,6 +263,13 @@ class SegmentWriter:
             self.abort()
 
 
+def _umask() -> int:
+    """The process's umask (read by setting it, and setting it back at once)."""
+    mask = os.umask(0o077)
+    os.umask(mask)
+    return mask
+
+
 def check_writable(directory: Path) -> None:
     """Fail now when no file can be made in ``directory`` (or the nearest existing one above it): a
     real attempt, so that read-only file systems, permissions and root's exemptions answer truly."""
@@ -307,8 +314,10 @@ _CLEANUP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
 
 
 def temporary(target: Path, suffix: str = ".tmp") -> tuple[Path, int]:
-    """A new temporary file beside ``target`` (its path and an open descriptor), removed if SIGTERM or
-    SIGHUP ends the process before it is renamed (``place``) or discarded (``discard``)."""
+    """A new temporary file beside ``target`` (its path and an open descriptor), with the mode any new
+    file gets under the umask (``mkstemp`` makes it 0600), since it is renamed into place as the
+    output; removed if SIGTERM or SIGHUP ends the process before it is renamed (``place``) or
+    discarded (``discard``)."""
     _remove_on_signals()
     # Held back while the file is made and not yet listed: it would be left behind.
     blocked = signal.pthread_sigmask(signal.SIG_BLOCK, _CLEANUP_SIGNALS)
@@ -317,6 +326,11 @@ def temporary(target: Path, suffix: str = ".tmp") -> tuple[Path, int]:
         _LIVE.add(name)
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+    try:
+        os.fchmod(fd, 0o666 & ~_umask())
+    except BaseException:
+        discard([os.fdopen(fd, "wb")], [Path(name)])
+        raise
     return Path(name), fd
 
 
