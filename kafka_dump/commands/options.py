@@ -42,7 +42,7 @@ def parse_time(value: str | None) -> int | None:
     if value.lstrip("-").isdigit():
         ms = int(value)
         if not -(2**63) <= ms < 2**63:
-            raise click.BadParameter(f"{value!r} is outside the 64-bit range of a Kafka timestamp")
+            raise click.BadParameter(f"{value} is not in the range {-(2**63)}<=x<={2**63 - 1}.")
         return ms
     text = value[:-1] + "+00:00" if value.endswith(("Z", "z")) else value
     try:
@@ -94,7 +94,7 @@ class ByteSize(click.ParamType[int]):
         if n < self.min:
             self.fail(f"{value!r} is less than {self.min} byte{'s' if self.min != 1 else ''}", param, ctx)
         if n > COUNT.max:  # type: ignore[operator]
-            self.fail(f"{value!r} is more than {COUNT.max} bytes", param, ctx)
+            self.fail(f"{n} is not in the range {self.min}<=x<={COUNT.max}.", param, ctx)
         return n
 
 
