@@ -221,9 +221,14 @@ class _ValidWalk:
     def _v2(self, buf: bytes, i: int, pos: int, entry: int) -> bool:
         """Count one v2 batch if it is valid (CRC, codec, records)."""
         name, mbb = self.name, self.max_batch_bytes
-        batch, _ = v2.decode_batch(name, buf, i, pos, with_records=False, max_batch_bytes=mbb)
+        try:
+            batch, _ = v2.decode_batch(name, buf, i, pos, with_records=False, max_batch_bytes=mbb)
+        except CorruptRecordError:
+            return False
         if not batch.crcValid or batch.compression is Compression.UNKNOWN or (batch.recordCount or 0) < 0:
             return False
+        if not _SAFE_BASE_MIN <= batch.baseOffset <= _SAFE_BASE_MAX:
+            return False  # a record's offset could leave int64: the decoder checks each one
         if batch.isControl:
             full, error = v2.decode_batch(name, buf, i, pos, with_records=True, max_batch_bytes=mbb)
             if error is not None:
@@ -271,4 +276,6 @@ class _ValidWalk:
         return True
 
 
+# Base offsets from which no record offset delta (an int32) can leave int64.
+_SAFE_BASE_MIN, _SAFE_BASE_MAX = L.INT64_MIN + L.INT32_MAX + 1, L.INT64_MAX - L.INT32_MAX
 _NOT_WRAPPERS = (Compression.NONE, Compression.ZSTD, Compression.UNKNOWN)
