@@ -157,3 +157,23 @@ def test_a_segment_appended_to_while_read(
     assert seg.stat().st_size > len(data)  # the hook did append
     if name == "convert":
         assert out.read_bytes() == written
+
+
+def test_stats_compare_reads_a_pipe_whole(tmp_path: Path) -> None:
+    """A pipe has no size to read up to: it is read to its end (spooled), as before."""
+    import threading
+
+    fifo = tmp_path / "00000000000000000000.log"
+    os.mkfifo(fifo)
+    data = SEGMENTS["v2"]
+
+    def feed() -> None:
+        with open(fifo, "wb") as f:
+            f.write(data)
+
+    writer = threading.Thread(target=feed)
+    writer.start()
+    res = _run("stats-compare", fifo, tmp_path / "unused")
+    writer.join()
+    assert res.exit_code == 0
+    assert _json(res)[0]["layout"]["records"] == 3000

@@ -130,7 +130,8 @@ def iter_stats(
                 max_batch_bytes=max_batch_bytes,
                 start=pos,
                 max_records_per_batch=max_records_per_batch,
-                size=f_size,  # the bytes the walk saw: none appended since, a shrinking file's tail
+                # The bytes the walk saw: none appended since, a shrinking file's tail (a pipe is read whole).
+                size=f_size if f.is_file() else None,
             )
             for item in items:
                 add(item)
