@@ -334,6 +334,7 @@ class Check:
     OFFSET_ORDER = "offset-order"
     OFFSET_DELTA = "offset-delta"
     MAX_TIMESTAMP = "max-timestamp"
+    TIMESTAMP = "timestamp"
     INDEX_MISMATCH = "index-mismatch"
     INDEX_ORDER = "index-order"
     INDEX_SIZE = "index-size"

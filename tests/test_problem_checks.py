@@ -134,7 +134,7 @@ def _control(key: bytes, value: bytes | None = None) -> CorruptRecordError | Non
 
 
 def _walk(records: bytes, count: int, last_delta: int) -> CorruptRecordError | None:
-    return _walk_pure.walk_error(records, 0, len(records), count, last_delta)
+    return _walk_pure.walk_error(records, 0, len(records), count, last_delta, 0)
 
 
 _V1 = legacy_messages(legacy_records(5), magic=1)

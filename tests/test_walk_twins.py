@@ -25,9 +25,9 @@ walk_c = pytest.importorskip("kafka_dump.native._native")
 _pure, _walk_pure = reference_module(_pure), reference_module(_walk_pure)
 
 
-def _both(data: bytes, pos: int, end: int, count: int, last_delta: int) -> RecordWalk:
-    pure = _walk_pure.walk_v2_records(data, pos, end, count, last_delta)
-    fast = walk_c.walk_v2_records(data, pos, end, count, last_delta)
+def _both(data: bytes, pos: int, end: int, count: int, last_delta: int, base_ts: int = 0) -> RecordWalk:
+    pure = _walk_pure.walk_v2_records(data, pos, end, count, last_delta, base_ts)
+    fast = walk_c.walk_v2_records(data, pos, end, count, last_delta, base_ts)
     assert fast == pure
     return RecordWalk._make(pure)
 
@@ -107,7 +107,7 @@ def test_order_checks() -> None:
 
 
 def test_bad_bounds_raise_alike() -> None:
-    for args in ((b"abc", -1, 2, 1, 0), (b"abc", 2, 1, 1, 0), (b"abc", 0, 4, 1, 0)):
+    for args in ((b"abc", -1, 2, 1, 0, 0), (b"abc", 2, 1, 1, 0, 0), (b"abc", 0, 4, 1, 0, 0)):
         with pytest.raises(ValueError, match="0 <= pos <= end"):
             _walk_pure.walk_v2_records(*args)
         with pytest.raises(ValueError, match="0 <= pos <= end"):

@@ -135,7 +135,11 @@ def _read_fast(path: Path, source: Inflating, max_batch_bytes: int, max_records:
             want = 0
             if runs is None:
                 runs = read_segment_runs(
-                    path, start=pos, max_batch_bytes=max_batch_bytes, max_records_per_batch=max_records
+                    path,
+                    start=pos,
+                    max_batch_bytes=max_batch_bytes,
+                    max_records_per_batch=max_records,
+                    size=size,
                 )
             run = next(runs, None)
             if run is None:

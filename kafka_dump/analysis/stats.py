@@ -261,6 +261,7 @@ class SegmentStats:
                 data, start, end, b.recordCount or 0, b.baseTimestamp,
                 b.maxTimestamp if b.timestampType is TimestampType.LOG_APPEND_TIME else None,
                 times.width, self._hists, times.counts, self.header_keys.counts, self.header_keys.limit,
+                b.lastOffset - b.baseOffset,
             )
         )  # fmt: skip
         if error is not None:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from kafka_dump.analysis.stats import SegmentStats, Unpack
 from kafka_dump.errors import CorruptRecordError, NotASegmentError
 from kafka_dump.log.segment import SEGMENT_SUFFIXES, read_segment, segment_files
-from kafka_dump.log.window import CHUNK_SIZE, Window
+from kafka_dump.log.window import CHUNK_SIZE, FileShrankError, Window
 from kafka_dump.model import Batch, Compression, Problem
 from kafka_dump.wire import decode_legacy_run, legacy, v2
 from kafka_dump.wire import layout as L
@@ -121,11 +121,17 @@ def iter_stats(
             stats.listener = listener(f)
         pos: int | None = 0
         if stats.listener is None:
-            pos = yield from _walk_valid(f, stats, max_batch_bytes, max_records_per_batch, inflate_ahead)
+            walk = _ValidWalk(f, stats, f_size, max_batch_bytes, max_records_per_batch)
+            pos = yield from walk.run(inflate_ahead)
         if pos is not None:
             add = stats.add
             items = read_segment(
-                f, max_batch_bytes=max_batch_bytes, start=pos, max_records_per_batch=max_records_per_batch
+                f,
+                max_batch_bytes=max_batch_bytes,
+                start=pos,
+                max_records_per_batch=max_records_per_batch,
+                # The bytes the walk saw: none appended since, a shrinking file's tail (a pipe is read whole).
+                size=f_size if f.is_file() else None,
             )
             for item in items:
                 add(item)
@@ -136,42 +142,47 @@ def iter_stats(
         yield stats.finish()
 
 
-def _walk_valid(
-    path: Path, stats: SegmentStats, max_batch_bytes: int, max_records: int, inflate_ahead: bool
-) -> Generator[BatchSeen, None, int | None]:
-    """Count the file's entries from its start while each is whole and valid (v2 records and v0/v1
-    wrappers walked, plain messages and control batches decoded). Returns None at the end of the file,
-    or the position of the first other entry, where ``read_segment`` takes over."""
-    from kafka_dump.log.ahead import Ahead, Inline
-
-    inflating = Ahead(max_batch_bytes) if inflate_ahead else Inline()
-    try:
-        return (yield from _ValidWalk(path, stats, max_batch_bytes, max_records).run(inflating))
-    finally:
-        inflating.close()
-
-
 class _ValidWalk:
-    """``_walk_valid``'s loop, and the counting of each kind of entry (False where it is not valid)."""
+    """Count the file's entries from its start while each is whole and valid (v2 records and v0/v1
+    wrappers walked, plain messages and control batches decoded), up to ``size``, the file's size
+    when first seen. ``run`` returns None at the end of the file, or the position of the first other
+    entry, where ``read_segment`` takes over (it also reports a file that shrank)."""
 
-    def __init__(self, path: Path, stats: SegmentStats, max_batch_bytes: int, max_records: int) -> None:
+    def __init__(
+        self, path: Path, stats: SegmentStats, size: int, max_batch_bytes: int, max_records: int
+    ) -> None:
         self.path = path
+        self.size = size
         self.name = str(path)
         self.stats = stats
         self.max_batch_bytes = max_batch_bytes
         self.max_records = max_records
         self.unpack: Unpack = decompress  # the read window's
+        self.at = 0  # the entry being read
 
-    def run(self, inflating: Inflating) -> Generator[BatchSeen, None, int | None]:
+    def run(self, inflate_ahead: bool) -> Generator[BatchSeen, None, int | None]:
+        """The walk; gzip payloads inflated on a second thread with ``inflate_ahead``."""
+        from kafka_dump.log.ahead import Ahead, Inline
+
+        inflating = Ahead(self.max_batch_bytes) if inflate_ahead else Inline()
+        try:
+            return (yield from self._run(inflating))
+        except FileShrankError:
+            return self.at  # the file shrank: read_segment reports it from the entry it cut
+        finally:
+            inflating.close()
+
+    def _run(self, inflating: Inflating) -> Generator[BatchSeen, None, int | None]:
         name, stats = self.name, self.stats
         max_batch_bytes, max_records = self.max_batch_bytes, self.max_records
         limit = max(max_batch_bytes, CHUNK_SIZE)
         started: bytes | None = None
         with open(self.path, "rb") as f:
-            size = os.fstat(f.fileno()).st_size
+            size = self.size
             win = Window(f, size, CHUNK_SIZE)
             pos = 0
             while pos < size:
+                self.at = pos
                 if size - pos < L.V2_HEADER_SIZE:
                     return pos
                 buf, i = win.span(pos, L.V2_HEADER_SIZE)
@@ -180,10 +191,7 @@ class _ValidWalk:
                 entry = L.LOG_OVERHEAD + length
                 if length < L.LEGACY_MIN_SIZE[0] or entry > size - pos or entry > limit:
                     return pos
-                try:
-                    buf, i = win.span(pos, entry)
-                except NotASegmentError:
-                    return pos  # the file shrank: read_segment reports what is there
+                buf, i = win.span(pos, entry)
                 if buf is not started:
                     started = buf  # a new window: inflate its payloads from this entry on
                     self.unpack = inflating.start(buf, i)
@@ -214,9 +222,14 @@ class _ValidWalk:
     def _v2(self, buf: bytes, i: int, pos: int, entry: int) -> bool:
         """Count one v2 batch if it is valid (CRC, codec, records)."""
         name, mbb = self.name, self.max_batch_bytes
-        batch, _ = v2.decode_batch(name, buf, i, pos, with_records=False, max_batch_bytes=mbb)
+        try:
+            batch, _ = v2.decode_batch(name, buf, i, pos, with_records=False, max_batch_bytes=mbb)
+        except CorruptRecordError:
+            return False
         if not batch.crcValid or batch.compression is Compression.UNKNOWN or (batch.recordCount or 0) < 0:
             return False
+        if not _SAFE_BASE_MIN <= batch.baseOffset <= _SAFE_BASE_MAX:
+            return False  # a record's offset could leave int64: the decoder checks each one
         if batch.isControl:
             full, error = v2.decode_batch(name, buf, i, pos, with_records=True, max_batch_bytes=mbb)
             if error is not None:
@@ -264,4 +277,6 @@ class _ValidWalk:
         return True
 
 
+# Base offsets from which no record offset delta (an int32) can leave int64.
+_SAFE_BASE_MIN, _SAFE_BASE_MAX = L.INT64_MIN + L.INT32_MAX + 1, L.INT64_MAX - L.INT32_MAX
 _NOT_WRAPPERS = (Compression.NONE, Compression.ZSTD, Compression.UNKNOWN)

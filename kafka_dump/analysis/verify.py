@@ -10,7 +10,6 @@ wrappers, and the index files; and it sorts every byte into batches, bad regions
 
 from __future__ import annotations
 
-import os
 import zlib
 from collections.abc import Generator, Iterator, Sequence
 from pathlib import Path
@@ -246,7 +245,6 @@ class _FileCheck:
 
     def run(self) -> Iterator[VerifyEvent]:
         report = self.report
-        report.bytes = os.stat(self.path).st_size
         index_files = self.options.index and self.path.suffix == ".log"
         if index_files and any(self.path.with_suffix(s).exists() for s in _INDEX_SUFFIXES):
             from kafka_dump.log.index import IndexCheck
@@ -254,6 +252,7 @@ class _FileCheck:
             self._index = IndexCheck(self.path)
             report.indexFiles = len(self._index.files)
         f, size = open_segment(self.path)
+        report.bytes = size  # what is read: bytes appended since are not, a shrinking file ends in a tail
         with f:
             yield from self._scan(f, size)
         yield from self._finish_pending()
@@ -368,6 +367,7 @@ class _FileCheck:
             start=pos,
             on_walk=self._walked if options.deep else None,
             max_records_per_batch=options.max_records_per_batch,
+            size=size,
         )
         end = size  # unless the reader is left before the end
         clean = 0  # bytes of sound entries since the last problem

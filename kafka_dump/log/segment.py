@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, ParamSpec
 
 from kafka_dump import wire as _twins
 from kafka_dump.errors import CorruptRecordError, NotASegmentError
-from kafka_dump.log.window import CHUNK_SIZE, Window, open_segment
+from kafka_dump.log.window import CHUNK_SIZE, FileShrankError, Window, open_segment, shrank_tail
 from kafka_dump.model import Batch, Check, Problem, ProblemKind
 from kafka_dump.wire import layout as L
 from kafka_dump.wire import legacy, v2
@@ -102,6 +102,7 @@ def read_segment_runs(
     max_records_per_batch: int = DEFAULT_MAX_RECORDS_PER_BATCH,
     plain_run: PlainRunReader | None = None,
     inflating: Inflating | None = None,
+    size: int | None = None,
 ) -> Iterator[Sequence[Item]]:
     """Every batch and problem of a segment file, in file order, from byte ``start``, a list at a
     time: an entry's batch and its problems, or a run of plain v0/v1 messages decoded in one call (a
@@ -113,9 +114,12 @@ def read_segment_runs(
     more than ``max_records_per_batch`` records comes without them, then a problem. ``plain_run`` is
     offered each run of plain messages first; ``inflating`` decompresses each window's payloads
     (closed at the end): by default ``Ahead`` when every record is decoded, else ``Inline``.
+    ``size``: the file's size when a caller first opened it (a reader taking over from a walk of its
+    own), so that the two read the same bytes; by default its size now.
     """
     name = str(path)
-    f, size = open_segment(path)
+    f, now = open_segment(path)
+    size = now if size is None else size
     if inflating is None:
         from kafka_dump.log.ahead import Ahead, Inline
 
@@ -170,80 +174,107 @@ def _walk(
     entry_limit = max(max_batch_bytes, CHUNK_SIZE)
     started: bytes | None = None  # the window ``inflating`` was last started on
     unpack: Unpack = decompress
-    while pos < size:
-        remaining = size - pos
-        if remaining < _ENTRY_PREFIX:
-            yield [_tail(name, win, pos)]
-            return
-        buf, i = win.span(pos, _ENTRY_PREFIX)
-        offset, length = L.LOG_ENTRY.unpack_from(buf, i)
-        magic = buf[i + L.MAGIC_OFFSET]
-        entry = L.LOG_OVERHEAD + length
-        if entry > remaining or length < _LEGACY_MIN_ENTRY - L.LOG_OVERHEAD:
-            if offset == 0 and length == 0 and win.all_zero(pos):
+    try:
+        while pos < size:
+            remaining = size - pos
+            if remaining < _ENTRY_PREFIX:
                 yield [_tail(name, win, pos)]
                 return
-            next_pos = _resync(win, pos + 1)
-            if next_pos is None:
-                if pos == 0 and (magic > 2 or length < _LEGACY_MIN_ENTRY - L.LOG_OVERHEAD):
-                    raise NotASegmentError("not a Kafka log segment: no valid entry in the file", file=name)
-                # Nothing valid follows: the last entry was cut short (an unclean shutdown).
-                yield [_tail(name, win, pos)]
-                return
-            reason = f"entry size {length} is invalid; skipped {next_pos - pos} bytes to the next valid entry"
-            problem = Problem(
-                name, pos, next_pos - pos, ProblemKind.CORRUPT, reason, offset, Check.BAD_LENGTH, None, length
-            )
-            yield [problem]
-            pos = next_pos
-            continue
-        if entry > entry_limit:
-            reason = f"entry of {entry} bytes is larger than --max-batch-bytes ({max_batch_bytes}); skipped"
-            problem = Problem(
-                name, pos, entry, ProblemKind.CORRUPT, reason, offset, Check.TOO_LARGE, max_batch_bytes, entry
-            )
-            yield [problem]
-            pos += entry
-            continue
-        buf, i = win.span(pos, entry)
-        if magic < 2 and keep is None:
-            # Old segments hold one message per entry: decode the whole run in one call.
-            run_end = min(len(buf), i + max(entry, _RUN_BYTES))
-            # Plain messages hold nothing to walk: their records are built only when asked for.
-            taken = plain_run(name, buf, i, run_end, pos, with_records) if plain_run is not None else None
-            batches, used = taken or _twins.decode_legacy_run(name, buf, i, run_end, pos, with_records)
-            if used:
-                yield batches
-                pos += used
-                continue
-        if keep is not None and not _keep(keep, buf, i, entry, magic, offset):
-            pos += entry
-            continue
-        if buf is not started:
-            started = buf  # the first entry of this window to decode: inflate from here on
-            unpack = inflating.start(buf, i)
-        items, broken, found = _decode_entry(
-            name, buf, i, pos, entry, magic, with_records, max_batch_bytes, on_walk, max_records, unpack
-        )
-        if broken is not None:
-            inner = _resync_inside(win, pos, entry)
-            if inner is not None:
+            buf, i = win.span(pos, _ENTRY_PREFIX)
+            offset, length = L.LOG_ENTRY.unpack_from(buf, i)
+            magic = buf[i + L.MAGIC_OFFSET]
+            entry = L.LOG_OVERHEAD + length
+            if entry > remaining or length < _LEGACY_MIN_ENTRY - L.LOG_OVERHEAD:
+                if offset == 0 and length == 0 and win.all_zero(pos):
+                    yield [_tail(name, win, pos)]
+                    return
+                next_pos = _resync(win, pos + 1)
+                if next_pos is None:
+                    if pos == 0 and (magic > 2 or length < _LEGACY_MIN_ENTRY - L.LOG_OVERHEAD):
+                        raise NotASegmentError(
+                            "not a Kafka log segment: no valid entry in the file", file=name
+                        )
+                    # Nothing valid follows: the last entry was cut short (an unclean shutdown).
+                    yield [_tail(name, win, pos)]
+                    return
                 reason = (
-                    f"{broken.reason}; a valid entry starts at byte {inner}, inside the {entry} bytes this "
-                    f"entry claims: skipped {inner - pos} bytes to it"
+                    f"entry size {length} is invalid; skipped {next_pos - pos} bytes to the next valid entry"
                 )
-                yield [
-                    Problem(
-                        name, pos, inner - pos, ProblemKind.CORRUPT, reason, offset, broken.check,
-                        broken.expected, broken.found,
-                    )
-                ]  # fmt: skip
-                pos = inner
+                problem = Problem(
+                    name,
+                    pos,
+                    next_pos - pos,
+                    ProblemKind.CORRUPT,
+                    reason,
+                    offset,
+                    Check.BAD_LENGTH,
+                    None,
+                    length,
+                )
+                yield [problem]
+                pos = next_pos
                 continue
-        if found is not None and on_walk is not None and isinstance(items[0], Batch):
-            on_walk(items[0], found)
-        yield items
-        pos += entry
+            if entry > entry_limit:
+                reason = (
+                    f"entry of {entry} bytes is larger than --max-batch-bytes ({max_batch_bytes}); skipped"
+                )
+                problem = Problem(
+                    name,
+                    pos,
+                    entry,
+                    ProblemKind.CORRUPT,
+                    reason,
+                    offset,
+                    Check.TOO_LARGE,
+                    max_batch_bytes,
+                    entry,
+                )
+                yield [problem]
+                pos += entry
+                continue
+            buf, i = win.span(pos, entry)
+            if magic < 2 and keep is None:
+                # Old segments hold one message per entry: decode the whole run in one call.
+                run_end = min(len(buf), i + max(entry, _RUN_BYTES))
+                # Plain messages hold nothing to walk: their records are built only when asked for.
+                taken = plain_run(name, buf, i, run_end, pos, with_records) if plain_run is not None else None
+                batches, used = taken or _twins.decode_legacy_run(name, buf, i, run_end, pos, with_records)
+                if used:
+                    yield batches
+                    pos += used
+                    continue
+            if keep is not None and not _keep(keep, buf, i, entry, magic, offset):
+                pos += entry
+                continue
+            if buf is not started:
+                started = buf  # the first entry of this window to decode: inflate from here on
+                unpack = inflating.start(buf, i)
+            items, broken, found = _decode_entry(
+                name, buf, i, pos, entry, magic, with_records, max_batch_bytes, on_walk, max_records, unpack
+            )
+            if broken is not None:
+                inner = _resync_inside(win, pos, entry)
+                if inner is not None:
+                    reason = (
+                        f"{broken.reason}; a valid entry starts at byte {inner}, inside the {entry} bytes this "
+                        f"entry claims: skipped {inner - pos} bytes to it"
+                    )
+                    yield [
+                        Problem(
+                            name, pos, inner - pos, ProblemKind.CORRUPT, reason, offset, broken.check,
+                            broken.expected, broken.found,
+                        )
+                    ]  # fmt: skip
+                    pos = inner
+                    continue
+            if found is not None and on_walk is not None and isinstance(items[0], Batch):
+                on_walk(items[0], found)
+            yield items
+            pos += entry
+
+    except FileShrankError as exc:
+        # The file is shorter than when opened: what was not read is its tail.
+        yield [shrank_tail(name, pos, exc)]
 
 
 def _keep(keep: HeaderFilter, buf: bytes, i: int, entry: int, magic: int, offset: int) -> bool:

@@ -4,6 +4,10 @@ A window holds ``read_size`` bytes of the file from some position (or one larger
 memory holds one window whatever the file's size. ``span`` slices what is asked out of the window,
 reading it afresh when the span is not all in it; ``fill`` reads it afresh from a position. With
 ``reuse`` it reads into one ``bytearray`` of its own, for walks that keep nothing past the next read.
+
+``size`` is the file's size when it was opened, and no read goes past it: a segment a broker appends
+to while it is read gives the bytes it held at open. A file that shrank since (retention, truncation)
+ends a ``span`` with ``FileShrankError``, which the readers report as the file's tail.
 """
 
 from __future__ import annotations
@@ -15,9 +19,30 @@ import stat
 from typing import BinaryIO, Generic, Literal, TypeVar, overload
 
 from kafka_dump.errors import NotASegmentError
+from kafka_dump.model import Check, Problem, ProblemKind
 
 CHUNK_SIZE = 4 * 1024 * 1024
 B = TypeVar("B", bytes, bytearray)
+
+
+class FileShrankError(NotASegmentError):
+    """The file now ends at ``end``, before the size it had when it was opened."""
+
+    def __init__(self, position: int, end: int, size: int) -> None:
+        super().__init__(f"file shrank while it was being read: it now ends at byte {end}", position=position)
+        self.end = end
+        self.size = size
+
+
+def shrank_tail(name: str, pos: int, error: FileShrankError) -> Problem:
+    """The tail a reader reports when the file shrank under it: from the entry it was reading (``pos``)
+    to the size the file had when opened, a partial tail as an unclean shutdown leaves."""
+    n = error.size - pos
+    reason = (
+        f"file changed while read: it now ends at byte {error.end}, not at {error.size} as when opened; "
+        f"the {n} bytes from here are a partial tail"
+    )
+    return Problem(name, pos, n, ProblemKind.PARTIAL_TAIL, reason, None, Check.PARTIAL_TAIL)
 
 
 class Window(Generic[B]):
@@ -47,21 +72,23 @@ class Window(Generic[B]):
         start = self.start
         if start <= pos and pos + n <= start + self.end:
             return self.buf, pos - start
-        if self.fill(pos, n) < n:
-            raise NotASegmentError("file shrank while it was being read", position=pos)
+        if (got := self.fill(pos, n)) < n:
+            raise FileShrankError(pos, pos + got, self.size)
         return self.buf, 0
 
     def fill(self, pos: int, n: int = 0) -> int:
-        """Read the window afresh from ``pos``: ``read_size`` bytes (at most the file's size
-        with ``reuse``), or ``n`` if more; the bytes read."""
+        """Read the window afresh from ``pos``: ``read_size`` bytes, or ``n`` if more, but none past
+        ``size``; the bytes read (fewer where the file shrank)."""
         f = self._f
         f.seek(pos)
+        want = max(0, min(max(n, self.read_size), self.size - pos))
         spare = self._spare
         if spare is not None:
-            self.buf = spare if n <= len(spare) else bytearray(n)  # type: ignore[assignment]
-            self.end = f.readinto(self.buf)  # type: ignore[attr-defined]
+            self.buf = spare if want <= len(spare) else bytearray(want)  # type: ignore[assignment]
+            with memoryview(self.buf)[:want] as view:
+                self.end = f.readinto(view)  # type: ignore[attr-defined]
         else:
-            self.buf = f.read(max(n, self.read_size))  # type: ignore[assignment]
+            self.buf = f.read(want)  # type: ignore[assignment]
             self.end = len(self.buf)
         self.start = pos
         return self.end

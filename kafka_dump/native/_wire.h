@@ -42,6 +42,8 @@ typedef struct {
 #define CHECK_INNER_MAGIC "inner-magic"
 #define CHECK_INNER_OFFSET "inner-offset"
 #define CHECK_WRAPPER "wrapper"
+#define CHECK_OFFSET_DELTA "offset-delta"
+#define CHECK_TIMESTAMP "timestamp"
 
 /* Name in err the rule broken and the numbers it compared (numbers_: HAS_ bits, 0 for none). */
 #define SET_CHECK(err, check_, numbers_, expected_, found_) \

@@ -325,10 +325,10 @@ decode_v2_records(PyObject *self, PyObject *args)
 {
     Py_buffer view;
     Py_ssize_t pos, end;
-    long long count, base_offset, base_timestamp, base_sequence;
+    long long count, base_offset, base_timestamp, base_sequence, last_offset_delta = INT64_MAX;
     PyObject *log_append_time;
-    if (!PyArg_ParseTuple(args, "y*nnLLLOL", &view, &pos, &end, &count, &base_offset, &base_timestamp,
-                          &log_append_time, &base_sequence) ||
+    if (!PyArg_ParseTuple(args, "y*nnLLLOL|L", &view, &pos, &end, &count, &base_offset, &base_timestamp,
+                          &log_append_time, &base_sequence, &last_offset_delta) ||
         view_window(&view, pos, end) < 0)
         return NULL;
     const unsigned char *p = (const unsigned char *)view.buf;
@@ -356,7 +356,15 @@ decode_v2_records(PyObject *self, PyObject *args)
         V2Record r;
         if (v2_record(p, &pos, end, &r, NULL, NULL, &err) < 0)
             goto fail;
-        int64_t ts_delta = r.ts_delta, offset_delta = r.offset_delta;
+        int64_t ts_delta = r.ts_delta, offset_delta = r.offset_delta, offset_value;
+        if (offset_delta > last_offset_delta)
+            CHECK_ERROR(&err, start, CHECK_OFFSET_DELTA, HAS_EXPECTED | HAS_FOUND, last_offset_delta, offset_delta,
+                        "record offset delta %lld is past the batch's lastOffsetDelta %lld", (long long)offset_delta,
+                        last_offset_delta);
+        if (__builtin_add_overflow((int64_t)base_offset, offset_delta, &offset_value))
+            CHECK_ERROR(&err, start, CHECK_OFFSET_DELTA, HAS_FOUND, 0, offset_delta,
+                        "record offset delta %lld puts its offset past int64 (baseOffset %lld)",
+                        (long long)offset_delta, base_offset);
         key = nullable_bytes(p + r.key_pos, r.key_len, last_key);
         value = nullable_bytes(p + r.value_pos, r.value_len, last_value);
         if (key == NULL || value == NULL)
@@ -379,17 +387,20 @@ decode_v2_records(PyObject *self, PyObject *args)
         }
         /* Records of a batch often share a timestamp (the same millisecond): one int for a run of them. */
         if (last_time == NULL || ts_delta != last_ts_delta) {
-            Py_XSETREF(last_time, add_exact(base_timestamp, ts_delta));
+            int64_t ts;
+            if (__builtin_add_overflow((int64_t)base_timestamp, ts_delta, &ts))
+                CHECK_ERROR(&err, start, CHECK_TIMESTAMP, HAS_FOUND, 0, ts_delta,
+                            "record timestamp delta %lld puts its timestamp past int64 (baseTimestamp %lld)",
+                            (long long)ts_delta, base_timestamp);
+            Py_XSETREF(last_time, PyLong_FromLongLong(ts));
             if (last_time == NULL)
                 goto fail;
             last_ts_delta = ts_delta;
         }
-        PyObject *offset = add_exact(base_offset, offset_delta);
-        int64_t offset_value;
+        PyObject *offset = PyLong_FromLongLong(offset_value);
         /* A producer's first batches on a partition number their sequences as the log numbers offsets:
          * the record's sequence is then its offset's int. */
-        int same = offset != NULL && !__builtin_add_overflow(base_offset, offset_delta, &offset_value) &&
-                   offset_value == sequence;
+        int same = offset != NULL && offset_value == sequence;
         PyObject *vals[RECORD_FIELDS] = {
             [R_OFFSET] = offset,
             [R_TIMESTAMP] = Py_NewRef(log_append_time == Py_None ? last_time : log_append_time),

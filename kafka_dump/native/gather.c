@@ -178,8 +178,8 @@ acc_time(Acc *a, int64_t t)
 
 /* Returns 0, -1 with err filled (data error), or -2 with a Python exception set. */
 static int
-walk(const unsigned char *p, Py_ssize_t pos, Py_ssize_t end, int64_t count, int64_t base_ts, Acc *a,
-     DataError *err)
+walk(const unsigned char *p, Py_ssize_t pos, Py_ssize_t end, int64_t count, int64_t base_ts, int64_t last_delta,
+     Acc *a, DataError *err)
 {
     Py_ssize_t first = pos;
     int64_t prev = -1;
@@ -190,7 +190,13 @@ walk(const unsigned char *p, Py_ssize_t pos, Py_ssize_t end, int64_t count, int6
         V2Record r;
         if (v2_record(p, &pos, end, &r, a ? key_counted : NULL, a, err) < 0)
             return err->message ? -1 : -2;
-        int64_t od = r.offset_delta, key = r.key_len, value = r.value_len, nh = r.header_count;
+        int64_t od = r.offset_delta, key = r.key_len, value = r.value_len, nh = r.header_count, t;
+        if (od > last_delta)
+            FAIL(start, "record offset delta %lld is past the batch's lastOffsetDelta %lld", (long long)od,
+                 (long long)last_delta);
+        if (__builtin_add_overflow(base_ts, r.ts_delta, &t))
+            FAIL(start, "record timestamp delta %lld puts its timestamp past int64 (baseTimestamp %lld)",
+                 (long long)r.ts_delta, (long long)base_ts);
         if (!a)
             continue;
         acc_sizes(a, (int64_t)(r.body_end - start), key, value);
@@ -205,13 +211,9 @@ walk(const unsigned char *p, Py_ssize_t pos, Py_ssize_t end, int64_t count, int6
                 a->missing += od - prev - 1;
         }
         prev = a->last_od = od;
-        int64_t t;
-        int ok = 1;
         if (a->has_lat)
             t = a->lat;
-        else
-            ok = !__builtin_add_overflow(base_ts, r.ts_delta, &t);
-        if (ok && acc_time(a, t) < 0)
+        if (acc_time(a, t) < 0)
             return -2;
     }
     if (pos != end)
@@ -282,10 +284,11 @@ gather_v2_records(PyObject *self, PyObject *args)
 {
     Py_buffer data;
     Py_ssize_t pos, end, key_limit;
-    long long count, base_ts, width;
+    long long count, base_ts, width, last_delta = INT64_MAX;
     PyObject *lat_obj, *hist_objs, *times, *keys;
-    if (!PyArg_ParseTuple(args, "y*nnLLOLO!O!O!n", &data, &pos, &end, &count, &base_ts, &lat_obj, &width,
-                          &PyTuple_Type, &hist_objs, &PyDict_Type, &times, &PyDict_Type, &keys, &key_limit))
+    if (!PyArg_ParseTuple(args, "y*nnLLOLO!O!O!n|L", &data, &pos, &end, &count, &base_ts, &lat_obj, &width,
+                          &PyTuple_Type, &hist_objs, &PyDict_Type, &times, &PyDict_Type, &keys, &key_limit,
+                          &last_delta))
         return NULL;
     Acc acc = {0};
     PyObject *result = NULL;
@@ -297,9 +300,9 @@ gather_v2_records(PyObject *self, PyObject *args)
     acc.key_limit = key_limit;
     DataError err = {NULL, 0};
     const unsigned char *p = (const unsigned char *)data.buf;
-    int rc = walk(p, pos, end, count, base_ts, NULL, &err);
+    int rc = walk(p, pos, end, count, base_ts, last_delta, NULL, &err);
     if (rc == 0)
-        rc = walk(p, pos, end, count, base_ts, &acc, &err);
+        rc = walk(p, pos, end, count, base_ts, last_delta, &acc, &err);
     if (rc == -2)
         goto done;
     if (rc == -1) {

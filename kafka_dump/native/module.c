@@ -29,7 +29,7 @@ EACH_FUNCTION(DECLARE_FUNCTION)
 static PyMethodDef methods[] = {
     /* decode.c */
     TWIN(decode_v2_records, "(data, pos, end, count, base_offset, base_timestamp, log_append_time, "
-                            "base_sequence)\n-> (records, error or None)", "wire.decode"),
+                            "base_sequence, last_offset_delta=INT64_MAX)\n-> (records, error or None)", "wire.decode"),
     TWIN(decode_legacy_inner, "(data: bytes, wrapper_magic, wrapper_offset, log_append_time) -> (records, "
                               "error or None)", "wire.decode"),
     TWIN(decode_legacy_wrapper, "(file, buf, pos, end, file_pos, with_records, max_batch_bytes, max_records, "
@@ -40,7 +40,7 @@ static PyMethodDef methods[] = {
      "crc32(data, table_only=False) -> zlib.crc32(data), by the path the decoders take (folding with\n"
      "PCLMULQDQ where the CPU has it) or by the tables alone; for the tests."},
     /* walk.c */
-    FN(walk_v2_records, "(data, pos, end, count, last_offset_delta) -> (records, keyBytes, valueBytes, "
+    FN(walk_v2_records, "(data, pos, end, count, last_offset_delta, base_timestamp) -> (records, keyBytes, valueBytes, "
                         "headerBytes, nullKeys, nullValues, headers, maxTimestampDelta, error, "
                         "errorPosition)"),
     FN(walk_entries, "(data, pos, end, file_pos, deep, last, after_damage, max_records, entry_limit, crc32c, "

@@ -155,7 +155,7 @@ iso_time(char *out, long long ms)
 }
 
 /* The time cell as --time asks, or NULL with no error set when it is left blank (not an int, or
- * past the ISO years). */
+ * an ISO time before 1970 or past the ISO years); "-" for -1, no timestamp. */
 static PyObject *
 time_cell(PyObject *stamp, int mode)
 {
@@ -167,7 +167,7 @@ time_cell(PyObject *stamp, int mode)
         PyErr_Clear();
         return NULL;
     }
-    if (ts < 0)
+    if (ts == -1) /* no timestamp */
         return ascii_str("-", 1);
     char text[64];
     char *end = text + sizeof text;
@@ -175,7 +175,7 @@ time_cell(PyObject *stamp, int mode)
         char *p = decimal(end, ts);
         return ascii_str(p, end - p);
     }
-    if (ts >= YEAR_10000)
+    if (ts < 0 || ts >= YEAR_10000) /* before 1970 or past the ISO years: the Rich path shows it */
         return NULL;
     iso_time(text, ts);
     if (mode == TIME_ISO)

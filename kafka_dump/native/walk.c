@@ -35,7 +35,7 @@ typedef struct {
  * Python exception is set instead). */
 static int
 walk_records(const unsigned char *p, Py_ssize_t pos, Py_ssize_t end, long long count, long long last_offset_delta,
-             WalkCounts *out, DataError *error)
+             int64_t base_ts, WalkCounts *out, DataError *error)
 {
     DataError err = {NULL, 0};
     int failed = 0;
@@ -59,6 +59,10 @@ walk_records(const unsigned char *p, Py_ssize_t pos, Py_ssize_t end, long long c
         if (offset_delta > last_offset_delta)
             FAIL(start, "record offset delta %lld is past the batch's lastOffsetDelta %lld",
                  (long long)offset_delta, last_offset_delta);
+        int64_t ts;
+        if (__builtin_add_overflow(base_ts, r.ts_delta, &ts))
+            FAIL(start, "record timestamp delta %lld puts its timestamp past int64 (baseTimestamp %lld)",
+                 (long long)r.ts_delta, (long long)base_ts);
         previous = offset_delta;
         null_keys += r.key_len < 0; /* a null key or value: length -1 */
         keys += r.key_len < 0 ? 0 : r.key_len;
@@ -85,13 +89,14 @@ walk_v2_records(PyObject *self, PyObject *args)
 {
     Py_buffer view;
     Py_ssize_t pos, end;
-    long long count, last_offset_delta;
-    if (!PyArg_ParseTuple(args, "y*nnLL", &view, &pos, &end, &count, &last_offset_delta) ||
+    long long count, last_offset_delta, base_ts;
+    if (!PyArg_ParseTuple(args, "y*nnLLL", &view, &pos, &end, &count, &last_offset_delta, &base_ts) ||
         view_window(&view, pos, end) < 0)
         return NULL;
     WalkCounts c;
     DataError err;
-    int failed = walk_records((const unsigned char *)view.buf, pos, end, count, last_offset_delta, &c, &err);
+    int failed =
+        walk_records((const unsigned char *)view.buf, pos, end, count, last_offset_delta, base_ts, &c, &err);
     PyBuffer_Release(&view);
     if (failed && err.message == NULL)
         return NULL; /* the reason could not be built: a Python exception is set */
@@ -279,11 +284,11 @@ walk_entries(PyObject *self, PyObject *args)
                     const unsigned char *body = q + V2_HEADER_SIZE;
                     if (call_decompress(decompress_fn, codec, body, entry - V2_HEADER_SIZE, &pb) <= 0)
                         break;
-                    failed = walk_records((const unsigned char *)pb.buf, 0, pb.len, count, last_delta, &c, &err);
+                    failed = walk_records((const unsigned char *)pb.buf, 0, pb.len, count, last_delta, base_ts, &c, &err);
                     PyBuffer_Release(&pb);
                 }
                 else {
-                    failed = walk_records(p, pos + V2_HEADER_SIZE, entry_end, count, last_delta, &c, &err);
+                    failed = walk_records(p, pos + V2_HEADER_SIZE, entry_end, count, last_delta, base_ts, &c, &err);
                 }
                 if (failed) {
                     Py_XDECREF(err.message); /* NULL: an exception is set */

@@ -20,8 +20,9 @@ def iso_second(second: int) -> str:
 
 
 def iso(ts: int) -> str:
-    """``2024-01-31T12:00:00.123Z``; ``-`` for a negative timestamp (none), ``?`` past what a date can show."""
-    if ts < 0:
+    """``2024-01-31T12:00:00.123Z`` (before 1970 for a negative one); ``-`` for -1 (none), ``?`` past
+    what a date can show."""
+    if ts == -1:
         return "-"
     second = iso_second(ts // 1000)
     return "?" if second == "?" else f"{second}.{ts % 1000:03d}Z"

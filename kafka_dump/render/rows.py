@@ -49,12 +49,12 @@ def _plain_headers(record: Record, max_bytes: int) -> str | None:
 
 
 def _time(ts: int, mode: int) -> str | None:
-    if ts < 0:
+    if ts == -1:  # no timestamp
         return "-"
     if mode == TIME_MS:
         return str(ts)
-    if ts >= YEAR_10000:
-        return None
+    if not 0 <= ts < YEAR_10000:
+        return None  # before 1970 or past the ISO years: the Rich path shows it
     shown = iso_second(ts // 1000) + _MILLIS[ts % 1000]
     return shown if mode == TIME_ISO else f"{shown} ({ts})"
 

@@ -41,8 +41,9 @@ _COLUMN_MASK = (1 << COLUMN_BITS) - 1
 
 
 def time_text(ts: int, mode: TimeMode) -> str:
-    """A timestamp as ``--time`` asks: ISO, epoch ms, or both (``ISO (ms)``); ``-`` when there is none."""
-    if mode == "iso" or ts < 0:
+    """A timestamp as ``--time`` asks: ISO, epoch ms, or both (``ISO (ms)``); ``-`` when there is none
+    (-1); any other negative one is a time before 1970, shown as such."""
+    if mode == "iso" or ts == -1:
         return iso(ts)
     if mode == "ms":
         return str(ts)
@@ -128,7 +129,7 @@ def batch_title(b: Batch, *, with_time: TimeMode | None = None, aborted: bool = 
         parts.append(
             ("LogAppendTime" + (f" {time_text(b.maxTimestamp, with_time)}" if with_time else ""), "")
         )
-    elif with_time and b.maxTimestamp >= 0:
+    elif with_time and b.maxTimestamp != -1:
         parts.append((f"maxTime {time_text(b.maxTimestamp, with_time)}", ""))
     if b.magic >= 2:
         if b.producerId >= 0:
@@ -149,7 +150,7 @@ def message_title(b: Batch, *, with_time: TimeMode | None = None) -> list[Segmen
     parts += [(f"v{b.magic} message", ""), (f"{number(b.sizeInBytes)} B at {b.position}", "")]
     if b.timestampType is TimestampType.LOG_APPEND_TIME:
         parts.append(("LogAppendTime", ""))
-    if with_time and b.maxTimestamp >= 0:
+    if with_time and b.maxTimestamp != -1:
         parts.append((time_text(b.maxTimestamp, with_time), ""))
     return _joined(parts)
 

@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterable, MutableMapping
 from itertools import pairwise
 
 from kafka_dump.errors import CorruptRecordError
-from kafka_dump.model import Compression, Header
+from kafka_dump.model import Check, Compression, Header
 from kafka_dump.native import bind, native
 from kafka_dump.wire import layout as L
 from kafka_dump.wire._gather_layout import (
@@ -26,7 +26,7 @@ from kafka_dump.wire._gather_layout import (
 )
 from kafka_dump.wire.layout import INT64_MAX, INT64_MIN
 from kafka_dump.wire.message import WRAPPER_CODECS, Message, inner_base, inner_messages, sound_wrapper
-from kafka_dump.wire.records import v2_records
+from kafka_dump.wire.records import past_int64, v2_records
 
 __all__ = ["gather_legacy_inner", "gather_legacy_wrappers", "gather_v2_records", "new_histogram"]
 
@@ -43,15 +43,23 @@ def gather_v2_records(
     times: dict[int, int],
     header_keys: dict[bytes, int],
     key_limit: int,
+    last_offset_delta: int = INT64_MAX,
     /,
 ) -> Gathered:
     """Validate, then add to ``hists`` (record, key, value, header bytes, header count), ``times``
-    and ``header_keys``, the ``count`` records in ``data[pos:end]``."""
+    and ``header_keys``, the ``count`` records in ``data[pos:end]``: none may have an offset delta
+    past ``last_offset_delta``, or a timestamp past int64."""
     if pos < 0 or end < pos or end > len(data) or width < 1:
         raise ValueError("need 0 <= pos <= end <= len(data) and width >= 1")
     try:
-        for _ in v2_records(data, pos, end, count):  # type: ignore[arg-type]
-            pass
+        for start, _, _, ts, od, _, _, _ in v2_records(data, pos, end, count):  # type: ignore[arg-type]
+            if od > last_offset_delta:
+                raise CorruptRecordError(
+                    f"record offset delta {od} is past the batch's lastOffsetDelta {last_offset_delta}",
+                    position=start,
+                )
+            if not L.INT64_MIN <= base_timestamp + ts <= L.INT64_MAX:
+                raise past_int64("timestamp", ts, "baseTimestamp", base_timestamp, start, Check.TIMESTAMP)
     except CorruptRecordError as err:
         return 0, 0, 0, 0, 0, 0, None, None, 0, err.reason, err.position or 0
     lat = log_append_time

@@ -14,37 +14,41 @@ from kafka_dump.model import Check
 from kafka_dump.native import bind, native
 from kafka_dump.wire import layout as L
 from kafka_dump.wire.message import Message, inner_base, inner_messages
-from kafka_dump.wire.records import v2_records
+from kafka_dump.wire.records import past_int64, v2_records
 
 # records, keyBytes, valueBytes, headerBytes, nullKeys, nullValues, headers, maxTimestampDelta,
 # error (reason or None), errorPosition: the fields of ``v2.RecordWalk``.
 RawWalk = tuple[int, int, int, int, int, int, int, "int | None", "str | None", int]
 
 
-def walk_v2_records(data: bytes, pos: int, end: int, count: int, last_offset_delta: int, /) -> RawWalk:
+def walk_v2_records(
+    data: bytes, pos: int, end: int, count: int, last_offset_delta: int, base_timestamp: int, /
+) -> RawWalk:
     """Walk ``count`` records in ``data[pos:end]`` (``end <= len(data)``) without building them."""
     if pos < 0 or end < pos or end > len(data):
         raise ValueError("pos and end must satisfy 0 <= pos <= end <= len(data)")
     found: list[Any] = [0, 0, 0, 0, 0, 0, 0, None]
     try:
-        _walk(data, pos, end, count, last_offset_delta, found)
+        _walk(data, pos, end, count, last_offset_delta, base_timestamp, found)
     except CorruptRecordError as err:
         return (*found, err.reason, err.position or 0)
     return (*found, None, 0)
 
 
 def walk_error(
-    data: bytes, pos: int, end: int, count: int, last_offset_delta: int
+    data: bytes, pos: int, end: int, count: int, last_offset_delta: int, base_timestamp: int
 ) -> CorruptRecordError | None:
     """The error a walk of ``data[pos:end]`` finds, as raised, with its check."""
     try:
-        _walk(data, pos, end, count, last_offset_delta, [0, 0, 0, 0, 0, 0, 0, None])
+        _walk(data, pos, end, count, last_offset_delta, base_timestamp, [0, 0, 0, 0, 0, 0, 0, None])
     except CorruptRecordError as err:
         return err
     return None
 
 
-def _walk(data: bytes, pos: int, end: int, count: int, last_delta: int, found: list[Any]) -> None:
+def _walk(
+    data: bytes, pos: int, end: int, count: int, last_delta: int, base_ts: int, found: list[Any]
+) -> None:
     """Add each whole record to ``found`` (the first eight fields of ``RawWalk``); raise at the first
     error."""
     previous = -1
@@ -59,6 +63,8 @@ def _walk(data: bytes, pos: int, end: int, count: int, last_delta: int, found: l
                 f"record offset delta {offset_delta} is past the batch's lastOffsetDelta {last_delta}",
                 position=start, check=Check.OFFSET_DELTA, expected=last_delta, found=offset_delta,
             )  # fmt: skip
+        if not L.INT64_MIN <= base_ts + ts_delta <= L.INT64_MAX:
+            raise past_int64("timestamp", ts_delta, "baseTimestamp", base_ts, start, Check.TIMESTAMP)
         previous = offset_delta
         records, keys, values, header_bytes, null_keys, null_values, n_headers, max_ts = found
         found[:] = (
@@ -156,10 +162,10 @@ def walk_entries(
                         payload = decompress(codec, view[pos + L.V2_HEADER_SIZE : entry_end])
                     except Exception:  # the slow way reports it
                         break
-                    walk = walk_v2_records(payload, 0, len(payload), count, last_delta)
+                    walk = walk_v2_records(payload, 0, len(payload), count, last_delta, base_ts)
                 else:
                     walk = walk_v2_records(
-                        bytes(view[pos:entry_end]), L.V2_HEADER_SIZE, entry, count, last_delta
+                        bytes(view[pos:entry_end]), L.V2_HEADER_SIZE, entry, count, last_delta, base_ts
                     )
                 if walk[8] is not None:
                     break

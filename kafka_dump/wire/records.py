@@ -74,6 +74,15 @@ def v2_records(data: bytes, pos: int, end: int, count: int) -> Iterator[RawRecor
         )  # fmt: skip
 
 
+def past_int64(field: str, delta: int, base_name: str, base: int, at: int, check: str) -> CorruptRecordError:
+    """A record whose offset or timestamp (the batch's base plus the record's delta) is past Kafka's
+    int64: corrupt, as Kafka would wrap it to some other number."""
+    return CorruptRecordError(
+        f"record {field} delta {delta} puts its {field} past int64 ({base_name} {base})",
+        position=at, check=check, found=delta,
+    )  # fmt: skip
+
+
 def _field(data: bytes, pos: int, body_end: int, what: str) -> tuple[bytes | None, int]:
     """A length-prefixed key or value (a negative length: null), within the record."""
     n, pos = read_zigzag(data, pos, body_end, L.VARINT_MAX_BYTES)

@@ -38,6 +38,7 @@ def decode_batch(
     """Decode the v2 batch whose entry (whole in ``buf``) starts at ``buf[pos]`` (file position
     ``file_pos``): the batch, with whatever records could be read, and their first error, placed as
     ``read_records`` places it. ``unpack`` inflates them (the segment reader's may have done it ahead).
+    A header whose last offset falls outside int64 makes no batch: CorruptRecordError.
     """
     header = L.V2_HEADER.unpack_from(buf, pos)
     (
@@ -55,6 +56,13 @@ def decode_batch(
         base_sequence,
         count,
     ) = header
+    if not L.INT64_MIN <= base_offset + last_offset_delta <= L.INT64_MAX:
+        raise CorruptRecordError(
+            f"baseOffset {base_offset} + lastOffsetDelta {last_offset_delta} is past Kafka's int64 offsets",
+            position=file_pos,
+            check=Check.OFFSET_DELTA,
+            found=last_offset_delta,
+        )
     end = pos + L.LOG_OVERHEAD + batch_length
     crc_valid = crc32c(memoryview(buf)[pos + L.V2_ATTRIBUTES_OFFSET : end]) == crc
     compression = Compression(attributes & L.COMPRESSION_MASK)
@@ -67,8 +75,9 @@ def decode_batch(
 
         def read(data: bytes, start: int, stop: int) -> tuple[list[Record], CorruptRecordError | None]:
             return _twins.decode_v2_records(
-                data, start, stop, count, base_offset, base_timestamp, log_append_time, base_sequence
-            )
+                data, start, stop, count, base_offset, base_timestamp, log_append_time, base_sequence,
+                last_offset_delta,
+            )  # fmt: skip
 
         none: list[Record] = []
         found, error = read_records(
@@ -177,15 +186,16 @@ def walk_batch(
     ``decode_batch`` places them."""
     count = batch.recordCount if batch.recordCount is not None else 0
     last_delta = batch.lastOffset - batch.baseOffset
+    base_ts = batch.baseTimestamp
 
     def read(data: bytes, start: int, end: int) -> tuple[RecordWalk, CorruptRecordError | None]:
-        walk = RecordWalk._make(_twins.walk_v2_records(data, start, end, count, last_delta))
+        walk = RecordWalk._make(_twins.walk_v2_records(data, start, end, count, last_delta, base_ts))
         if walk.error is None:
             return walk, None
         from kafka_dump.wire import _walk_pure  # on an error only: the compiled walk's users need it not
 
         # The pure walk raises the error again, with the check it broke.
-        error = _walk_pure.walk_error(data, start, end, count, last_delta)
+        error = _walk_pure.walk_error(data, start, end, count, last_delta, base_ts)
         return walk, error or CorruptRecordError(walk.error, position=walk.errorPosition)
 
     return read_records(

@@ -2,7 +2,8 @@
 
 The promise (issue 11): exit code 0, 1 or 2; no traceback; every problem names a byte range inside
 the file; the run ends within a time bound proportional to the file's size; ``convert`` either
-refuses or writes an output that verifies clean; JSON output is one well-formed object per line.
+refuses or writes an output that verifies clean; JSON output is one well-formed object per line,
+its numbers inside int64.
 """
 
 from __future__ import annotations
@@ -107,9 +108,10 @@ def check(data: bytes, workdir: Path, cases: Sequence[str]) -> list[str]:
 
 def _json_problems(where: str, stdout: str, size: int) -> list[str]:
     found = []
+    numbers: list[int] = []
     for line in stdout.splitlines():
         try:
-            obj = json.loads(line)
+            obj = json.loads(line, parse_int=lambda t: numbers.append(int(t)) or int(t))
         except ValueError:
             found.append(f"{where}: a line is not JSON: {line[:120]!r}")
             continue
@@ -121,7 +123,12 @@ def _json_problems(where: str, stdout: str, size: int) -> list[str]:
                 or (isinstance(length, int) and pos + length > size)
             ):
                 found.append(f"{where}: problem outside the file ({size} bytes): {line[:200]}")
+    if any(not _INT64_MIN <= n <= _INT64_MAX for n in numbers):
+        found.append(f"{where}: a JSON number outside int64")
     return found
+
+
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 
 
 _AT_BYTE = re.compile(r"\.log: byte (-?\d+)[: ]")

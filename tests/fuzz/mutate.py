@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "fixtures"
 _SKIP = {"gzip-bomb.log"}  # a MB of input per run: checked by name in test_bad_corpus, not fuzzed
 _MAX_SEED_BYTES = 64 * 1024
-_INTERESTING = (0, 1, -1, -2, 0x7F, 0x80, 0xFF, 2**15 - 1, 2**31 - 1, -(2**31), 2**16)
+_INTERESTING = (0, 1, -1, -2, 0x7F, 0x80, 0xFF, 2**15 - 1, 2**31 - 1, -(2**31), 2**16, 2**63 - 1, -(2**63))
 
 
 @lru_cache(maxsize=1)
@@ -116,8 +116,13 @@ def _shuffle_entries(draw: st.DrawFn, size: int) -> Mutation:
 
 
 # Fields worth lying in, as (offset within the entry, struct code): the entry size, v2 header fields
-# (length, magic, attributes, lastOffsetDelta, count), v0/v1 attributes and v1 key length.
-_FIELDS = ((8, ">i"), (16, ">b"), (21, ">h"), (23, ">i"), (57, ">i"), (17, ">b"), (26, ">i"), (18, ">i"))
+# (length, magic, attributes, lastOffsetDelta, count), v0/v1 attributes and v1 key length; and the
+# int64s whose sums with a record's delta can leave int64: the offset, the v2 baseTimestamp and
+# the v1 timestamp.
+_FIELDS = (
+    (8, ">i"), (16, ">b"), (21, ">h"), (23, ">i"), (57, ">i"), (17, ">b"), (26, ">i"), (18, ">i"),
+    (0, ">q"), (27, ">q"), (18, ">q"),
+)  # fmt: skip
 
 
 @st.composite
