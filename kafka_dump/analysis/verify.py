@@ -10,6 +10,7 @@ wrappers, and the index files; and it sorts every byte into batches, bad regions
 
 from __future__ import annotations
 
+import os
 import zlib
 from collections.abc import Generator, Iterator, Sequence
 from pathlib import Path
