@@ -31,8 +31,12 @@ Cell = tuple[str, int, str]  # text, width in terminal cells, theme style name (
 
 _BOX = box.HEAVY_HEAD
 _OFFSET, _TIME, _KEY, _VALUE, _HEADERS, _NOTE = range(6)
-# Columns cut to fit a terminal, in this order, and the least width each keeps.
-_SHRINK = ((_VALUE, 8), (_HEADERS, 5), (_NOTE, 5), (_KEY, 5), (_TIME, 10))
+# Columns that share a terminal's width, the weight of each share and the least width each keeps:
+# the value takes two shares, so it is the widest column whenever it is the longest. The offset stays
+# whole; the time gives the value room down to ``_SHORT_TIME`` (the minute), and is cut further (to
+# ``_LEAST_TIME``) only when the others are at their least.
+_SHARES = ((_KEY, 1, 5), (_VALUE, 2, 8), (_HEADERS, 1, 5), (_NOTE, 1, 5))
+_SHORT_TIME, _LEAST_TIME = 17, 10
 _NONE = Compression.NONE
 _NULL: Cell = ("null", 4, "kdump.null")
 _TIME_LABELS = {"iso": "time (UTC)", "ms": "timestamp (ms)", "both": "time (UTC) and ms"}
@@ -456,26 +460,20 @@ class TableRenderer:
         for i in (_OFFSET, _KEY, _VALUE):
             longest = max(map(len, self._cols[i]), default=0) if self._measure else self._longest[i]
             widths[i] = max(longest, widths[i])
-        for i in (_OFFSET, _TIME, _KEY, _VALUE):
+        for i in (_OFFSET, _TIME, _VALUE):
             widths[i] = max(widths[i], self._label_widths[i])
-        for i in (_HEADERS, _NOTE):
+        for i in (_KEY, _HEADERS, _NOTE):  # a column that no row uses is left out
             if widths[i]:
                 widths[i] = max(widths[i], self._label_widths[i])
         section = max((s.width for _, s in self._sections), default=0)
         return widths, section
 
     def _fit(self, wanted: list[int], section: int) -> list[int]:
-        """Widen the value column for the section rows, then cut columns to fit the terminal."""
+        """Widen the value column for the section rows, then share a terminal's width (``_share``)."""
         widths = list(wanted)
         widths[_VALUE] += max(0, section + 5 - _table_width(widths))
-        if self._limit is not None:
-            excess = _table_width(widths) - self._limit
-            for col, least in _SHRINK:
-                if excess <= 0:
-                    break
-                cut = min(excess, max(0, widths[col] - least))
-                widths[col] -= cut
-                excess -= cut
+        if self._limit is not None and _table_width(widths) > self._limit:
+            widths = _share(wanted, self._limit)
         return widths
 
     def _flush(self, *, close: bool) -> list[bytes]:
@@ -592,6 +590,37 @@ class TableRenderer:
             start, end = sgr_[style]
             out.append(f"{start}{text}{end}" if start else text)
         return "".join(out)
+
+
+def _share(wanted: list[int], limit: int) -> list[int]:
+    """Widths that fit ``limit`` cells: offset and time whole, the other columns by weighted shares of
+    the room (``_SHARES``), each given the least of its share and what it needs, the value what is left."""
+    widths = list(wanted)
+    room = limit - _table_width([*wanted[:2], 0, 0, 0, 0]) - 3 * sum(1 for w in wanted[2:] if w)
+    shares = [(col, weight, min(least, wanted[col])) for col, weight, least in _SHARES if wanted[col]]
+    low, high = 0, max((wanted[col] for col, _, _ in shares), default=0)
+    while low < high:  # the largest share that fits
+        mid = (low + high + 1) // 2
+        if sum(max(least, min(wanted[col], weight * mid)) for col, weight, least in shares) <= room:
+            low = mid
+        else:
+            high = mid - 1
+    for col, weight, least in shares:
+        widths[col] = max(least, min(wanted[col], weight * low))
+    left = room - sum(widths[col] for col, _, _ in shares)
+    if left < 0:  # too narrow for the least widths: the time is cut too
+        widths[_TIME] = max(_LEAST_TIME, widths[_TIME] + left)
+    for col in (_VALUE, _NOTE, _HEADERS, _KEY):  # what the rounding left: the value first
+        if left > 0 and wanted[col]:
+            more = min(left, wanted[col] - widths[col])
+            widths[col] += more
+            left -= more
+    if widths[_VALUE] < min(widths[_TIME], wanted[_VALUE]):  # the value as wide as the time, if it can
+        give = min((widths[_TIME] - widths[_VALUE] + 1) // 2, wanted[_VALUE] - widths[_VALUE])
+        give = max(0, min(give, widths[_TIME] - _SHORT_TIME))
+        widths[_TIME] -= give
+        widths[_VALUE] += give
+    return widths
 
 
 def _table_width(widths: list[int]) -> int:

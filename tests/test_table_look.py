@@ -1,0 +1,89 @@
+"""How the record table uses a terminal's width, and how it reads: the value gets the room, one table
+per file, a one-record batch as one row, ``--expanded``, ``--time`` everywhere. Real broker files come
+from ../shared/fixtures-real (skipped when absent)."""
+
+from __future__ import annotations
+
+import pytest
+from click.testing import CliRunner, Result
+from rich.cells import cell_len
+
+from kafka_dump.cli import main
+from kafka_dump.model import Batch, Compression, Record, TimestampType, new_record
+from kafka_dump.render.table import TableRenderer
+from tests.conftest import SHARED_REAL as REAL
+
+needs_real = pytest.mark.skipif(not REAL.is_dir(), reason="../shared/fixtures-real is absent")
+ENV: dict[str, str | None] = {"NO_COLOR": None, "FORCE_COLOR": None, "TERM": None}
+OFFSETS_6 = REAL / "ldi-poc-kafka370-kraft/__consumer_offsets-6/00000000000000000000.log"
+SNAPSHOT_39 = (
+    REAL / "urbanpulse-kafka39-kraft/__cluster_metadata-0/00000000000000007295-0000000001.checkpoint"
+)
+
+
+def run(*args: str, columns: int = 200) -> Result:
+    return CliRunner().invoke(main, ["dump", *args], env={**ENV, "COLUMNS": str(columns)})
+
+
+def _batch(recs: list[Record], position: int = 0) -> Batch:
+    return Batch(
+        "f.log", position, recs[0].offset, recs[-1].offset, 2, 0, Compression.NONE, TimestampType.CREATE_TIME,
+        0, 0, -1, -1, -1, -1, 0, False, False, None, 1, True, 100, len(recs), tuple(recs),
+    )  # fmt: skip
+
+
+def _cells(row: str) -> list[str]:
+    return [c.strip() for c in row.split("│")[1:-1]]
+
+
+def _header(text: str) -> list[str]:
+    line = next(ln for ln in text.splitlines() if ln.startswith("┃"))
+    return [c.strip() for c in line.split("┃")[1:-1]]
+
+
+def _widths(text: str) -> dict[str, int]:
+    line = next(ln for ln in text.splitlines() if ln.startswith("┃"))
+    return {c.strip(): cell_len(c) - 2 for c in line.split("┃")[1:-1]}
+
+
+@pytest.mark.parametrize("width", [80, 120, 200])
+def test_the_value_is_the_widest_column_when_it_is_the_longest(width: int) -> None:
+    recs = [new_record(i, 1_700_000_000_000, b"k" * 60, b"v" * 300, (), -1, 10) for i in range(3)]
+    renderer = TableRenderer(max_bytes=400, width=width)
+    chunks = [*renderer.file_start("f.log", 0, None), *renderer.batch(_batch(recs), tuple(recs))]
+    text = b"".join([*chunks, *renderer.file_end("f.log", 0)]).decode()
+    widths = _widths(text)
+    assert widths["value"] == max(widths.values()) and widths["value"] > widths["key"]
+    assert all(cell_len(ln) <= width for ln in text.splitlines())
+
+
+def test_a_column_no_row_uses_is_left_out() -> None:
+    recs = [new_record(i, 1_700_000_000_000, b"", b"v", (), -1, 10) for i in range(3)]
+    renderer = TableRenderer(width=120)
+    chunks = [*renderer.file_start("f.log", 0, None), *renderer.batch(_batch(recs), tuple(recs))]
+    text = b"".join([*chunks, *renderer.file_end("f.log", 0)]).decode()
+    assert _header(text) == ["offset", "time (UTC)", "value"]
+
+
+@needs_real
+@pytest.mark.parametrize("width", [80, 120, 200])
+def test_consumer_offsets_show_committed_offsets(width: int) -> None:
+    result = run(str(OFFSETS_6), columns=width)
+    assert result.exit_code == 0, result.output
+    rows = [_cells(ln) for ln in result.stdout.splitlines() if "OffsetCommitValue" in ln]
+    assert rows
+    if width >= 120:
+        assert all(row[3].startswith("OffsetCommitValue v3 offset=") for row in rows), rows[:2]
+    widths = _widths(result.stdout)
+    assert widths["value"] == max(widths.values())
+
+
+@needs_real
+@pytest.mark.parametrize("width", [80, 120, 200])
+def test_a_kraft_snapshot_gives_the_value_the_room(width: int) -> None:
+    result = run(str(SNAPSHOT_39), columns=width)
+    assert result.exit_code == 0, result.output
+    assert "PARTITI…" not in result.stdout
+    assert "PARTITION_RECORD v1" in result.stdout
+    widths = _widths(result.stdout)
+    assert widths["value"] == max(widths.values())
