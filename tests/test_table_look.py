@@ -87,3 +87,42 @@ def test_a_kraft_snapshot_gives_the_value_the_room(width: int) -> None:
     assert "PARTITION_RECORD v1" in result.stdout
     widths = _widths(result.stdout)
     assert widths["value"] == max(widths.values())
+
+
+def _single(offset: int, producer: int = -1, position: int = 0) -> Batch:
+    r = new_record(offset, 1_700_000_000_000 + offset, b"k", b"v", (), -1, 10)
+    b = _batch([r], position)
+    return b._replace(producerId=producer, producerEpoch=0 if producer >= 0 else -1)
+
+
+def _table(batches: list[Batch], flush_rows: int = 256) -> str:
+    renderer = TableRenderer(width=120, flush_rows=flush_rows)
+    chunks = list(renderer.file_start("f.log", 0, None))
+    for b in batches:
+        chunks += renderer.batch(b, b.records)
+    return b"".join([*chunks, *renderer.file_end("f.log", 0)]).decode()
+
+
+@pytest.mark.parametrize("flush_rows", [2, 3, 256])
+def test_one_record_batches_alike_are_one_row_each(flush_rows: int) -> None:
+    text = _table([_single(i, position=70 * i) for i in range(5)], flush_rows)
+    lines = text.splitlines()
+    sections = [ln for ln in lines if ln.startswith("├")]
+    assert len(sections) == 1 and "batches of one record each · v2" in sections[0], sections
+    assert [_cells(ln)[0] for ln in lines if ln.startswith("│")] == ["0", "1", "2", "3", "4"]
+
+
+def test_a_one_record_batch_unlike_its_neighbours_keeps_its_section_row() -> None:
+    text = _table([_single(0), _single(1, producer=7), _single(2, producer=7), _single(3)])
+    sections = [ln for ln in text.splitlines() if ln.startswith("├")]
+    assert len(sections) == 3, sections
+    assert sections[0].startswith("├─ offset 0 · v2 · 100 B at 0 ")
+    assert "batches of one record each · v2 · producer 7 epoch 0" in sections[1]
+    assert sections[2].startswith("├─ offset 3 · v2 ")
+
+
+def test_batch_lines_read_as_words() -> None:
+    result = run("fixtures/txn-control.log", columns=200)
+    assert "offset 6 · transactional · control" in result.stdout
+    assert "producer 4001 epoch 2 seq 0..2" in result.stdout
+    assert "6..6" not in result.stdout and "4001/2" not in result.stdout

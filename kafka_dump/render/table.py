@@ -117,7 +117,10 @@ def batch_title(b: Batch, *, with_time: TimeMode | None = None, aborted: bool = 
     """A batch header on one line, short enough for 120 columns: defaults and absent fields left out,
     what must not be missed (an invalid CRC, transactional, aborted, control) first, before any cut."""
     count = b.recordCount if b.recordCount is not None else 0
-    parts: list[Segment] = [(f"offsets {b.baseOffset}..{b.lastOffset}", ""), (plural(count, "record"), "")]
+    if b.baseOffset == b.lastOffset and count == 1:
+        parts: list[Segment] = [(f"offset {b.baseOffset}", "")]
+    else:
+        parts = [(f"offsets {b.baseOffset}..{b.lastOffset}", ""), (plural(count, "record"), "")]
     if not b.crcValid:
         parts.append((f"CRC INVALID (stored {b.crc})", "kdump.invalid"))
     if b.isTransactional:
@@ -137,7 +140,7 @@ def batch_title(b: Batch, *, with_time: TimeMode | None = None, aborted: bool = 
     if b.magic >= 2:
         if b.producerId >= 0:
             seq = f" seq {b.baseSequence}..{b.lastSequence}" if b.baseSequence >= 0 else ""
-            parts.append((f"producer {b.producerId}/{b.producerEpoch}{seq}", ""))
+            parts.append((f"producer {b.producerId} epoch {b.producerEpoch}{seq}", ""))
         if b.partitionLeaderEpoch >= 0:
             parts.append((f"leaderEpoch {b.partitionLeaderEpoch}", ""))
         if b.deleteHorizonMs is not None:
@@ -156,6 +159,33 @@ def message_title(b: Batch, *, with_time: TimeMode | None = None) -> list[Segmen
     if with_time and b.maxTimestamp >= 0:
         parts.append((time_text(b.maxTimestamp, with_time), ""))
     return _joined(parts)
+
+
+def _singles_title(b: Batch) -> list[Segment]:
+    """The section row of consecutive one-record batches alike but for offset, size and place."""
+    parts: list[Segment] = [("batches of one record each", "")]
+    if b.isTransactional:
+        parts.append(("transactional", "kdump.transactional"))
+    codec = "" if b.compression is _NONE else f" {b.compression.label}"
+    parts.append((f"v{b.magic}{codec}", ""))
+    if b.timestampType is TimestampType.LOG_APPEND_TIME:
+        parts.append(("LogAppendTime", ""))
+    if b.producerId >= 0:
+        parts.append((f"producer {b.producerId} epoch {b.producerEpoch}", ""))
+    if b.partitionLeaderEpoch >= 0:
+        parts.append((f"leaderEpoch {b.partitionLeaderEpoch}", ""))
+    return _joined(parts)
+
+
+def _alike(b: Batch, aborted: bool) -> tuple[object, ...] | None:
+    """What a one-record v2 batch shares with the next one for both to go under one section row;
+    None for a batch that keeps its own (several records, control, an invalid CRC, aborted...)."""
+    if b.magic < 2 or b.recordCount != 1 or b.isControl or not b.crcValid or aborted:
+        return None
+    if b.baseOffset != b.lastOffset or b.deleteHorizonMs is not None:
+        return None
+    return (b.compression, b.timestampType, b.isTransactional, b.producerId, b.producerEpoch,
+            b.partitionLeaderEpoch)  # fmt: skip
 
 
 def _run_title(b: Batch) -> list[Segment]:
@@ -192,9 +222,12 @@ class _Section:
     __slots__ = ("segments", "width", "wrap")
 
     def __init__(self, segments: list[Segment], *, wrap: bool = False) -> None:
+        self.wrap = wrap  # a problem is wrapped, never cut: its reason matters; a batch line is cut
+        self.retitle(segments)
+
+    def retitle(self, segments: list[Segment]) -> None:
         self.segments = segments
         self.width = sum(len(t) if t.isascii() else cell_len(t) for t, _ in segments)
-        self.wrap = wrap  # a problem is wrapped, never cut: its reason matters; a batch line is cut
 
 
 class TableRenderer:
@@ -237,6 +270,11 @@ class TableRenderer:
         self._label_widths = [len(x) for x in self._labels]
         self._aborted = False  # the batch being added is data of an aborted transaction
         self._path: str | None = None  # the file being dumped
+        # One-record batches alike (``_alike``) under one section row: what the last one shares, whether
+        # the section row says so, and the first one's section row while it is buffered.
+        self._alike: tuple[object, ...] | None = None
+        self._alike_titled = False
+        self._alike_section: _Section | None = None
 
     def _new_buffer(self) -> None:
         self._cols: list[list[str]] = [[], [], [], [], [], []]
@@ -247,6 +285,7 @@ class TableRenderer:
         self._longest = [0] * 6
         self._measure = False
         self._sections: list[tuple[int, _Section]] = []  # (row it comes before, section)
+        self._alike_section = None  # written
 
     # --- events ------------------------------------------------------------------------------
 
@@ -277,12 +316,13 @@ class TableRenderer:
             self._end_run()
         self._run_magic = -1
         if records is None:
+            self._alike = None
             # The records could not be read (a codec failed): the header says so, the problem why.
             title = [*batch_title(b, with_time=self._time, aborted=self._aborted), (" · ", "kdump.label")]
             self._sections.append((len(cols[0]), _Section([*title, ("records not read", "kdump.problem")])))
         else:
             first = len(cols[0])
-            self._sections.append((first, _Section(batch_title(b, aborted=self._aborted))))
+            self._single_section(b, first)
             self._add_rows(records)
             if b.isControl:
                 for i, r in enumerate(records, first):
@@ -296,6 +336,25 @@ class TableRenderer:
         if len(cols[0]) >= self._flush_rows:
             return self._flush(close=False)
         return ()
+
+    def _single_section(self, b: Batch, row: int) -> None:
+        """A batch's section row before ``row``; a one-record batch alike the one before it (``_alike``)
+        goes under that one's section row, retitled for them all when it is still buffered."""
+        alike = _alike(b, self._aborted)
+        if alike is None or alike != self._alike:
+            self._alike, self._alike_titled = alike, False
+            section = _Section(batch_title(b, aborted=self._aborted))
+            self._sections.append((row, section))
+            self._alike_section = section if alike is not None else None
+            return
+        if self._alike_titled:
+            return
+        self._alike_titled = True
+        title = _singles_title(b)
+        if self._alike_section is not None:  # the first one's section row, not yet written
+            self._alike_section.retitle(title)
+        else:
+            self._sections.append((row, _Section(title)))
 
     def run(self, batches: Sequence[Batch]) -> list[bytes]:
         """A run of batches, each with all its records (a ``BatchRun``): what ``batch`` answers for
@@ -340,6 +399,7 @@ class TableRenderer:
             return self._line(_Section(problem_title(p, dumped=self._path), wrap=True))
         self._end_run()
         self._run_magic = -1
+        self._alike = None
         self._sections.append((len(self._cols[0]), _Section(problem_title(p, dumped=self._path), wrap=True)))
         return []
 
@@ -366,6 +426,7 @@ class TableRenderer:
 
     def _start_run(self, b: Batch) -> None:
         self._end_run()
+        self._alike = None
         self._run_magic, self._run_type = b.magic, b.timestampType
         self._sections.append((len(self._cols[0]), _Section(_run_title(b))))
 
@@ -457,6 +518,11 @@ class TableRenderer:
     def _needed(self) -> tuple[list[int], int]:
         """Column widths the buffered rows need (0: a column none of them uses), and the widest section."""
         widths = list(self._known)
+        if self._measure:  # decoded cells replaced others: the widths of the cells shown
+            shown = {(col, row): cell[1] for col, row, cell in self._special if col in (_KEY, _VALUE)}
+            widths[_KEY] = widths[_VALUE] = 0
+            for (col, _), w in shown.items():
+                widths[col] = max(widths[col], w)
         for i in (_OFFSET, _KEY, _VALUE):
             longest = max(map(len, self._cols[i]), default=0) if self._measure else self._longest[i]
             widths[i] = max(longest, widths[i])
@@ -503,6 +569,7 @@ class TableRenderer:
             out.append(self._bottom(self._widths))
             self._widths = None
             self._run_magic = -1
+            self._alike = None
         return out
 
     def _top(self, widths: list[int]) -> list[bytes]:
