@@ -4,14 +4,19 @@ from ../shared/fixtures-real (skipped when absent)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from click.testing import CliRunner, Result
 from rich.cells import cell_len
 
 from kafka_dump.cli import main
 from kafka_dump.model import Batch, Compression, Record, TimestampType, new_record
+from kafka_dump.render.payload import printable
 from kafka_dump.render.table import TableRenderer
+from tests.batches import Rec, v2_batch
 from tests.conftest import SHARED_REAL as REAL
+from tests.test_terminal_safety import HOSTILE, assert_safe, on_terminal
 
 needs_real = pytest.mark.skipif(not REAL.is_dir(), reason="../shared/fixtures-real is absent")
 ENV: dict[str, str | None] = {"NO_COLOR": None, "FORCE_COLOR": None, "TERM": None}
@@ -126,3 +131,36 @@ def test_batch_lines_read_as_words() -> None:
     assert "offset 6 · transactional · control" in result.stdout
     assert "producer 4001 epoch 2 seq 0..2" in result.stdout
     assert "6..6" not in result.stdout and "4001/2" not in result.stdout
+
+
+def test_expanded_shows_whole_values_and_every_header(tmp_path: Path) -> None:
+    long = b"v" * 300 + b"\x1b[2J\r" + b"w" * 10
+    seg = tmp_path / "00000000000000000000.log"
+    seg.write_bytes(
+        v2_batch([(b"k", long, [("a", b"1"), ("b", None), ("c", b"\xff\x00")]), (None, b"x", [])])
+    )
+    result = run("-x", "--max-bytes", "8", str(seg))
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert lines[2] == "-[ offset 0 ]"
+    fields = [ln.split(" │ ", 1) for ln in lines if " │ " in ln]
+    names = [name.strip() for name, _ in fields]
+    assert names == ["time", "key", "value", "header", "header", "header", "time", "key", "value"]
+    assert fields[2][1] == "v" * 300 + "\\x1b[2J\\r" + "w" * 10  # whole, escaped, not cut at --max-bytes
+    assert [f[1] for f in fields[3:6]] == ["a = 1", "b = null", "c = 0xff00"]
+    assert fields[7][1] == "null"
+
+
+def test_expanded_is_for_the_table() -> None:
+    result = run("-x", "--format", "json", "fixtures/v2-none.log")
+    assert result.exit_code == 2 and "--expanded" in result.output
+
+
+def test_expanded_on_a_terminal_is_escaped(tmp_path: Path) -> None:
+    records: list[Rec] = [(k.encode(), v.encode(), [(v, v.encode())]) for k, v in HOSTILE.items()]
+    seg = tmp_path / "00000000000000000000.log"
+    seg.write_bytes(v2_batch(records))
+    plain = assert_safe(*on_terminal("dump", "-x", str(seg), columns=80))
+    for value in HOSTILE.values():
+        assert printable(value) in plain  # whole, the 5,000-byte line too, escaped where it must be
+    assert "[bold]B[/bold]" in plain  # markup is shown, not applied

@@ -93,7 +93,7 @@ def _headers_cell(record: Record, max_bytes: int) -> Cell:
     return (text, len(text) if text.isascii() else cell_len(text), "")
 
 
-def _control_cell(record: Record) -> Cell:
+def control_cell(record: Record) -> Cell:
     c = record.control
     if c is None:
         return ("control record, key unreadable", 31, "kdump.problem")
@@ -326,7 +326,7 @@ class TableRenderer:
             self._add_rows(records)
             if b.isControl:
                 for i, r in enumerate(records, first):
-                    self._set(_NOTE, i, _control_cell(r))
+                    self._set(_NOTE, i, control_cell(r))
             elif b.magic < 2:
                 for i, r in enumerate(records, first):
                     if r.crcValid is False:
@@ -455,7 +455,7 @@ class TableRenderer:
             if control:
                 if d.value is not None and d.value.data is not None and r.control is not None:
                     # With its JSON, the record's version too: it says which schema the JSON follows.
-                    style = _control_cell(r)[2]
+                    style = control_cell(r)[2]
                     label = f"{r.control.type_name} v{r.control.version}"
                     text = f"{label} {self._decoded_text(kafka_json(d.value.data))}"
                     self._set(_NOTE, i, (text, cell_len(text), style))
