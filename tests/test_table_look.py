@@ -11,7 +11,7 @@ from click.testing import CliRunner, Result
 from rich.cells import cell_len
 
 from kafka_dump.cli import main
-from kafka_dump.model import Batch, Compression, Record, TimestampType, new_record
+from kafka_dump.model import Batch, Compression, Record, TimestampType, new_header, new_record
 from kafka_dump.render.payload import printable
 from kafka_dump.render.table import TableRenderer
 from tests.batches import Rec, v2_batch
@@ -164,3 +164,28 @@ def test_expanded_on_a_terminal_is_escaped(tmp_path: Path) -> None:
     for value in HOSTILE.values():
         assert printable(value) in plain  # whole, the 5,000-byte line too, escaped where it must be
     assert "[bold]B[/bold]" in plain  # markup is shown, not applied
+
+
+def test_a_column_that_appears_later_joins_the_same_table() -> None:
+    short = [new_record(i, 1_700_000_000_000, b"k", b"v", (), -1, 10) for i in range(2)]
+    wide = [new_record(2, 1_700_000_000_000, b"k", b"v" * 40, (new_header(b"h", b"x" * 10),), -1, 10)]
+    renderer = TableRenderer(width=None, flush_rows=2)
+    chunks = list(renderer.file_start("f.log", 0, None))
+    chunks += renderer.batch(_batch(short), tuple(short))
+    chunks += renderer.batch(_batch(wide, 100), tuple(wide))
+    text = b"".join([*chunks, *renderer.file_end("f.log", 0)]).decode()
+    lines = text.splitlines()
+    assert text.count("┏") == 1 and text.count("└") == 1, text
+    join = next(ln for ln in lines if ln.startswith("├") and "┼" in ln)
+    assert join.endswith("┐") and "─ headers ─" in join, join
+    assert cell_len(lines[lines.index(join) - 1]) < cell_len(join) == cell_len(lines[-1])
+
+
+@needs_real
+@pytest.mark.parametrize("columns", [None, 80, 120])
+def test_a_kraft_log_is_one_table(columns: int | None) -> None:
+    log = REAL / "ronem123-kafka41-kraft/__cluster_metadata-0/00000000000001725413.log"
+    env = {**ENV, "COLUMNS": str(columns) if columns else None}
+    result = CliRunner().invoke(main, ["dump", str(log)], env=env)
+    assert result.exit_code == 0, result.output
+    assert result.stdout.count("┏") == 1 and result.stdout.count("┘") == 1

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from itertools import zip_longest
 
 from rich import box
 from rich.cells import cell_len, set_cell_size
@@ -556,12 +557,12 @@ class TableRenderer:
                 # Growing once on a terminal: take its whole width, so that values do not grow it again.
                 wanted[_VALUE] += self._limit
                 widths = self._fit(wanted, section)
-            if self._widths is not None and widths != self._widths:
-                # A column must grow or appear: close the table, open one with the new widths.
-                out.append(self._bottom(self._widths))
-                self._widths = None
             if self._widths is None:
                 out.extend(self._top(widths))
+            elif (
+                widths != self._widths
+            ):  # a column must grow or appear: one rule joins the old widths to the new
+                out.append(self._join(self._widths, widths))
             self._widths, self._wanted, self._section_width = widths, wanted, section
             self._lines(widths, needed, out)
             self._new_buffer()
@@ -584,6 +585,21 @@ class TableRenderer:
                 cells.append(f" {label}{pad} " if label != "offset" else f" {pad}{label} ")
         head = _BOX.head_left + _BOX.head_vertical.join(f"{start}{c}{end}" if start else c for c in cells)
         return [f"{_BOX.get_top(shown)}\n{head}{_BOX.head_right}\n{_BOX.get_row(shown, 'head')}\n".encode()]
+
+    def _join(self, old: list[int], new: list[int]) -> bytes:
+        """``├──┼──┴──┬─ note ─┐``: the bars of the rows above (``old``) end and those below (``new``) start
+        on one rule, so the file stays one table; a column that appears has its label on the rule."""
+        above = _rule(old, "└┴┘")
+        below = _rule(new, "┌┬┐")
+        line = [_JOIN[_ARMS.get(a, 0) | _ARMS.get(b, 0)] for a, b in zip_longest(above, below, fillvalue=" ")]
+        start = 0  # where the column's left bar is
+        for col, w in enumerate(new):
+            label = f" {self._labels[col]} "
+            if w and not old[col] and len(label) <= w + 2:
+                at = start + (2 if len(label) <= w else 1)
+                line[at : at + len(label)] = label
+            start += w + 3 if w else 0
+        return ("".join(line) + "\n").encode()
 
     def _bottom(self, widths: list[int]) -> bytes:
         return (_BOX.get_bottom([w + 2 for w in widths if w]) + "\n").encode()
@@ -688,6 +704,16 @@ def _share(wanted: list[int], limit: int) -> list[int]:
         widths[_TIME] -= give
         widths[_VALUE] += give
     return widths
+
+
+# The arms of a light box character (up 1, down 2, left 4, right 8), and the character of each set.
+_ARMS = {"─": 12, "│": 3, "┌": 10, "┐": 6, "└": 9, "┘": 5, "├": 11, "┤": 7, "┬": 14, "┴": 13, "┼": 15}
+_JOIN = {arms: char for char, arms in _ARMS.items()} | {0: " "}
+
+
+def _rule(widths: list[int], corners: str) -> str:
+    """A light rule at ``widths``: ``corners`` are its left end, the crossings and its right end."""
+    return corners[0] + corners[1].join("─" * (w + 2) for w in widths if w) + corners[2]
 
 
 def _table_width(widths: list[int]) -> int:
