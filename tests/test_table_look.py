@@ -189,3 +189,46 @@ def test_a_kraft_log_is_one_table(columns: int | None) -> None:
     result = CliRunner().invoke(main, ["dump", str(log)], env=env)
     assert result.exit_code == 0, result.output
     assert result.stdout.count("┏") == 1 and result.stdout.count("┘") == 1
+
+
+@needs_real
+@pytest.mark.parametrize(
+    ("mode", "shown"),
+    [
+        ("iso", "2025-12-16T11:17:46.522Z"),
+        ("ms", "1765883866522"),
+        ("both", "2025-12-16T11:17:46.522Z (1765883866522)"),
+    ],
+)
+def test_time_applies_to_decoded_values(mode: str, shown: str) -> None:
+    offsets = REAL / "ronem123-kafka41-kraft/__consumer_offsets-44"
+    for args in ([], ["-x"]):
+        out = run("--time", mode, *args, str(offsets), columns=1000).stdout
+        assert f"OffsetCommitValue v4 offset=5 leaderEpoch=-1 metadata= commitTimestamp={shown}" in out
+
+
+@needs_real
+@pytest.mark.parametrize("mode", ["iso", "ms", "both"])
+def test_time_applies_to_side_files(mode: str) -> None:
+    index = REAL / "ronem123-kafka41-kraft/__cluster_metadata-0/00000000000001725413.timeindex"
+    snapshot = REAL / "macsakini-kafka34-zk/tenitems-0/00000000000000000009.snapshot"
+    out = run("--time", mode, str(index), str(snapshot)).stdout
+    iso, ms = "2025-12-30T06:29:28.455Z", "1767076168455"
+    expected = {"iso": iso, "ms": ms, "both": f"{iso} ({ms})"}[mode]
+    assert f"{expected}        1725470" in out
+    assert {
+        "iso": "2023-02-11T19:33:36.364Z",
+        "ms": "1676144016364",
+        "both": "2023-02-11T19:33:36.364Z (1676144016364)",
+    }[mode] in out
+    if mode == "iso":
+        assert ms not in out
+
+
+def test_time_applies_to_a_batch_line() -> None:
+    r = new_record(0, 1_700_000_000_000, b"k", b"v", (), -1, 10)
+    b = _batch([r])._replace(deleteHorizonMs=1_700_000_000_123)
+    for mode, shown in (("iso", "2023-11-14T22:13:20.123Z"), ("ms", "1700000000123")):
+        renderer = TableRenderer(time=mode)  # type: ignore[arg-type]
+        text = b"".join([*renderer.batch(b, (r,)), *renderer.file_end("f.log", 0)]).decode()
+        assert f"deleteHorizon {shown}" in text

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from kafka_dump.internal_topics import Decoded, RecordDecoder
 from kafka_dump.log.sidefiles import SideItem
 from kafka_dump.model import Batch, Compression, Problem, Record
+from kafka_dump.render.clock import time_text
 from kafka_dump.render.decoded import SideTable, file_decoder, kafka_json, part_text
 from kafka_dump.render.payload import header_key, printable
 from kafka_dump.render.rows import TimeMode
@@ -22,7 +23,6 @@ from kafka_dump.render.table import (
     data_cell,
     message_title,
     problem_title,
-    time_text,
 )
 from kafka_dump.render.theme import STYLES, sgr
 
@@ -42,7 +42,7 @@ class ExpandedRenderer:
         self._decode_choice = decode
         self._decode: RecordDecoder | None = None
         self._decodes_data = False
-        self._side = SideTable()
+        self._side = SideTable(time)
         self._path: str | None = None
         self._aborted = False
 
@@ -56,7 +56,8 @@ class ExpandedRenderer:
         if b.magic < 2 and b.compression is Compression.NONE:
             title = message_title(b, with_time=None if self._records else self._time)
         else:
-            title = batch_title(b, with_time=None if self._records else self._time, aborted=self._aborted)
+            with_time = None if self._records else self._time
+            title = batch_title(b, with_time=with_time, aborted=self._aborted, time=self._time)
         if records is None and self._records:
             title = [*title, (" · ", "kdump.label"), ("records not read", "kdump.problem")]
         out = [self._line(title)]
@@ -87,8 +88,10 @@ class ExpandedRenderer:
         fields: list[tuple[str, list[Segment]]] = [("time", [(time_text(r.timestamp, self._time), "")])]
         decoded = self._decode(b.isControl, r) if self._decode is not None else None
         if decoded is not None and not b.isControl and self._decodes_data:
-            key = "" if decoded.key is None and decoded.decoder == "metadata" else part_text(decoded.key)
-            text = part_text(decoded.value, decoded.tombstone)
+            key = part_text(decoded.key, time=self._time)
+            if decoded.key is None and decoded.decoder == "metadata":
+                key = ""
+            text = part_text(decoded.value, decoded.tombstone, self._time)
             if decoded.error is not None:
                 text += f" ({decoded.error})"
             fields += [("key", [(printable(key), "")]), ("value", [(printable(text), "")])]

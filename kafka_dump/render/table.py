@@ -20,7 +20,7 @@ from kafka_dump.internal_topics import RecordDecoder
 from kafka_dump.log.sidefiles import SideItem
 from kafka_dump.model import Batch, Compression, ControlType, Problem, ProblemKind, Record, TimestampType
 from kafka_dump.render import rows as _rows
-from kafka_dump.render.clock import iso
+from kafka_dump.render.clock import time_text
 from kafka_dump.render.decoded import SideTable, file_decoder, kafka_json, part_text
 from kafka_dump.render.payload import header_key, printable
 from kafka_dump.render.rows import COLUMN_BITS, TIME_BOTH, TIME_ISO, TIME_MS, TimeMode
@@ -43,15 +43,6 @@ _NULL: Cell = ("null", 4, "kdump.null")
 _TIME_LABELS = {"iso": "time (UTC)", "ms": "timestamp (ms)", "both": "time (UTC) and ms"}
 _TIME_CODES = {"iso": TIME_ISO, "ms": TIME_MS, "both": TIME_BOTH}
 _COLUMN_MASK = (1 << COLUMN_BITS) - 1
-
-
-def time_text(ts: int, mode: TimeMode) -> str:
-    """A timestamp as ``--time`` asks: ISO, epoch ms, or both (``ISO (ms)``); ``-`` when there is none."""
-    if mode == "iso" or ts < 0:
-        return iso(ts)
-    if mode == "ms":
-        return str(ts)
-    return f"{iso(ts)} ({ts})"
 
 
 def data_cell(data: bytes | None, max_bytes: int) -> Cell:
@@ -114,9 +105,12 @@ def _invalid_cell(record: Record) -> Cell:
 Segment = tuple[str, str]  # text, theme style name
 
 
-def batch_title(b: Batch, *, with_time: TimeMode | None = None, aborted: bool = False) -> list[Segment]:
+def batch_title(
+    b: Batch, *, with_time: TimeMode | None = None, aborted: bool = False, time: TimeMode = "iso"
+) -> list[Segment]:
     """A batch header on one line, short enough for 120 columns: defaults and absent fields left out,
-    what must not be missed (an invalid CRC, transactional, aborted, control) first, before any cut."""
+    what must not be missed (an invalid CRC, transactional, aborted, control) first, before any cut.
+    ``with_time``: show the max timestamp so; ``time``: how any other time is shown."""
     count = b.recordCount if b.recordCount is not None else 0
     if b.baseOffset == b.lastOffset and count == 1:
         parts: list[Segment] = [(f"offset {b.baseOffset}", "")]
@@ -145,7 +139,7 @@ def batch_title(b: Batch, *, with_time: TimeMode | None = None, aborted: bool = 
         if b.partitionLeaderEpoch >= 0:
             parts.append((f"leaderEpoch {b.partitionLeaderEpoch}", ""))
         if b.deleteHorizonMs is not None:
-            parts.append((f"deleteHorizon {time_text(b.deleteHorizonMs, with_time or 'iso')}", ""))
+            parts.append((f"deleteHorizon {time_text(b.deleteHorizonMs, with_time or time)}", ""))
     return _joined(parts)
 
 
@@ -247,7 +241,7 @@ class TableRenderer:
         decode: str = "none",
     ) -> None:
         self._max = max_bytes
-        self._side = SideTable()
+        self._side = SideTable(time)
         self._decode_choice = decode
         self._decode: RecordDecoder | None = None
         self._decodes_data = False  # the file's records have a decoder (not only KRaft control records)
@@ -344,7 +338,7 @@ class TableRenderer:
         alike = _alike(b, self._aborted)
         if alike is None or alike != self._alike:
             self._alike, self._alike_titled = alike, False
-            section = _Section(batch_title(b, aborted=self._aborted))
+            section = _Section(batch_title(b, aborted=self._aborted, time=self._time))
             self._sections.append((row, section))
             self._alike_section = section if alike is not None else None
             return
@@ -461,8 +455,8 @@ class TableRenderer:
                     text = f"{label} {self._decoded_text(kafka_json(d.value.data))}"
                     self._set(_NOTE, i, (text, cell_len(text), style))
                 continue
-            key = "" if d.key is None and d.decoder == "metadata" else part_text(d.key)
-            value = part_text(d.value, d.tombstone) + ("" if d.error is None else f" ({d.error})")
+            key = "" if d.key is None and d.decoder == "metadata" else part_text(d.key, time=self._time)
+            value = part_text(d.value, d.tombstone, self._time) + ("" if d.error is None else f" ({d.error})")
             for col, text in ((_KEY, key), (_VALUE, value)):
                 shown = self._decoded_text(text)
                 self._set(col, i, (shown, cell_len(shown), ""))
