@@ -60,9 +60,11 @@ T = TypeVar("T")
 )
 @click.option("--batches-only", is_flag=True, help="Show batch headers only; records are not decoded.")
 @click.option(
-    "-x", "--expanded", is_flag=True,
+    "-x",
+    "--expanded",
+    is_flag=True,
     help="Table: one record at a time, one field a line, whole values and every header (as psql's \\x).",
-)  # fmt: skip
+)
 @click.option("--time", "time_mode", type=click.Choice(list(TIME_MODES)), default="iso", show_default=True,
               help="Table: times as ISO-8601 (UTC), epoch ms, or both in one column.")  # fmt: skip
 @range_options

@@ -2,8 +2,9 @@
 
 Rich's ``Table`` is too slow for a million rows: here rows are buffered a flush at a time, widths
 taken from the buffer, lines written with ``rich.box.HEAVY_HEAD`` and the theme's ANSI codes. A file's
-batches share one table, each under a section row (a run of plain v0/v1 messages under one), reopened
-only when a column must grow; on a terminal columns are cut with ``…`` to fit. File data is text or
+batches share one table, each under a section row (a run of plain v0/v1 messages, or of one-record batches
+alike, under one); where a column must grow, a rule joins the old widths to the new. On a terminal the
+columns share its width, the value first, and are cut with ``…`` to fit. File data is text or
 hex, control characters escaped; ``--decode`` shows decoded keys and values (KRaft control: JSON).
 """
 
@@ -179,8 +180,14 @@ def _alike(b: Batch, aborted: bool) -> tuple[object, ...] | None:
         return None
     if b.baseOffset != b.lastOffset or b.deleteHorizonMs is not None:
         return None
-    return (b.compression, b.timestampType, b.isTransactional, b.producerId, b.producerEpoch,
-            b.partitionLeaderEpoch)  # fmt: skip
+    return (
+        b.compression,
+        b.timestampType,
+        b.isTransactional,
+        b.producerId,
+        b.producerEpoch,
+        b.partitionLeaderEpoch,
+    )
 
 
 def _run_title(b: Batch) -> list[Segment]:
@@ -267,7 +274,7 @@ class TableRenderer:
         self._path: str | None = None  # the file being dumped
         # One-record batches alike (``_alike``) under one section row: what the last one shares, whether
         # the section row says so, and the first one's section row while it is buffered.
-        self._alike: tuple[object, ...] | None = None
+        self._alike_key: tuple[object, ...] | None = None
         self._alike_titled = False
         self._alike_section: _Section | None = None
 
@@ -311,7 +318,7 @@ class TableRenderer:
             self._end_run()
         self._run_magic = -1
         if records is None:
-            self._alike = None
+            self._alike_key = None
             # The records could not be read (a codec failed): the header says so, the problem why.
             title = [*batch_title(b, with_time=self._time, aborted=self._aborted), (" · ", "kdump.label")]
             self._sections.append((len(cols[0]), _Section([*title, ("records not read", "kdump.problem")])))
@@ -336,8 +343,8 @@ class TableRenderer:
         """A batch's section row before ``row``; a one-record batch alike the one before it (``_alike``)
         goes under that one's section row, retitled for them all when it is still buffered."""
         alike = _alike(b, self._aborted)
-        if alike is None or alike != self._alike:
-            self._alike, self._alike_titled = alike, False
+        if alike is None or alike != self._alike_key:
+            self._alike_key, self._alike_titled = alike, False
             section = _Section(batch_title(b, aborted=self._aborted, time=self._time))
             self._sections.append((row, section))
             self._alike_section = section if alike is not None else None
@@ -394,7 +401,7 @@ class TableRenderer:
             return self._line(_Section(problem_title(p, dumped=self._path), wrap=True))
         self._end_run()
         self._run_magic = -1
-        self._alike = None
+        self._alike_key = None
         self._sections.append((len(self._cols[0]), _Section(problem_title(p, dumped=self._path), wrap=True)))
         return []
 
@@ -421,7 +428,7 @@ class TableRenderer:
 
     def _start_run(self, b: Batch) -> None:
         self._end_run()
-        self._alike = None
+        self._alike_key = None
         self._run_magic, self._run_type = b.magic, b.timestampType
         self._sections.append((len(self._cols[0]), _Section(_run_title(b))))
 
@@ -564,7 +571,7 @@ class TableRenderer:
             out.append(self._bottom(self._widths))
             self._widths = None
             self._run_magic = -1
-            self._alike = None
+            self._alike_key = None
         return out
 
     def _top(self, widths: list[int]) -> list[bytes]:
