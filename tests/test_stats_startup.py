@@ -50,4 +50,4 @@ def test_stats_loads_neither_the_walk_nor_the_dump_analysis(fixture: str, fmt: s
 def test_the_light_iso_shows_a_timestamp_as_the_table_does(ts: int) -> None:
     from kafka_dump.render import clock, table
 
-    assert clock.iso(ts) == table.iso(ts)
+    assert clock.iso(ts) == table.time_text(ts, "iso")

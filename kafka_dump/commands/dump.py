@@ -62,6 +62,12 @@ T = TypeVar("T")
     "--max-bytes", default=64, show_default=True, help="Table: cut keys and values to this many bytes."
 )
 @click.option("--batches-only", is_flag=True, help="Show batch headers only; records are not decoded.")
+@click.option(
+    "-x",
+    "--expanded",
+    is_flag=True,
+    help="Table: one record at a time, one field a line, whole values and every header (as psql's \\x).",
+)
 @click.option("--time", "time_mode", type=click.Choice(list(TIME_MODES)), default="iso", show_default=True,
               help="Table: times as ISO-8601 (UTC), epoch ms, or both in one column.")  # fmt: skip
 @range_options
@@ -89,6 +95,7 @@ def dump(
     payload: str,
     max_bytes: int,
     batches_only: bool,
+    expanded: bool,
     time_mode: TimeMode,
     rng: RangeFilter,
     limits: Limits,
@@ -105,11 +112,14 @@ def dump(
       kdump dump 00000000000000000000.log
       kdump dump --format json --payload base64 my-topic-0/ > records.jsonl
       kdump dump --format kafka 00000000000000000000.log    # kafka-dump-log.sh lines
+      kdump dump -x --from-offset 42 --limit 1 00000000000000000000.log   # one record, whole
       kdump dump --from-time 2024-05-01T12:00:00Z --limit 20 00000000000000000000.log
       kdump dump --format json __consumer_offsets-12/          # offsets decoded (--decode auto)
       kdump dump 00000000000000000000.index 00000000000000000042.snapshot
     """
     only_with_formats(fmt, {"payload": ("json",), "time_mode": ("table",), "max_bytes": ("table",)})
+    if expanded and fmt != "table":
+        raise click.UsageError(f"--expanded applies to --format table, not {fmt}")
     json_renderer = JsonRenderer(PayloadEncoding(payload), decode) if fmt == "json" else None
     events: Iterable[DumpEvent] = iter_dump(
         list(paths),
@@ -134,6 +144,11 @@ def dump(
             records=not batches_only, escape=out.is_terminal, decode=decode, kafka_version=kafka_version
         )
         summary = _render(events, kafka, out.write_lines, corrupt=out.diagnostic)
+    elif expanded:
+        from kafka_dump.render.expanded import ExpandedRenderer
+
+        shown = ExpandedRenderer(records=not batches_only, time=time_mode, color=out.color, decode=decode)
+        summary = _render(events, shown, out.write_utf8_lines)
     else:
         from kafka_dump.render.table import TableRenderer  # Rich's cells and box: the table's alone
 

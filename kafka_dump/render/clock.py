@@ -7,6 +7,9 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 from functools import lru_cache
+from typing import Literal
+
+TimeMode = Literal["iso", "ms", "both"]  # --time: ISO-8601, epoch ms, or both in one cell
 
 
 @lru_cache(maxsize=4096)
@@ -26,3 +29,19 @@ def iso(ts: int) -> str:
         return "-"
     second = iso_second(ts // 1000)
     return "?" if second == "?" else f"{second}.{ts % 1000:03d}Z"
+
+
+def time_text(ts: int, mode: TimeMode) -> str:
+    """A timestamp as ``--time`` asks: ISO, epoch ms, or both (``ISO (ms)``); ``-`` when there is none
+    (-1); any other negative one is a time before 1970, shown as such."""
+    if mode == "iso" or ts == -1:
+        return iso(ts)
+    if mode == "ms":
+        return str(ts)
+    return f"{iso(ts)} ({ts})"
+
+
+def is_time_field(name: str) -> bool:
+    """A field that holds epoch milliseconds, by Kafka's naming: ``commitTimestamp``, ``lastTimestamp``,
+    ``transactionStartTimestampMs``, ``timestamp``."""
+    return name.endswith(("Timestamp", "TimestampMs")) or name == "timestamp"

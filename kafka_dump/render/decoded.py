@@ -32,6 +32,7 @@ from kafka_dump.log.sidefiles import (
     TimeIndexEntry,
 )
 from kafka_dump.model import ControlType, Problem
+from kafka_dump.render.clock import TimeMode, is_time_field, time_text
 from kafka_dump.wire.kmessage import schema
 
 
@@ -250,9 +251,10 @@ def _segment_id(seg: dict[str, Any]) -> str:
     )
 
 
-def part_text(p: Part | None, tombstone: bool = False) -> str:
+def part_text(p: Part | None, tombstone: bool = False, time: TimeMode | None = None) -> str:
     """One table cell: ``OffsetCommitValue v3 offset=5 leaderEpoch=-1 ...`` (fields in schema order,
-    then any ``_unknownTaggedFields={"9":"beef"}``)."""
+    then any ``_unknownTaggedFields={"9":"beef"}``); with ``time``, a field of epoch milliseconds
+    (``commitTimestamp``) shown as ``--time`` asks."""
     if p is None:
         return "<DELETE>" if tombstone else "null"
     name = p.schema or "?"
@@ -261,8 +263,16 @@ def part_text(p: Part | None, tombstone: bool = False) -> str:
     head = f"{name} v{p.version}" if p.version is not None else name
     if p.data is None:
         return f"{head} 0x{p.hex or ''}"
-    fields = " ".join(f"{k}={v if isinstance(v, str) else kafka_json(v)}" for k, v in p.data.items())
+    fields = " ".join(f"{k}={_field_text(k, v, time)}" for k, v in p.data.items())
     return f"{head} {fields}".rstrip()
+
+
+def _field_text(name: str, value: Any, time: TimeMode | None) -> str:
+    if isinstance(value, str):
+        return value
+    if time is not None and type(value) is int and is_time_field(name):
+        return time_text(value, time)
+    return kafka_json(value)
 
 
 def side_kafka_line(item: SideItem) -> str | None:
@@ -334,9 +344,10 @@ class SideTable:
     """Side-file entries as aligned plain rows (an index can hold a million: no Rich Table), under a
     header row each time the kind of entry changes (a snapshot's header, then its producers)."""
 
-    def __init__(self) -> None:
+    def __init__(self, time: TimeMode = "iso") -> None:
         self._kind: type | None = None
         self._widths: tuple[int, ...] = ()
+        self._time = time  # how a time field (``timestamp``, ``lastTimestamp``) is shown
 
     def reset(self) -> None:
         self._kind = None
@@ -346,11 +357,18 @@ class SideTable:
         out = []
         if type(item) is not self._kind:
             self._kind = type(item)
-            self._widths = tuple(max(len(name), 13) for name in fields)
+            stamp = len(time_text(1_700_000_000_000, self._time))
+            self._widths = tuple(max(len(name), stamp if is_time_field(name) else 13) for name in fields)
             out.append("  ".join(n.rjust(w) for n, w in zip(fields, self._widths, strict=True)) + "\n")
         cells = (
-            "-" if v is None else _BOOL.get(v, str(v)) if isinstance(v, bool) else str(v)
-            for v in fields.values()
+            "-"
+            if v is None
+            else _BOOL.get(v, str(v))
+            if isinstance(v, bool)
+            else time_text(v, self._time)
+            if is_time_field(k) and type(v) is int
+            else str(v)
+            for k, v in fields.items()
         )
         out.append("  ".join(c.rjust(w) for c, w in zip(cells, self._widths, strict=True)) + "\n")
         return out

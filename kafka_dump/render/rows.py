@@ -8,13 +8,13 @@ widths with ``table.py``'s own lines in their places. Compiled twins: ``native/r
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Literal, cast
+from typing import cast
 
 from kafka_dump.model import Batch, Record
 from kafka_dump.native import bind, native
-from kafka_dump.render.clock import iso_second
+from kafka_dump.render.clock import TimeMode, iso_second
 
-TimeMode = Literal["iso", "ms", "both"]  # --time (here, not in table.py: `dump`'s options need no Rich)
+__all__ = ["TIME_MODES", "TimeMode", "cells", "lines", "messages"]
 TIME_MODES: tuple[TimeMode, ...] = ("iso", "ms", "both")
 TIME_ISO, TIME_MS, TIME_BOTH = 0, 1, 2  # --time iso|ms|both, as the twins number it
 COLUMN_BITS = 3  # a cell left blank is listed as row << COLUMN_BITS | column

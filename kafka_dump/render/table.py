@@ -2,8 +2,9 @@
 
 Rich's ``Table`` is too slow for a million rows: here rows are buffered a flush at a time, widths
 taken from the buffer, lines written with ``rich.box.HEAVY_HEAD`` and the theme's ANSI codes. A file's
-batches share one table, each under a section row (a run of plain v0/v1 messages under one), reopened
-only when a column must grow; on a terminal columns are cut with ``…`` to fit. File data is text or
+batches share one table, each under a section row (a run of plain v0/v1 messages, or of one-record batches
+alike, under one); where a column must grow, a rule joins the old widths to the new. On a terminal the
+columns share its width, the value first, and are cut with ``…`` to fit. File data is text or
 hex, control characters escaped; ``--decode`` shows decoded keys and values (KRaft control: JSON).
 """
 
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from itertools import zip_longest
 
 from rich import box
 from rich.cells import cell_len, set_cell_size
@@ -19,7 +21,7 @@ from kafka_dump.internal_topics import RecordDecoder
 from kafka_dump.log.sidefiles import SideItem
 from kafka_dump.model import Batch, Compression, ControlType, Problem, ProblemKind, Record, TimestampType
 from kafka_dump.render import rows as _rows
-from kafka_dump.render.clock import iso
+from kafka_dump.render.clock import time_text
 from kafka_dump.render.decoded import SideTable, file_decoder, kafka_json, part_text
 from kafka_dump.render.payload import header_key, printable
 from kafka_dump.render.rows import COLUMN_BITS, TIME_BOTH, TIME_ISO, TIME_MS, TimeMode
@@ -31,23 +33,17 @@ Cell = tuple[str, int, str]  # text, width in terminal cells, theme style name (
 
 _BOX = box.HEAVY_HEAD
 _OFFSET, _TIME, _KEY, _VALUE, _HEADERS, _NOTE = range(6)
-# Columns cut to fit a terminal, in this order, and the least width each keeps.
-_SHRINK = ((_VALUE, 8), (_HEADERS, 5), (_NOTE, 5), (_KEY, 5), (_TIME, 10))
+# Columns that share a terminal's width, the weight of each share and the least width each keeps:
+# the value takes two shares, so it is the widest column whenever it is the longest. The offset stays
+# whole; the time gives the value room down to ``_SHORT_TIME`` (the minute), and is cut further (to
+# ``_LEAST_TIME``) only when the others are at their least.
+_SHARES = ((_KEY, 1, 5), (_VALUE, 2, 8), (_HEADERS, 1, 5), (_NOTE, 1, 5))
+_SHORT_TIME, _LEAST_TIME = 17, 10
 _NONE = Compression.NONE
 _NULL: Cell = ("null", 4, "kdump.null")
 _TIME_LABELS = {"iso": "time (UTC)", "ms": "timestamp (ms)", "both": "time (UTC) and ms"}
 _TIME_CODES = {"iso": TIME_ISO, "ms": TIME_MS, "both": TIME_BOTH}
 _COLUMN_MASK = (1 << COLUMN_BITS) - 1
-
-
-def time_text(ts: int, mode: TimeMode) -> str:
-    """A timestamp as ``--time`` asks: ISO, epoch ms, or both (``ISO (ms)``); ``-`` when there is none
-    (-1); any other negative one is a time before 1970, shown as such."""
-    if mode == "iso" or ts == -1:
-        return iso(ts)
-    if mode == "ms":
-        return str(ts)
-    return f"{iso(ts)} ({ts})"
 
 
 def data_cell(data: bytes | None, max_bytes: int) -> Cell:
@@ -90,7 +86,7 @@ def _headers_cell(record: Record, max_bytes: int) -> Cell:
     return (text, len(text) if text.isascii() else cell_len(text), "")
 
 
-def _control_cell(record: Record) -> Cell:
+def control_cell(record: Record) -> Cell:
     c = record.control
     if c is None:
         return ("control record, key unreadable", 31, "kdump.problem")
@@ -110,11 +106,17 @@ def _invalid_cell(record: Record) -> Cell:
 Segment = tuple[str, str]  # text, theme style name
 
 
-def batch_title(b: Batch, *, with_time: TimeMode | None = None, aborted: bool = False) -> list[Segment]:
+def batch_title(
+    b: Batch, *, with_time: TimeMode | None = None, aborted: bool = False, time: TimeMode = "iso"
+) -> list[Segment]:
     """A batch header on one line, short enough for 120 columns: defaults and absent fields left out,
-    what must not be missed (an invalid CRC, transactional, aborted, control) first, before any cut."""
+    what must not be missed (an invalid CRC, transactional, aborted, control) first, before any cut.
+    ``with_time``: show the max timestamp so; ``time``: how any other time is shown."""
     count = b.recordCount if b.recordCount is not None else 0
-    parts: list[Segment] = [(f"offsets {b.baseOffset}..{b.lastOffset}", ""), (plural(count, "record"), "")]
+    if b.baseOffset == b.lastOffset and count == 1:
+        parts: list[Segment] = [(f"offset {b.baseOffset}", "")]
+    else:
+        parts = [(f"offsets {b.baseOffset}..{b.lastOffset}", ""), (plural(count, "record"), "")]
     if not b.crcValid:
         parts.append((f"CRC INVALID (stored {b.crc})", "kdump.invalid"))
     if b.isTransactional:
@@ -134,11 +136,11 @@ def batch_title(b: Batch, *, with_time: TimeMode | None = None, aborted: bool = 
     if b.magic >= 2:
         if b.producerId >= 0:
             seq = f" seq {b.baseSequence}..{b.lastSequence}" if b.baseSequence >= 0 else ""
-            parts.append((f"producer {b.producerId}/{b.producerEpoch}{seq}", ""))
+            parts.append((f"producer {b.producerId} epoch {b.producerEpoch}{seq}", ""))
         if b.partitionLeaderEpoch >= 0:
             parts.append((f"leaderEpoch {b.partitionLeaderEpoch}", ""))
         if b.deleteHorizonMs is not None:
-            parts.append((f"deleteHorizon {time_text(b.deleteHorizonMs, with_time or 'iso')}", ""))
+            parts.append((f"deleteHorizon {time_text(b.deleteHorizonMs, with_time or time)}", ""))
     return _joined(parts)
 
 
@@ -153,6 +155,39 @@ def message_title(b: Batch, *, with_time: TimeMode | None = None) -> list[Segmen
     if with_time and b.maxTimestamp != -1:
         parts.append((time_text(b.maxTimestamp, with_time), ""))
     return _joined(parts)
+
+
+def _singles_title(b: Batch) -> list[Segment]:
+    """The section row of consecutive one-record batches alike but for offset, size and place."""
+    parts: list[Segment] = [("batches of one record each", "")]
+    if b.isTransactional:
+        parts.append(("transactional", "kdump.transactional"))
+    codec = "" if b.compression is _NONE else f" {b.compression.label}"
+    parts.append((f"v{b.magic}{codec}", ""))
+    if b.timestampType is TimestampType.LOG_APPEND_TIME:
+        parts.append(("LogAppendTime", ""))
+    if b.producerId >= 0:
+        parts.append((f"producer {b.producerId} epoch {b.producerEpoch}", ""))
+    if b.partitionLeaderEpoch >= 0:
+        parts.append((f"leaderEpoch {b.partitionLeaderEpoch}", ""))
+    return _joined(parts)
+
+
+def _alike(b: Batch, aborted: bool) -> tuple[object, ...] | None:
+    """What a one-record v2 batch shares with the next one for both to go under one section row;
+    None for a batch that keeps its own (several records, control, an invalid CRC, aborted...)."""
+    if b.magic < 2 or b.recordCount != 1 or b.isControl or not b.crcValid or aborted:
+        return None
+    if b.baseOffset != b.lastOffset or b.deleteHorizonMs is not None:
+        return None
+    return (
+        b.compression,
+        b.timestampType,
+        b.isTransactional,
+        b.producerId,
+        b.producerEpoch,
+        b.partitionLeaderEpoch,
+    )
 
 
 def _run_title(b: Batch) -> list[Segment]:
@@ -189,9 +224,12 @@ class _Section:
     __slots__ = ("segments", "width", "wrap")
 
     def __init__(self, segments: list[Segment], *, wrap: bool = False) -> None:
+        self.wrap = wrap  # a problem is wrapped, never cut: its reason matters; a batch line is cut
+        self.retitle(segments)
+
+    def retitle(self, segments: list[Segment]) -> None:
         self.segments = segments
         self.width = sum(len(t) if t.isascii() else cell_len(t) for t, _ in segments)
-        self.wrap = wrap  # a problem is wrapped, never cut: its reason matters; a batch line is cut
 
 
 class TableRenderer:
@@ -210,7 +248,7 @@ class TableRenderer:
         decode: str = "none",
     ) -> None:
         self._max = max_bytes
-        self._side = SideTable()
+        self._side = SideTable(time)
         self._decode_choice = decode
         self._decode: RecordDecoder | None = None
         self._decodes_data = False  # the file's records have a decoder (not only KRaft control records)
@@ -234,6 +272,11 @@ class TableRenderer:
         self._label_widths = [len(x) for x in self._labels]
         self._aborted = False  # the batch being added is data of an aborted transaction
         self._path: str | None = None  # the file being dumped
+        # One-record batches alike (``_alike``) under one section row: what the last one shares, whether
+        # the section row says so, and the first one's section row while it is buffered.
+        self._alike_key: tuple[object, ...] | None = None
+        self._alike_titled = False
+        self._alike_section: _Section | None = None
 
     def _new_buffer(self) -> None:
         self._cols: list[list[str]] = [[], [], [], [], [], []]
@@ -244,6 +287,7 @@ class TableRenderer:
         self._longest = [0] * 6
         self._measure = False
         self._sections: list[tuple[int, _Section]] = []  # (row it comes before, section)
+        self._alike_section = None  # written
 
     # --- events ------------------------------------------------------------------------------
 
@@ -274,16 +318,17 @@ class TableRenderer:
             self._end_run()
         self._run_magic = -1
         if records is None:
+            self._alike_key = None
             # The records could not be read (a codec failed): the header says so, the problem why.
             title = [*batch_title(b, with_time=self._time, aborted=self._aborted), (" · ", "kdump.label")]
             self._sections.append((len(cols[0]), _Section([*title, ("records not read", "kdump.problem")])))
         else:
             first = len(cols[0])
-            self._sections.append((first, _Section(batch_title(b, aborted=self._aborted))))
+            self._single_section(b, first)
             self._add_rows(records)
             if b.isControl:
                 for i, r in enumerate(records, first):
-                    self._set(_NOTE, i, _control_cell(r))
+                    self._set(_NOTE, i, control_cell(r))
             elif b.magic < 2:
                 for i, r in enumerate(records, first):
                     if r.crcValid is False:
@@ -293,6 +338,25 @@ class TableRenderer:
         if len(cols[0]) >= self._flush_rows:
             return self._flush(close=False)
         return ()
+
+    def _single_section(self, b: Batch, row: int) -> None:
+        """A batch's section row before ``row``; a one-record batch alike the one before it (``_alike``)
+        goes under that one's section row, retitled for them all when it is still buffered."""
+        alike = _alike(b, self._aborted)
+        if alike is None or alike != self._alike_key:
+            self._alike_key, self._alike_titled = alike, False
+            section = _Section(batch_title(b, aborted=self._aborted, time=self._time))
+            self._sections.append((row, section))
+            self._alike_section = section if alike is not None else None
+            return
+        if self._alike_titled:
+            return
+        self._alike_titled = True
+        title = _singles_title(b)
+        if self._alike_section is not None:  # the first one's section row, not yet written
+            self._alike_section.retitle(title)
+        else:
+            self._sections.append((row, _Section(title)))
 
     def run(self, batches: Sequence[Batch]) -> list[bytes]:
         """A run of batches, each with all its records (a ``BatchRun``): what ``batch`` answers for
@@ -337,6 +401,7 @@ class TableRenderer:
             return self._line(_Section(problem_title(p, dumped=self._path), wrap=True))
         self._end_run()
         self._run_magic = -1
+        self._alike_key = None
         self._sections.append((len(self._cols[0]), _Section(problem_title(p, dumped=self._path), wrap=True)))
         return []
 
@@ -363,6 +428,7 @@ class TableRenderer:
 
     def _start_run(self, b: Batch) -> None:
         self._end_run()
+        self._alike_key = None
         self._run_magic, self._run_type = b.magic, b.timestampType
         self._sections.append((len(self._cols[0]), _Section(_run_title(b))))
 
@@ -391,13 +457,13 @@ class TableRenderer:
             if control:
                 if d.value is not None and d.value.data is not None and r.control is not None:
                     # With its JSON, the record's version too: it says which schema the JSON follows.
-                    style = _control_cell(r)[2]
+                    style = control_cell(r)[2]
                     label = f"{r.control.type_name} v{r.control.version}"
                     text = f"{label} {self._decoded_text(kafka_json(d.value.data))}"
                     self._set(_NOTE, i, (text, cell_len(text), style))
                 continue
-            key = "" if d.key is None and d.decoder == "metadata" else part_text(d.key)
-            value = part_text(d.value, d.tombstone) + ("" if d.error is None else f" ({d.error})")
+            key = "" if d.key is None and d.decoder == "metadata" else part_text(d.key, time=self._time)
+            value = part_text(d.value, d.tombstone, self._time) + ("" if d.error is None else f" ({d.error})")
             for col, text in ((_KEY, key), (_VALUE, value)):
                 shown = self._decoded_text(text)
                 self._set(col, i, (shown, cell_len(shown), ""))
@@ -454,29 +520,28 @@ class TableRenderer:
     def _needed(self) -> tuple[list[int], int]:
         """Column widths the buffered rows need (0: a column none of them uses), and the widest section."""
         widths = list(self._known)
+        if self._measure:  # decoded cells replaced others: the widths of the cells shown
+            shown = {(col, row): cell[1] for col, row, cell in self._special if col in (_KEY, _VALUE)}
+            widths[_KEY] = widths[_VALUE] = 0
+            for (col, _), w in shown.items():
+                widths[col] = max(widths[col], w)
         for i in (_OFFSET, _KEY, _VALUE):
             longest = max(map(len, self._cols[i]), default=0) if self._measure else self._longest[i]
             widths[i] = max(longest, widths[i])
-        for i in (_OFFSET, _TIME, _KEY, _VALUE):
+        for i in (_OFFSET, _TIME, _VALUE):
             widths[i] = max(widths[i], self._label_widths[i])
-        for i in (_HEADERS, _NOTE):
+        for i in (_KEY, _HEADERS, _NOTE):  # a column that no row uses is left out
             if widths[i]:
                 widths[i] = max(widths[i], self._label_widths[i])
         section = max((s.width for _, s in self._sections), default=0)
         return widths, section
 
     def _fit(self, wanted: list[int], section: int) -> list[int]:
-        """Widen the value column for the section rows, then cut columns to fit the terminal."""
+        """Widen the value column for the section rows, then share a terminal's width (``_share``)."""
         widths = list(wanted)
         widths[_VALUE] += max(0, section + 5 - _table_width(widths))
-        if self._limit is not None:
-            excess = _table_width(widths) - self._limit
-            for col, least in _SHRINK:
-                if excess <= 0:
-                    break
-                cut = min(excess, max(0, widths[col] - least))
-                widths[col] -= cut
-                excess -= cut
+        if self._limit is not None and _table_width(widths) > self._limit:
+            widths = _share(wanted, self._limit)
         return widths
 
     def _flush(self, *, close: bool) -> list[bytes]:
@@ -493,12 +558,12 @@ class TableRenderer:
                 # Growing once on a terminal: take its whole width, so that values do not grow it again.
                 wanted[_VALUE] += self._limit
                 widths = self._fit(wanted, section)
-            if self._widths is not None and widths != self._widths:
-                # A column must grow or appear: close the table, open one with the new widths.
-                out.append(self._bottom(self._widths))
-                self._widths = None
             if self._widths is None:
                 out.extend(self._top(widths))
+            elif (
+                widths != self._widths
+            ):  # a column must grow or appear: one rule joins the old widths to the new
+                out.append(self._join(self._widths, widths))
             self._widths, self._wanted, self._section_width = widths, wanted, section
             self._lines(widths, needed, out)
             self._new_buffer()
@@ -506,6 +571,7 @@ class TableRenderer:
             out.append(self._bottom(self._widths))
             self._widths = None
             self._run_magic = -1
+            self._alike_key = None
         return out
 
     def _top(self, widths: list[int]) -> list[bytes]:
@@ -520,6 +586,21 @@ class TableRenderer:
                 cells.append(f" {label}{pad} " if label != "offset" else f" {pad}{label} ")
         head = _BOX.head_left + _BOX.head_vertical.join(f"{start}{c}{end}" if start else c for c in cells)
         return [f"{_BOX.get_top(shown)}\n{head}{_BOX.head_right}\n{_BOX.get_row(shown, 'head')}\n".encode()]
+
+    def _join(self, old: list[int], new: list[int]) -> bytes:
+        """``├──┼──┴──┬─ note ─┐``: the bars of the rows above (``old``) end and those below (``new``) start
+        on one rule, so the file stays one table; a column that appears has its label on the rule."""
+        above = _rule(old, "└┴┘")
+        below = _rule(new, "┌┬┐")
+        line = [_JOIN[_ARMS.get(a, 0) | _ARMS.get(b, 0)] for a, b in zip_longest(above, below, fillvalue=" ")]
+        start = 0  # where the column's left bar is
+        for col, w in enumerate(new):
+            label = f" {self._labels[col]} "
+            if w and not old[col] and len(label) <= w + 2:
+                at = start + (2 if len(label) <= w else 1)
+                line[at : at + len(label)] = label
+            start += w + 3 if w else 0
+        return ("".join(line) + "\n").encode()
 
     def _bottom(self, widths: list[int]) -> bytes:
         return (_BOX.get_bottom([w + 2 for w in widths if w]) + "\n").encode()
@@ -593,6 +674,47 @@ class TableRenderer:
             start, end = sgr_[style]
             out.append(f"{start}{text}{end}" if start else text)
         return "".join(out)
+
+
+def _share(wanted: list[int], limit: int) -> list[int]:
+    """Widths that fit ``limit`` cells: offset and time whole, the other columns by weighted shares of
+    the room (``_SHARES``), each given the least of its share and what it needs, the value what is left."""
+    widths = list(wanted)
+    room = limit - _table_width([*wanted[:2], 0, 0, 0, 0]) - 3 * sum(1 for w in wanted[2:] if w)
+    shares = [(col, weight, min(least, wanted[col])) for col, weight, least in _SHARES if wanted[col]]
+    low, high = 0, max((wanted[col] for col, _, _ in shares), default=0)
+    while low < high:  # the largest share that fits
+        mid = (low + high + 1) // 2
+        if sum(max(least, min(wanted[col], weight * mid)) for col, weight, least in shares) <= room:
+            low = mid
+        else:
+            high = mid - 1
+    for col, weight, least in shares:
+        widths[col] = max(least, min(wanted[col], weight * low))
+    left = room - sum(widths[col] for col, _, _ in shares)
+    if left < 0:  # too narrow for the least widths: the time is cut too
+        widths[_TIME] = max(_LEAST_TIME, widths[_TIME] + left)
+    for col in (_VALUE, _NOTE, _HEADERS, _KEY):  # what the rounding left: the value first
+        if left > 0 and wanted[col]:
+            more = min(left, wanted[col] - widths[col])
+            widths[col] += more
+            left -= more
+    if widths[_VALUE] < min(widths[_TIME], wanted[_VALUE]):  # the value as wide as the time, if it can
+        give = min((widths[_TIME] - widths[_VALUE] + 1) // 2, wanted[_VALUE] - widths[_VALUE])
+        give = max(0, min(give, widths[_TIME] - _SHORT_TIME))
+        widths[_TIME] -= give
+        widths[_VALUE] += give
+    return widths
+
+
+# The arms of a light box character (up 1, down 2, left 4, right 8), and the character of each set.
+_ARMS = {"─": 12, "│": 3, "┌": 10, "┐": 6, "└": 9, "┘": 5, "├": 11, "┤": 7, "┬": 14, "┴": 13, "┼": 15}
+_JOIN = {arms: char for char, arms in _ARMS.items()} | {0: " "}
+
+
+def _rule(widths: list[int], corners: str) -> str:
+    """A light rule at ``widths``: ``corners`` are its left end, the crossings and its right end."""
+    return corners[0] + corners[1].join("─" * (w + 2) for w in widths if w) + corners[2]
 
 
 def _table_width(widths: list[int]) -> int:
