@@ -1,17 +1,16 @@
 """The one output path every command writes through: stdout as text or bytes, Rich consoles, stderr.
 
-An ``Output`` decides once per command the width (``COLUMNS``; else the terminal's, also through a
-pipe such as ``| less``; None, never cut, when written to a file or with no terminal), the colour
-(``--color``; ``auto``: a terminal without ``NO_COLOR``) and how lines go out: text and bytes may be
-mixed in call order, and lines of bytes are gathered into big writes off a terminal (under ``-u``
-a write per line costs more than the line). Data never reaches Rich as markup.
+An ``Output`` decides once per command the width (``COLUMNS``; else the terminal's when stdout is one;
+None, never cut, when stdout is a pipe or a file, as ``ls`` and ``git`` do, whatever terminal started
+the command), the colour (``--color``; ``auto``: a terminal without ``NO_COLOR``) and how lines go
+out: text and bytes may be mixed in call order, and lines of bytes are gathered into big writes off
+a terminal (under ``-u`` a write per line costs more than the line). Data never reaches Rich as markup.
 """
 
 from __future__ import annotations
 
 import codecs
 import os
-import stat
 import sys
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, BinaryIO, Literal, TextIO
@@ -23,7 +22,7 @@ if TYPE_CHECKING:
 
 ColorMode = Literal["auto", "always", "never"]
 COLOR_MODES: tuple[ColorMode, ...] = ("auto", "always", "never")
-UNWRAPPED = 1000  # Rich needs a width; with no terminal at all, small tables are never cut
+UNWRAPPED = 1000  # Rich needs a width; off a terminal, small tables are never cut
 CHUNK_BYTES = 1 << 18  # lines of bytes are written this much at a time (not on a terminal)
 _BIG_LINE = 16 * 1024  # lines this long on average are written one by one, not copied to be joined
 
@@ -43,41 +42,12 @@ def _size_of(stream: object) -> int | None:
         return None
 
 
-def _tty_width() -> int | None:
-    try:
-        fd = os.open("/dev/tty", os.O_RDONLY | os.O_NOCTTY)
-    except OSError:
-        return None
-    try:
-        return os.get_terminal_size(fd).columns or None
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
-
-
-def terminal_width(
-    stdout: TextIO, stderr: TextIO, environ: Mapping[str, str] = os.environ, *, dev_tty: bool = True
-) -> int | None:
-    """The width to lay out for, or None when no terminal will show the output (never wrap)."""
+def terminal_width(stream: TextIO, environ: Mapping[str, str] = os.environ) -> int | None:
+    """The width to lay ``stream`` out for: ``COLUMNS``, else its terminal's; None (never cut) off a terminal."""
     columns = environ.get("COLUMNS", "")
     if columns.isdigit() and int(columns) > 0:
         return int(columns)
-    if _isatty(stdout):
-        return _size_of(stdout)
-    if _is_file(stdout):
-        return None
-    if _isatty(stderr) and (width := _size_of(stderr)):
-        return width
-    return _tty_width() if dev_tty else None
-
-
-def _is_file(stream: object) -> bool:
-    """stdout is a regular file (``> out.txt``): kept whole, whatever terminal started the command."""
-    try:
-        return stat.S_ISREG(os.fstat(stream.fileno()).st_mode)  # type: ignore[attr-defined]
-    except (AttributeError, OSError, ValueError):
-        return False
+    return _size_of(stream) if _isatty(stream) else None
 
 
 def _writes_utf8(stream: TextIO) -> bool:
@@ -118,7 +88,8 @@ class Output:
         self.err_is_terminal = _isatty(self.stderr)
         self.color = color_wanted(color, self.stdout, environ)
         self.err_color = color_wanted(color, self.stderr, environ)
-        self.width = terminal_width(self.stdout, self.stderr, environ)
+        self.width = terminal_width(self.stdout, environ)
+        self._err_width = terminal_width(self.stderr, environ)
         self._console: Console | None = None
         self._err_console: Console | None = None
         self._bytes_pending = False
@@ -208,8 +179,7 @@ class Output:
     @property
     def err_console(self) -> Console:
         if self._err_console is None:
-            width = self.width if self.err_is_terminal else None
-            self._err_console = make_console(self.stderr, self.err_color, width)
+            self._err_console = make_console(self.stderr, self.err_color, self._err_width)
         return self._err_console
 
 
