@@ -1,7 +1,9 @@
 """The ``kdump`` group and the error and exit-code edge; each command lives in ``commands/NAME.py``.
 
 Exit codes: 0 all good; 1 corrupt data was found (and reported in place); 2 the input could not be
-read at all. A ``KafkaDumpError`` becomes one line on stderr and exit 2; a closed pipe ends quietly.
+read at all; 130 interrupted (Ctrl-C). A ``KafkaDumpError`` becomes one line on stderr and exit 2,
+Ctrl-C one line and exit 130; a closed stdout ends the output quietly (``Output.closed``) and the
+command keeps its verdict.
 A command's module (and Rich behind it) is imported only when that command runs or is listed.
 """
 
@@ -16,7 +18,7 @@ from typing import Any
 import click
 
 from kafka_dump import __version__
-from kafka_dump.commands import EXIT_BAD_INPUT, EXIT_OK
+from kafka_dump.commands import EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_OK
 from kafka_dump.errors import KafkaDumpError
 
 __all__ = ["main"]
@@ -91,10 +93,14 @@ class _Kdump(click.Group):
             click.echo(f"kdump: error: {printable(str(exc))}", err=True)
             ctx.exit(EXIT_BAD_INPUT)
         except BrokenPipeError:
-            # Python flushes stdout again at exit; point it at /dev/null so that flush cannot fail.
+            # Written past Output (rare): Python flushes stdout again at exit, so point it at /dev/null.
             devnull = os.open(os.devnull, os.O_WRONLY)
             os.dup2(devnull, sys.stdout.fileno())
             ctx.exit(EXIT_OK)
+        except KeyboardInterrupt:
+            # One line, not Click's "Aborted!" and exit 1 (which means corrupt data here).
+            click.echo("kdump: interrupted", err=True)
+            ctx.exit(EXIT_INTERRUPTED)
         if isinstance(code, int) and code != EXIT_OK:
             ctx.exit(code)
         return code

@@ -16,6 +16,7 @@ import termios
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 from rich.cells import cell_len
@@ -125,3 +126,122 @@ def test_every_command_writes_a_pipe_as_with_no_terminal(args: tuple[str, ...]) 
     alone = kdump(*args, WIDE)
     attached = kdump(*args, WIDE, err_tty=True, dev_tty=True, columns=60)
     assert (attached.code, attached.stdout) == (alone.code, alone.stdout)
+
+
+# -- exit codes: a closed pipe keeps the verdict; Ctrl-C is 130 -------------------------------------
+
+CLEAN, DAMAGED = str(FIXTURES / "v2-none.log"), str(FIXTURES / "corrupt-crc.log")
+
+
+def _closed_pipe_run(*args: str) -> tuple[int, bytes]:
+    """``kdump ARGS`` writing to a pipe whose reader has already left: every write to stdout fails."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    env = {k: v for k, v in os.environ.items() if k != "COLUMNS"}
+    proc = subprocess.run(
+        [sys.executable, "-m", "kafka_dump", *args],
+        stdin=subprocess.DEVNULL,
+        stdout=write_end,
+        stderr=subprocess.PIPE,
+        env={**env, "PYTHONPATH": str(ROOT)},
+        cwd=ROOT,
+        start_new_session=True,
+        timeout=120,
+    )
+    os.close(write_end)
+    return proc.returncode, proc.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "code"),
+    [
+        (("verify-crc", DAMAGED), 1),
+        (("verify-crc", "--format", "json", CLEAN, DAMAGED), 1),  # the damage comes after the first write
+        (("verify-crc", CLEAN), 0),
+        (("dump", DAMAGED), 1),
+        (("dump", "--format", "json", CLEAN, DAMAGED), 1),
+        (("dump", "--format", "kafka", DAMAGED), 1),
+        (("dump", CLEAN), 0),
+        (("stats", CLEAN, DAMAGED), 0),  # stats counts corruption and exits 0
+        (("stats", "--format", "json", CLEAN, "missing.log"), 2),
+    ],
+    ids=lambda v: " ".join(Path(a).name for a in v) if isinstance(v, tuple) else str(v),
+)
+def test_a_closed_pipe_ends_quietly_and_keeps_the_verdict(args: tuple[str, ...], code: int) -> None:
+    rc, err = _closed_pipe_run(*args)
+    assert rc == code, err
+    # Nothing about the pipe: only what a run with a reader puts on stderr (problems, a bad path).
+    assert all(line.startswith(b"kdump: ") for line in err.splitlines()), err
+    assert b"Broken" not in err and b"Exception" not in err
+
+
+def test_head_reads_one_line_of_a_big_dump_and_the_damage_at_its_end_still_counts(tmp_path: Path) -> None:
+    """``kdump dump BIG | head -1``: the reader leaves after a line, long before the damaged batch."""
+    from tests.batches import v2_batch
+
+    batches = [v2_batch([(b"k%d" % i, b"v" * 200, [])] * 50, base_offset=50 * i) for i in range(60)]
+    last = bytearray(batches[-1])
+    last[-1] ^= 0xFF  # the CRC covers the records: the last batch fails its check
+    seg = tmp_path / "00000000000000000000.log"
+    seg.write_bytes(b"".join(batches[:-1]) + bytes(last))
+    env = {k: v for k, v in os.environ.items() if k != "COLUMNS"}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "kafka_dump", "dump", str(seg)],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**env, "PYTHONPATH": str(ROOT)},
+        start_new_session=True,
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    assert proc.stdout.readline().startswith(b"Dumping")
+    proc.stdout.close()  # more than a pipe's buffer is still to come: kdump's writes fail
+    err = proc.stderr.read()
+    assert proc.wait(timeout=120) == 1, err
+    assert err == b""
+
+
+def _interrupted(fifo: Path, *args: str, signal_group: bool) -> tuple[int, bytes]:
+    """``kdump ARGS`` reading ``fifo``: once it has opened the FIFO (its first batch sent, the rest
+    never), SIGINT goes to it (or to its whole process group, as Ctrl-C in a terminal sends it)."""
+    import errno
+    import signal
+    import time
+
+    from tests.batches import v2_batch
+
+    os.mkfifo(fifo)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "kafka_dump", *args, str(fifo)],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        cwd=ROOT,
+        start_new_session=True,
+    )
+    while True:  # a FIFO opens for writing without blocking only once a reader holds it open
+        try:
+            writer = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+            break
+        except OSError as exc:
+            assert exc.errno == errno.ENXIO
+            assert proc.poll() is None, proc.communicate()
+            time.sleep(0.01)
+    os.write(writer, v2_batch([(b"k", b"v", [])] * 3))
+    if signal_group:
+        os.killpg(proc.pid, signal.SIGINT)
+    else:
+        proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    os.close(writer)
+    return proc.returncode, err
+
+
+@pytest.mark.parametrize("signal_group", [False, True], ids=["process", "group"])
+@pytest.mark.parametrize("fmt", ["table", "json"])
+def test_ctrl_c_exits_130_with_one_line(tmp_path: Path, fmt: str, signal_group: bool) -> None:
+    rc, err = _interrupted(
+        tmp_path / "00000000000000000000.log", "dump", "--format", fmt, signal_group=signal_group
+    )
+    assert (rc, err) == (130, b"kdump: interrupted\n")

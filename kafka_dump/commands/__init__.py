@@ -2,12 +2,14 @@
 
 A command takes its options from ``options.py``, lets the library (``analysis/``) do the work and a
 renderer (``render/``) build the output, writes through one ``render.output.Output``, and returns
-its exit code. ``KafkaDumpError`` and ``BrokenPipeError`` propagate to ``cli.py``'s group.
+its exit code. ``KafkaDumpError`` and ``KeyboardInterrupt`` propagate to ``cli.py``'s group; a closed
+stdout is ``Output.closed``, and the command stops or goes on to its verdict.
 """
 
 EXIT_OK = 0  # all good (a zero-filled or partial tail is a fact, not corruption)
 EXIT_CORRUPT = 1  # corrupt data was found, reported in place, and reading went on
 EXIT_BAD_INPUT = 2  # the input could not be read at all (missing file, not a segment, bad option)
+EXIT_INTERRUPTED = 130  # stopped by Ctrl-C (SIGINT), as a shell reports a command killed by it
 
 EXIT_MEANINGS = {
     EXIT_OK: "all good",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TypeVar
 
 import click
@@ -115,12 +115,12 @@ def dump(
         # On a terminal, the same JSON with what a terminal would act on escaped.
         write_json = _terminal_json(out) if out.is_terminal else out.write_byte_lines
         try:
-            summary = _render(events, json_renderer, write_json)
+            summary = _render(events, json_renderer, write_json, out)
         finally:
             out.flush()  # what is gathered for one big write, before an error's line on stderr
     elif fmt == "kafka":
         kafka = KafkaTextRenderer(records=not batches_only, escape=out.is_terminal, decode=decode)
-        summary = _render(events, kafka, out.write_lines, corrupt=out.diagnostic)
+        summary = _render(events, kafka, out.write_lines, out, corrupt=out.diagnostic)
     else:
         from kafka_dump.render.table import TableRenderer  # Rich's cells and box: the table's alone
 
@@ -132,7 +132,7 @@ def dump(
             color=out.color,
             decode=decode,
         )
-        summary = _render(events, table, out.write_utf8_lines)
+        summary = _render(events, table, out.write_utf8_lines, out)
     out.flush()
     code = EXIT_CORRUPT if summary.corrupt else EXIT_OK
     if out.err_is_terminal:
@@ -146,10 +146,13 @@ def _render(
     events: Iterable[DumpEvent],
     renderer: Renderer[T],
     write: Callable[[Sequence[T]], None],
+    out: Output,
     corrupt: Callable[[str], None] | None = None,
 ) -> Summary:
     """Feed every event to ``renderer``, write what it answers, and return the closing ``Summary``;
-    ``corrupt``: where corruption goes when the format has no place for it (Kafka's lines)."""
+    ``corrupt``: where corruption goes when the format has no place for it (Kafka's lines). When
+    stdout's reader leaves (``| head``), the rest is read without being shown, for the verdict."""
+    events = iter(events)
     batch = renderer.batch
     # A renderer may take a BatchRun whole (TableRenderer.run); else each of its batches in turn.
     run: Callable[[Sequence[Batch]], Sequence[T]] | None = getattr(renderer, "run", None)
@@ -179,6 +182,18 @@ def _render(
             raise TypeError(f"unknown event {event!r}")
         if lines:
             write(lines)
+            if out.closed:
+                return _unshown(events, corrupt)
+    return Summary()
+
+
+def _unshown(events: Iterator[DumpEvent], corrupt: Callable[[str], None] | None) -> Summary:
+    """Read the rest of ``events`` for the closing ``Summary`` alone (corruption still to ``corrupt``)."""
+    for event in events:
+        if type(event) is Summary:
+            return event
+        if corrupt is not None and isinstance(event, Problem) and event.kind is ProblemKind.CORRUPT:
+            corrupt(str(event))
     return Summary()
 
 

@@ -130,7 +130,8 @@ def _render(
             out.diagnostic(str(event))
         elif isinstance(event, SegmentStats):
             cmp = comparisons.pop(event.path, None)
-            _show(out, fmt, event, cmp.finish() if cmp else None, total=False, charts=charts)
+            if not out.closed:  # stdout's reader left (| head): read on, for the exit code, unshown
+                _show(out, fmt, event, cmp.finish() if cmp else None, total=False, charts=charts)
             if total is None:
                 total = SegmentStats("total", files=0)
             total.merge(event)

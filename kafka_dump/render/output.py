@@ -5,6 +5,8 @@ None, never cut, when stdout is a pipe or a file, as ``ls`` and ``git`` do, what
 the command), the colour (``--color``; ``auto``: a terminal without ``NO_COLOR``) and how lines go
 out: text and bytes may be mixed in call order, and lines of bytes are gathered into big writes off
 a terminal (under ``-u`` a write per line costs more than the line). Data never reaches Rich as markup.
+When the reader of stdout leaves (``| head``), what follows is dropped quietly and ``closed`` says so:
+the command decides whether to stop or to go on to its verdict.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from __future__ import annotations
 import codecs
 import os
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, BinaryIO, Literal, TextIO
 
 from kafka_dump.render.payload import printable
@@ -97,12 +99,27 @@ class Output:
         self._chunk_len = 0
         self._chunk_bytes = 0 if self.is_terminal else CHUNK_BYTES
         self._utf8 = _writes_utf8(self.stdout)
+        self.closed = False  # stdout's reader left: nothing more is written
+
+    def _reader_left(self) -> None:
+        """stdout is a pipe whose reader left: drop what is pending and point stdout at /dev/null, so
+        that no later write (Python's own flush at exit included) fails again."""
+        self.closed = True
+        self._chunk.clear()
+        self._chunk_len = 0
+        self._bytes_pending = False
+        _to_devnull(self.stdout)
 
     def write(self, text: str) -> None:
         """Text as it is (the renderer has escaped what needs escaping)."""
-        if self._bytes_pending:
-            self._flush_bytes()
-        self.stdout.write(text)
+        if self.closed:
+            return
+        try:
+            if self._bytes_pending:
+                self._flush_bytes()
+            self.stdout.write(text)
+        except BrokenPipeError:
+            self._reader_left()
 
     def write_lines(self, lines: Iterable[str]) -> None:
         """Lines of text in one write: under ``-u`` the text layer writes through, a call per line."""
@@ -111,19 +128,28 @@ class Output:
     def write_bytes(self, data: bytes) -> None:
         """Bytes straight to stdout's buffer (JSON Lines): no decode and re-encode."""
         self.write_byte_lines((data,))
-        self._write_chunk()
+        if self._chunk:
+            self._write_or_leave(self._write_chunk)
 
     def write_byte_lines(self, lines: Iterable[bytes]) -> None:
         """Lines of bytes to stdout's buffer, gathered into writes of ``CHUNK_BYTES`` or more."""
+        if self.closed:
+            return
         if not self._bytes_pending:
-            self.stdout.flush()  # the text written before goes first
-            self._bytes_pending = True
+            self._write_or_leave(self.stdout.flush)  # the text written before goes first
+            self._bytes_pending = not self.closed
         chunk = self._chunk
         for line in lines:
             chunk.append(line)
             self._chunk_len += len(line)
         if self._chunk_len >= self._chunk_bytes:
-            self._write_chunk()
+            self._write_or_leave(self._write_chunk)
+
+    def _write_or_leave(self, write: Callable[[], None]) -> None:
+        try:
+            write()
+        except BrokenPipeError:
+            self._reader_left()
 
     def _write_chunk(self) -> None:
         chunk = self._chunk
@@ -150,25 +176,39 @@ class Output:
 
     def print(self, renderable: RenderableType, *, soft_wrap: bool = False) -> None:
         """A Rich renderable on stdout (a ``Text``, a small ``Table``); never a str of data."""
+        if not self.closed:
+            self._write_or_leave(lambda: self._print(renderable, soft_wrap))
+
+    def _print(self, renderable: RenderableType, soft_wrap: bool) -> None:
         if self._bytes_pending:
             self._flush_bytes()
         self.console.print(renderable, soft_wrap=soft_wrap)
 
     def flush(self) -> None:
+        if not self.closed:
+            self._write_or_leave(self._flush)
+
+    def _flush(self) -> None:
         self.stdout.flush()
         if self._bytes_pending:
             self._flush_bytes()
 
     def diagnostic(self, message: str) -> None:
-        """One ``kdump: message`` line on stderr, control characters escaped."""
+        """One ``kdump: message`` line on stderr, control characters escaped (dropped when no one reads)."""
         self.flush()
-        self.stderr.write(f"kdump: {printable(message)}\n")
-        self.stderr.flush()
+        try:
+            self.stderr.write(f"kdump: {printable(message)}\n")
+            self.stderr.flush()
+        except BrokenPipeError:
+            _to_devnull(self.stderr)
 
     def err_print(self, renderable: RenderableType) -> None:
         """A Rich renderable on stderr (a closing summary)."""
         self.flush()
-        self.err_console.print(renderable)
+        try:
+            self.err_console.print(renderable)
+        except BrokenPipeError:
+            _to_devnull(self.stderr)
 
     @property
     def console(self) -> Console:
@@ -181,6 +221,17 @@ class Output:
         if self._err_console is None:
             self._err_console = make_console(self.stderr, self.err_color, self._err_width)
         return self._err_console
+
+
+def _to_devnull(stream: TextIO) -> None:
+    """Point ``stream``'s file at /dev/null (a pipe whose reader left); nothing for a stream with no file."""
+    try:
+        fd = stream.fileno()
+    except (AttributeError, OSError, ValueError):
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, fd)
+    os.close(devnull)
 
 
 def _write_all(stream: BinaryIO, data: bytes) -> None:
