@@ -9,14 +9,18 @@ from __future__ import annotations
 import fcntl
 import os
 import pty
+import re
 import struct
 import subprocess
 import sys
+import tempfile
 import termios
 import threading
+import tty
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 import pytest
 from rich.cells import cell_len
@@ -34,6 +38,7 @@ class Run:
 def _pty(columns: int) -> tuple[int, int]:
     master, slave = pty.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, columns, 0, 0))
+    tty.setraw(slave)  # no output processing: the bytes the terminal is sent, as sent
     return master, slave
 
 
@@ -59,9 +64,12 @@ def kdump(
     dev_tty: bool = False,
     columns: int = 80,
     env: Mapping[str, str] | None = None,
+    stdout: Literal["pipe", "file", "tty"] = "pipe",
 ) -> Run:
-    """``kdump ARGS`` with stdout a pipe; stderr a pipe or (``err_tty``) a pseudo-terminal of
-    ``columns``; with ``dev_tty``, a pseudo-terminal of ``columns`` as its controlling terminal only."""
+    """``kdump ARGS`` with stdout a pipe (or a regular file, or the terminal stderr is); stderr a
+    pipe or (``err_tty``) a pseudo-terminal of ``columns``; with ``dev_tty``, a pseudo-terminal of
+    ``columns`` as its controlling terminal only. With ``stdout="tty"`` what the terminal is sent is
+    ``stderr``."""
     base = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "NO_COLOR", "FORCE_COLOR")}
     base.update(PYTHONPATH=str(ROOT), TERM="xterm-256color", **(env or {}))
     master = slave = -1
@@ -74,27 +82,31 @@ def kdump(
         def preexec() -> None:  # the new session's controlling terminal: what /dev/tty opens
             fcntl.ioctl(tty_fd, termios.TIOCSCTTY, 0)
 
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "kafka_dump", *args],
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=slave if err_tty else subprocess.PIPE,
-        env=base,
-        cwd=ROOT,
-        start_new_session=True,
-        pass_fds=(slave,) if dev_tty else (),
-        preexec_fn=preexec,
-    )
-    seen: list[bytes] = []
-    thread = None
-    if slave >= 0:
-        os.close(slave)
-        thread = _drain(master, seen)
-    out, err = proc.communicate(timeout=120)
-    if thread is not None:
-        thread.join(timeout=10)
-        os.close(master)
-    return Run(proc.returncode, out, b"".join(seen) if err_tty else err)
+    with tempfile.TemporaryFile() as file:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "kafka_dump", *args],
+            stdin=subprocess.DEVNULL,
+            stdout={"pipe": subprocess.PIPE, "file": file, "tty": slave}[stdout],
+            stderr=slave if err_tty else subprocess.PIPE,
+            env=base,
+            cwd=ROOT,
+            start_new_session=True,
+            pass_fds=(slave,) if dev_tty else (),
+            preexec_fn=preexec,
+        )
+        seen: list[bytes] = []
+        thread = None
+        if slave >= 0:
+            os.close(slave)
+            thread = _drain(master, seen)
+        out, err = proc.communicate(timeout=120)
+        if thread is not None:
+            thread.join(timeout=10)
+            os.close(master)
+        if stdout == "file":
+            file.seek(0)
+            out = file.read()
+    return Run(proc.returncode, out or b"", b"".join(seen) if err_tty else err)
 
 
 def _widest(text: bytes) -> int:
@@ -245,3 +257,91 @@ def test_ctrl_c_exits_130_with_one_line(tmp_path: Path, fmt: str, signal_group: 
         tmp_path / "00000000000000000000.log", "dump", "--format", fmt, signal_group=signal_group
     )
     assert (rc, err) == (130, b"kdump: interrupted\n")
+
+
+# -- the progress bar -----------------------------------------------------------------------------
+
+NOW = {"KDUMP_PROGRESS_DELAY": "0"}  # the bar may start at once, as after a second of a long run
+BAR_LINE = re.compile(rb"\r([^\r\n\x1b]*)\x1b\[K")  # a bar drawn ("\r" text "erase to the end"), or erased
+
+
+def _bars(terminal: bytes) -> list[str]:
+    """The bar lines a terminal was sent; asserting each is erased before anything else is written."""
+    shown, drawn = False, []
+    at = 0
+    while at < len(terminal):
+        m = BAR_LINE.match(terminal, at)
+        if m is not None:
+            shown = bool(m.group(1))
+            if shown:
+                drawn.append(m.group(1).decode())
+            at = m.end()
+            continue
+        assert not shown, f"output written over the bar at byte {at}: {terminal[at - 80 : at + 40]!r}"
+        at += 1
+    assert not shown, "the bar is left on the terminal"
+    return drawn
+
+
+def _bar_says(line: str, name: str, columns: int) -> None:
+    """One bar design: the file's name, bytes done of the total, rate, time left, within the width."""
+    assert line.startswith(name[:10]), line
+    assert re.search(
+        r" \d+(\.\d)? (B|KiB|MiB) of \d+(\.\d)? (B|KiB|MiB) · [\d.]+ (B|KiB|MiB|GiB)/s · ", line
+    ), line
+    assert line.endswith(" left"), line
+    assert cell_len(line) < columns
+
+
+COMMANDS = [
+    ("dump", CLEAN),
+    ("dump", "--format", "json", CLEAN),
+    ("verify-crc", CLEAN),
+    ("verify-crc", "-j", "2", CLEAN, DAMAGED),
+    ("stats", CLEAN),
+    ("stats", "--compare", CLEAN),
+]
+
+
+@pytest.mark.parametrize("args", COMMANDS, ids=lambda a: " ".join(Path(x).name for x in a))
+def test_one_bar_on_a_terminal_when_stdout_is_a_file(args: tuple[str, ...]) -> None:
+    run = kdump(*args, err_tty=True, stdout="file", columns=100, env=NOW)
+    bars = _bars(run.stderr)
+    assert bars, run.stderr
+    for line in bars:
+        _bar_says(line, Path(args[-1]).name if "-j" not in args else "", 100)
+    plain = kdump(*args, stdout="file", env=NOW)
+    assert (run.code, run.stdout) == (plain.code, plain.stdout)  # the bar changes nothing else
+
+
+def test_convert_draws_the_same_bar(tmp_path: Path) -> None:
+    out = tmp_path / "out.log"
+    run = kdump("convert", CLEAN, "-o", str(out), err_tty=True, stdout="file", columns=100, env=NOW)
+    assert run.code == 0 and out.exists()
+    bars = _bars(run.stderr)
+    assert bars and all(_bar_says(line, "v2-none.log", 100) is None for line in bars)
+
+
+@pytest.mark.parametrize(
+    "args", COMMANDS[:2] + COMMANDS[4:5], ids=lambda a: " ".join(Path(x).name for x in a)
+)
+def test_no_bar_when_stdout_is_a_pipe(args: tuple[str, ...]) -> None:
+    """``kdump … | less``: less owns the terminal; a bar would be drawn over it."""
+    run = kdump(*args, err_tty=True, stdout="pipe", env=NOW)
+    assert b"\x1b[K" not in run.stderr and b"\r" not in run.stderr
+    forced = kdump(*args, "--progress", err_tty=True, stdout="pipe", env=NOW)
+    assert _bars(forced.stderr) and forced.stdout == run.stdout
+
+
+def test_no_progress_wins() -> None:
+    run = kdump("stats", "--no-progress", CLEAN, err_tty=True, stdout="file", env=NOW)
+    assert run.code == 0 and b"\x1b[K" not in run.stderr
+
+
+@pytest.mark.parametrize("args", [("dump", CLEAN), ("verify-crc", CLEAN, DAMAGED), ("stats", CLEAN, WIDE)])
+def test_on_the_terminal_of_stdout_the_bar_is_erased_before_each_write(args: tuple[str, ...]) -> None:
+    """stdout and stderr are one terminal: every line of output is written where no bar is."""
+    run = kdump(*args, err_tty=True, stdout="tty", columns=140, env=NOW)
+    assert _bars(run.stderr)  # and, checked there, never a byte written over the bar
+    alone = kdump(*args, "--no-progress", err_tty=True, stdout="tty", columns=140, env=NOW)
+    assert BAR_LINE.sub(b"", run.stderr) == alone.stderr

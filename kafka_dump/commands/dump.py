@@ -31,9 +31,10 @@ from kafka_dump.commands.options import (
     output_options,
     range_options,
 )
+from kafka_dump.errors import KafkaDumpError
 from kafka_dump.internal_topics import DECODE_CHOICES
 from kafka_dump.model import Batch, Problem, ProblemKind
-from kafka_dump.render import Renderer, progress
+from kafka_dump.render import Renderer
 from kafka_dump.render.jsonl import JsonRenderer, terminal_safe
 from kafka_dump.render.kafka_text import KafkaTextRenderer
 from kafka_dump.render.output import Output
@@ -109,8 +110,7 @@ def dump(
         plain_run=json_renderer.plain_run if json_renderer is not None else None,
         txn_index=not no_txnindex,
     )
-    if progress.wanted():
-        events = progress.with_progress(events, progress_position, out.err_console)
+    events = out.track(events, progress_position, _bytes_of(paths) if out.progress else None)
     if json_renderer is not None:
         # On a terminal, the same JSON with what a terminal would act on escaped.
         write_json = _terminal_json(out) if out.is_terminal else out.write_byte_lines
@@ -195,6 +195,17 @@ def _unshown(events: Iterator[DumpEvent], corrupt: Callable[[str], None] | None)
         if corrupt is not None and isinstance(event, Problem) and event.kind is ProblemKind.CORRUPT:
             corrupt(str(event))
     return Summary()
+
+
+def _bytes_of(paths: Iterable[str]) -> int | None:
+    """The bytes of every segment that ``paths`` name, for the progress bar's total."""
+    from kafka_dump.log.segment import segment_files
+    from kafka_dump.render.progress import file_size
+
+    try:
+        return sum(file_size(f) for p in paths for f in segment_files(p))
+    except KafkaDumpError:
+        return None  # reported when the dump comes to it
 
 
 def _terminal_json(out: Output) -> Callable[[Sequence[bytes]], None]:

@@ -15,8 +15,8 @@ from kafka_dump.analysis.stats_walk import StatsEvent, iter_stats, progress_posi
 from kafka_dump.commands import EXIT_OK
 from kafka_dump.commands.options import count_option, format_option, inputs, limit_options, output_options
 from kafka_dump.model import Compression, Problem
-from kafka_dump.render import progress
 from kafka_dump.render.output import UNWRAPPED, Output
+from kafka_dump.render.progress import file_size
 
 if TYPE_CHECKING:
     from kafka_dump.analysis.compare import Comparison
@@ -113,8 +113,7 @@ def stats(
             return c
 
     events: Iterable[StatsEvent] = iter_stats(files, listener=listener, **limits)
-    if progress.wanted():
-        events = progress.with_progress(events, progress_position, out.err_console)
+    events = out.track(events, progress_position, sum(file_size(f) for f in files))
     _render(out, events, fmt, charts=not no_charts, comparisons=comparisons)
     out.flush()
     return EXIT_OK

@@ -5,7 +5,9 @@ None, never cut, when stdout is a pipe or a file, as ``ls`` and ``git`` do, what
 the command), the colour (``--color``; ``auto``: a terminal without ``NO_COLOR``) and how lines go
 out: text and bytes may be mixed in call order, and lines of bytes are gathered into big writes off
 a terminal (under ``-u`` a write per line costs more than the line). Data never reaches Rich as markup.
-When the reader of stdout leaves (``| head``), what follows is dropped quietly and ``closed`` says so:
+A progress bar (``track``) is drawn on stderr when it is a terminal and stdout is not a pipe
+(``--progress/--no-progress`` decide otherwise), and erased before anything is written to the
+terminal. When the reader of stdout leaves (``| head``), what follows is dropped quietly and ``closed`` says so:
 the command decides whether to stop or to go on to its verdict.
 """
 
@@ -13,14 +15,19 @@ from __future__ import annotations
 
 import codecs
 import os
+import stat
 import sys
 from collections.abc import Callable, Iterable, Mapping
-from typing import TYPE_CHECKING, BinaryIO, Literal, TextIO
+from typing import TYPE_CHECKING, BinaryIO, Literal, TextIO, TypeVar
 
 from kafka_dump.render.payload import printable
 
 if TYPE_CHECKING:
     from rich.console import Console, RenderableType
+
+    from kafka_dump.render.progress import Bar
+
+T = TypeVar("T")
 
 ColorMode = Literal["auto", "always", "never"]
 COLOR_MODES: tuple[ColorMode, ...] = ("auto", "always", "never")
@@ -50,6 +57,15 @@ def terminal_width(stream: TextIO, environ: Mapping[str, str] = os.environ) -> i
     if columns.isdigit() and int(columns) > 0:
         return int(columns)
     return _size_of(stream) if _isatty(stream) else None
+
+
+def _is_pipe(stream: object) -> bool:
+    """stdout is a pipe or a socket (``| less``, ``| head``): a bar on the terminal would cross its reader."""
+    try:
+        mode = os.fstat(stream.fileno()).st_mode  # type: ignore[attr-defined]
+    except (AttributeError, OSError, ValueError):
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
 
 
 def _writes_utf8(stream: TextIO) -> bool:
@@ -83,6 +99,7 @@ class Output:
         stdout: TextIO | None = None,
         stderr: TextIO | None = None,
         environ: Mapping[str, str] = os.environ,
+        progress: bool | None = None,
     ) -> None:
         self.stdout = stdout if stdout is not None else sys.stdout
         self.stderr = stderr if stderr is not None else sys.stderr
@@ -100,6 +117,29 @@ class Output:
         self._chunk_bytes = 0 if self.is_terminal else CHUNK_BYTES
         self._utf8 = _writes_utf8(self.stdout)
         self.closed = False  # stdout's reader left: nothing more is written
+        # A bar: asked for (--progress/--no-progress), else on a terminal's stderr, stdout not a pipe.
+        self.progress = (
+            progress if progress is not None else self.err_is_terminal and not _is_pipe(self.stdout)
+        )
+        self._environ = environ
+        self._bar: Bar | None = None
+
+    def track(
+        self, events: Iterable[T], where: Callable[[T], tuple[str, int] | None], total: int | None = None
+    ) -> Iterable[T]:
+        """``events`` as they are, followed by a progress bar when one is wanted (``progress``):
+        ``where`` gives an event's (file, bytes done in it); ``total``: every file's bytes, if known."""
+        if not self.progress:
+            return events
+        from kafka_dump.render.progress import Bar, delay_from
+
+        if self._bar is None:  # one bar for the command, whatever it tracks in turn
+            self._bar = Bar(self.stderr, self._err_width, total, delay=delay_from(self._environ))
+        return self._bar.track(events, where)
+
+    def _clear_bar(self) -> None:
+        if self._bar is not None:
+            self._bar.clear()
 
     def _reader_left(self) -> None:
         """stdout is a pipe whose reader left: drop what is pending and point stdout at /dev/null, so
@@ -114,6 +154,8 @@ class Output:
         """Text as it is (the renderer has escaped what needs escaping)."""
         if self.closed:
             return
+        if self.is_terminal:
+            self._clear_bar()
         try:
             if self._bytes_pending:
                 self._flush_bytes()
@@ -135,6 +177,8 @@ class Output:
         """Lines of bytes to stdout's buffer, gathered into writes of ``CHUNK_BYTES`` or more."""
         if self.closed:
             return
+        if self.is_terminal:
+            self._clear_bar()
         if not self._bytes_pending:
             self._write_or_leave(self.stdout.flush)  # the text written before goes first
             self._bytes_pending = not self.closed
@@ -177,6 +221,8 @@ class Output:
     def print(self, renderable: RenderableType, *, soft_wrap: bool = False) -> None:
         """A Rich renderable on stdout (a ``Text``, a small ``Table``); never a str of data."""
         if not self.closed:
+            if self.is_terminal:
+                self._clear_bar()
             self._write_or_leave(lambda: self._print(renderable, soft_wrap))
 
     def _print(self, renderable: RenderableType, soft_wrap: bool) -> None:
@@ -196,6 +242,7 @@ class Output:
     def diagnostic(self, message: str) -> None:
         """One ``kdump: message`` line on stderr, control characters escaped (dropped when no one reads)."""
         self.flush()
+        self._clear_bar()
         try:
             self.stderr.write(f"kdump: {printable(message)}\n")
             self.stderr.flush()
@@ -205,6 +252,7 @@ class Output:
     def err_print(self, renderable: RenderableType) -> None:
         """A Rich renderable on stderr (a closing summary)."""
         self.flush()
+        self._clear_bar()
         try:
             self.err_console.print(renderable)
         except BrokenPipeError:
