@@ -90,7 +90,7 @@ class _Kdump(click.Group):
                 import traceback
 
                 traceback.print_exc()
-            click.echo(f"kdump: error: {printable(str(exc))}", err=True)
+            _say(f"kdump: error: {printable(str(exc))}")
             ctx.exit(EXIT_BAD_INPUT)
         except BrokenPipeError:
             # Written past Output (rare): Python flushes stdout again at exit, so point it at /dev/null.
@@ -99,11 +99,16 @@ class _Kdump(click.Group):
             ctx.exit(EXIT_OK)
         except KeyboardInterrupt:
             # One line, not Click's "Aborted!" and exit 1 (which means corrupt data here).
-            click.echo("kdump: interrupted", err=True)
+            _say("kdump: interrupted")
             ctx.exit(EXIT_INTERRUPTED)
         if isinstance(code, int) and code != EXIT_OK:
             ctx.exit(code)
         return code
+
+
+def _say(line: str) -> None:
+    """One line on stderr; on a terminal from the start of a cleared line, where a progress bar may be."""
+    click.echo(("\r\x1b[K" if sys.stderr.isatty() else "") + line, err=True)
 
 
 def _show_version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:

@@ -1,7 +1,9 @@
-"""Pipes and terminals: what kdump writes when stdout is a pipe while a terminal is attached.
+"""Pipes and terminals: the width of piped output, the exit code when the reader of stdout leaves or
+Ctrl-C comes, and the progress bar.
 
 Every test runs kdump as a child process in a session of its own, so no terminal reaches it but the
-pseudo-terminals a test gives it: as stderr, or as its controlling terminal (``/dev/tty``) alone.
+pseudo-terminals a test gives it: as stderr (and stdout), or as its controlling terminal (``/dev/tty``)
+alone. ``KDUMP_PROGRESS_DELAY=0`` lets the bar start at once, as after a second of a long run.
 """
 
 from __future__ import annotations
@@ -345,3 +347,47 @@ def test_on_the_terminal_of_stdout_the_bar_is_erased_before_each_write(args: tup
     assert _bars(run.stderr)  # and, checked there, never a byte written over the bar
     alone = kdump(*args, "--no-progress", err_tty=True, stdout="tty", columns=140, env=NOW)
     assert BAR_LINE.sub(b"", run.stderr) == alone.stderr
+
+
+def test_ctrl_c_under_a_bar_erases_it_and_says_one_line(tmp_path: Path) -> None:
+    """The bar is on the terminal when Ctrl-C comes: the line is cleared, then one line is written."""
+    import errno
+    import signal
+    import time
+
+    from tests.batches import v2_batch
+
+    fifo = tmp_path / "00000000000000000000.log"
+    os.mkfifo(fifo)
+    master, slave = _pty(100)
+    with tempfile.TemporaryFile() as file:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "kafka_dump", "dump", str(fifo)],
+            stdin=subprocess.DEVNULL,
+            stdout=file,
+            stderr=slave,
+            env={**os.environ, "PYTHONPATH": str(ROOT), **NOW},
+            cwd=ROOT,
+            start_new_session=True,
+        )
+        os.close(slave)
+        while True:  # the FIFO opens for writing without blocking once kdump holds it open
+            try:
+                writer = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+                break
+            except OSError as exc:
+                assert exc.errno == errno.ENXIO and proc.poll() is None
+                time.sleep(0.01)
+        os.write(writer, v2_batch([(b"k", b"v", [])] * 3))
+        seen = b""
+        while b" left\x1b[K" not in seen:  # the bar is on the terminal
+            seen += os.read(master, 1 << 16)
+        os.killpg(proc.pid, signal.SIGINT)
+        rest: list[bytes] = []
+        _drain(master, rest).join(timeout=60)
+        assert proc.wait(timeout=60) == 130
+        os.close(writer)
+        os.close(master)
+    terminal = seen + b"".join(rest)
+    _bars(terminal)  # nothing written over the bar
+    assert BAR_LINE.sub(b"", terminal) == b"kdump: interrupted\n"

@@ -138,7 +138,7 @@ def _render(
                 if total_cmp is None:
                     total_cmp = type(cmp)(cmp.options, files=0)
                 total_cmp.merge(cmp)
-    if total is None or (fmt == "table" and total.files < 2):
+    if total is None or out.closed or (fmt == "table" and total.files < 2):
         return  # a table of one file needs no total
     _show(out, fmt, total, total_cmp, total=True, charts=charts)
 

@@ -5,10 +5,9 @@ None, never cut, when stdout is a pipe or a file, as ``ls`` and ``git`` do, what
 the command), the colour (``--color``; ``auto``: a terminal without ``NO_COLOR``) and how lines go
 out: text and bytes may be mixed in call order, and lines of bytes are gathered into big writes off
 a terminal (under ``-u`` a write per line costs more than the line). Data never reaches Rich as markup.
-A progress bar (``track``) is drawn on stderr when it is a terminal and stdout is not a pipe
-(``--progress/--no-progress`` decide otherwise), and erased before anything is written to the
-terminal. When the reader of stdout leaves (``| head``), what follows is dropped quietly and ``closed`` says so:
-the command decides whether to stop or to go on to its verdict.
+The progress bar (``track``) is drawn on stderr when it is a terminal and stdout is not a pipe, and
+erased before anything is written to that terminal. When the reader of stdout leaves (``| head``),
+what follows is dropped quietly and ``closed`` says so: the command stops, or goes on to its verdict.
 """
 
 from __future__ import annotations
@@ -52,7 +51,7 @@ def _size_of(stream: object) -> int | None:
 
 
 def terminal_width(stream: TextIO, environ: Mapping[str, str] = os.environ) -> int | None:
-    """The width to lay ``stream`` out for: ``COLUMNS``, else its terminal's; None (never cut) off a terminal."""
+    """The width to lay ``stream`` out for: ``COLUMNS``, else its terminal's; None (never cut) off one."""
     columns = environ.get("COLUMNS", "")
     if columns.isdigit() and int(columns) > 0:
         return int(columns)
