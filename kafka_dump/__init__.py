@@ -1,8 +1,7 @@
 """kdump: inspect, verify and convert Apache Kafka log segments.
 
 The library's public face: ``from kafka_dump import read_segment, encode_entry, Batch, Record, Header,
-Problem, Compression``. Each name is imported where it lives on first use, so that the command line's
-start-up pays for none of them and the names stay put whatever moves inside.
+Problem, Compression``, each imported on first use (start-up pays for none, and the names stay put).
 """
 
 from __future__ import annotations
@@ -11,28 +10,23 @@ import importlib
 from typing import Any
 
 __version__ = "0.1.0"
-
 _HOMES = {
-    "read_segment": "kafka_dump.log.segment",
-    "encode_entry": "kafka_dump.wire.encode",
-    **dict.fromkeys(("Batch", "Record", "Header", "Problem", "Compression"), "kafka_dump.model"),
+    "read_segment": "log.segment",
+    "encode_entry": "wire.encode",
+    **dict.fromkeys(("Batch", "Record", "Header", "Problem", "Compression"), "model"),
 }
+__all__ = sorted(["__version__", *_HOMES])
+
+
+def lazy_attribute(package: str, homes: dict[str, str], name: str, names: dict[str, Any]) -> Any:
+    """``name`` from the module of ``package`` that ``homes`` says defines it, bound in ``names`` (the
+    package's globals) so that later reads are plain module attributes."""
+    home = homes.get(name)
+    if home is None:
+        raise AttributeError(f"module {package!r} has no attribute {name!r}")
+    value = names[name] = getattr(importlib.import_module(f"{package}.{home}"), name)
+    return value
 
 
 def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(home), name)
-
-
-__all__ = [
-    "Batch",
-    "Compression",
-    "Header",
-    "Problem",
-    "Record",
-    "__version__",
-    "encode_entry",
-    "read_segment",
-]
+    return lazy_attribute(__name__, _HOMES, name, globals())

@@ -1,10 +1,9 @@
 """The ``kdump`` group and the error and exit-code edge; each command lives in ``commands/NAME.py``.
 
 Exit codes: 0 all good; 1 corrupt data was found (and reported in place); 2 the input could not be
-read at all; 130 interrupted (Ctrl-C). A ``KafkaDumpError`` becomes one line on stderr and exit 2,
-Ctrl-C one line and exit 130; a closed stdout ends the output quietly (``Output.closed``) and the
-command keeps its verdict.
-A command's module (and Rich behind it) is imported only when that command runs or is listed.
+read (a ``KafkaDumpError``: one line on stderr); 130 interrupted (Ctrl-C: one line). A closed stdout
+ends the output quietly (``Output.closed``) and the command keeps its verdict. A command's module (and
+Rich) is imported only when that command runs or is listed.
 """
 
 from __future__ import annotations

@@ -1,7 +1,4 @@
-"""Errors that carry the file and byte position they are about.
-
-Only ``cli.py`` turns these into messages and exit codes; library code raises them.
-"""
+"""Errors that carry the file and byte position they are about; only ``cli.py`` makes exit codes of them."""
 
 from __future__ import annotations
 
@@ -68,7 +65,4 @@ class NotASegmentError(KafkaDumpError):
 
 
 class UnsupportedEncodingError(KafkaDumpError):
-    """Records that the asked-for format or codec cannot carry (headers below v2, zstd below v2...).
-
-    The encoders never drop data silently; dropping is the caller's decision.
-    """
+    """Records the asked-for format or codec cannot carry (headers or zstd below v2...), never dropped."""

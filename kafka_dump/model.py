@@ -1,11 +1,8 @@
 """The values that flow from the decoder to every command: batches, records, headers, problems.
 
-Records, headers and problems are frozen, slotted classes that behave as frozen, slotted dataclasses
-(``_Frozen``): a field read is a slot read, cheaper than a NamedTuple's, and the decoders (pure and
-compiled) build them through their slots. Batches are NamedTuples, just as immutable and cheaper to
-build than a frozen dataclass, which matters when every v0/v1 message is a batch of its own. Field
-names follow Kafka's Java client (baseOffset, lastOffset, partitionLeaderEpoch...) so they can be
-grepped against Apache Kafka's source.
+Records, headers and problems behave as frozen, slotted dataclasses (``_Frozen``) that the decoders
+build through their slots; batches are NamedTuples, cheaper to build (every v0/v1 message is one).
+Field names follow Kafka's Java client (baseOffset, partitionLeaderEpoch...) to grep against Kafka.
 """
 
 from __future__ import annotations
@@ -51,11 +48,7 @@ class TimestampType(IntEnum):
         return _TIMESTAMP_LABELS[self]
 
 
-_TIMESTAMP_LABELS = {
-    TimestampType.NO_TIMESTAMP_TYPE: "NoTimestampType",
-    TimestampType.CREATE_TIME: "CreateTime",
-    TimestampType.LOG_APPEND_TIME: "LogAppendTime",
-}
+_TIMESTAMP_LABELS = {t: t.name.title().replace("_", "") for t in TimestampType}
 
 
 class ControlType(IntEnum):
@@ -75,12 +68,8 @@ _object_setattr = object.__setattr__
 
 
 class _DataclassFields:
-    """A model class's ``__dataclass_fields__``, made on first use: ``dataclasses.fields``,
-    ``replace``, ``asdict`` and ``is_dataclass`` take the model's classes as dataclasses.
-
-    The fields are those of a throwaway dataclass with the same names, annotations and defaults,
-    made then (its ``exec`` cost is paid by who asks, not by every start-up) and kept on the class.
-    """
+    """A model class's ``__dataclass_fields__``, taken on first use from a throwaway dataclass of the
+    same fields, so that ``dataclasses``' functions take it while start-up pays no ``exec``."""
 
     def __get__(self, obj: object, cls: type[_Frozen]) -> dict[str, Field[Any]]:
         from dataclasses import field, make_dataclass
@@ -102,12 +91,8 @@ class _DataclassFields:
 
 
 class _Frozen:
-    """What ``@dataclass(frozen=True, slots=True)`` gives a class (equality, hash, repr, pickling,
-    ``FrozenInstanceError``, ``dataclasses``' functions), without the ``exec`` every start would pay.
-
-    Each subclass lists its fields in ``__slots__`` and ``__match_args__`` (in ``__init__``'s order)
-    and sets ``_values`` to ``attrgetter`` of them.
-    """
+    """What ``@dataclass(frozen=True, slots=True)`` gives a class, without the ``exec`` every start would
+    pay. A subclass lists its fields in ``__slots__`` and ``__match_args__``, ``_values`` gets them."""
 
     __slots__ = ()
     __match_args__: ClassVar[tuple[str, ...]] = ()
@@ -194,10 +179,7 @@ class ControlRecord(NamedTuple):
 
 
 class Record(_Frozen):
-    """One record: a v2 record, or a v0/v1 message (inner or standalone).
-
-    The decoders build it with ``new_record``, which sets the slots directly.
-    """
+    """One record: a v2 record, or a v0/v1 message (inner or standalone); decoders use ``new_record``."""
 
     __slots__ = __match_args__ = (
         "offset",
@@ -283,10 +265,7 @@ def new_record(
 
 
 class Batch(NamedTuple):
-    """One entry of the log: a v2 RecordBatch, or one outer v0/v1 message (a wrapper or a single one).
-
-    ``records`` is None when the caller asked for headers only.
-    """
+    """One entry of the log: a v2 RecordBatch, or one outer v0/v1 message; ``records`` None: headers only."""
 
     file: str
     position: int
@@ -364,11 +343,8 @@ class Check:
 
 
 class Problem(_Frozen):
-    """Something wrong or notable found at a byte position of a file; iteration goes on after it.
-
-    ``check`` names the rule that failed (a ``Check`` value); ``expected`` and ``found`` give the two
-    numbers it compared, where it compared two.
-    """
+    """Something wrong or notable at a byte position of a file; ``check`` names the rule broken (a
+    ``Check``), ``expected`` and ``found`` the two numbers it compared, where it compared two."""
 
     __slots__ = __match_args__ = (
         "file",

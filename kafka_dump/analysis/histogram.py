@@ -94,18 +94,18 @@ class SizeHistogram:
 
     def percentile(self, percent: int) -> int | None:
         """The nearest-rank percentile (1-100): exact below 128; above, the low end of its bucket
-        (under 1/64 below the true value), except that the bucket holding the maximum gives the
-        maximum; never outside [min, max]. None when empty."""
+        (under 1/64 below the true value), except that the last rank gives the maximum; never
+        outside [min, max]. None when empty."""
         lo, hi = self.min, self.max
         if lo is None or hi is None:
             return None
         rank = max(1, -(-percent * self.count // 100))
+        if rank >= self.count:
+            return hi  # a known value: its bucket's low end would understate it
         seen = 0
         for b, n in sorted(self.buckets.items()):
             seen += n
             if seen >= rank:
-                if b == bucket_of(hi):
-                    return hi  # the top bucket's low end would understate a known value
                 return max(bucket_low(b), lo)
         return hi
 

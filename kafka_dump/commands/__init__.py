@@ -1,9 +1,8 @@
 """One module per command, each a ``@click.command`` that ``cli.py`` registers.
 
-A command takes its options from ``options.py``, lets the library (``analysis/``) do the work and a
-renderer (``render/``) build the output, writes through one ``render.output.Output``, and returns
-its exit code. ``KafkaDumpError`` and ``KeyboardInterrupt`` propagate to ``cli.py``'s group; a closed
-stdout is ``Output.closed``, and the command stops or goes on to its verdict.
+A command takes its options from ``options.py``, has ``analysis/`` do the work and ``render/`` build the
+output, writes through one ``Output`` and returns its exit code; errors and Ctrl-C propagate to
+``cli.py``. A closed stdout is ``Output.closed``: the command stops, or goes on to its verdict.
 """
 
 EXIT_OK = 0  # all good (a zero-filled or partial tail is a fact, not corruption)

@@ -164,12 +164,9 @@ def _print_report(out: Output, reports: list[FileReport], fmt: str) -> None:
     from rich.text import Text
 
     for r, _ in rows:
-        title = Text(style="kdump.file")
-        title.append(printable(r.input))  # a file name is data: control characters escaped
-        title.append(" → ")
-        title.append(printable(r.output))
-        title.append(f"  (magic {r.to_magic})")
-        out.print(title, soft_wrap=True)  # one line to grep, never wrapped
+        # File names are data: control characters escaped. One line to grep, never wrapped.
+        title = f"{printable(r.input)} → {printable(r.output)}  (magic {r.to_magic})"
+        out.print(Text(title, style="kdump.file"), soft_wrap=True)
         out.print(_table(r))
 
 

@@ -46,10 +46,6 @@ def parse_time(value: str | None) -> int | None:
     return (dt - _EPOCH) // _MS
 
 
-def _time_callback(ctx: click.Context, param: click.Parameter, value: str | None) -> int | None:
-    return parse_time(value)
-
-
 def inputs(f: F) -> F:
     """``FILE|DIR...``: segment files, or partition directories (their segments in offset order)."""
     return click.argument("paths", nargs=-1, required=True, metavar="FILE|DIR...")(f)
@@ -73,15 +69,13 @@ def format_option(
 _RANGE = (
     click.option("--from-offset", type=int, help="Only records at or after this offset."),
     click.option("--to-offset", type=int, help="Only records at or before this offset."),
-    click.option(
-        "--from-time",
-        callback=_time_callback,
-        help="Only records at or after this time (ISO-8601 or epoch ms).",
-    ),
-    click.option(
-        "--to-time",
-        callback=_time_callback,
-        help="Only records at or before this time (ISO-8601 or epoch ms).",
+    *(
+        click.option(
+            f"--{end}-time",
+            callback=lambda ctx, param, value: parse_time(value),
+            help=f"Only records at or {when} this time (ISO-8601 or epoch ms).",
+        )
+        for end, when in (("from", "after"), ("to", "before"))
     ),
     click.option(
         "--limit", type=click.IntRange(min=0), help="Stop after N records (N batches with --batches-only)."
@@ -99,19 +93,12 @@ def range_options(f: F) -> F:
     """``--from/--to-offset``, ``--from/--to-time``, ``--limit``: the command receives ``rng: RangeFilter``."""
 
     @functools.wraps(f)
-    def wrapper(
-        *args: Any,
-        from_offset: int | None,
-        to_offset: int | None,
-        from_time: int | None,
-        to_time: int | None,
-        limit: int | None,
-        **kwargs: Any,
-    ) -> Any:
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
         # Imported here: a command without range options (stats) need not load the dump analysis.
         from kafka_dump.analysis.dump import RangeFilter
 
-        return f(*args, rng=RangeFilter(from_offset, to_offset, from_time, to_time, limit), **kwargs)
+        fields = (kwargs.pop(name) for name in ("from_offset", "to_offset", "from_time", "to_time", "limit"))
+        return f(*args, rng=RangeFilter(*fields), **kwargs)
 
     return _stacked(wrapper, _RANGE)  # type: ignore[no-any-return]
 
@@ -141,11 +128,8 @@ def limit_options(f: F) -> F:
 
     @functools.wraps(f)
     def wrapper(*args: Any, max_batch_bytes: int, max_records_per_batch: int, **kwargs: Any) -> Any:
-        return f(
-            *args,
-            limits=Limits(max_batch_bytes=max_batch_bytes, max_records_per_batch=max_records_per_batch),
-            **kwargs,
-        )
+        limits = Limits(max_batch_bytes=max_batch_bytes, max_records_per_batch=max_records_per_batch)
+        return f(*args, limits=limits, **kwargs)
 
     return _stacked(wrapper, _LIMITS)  # type: ignore[no-any-return]
 

@@ -67,16 +67,8 @@ def _codecs_option(ctx: click.Context, param: click.Parameter, value: str) -> tu
 @count_option("--sample", help="--compare: encode only N batches spread over each file (the figures say so).")
 @output_options
 def stats(
-    paths: tuple[str, ...],
-    out: Output,
-    fmt: str,
-    no_charts: bool,
-    limits: Limits,
-    compare: bool,
-    batch_records: int | None,
-    batch_bytes: int | None,
-    codecs: tuple[Compression, ...],
-    level: int | None,
+    paths: tuple[str, ...], out: Output, fmt: str, no_charts: bool, limits: Limits, compare: bool,
+    batch_records: int | None, batch_bytes: int | None, codecs: tuple[Compression, ...], level: int | None,
     sample: int | None,
 ) -> int:  # fmt: skip
     """Count what segments hold: layout, batches, records, overhead per record.

@@ -144,11 +144,18 @@ def _position(event: VerifyEvent) -> tuple[str, int] | None:
     return None
 
 
-class _JsonOut:
-    """JSON Lines: each problem as dump writes it, then one summary object per file."""
+class _Shown:
+    """Where the events go: ``out`` (which erases a progress bar on the same terminal first)."""
 
     def __init__(self, out: Output) -> None:
         self._out = out
+
+    def finish(self, reports: list[FileReport]) -> None:
+        pass
+
+
+class _JsonOut(_Shown):
+    """JSON Lines: each problem as dump writes it, then one summary object per file."""
 
     def problem(self, p: Problem) -> None:
         from kafka_dump.render.jsonl import problem_object
@@ -160,9 +167,6 @@ class _JsonOut:
 
     def salvaged(self, s: SalvageResult) -> None:
         self._out.write_bytes(_json(salvage_object(s)))
-
-    def finish(self, reports: list[FileReport]) -> None:
-        pass
 
 
 def _json(obj: dict[str, Any]) -> bytes:
@@ -208,15 +212,9 @@ def salvage_object(s: SalvageResult) -> dict[str, Any]:
     }
 
 
-class _TableOut:
-    """One line per problem as it is found, then a summary table: a row per file, then totals.
-
-    Data reaches Rich only inside ``Text``, escaped. Without colour the table is ``plain_table``'s
-    text when it can be, so a clean check never loads Rich.
-    """
-
-    def __init__(self, out: Output) -> None:
-        self._out = out
+class _TableOut(_Shown):
+    """One line per problem as it is found, then a summary table (a row per file, then totals); data
+    reaches Rich only inside ``Text``, and a clean check without colour never loads Rich."""
 
     def _print(self, text: Text) -> None:
         self._out.print(text, soft_wrap=True)

@@ -1,10 +1,7 @@
 """Decoders of what Kafka itself writes into its logs, built on the schema reader ``wire/kmessage.py``.
 
-A decoder turns one record (its key and value bytes) into a ``Decoded`` value: the key and value
-as named, versioned messages, or what could not be read. It never raises: bytes that do not follow
-a schema give ``error`` and ``hex``, and the record is still shown. ``DECODERS`` maps each
-``--decode`` name to its function; ``decoder_for_path`` chooses one by Kafka's directory and
-file names.
+A decoder turns one record into a ``Decoded`` value (key and value as named, versioned messages) and
+never raises: bytes that do not follow a schema give ``error`` and ``hex``, and the record still shows.
 """
 
 from __future__ import annotations
@@ -18,11 +15,9 @@ from kafka_dump.model import Record
 
 
 class Part(NamedTuple):
-    """A decoded key or value: which message at which version, and its fields (JSON-ready, bytes aside).
-
-    ``extra`` carries what frames the message outside its fields: for a KRaft metadata record its
-    ``frameVersion``, ``apiKey`` and type name. ``hex`` is set when the bytes could not be decoded.
-    """
+    """A decoded key or value: which message at which version, and its fields (JSON-ready, bytes aside);
+    ``extra``: what frames it (a KRaft metadata record's ``frameVersion``, ``apiKey``, type name);
+    ``hex``: the bytes, when they could not be decoded."""
 
     schema: str | None
     version: int | None
@@ -78,22 +73,17 @@ def get_decoder(name: str) -> Decoder:
 
 def resolve(choice: str, path: str | Path) -> str | None:
     """The decoder for a file under ``--decode choice``: ``auto`` goes by Kafka's names, ``none`` is None."""
-    if choice == "none":
-        return None
     if choice == "auto":
         return decoder_for_path(path)
-    return choice
+    return None if choice == "none" else choice
 
 
 RecordDecoder = Callable[[bool, Record], "Decoded | None"]
 
 
 def record_decoder(name: str | None, *, control: bool = True) -> RecordDecoder:
-    """A function (is the batch a control batch?, record) -> Decoded or None.
-
-    KRaft control records are decoded whatever the file (as Kafka's tool does) when ``control``;
-    data records by the named decoder, when there is one.
-    """
+    """A function (is the batch a control batch?, record) -> Decoded or None: KRaft control records
+    decoded whatever the file (as Kafka's tool does) when ``control``, data records by ``name``'s decoder."""
     from kafka_dump.internal_topics import control as _control
 
     data = get_decoder(name) if name is not None else None

@@ -1,8 +1,7 @@
 """The values of KRaft control records: LeaderChange, SnapshotHeader/Footer, KRaftVersion, KRaftVoters.
 
-Each value is one flexible message whose first field is an int16 ``version`` (the record's own
-version, ``ControlRecordUtils``); the message is read at that version where the schema has it, else
-at its newest. ABORT/COMMIT markers are decoded in ``wire/v2.py`` already.
+Each value is a flexible message led by an int16 ``version`` (``ControlRecordUtils``), read at that
+version, or the schema's nearest; ABORT/COMMIT markers are decoded in ``wire/v2.py`` already.
 """
 
 from __future__ import annotations

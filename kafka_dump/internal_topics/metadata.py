@@ -5,9 +5,8 @@ A metadata record's value is framed as (``MetadataRecordSerde``)
     unsigned varint frameVersion (1), unsigned varint apiKey, unsigned varint version,
     then the record's message at that version (every metadata record is flexible: tagged fields)
 
-and its key is null. ``METADATA_TYPES`` maps the apiKey to the record's schema; its Kafka type name
-is the schema name in upper snake case (``TopicRecord`` -> ``TOPIC_RECORD``). An apiKey or version
-this table does not know gives the frame and the value's hex, not an error of the dump.
+and its key is null. ``METADATA_TYPES`` maps the apiKey to the schema (``TopicRecord``, type name
+``TOPIC_RECORD``); an unknown apiKey or version gives the frame and the value's hex, not an error.
 """
 
 from __future__ import annotations
@@ -57,13 +56,12 @@ def decode(r: Record) -> Decoded:
     name = METADATA_TYPES.get(api_key)
     if frame != FRAME_VERSION or name is None:
         why = f"unknown frame version {frame}" if frame != FRAME_VERSION else f"unknown apiKey {api_key}"
-        return Decoded("metadata", None, Part(name, version, None, extra, v.hex()), False, why)
-    s = schema(name)
-    if not s.valid[0] <= version <= s.valid[1]:
-        return Decoded("metadata", None, Part(name, version, None, extra, v.hex()), False,
-                       f"unknown {name} version {version}")  # fmt: skip
-    try:
-        data = read_whole(name, v, version, pos)
-    except KMessageError as exc:
-        return Decoded("metadata", None, Part(name, version, None, extra, v.hex()), False, str(exc))
-    return Decoded("metadata", None, Part(name, version, data, extra), False, None)
+    elif not schema(name).valid[0] <= version <= schema(name).valid[1]:
+        why = f"unknown {name} version {version}"
+    else:
+        try:
+            data = read_whole(name, v, version, pos)
+            return Decoded("metadata", None, Part(name, version, data, extra), False, None)
+        except KMessageError as exc:
+            why = str(exc)
+    return Decoded("metadata", None, Part(name, version, None, extra, v.hex()), False, why)

@@ -1,11 +1,9 @@
 """``__consumer_offsets``: committed offsets and group metadata (``--decode offsets``).
 
 Record types: 0 and 1 offset commit (OffsetCommitKey/Value), 2 classic group metadata
-(GroupMetadataKey/Value), 3-8 the consumer group records of KIP-848, 9-15 share groups. The key
-schema of each names the record types it serves (its ``validVersions``). A classic group whose
-protocol type is ``consumer`` carries each member's subscription and assignment as bytes in the
-consumer protocol (int16 version, then ConsumerProtocolSubscription/Assignment); they are shown
-decoded, and kept as bytes when they do not parse, as Kafka's tool does.
+(GroupMetadataKey/Value), 3-8 the consumer group records of KIP-848, 9-15 share groups: each key
+schema's ``validVersions``. A ``consumer`` classic group's member subscriptions and assignments
+(consumer protocol bytes) are shown decoded, or as bytes when they do not parse, as Kafka's tool does.
 """
 
 from __future__ import annotations
@@ -64,9 +62,7 @@ def consumer_protocol(name: str, raw: bytes | None) -> dict[str, Any] | None:
     if not s.valid[0] <= version <= s.valid[1]:
         return None
     try:
-        fields, end = s.read(raw, version, 2)
+        # Older clients may leave bytes after the fields a version defines; Kafka ignores them too.
+        return s.read(raw, version, 2)[0]
     except KMessageError:
         return None
-    # Older clients may leave bytes after the fields a version defines; Kafka ignores them too.
-    del end
-    return fields

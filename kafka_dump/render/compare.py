@@ -12,12 +12,7 @@ from rich.table import Table
 from rich.text import Text
 
 from kafka_dump.analysis.compare import V1_NONE, Comparison, Loss
-from kafka_dump.model import Compression
 from kafka_dump.render.stats import _int, _num, _pct, _per
-
-
-def _encoding_label(magic: int, codec: Compression) -> str:
-    return f"V{magic} {codec.label}"
 
 
 def _saving(row: int, reference: int) -> float | None:
@@ -29,21 +24,19 @@ def compare_rows(c: Comparison) -> list[dict[str, Any]]:
     n = c.records
     reference = c.sizes.get(V1_NONE, 0)
     current = c.current_encoding
-    rows = []
-    for (magic, codec), size in c.sizes.items():
-        rows.append(
-            {
-                "magic": magic,
-                "compression": codec.label,
-                "bytes": size,
-                "bytesPerRecord": _per(size, n),
-                "metadataBytesPerRecord": _per(size - c.payload_of(magic), n),
-                "savingVsNow": _saving(size, c.now_bytes),
-                "savingVsV1None": _saving(size, reference),
-                "current": (magic, codec) == current,
-            }
-        )
-    return rows
+    return [
+        {
+            "magic": magic,
+            "compression": codec.label,
+            "bytes": size,
+            "bytesPerRecord": _per(size, n),
+            "metadataBytesPerRecord": _per(size - c.payload_of(magic), n),
+            "savingVsNow": _saving(size, c.now_bytes),
+            "savingVsV1None": _saving(size, reference),
+            "current": (magic, codec) == current,
+        }
+        for (magic, codec), size in c.sizes.items()
+    ]
 
 
 def compare_json(c: Comparison, losses: list[Loss]) -> dict[str, Any]:
@@ -123,6 +116,4 @@ def _grouping(c: Comparison) -> str:
 
 def _mix(c: Comparison) -> str:
     total = c.now_bytes or 1
-    return ", ".join(
-        f"{_encoding_label(m, codec)} {b / total:.0%}" for (m, codec), b in sorted(c.current.items())
-    )
+    return ", ".join(f"V{m} {codec.label} {b / total:.0%}" for (m, codec), b in sorted(c.current.items()))

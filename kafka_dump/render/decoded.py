@@ -1,8 +1,7 @@
 """How decoded internal records and side files are shown: JSON objects, Kafka's tool's text, table cells.
 
-JSON: a record a decoder read gets a ``decoded`` object, its bytes as base64 (as Kafka's JSON
-converters write them). Kafka text: the strings of ``kafka-dump-log.sh``'s decoders (Kafka 3.9),
-and its JSON for KRaft control records. Every string is plain text for the caller to wrap.
+JSON: a ``decoded`` object, bytes as base64 (as Kafka's JSON converters write them); Kafka text: the
+strings of ``kafka-dump-log.sh``'s decoders (Kafka 3.9). Every string is plain text for the caller.
 """
 
 from __future__ import annotations
@@ -110,10 +109,8 @@ def kafka_key_payload(d: Decoded, offset: int) -> tuple[str | None, str | None]:
     # offsets
     if d.error is not None:
         if d.error.startswith("unknown record type"):
-            return (
-                f"Unknown record type {d.key.version if d.key else '?'} at offset {offset}, skipping.",
-                None,
-            )
+            version = d.key.version if d.key else "?"
+            return f"Unknown record type {version} at offset {offset}, skipping.", None
         return f"Error at offset {offset}, skipping. {d.error}", None
     if d.key is None or d.key.data is None:
         return f"Error at offset {offset}, skipping. the key could not be read", None

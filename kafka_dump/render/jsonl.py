@@ -1,9 +1,8 @@
 """JSON Lines: one lossless object per batch (records nested) and one per problem, written as bytes.
 
-The hot writers have a pure twin here, the reference, and a compiled one (``native/jsonl.c``)
-bound at the end: ``batch_json`` a batch's line, ``run_json`` the lines of a ``BatchRun``, and
-``plain_run_json`` a run of plain v0/v1 messages straight from its bytes (old segments hold one
-message per entry: making a Batch and a Record for each would cost more than its JSON).
+The hot writers have compiled twins (``native/jsonl.c``): ``batch_json`` a batch's line, ``run_json``
+a ``BatchRun``'s, ``plain_run_json`` a run of plain v0/v1 messages straight from its bytes (a Batch
+and a Record for each message of an old segment would cost more than its JSON).
 """
 
 from __future__ import annotations
@@ -122,9 +121,6 @@ class JsonRenderer:
         self._decode: RecordDecoder | None = None
         self._decodes_data = False
         self._payload = _PAYLOAD_CODES[payload]
-        self._batch_json = batch_json
-        self._run_json = run_json
-        self._plain_run_json = plain_run_json
         self._file = ""
         self._file_json = b'""'
 
@@ -141,7 +137,7 @@ class JsonRenderer:
             self._set_file(batch.file)
         if self._decode is not None and records and (self._decodes_data or batch.isControl):
             return [decoded_batch_json(self._file_json, batch, records, self._payload, self._decode)]
-        return [self._batch_json(self._file_json, batch, records, self._payload)]
+        return [batch_json(self._file_json, batch, records, self._payload)]
 
     def run(self, batches: Sequence[Batch]) -> list[bytes]:
         """A run of batches of one file, each with all its records (``BatchRun``), as one bytes object."""
@@ -150,7 +146,7 @@ class JsonRenderer:
             self._set_file(first.file)
         if self._decode is not None and (self._decodes_data or any(b.isControl for b in batches)):
             return [line for b in batches for line in self.batch(b, b.records)]
-        return [self._run_json(self._file, self._file_json, batches, self._payload)]
+        return [run_json(self._file, self._file_json, batches, self._payload)]
 
     def plain_run(
         self, file: str, data: bytes, pos: int, end: int, file_pos: int, with_records: bool
@@ -161,7 +157,7 @@ class JsonRenderer:
             return None
         if file != self._file:
             self._set_file(file)
-        return self._plain_run_json(self._file_json, data, pos, end, file_pos, with_records, self._payload)
+        return plain_run_json(self._file_json, data, pos, end, file_pos, with_records, self._payload)
 
     def aborted_batch(self, batch: Batch, records: tuple[Record, ...] | None) -> list[bytes]:
         """A data batch of an aborted transaction: its line with ``"aborted":true`` after ``isControl``
@@ -179,18 +175,10 @@ class JsonRenderer:
 
 
 def problem_object(p: Problem) -> dict[str, Any]:
-    return {
-        "type": "problem",
-        "file": p.file,
-        "position": p.position,
-        "length": p.length,
-        "kind": p.kind.label,
-        "reason": p.reason,
-        "baseOffset": p.baseOffset,
-        "check": p.check,
-        "expected": p.expected,
-        "found": p.found,
-    }
+    """A problem's JSON object: its fields in order, its kind by label."""
+    obj: dict[str, Any] = {"type": "problem"} | {name: getattr(p, name) for name in p.__match_args__}
+    obj["kind"] = p.kind.label
+    return obj
 
 
 # Characters JSON leaves raw (ensure_ascii=False) that a terminal acts on: C1 controls (U+0080-009F,

@@ -1,9 +1,8 @@
 """The line format of ``kafka-dump-log.sh --deep-iteration --print-data-log`` (Kafka 3.x/4.x).
 
-Format strings follow ``DumpLogSegments`` (printBatchLevel, printRecordMetadata,
-printRecordContents, printTrailingBytes), so scripts written for Kafka's tool keep working; its
-slips are left out (the stray ``}`` after a legacy crc). Problems other than the tail go to stderr.
-On a terminal (``escape=True``) control characters are escaped; piped, the bytes stay Kafka's.
+Format strings follow ``DumpLogSegments`` so that scripts for Kafka's tool keep working, without its
+slips (the stray ``}`` after a legacy crc). Problems other than the tail go to stderr. On a terminal
+(``escape=True``) control characters are escaped; piped, the bytes stay Kafka's.
 """
 
 from __future__ import annotations
@@ -57,12 +56,9 @@ class KafkaTextRenderer:
     def batch(self, b: Batch, records: tuple[Record, ...] | None) -> list[str]:
         out = [batch_line(b)]
         if self._records and records is not None:
-            if self._escape:
-                out.extend(
-                    printable(record_line(b, r, self._data, self._decode)[:-1]) + "\n" for r in records
-                )
-            else:
-                out.extend(record_line(b, r, self._data, self._decode) for r in records)
+            for r in records:
+                line = record_line(b, r, self._data, self._decode)
+                out.append(printable(line[:-1]) + "\n" if self._escape else line)
         return out
 
     def aborted_batch(self, b: Batch, records: tuple[Record, ...] | None) -> list[str]:
@@ -82,9 +78,8 @@ class KafkaTextRenderer:
     def file_end(self, path: str, trailing: int) -> list[str]:
         if path.endswith(".index") and self._side_entries == 0:
             return [f"{self._shown(path)} is empty.\n"]
-        if side_file_kind(path) is not None:
-            return []  # Kafka's tool reports trailing bytes of logs and snapshots only
-        if trailing > 0:
+        # Kafka's tool reports trailing bytes of logs and snapshots only.
+        if trailing > 0 and side_file_kind(path) is None:
             return [f"Found {trailing} invalid bytes at the end of {self._shown(Path(path).name)}\n"]
         return []
 

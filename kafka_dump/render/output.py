@@ -1,13 +1,12 @@
 """The one output path every command writes through: stdout as text or bytes, Rich consoles, stderr.
 
-An ``Output`` decides once per command the width (``COLUMNS``; else the terminal's when stdout is one;
-None, never cut, when stdout is a pipe or a file, as ``ls`` and ``git`` do, whatever terminal started
-the command), the colour (``--color``; ``auto``: a terminal without ``NO_COLOR``) and how lines go
-out: text and bytes may be mixed in call order, and lines of bytes are gathered into big writes off
-a terminal (under ``-u`` a write per line costs more than the line). Data never reaches Rich as markup.
-The progress bar (``track``) is drawn on stderr when it is a terminal and stdout is not a pipe, and
-erased before anything is written to that terminal. When the reader of stdout leaves (``| head``),
-what follows is dropped quietly and ``closed`` says so: the command stops, or goes on to its verdict.
+An ``Output`` decides once the width (``COLUMNS``, else stdout's terminal; None, never cut, for a pipe
+or a file whatever terminal started the command, as ``ls`` and ``git`` do), the colour (``--color``)
+and how lines go out: text and bytes in call order, bytes gathered into big writes off a terminal.
+Data never reaches Rich as markup. The progress bar (``track``) is drawn on stderr when it is a
+terminal and stdout is not a pipe, and erased before anything is written to that terminal. When the
+reader of stdout leaves (``| head``), what follows is dropped and ``closed`` says so: the command
+stops, or goes on to its verdict.
 """
 
 from __future__ import annotations

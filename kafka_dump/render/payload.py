@@ -28,19 +28,11 @@ ENCODERS: dict[PayloadEncoding, Callable[[bytes], str]] = {
 
 
 class _Escapes(dict[int, str]):
-    """``str.translate`` table: a printable character stays, any other becomes its escape."""
+    """``str.translate`` table: a printable character stays, any other becomes its Python escape."""
 
     def __missing__(self, code: int) -> str:
         char = chr(code)
-        if char.isprintable():
-            escaped = char
-        elif code < 0x100:
-            escaped = f"\\x{code:02x}"
-        elif code < 0x10000:
-            escaped = f"\\u{code:04x}"
-        else:
-            escaped = f"\\U{code:08x}"
-        self[code] = escaped
+        escaped = self[code] = char if char.isprintable() else ascii(char)[1:-1]
         return escaped
 
 
@@ -58,14 +50,12 @@ def preview(data: bytes | None, max_bytes: int) -> str:
     if data is None:
         return "null"
     cut = data[:max_bytes]
-    more = len(data) > max_bytes
+    more = "…" if len(data) > max_bytes else ""
     try:
         text = cut.decode("utf-8")
     except UnicodeDecodeError as exc:
         # A cut through a multi-byte character is still text: drop the partial character.
         if not (more and exc.start >= len(cut) - 3 and exc.reason == "unexpected end of data"):
-            return "0x" + cut.hex() + ("…" if more else "")
+            return "0x" + cut.hex() + more
         text = cut[: exc.start].decode("utf-8")
-    if not text.isprintable():
-        return "0x" + cut.hex() + ("…" if more else "")
-    return text + ("…" if more else "")
+    return (text if text.isprintable() else "0x" + cut.hex()) + more

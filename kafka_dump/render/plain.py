@@ -1,8 +1,7 @@
 """What a renderer can write without Rich: counts (``number``, ``plural``) and a small table in Rich's shape.
 
-Importing Rich is a large part of a short ``verify-crc`` run. ``plain_table`` writes the characters
-of a colourless summary table Rich would lay out at its natural width, and answers None whenever Rich
-would do more (wrap, cut or measure a cell other than by its length): the caller then uses Rich.
+Importing Rich is a large part of a short ``verify-crc`` run: ``plain_table`` writes the colourless
+table Rich would, or None when Rich would do more (wrap, cut, measure a cell) and must be used.
 """
 
 from __future__ import annotations
@@ -47,10 +46,9 @@ def plain_table(
     *,
     show_header: bool = True,
 ) -> str | None:
-    """The lines Rich prints, without colour, for ``Table(title=title, title_justify="left",
-    show_header=show_header)`` with these columns (header, justify) and rows of plain cells on a
-    console ``width`` wide; None when Rich is needed: the table is wider than ``width``, or a title,
-    header or cell is not ``_one_cell_each`` (an empty cell is fine)."""
+    """What Rich prints without colour for ``Table(title=title, title_justify="left", show_header=...)``
+    with these columns (header, justify) and rows on a console ``width`` wide; None when Rich is
+    needed (too wide, or a title, header or cell not ``_one_cell_each``; an empty cell is fine)."""
     headers = [header for header, _ in columns] if show_header else ["" for _ in columns]
     cells = [*headers, *(text for text in (title, *(c for row in rows for c in row)) if text)]
     if not all(_one_cell_each(text) for text in cells) or any(len(row) != len(columns) for row in rows):

@@ -1,10 +1,8 @@
 """The bulk table's hot loops, in two twins: the cells of plain records, and the lines of a table's rows.
 
-``render/table.py`` keeps buffered rows by column (lists of ``str``). Each costly step has its pure
-twin here (the reference) and a compiled one (``native/rows.c``) bound at the end: ``cells``
-appends the cells of records that are printable ASCII (width = length) and lists the ones it leaves
-blank for ``table.py`` to draw; ``lines`` writes the rows at known widths, with the lines
-``table.py`` drew itself in their places.
+``render/table.py`` buffers rows by column; ``cells`` appends the printable ASCII cells (width =
+length) and lists those it leaves blank for ``table.py`` to draw, ``lines`` writes rows at known
+widths with ``table.py``'s own lines in their places. Compiled twins: ``native/rows.c``.
 """
 
 from __future__ import annotations
@@ -62,20 +60,11 @@ def _time(ts: int, mode: int) -> str | None:
 
 
 def cells(
-    records: Sequence[Record],
-    max_bytes: int,
-    time_mode: int,
-    first: int,
-    columns: Sequence[list[str]],
-    /,
+    records: Sequence[Record], max_bytes: int, time_mode: int, first: int, columns: Sequence[list[str]], /
 ) -> tuple[list[int], list[int]]:
-    """Append a row of cells per record to ``columns`` (offset, time, key, value, headers).
-
-    A cell that is not plain printable ASCII is appended as ``""`` and listed as
-    ``row << COLUMN_BITS | column`` (rows counted from ``first``). Returns that list, and the
-    length of the longest cell appended to each of the five columns (the width of its plain cells).
-    Columns at a time, by C loops where Python has them (``join``, ``isprintable``, ``split``).
-    """
+    """Append a row of cells per record to ``columns`` (offset, time, key, value, headers), a column
+    at a time; a cell not printable ASCII as ``""``, listed as ``row << COLUMN_BITS | column`` (rows
+    from ``first``). Returns that list and the longest cell appended to each column."""
     offsets, times, keys, values, headers = columns[:5]
     blank: list[int] = []
     shown_offsets = [str(r.offset) for r in records]
@@ -158,12 +147,9 @@ def lines(
     sections: Sequence[tuple[int, str]],
     /,
 ) -> bytes:
-    """The rows of ``columns`` (the shown ones: the first right-aligned, the others left-aligned,
-    each cell padded to its column's width by its length) as UTF-8, ``│`` between the cells.
-
-    ``drawn`` holds whole lines for some rows, drawn by the caller; ``sections`` are (row, text)
-    written before that row, in order (a row past the last one: after all rows).
-    """
+    """The rows of ``columns`` as UTF-8 (the first right-aligned, the others left, padded by length,
+    ``│`` between), ``drawn``'s lines in their rows' places and each of ``sections`` (row, text)
+    before its row, in order (a row past the last one: after all rows)."""
     bar = _BAR
     sep = f" {bar} "
     specs = [f"%{w}s" if i == 0 else f"%-{w}s" for i, w in enumerate(widths)]

@@ -1,13 +1,12 @@
 """``kdump stats`` output: small tables and charts per file, or one JSON object per file.
 
-Figures are exact integers in JSON, with thousands separators in tables; header keys from the file
-are shown as previews, never markup. Rich is imported by the Rich functions only: without colour
-``stats_text`` writes the same tables as text, handing Rich what it cannot lay out as Rich would.
+Figures are exact integers in JSON, with thousands separators in tables; header keys are previews,
+never markup. Without colour ``stats_text`` writes Rich's tables as text, without importing Rich.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 from kafka_dump.analysis.histogram import SizeHistogram
 from kafka_dump.analysis.stats import PERCENTILES, FormatStats, SegmentStats
@@ -265,18 +264,13 @@ def stats_text(s: SegmentStats, width: int, *, total: bool = False, charts: bool
     title, tables = _sections(s, total)
     if not _fits(title, width):
         return None
-    parts = [title + "\n"]
-    for t in tables:
-        text = plain_table(t.title, t.columns, t.rows, width, show_header=t.header)
-        if text is None:
-            return None
-        parts.append(text)
+    parts = [
+        title + "\n",
+        *(plain_table(t.title, t.columns, t.rows, width, show_header=t.header) for t in tables),
+    ]
     if charts:
-        text = _charts_text(s, width)
-        if text is None:
-            return None
-        parts.append(text)
-    return "".join(parts)
+        parts.append(_charts_text(s, width))
+    return None if None in parts else "".join(cast("list[str]", parts))
 
 
 def _fits(line: str, width: int) -> bool:

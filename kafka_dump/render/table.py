@@ -1,13 +1,10 @@
 """Readable tables, streamed: rows of known widths written directly with Rich's box characters.
 
-Rich's ``Table`` lays out every row it holds, too slow for a million rows. Here rows are buffered a
-flush at a time, the column widths taken from the buffer, and the lines written with the characters
-of ``rich.box.HEAVY_HEAD`` and the theme's ANSI codes. Consecutive batches share one table (a file's),
-each opening with a section row; a run of plain v0/v1 messages is a row each under one section. The
-table is closed and reopened only when a column must grow after rows were written. On a terminal
-the table fits its width, cutting columns with ``…``. Data from the file is shown as text or hex,
-control characters escaped: never as markup or an escape sequence. With ``--decode``, a record its
-file's decoder reads shows its decoded key and value (a KRaft control record its JSON in the note).
+Rich's ``Table`` is too slow for a million rows: here rows are buffered a flush at a time, widths
+taken from the buffer, lines written with ``rich.box.HEAVY_HEAD`` and the theme's ANSI codes. A file's
+batches share one table, each under a section row (a run of plain v0/v1 messages under one), reopened
+only when a column must grow; on a terminal columns are cut with ``…`` to fit. File data is text or
+hex, control characters escaped; ``--decode`` shows decoded keys and values (KRaft control: JSON).
 """
 
 from __future__ import annotations
@@ -25,13 +22,7 @@ from kafka_dump.render import rows as _rows
 from kafka_dump.render.clock import iso
 from kafka_dump.render.decoded import SideTable, file_decoder, kafka_json, part_text
 from kafka_dump.render.payload import header_key, printable
-from kafka_dump.render.rows import (
-    COLUMN_BITS,
-    TIME_BOTH,
-    TIME_ISO,
-    TIME_MS,
-    TimeMode,
-)
+from kafka_dump.render.rows import COLUMN_BITS, TIME_BOTH, TIME_ISO, TIME_MS, TimeMode
 from kafka_dump.render.theme import STYLES, number, plural, sgr
 
 FLUSH_ROWS = 256  # rows buffered before they are written: the first rows show at once, memory stays flat
@@ -92,16 +83,9 @@ def _escaped(text: str, data: bytes, more: str) -> Cell:
 
 def _headers_cell(record: Record, max_bytes: int) -> Cell:
     """``key=value, key=null``: header keys escaped like any text from the file, values as keys are."""
-    parts = []
-    for h in record.headers:
-        key, value = h.key, h.value
-        if key.isascii() and (value is None or (value.isascii() and len(value) <= max_bytes)):
-            k, v = key.decode("ascii"), "null" if value is None else value.decode("ascii")
-            if k.isprintable() and v.isprintable():
-                parts.append(f"{k}={v}")
-                continue
-        parts.append(f"{printable(header_key(key))}={data_cell(value, max_bytes)[0]}")
-    text = ", ".join(parts)
+    text = ", ".join(
+        f"{printable(header_key(h.key))}={data_cell(h.value, max_bytes)[0]}" for h in record.headers
+    )
     return (text, len(text) if text.isascii() else cell_len(text), "")
 
 
@@ -210,12 +194,8 @@ class _Section:
 
 
 class TableRenderer:
-    """The lines of the record tables as UTF-8 bytes, a flush's rows in one ``bytes``.
-
-    The buffer is kept by column: a printable ASCII cell is a ``str`` whose width is its length, made
-    and written by the row twin (``render/rows.py``); any other (styled, wide) is in ``_special``
-    and its row drawn here.
-    """
+    """The lines of the record tables as UTF-8 bytes, a flush's rows in one ``bytes``; buffered by
+    column, plain cells made and written by ``render/rows.py``, the others (``_special``) drawn here."""
 
     def __init__(
         self,
@@ -249,20 +229,17 @@ class TableRenderer:
         self._run_type = TimestampType.NO_TIMESTAMP_TYPE
         self._pending: list[Record] = []  # its records not yet in the columns
         self._pending_invalid: list[int] = []  # which of them have an invalid CRC
-        labels = ["offset", _TIME_LABELS[time], "key", "value", "headers", "note"]
-        self._labels = labels
-        self._label_widths = [len(x) for x in labels]
+        self._labels = ["offset", _TIME_LABELS[time], "key", "value", "headers", "note"]
+        self._label_widths = [len(x) for x in self._labels]
         self._aborted = False  # the batch being added is data of an aborted transaction
         self._path: str | None = None  # the file being dumped
 
     def _new_buffer(self) -> None:
         self._cols: list[list[str]] = [[], [], [], [], [], []]
         self._special: list[tuple[int, int, Cell]] = []  # (column, row, cell) of cells not plain ASCII
-        # Widths learnt as cells are added: every column's widest special cell, and the whole width of
-        # the time, headers and note columns (so only offsets, keys and values are measured at a flush).
+        # Widths learnt as cells are added: each column's widest special cell, the whole time, headers and
+        # note columns; the longest offset, key and value, unless a cell was replaced (``_measure``).
         self._known = [0] * 6
-        # The longest offset, key and value (characters); ``_measure``: a cell was replaced (--decode),
-        # so ``_needed`` measures the columns instead.
         self._longest = [0] * 6
         self._measure = False
         self._sections: list[tuple[int, _Section]] = []  # (row it comes before, section)
@@ -369,13 +346,9 @@ class TableRenderer:
 
     def _batch_line(self, b: Batch) -> list[bytes]:
         """``--batches-only``: one line per batch, no table."""
-        plain = b.magic < 2 and b.compression is Compression.NONE
-        title = (
-            message_title(b, with_time=self._time)
-            if plain
-            else batch_title(b, with_time=self._time, aborted=self._aborted)
-        )
-        return self._line(_Section(title))
+        if b.magic < 2 and b.compression is Compression.NONE:
+            return self._line(_Section(message_title(b, with_time=self._time)))
+        return self._line(_Section(batch_title(b, with_time=self._time, aborted=self._aborted)))
 
     def _line(self, section: _Section) -> list[bytes]:
         """A line outside any table (``--batches-only``), cut or wrapped to a terminal's width."""
@@ -544,13 +517,8 @@ class TableRenderer:
                     label = _cut(label, w)[0]
                 pad = " " * (w - len(label))
                 cells.append(f" {label}{pad} " if label != "offset" else f" {pad}{label} ")
-        vertical = _BOX.head_vertical
-        head = (
-            _BOX.head_left
-            + vertical.join(f"{start}{c}{end}" if start else c for c in cells)
-            + _BOX.head_right
-        )
-        return [f"{_BOX.get_top(shown)}\n{head}\n{_BOX.get_row(shown, 'head')}\n".encode()]
+        head = _BOX.head_left + _BOX.head_vertical.join(f"{start}{c}{end}" if start else c for c in cells)
+        return [f"{_BOX.get_top(shown)}\n{head}{_BOX.head_right}\n{_BOX.get_row(shown, 'head')}\n".encode()]
 
     def _bottom(self, widths: list[int]) -> bytes:
         return (_BOX.get_bottom([w + 2 for w in widths if w]) + "\n").encode()

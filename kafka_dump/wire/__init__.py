@@ -6,8 +6,9 @@ swap them; each module is imported when one of its names is first read."""
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING, Any
+
+from kafka_dump import lazy_attribute
 
 if TYPE_CHECKING:
     from kafka_dump.wire._walk_pure import walk_entries, walk_v2_records
@@ -43,12 +44,7 @@ _HOMES = {
 if not TYPE_CHECKING:  # hidden from mypy, which would otherwise let any name pass as this module's
 
     def __getattr__(name: str) -> Any:
-        home = _HOMES.get(name)
-        if home is None:
-            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-        value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
-        globals()[name] = value  # bound once: later reads are plain module attributes
-        return value
+        return lazy_attribute(__name__, _HOMES, name, globals())
 
 
 __all__ = [

@@ -1,8 +1,7 @@
-"""The statistics walk for ``kdump stats`` (the reference twin of ``native/gather.c``): sizes and counts
-added to histograms (``_gather_layout.py``) without building a Record. v2 records are read by
-``records.v2_records`` (its checks, reasons and positions), all validated before any is added.
-Timestamps go to ``times`` as ``{t // width: count}`` (negative ones left out), header keys to
-``header_keys`` until it holds ``key_limit`` keys (later new keys are counted as ``others``).
+"""The statistics walk for ``kdump stats`` (twin: ``native/gather.c``): sizes and counts added to
+histograms (``_gather_layout.py``) without a Record, v2 records all validated first by ``v2_records``.
+Timestamps go to ``times`` as ``{t // width: count}`` (none below 0), header keys to ``header_keys``
+until it holds ``key_limit`` (later new ones are counted as ``others``).
 """
 
 from __future__ import annotations
@@ -55,15 +54,9 @@ def gather_v2_records(
             pass
     except CorruptRecordError as err:
         return 0, 0, 0, 0, 0, 0, None, None, 0, err.reason, err.position or 0
+    lat = log_append_time
     rows = (
-        (
-            end - start,
-            key,
-            value,
-            headers,
-            od,
-            base_timestamp + ts if log_append_time is None else log_append_time,
-        )
+        (end - start, key, value, headers, od, base_timestamp + ts if lat is None else lat)
         for start, end, _, ts, od, key, value, headers in v2_records(data, pos, end, count)  # type: ignore[arg-type]
     )
     nk, nv, first_od, last_od, gaps, missing, min_ts, max_ts, others = _tally(
@@ -152,24 +145,14 @@ def _plain_inner(
 def _add_inner(
     found: list[Message],
     base: int,
-    log_append_time: int | None,
+    lat: int | None,
     width: int,
     hists: Histograms,
     times: MutableMapping[int, int],
 ) -> tuple[int, int, int, int, int | None, int | None]:
-    """Add the inner messages to ``hists`` and ``times``: (null keys, null values, gaps, missing
-    offsets, min timestamp, max timestamp)."""
-    rows = (
-        (
-            m.size,
-            m.key,
-            m.value,
-            (),
-            m.offset + base,
-            m.timestamp if log_append_time is None else log_append_time,
-        )
-        for m in found
-    )
+    """Add the inner messages (``lat``: their LogAppendTime) to ``hists`` and ``times``: (null keys,
+    null values, gaps, missing offsets, min timestamp, max timestamp)."""
+    rows = ((m.size, m.key, m.value, (), m.offset + base, m.timestamp if lat is None else lat) for m in found)
     nk, nv, _, _, gaps, missing, min_ts, max_ts, _ = _tally(rows, width, hists, times, {}, 0)
     return nk, nv, gaps, missing, min_ts, max_ts
 
@@ -213,11 +196,10 @@ def gather_legacy_wrappers(
     unpack: Callable[[Compression, bytes | memoryview, int], bytes] | None = None,
     /,
 ) -> GatheredWrappers:
-    """Count the run of sound compressed v0/v1 wrappers at ``data[pos:end]`` whose inner messages are
-    the plain case (``gather_legacy_inner``), at most ``max_records`` each, with gaps and missing
-    offsets within int64, each read with ``V2_HEADER_SIZE`` bytes left as the statistics walk asks;
-    stop before anything else. ``width`` doubles whenever ``times`` spans more than ``time_limit``
-    buckets (``histogram.TimeHistogram``); ``unpack`` may have inflated the values ahead."""
+    """Count the run of sound compressed v0/v1 wrappers at ``data[pos:end]`` of plain inner messages
+    (``gather_legacy_inner``, at most ``max_records``, gaps within int64, ``V2_HEADER_SIZE`` bytes left
+    each) and stop before anything else; ``width`` doubles whenever ``times`` spans more than
+    ``time_limit`` buckets (``histogram.TimeHistogram``); ``unpack`` may have inflated values ahead."""
     from kafka_dump.wire.codecs import decompress
 
     if pos < 0 or end < pos or end > len(data) or width < 1 or time_limit < 2:
@@ -268,10 +250,8 @@ def gather_legacy_wrappers(
         hist_add(per_batch, n)
         hist_add(batch_bytes, entry_end - pos)
         fig = formats.setdefault((magic, attributes & L.COMPRESSION_MASK), [0, 0, 0, 0])
-        fig[0] += 1
-        fig[1] += n
-        fig[2] += entry_end - pos
-        fig[3] += len(inner)
+        for i, add in enumerate((1, n, entry_end - pos, len(inner))):
+            fig[i] += add
         ts_types[0 if magic == 0 else 2 if attributes & L.TIMESTAMP_TYPE_BIT else 1] += 1
         batches += 1
         records += n

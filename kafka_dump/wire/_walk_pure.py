@@ -1,8 +1,7 @@
 """The validating walks of ``verify-crc`` (the reference twin of ``walk.c``), which build no Record.
 
-``walk_v2_records`` reads records with the decoder's reader (``records.v2_records``), so ``dump`` and
-``verify-crc`` report a problem at the same byte, and adds two checks: offset deltas strictly
-increasing, none past the batch's ``lastOffsetDelta``. ``walk_entries`` walks whole entries.
+``walk_v2_records`` reads with the decoder's ``records.v2_records`` (``dump`` and ``verify-crc`` report
+the same byte) and checks offset deltas grow, none past ``lastOffsetDelta``; ``walk_entries`` walks entries.
 """
 
 from __future__ import annotations
@@ -118,11 +117,10 @@ def walk_entries(
     rows: list[EntryRow] | None,
     /,
 ) -> RawEntryWalk:
-    """Walk the sound entries at the start of ``data[pos:end]`` (file position ``file_pos + pos``): whole,
-    framed, their CRC holding, their offsets following ``last`` and, when ``deep``, their records or
-    inner messages walking clean; stop before anything else (or a deep v2 control batch), which the
-    caller reads the slow way. Shallow, a v0/v1 wrapper is not decompressed: its records are not
-    counted, and it is ordered by its last offset. ``rows`` gets each entry's ``EntryRow``."""
+    """Walk the sound entries at ``data[pos:end]`` (file position ``file_pos + pos``): whole, framed, CRC
+    holding, offsets after ``last``, and (``deep``) records or inner messages clean; stop before anything
+    else (or a deep v2 control batch) for the slow way. Shallow, a v0/v1 wrapper is not decompressed
+    (records not counted, ordered by its last offset). ``rows`` gets each entry's ``EntryRow``."""
     if pos < 0 or end < pos or end > len(data):
         raise ValueError("pos and end must satisfy 0 <= pos <= end <= len(data)")
     view = memoryview(data)

@@ -1,7 +1,5 @@
 """Compression codecs as Kafka uses them (its ``common/compress/``), each library imported on first use.
-
-Every decompressor raises ``CompressionError`` as soon as its output would pass ``limit``, so a small
-corrupt or hostile batch can never make kdump allocate gigabytes.
+A decompressor raises ``CompressionError`` once its output would pass ``limit``: no batch allocates GiBs.
 """
 
 from __future__ import annotations
@@ -63,12 +61,9 @@ def decompress(codec: Compression, data: bytes | memoryview, limit: int) -> byte
             if inflated is False:
                 raise _too_big(limit)
             return _gunzip(data, limit)
-        if codec is Compression.SNAPPY:
-            return _unsnappy(memoryview(data), limit)
-        if codec is Compression.LZ4:
-            return _unlz4(data, limit)
-        if codec is Compression.ZSTD:
-            return _unzstd(data, limit)
+        unpack = _DECOMPRESSORS.get(codec)
+        if unpack is not None:
+            return unpack(data, limit)
     except CompressionError:
         raise
     except _codec_errors() as exc:
@@ -145,8 +140,9 @@ def _unsnappy_block(block: memoryview, limit: int, done: int = 0) -> Any:
     return cramjam.snappy.decompress_raw(block)
 
 
-def _unsnappy(data: memoryview, limit: int) -> bytes:
+def _unsnappy(payload: bytes | memoryview, limit: int) -> bytes:
     """Raw snappy, or xerial's framing; the blocks are read in place (no copy of the payload)."""
+    data = memoryview(payload)
     if data[: len(XERIAL_MAGIC)] != XERIAL_MAGIC:
         return bytes(_unsnappy_block(data, limit))
     if len(data) < XERIAL_HEADER_SIZE:
@@ -385,9 +381,8 @@ def lz4_frame_header(magic: int) -> bytes:
 
 
 def lz4_frame(header: bytes, data: bytes | memoryview, level: int | None = None) -> bytes:
-    """Kafka's LZ4 frame (Lz4BlockOutputStream) of ``data`` behind ``header`` (``lz4_frame_header``):
-    independent 64 KiB blocks, stored raw when they do not shrink, an end mark, no checksums. Kafka's
-    default level uses lz4's fast compressor, any other level the high-compression one."""
+    """Kafka's LZ4 frame (Lz4BlockOutputStream) of ``data`` behind ``header``: independent 64 KiB blocks
+    (raw when they do not shrink), an end mark; Kafka's default level fast, any other high-compression."""
     import lz4.block
 
     fast = level is None or level == _LZ4_DEFAULT_LEVEL
@@ -397,12 +392,10 @@ def lz4_frame(header: bytes, data: bytes | memoryview, level: int | None = None)
             return b"".join((header, _U32LE.pack(len(block)), block, _LZ4_END))
     parts = [bytes(header)]
     view = memoryview(data)
+    high: dict[str, Any] = {} if fast else {"mode": "high_compression", "compression": level}
     for i in range(0, len(view), _LZ4_BLOCK):
         chunk = view[i : i + _LZ4_BLOCK]
-        if fast:
-            block = lz4.block.compress(chunk, store_size=False)
-        else:
-            block = lz4.block.compress(chunk, mode="high_compression", compression=level, store_size=False)
+        block = lz4.block.compress(chunk, store_size=False, **high)
         if len(block) >= len(chunk):
             parts += (_U32LE.pack(len(chunk) | _LZ4_UNCOMPRESSED), bytes(chunk))
         else:
@@ -431,9 +424,8 @@ def level_problem(codec: Compression, level: int | None) -> str | None:
 
 
 def compress(codec: Compression, data: bytes, *, level: int | None = None, magic: int = 2) -> bytes:
-    """Compress a batch payload as Kafka's producers write it, at ``level`` (None: Kafka's default);
-    ``magic`` matters for LZ4 only, whose magic-0 frames carry the wrong header checksum that magic-0
-    readers expect. Raises UnsupportedEncodingError for a codec or level Kafka would not accept."""
+    """Compress a batch payload as Kafka's producers do, at ``level`` (None: Kafka's default); ``magic``
+    for LZ4's header checksum (magic 0's readers expect a wrong one); raises for what Kafka refuses."""
     return compressor(codec, level=level, magic=magic)(data)
 
 
@@ -453,3 +445,4 @@ def compressor(codec: Compression, *, level: int | None = None, magic: int = 2) 
 
 
 _COMPRESSORS = {Compression.GZIP: _gzip, Compression.SNAPPY: _snappy_xerial, Compression.ZSTD: _zstd}
+_DECOMPRESSORS = {Compression.SNAPPY: _unsnappy, Compression.LZ4: _unlz4, Compression.ZSTD: _unzstd}

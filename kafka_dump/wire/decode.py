@@ -43,16 +43,15 @@ def decode_v2_records(
             else:
                 sequence = -1
             if log_append_time is None:
-                record = make(
+                append(make(
                     base_offset + offset_delta, base_timestamp + ts_delta, key, value, headers, sequence,
                     body_end - start,
-                )  # fmt: skip
+                ))  # fmt: skip
             else:
-                record = make(
+                append(make(
                     base_offset + offset_delta, log_append_time, key, value, headers, sequence, body_end - start,
                     stored_timestamp=base_timestamp + ts_delta,
-                )  # fmt: skip
-            append(record)
+                ))  # fmt: skip
     except CorruptRecordError as err:
         return records, err
     return records, None
@@ -102,9 +101,8 @@ def decode_legacy_wrapper(
     decompress: Callable[[Compression, bytes, int], bytes],
     /,
 ) -> Batch | None:
-    """The compressed v0/v1 wrapper entry ``buf[pos:end]`` as a Batch with its inner records when it is
-    sound (``message.sound_wrapper``, and its inner messages); None for anything else, which
-    ``legacy.decode_message`` takes the long way and reports."""
+    """The compressed v0/v1 wrapper entry ``buf[pos:end]`` as a Batch with its inner records when it and
+    they are sound (``message.sound_wrapper``); None for the long way of ``legacy.decode_message``."""
     if end - pos < L.LEGACY_MIN_ENTRY or buf[pos + L.LEGACY_ATTRIBUTES_OFFSET] & L.COMPRESSION_MASK == 0:
         return None
     found = sound_wrapper(buf, pos, end, max_batch_bytes, decompress)
@@ -126,8 +124,7 @@ def decode_legacy_run(
     file: str, buf: bytes, pos: int, end: int, file_pos: int, with_records: bool, /
 ) -> tuple[list[Batch], int]:
     """The batches of the run of plain v0/v1 messages (uncompressed, whole, a valid CRC) at ``buf[pos]``
-    (file position ``file_pos``), and the bytes they took; the run stops before anything else, which
-    the segment reader decodes (and reports) the slow way."""
+    (file position ``file_pos``), and the bytes they took; anything else is left for the slow way."""
     batches: list[Batch] = []
     start = pos
     header = L.LEGACY_HEADER

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from kafka_dump import wire
 from kafka_dump.errors import UnsupportedEncodingError
 from kafka_dump.model import Batch, Compression, Record, TimestampType
 from kafka_dump.wire import legacy, v2
@@ -84,7 +85,7 @@ def entry_size(batch: Batch) -> int:
     records = _records(batch, Compression.NONE, None)
     if batch.magic == 2:
         return v2.batch_size(batch, records)
-    return legacy.messages_size(batch, records)
+    return wire.legacy_messages_size(records, batch.magic)
 
 
 def _own_time(record: Record) -> int:

@@ -54,20 +54,11 @@ def encode_v2_records(
         body += encode_varint(ts_delta)
         body += encode_varint(offset_delta)
         for field in (r.key, r.value):
-            if field is None:
-                body += _NULL
-            else:
-                body += encode_varint(len(field))
-                body += field
+            body += _NULL if field is None else encode_varint(len(field)) + field
         body += encode_varint(len(r.headers))
         for h in r.headers:
-            body += encode_varint(len(h.key))
-            body += h.key
-            if h.value is None:
-                body += _NULL
-            else:
-                body += encode_varint(len(h.value))
-                body += h.value
+            body += encode_varint(len(h.key)) + h.key
+            body += _NULL if h.value is None else encode_varint(len(h.value)) + h.value
         out += encode_varint(len(body))
         out += body
     return bytes(out)
@@ -103,16 +94,8 @@ def finish_v2_entry(header: bytes, body: bytes) -> bytes:
         raise UnsupportedEncodingError(f"a batch of {length} bytes does not fit Kafka's 32-bit batch length")
     covered = header[L.V2_ATTRIBUTES_OFFSET :]
     crc = crc32c(body, crc32c(covered))
-    return b"".join(
-        (
-            header[: L.LOG_ENTRY_SIZE_OFFSET],
-            L.INT32.pack(length),
-            header[L.LOG_OVERHEAD : L.V2_CRC_OFFSET],
-            L.UINT32.pack(crc),
-            covered,
-            body,
-        )
-    )
+    head = header[: L.LOG_ENTRY_SIZE_OFFSET] + L.INT32.pack(length) + header[L.LOG_OVERHEAD : L.V2_CRC_OFFSET]
+    return b"".join((head, L.UINT32.pack(crc), covered, body))
 
 
 def encode_v2_entry(
@@ -171,9 +154,8 @@ def v1_inner_to_v2(
 ) -> tuple[bytes, int, int, int, int, int] | None:
     """The v2 records (one batch, no headers) for the inner messages of a decompressed v1 CreateTime
     wrapper, placed by ``message.inner_base``, and (count, first offset, last offset, baseTimestamp,
-    maxTimestamp); None when any inner message is not sound, there are more than ``max_records``, or
-    a delta does not fit one batch: ``convert`` then takes the slow way, which reports or refuses it.
-    """
+    maxTimestamp); None when an inner message is not sound, there are over ``max_records`` or a delta
+    does not fit one batch: ``convert`` then takes the slow way, which reports or refuses it."""
     try:
         inner = list(inner_messages(data, 1))
     except CorruptRecordError:

@@ -1,9 +1,8 @@
 """Fixed-size headers of Kafka's log formats, each declared once as a table of named fields.
 
-Every offset, size and ``struct.Struct`` the decoders use derives from the tables below, and
-``gen_layout_h.py`` writes the same numbers into ``_layout.h`` for the compiled twins. Names follow
-Kafka's Java constants (``DefaultRecordBatch.CRC_OFFSET`` is ``V2_CRC_OFFSET``); offsets count from
-the start of the log entry. The v2 record's variable-length layout is in ``records.py``.
+Every offset, size and ``struct.Struct`` the decoders use derives from these tables (``gen_layout_h.py``
+writes them into ``_layout.h``), named after Kafka's Java constants (``DefaultRecordBatch.CRC_OFFSET``
+is ``V2_CRC_OFFSET``), offsets from the log entry's start. The v2 record's layout is in ``records.py``.
 """
 
 from __future__ import annotations

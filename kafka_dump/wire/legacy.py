@@ -26,9 +26,7 @@ def decode_message(
     unpack: Callable[[Compression, bytes | memoryview, int], bytes] = decompress,
 ) -> tuple[Batch, CorruptRecordError | None]:
     """Decode one outer v0/v1 message entry ``buf[pos:end]`` as a Batch of its record(s), with the
-    error found in a wrapper's inner messages; raises when the message itself cannot be read. A
-    wrapper's value is inflated by ``unpack`` (the segment reader's may have done it ahead).
-    """
+    error of a wrapper's inner messages (inflated by ``unpack``); raises when the message is unreadable."""
     # A sound compressed wrapper, the common case, in one call; anything else the long way below.
     fast = _twins.decode_legacy_wrapper(
         file, buf, pos, end, file_pos, with_records, max_batch_bytes, max_records, unpack
@@ -109,8 +107,7 @@ def encode_messages(
 ) -> bytes:
     """v0/v1 log entries for ``records`` (``MemoryRecordsBuilder`` with a legacy magic): one message
     per record, or, compressed, one wrapper of them (v1 inner offsets relative to the first record)
-    whose offset is the last record's, its key null, its timestamp the batch's maxTimestamp.
-    """
+    whose offset is the last record's, its key null, its timestamp the batch's maxTimestamp."""
     magic = batch.magic
     log_append = batch.timestampType is TimestampType.LOG_APPEND_TIME
     ts_bit = L.TIMESTAMP_TYPE_BIT if magic == 1 and log_append else 0
@@ -122,8 +119,3 @@ def encode_messages(
     return encode_message(
         records[-1].offset, magic, int(compression) | ts_bit, batch.maxTimestamp, None, value
     )
-
-
-def messages_size(batch: Batch, records: tuple[Record, ...]) -> int:
-    """``len(encode_messages(batch, records, Compression.NONE, None))`` without building the bytes."""
-    return _twins.legacy_messages_size(records, batch.magic)

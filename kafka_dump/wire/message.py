@@ -178,9 +178,8 @@ def inner_messages(data: bytes, magic: int) -> Iterator[Message]:
 
 def inner_base(magic: int, wrapper_offset: int, last_inner: int) -> tuple[int, bool]:
     """(what to add to each inner offset, whether the wrapper's offset is sound): v0 inner offsets are
-    absolute; v1 ones relative, the wrapper's offset the last one's (a wrapper offset of 0: base 0).
-    Kafka rejects a wrapper offset below the last inner one; the base is then 0, so the records show.
-    """
+    absolute; v1 ones relative, the wrapper's offset the last one's (a wrapper offset of 0: base 0);
+    below the last inner one (Kafka rejects it) the base is 0, so the records show."""
     if magic == 0 or wrapper_offset == 0:
         return 0, True
     return max(0, wrapper_offset - last_inner), wrapper_offset >= last_inner

@@ -1,8 +1,5 @@
-"""Do the v2 records ``kdump convert`` wrote hold exactly the Records meant? (The reference twin of
-``native/recheck.c``.) A record read is the same as a Record when its offset, its reported timestamp (the
-LogAppendTime when there is one), its own time where the Record keeps one as ``storedTimestamp``,
-its key, value and headers are; a record that cannot be read differs.
-"""
+"""Do the v2 records ``kdump convert`` wrote hold exactly the Records meant (twin: ``native/recheck.c``)?
+Same offset, reported and own (``storedTimestamp``) time, key, value and headers; unreadable differs."""
 
 from __future__ import annotations
 

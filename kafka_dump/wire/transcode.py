@@ -1,9 +1,8 @@
 """The reference twin of ``transcode.c``: ``kdump convert``'s fast path, a run of v1 wrappers per call.
 
-``read_wrappers`` takes the sound v1 CreateTime wrappers of one codec at the start of a window (what
-the segment reader would read as one batch with no problem): each one's inflated inner messages and
-v2 records (``transcode``: ``v1_inner_to_v2``). ``write_wrappers`` makes each a v2 entry and checks
-it where it lies: header, CRC-32C, records against the inner messages (``same``), growing offsets.
+``read_wrappers`` takes the sound v1 CreateTime wrappers of one codec at a window's start, each with
+its inflated inner messages and v2 records (``v1_inner_to_v2``); ``write_wrappers`` makes each a v2
+entry and checks it in place: header, CRC-32C, records against the inner messages, growing offsets.
 """
 
 from __future__ import annotations

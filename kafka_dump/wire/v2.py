@@ -39,6 +39,7 @@ def decode_batch(
     ``file_pos``): the batch, with whatever records could be read, and their first error, placed as
     ``read_records`` places it. ``unpack`` inflates them (the segment reader's may have done it ahead).
     """
+    header = L.V2_HEADER.unpack_from(buf, pos)
     (
         base_offset,
         batch_length,
@@ -53,7 +54,7 @@ def decode_batch(
         producer_epoch,
         base_sequence,
         count,
-    ) = L.V2_HEADER.unpack_from(buf, pos)
+    ) = header
     end = pos + L.LOG_OVERHEAD + batch_length
     crc_valid = crc32c(memoryview(buf)[pos + L.V2_ATTRIBUTES_OFFSET : end]) == crc
     compression = Compression(attributes & L.COMPRESSION_MASK)
@@ -77,6 +78,9 @@ def decode_batch(
             found, control_error = _with_control(found)
             error = error or control_error
         records = tuple(found)
+    last_sequence = base_sequence  # NO_SEQUENCE stays
+    if base_sequence != L.NO_SEQUENCE:
+        last_sequence = increment_sequence(base_sequence, last_offset_delta)
     batch = Batch(
         file,
         file_pos,
@@ -91,9 +95,7 @@ def decode_batch(
         producer_id,
         producer_epoch,
         base_sequence,
-        L.NO_SEQUENCE
-        if base_sequence == L.NO_SEQUENCE
-        else increment_sequence(base_sequence, last_offset_delta),
+        last_sequence,
         leader_epoch,
         bool(attributes & L.TRANSACTIONAL_BIT),
         is_control,
@@ -229,16 +231,13 @@ def _with_control(records: list[Record]) -> tuple[list[Record], CorruptRecordErr
 
 def attributes_of(batch: Batch, compression: Compression) -> int:
     """The attributes a batch's fields say (codec, timestamp type, transactional, control, delete horizon)."""
-    attributes = int(compression)
-    if batch.timestampType is TimestampType.LOG_APPEND_TIME:
-        attributes |= L.TIMESTAMP_TYPE_BIT
-    if batch.isTransactional:
-        attributes |= L.TRANSACTIONAL_BIT
-    if batch.isControl:
-        attributes |= L.CONTROL_BIT
-    if batch.deleteHorizonMs is not None:
-        attributes |= L.DELETE_HORIZON_BIT
-    return attributes
+    return (
+        int(compression)
+        | (L.TIMESTAMP_TYPE_BIT if batch.timestampType is TimestampType.LOG_APPEND_TIME else 0)
+        | (L.TRANSACTIONAL_BIT if batch.isTransactional else 0)
+        | (L.CONTROL_BIT if batch.isControl else 0)
+        | (L.DELETE_HORIZON_BIT if batch.deleteHorizonMs is not None else 0)
+    )
 
 
 def encode_batch(
@@ -247,9 +246,10 @@ def encode_batch(
     """One v2 log entry (``MemoryRecordsBuilder``) for ``records``: the header's fields from ``batch``
     as they are, the count from ``records``, the CRC-32C computed."""
     log_append = batch.timestampType is TimestampType.LOG_APPEND_TIME
+    # batchLength and the CRC (the two zeros) are filled in with the records.
     header = L.V2_HEADER.pack(
         batch.baseOffset,
-        0,  # batchLength and the CRC are filled in with the records
+        0,
         batch.partitionLeaderEpoch,
         2,
         0,

@@ -62,8 +62,4 @@ def encode_varint(value: int) -> bytes:
 def varint_size(value: int) -> int:
     """How many bytes ``encode_varint(value)`` takes."""
     raw = ((value << 1) ^ (value >> 63)) & 0xFFFFFFFFFFFFFFFF
-    n = 1
-    while raw >= 0x80:
-        raw >>= 7
-        n += 1
-    return n
+    return max(1, (raw.bit_length() + 6) // 7)
