@@ -215,14 +215,27 @@ def test_head_reads_one_line_of_a_big_dump_and_the_damage_at_its_end_still_count
     assert err == b""
 
 
+def _blocked_reading(pid: int) -> None:
+    """Return once process ``pid`` sleeps in a read of a pipe (Linux's /proc says where it waits):
+    a signal then interrupts that read, with no window in which it could be missed."""
+    import time
+
+    wchan = Path(f"/proc/{pid}/wchan")
+    if not wchan.exists():
+        pytest.skip("needs /proc/PID/wchan to know when kdump waits on the FIFO")
+    for _ in range(6000):
+        if "pipe" in wchan.read_text():
+            return
+        time.sleep(0.01)
+    raise AssertionError("kdump never waited on the FIFO")
+
+
 def _interrupted(fifo: Path, *args: str, signal_group: bool) -> tuple[int, bytes]:
-    """``kdump ARGS`` reading ``fifo``: once it has opened the FIFO (its first batch sent, the rest
-    never), SIGINT goes to it (or to its whole process group, as Ctrl-C in a terminal sends it)."""
+    """``kdump ARGS`` reading ``fifo``: once it waits for the FIFO's first bytes (which never come),
+    SIGINT goes to it (or to its whole process group, as Ctrl-C in a terminal sends it)."""
     import errno
     import signal
     import time
-
-    from tests.batches import v2_batch
 
     os.mkfifo(fifo)
     proc = subprocess.Popen(
@@ -242,7 +255,7 @@ def _interrupted(fifo: Path, *args: str, signal_group: bool) -> tuple[int, bytes
             assert exc.errno == errno.ENXIO
             assert proc.poll() is None, proc.communicate()
             time.sleep(0.01)
-    os.write(writer, v2_batch([(b"k", b"v", [])] * 3))
+    _blocked_reading(proc.pid)
     if signal_group:
         os.killpg(proc.pid, signal.SIGINT)
     else:
@@ -382,6 +395,7 @@ def test_ctrl_c_under_a_bar_erases_it_and_says_one_line(tmp_path: Path) -> None:
         seen = b""
         while b" left\x1b[K" not in seen:  # the bar is on the terminal
             seen += os.read(master, 1 << 16)
+        _blocked_reading(proc.pid)
         os.killpg(proc.pid, signal.SIGINT)
         rest: list[bytes] = []
         _drain(master, rest).join(timeout=60)
