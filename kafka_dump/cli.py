@@ -1,7 +1,8 @@
 """The ``kdump`` group and the error and exit-code edge; each command lives in ``commands/NAME.py``.
 
 Exit codes: 0 all good; 1 corrupt data was found (and reported in place); 2 the input could not be
-read (a ``KafkaDumpError``: one line on stderr). A closed pipe ends quietly. A command's module (and
+read (a ``KafkaDumpError``: one line on stderr); 130 interrupted (Ctrl-C: one line). A closed stdout
+ends the output quietly (``Output.closed``) and the command keeps its verdict. A command's module (and
 Rich) is imported only when that command runs or is listed.
 """
 
@@ -17,7 +18,7 @@ from typing import Any
 import click
 
 from kafka_dump import __version__
-from kafka_dump.commands import EXIT_BAD_INPUT, EXIT_OK
+from kafka_dump.commands import EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_OK
 from kafka_dump.errors import KafkaDumpError
 
 __all__ = ["main"]
@@ -89,15 +90,19 @@ class _Kdump(click.Group):
                 import traceback
 
                 traceback.print_exc()
-            click.echo(f"kdump: error: {printable(str(exc))}", err=True)
+            _say(f"kdump: error: {printable(str(exc))}")
             ctx.exit(EXIT_BAD_INPUT)
         except BrokenPipeError:
-            # Python flushes stdout again at exit; point it at /dev/null so that flush cannot fail.
+            # Written past Output (rare): Python flushes stdout again at exit, so point it at /dev/null.
             devnull = os.open(os.devnull, os.O_WRONLY)
             os.dup2(devnull, sys.stdout.fileno())
             ctx.exit(EXIT_OK)
         except OSError as exc:  # reads fail as KafkaDumpError: this is a write to stdout that failed
             _output_failed(ctx, exc)
+        except KeyboardInterrupt:
+            # One line, not Click's "Aborted!" and exit 1 (which means corrupt data here).
+            _say("kdump: interrupted")
+            ctx.exit(EXIT_INTERRUPTED)
         if isinstance(code, int) and code != EXIT_OK:
             ctx.exit(code)
         return code
@@ -114,10 +119,15 @@ def _output_failed(ctx: click.Context, exc: OSError) -> None:
 
         traceback.print_exc()
     where = "standard output: cannot write" if exc.filename is None else printable(str(exc.filename))
-    click.echo(f"kdump: error: {where}: {exc.strerror or exc}", err=True)
+    _say(f"kdump: error: {where}: {exc.strerror or exc}")
     with contextlib.suppress(OSError, ValueError):  # not a real file (a test's capture)
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     ctx.exit(EXIT_BAD_INPUT)
+
+
+def _say(line: str) -> None:
+    """One line on stderr; on a terminal from the start of a cleared line, where a progress bar may be."""
+    click.echo(("\r\x1b[K" if sys.stderr.isatty() else "") + line, err=True)
 
 
 def _show_version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:

@@ -990,10 +990,7 @@ def test_narrow_terminal_cuts_values_with_an_ellipsis_and_keeps_rows_one_line(in
     assert all("…" in ln for ln in rows if "null" not in ln)
 
 
-def test_without_a_terminal_nothing_is_cut(monkeypatch: pytest.MonkeyPatch, in_root: Path) -> None:
-    from kafka_dump.render import output
-
-    monkeypatch.setattr(output, "_tty_width", lambda: None)
+def test_without_a_terminal_nothing_is_cut(in_root: Path) -> None:
     out = run("dump", "fixtures/v2-headers.log", env={"COLUMNS": None}).stdout
     assert "binary=0x00fffe80c328206e6f74207574662d38 │" in out
     assert max(_cells(ln) for ln in out.splitlines()) > 140
@@ -1126,25 +1123,3 @@ def test_json_of_hostile_records_is_exact(in_root: Path) -> None:
     assert [base64.b64decode(v) for v in values] == [
         v for _, _, v, _ in kafka_python_records(FIXTURES / "hostile.log")
     ]
-
-
-def test_piped_output_takes_the_width_of_the_terminal_on_stderr() -> None:
-    """``kdump FILE | less`` in a 72-column terminal: stdout is a pipe, stderr the terminal."""
-    import fcntl
-    import struct
-    import termios
-
-    master, slave = pty.openpty()
-    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 72, 0, 0))
-    names = [fx(n) for n in ("txn-control.log", "v2-headers.log", "mixed-magic.log")]
-    proc = subprocess.Popen(
-        _kdump_argv("dump", *names), stdout=subprocess.PIPE, stderr=slave, env=_clean_env(), cwd=ROOT
-    )
-    os.close(slave)
-    assert proc.stdout is not None
-    out = proc.stdout.read().decode()
-    assert proc.wait(timeout=60) == 0
-    os.close(master)
-    lines = [ln for ln in out.splitlines() if not ln.startswith("Dumping")]
-    assert lines and max(_cells(ln) for ln in lines) == 72
-    assert not ANSI.search(out)  # a pipe gets no colour, only the width

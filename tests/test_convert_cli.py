@@ -457,8 +457,8 @@ def test_the_progress_bar_is_there_only_for_a_terminal_stderr(src: Path, tmp_pat
         def isatty(self) -> bool:
             return True
 
-    assert _watch(Output(stdout=io.StringIO(), stderr=io.StringIO())) is None
-    watch = _watch(Output(stdout=io.StringIO(), stderr=Terminal()))
+    assert _watch(Output(stdout=io.StringIO(), stderr=io.StringIO()), 0) is None
+    watch = _watch(Output(stdout=io.StringIO(), stderr=Terminal()), 0)
     assert watch is not None
     report = convert_segment(src, tmp_path / "o.log", ConvertOptions(), index=False, watch=watch)
     assert report.after.records == len(records(src)) == report.before.records

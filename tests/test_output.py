@@ -28,31 +28,23 @@ class Stream(io.StringIO):
 
 
 def test_columns_overrides_everything() -> None:
-    assert terminal_width(Stream(True), Stream(True), {"COLUMNS": "77"}) == 77
+    assert terminal_width(Stream(True), {"COLUMNS": "77"}) == 77
+    assert terminal_width(Stream(False), {"COLUMNS": "77"}) == 77
 
 
 @pytest.mark.parametrize("bad", ["", "0", "-3", "wide"])
 def test_a_bad_columns_is_ignored(bad: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(output, "_tty_width", lambda: None)
-    assert terminal_width(Stream(), Stream(), {"COLUMNS": bad}) is None
+    monkeypatch.setattr(output, "_size_of", lambda s: 91)
+    assert terminal_width(Stream(), {"COLUMNS": bad}) is None
+    assert terminal_width(Stream(True), {"COLUMNS": bad}) == 91
 
 
-def test_piped_with_a_terminal_on_stderr_takes_its_width(monkeypatch: pytest.MonkeyPatch) -> None:
-    sizes = {"err": 91}
-    monkeypatch.setattr(output, "_size_of", lambda s: sizes["err"] if s.isatty() else None)
-    monkeypatch.setattr(output, "_tty_width", lambda: 55)
-    assert terminal_width(Stream(False), Stream(True), {}) == 91
-
-
-def test_piped_with_only_dev_tty_takes_its_width(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(output, "_tty_width", lambda: 55)
-    assert terminal_width(Stream(False), Stream(False), {}) == 55
-
-
-def test_no_terminal_at_all_means_never_wrap(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(output, "_tty_width", lambda: None)
-    assert terminal_width(Stream(False), Stream(False), {}) is None
-    assert terminal_width(Stream(False), Stream(False), {}, dev_tty=False) is None
+def test_off_a_terminal_nothing_is_cut(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A pipe or a file gets rows at their natural width, whatever terminal stderr is (tests/test_pipes.py)."""
+    monkeypatch.setattr(output, "_size_of", lambda s: 91)
+    assert terminal_width(Stream(False), {}) is None
+    o = Output("never", stdout=Stream(False), stderr=Stream(True), environ={})
+    assert o.width is None and o.err_console.width == 91  # stderr's own lines fit stderr's terminal
 
 
 @pytest.mark.parametrize(
@@ -106,12 +98,10 @@ def test_console_uses_the_theme_and_the_colour_choice() -> None:
 
 
 def test_a_regular_file_is_never_cut_to_a_terminal(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(output, "_tty_width", lambda: 55)
     monkeypatch.setattr(output, "_size_of", lambda s: 91)
     with open(tmp_path / "out.txt", "w") as f:
-        assert terminal_width(f, Stream(True), {}) is None
-        assert terminal_width(f, Stream(True), {"COLUMNS": "70"}) == 70
-    assert terminal_width(Stream(False), Stream(True), {}) == 91  # a pipe: the terminal's width
+        assert terminal_width(f, {}) is None
+        assert terminal_width(f, {"COLUMNS": "70"}) == 70
 
 
 @pytest.mark.parametrize("encoding", ["utf-8", "UTF8", "utf-16", "latin-1"])

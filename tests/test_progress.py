@@ -1,59 +1,154 @@
-"""The progress bar passes every event through unchanged; it is only a view on stderr."""
+"""The progress bar (render/progress.py): when it appears, what it says, and that it changes no output.
+
+The bar on a real terminal, for every command, is tested in tests/test_pipes.py.
+"""
 
 from __future__ import annotations
 
+import io
+import os
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from rich.cells import cell_len
 
 from kafka_dump.cli import main
-from kafka_dump.render import progress
+from kafka_dump.render import output
+from kafka_dump.render.output import Output
+from kafka_dump.render.progress import Bar, binary_size, delay_from
 
 
-def test_progress_changes_nothing_on_stdout(in_root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    args = ["dump", "--format", "json", "fixtures/mixed-magic.log", "fixtures/zero-tail.log"]
-    plain = CliRunner().invoke(main, args)
-    monkeypatch.setattr(progress, "wanted", lambda: True)
-    shown = CliRunner().invoke(main, args)
+class Clock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+class Terminal(io.StringIO):
+    encoding = "utf-8"  # type: ignore[assignment]
+
+    def isatty(self) -> bool:
+        return True
+
+
+@pytest.fixture
+def files(tmp_path: Path) -> tuple[str, str]:
+    a, b = tmp_path / "a[red]\x1b[2J.log", tmp_path / "b.log"
+    a.write_bytes(b"x" * 1000)
+    b.write_bytes(b"y" * 3000)
+    return str(a), str(b)
+
+
+def test_nothing_is_drawn_before_the_delay_and_all_is_erased_at_the_end(files: tuple[str, str]) -> None:
+    clock, screen = Clock(), Terminal()
+    bar = Bar(screen, 80, 4000, delay=1.0, clock=clock)
+    steps = iter([0.2, 0.5, 0.2, 0.4, 0.3])  # seconds passed before each event
+
+    def where(e: tuple[str, int]) -> tuple[str, int]:
+        clock.now += next(steps)
+        return e
+
+    events = [(files[0], 0), (files[0], 1000), (files[1], 500), (files[1], 2000), (files[1], 3000)]
+    seen = []
+    for event in bar.track(events, where):
+        seen.append((event, screen.getvalue()))
+    assert [e for e, _ in seen] == events
+    assert [shown for _, shown in seen[:3]] == ["", "", ""]  # 0.9 s of work: no bar yet
+    drawn = seen[3][1]  # 1.3 s: the bar, with 1000 + 2000 bytes of 4000 done
+    assert drawn.startswith("\rb.log ") and drawn.endswith(" left\x1b[K")
+    assert "2.9 KiB of 3.9 KiB · 2.3 KiB/s · 0:00 left" in drawn
+    assert screen.getvalue().endswith("\r\x1b[K")  # erased when done
+
+
+def test_each_file_is_its_own_total_when_none_is_given(files: tuple[str, str]) -> None:
+    clock, screen = Clock(), Terminal()
+    bar = Bar(screen, 120, delay=0, clock=clock)
+    bar.at(files[0], 0)
+    clock.now += 1
+    bar.at(files[1], 1500)
+    assert "1.5 KiB of 2.9 KiB" in screen.getvalue().rsplit("\r", 1)[-1]
+
+
+@pytest.mark.parametrize("columns", [20, 40, 60, 80, 200])
+def test_the_line_fits_the_terminal_and_a_name_is_shown_as_data(files: tuple[str, str], columns: int) -> None:
+    clock, screen = Clock(), Terminal()
+    bar = Bar(screen, columns, 4000, delay=0, clock=clock)
+    clock.now += 2
+    bar.at(files[0], 400)
+    line = screen.getvalue()
+    assert (
+        line.startswith("\r") and line.endswith("\x1b[K") and line.count("\x1b") == 1
+    )  # the name's ESC escaped
+    assert cell_len(line[1:-3]) < columns
+    if columns >= 80:
+        assert line.startswith("\ra[red]\\x1b[2J.log ━")
+
+
+def test_clear_erases_a_shown_bar_once() -> None:
+    screen = Terminal()
+    bar = Bar(screen, 80, 10, delay=0, clock=Clock())
+    bar.clear()
+    assert screen.getvalue() == ""
+    bar.at("x.log", 5)
+    bar.clear()
+    bar.clear()
+    assert screen.getvalue().endswith(" left\x1b[K\r\x1b[K")
+
+
+def test_binary_sizes() -> None:
+    assert [binary_size(n) for n in (0, 1023, 1024, 5 * 1024**2 + 1, 3 * 1024**4)] == [
+        "0 B",
+        "1023 B",
+        "1.0 KiB",
+        "5.0 MiB",
+        "3.0 TiB",
+    ]
+
+
+def test_the_delay_is_a_second_unless_the_environment_says() -> None:
+    assert delay_from({}) == 1.0
+    assert delay_from({"KDUMP_PROGRESS_DELAY": "0"}) == 0.0
+    assert delay_from({"KDUMP_PROGRESS_DELAY": "soon"}) == 1.0
+
+
+def test_a_bar_is_wanted_on_a_terminal_stderr_unless_stdout_is_a_pipe(tmp_path: Path) -> None:
+    read_end, write_end = os.pipe()
+    try:
+        with open(write_end, "w", closefd=False) as pipe, open(tmp_path / "out.txt", "w") as file:
+            for stdout, err_tty, expected in [
+                (pipe, True, False),
+                (file, True, True),
+                (Terminal(), True, True),
+                (file, False, False),
+            ]:
+                stderr = Terminal() if err_tty else io.StringIO()
+                assert Output(stdout=stdout, stderr=stderr, environ={}).progress is expected
+                for forced in (True, False):
+                    assert (
+                        Output(stdout=stdout, stderr=stderr, environ={}, progress=forced).progress is forced
+                    )
+    finally:
+        os.close(read_end)
+        os.close(write_end)
+
+
+def test_output_erases_the_bar_before_it_writes_to_the_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(output, "_size_of", lambda s: 80)
+    screen = Terminal()
+    out = Output("never", stdout=screen, stderr=screen, environ={"KDUMP_PROGRESS_DELAY": "0"})
+    for _ in out.track([1], lambda e: ("x.log", 0)):
+        out.write("row\n")
+    assert screen.getvalue().endswith("left\x1b[K\r\x1b[Krow\n")
+
+
+@pytest.mark.parametrize("command", ["dump", "stats", "verify-crc"])
+def test_progress_changes_nothing_on_stdout(in_root: Path, command: str) -> None:
+    args = [command, "--format", "json", "fixtures/mixed-magic.log", "fixtures/zero-tail.log"]
+    plain = CliRunner().invoke(main, [*args, "--no-progress"])
+    shown = CliRunner().invoke(main, [*args, "--progress"], env={"KDUMP_PROGRESS_DELAY": "0"})
     assert shown.exit_code == plain.exit_code == 0
     assert shown.stdout == plain.stdout
-    assert "Traceback" not in shown.stderr
-
-
-def test_progress_is_wanted_only_for_a_terminal_on_stderr_and_not_on_stdout(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    class Stream:
-        def __init__(self, tty: bool) -> None:
-            self._tty = tty
-
-        def isatty(self) -> bool:
-            return self._tty
-
-    for err_tty, out_tty, expected in [(True, False, True), (True, True, False), (False, False, False)]:
-        monkeypatch.setattr("sys.stderr", Stream(err_tty))
-        monkeypatch.setattr("sys.stdout", Stream(out_tty))
-        assert progress.wanted() is expected
-
-
-def test_progress_advances_by_the_position_the_caller_gives(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """One bar per file, advanced by (file, bytes done); no event type is known to the bar."""
-    import io
-
-    from rich.console import Console
-
-    a, b = tmp_path / "a[red].log", tmp_path / "b.log"
-    a.write_bytes(b"x" * 1000)
-    b.write_bytes(b"y" * 500)
-    events = [("a", str(a), 0), ("a", str(a), 400), ("b", str(b), 0), ("b", str(b), 500), ("end", "", -1)]
-    screen = io.StringIO()
-    console = Console(file=screen, force_terminal=True, width=100, color_system=None)
-    monkeypatch.setattr(progress, "_EVERY", 1)
-    where = lambda e: None if e[0] == "end" else (e[1], e[2])  # noqa: E731
-    assert list(progress.with_progress(events, where, console)) == events
-    shown = screen.getvalue()
-    assert "a[red].log" in shown and "b.log" in shown  # file names shown as they are, never as markup
-    assert "500/500" in shown  # the last position given for b.log
+    assert "Traceback" not in shown.stderr and " left\x1b[K" in shown.stderr

@@ -529,7 +529,7 @@ def test_salvage_leaves_clean_files_alone(tmp_path: Path) -> None:
 def test_progress_passes_every_event_through(tmp_path: Path) -> None:
     import io
 
-    from kafka_dump.commands.verify import _Bar
+    from kafka_dump.commands.verify import _position
     from kafka_dump.render.output import Output
 
     class _Tty(io.StringIO):
@@ -538,13 +538,12 @@ def test_progress_passes_every_event_through(tmp_path: Path) -> None:
 
     path = write(tmp_path, v2_segment())
     events = list(verify_file(path, VerifyOptions()))
-    out = Output("never", stdout=io.StringIO(), stderr=_Tty())
-    with _Bar(out, path.stat().st_size) as bar:
-        assert bar.console is not None
-        assert list(bar.track(iter(events))) == events
+    screen = _Tty()
+    out = Output("never", stdout=io.StringIO(), stderr=screen, environ={"KDUMP_PROGRESS_DELAY": "0"})
+    assert list(out.track(iter(events), _position, path.stat().st_size)) == events
+    assert screen.getvalue().startswith(f"\r{path.name} ") and screen.getvalue().endswith("\r\x1b[K")
     quiet = Output("never", stdout=io.StringIO(), stderr=io.StringIO())
-    with _Bar(quiet, 1) as bar:
-        assert bar.console is None and list(bar.track(iter(events))) == events
+    assert list(quiet.track(iter(events), _position)) == events
 
 
 # --- properties over random damage -------------------------------------------------------------------------------

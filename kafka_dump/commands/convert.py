@@ -39,9 +39,9 @@ from kafka_dump.commands.options import (
 from kafka_dump.errors import KafkaDumpError
 from kafka_dump.log.writer import check_writable
 from kafka_dump.model import Compression
-from kafka_dump.render import progress
 from kafka_dump.render.output import Output
 from kafka_dump.render.payload import printable
+from kafka_dump.render.progress import file_size
 from kafka_dump.render.theme import number, plural
 from kafka_dump.wire.codecs import level_problem
 
@@ -116,13 +116,14 @@ def convert(
     reports: list[FileReport] = []
     code = EXIT_OK
     failure: str | None = None
+    watch = _watch(out, sum(file_size(src) for src, _ in pairs))
     try:
         if input_path.is_dir():
             output.mkdir(exist_ok=True)
         for src, dst in pairs:
             reports.append(convert_segment(
                 src, dst, options, level=level, index=index, force=force, skip_corrupt=skip_corrupt,
-                watch=_watch(out), **limits,
+                watch=watch, **limits,
             ))  # fmt: skip
     except (CorruptInputError, VerificationError) as exc:
         failure = str(exc)
@@ -142,13 +143,13 @@ def convert(
     return code
 
 
-def _watch(out: Output) -> Watch | None:
-    """A bar on stderr (bytes of input done) when stderr is a terminal."""
-    if not out.err_is_terminal:
+def _watch(out: Output, total: int) -> Watch | None:
+    """The progress bar, when one is wanted: bytes of input done, of ``total``."""
+    if not out.progress:
         return None
 
     def watch(items: Iterator[Item]) -> Iterator[Item]:
-        return progress.with_progress(items, progress_position, out.err_console)
+        return iter(out.track(items, progress_position, total))
 
     return watch
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TypeVar
 
 import click
@@ -33,9 +33,10 @@ from kafka_dump.commands.options import (
     output_options,
     range_options,
 )
+from kafka_dump.errors import KafkaDumpError
 from kafka_dump.internal_topics import DECODE_CHOICES
 from kafka_dump.model import Batch, Problem, ProblemKind
-from kafka_dump.render import Renderer, progress
+from kafka_dump.render import Renderer
 from kafka_dump.render.decoded import KAFKA_VERSIONS
 from kafka_dump.render.jsonl import JsonRenderer, terminal_safe
 from kafka_dump.render.kafka_text import KafkaTextRenderer
@@ -130,25 +131,24 @@ def dump(
         plain_run=json_renderer.plain_run if json_renderer is not None else None,
         txn_index=not no_txnindex,
     )
-    if progress.wanted():
-        events = progress.with_progress(events, progress_position, out.err_console)
+    events = out.track(events, progress_position, _bytes_of(paths) if out.progress else None)
     if json_renderer is not None:
         # On a terminal, the same JSON with what a terminal would act on escaped.
         write_json = _terminal_json(out) if out.is_terminal else out.write_byte_lines
         try:
-            summary = _render(events, json_renderer, write_json)
+            summary = _render(events, json_renderer, write_json, out)
         finally:
             out.flush()  # what is gathered for one big write, before an error's line on stderr
     elif fmt == "kafka":
         kafka = KafkaTextRenderer(
             records=not batches_only, escape=out.is_terminal, decode=decode, kafka_version=kafka_version
         )
-        summary = _render(events, kafka, out.write_lines, corrupt=out.diagnostic)
+        summary = _render(events, kafka, out.write_lines, out, corrupt=out.diagnostic)
     elif expanded:
         from kafka_dump.render.expanded import ExpandedRenderer
 
         shown = ExpandedRenderer(records=not batches_only, time=time_mode, color=out.color, decode=decode)
-        summary = _render(events, shown, out.write_utf8_lines)
+        summary = _render(events, shown, out.write_utf8_lines, out)
     else:
         from kafka_dump.render.table import TableRenderer  # Rich's cells and box: the table's alone
 
@@ -160,7 +160,7 @@ def dump(
             color=out.color,
             decode=decode,
         )
-        summary = _render(events, table, out.write_utf8_lines)
+        summary = _render(events, table, out.write_utf8_lines, out)
     out.flush()
     if summary.held is not None and not summary.batches:
         out.diagnostic(nothing_in_range(summary.held, summary.files))
@@ -190,10 +190,13 @@ def _render(
     events: Iterable[DumpEvent],
     renderer: Renderer[T],
     write: Callable[[Sequence[T]], None],
+    out: Output,
     corrupt: Callable[[str], None] | None = None,
 ) -> Summary:
     """Feed every event to ``renderer``, write what it answers, and return the closing ``Summary``;
-    ``corrupt``: where corruption goes when the format has no place for it (Kafka's lines)."""
+    ``corrupt``: where corruption goes when the format has no place for it (Kafka's lines). When
+    stdout's reader leaves (``| head``), the rest is read without being shown, for the verdict."""
+    events = iter(events)
     batch = renderer.batch
     # A renderer may take a BatchRun whole (TableRenderer.run); else each of its batches in turn.
     run: Callable[[Sequence[Batch]], Sequence[T]] | None = getattr(renderer, "run", None)
@@ -223,7 +226,30 @@ def _render(
             raise TypeError(f"unknown event {event!r}")
         if lines:
             write(lines)
+            if out.closed:
+                return _unshown(events, corrupt)
     return Summary()
+
+
+def _unshown(events: Iterator[DumpEvent], corrupt: Callable[[str], None] | None) -> Summary:
+    """Read the rest of ``events`` for the closing ``Summary`` alone (corruption still to ``corrupt``)."""
+    for event in events:
+        if type(event) is Summary:
+            return event
+        if corrupt is not None and isinstance(event, Problem) and event.kind is ProblemKind.CORRUPT:
+            corrupt(str(event))
+    return Summary()
+
+
+def _bytes_of(paths: Iterable[str]) -> int | None:
+    """The bytes of every segment that ``paths`` name, for the progress bar's total."""
+    from kafka_dump.log.segment import segment_files
+    from kafka_dump.render.progress import file_size
+
+    try:
+        return sum(file_size(f) for p in paths for f in segment_files(p))
+    except KafkaDumpError:
+        return None  # reported when the dump comes to it
 
 
 def _terminal_json(out: Output) -> Callable[[Sequence[bytes]], None]:

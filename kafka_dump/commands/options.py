@@ -7,7 +7,7 @@ Stack them under ``@click.command()``::
     @format_option("table", "json")
     @range_options          # gives the command one ``rng: RangeFilter`` argument
     @limit_options          # gives ``limits: Limits``
-    @output_options         # gives ``out: Output`` (--color); --traceback is read by cli.py
+    @output_options         # gives ``out: Output`` (--color, --progress); --traceback is read by cli.py
     def verify(paths, out, fmt, rng, limits) -> int: ...
 """
 
@@ -212,6 +212,11 @@ _OUTPUT = (
         help="Colour: auto (a terminal, unless NO_COLOR is set), always (for less -R) or never.",
     ),
     click.option(
+        "--progress/--no-progress", default=None,
+        help="A progress bar on stderr (file, bytes done of the total, rate, time left), or none. "
+        "Default: when stderr is a terminal and stdout is not a pipe, after a second of work.",
+    ),
+    click.option(
         "--traceback", is_flag=True, expose_value=False, callback=_set_traceback,
         help="On an error, show the Python traceback instead of one line.",
     ),
@@ -226,12 +231,12 @@ def escape_unencodable(stream: TextIO) -> None:
 
 
 def output_options(f: F) -> F:
-    """``--color auto|always|never``: the command receives ``out: Output``; ``--traceback``: read by
-    ``cli.py`` alone."""
+    """``--color auto|always|never``, ``--progress/--no-progress``: the command receives ``out: Output``;
+    ``--traceback``: read by ``cli.py`` alone."""
 
     @functools.wraps(f)
-    def wrapper(*args: Any, color: ColorMode, **kwargs: Any) -> Any:
+    def wrapper(*args: Any, color: ColorMode, progress: bool | None, **kwargs: Any) -> Any:
         escape_unencodable(sys.stdout)
-        return f(*args, out=Output(color), **kwargs)
+        return f(*args, out=Output(color, progress=progress), **kwargs)
 
     return _stacked(wrapper, _OUTPUT)  # type: ignore[no-any-return]

@@ -24,8 +24,8 @@ from kafka_dump.commands.options import (
 )
 from kafka_dump.log.names import side_file_kind
 from kafka_dump.model import Compression, Problem
-from kafka_dump.render import progress
 from kafka_dump.render.output import UNWRAPPED, Output
+from kafka_dump.render.progress import file_size
 
 if TYPE_CHECKING:
     from kafka_dump.analysis.compare import Comparison
@@ -123,8 +123,7 @@ def stats(
             return c
 
     events: Iterable[StatsEvent] = iter_stats(files, listener=listener, **limits)
-    if progress.wanted():
-        events = progress.with_progress(events, progress_position, out.err_console)
+    events = out.track(events, progress_position, sum(file_size(f) for f in files))
     _render(out, events, fmt, charts=not no_charts, comparisons=comparisons)
     out.flush()
     return EXIT_OK
@@ -140,7 +139,8 @@ def _render(
             out.diagnostic(str(event))
         elif isinstance(event, SegmentStats):
             cmp = comparisons.pop(event.path, None)
-            _show(out, fmt, event, cmp.finish() if cmp else None, total=False, charts=charts)
+            if not out.closed:  # stdout's reader left (| head): read on, for the exit code, unshown
+                _show(out, fmt, event, cmp.finish() if cmp else None, total=False, charts=charts)
             if total is None:
                 total = SegmentStats("total", files=0)
             total.merge(event)
@@ -148,7 +148,7 @@ def _render(
                 if total_cmp is None:
                     total_cmp = type(cmp)(cmp.options, files=0)
                 total_cmp.merge(cmp)
-    if total is None or (fmt == "table" and total.files < 2):
+    if total is None or out.closed or (fmt == "table" and total.files < 2):
         return  # a table of one file needs no total
     _show(out, fmt, total, total_cmp, total=True, charts=charts)
 

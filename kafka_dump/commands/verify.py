@@ -35,8 +35,6 @@ from kafka_dump.render.payload import printable
 from kafka_dump.render.plain import Justify, number, plain_table, plural
 
 if TYPE_CHECKING:
-    from rich.console import Console
-    from rich.progress import Progress
     from rich.text import Text
 
     from kafka_dump.log.salvage import SalvageResult
@@ -104,23 +102,20 @@ def verify_crc(
     show: _JsonOut | _TableOut = _JsonOut(out) if fmt == "json" else _TableOut(out, show_all)
     reports: list[FileReport] = []
     refused: list[str] = []  # salvage copies not written
-    with _Bar(out, sum(_size(f) for f in files)) as bar:
-        if bar.console is not None and out.is_terminal and fmt == "table":
-            show.above = bar.console  # stdout is the bar's terminal too: lines go above the bar
-        for event in bar.track(events):
-            if isinstance(event, Problem):
-                show.problem(event)
-            elif isinstance(event, FileReport):
-                reports.append(event)
-                show.report(event)
-                if salvage_dir is not None and event.damaged and event.error is None and event.note is None:
-                    from kafka_dump.log.salvage import salvage
+    for event in out.track(events, _position, sum(_size(f) for f in files)):
+        if isinstance(event, Problem):
+            show.problem(event)
+        elif isinstance(event, FileReport):
+            reports.append(event)
+            show.report(event)
+            if salvage_dir is not None and event.damaged and event.error is None and event.note is None:
+                from kafka_dump.log.salvage import salvage
 
-                    try:
-                        show.salvaged(salvage(Path(event.file), event.dropped, salvage_dir, overwrite=force))
-                    except KafkaDumpError as exc:  # this copy is not written; the check goes on
-                        refused.append(str(exc))
-                        show.refused(str(exc))
+                try:
+                    show.salvaged(salvage(Path(event.file), event.dropped, salvage_dir, overwrite=force))
+                except KafkaDumpError as exc:  # this copy is not written; the check goes on
+                    refused.append(str(exc))
+                    show.refused(str(exc))
     code = EXIT_BAD_INPUT if refused else exit_code(reports, fail_on_tail=fail_on_tail)
     show.finish(reports, code)
     out.flush()
@@ -166,57 +161,20 @@ def _check_one(path: Path, options: VerifyOptions) -> list[VerifyEvent]:
     return [e for e in verify_file(path, options) if not isinstance(e, FileProgress)]
 
 
-class _Bar:
-    """Bytes done of the total, rate and time left, on stderr when it is a terminal (else nothing)."""
-
-    def __init__(self, out: Output, total: int) -> None:
-        self._out = out
-        self._total = total
-        self._progress: Progress | None = None
-        self.console: Console | None = None
-
-    def __enter__(self) -> _Bar:
-        if self._out.err_is_terminal:
-            from rich import progress as rp
-
-            columns = (
-                rp.BarColumn(),
-                rp.DownloadColumn(),
-                rp.TransferSpeedColumn(),
-                rp.TimeRemainingColumn(),
-            )
-            self._progress = rp.Progress(*columns, console=self._out.err_console, transient=True)
-            self._progress.start()
-            self.console = self._progress.console
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self._progress is not None:
-            self._progress.stop()
-
-    def track(self, events: Iterable[VerifyEvent]) -> Iterator[VerifyEvent]:
-        """Yield ``events`` unchanged, moving the bar by the file positions they report."""
-        if self._progress is None:
-            yield from events
-            return
-        bar = self._progress
-        task = bar.add_task("verify", total=self._total)
-        done_before = 0  # bytes of the files already finished
-        for event in events:
-            if isinstance(event, FileProgress):
-                bar.update(task, completed=done_before + event.done)
-            elif isinstance(event, FileReport):
-                done_before += event.bytes
-                bar.update(task, completed=done_before)
-            yield event
+def _position(event: VerifyEvent) -> tuple[str, int] | None:
+    """(file, bytes checked) that an event shows, for the progress bar."""
+    if isinstance(event, FileProgress):
+        return event.file, event.done
+    if isinstance(event, FileReport):
+        return event.file, event.bytes
+    return None
 
 
 class _Shown:
-    """Where the events go: ``out``, or ``above`` a progress bar on the same terminal."""
+    """Where the events go: ``out`` (which erases a progress bar on the same terminal first)."""
 
     def __init__(self, out: Output) -> None:
         self._out = out
-        self.above: Console | None = None
 
     def finish(self, reports: list[FileReport], code: int) -> None:
         pass
@@ -302,10 +260,7 @@ class _TableOut(_Shown):
         self._all = show_all
 
     def _print(self, text: Text) -> None:
-        if self.above is not None:
-            self.above.print(text, soft_wrap=True)
-        else:
-            self._out.print(text, soft_wrap=True)
+        self._out.print(text, soft_wrap=True)
 
     def problem(self, p: Problem) -> None:
         from rich.text import Text

@@ -1,8 +1,12 @@
 """The one output path every command writes through: stdout as text or bytes, Rich consoles, stderr.
 
-An ``Output`` decides once the width (``COLUMNS``, else the terminal's even through ``| less``; None
-for a file or no terminal), the colour (``--color``) and how lines go out: text and bytes in call
-order, bytes gathered into big writes off a terminal. Data never reaches Rich as markup.
+An ``Output`` decides once the width (``COLUMNS``, else stdout's terminal; None, never cut, for a pipe
+or a file whatever terminal started the command, as ``ls`` and ``git`` do), the colour (``--color``)
+and how lines go out: text and bytes in call order, bytes gathered into big writes off a terminal.
+Data never reaches Rich as markup. The progress bar (``track``) is drawn on stderr when it is a
+terminal and stdout is not a pipe, and erased before anything is written to that terminal. When the
+reader of stdout leaves (``| head``), what follows is dropped and ``closed`` says so: the command
+stops, or goes on to its verdict.
 """
 
 from __future__ import annotations
@@ -11,17 +15,21 @@ import codecs
 import os
 import stat
 import sys
-from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, BinaryIO, Literal, TextIO
+from collections.abc import Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, BinaryIO, Literal, TextIO, TypeVar
 
 from kafka_dump.render.payload import printable
 
 if TYPE_CHECKING:
     from rich.console import Console, RenderableType
 
+    from kafka_dump.render.progress import Bar
+
+T = TypeVar("T")
+
 ColorMode = Literal["auto", "always", "never"]
 COLOR_MODES: tuple[ColorMode, ...] = ("auto", "always", "never")
-UNWRAPPED = 1000  # Rich needs a width; with no terminal at all, small tables are never cut
+UNWRAPPED = 1000  # Rich needs a width; off a terminal, small tables are never cut
 CHUNK_BYTES = 1 << 18  # lines of bytes are written this much at a time (not on a terminal)
 _BIG_LINE = 16 * 1024  # lines this long on average are written one by one, not copied to be joined
 
@@ -41,41 +49,21 @@ def _size_of(stream: object) -> int | None:
         return None
 
 
-def _tty_width() -> int | None:
-    try:
-        fd = os.open("/dev/tty", os.O_RDONLY | os.O_NOCTTY)
-    except OSError:
-        return None
-    try:
-        return os.get_terminal_size(fd).columns or None
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
-
-
-def terminal_width(
-    stdout: TextIO, stderr: TextIO, environ: Mapping[str, str] = os.environ, *, dev_tty: bool = True
-) -> int | None:
-    """The width to lay out for, or None when no terminal will show the output (never wrap)."""
+def terminal_width(stream: TextIO, environ: Mapping[str, str] = os.environ) -> int | None:
+    """The width to lay ``stream`` out for: ``COLUMNS``, else its terminal's; None (never cut) off one."""
     columns = environ.get("COLUMNS", "")
     if columns.isdigit() and int(columns) > 0:
         return int(columns)
-    if _isatty(stdout):
-        return _size_of(stdout)
-    if _is_file(stdout):
-        return None
-    if _isatty(stderr) and (width := _size_of(stderr)):
-        return width
-    return _tty_width() if dev_tty else None
+    return _size_of(stream) if _isatty(stream) else None
 
 
-def _is_file(stream: object) -> bool:
-    """stdout is a regular file (``> out.txt``): kept whole, whatever terminal started the command."""
+def _is_pipe(stream: object) -> bool:
+    """stdout is a pipe or a socket (``| less``, ``| head``): a bar on the terminal would cross its reader."""
     try:
-        return stat.S_ISREG(os.fstat(stream.fileno()).st_mode)  # type: ignore[attr-defined]
+        mode = os.fstat(stream.fileno()).st_mode  # type: ignore[attr-defined]
     except (AttributeError, OSError, ValueError):
         return False
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
 
 
 def _writes_utf8(stream: TextIO) -> bool:
@@ -109,6 +97,7 @@ class Output:
         stdout: TextIO | None = None,
         stderr: TextIO | None = None,
         environ: Mapping[str, str] = os.environ,
+        progress: bool | None = None,
     ) -> None:
         self.stdout = stdout if stdout is not None else sys.stdout
         self.stderr = stderr if stderr is not None else sys.stderr
@@ -116,7 +105,8 @@ class Output:
         self.err_is_terminal = _isatty(self.stderr)
         self.color = color_wanted(color, self.stdout, environ)
         self.err_color = color_wanted(color, self.stderr, environ)
-        self.width = terminal_width(self.stdout, self.stderr, environ)
+        self.width = terminal_width(self.stdout, environ)
+        self._err_width = terminal_width(self.stderr, environ)
         self._console: Console | None = None
         self._err_console: Console | None = None
         self._bytes_pending = False
@@ -124,12 +114,52 @@ class Output:
         self._chunk_len = 0
         self._chunk_bytes = 0 if self.is_terminal else CHUNK_BYTES
         self._utf8 = _writes_utf8(self.stdout)
+        self.closed = False  # stdout's reader left: nothing more is written
+        # A bar: asked for (--progress/--no-progress), else on a terminal's stderr, stdout not a pipe.
+        self.progress = (
+            progress if progress is not None else self.err_is_terminal and not _is_pipe(self.stdout)
+        )
+        self._environ = environ
+        self._bar: Bar | None = None
+
+    def track(
+        self, events: Iterable[T], where: Callable[[T], tuple[str, int] | None], total: int | None = None
+    ) -> Iterable[T]:
+        """``events`` as they are, followed by a progress bar when one is wanted (``progress``):
+        ``where`` gives an event's (file, bytes done in it); ``total``: every file's bytes, if known."""
+        if not self.progress:
+            return events
+        from kafka_dump.render.progress import Bar, delay_from
+
+        if self._bar is None:  # one bar for the command, whatever it tracks in turn
+            self._bar = Bar(self.stderr, self._err_width, total, delay=delay_from(self._environ))
+        return self._bar.track(events, where)
+
+    def _clear_bar(self) -> None:
+        if self._bar is not None:
+            self._bar.clear()
+
+    def _reader_left(self) -> None:
+        """stdout is a pipe whose reader left: drop what is pending and point stdout at /dev/null, so
+        that no later write (Python's own flush at exit included) fails again."""
+        self.closed = True
+        self._chunk.clear()
+        self._chunk_len = 0
+        self._bytes_pending = False
+        _to_devnull(self.stdout)
 
     def write(self, text: str) -> None:
         """Text as it is (the renderer has escaped what needs escaping)."""
-        if self._bytes_pending:
-            self._flush_bytes()
-        self.stdout.write(text)
+        if self.closed:
+            return
+        if self.is_terminal:
+            self._clear_bar()
+        try:
+            if self._bytes_pending:
+                self._flush_bytes()
+            self.stdout.write(text)
+        except BrokenPipeError:
+            self._reader_left()
 
     def write_lines(self, lines: Iterable[str]) -> None:
         """Lines of text in one write: under ``-u`` the text layer writes through, a call per line."""
@@ -138,19 +168,30 @@ class Output:
     def write_bytes(self, data: bytes) -> None:
         """Bytes straight to stdout's buffer (JSON Lines): no decode and re-encode."""
         self.write_byte_lines((data,))
-        self._write_chunk()
+        if self._chunk:
+            self._write_or_leave(self._write_chunk)
 
     def write_byte_lines(self, lines: Iterable[bytes]) -> None:
         """Lines of bytes to stdout's buffer, gathered into writes of ``CHUNK_BYTES`` or more."""
+        if self.closed:
+            return
+        if self.is_terminal:
+            self._clear_bar()
         if not self._bytes_pending:
-            self.stdout.flush()  # the text written before goes first
-            self._bytes_pending = True
+            self._write_or_leave(self.stdout.flush)  # the text written before goes first
+            self._bytes_pending = not self.closed
         chunk = self._chunk
         for line in lines:
             chunk.append(line)
             self._chunk_len += len(line)
         if self._chunk_len >= self._chunk_bytes:
-            self._write_chunk()
+            self._write_or_leave(self._write_chunk)
+
+    def _write_or_leave(self, write: Callable[[], None]) -> None:
+        try:
+            write()
+        except BrokenPipeError:
+            self._reader_left()
 
     def _write_chunk(self) -> None:
         chunk = self._chunk
@@ -177,25 +218,43 @@ class Output:
 
     def print(self, renderable: RenderableType, *, soft_wrap: bool = False) -> None:
         """A Rich renderable on stdout (a ``Text``, a small ``Table``); never a str of data."""
+        if not self.closed:
+            if self.is_terminal:
+                self._clear_bar()
+            self._write_or_leave(lambda: self._print(renderable, soft_wrap))
+
+    def _print(self, renderable: RenderableType, soft_wrap: bool) -> None:
         if self._bytes_pending:
             self._flush_bytes()
         self.console.print(renderable, soft_wrap=soft_wrap)
 
     def flush(self) -> None:
+        if not self.closed:
+            self._write_or_leave(self._flush)
+
+    def _flush(self) -> None:
         self.stdout.flush()
         if self._bytes_pending:
             self._flush_bytes()
 
     def diagnostic(self, message: str) -> None:
-        """One ``kdump: message`` line on stderr, control characters escaped."""
+        """One ``kdump: message`` line on stderr, control characters escaped (dropped when no one reads)."""
         self.flush()
-        self.stderr.write(f"kdump: {printable(message)}\n")
-        self.stderr.flush()
+        self._clear_bar()
+        try:
+            self.stderr.write(f"kdump: {printable(message)}\n")
+            self.stderr.flush()
+        except BrokenPipeError:
+            _to_devnull(self.stderr)
 
     def err_print(self, renderable: RenderableType) -> None:
         """A Rich renderable on stderr (a closing summary)."""
         self.flush()
-        self.err_console.print(renderable)
+        self._clear_bar()
+        try:
+            self.err_console.print(renderable)
+        except BrokenPipeError:
+            _to_devnull(self.stderr)
 
     @property
     def console(self) -> Console:
@@ -206,9 +265,19 @@ class Output:
     @property
     def err_console(self) -> Console:
         if self._err_console is None:
-            width = self.width if self.err_is_terminal else None
-            self._err_console = make_console(self.stderr, self.err_color, width)
+            self._err_console = make_console(self.stderr, self.err_color, self._err_width)
         return self._err_console
+
+
+def _to_devnull(stream: TextIO) -> None:
+    """Point ``stream``'s file at /dev/null (a pipe whose reader left); nothing for a stream with no file."""
+    try:
+        fd = stream.fileno()
+    except (AttributeError, OSError, ValueError):
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, fd)
+    os.close(devnull)
 
 
 def _write_all(stream: BinaryIO, data: bytes) -> None:

@@ -1,61 +1,142 @@
-"""A progress bar on stderr for long reads, shown only when stderr is a terminal and stdout is not.
+"""The one progress bar of every command: a line on stderr with the file's name, bytes done of the
+total, rate and time left.
 
-The caller says where each event stands, ``(file, bytes done)``, so this module knows no event type.
+It is drawn only after ``DELAY`` seconds of work (``KDUMP_PROGRESS_DELAY`` sets another), redrawn a
+few times a second, cut to the terminal's width and erased when done. It is drawn by hand, not by a
+thread: ``Output`` erases it before it writes to the same terminal, so output and bar never mix.
+The caller says where each event stands, ``(file, bytes done in it)``, so this module knows no event.
 """
 
 from __future__ import annotations
 
 import os
-import sys
-from collections.abc import Callable, Iterable, Iterator
-from typing import TYPE_CHECKING, TypeVar
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import TextIO, TypeVar
 
-if TYPE_CHECKING:
-    from rich.console import Console
+from kafka_dump.render.payload import printable
 
 T = TypeVar("T")
-_EVERY = 256  # events between updates: a redraw costs more than decoding a small batch
+DELAY = 1.0  # seconds of work before a bar appears: a quick command never flashes one
+_REDRAW = 0.1  # seconds between redraws
+_CELLS = 20  # the bar's own width
+_UNITS = ("B", "KiB", "MiB", "GiB", "TiB")
 
 
-def wanted() -> bool:
-    """A bar helps on a terminal; under a pipe to a terminal it would mix with the data."""
-    return sys.stderr.isatty() and not sys.stdout.isatty()
+def delay_from(environ: Mapping[str, str]) -> float:
+    """``KDUMP_PROGRESS_DELAY`` (seconds) when it is a number, else ``DELAY``."""
+    try:
+        return max(0.0, float(environ.get("KDUMP_PROGRESS_DELAY", DELAY)))
+    except ValueError:
+        return DELAY
 
 
-def _size(path: str) -> int | None:
+def binary_size(n: float) -> str:
+    """``n`` bytes in binary units: ``512 B``, ``12.3 MiB``."""
+    unit = 0
+    while n >= 1024 and unit < len(_UNITS) - 1:
+        n /= 1024
+        unit += 1
+    return f"{n:.0f} {_UNITS[unit]}" if unit == 0 else f"{n:.1f} {_UNITS[unit]}"
+
+
+def _clock(seconds: float) -> str:
+    minutes, s = divmod(int(seconds), 60)
+    hours, m = divmod(minutes, 60)
+    return f"{hours}:{m:02d}:{s:02d}" if hours else f"{m}:{s:02d}"
+
+
+def file_size(path: str | os.PathLike[str]) -> int:
     try:
         return os.path.getsize(path)
     except OSError:
-        return None
+        return 0
 
 
-def with_progress(
-    events: Iterable[T], where: Callable[[T], tuple[str, int] | None], console: Console | None = None
-) -> Iterator[T]:
-    """Yield ``events`` unchanged, advancing one bar per file by the position ``where`` reports."""
-    from rich.console import Console
-    from rich.progress import BarColumn, DownloadColumn, Progress, TaskID, TextColumn, TimeRemainingColumn
+class Bar:
+    """A progress line on ``stream``; ``total``: the bytes of every file to read (None: each file's
+    own size is the total while it is read)."""
 
-    from kafka_dump.render.payload import printable
+    def __init__(
+        self,
+        stream: TextIO,
+        width: int | None,
+        total: int | None = None,
+        *,
+        delay: float = DELAY,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._stream = stream
+        self._width = max((width or 80) - 1, 10)  # never the last column: a full line would wrap
+        self._total = total
+        self._clock = clock
+        self._start = clock()
+        self._next = self._start + delay  # no line before this time
+        self._fill, self._empty = ("━", "─") if _utf8(stream) else ("#", "-")
+        self._file = ""
+        self._file_size = 0
+        self._before = 0  # bytes of the files already read
+        self._done = 0
+        self.shown = False
 
-    columns = (
-        TextColumn("{task.description}", markup=False),
-        BarColumn(),
-        DownloadColumn(),
-        TimeRemainingColumn(),
-    )
-    bar = Progress(*columns, console=console or Console(stderr=True), transient=True)
-    with bar:
-        task: TaskID | None = None
-        current = ""
-        for n, event in enumerate(events):
-            if n % _EVERY == 0 and (at := where(event)) is not None:
-                path, done = at
-                if path != current or task is None:
-                    if task is not None:
-                        bar.update(task, visible=False)
-                    current = path
-                    # A file name is data: control characters escaped, and never parsed as markup.
-                    task = bar.add_task(printable(os.path.basename(path)), total=_size(path))
-                bar.update(task, completed=done)
-            yield event
+    def at(self, path: str, done: int) -> None:
+        """Reading ``path``, ``done`` bytes into it; the line is redrawn when it is time."""
+        if path != self._file:
+            if self._file:
+                self._before += self._file_size
+            self._file, self._file_size = path, file_size(path)
+        self._done = done
+        now = self._clock()
+        if now >= self._next:
+            self._next = now + _REDRAW
+            self._draw(now)
+
+    def _draw(self, now: float) -> None:
+        done = self._done if self._total is None else self._before + self._done
+        total = max(self._file_size if self._total is None else self._total, done)
+        rate = done / max(now - self._start, 1e-3)
+        left = _clock((total - done) / rate) if rate > 0 else "-:--"
+        numbers = f"{binary_size(done)} of {binary_size(total)} · {binary_size(rate)}/s · {left} left"
+        name = printable(os.path.basename(self._file))
+        room = self._width - len(numbers) - 1  # for the name and the bar
+        cells = min(_CELLS, room - 1 - min(len(name), 24))
+        bar = ""
+        if cells >= 5:  # the bar is the first to go on a narrow terminal, then the name's end
+            filled = cells * done // total if total else cells
+            bar = f"{self._fill * filled}{self._empty * (cells - filled)} "
+        line = _fit(f"{_fit(name, room - len(bar))} {bar}{numbers}", self._width)
+        self._stream.write(f"\r{line}\x1b[K")
+        self._stream.flush()
+        self.shown = True
+
+    def clear(self) -> None:
+        """Erase the line (before other output on the same terminal); it comes back at the next redraw."""
+        if self.shown:
+            self._stream.write("\r\x1b[K")
+            self._stream.flush()
+            self.shown = False
+
+    def track(self, events: Iterable[T], where: Callable[[T], tuple[str, int] | None]) -> Iterator[T]:
+        """Yield ``events`` unchanged, following the positions ``where`` gives; erased at the end."""
+        try:
+            for event in events:
+                if (at := where(event)) is not None:
+                    self.at(*at)
+                yield event
+        finally:
+            self.clear()
+
+
+def _utf8(stream: TextIO) -> bool:
+    return (getattr(stream, "encoding", None) or "").lower().replace("-", "") == "utf8"
+
+
+def _fit(text: str, cells: int) -> str:
+    """``text`` within ``cells`` terminal cells, cut with ``…``."""
+    from rich.cells import cell_len
+
+    if cell_len(text) <= cells:
+        return text
+    while text and cell_len(text) > cells - 1:
+        text = text[:-1]
+    return text + "…" if cells > 0 else ""
