@@ -121,12 +121,13 @@ def _output_failed(ctx: click.Context, exc: OSError) -> None:
 
 
 def _show_version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
-    """``--version``: names the build in use (compiled or pure-python), loading nothing else for it."""
+    """``--version``: the version, then the build in use in plain words, loading nothing else for it."""
     if not value or ctx.resilient_parsing:
         return
     from kafka_dump.native import ACTIVE
 
-    click.echo(f"kdump {__version__} (decoder: {ACTIVE})", color=ctx.color)
+    build = "compiled extensions" if ACTIVE == "compiled" else "pure Python"
+    click.echo(f"kdump {__version__} ({build})", color=ctx.color)
     ctx.exit()
 
 
