@@ -72,9 +72,18 @@ class _Kdump(click.Group):
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         first = next((a for a in args if not a.startswith("-")), None)
         wants_help = any(a in ("--help", "-h", "--version") for a in args)
-        if not wants_help and args and (first is None or first not in self.commands):
+        if not wants_help and args and (first is None or not self._names_command(first)):
             args = ["dump", *args]
         return super().parse_args(ctx, args)
+
+    def _names_command(self, word: str) -> bool:
+        """A command's name, or a misspelt one (no such path, close to a name): Click then answers
+        "No such command ... Did you mean ...?" rather than ``dump`` reporting a missing file."""
+        if word in self.commands:
+            return True
+        import difflib
+
+        return not os.path.exists(word) and bool(difflib.get_close_matches(word, list(self.commands)))
 
     def invoke(self, ctx: click.Context) -> Any:
         """Run the command: its returned code is the exit code; library errors are one line and exit 2."""
