@@ -119,7 +119,9 @@ def test_file_alone_means_dump(fmt: str, in_root: Path) -> None:
     assert run("fixtures/v2-headers.log").stdout == run("dump", "fixtures/v2-headers.log").stdout
 
 
-@pytest.mark.parametrize(("typo", "meant"), [("dumpp", "dump"), ("stat", "stats"), ("verify-crcc", "verify-crc")])
+@pytest.mark.parametrize(
+    ("typo", "meant"), [("dumpp", "dump"), ("stat", "stats"), ("verify-crcc", "verify-crc")]
+)
 def test_misspelt_command_suggests_the_command(typo: str, meant: str) -> None:
     result = run(typo, fx(GOOD[0]))
     assert_clean_exit(result, 2)
@@ -127,7 +129,9 @@ def test_misspelt_command_suggests_the_command(typo: str, meant: str) -> None:
     assert f"Did you mean '{meant}'?" in result.stderr
 
 
-def test_file_named_like_a_misspelt_command_is_dumped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_file_named_like_a_misspelt_command_is_dumped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """``kdump FILE`` still means ``kdump dump FILE`` when FILE exists, whatever its name."""
     shutil.copyfile(fx(GOOD[0]), tmp_path / "dumpp")
     monkeypatch.chdir(tmp_path)
