@@ -193,7 +193,7 @@ def iter_dump(
     ``txn_index``: send the data batches of aborted transactions as ``AbortedBatchEvent`` (txnindex.py).
     ``plain_run``: where nothing filters, runs of plain v0/v1 messages go to it first (``WrittenRun``).
     """
-    files = log_dir_files(paths)
+    files = [f for p in paths for f in log_dir_files([p])]  # a path given twice is dumped twice
     left = rng.limit
     active = rng.active
     seen = _Seen(rng.keep_header)
