@@ -166,7 +166,7 @@ def _format_row(magic: int, codec: str, f: FormatStats) -> list[str]:
 
 def _sections(s: SegmentStats, total: bool) -> tuple[str, list[_Table]]:
     """The section's title line and its tables, as text."""
-    title = f"Total: {s.files:,} files" if total else printable(s.path)
+    title = f"Total: {s.files:,} files" if total else f"Measuring {printable(s.path)}"
     layout = _pairs(
         "Layout",
         [
