@@ -336,3 +336,17 @@ def test_progress_positions() -> None:
     done = [p[1] for p in positions if p is not None]
     assert done == sorted(done) and done[-1] == (FIXTURES / "corrupt-crc.log").stat().st_size
     assert positions[-1] is None  # the closing SegmentStats
+
+
+def test_json_names_the_segment_and_its_size_as_dump_and_verify_do() -> None:
+    """One vocabulary: ``"file"`` for the segment's path and ``"bytes"`` for its size in ``stats``,
+    ``verify-crc`` and (the path) ``dump``."""
+    seg = str(FIXTURES / "v2-gzip.log")
+    stats = json.loads(run("--format", "json", seg).stdout.splitlines()[0])
+    verify = json.loads(
+        CliRunner().invoke(main, ["verify-crc", "--format", "json", seg]).stdout.splitlines()[-1]
+    )
+    dumped = json.loads(CliRunner().invoke(main, ["dump", "--format", "json", seg]).stdout.splitlines()[0])
+    assert stats["file"] == verify["file"] == dumped["file"] == seg
+    assert stats["bytes"] == verify["bytes"] == Path(seg).stat().st_size
+    assert "path" not in stats and "fileBytes" not in stats

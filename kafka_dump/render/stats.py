@@ -43,9 +43,9 @@ def stats_json(s: SegmentStats, *, total: bool = False) -> dict[str, Any]:
     overhead = _overhead(s)
     return {
         "type": "total" if total else "file",
-        "path": s.path,
+        "file": s.path,
         "files": s.files,
-        "fileBytes": s.file_bytes,
+        "bytes": s.file_bytes,
         "layout": {
             "batches": s.batches,
             "records": n,
