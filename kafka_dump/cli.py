@@ -85,6 +85,12 @@ class _Kdump(click.Group):
 
         return not os.path.exists(word) and bool(difflib.get_close_matches(word, list(self.commands)))
 
+    def shell_complete(self, ctx: click.Context, incomplete: str) -> list[Any]:
+        """The first word completes as a command's name or, as ``kdump FILE`` reads, a file name."""
+        from click.shell_completion import CompletionItem
+
+        return [CompletionItem(incomplete, type="file"), *super().shell_complete(ctx, incomplete)]
+
     def invoke(self, ctx: click.Context) -> Any:
         """Run the command: its returned code is the exit code; library errors are one line and exit 2."""
         try:

@@ -43,7 +43,7 @@ if TYPE_CHECKING:
 
 
 @click.command("verify-crc")
-@click.argument("paths", nargs=-1, required=True, metavar="PATH...")
+@click.argument("paths", nargs=-1, required=True, metavar="PATH...", type=click.Path(readable=False))
 @click.option("--deep/--shallow", default=True, show_default=True,
               help="deep: also decompress every batch and check every record and inner message; "
                    "shallow: entry framing, CRCs and batch headers only.")  # fmt: skip
