@@ -73,9 +73,24 @@ class _Kdump(click.Group):
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         first = next((a for a in args if not a.startswith("-")), None)
         wants_help = any(a in ("--help", "-h", "--version") for a in args)
-        if not wants_help and args and (first is None or first not in self.commands):
+        if not wants_help and args and (first is None or not self._names_command(first)):
             args = ["dump", *args]
         return super().parse_args(ctx, args)
+
+    def _names_command(self, word: str) -> bool:
+        """A command's name, or a misspelt one (no such path, close to a name): Click then answers
+        "No such command ... Did you mean ...?" rather than ``dump`` reporting a missing file."""
+        if word in self.commands:
+            return True
+        import difflib
+
+        return not os.path.exists(word) and bool(difflib.get_close_matches(word, list(self.commands)))
+
+    def shell_complete(self, ctx: click.Context, incomplete: str) -> list[Any]:
+        """The first word completes as a command's name or, as ``kdump FILE`` reads, a file name."""
+        from click.shell_completion import CompletionItem
+
+        return [CompletionItem(incomplete, type="file"), *super().shell_complete(ctx, incomplete)]
 
     def invoke(self, ctx: click.Context) -> Any:
         """Run the command: its returned code is the exit code; library errors are one line and exit 2."""
@@ -131,12 +146,13 @@ def _say(line: str) -> None:
 
 
 def _show_version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
-    """``--version``: names the build in use (compiled or pure-python), loading nothing else for it."""
+    """``--version``: the version, then the build in use in plain words, loading nothing else for it."""
     if not value or ctx.resilient_parsing:
         return
     from kafka_dump.native import ACTIVE
 
-    click.echo(f"kdump {__version__} (decoder: {ACTIVE})", color=ctx.color)
+    build = "compiled extensions" if ACTIVE == "compiled" else "pure Python"
+    click.echo(f"kdump {__version__} ({build})", color=ctx.color)
     ctx.exit()
 
 

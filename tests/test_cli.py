@@ -119,6 +119,26 @@ def test_file_alone_means_dump(fmt: str, in_root: Path) -> None:
     assert run("fixtures/v2-headers.log").stdout == run("dump", "fixtures/v2-headers.log").stdout
 
 
+@pytest.mark.parametrize(
+    ("typo", "meant"), [("dumpp", "dump"), ("stat", "stats"), ("verify-crcc", "verify-crc")]
+)
+def test_misspelt_command_suggests_the_command(typo: str, meant: str) -> None:
+    result = run(typo, fx(GOOD[0]))
+    assert_clean_exit(result, 2)
+    assert f"No such command '{typo}'" in result.stderr
+    assert f"Did you mean '{meant}'?" in result.stderr
+
+
+def test_file_named_like_a_misspelt_command_is_dumped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``kdump FILE`` still means ``kdump dump FILE`` when FILE exists, whatever its name."""
+    shutil.copyfile(fx(GOOD[0]), tmp_path / "dumpp")
+    monkeypatch.chdir(tmp_path)
+    assert_clean_exit(run("dumpp"), 0)
+    assert_one_line_error(run("no-such-segment"), 2, "no-such-segment")
+
+
 def test_short_form_keeps_exit_codes() -> None:
     assert run(fx("corrupt-crc.log")).exit_code == 1
     assert_one_line_error(run(fx("no-such.log")), 2, "no-such.log")
@@ -127,9 +147,18 @@ def test_short_form_keeps_exit_codes() -> None:
 def test_version_names_version_and_twin() -> None:
     result = run("--version")
     assert_clean_exit(result, 0)
-    assert __version__ in result.stdout
-    assert f"decoder: {ACTIVE}" in result.stdout
     assert ACTIVE in ("pure-python", "compiled")
+    build = "compiled extensions" if ACTIVE == "compiled" else "pure Python"
+    assert result.stdout == f"kdump {__version__} ({build})\n"
+
+
+def test_version_says_pure_python_in_plain_words() -> None:
+    """``KDUMP_PURE=1`` in a fresh process: the line says ``pure Python``, the version first."""
+    env = {**os.environ, "KDUMP_PURE": "1"}
+    out = subprocess.run(
+        [sys.executable, "-m", "kafka_dump", "--version"], env=env, capture_output=True, text=True, check=True
+    ).stdout
+    assert out == f"kdump {__version__} (pure Python)\n"
 
 
 @pytest.mark.parametrize("flag", ["--help", "-h"])

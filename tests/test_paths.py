@@ -178,3 +178,34 @@ def test_convert_on_a_full_disk_leaves_nothing_behind(
     assert (code, out) == (2, "")
     assert err == f"kdump: error: {target}: No space left on device\n"
     assert list(out_dir.iterdir()) == []
+
+
+# --- a whole log dir ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("short", [True, False])
+def test_dump_of_a_log_dir_dumps_every_partition(tmp_path: Path, short: bool) -> None:
+    """``kdump LOGDIR`` and ``kdump dump LOGDIR``: the log dir's own bootstrap.checkpoint, then every
+    partition directory in it, as ``stats`` searches it."""
+    for part in ("t-0", "t-1"):
+        (tmp_path / part).mkdir()
+        (tmp_path / part / "00000000000000000000.log").write_bytes((FIXTURES / "v2-none.log").read_bytes())
+    (tmp_path / "bootstrap.checkpoint").write_bytes((FIXTURES / "v2-none.log").read_bytes())
+    code, out, err = run(*([] if short else ["dump"]), "--format", "json", str(tmp_path))
+    assert code == 0 and err == ""
+    files = list(dict.fromkeys(json.loads(line)["file"] for line in out.splitlines()))
+    assert [Path(f).relative_to(tmp_path).as_posix() for f in files] == [
+        "bootstrap.checkpoint",
+        "t-0/00000000000000000000.log",
+        "t-1/00000000000000000000.log",
+    ]
+
+
+def test_dump_of_a_directory_with_only_the_bootstrap_snapshot_says_so(tmp_path: Path) -> None:
+    (tmp_path / "bootstrap.checkpoint").write_bytes((FIXTURES / "v2-none.log").read_bytes())
+    code, out, err = run("--format", "json", str(tmp_path))
+    assert code == 0 and out
+    assert err.splitlines() == [
+        f"kdump: {tmp_path}: holds only bootstrap.checkpoint (the KRaft bootstrap snapshot), "
+        "no partition directory"
+    ]

@@ -100,6 +100,6 @@ def test_a_clean_verify_loads_no_rich() -> None:
         result = subprocess.run(
             [sys.executable, "-c", code, *paths], cwd=ROOT, capture_output=True, text=True, timeout=60
         )
-        assert result.stdout.splitlines()[0].startswith("verify-crc") or "partial-tail" in args[0]
+        assert result.stdout.splitlines()[0].startswith("Checking ") or "partial-tail" in args[0]
         loaded = result.stderr.strip().splitlines()[-1]
         assert (loaded == "[]") == ("partial-tail.log" not in args)  # a problem line is Rich's Text

@@ -19,9 +19,10 @@ from kafka.record import MemoryRecords
 
 from kafka_dump.analysis.histogram import BoundedCounter, SizeHistogram, TimeHistogram, bucket_low, bucket_of
 from kafka_dump.analysis.stats import SegmentStats
-from kafka_dump.analysis.stats_walk import iter_stats, progress_position, stats_files
+from kafka_dump.analysis.stats_walk import iter_stats, progress_position
 from kafka_dump.cli import main
 from kafka_dump.errors import NotASegmentError
+from kafka_dump.log.segment import log_dir_files
 from kafka_dump.render.charts import bar, sparkline
 from tests.batches import legacy_messages, legacy_records, v2_batch
 from tests.conftest import FIXTURES, SHARED_REAL
@@ -208,14 +209,14 @@ def test_log_dir_holds_partition_directories(tmp_path: Path) -> None:
         (tmp_path / part).mkdir()
         (tmp_path / part / "00000000000000000000.log").write_bytes((FIXTURES / "v2-none.log").read_bytes())
     (tmp_path / "empty-dir").mkdir()
-    files = stats_files([tmp_path])
+    files = log_dir_files([tmp_path])
     assert [f.parent.name for f in files] == ["t-0", "t-1"]
     # A KRaft log dir keeps bootstrap.checkpoint at its top: it comes first, then the partitions.
     (tmp_path / "bootstrap.checkpoint").write_bytes((FIXTURES / "v2-none.log").read_bytes())
-    files = stats_files([tmp_path])
+    files = log_dir_files([tmp_path])
     assert [f.name for f in files] == ["bootstrap.checkpoint", *["00000000000000000000.log"] * 2]
     with pytest.raises(NotASegmentError):
-        stats_files([tmp_path / "empty-dir"])
+        log_dir_files([tmp_path / "empty-dir"])
 
 
 # --- the command -----------------------------------------------------------------------------------
@@ -301,7 +302,7 @@ def test_file_names_reach_the_table_escaped(tmp_path: Path) -> None:
 def test_real_partition_directories_read_without_problems() -> None:
     dirs = sorted({p.parent for p in SHARED_REAL.glob("*/*/*.log")})[:6]
     for d in dirs:
-        for f in stats_files([d]):
+        for f in log_dir_files([d]):
             s = gather(f)
             assert s.records >= 0 and s.disk_bytes + s.corrupt_bytes + s.tail_bytes == s.file_bytes
 
@@ -335,3 +336,17 @@ def test_progress_positions() -> None:
     done = [p[1] for p in positions if p is not None]
     assert done == sorted(done) and done[-1] == (FIXTURES / "corrupt-crc.log").stat().st_size
     assert positions[-1] is None  # the closing SegmentStats
+
+
+def test_json_names_the_segment_and_its_size_as_dump_and_verify_do() -> None:
+    """One vocabulary: ``"file"`` for the segment's path and ``"bytes"`` for its size in ``stats``,
+    ``verify-crc`` and (the path) ``dump``."""
+    seg = str(FIXTURES / "v2-gzip.log")
+    stats = json.loads(run("--format", "json", seg).stdout.splitlines()[0])
+    verify = json.loads(
+        CliRunner().invoke(main, ["verify-crc", "--format", "json", seg]).stdout.splitlines()[-1]
+    )
+    dumped = json.loads(CliRunner().invoke(main, ["dump", "--format", "json", seg]).stdout.splitlines()[0])
+    assert stats["file"] == verify["file"] == dumped["file"] == seg
+    assert stats["bytes"] == verify["bytes"] == Path(seg).stat().st_size
+    assert "path" not in stats and "fileBytes" not in stats

@@ -476,7 +476,7 @@ def test_table_output(tmp_path: Path) -> None:
     path = write(tmp_path, v2_segment())
     code, out = run(str(path), str(path))
     assert code == 0
-    assert out.splitlines()[0] == f"verify-crc in {tmp_path}/" and "total (2 files)" in out
+    assert out.splitlines()[0] == f"Checking {tmp_path}/" and "total (2 files)" in out
 
 
 def test_parallel_and_serial_agree(tmp_path: Path) -> None:

@@ -46,7 +46,7 @@ def test_clean_files_fold_into_one_line_and_a_verdict_ends_the_report(tmp_path: 
     assert code == 1
     lines = out.splitlines()
     assert lines[-1] == "2 of 6 files damaged · exit 1"
-    assert f"verify-crc in {root}/lib/kafka/data/" in lines
+    assert f"Checking {root}/lib/kafka/data/" in lines
     rows = [line for line in lines if NAME in line and "byte" not in line]
     assert [row.split()[1] for row in rows] == [f"orders-eu-west-payments-settled-{i}/{NAME}" for i in (1, 4)]
     assert any("│ 4 more files clean " in line for line in lines)

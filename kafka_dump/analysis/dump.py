@@ -17,9 +17,9 @@ from kafka_dump.errors import NotASegmentError
 from kafka_dump.log.index import index_base_offset, seek_position
 from kafka_dump.log.segment import (
     PlainRunReader,
+    log_dir_files,
     read_segment_runs,
     segment_base_offset,
-    segment_files,
     snapshot_id,
 )
 from kafka_dump.log.sidefiles import SideItem, read_side_file, side_file_kind
@@ -188,12 +188,12 @@ def iter_dump(
     txn_index: bool = True,
     plain_run: PlainRunWriter | None = None,
 ) -> Iterator[DumpEvent]:
-    """Stream the events of dumping ``paths`` (files or partition directories); a ``Summary`` ends it.
+    """Stream the events of dumping ``paths`` (files, partition directories, log dirs); a ``Summary`` ends it.
 
     ``txn_index``: send the data batches of aborted transactions as ``AbortedBatchEvent`` (txnindex.py).
     ``plain_run``: where nothing filters, runs of plain v0/v1 messages go to it first (``WrittenRun``).
     """
-    files = [f for p in paths for f in segment_files(p)]
+    files = [f for p in paths for f in log_dir_files([p])]  # a path given twice is dumped twice
     left = rng.limit
     active = rng.active
     seen = _Seen(rng.keep_header)

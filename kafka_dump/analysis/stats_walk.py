@@ -1,5 +1,5 @@
-"""How ``kdump stats`` reads files: which files a path holds, and one pass over each that feeds a
-``SegmentStats`` (and, for ``--compare``, a listener), yielding events for the progress bar.
+"""How ``kdump stats`` reads a file: one pass that feeds a ``SegmentStats`` (and, for ``--compare``,
+a listener), yielding events for the progress bar.
 
 Valid entries are counted without building records where the format allows (``wire/_gather_pure.py``);
 from the first entry that is anything else, ``read_segment`` takes over, so that corruption and
@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 from kafka_dump.analysis.stats import SegmentStats, Unpack
-from kafka_dump.errors import CorruptRecordError, NotASegmentError
-from kafka_dump.log.segment import SEGMENT_SUFFIXES, read_segment, segment_files
+from kafka_dump.errors import CorruptRecordError
+from kafka_dump.log.segment import read_segment
 from kafka_dump.log.window import CHUNK_SIZE, FileShrankError, Window
 from kafka_dump.model import Batch, Compression, Problem
 from kafka_dump.wire import decode_legacy_run, legacy, v2
@@ -27,50 +27,6 @@ if TYPE_CHECKING:
     from kafka_dump.log.ahead import Inflating
 
 _RUN_BYTES = 256 * 1024  # plain v0/v1 messages decoded this much at a time, as segment.py does
-
-
-def stats_files(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
-    """The segment files under each path: a segment; a partition directory (its segments in offset
-    order); or a log dir: its own segments (a KRaft ``bootstrap.checkpoint``), then those of each
-    partition directory in it, by name."""
-    out: list[Path] = []
-    for path in paths:
-        p = Path(path)
-        if not p.is_dir():
-            out.extend(segment_files(p))
-            continue
-        partitions = sorted(c for c in _children(p) if c.is_dir() and _has_segments(c))
-        if not partitions:
-            out.extend(segment_files(p))  # a partition directory (or an error naming it)
-            continue
-        if _has_segments(p):
-            out.extend(segment_files(p))
-        out.extend(f for d in partitions for f in segment_files(d))
-    return _once(out)
-
-
-def _once(files: list[Path]) -> list[Path]:
-    """Each file once, however many paths reach it (a symlinked partition directory, a path given
-    twice), in the order first seen."""
-    seen: set[str] = set()
-    unique = []
-    for f in files:
-        real = os.path.realpath(f)
-        if real not in seen:
-            seen.add(real)
-            unique.append(f)
-    return unique
-
-
-def _children(p: Path) -> Iterator[Path]:
-    try:
-        yield from p.iterdir()
-    except PermissionError as exc:
-        raise NotASegmentError(f"permission denied ({exc.strerror})", file=str(p)) from None
-
-
-def _has_segments(d: Path) -> bool:
-    return any(c.suffix in SEGMENT_SUFFIXES and c.is_file() for c in _children(d))
 
 
 class FileStart(NamedTuple):

@@ -176,9 +176,10 @@ def _print_report(out: Output, reports: list[FileReport], fmt: str, *, total: bo
         return
     from rich.text import Text
 
-    for r, _ in rows:
+    for r, kind in rows:
         # File names are data: control characters escaped. One line to grep, never wrapped.
-        title = f"{printable(r.input)} → {printable(r.output)}  (magic {r.to_magic})"
+        what = f"Total: {len(reports):,} files" if kind == "total" else f"Converting {printable(r.input)}"
+        title = what if kind == "total" else f"{what} → {printable(r.output)} (magic {r.to_magic})"
         out.print(Text(title, style="kdump.file"), soft_wrap=True)
         out.print(_table(r))
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from pathlib import Path
 from typing import TypeVar
 
 import click
@@ -35,6 +36,7 @@ from kafka_dump.commands.options import (
 )
 from kafka_dump.errors import KafkaDumpError
 from kafka_dump.internal_topics import DECODE_CHOICES
+from kafka_dump.log.segment import log_dir_files
 from kafka_dump.model import Batch, Problem, ProblemKind
 from kafka_dump.render import Renderer
 from kafka_dump.render.decoded import KAFKA_VERSIONS
@@ -104,7 +106,8 @@ def dump(
     kafka_version: str,
     no_txnindex: bool,
 ) -> int:
-    """Show every batch and record of segments, or of a partition directory's segments;
+    """Show every batch and record of segments, of a partition directory's segments, or of every
+    partition directory in a log dir;
     and the entries of the files Kafka keeps beside them (.index, .timeindex, .txnindex, .snapshot,
     leader-epoch-checkpoint, partition.metadata).
 
@@ -121,6 +124,11 @@ def dump(
     only_with_formats(fmt, {"payload": ("json",), "time_mode": ("table",), "max_bytes": ("table",)})
     if expanded and fmt != "table":
         raise click.UsageError(f"--expanded applies to --format table, not {fmt}")
+    for path in paths:
+        if _only_bootstrap(path):
+            out.diagnostic(
+                f"{path}: holds only bootstrap.checkpoint (the KRaft bootstrap snapshot), no partition directory"
+            )
     json_renderer = JsonRenderer(PayloadEncoding(payload), decode) if fmt == "json" else None
     events: Iterable[DumpEvent] = iter_dump(
         list(paths),
@@ -171,6 +179,13 @@ def dump(
         counts = {k: v for k, v in vars(summary).items() if k != "held"}
         out.err_print(closing_summary(**counts, exit_code=code, meaning=EXIT_MEANINGS[code]))
     return code
+
+
+def _only_bootstrap(path: str) -> bool:
+    """A directory whose only segment is ``bootstrap.checkpoint``: a log dir with no partition yet,
+    or a path that names the log dir where a partition directory was meant."""
+    p = Path(path)
+    return p.is_dir() and [f.name for f in log_dir_files([p])] == ["bootstrap.checkpoint"]
 
 
 def nothing_in_range(held: Held, files: int) -> str:

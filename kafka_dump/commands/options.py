@@ -118,7 +118,10 @@ def only_with_formats(fmt: str, applies: dict[str, tuple[str, ...]]) -> None:
 
 def inputs(f: F) -> F:
     """``FILE|DIR...``: segment files, or partition directories (their segments in offset order)."""
-    return click.argument("paths", nargs=-1, required=True, metavar="FILE|DIR...")(f)
+    # A click.Path: shell completion offers file names (kdump checks the paths itself, in one line).
+    return click.argument(
+        "paths", nargs=-1, required=True, metavar="FILE|DIR...", type=click.Path(readable=False)
+    )(f)
 
 
 def count_option(*names: str, **kwargs: Any) -> Callable[[F], F]:

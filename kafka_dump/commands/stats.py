@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 import click
 
 from kafka_dump.analysis.stats import SegmentStats
-from kafka_dump.analysis.stats_walk import StatsEvent, iter_stats, progress_position, stats_files
+from kafka_dump.analysis.stats_walk import StatsEvent, iter_stats, progress_position
 from kafka_dump.commands import EXIT_BAD_INPUT, EXIT_OK
 from kafka_dump.commands.options import (
     count_option,
@@ -23,6 +23,7 @@ from kafka_dump.commands.options import (
     size_option,
 )
 from kafka_dump.log.names import side_file_kind
+from kafka_dump.log.segment import log_dir_files
 from kafka_dump.model import Compression, Problem
 from kafka_dump.render.output import UNWRAPPED, Output
 from kafka_dump.render.progress import file_size
@@ -109,7 +110,7 @@ def stats(
     paths = tuple(p for p in paths if p not in side)
     if not paths:
         return EXIT_BAD_INPUT
-    files = stats_files(paths)
+    files = log_dir_files(paths)
     comparisons: dict[str, Comparison] = {}
     listener = None
     if compare:

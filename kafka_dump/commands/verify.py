@@ -41,7 +41,7 @@ if TYPE_CHECKING:
 
 
 @click.command("verify-crc")
-@click.argument("paths", nargs=-1, required=True, metavar="PATH...")
+@click.argument("paths", nargs=-1, required=True, metavar="PATH...", type=click.Path(readable=False))
 @click.option("--deep/--shallow", default=True, show_default=True,
               help="deep: also decompress every batch and check every record and inner message; "
                    "shallow: entry framing, CRCs and batch headers only.")  # fmt: skip
@@ -285,7 +285,7 @@ class _TableOut(_Shown):
         self._print(
             Text.assemble(
                 ("salvaged ", "kdump.ok"),
-                f"{printable(s.source)} -> {printable(s.target)}: kept {plural(s.kept_bytes, 'byte')}, dropped "
+                f"{printable(s.source)} → {printable(s.target)}: kept {plural(s.kept_bytes, 'byte')}, dropped "
                 f"{plural(dropped, 'byte')} in {plural(len(s.dropped), 'span')}, {describe_lost(s.lost)} lost "
                 f"(report: {printable(s.report)})",
             )
@@ -299,7 +299,7 @@ class _TableOut(_Shown):
         shown = [r for r in reports if not folded or not _clean(r)]
         common = _common_dir([r.file for r in reports]) if len(reports) > 1 else ""
         # The common directory goes on the heading, a line of its own that is never cut.
-        heading = f"{_TITLE} in {printable(common)}{os.sep}" if common else _TITLE
+        heading = f"Checking {printable(common)}{os.sep}" if common else f"Checking {_checked(reports)}"
         rows = [[printable(os.path.relpath(r.file, common) if common else r.file), *_cells(r)] for r in shown]
         styles = [["kdump.file", *_styles(r)] for r in shown]
         if folded:
@@ -350,7 +350,6 @@ class _TableOut(_Shown):
 
 
 _SUMMED = ("bytes", "batches", "records", "crcErrors", "problems", "badRegions", "indexProblems")
-_TITLE = "verify-crc"
 _COLUMNS: tuple[tuple[str, Justify], ...] = tuple(
     (name, "left" if name in ("file", "tail") else "right")
     for name in (
@@ -394,6 +393,11 @@ def _verdict(reports: list[FileReport], code: int) -> str:
         if code:
             parts[-1] += ", a partial tail failed by --fail-on-tail"
     return " · ".join([*parts, f"exit {code}"])
+
+
+def _checked(reports: list[FileReport]) -> str:
+    """What the heading names where no directory is common: the one file, or how many."""
+    return printable(reports[0].file) if len(reports) == 1 else plural(len(reports), "file")
 
 
 def _common_dir(files: list[str]) -> str:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from itertools import chain
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ParamSpec
@@ -89,6 +89,50 @@ def segment_files(path: str | os.PathLike[str]) -> list[Path]:
     except PermissionError as exc:
         raise NotASegmentError(f"permission denied ({exc.strerror})", file=str(p)) from None
     return [p]
+
+
+def log_dir_files(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
+    """The segment files under each path, as ``dump`` and ``stats`` search it: a segment; a partition
+    directory (its segments in offset order); or a log dir: its own segments (a KRaft
+    ``bootstrap.checkpoint``), then those of each partition directory in it, by name."""
+    out: list[Path] = []
+    for path in paths:
+        p = Path(path)
+        if not p.is_dir():
+            out.extend(segment_files(p))
+            continue
+        partitions = sorted(c for c in _children(p) if c.is_dir() and _has_segments(c))
+        if not partitions:
+            out.extend(segment_files(p))  # a partition directory (or an error naming it)
+            continue
+        if _has_segments(p):
+            out.extend(segment_files(p))
+        out.extend(f for d in partitions for f in segment_files(d))
+    return _once(out)
+
+
+def _once(files: list[Path]) -> list[Path]:
+    """Each file once, however many paths reach it (a symlinked partition directory, a path given
+    twice), in the order first seen."""
+    seen: set[str] = set()
+    unique = []
+    for f in files:
+        real = os.path.realpath(f)
+        if real not in seen:
+            seen.add(real)
+            unique.append(f)
+    return unique
+
+
+def _children(p: Path) -> Iterator[Path]:
+    try:
+        yield from p.iterdir()
+    except PermissionError as exc:
+        raise NotASegmentError(f"permission denied ({exc.strerror})", file=str(p)) from None
+
+
+def _has_segments(d: Path) -> bool:
+    return any(c.suffix in SEGMENT_SUFFIXES and c.is_file() for c in _children(d))
 
 
 def read_segment_runs(

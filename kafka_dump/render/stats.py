@@ -43,9 +43,9 @@ def stats_json(s: SegmentStats, *, total: bool = False) -> dict[str, Any]:
     overhead = _overhead(s)
     return {
         "type": "total" if total else "file",
-        "path": s.path,
+        "file": s.path,
         "files": s.files,
-        "fileBytes": s.file_bytes,
+        "bytes": s.file_bytes,
         "layout": {
             "batches": s.batches,
             "records": n,
@@ -166,7 +166,7 @@ def _format_row(magic: int, codec: str, f: FormatStats) -> list[str]:
 
 def _sections(s: SegmentStats, total: bool) -> tuple[str, list[_Table]]:
     """The section's title line and its tables, as text."""
-    title = f"Total: {s.files:,} files" if total else printable(s.path)
+    title = f"Total: {s.files:,} files" if total else f"Measuring {printable(s.path)}"
     layout = _pairs(
         "Layout",
         [
