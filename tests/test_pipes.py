@@ -230,6 +230,15 @@ def _blocked_reading(pid: int) -> None:
     raise AssertionError("kdump never waited on the FIFO")
 
 
+def _sigint_default() -> None:
+    """In the child: SIGINT at its default, as in a terminal's foreground job. A job started with
+    ``&`` by a non-interactive shell (CI runs the suite so) inherits it ignored, and Python then
+    installs no handler: kdump would rightly go on, as under ``nohup``."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _interrupted(fifo: Path, *args: str, signal_group: bool) -> tuple[int, bytes]:
     """``kdump ARGS`` reading ``fifo``: once it waits for the FIFO's first bytes (which never come),
     SIGINT goes to it (or to its whole process group, as Ctrl-C in a terminal sends it)."""
@@ -246,6 +255,7 @@ def _interrupted(fifo: Path, *args: str, signal_group: bool) -> tuple[int, bytes
         env={**os.environ, "PYTHONPATH": str(ROOT)},
         cwd=ROOT,
         start_new_session=True,
+        preexec_fn=_sigint_default,
     )
     while True:  # a FIFO opens for writing without blocking only once a reader holds it open
         try:
@@ -382,6 +392,7 @@ def test_ctrl_c_under_a_bar_erases_it_and_says_one_line(tmp_path: Path) -> None:
             env={**os.environ, "PYTHONPATH": str(ROOT), **NOW},
             cwd=ROOT,
             start_new_session=True,
+            preexec_fn=_sigint_default,
         )
         os.close(slave)
         while True:  # the FIFO opens for writing without blocking once kdump holds it open
