@@ -225,3 +225,27 @@ def test_the_time_cell_twins_agree_on_negative_times() -> None:
             columns: list[list[str]] = [[] for _ in range(5)]
             got.append((cells(records, 10, mode, 0, columns), columns[1]))
         assert got[0] == got[1]
+
+
+def test_an_offset_order_problem_after_int64s_last_offset_stays_inside_int64(tmp_path: Path) -> None:
+    """A batch after one whose last offset is int64's top (found by the fuzzer): the order problem's
+    ``expected`` (the offset after it) would be past int64; it is held at the top."""
+    import json
+    import struct
+    import subprocess
+    import sys
+    import zlib
+
+    def v0(offset: int) -> bytes:
+        body = b"\x00\x00" + struct.pack(">ii", -1, 1) + b"v"
+        return struct.pack(">qiI", offset, 4 + len(body), zlib.crc32(body)) + body
+
+    seg = tmp_path / "00000000000000000000.log"
+    seg.write_bytes(v0(2**63 - 1) + v0(6))
+    proc = subprocess.run(
+        [sys.executable, "-m", "kafka_dump", "verify-crc", "--format", "json", str(seg)],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    problems = [json.loads(x) for x in proc.stdout.splitlines() if '"problem"' in x]
+    assert proc.returncode == 1, proc.stderr
+    assert [(p["check"], p["expected"], p["found"]) for p in problems] == [("offset-order", 2**63 - 1, 6)]

@@ -470,7 +470,7 @@ class _FileCheck:
         if last is not None:
             if b.baseOffset <= last:
                 reason = f"batch's baseOffset {b.baseOffset} does not follow the previous batch's last offset {last}"
-                out.append(self._at(b, Check.OFFSET_ORDER, reason, last + 1, b.baseOffset))
+                out.append(self._at(b, Check.OFFSET_ORDER, reason, min(last + 1, L.INT64_MAX), b.baseOffset))
             elif (
                 b.baseOffset > last + 1
                 and not self._after_damage
