@@ -107,10 +107,14 @@ def test_a_dump_without_the_table_loads_no_rich(fmt: str) -> None:
     assert _modules_after(["dump", "fixtures/v1-gzip.log"], ("rich",)) == ["rich"]  # the table does
 
 
-def test_stats_loads_rich_only_for_colour_or_a_comparison() -> None:
+def test_stats_loads_rich_only_for_colour() -> None:
     """``stats --format json`` is for scripts, and the tables without colour are only characters
-    (``render/stats.py``'s ``stats_text``): Rich comes in for colour and for ``--compare``'s tables."""
+    (``render/stats.py``'s ``stats_text``, ``render/compare.py``'s ``compare_text``): Rich comes in
+    for colour."""
     assert _modules_after(["stats", "--format", "json", "fixtures/v1-gzip.log"], ("rich",)) == []
     assert _modules_after(["stats", "fixtures/v1-gzip.log"], ("rich",)) == []
     assert _modules_after(["stats", "--color", "always", "fixtures/v1-gzip.log"], ("rich",)) == ["rich"]
-    assert _modules_after(["stats", "--compare", "fixtures/v1-gzip.log"], ("rich",)) == ["rich"]
+    assert _modules_after(["stats", "--compare", "fixtures/v1-gzip.log"], ("rich",)) == []
+    assert _modules_after(["stats", "--compare", "--color", "always", "fixtures/v1-gzip.log"], ("rich",)) == [
+        "rich"
+    ]

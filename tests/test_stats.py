@@ -24,6 +24,7 @@ from kafka_dump.cli import main
 from kafka_dump.errors import NotASegmentError
 from kafka_dump.log.segment import log_dir_files
 from kafka_dump.render.charts import bar, sparkline
+from kafka_dump.wire._gather_layout import NBUCKETS
 from tests.batches import legacy_messages, legacy_records, v2_batch
 from tests.conftest import FIXTURES, SHARED_REAL
 
@@ -85,6 +86,20 @@ def test_merge_equals_adding_everything_once(values: list[int], cut: int) -> Non
     assert (a.count, a.total, a.min, a.max, a.buckets) == (
         whole.count, whole.total, whole.min, whole.max, whole.buckets,
     )  # fmt: skip
+
+
+@given(st.lists(st.lists(st.integers(min_value=0, max_value=2**50), max_size=20), max_size=8))
+def test_merging_many_small_histograms_touches_every_count(parts: list[list[int]]) -> None:
+    """A total of many files merges each file's buckets between its min and max only (the rest are
+    empty): the slots come out as adding every value to one histogram, and so do the buckets."""
+    total, whole = SizeHistogram(), SizeHistogram()
+    for values in parts:
+        h = SizeHistogram()
+        h.add_all(values)
+        total.merge(h)
+        whole.add_all(values)
+    assert total.slots == whole.slots
+    assert total.buckets == {b: n for b, n in enumerate(whole.slots[:NBUCKETS]) if n}
 
 
 @given(st.lists(st.integers(min_value=-5, max_value=2**45), max_size=200), st.integers(2, 64))

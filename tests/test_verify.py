@@ -489,6 +489,31 @@ def test_parallel_and_serial_agree(tmp_path: Path) -> None:
     assert serial == parallel and serial[0] == 1
 
 
+def test_many_small_files_go_to_the_workers_in_few_tasks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A partition of many one-batch segments: the options reach each worker once (not with every
+    file) and the files go in runs, so a small file costs no round trip between processes of its
+    own; the answer is the serial one, in file order, a damaged file in the middle included."""
+    from kafka_dump.commands import verify as command
+
+    n = 150
+    for i in range(n):
+        data = bytearray(v2_batch(default_records(1, seed=i), base_offset=i))
+        if i == 77:
+            data[-1] ^= 1
+        write(tmp_path, bytes(data), f"{i:020d}.log")
+    files = sorted(tmp_path.glob("*.log"))
+    tasks = list(command._tasks(files))
+    assert [f for t in tasks for f in t] == files and len(tasks) == -(-n // command.TASK_FILES)
+    monkeypatch.setattr(command, "TASK_BYTES", 3 * files[0].stat().st_size)
+    assert max(len(t) for t in command._tasks(files)) == 3  # large files: a few a task
+    serial = run("--format", "json", "-j", "1", str(tmp_path))
+    parallel = run("--format", "json", "-j", "2", str(tmp_path))
+    assert serial == parallel and serial[0] == 1
+    assert serial[1].count('"type":"summary"') == n
+
+
 def test_salvage_keeps_exactly_the_good_batches(tmp_path: Path) -> None:
     parts = [v2_batch(default_records(2, seed=i), base_offset=2 * i) for i in range(5)]
     victim = bytearray(parts[1])

@@ -13,7 +13,7 @@ from collections import Counter
 from collections.abc import Hashable, Iterable, Mapping
 from typing import Generic, TypeVar
 
-from kafka_dump.wire._gather_layout import COUNT, MAX, MIN, NBUCKETS, TOTAL, bucket_of, new_histogram
+from kafka_dump.wire._gather_layout import COUNT, MAX, MIN, TOTAL, bucket_of, new_histogram
 
 K = TypeVar("K", bound=Hashable)
 
@@ -54,10 +54,17 @@ class SizeHistogram:
     def max(self) -> int | None:
         return self.slots[MAX] if self.slots[COUNT] else None
 
+    def _span(self) -> range:
+        """The buckets that can be non-empty: those of min to max (a few for a small file, not all
+        of them, so that a summary costs little per file)."""
+        h = self.slots
+        return range(bucket_of(h[MIN]), bucket_of(h[MAX]) + 1) if h[COUNT] else range(0)
+
     @property
     def buckets(self) -> dict[int, int]:
         """The non-empty buckets: {index: count}."""
-        return {b: n for b, n in enumerate(self.slots[:NBUCKETS]) if n}
+        h = self.slots
+        return {b: h[b] for b in self._span() if h[b]}
 
     def add(self, value: int, n: int = 1) -> None:
         self.add_counts({value: n})
@@ -84,9 +91,8 @@ class SizeHistogram:
 
     def merge(self, other: SizeHistogram) -> None:
         h, o = self.slots, other.slots
-        for b, n in enumerate(o[:NBUCKETS]):
-            if n:
-                h[b] += n
+        for b in other._span():
+            h[b] += o[b]
         h[COUNT] += o[COUNT]
         h[TOTAL] += o[TOTAL]
         h[MIN] = min(h[MIN], o[MIN])

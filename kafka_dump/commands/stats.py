@@ -162,7 +162,7 @@ def _show(
     losses = []
     if cmp is not None:
         from kafka_dump.analysis.compare import downgrade_losses
-        from kafka_dump.render.compare import compare_json, compare_renderables
+        from kafka_dump.render.compare import compare_json, compare_renderables, compare_text
 
         losses = downgrade_losses(s)
     if fmt == "json":
@@ -172,7 +172,7 @@ def _show(
         out.write(json.dumps(obj, separators=(",", ":")) + "\n")
         return
     text = None
-    if not out.color and cmp is None:  # no style to show: the characters, without loading Rich if it can
+    if not out.color:  # no style to show: the characters, without Rich's layout (or import) if it can
         text = stats_text(s, out.width or UNWRAPPED, total=total, charts=charts)
     if text is not None:
         out.write(text)
@@ -180,7 +180,11 @@ def _show(
         for renderable in stats_renderables(s, total=total, charts=charts):
             out.print(renderable)
     if cmp is not None:
-        for renderable in compare_renderables(cmp, losses):
-            out.print(renderable)
+        text = compare_text(cmp, losses, out.width or UNWRAPPED) if not out.color else None
+        if text is not None:
+            out.write(text)
+        else:
+            for renderable in compare_renderables(cmp, losses):
+                out.print(renderable)
     if not total:
         out.write("\n")

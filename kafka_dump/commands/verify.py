@@ -151,14 +151,42 @@ def _events(files: list[Path], options: VerifyOptions, workers: int) -> Iterator
         return
     from concurrent.futures import ProcessPoolExecutor
 
-    with ProcessPoolExecutor(max_workers=workers) as pool:
-        for events in pool.map(_check_one, files, [options] * len(files)):
+    with ProcessPoolExecutor(max_workers=workers, initializer=_set_options, initargs=(options,)) as pool:
+        for events in pool.map(_check_some, _tasks(files)):
             yield from events
 
 
-def _check_one(path: Path, options: VerifyOptions) -> list[VerifyEvent]:
-    """A worker's whole answer for one file (progress events are dropped: the file is the step)."""
-    return [e for e in verify_file(path, options) if not isinstance(e, FileProgress)]
+# Files a worker task takes at most: many small segments go in few tasks (a task is a round trip
+# between processes), large ones one a task (so the cores stay busy to the end).
+TASK_FILES = 64
+TASK_BYTES = 16 << 20
+
+_options: VerifyOptions | None = None  # a worker's options, sent once when it starts
+
+
+def _set_options(options: VerifyOptions) -> None:
+    global _options
+    _options = options
+
+
+def _tasks(files: list[Path]) -> Iterator[list[Path]]:
+    """The files in order, in runs of at most TASK_FILES files or about TASK_BYTES bytes."""
+    task: list[Path] = []
+    size = 0
+    for f in files:
+        task.append(f)
+        size += _size(f)
+        if len(task) >= TASK_FILES or size >= TASK_BYTES:
+            yield task
+            task, size = [], 0
+    if task:
+        yield task
+
+
+def _check_some(paths: list[Path]) -> list[VerifyEvent]:
+    """A worker's whole answer for some files (progress events are dropped: the file is the step)."""
+    assert _options is not None
+    return [e for path in paths for e in verify_file(path, _options) if not isinstance(e, FileProgress)]
 
 
 def _position(event: VerifyEvent) -> tuple[str, int] | None:

@@ -5,14 +5,14 @@ Every figure comes from ``analysis/compare.py``; bytes are exact, ratios rounded
 
 from __future__ import annotations
 
-from typing import Any
-
-from rich.console import RenderableType
-from rich.table import Table
-from rich.text import Text
+from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 from kafka_dump.analysis.compare import V1_NONE, Comparison, Loss
+from kafka_dump.render.plain import Justify, plain_table
 from kafka_dump.render.stats import _int, _num, _pct, _per
+
+if TYPE_CHECKING:
+    from rich.console import RenderableType
 
 
 def _saving(row: int, reference: int) -> float | None:
@@ -62,19 +62,38 @@ def compare_json(c: Comparison, losses: list[Loss]) -> dict[str, Any]:
     }
 
 
-def compare_renderables(c: Comparison, losses: list[Loss]) -> list[RenderableType]:
+class _Sections(NamedTuple):
+    """What the compare output shows, as text: the sizes table, its notes, the downgrade table."""
+
+    sizes: list[list[str]]
+    current: int | None  # the row of the file's own encoding
+    notes: list[str]
+    losses: list[list[str]]
+
+
+_SIZES_TITLE = "Size in every format (exact: the same records encoded again)"
+_SIZES_HEADS = ("encoding", "bytes", "per record", "metadata/rec", "vs now", "vs V1 none")
+_LOSSES_TITLE = "What a downgrade loses (the whole file)"
+_LOSSES_COLUMNS: list[tuple[str, Justify]] = [
+    ("the records have", "left"),
+    ("count", "right"),
+    ("lost in", "left"),
+]
+
+
+def _sections(c: Comparison, losses: list[Loss]) -> _Sections:
     n = c.records
-    title = "Size in every format (exact: the same records encoded again)"
-    table = Table(title=title, title_justify="left", title_style="kdump.header")
-    for head in ("encoding", "bytes", "per record", "metadata/rec", "vs now", "vs V1 none"):
-        table.add_column(head, justify="left" if head == "encoding" else "right", no_wrap=True)
-    table.add_row("now (on disk)", _int(c.now_bytes), _num(_per(c.now_bytes, n)), "", "", "")
+    rows = [["now (on disk)", _int(c.now_bytes), _num(_per(c.now_bytes, n)), "", "", ""]]
+    current = None
     for row in compare_rows(c):
-        current = row["current"]
-        table.add_row(
-            f"V{row['magic']} {row['compression']}{' ◀' if current else ''}", _int(row["bytes"]),
-            _num(row["bytesPerRecord"]), _num(row["metadataBytesPerRecord"]), _pct(row["savingVsNow"]),
-            _pct(row["savingVsV1None"]), style="kdump.current" if current else None,
+        if row["current"]:
+            current = len(rows)
+        rows.append(
+            [
+                f"V{row['magic']} {row['compression']}{' ◀' if row['current'] else ''}", _int(row["bytes"]),
+                _num(row["bytesPerRecord"]), _num(row["metadataBytesPerRecord"]), _pct(row["savingVsNow"]),
+                _pct(row["savingVsV1None"]),
+            ]
         )  # fmt: skip
     notes = [
         f"{c.records:,} data records in {c.compared:,} of {c.groups:,} batches"
@@ -90,18 +109,47 @@ def compare_renderables(c: Comparison, losses: list[Loss]) -> list[RenderableTyp
         "per record: bytes / data records; metadata/rec: the same less keys, values and (V2) headers,"
         " negative when compression shrinks the payload too; vs: the saving (negative: larger).",
     ]
-    out: list[RenderableType] = [table, *(Text(line, style="kdump.note") for line in notes)]
-    if losses:
-        below = Table(
-            title="What a downgrade loses (the whole file)", title_justify="left", title_style="kdump.header"
-        )
-        below.add_column("the records have", no_wrap=True)
-        below.add_column("count", justify="right", no_wrap=True)
-        below.add_column("lost in", no_wrap=True)
-        for x in losses:
-            below.add_row(x.what, _int(x.count), "V0" if x.below == 1 else "V0 and V1")
+    lost = [[x.what, _int(x.count), "V0" if x.below == 1 else "V0 and V1"] for x in losses]
+    return _Sections(rows, current, notes, lost)
+
+
+def compare_renderables(c: Comparison, losses: list[Loss]) -> list[RenderableType]:
+    from rich.table import Table
+    from rich.text import Text
+
+    parts = _sections(c, losses)
+    table = Table(title=_SIZES_TITLE, title_justify="left", title_style="kdump.header")
+    for head in _SIZES_HEADS:
+        table.add_column(head, justify="left" if head == "encoding" else "right", no_wrap=True)
+    for i, row in enumerate(parts.sizes):
+        table.add_row(*row, style="kdump.current" if i == parts.current else None)
+    out: list[RenderableType] = [table, *(Text(line, style="kdump.note") for line in parts.notes)]
+    if parts.losses:
+        below = Table(title=_LOSSES_TITLE, title_justify="left", title_style="kdump.header")
+        for head, justify in _LOSSES_COLUMNS:
+            below.add_column(head, justify=justify, no_wrap=True)
+        for row in parts.losses:
+            below.add_row(*row)
         out.append(below)
     return out
+
+
+def compare_text(c: Comparison, losses: list[Loss], width: int) -> str | None:
+    """``compare_renderables`` as a console ``width`` wide prints them without colour, written
+    without Rich (its layout is most of the time of many small files); None when Rich is needed."""
+    parts = _sections(c, losses)
+    if not all(len(line) <= width and line.isprintable() and line == line.strip() for line in parts.notes):
+        return None  # Rich would wrap a note
+    columns: list[tuple[str, Justify]] = [(h, "left" if h == "encoding" else "right") for h in _SIZES_HEADS]
+    texts = [
+        plain_table(_SIZES_TITLE, columns, parts.sizes, width, one_cell=_MARK),
+        "".join(line + "\n" for line in parts.notes),
+        plain_table(_LOSSES_TITLE, _LOSSES_COLUMNS, parts.losses, width) if parts.losses else "",
+    ]
+    return None if None in texts else "".join(cast("list[str]", texts))
+
+
+_MARK = "◀"  # one terminal cell, as Rich counts it
 
 
 def _grouping(c: Comparison) -> str:

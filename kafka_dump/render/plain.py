@@ -33,9 +33,11 @@ def plural(n: int, word: str) -> str:
     return f"{number(n)} {word}es" if word.endswith(("s", "x", "ch", "sh")) else f"{number(n)} {word}s"
 
 
-def _one_cell_each(text: str) -> bool:
-    """Printable ASCII with no space at either end: one terminal cell a character, never re-spaced by Rich."""
-    return text.isascii() and text.isprintable() and text == text.strip()
+def _one_cell_each(text: str, also: str = "") -> bool:
+    """Printable ASCII (and the characters of ``also``) with no space at either end: one terminal cell
+    a character, never re-spaced by Rich."""
+    ascii_text = text.translate({ord(c): "x" for c in also}) if also else text
+    return ascii_text.isascii() and text.isprintable() and text == text.strip()
 
 
 def plain_table(
@@ -45,13 +47,17 @@ def plain_table(
     width: int,
     *,
     show_header: bool = True,
+    one_cell: str = "",
 ) -> str | None:
     """What Rich prints without colour for ``Table(title=title, title_justify="left", show_header=...)``
     with these columns (header, justify) and rows on a console ``width`` wide; None when Rich is
-    needed (too wide, or a title, header or cell not ``_one_cell_each``; an empty cell is fine)."""
+    needed (too wide, or a title, header or cell not ``_one_cell_each``; an empty cell is fine).
+    ``one_cell``: non-ASCII characters the caller knows take one cell (such as a marker it adds)."""
     headers = [header for header, _ in columns] if show_header else ["" for _ in columns]
     cells = [*headers, *(text for text in (title, *(c for row in rows for c in row)) if text)]
-    if not all(_one_cell_each(text) for text in cells) or any(len(row) != len(columns) for row in rows):
+    if not all(_one_cell_each(text, one_cell) for text in cells) or any(
+        len(row) != len(columns) for row in rows
+    ):
         return None
     widths = [max([len(header), *(len(row[i]) for row in rows)]) for i, header in enumerate(headers)]
     total = sum(widths) + 3 * len(widths) + 1
