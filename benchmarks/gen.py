@@ -303,3 +303,68 @@ def ensure_segment(cache: Path, spec: SegmentSpec, records: int, seed: int) -> S
     path.with_suffix(".json").write_text(json.dumps(asdict(info), indent=2) + "\n")
     log(f"  done in {time.perf_counter() - t0:.1f}s: {size:,} bytes, {entries:,} entries")
     return info
+
+
+@dataclass(frozen=True)
+class PartitionInfo:
+    """Two partition directories holding the same batches: one segment each (``many``), and all in
+    one segment (``one``); every segment with an empty ``.index`` and a one-entry ``.timeindex``, as
+    a broker leaves a rolled segment smaller than its index interval."""
+
+    many: str
+    one: str
+    segments: int
+    records: int
+    bytes: int
+
+
+def ensure_partitions(cache: Path, segments: int, per_batch: int, seed: int) -> PartitionInfo:
+    """The cached pair of partition directories for these parameters, written first if needed."""
+    root = cache / f"partitions-{segments}x{per_batch}-seed{seed}-g{GEN_VERSION}"
+    meta = root / "info.json"
+    if meta.is_file():
+        try:
+            return PartitionInfo(**json.loads(meta.read_text()))
+        except (ValueError, TypeError):
+            pass
+    log(f"generating {root} ({segments:,} one-batch segments of {per_batch} records, and one segment) ...")
+    cache.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=root.name, suffix=".tmp", dir=cache))
+    try:
+        src = RecordSource(seed)
+        many, one = tmp / "many" / "topic-0", tmp / "one" / "topic-0"
+        many.mkdir(parents=True)
+        one.mkdir(parents=True)
+        size = 0
+        with open(one / f"{0:020d}.log", "wb") as whole:
+            for i in range(segments):
+                base = i * per_batch
+                batch = build_v2(src, base, per_batch, LZ4, producer=True)
+                whole.write(batch)
+                size += len(batch)
+                last = base + per_batch - 1
+                _write_segment(many / f"{base:020d}", batch, src.timestamp(last), per_batch - 1)
+        last = segments * per_batch - 1
+        (one / f"{0:020d}.index").write_bytes(b"")
+        (one / f"{0:020d}.timeindex").write_bytes(struct.pack(">qi", src.timestamp(last), last))
+        info = PartitionInfo(
+            str(root / "many" / "topic-0"),
+            str(root / "one" / "topic-0"),
+            segments,
+            segments * per_batch,
+            size,
+        )
+        (tmp / "info.json").write_text(json.dumps(asdict(info), indent=2) + "\n")
+        os.replace(tmp, root)
+    except BaseException:
+        import shutil
+
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return info
+
+
+def _write_segment(stem: Path, batch: bytes, max_timestamp: int, relative_offset: int) -> None:
+    stem.with_suffix(".log").write_bytes(batch)
+    stem.with_suffix(".index").write_bytes(b"")
+    stem.with_suffix(".timeindex").write_bytes(struct.pack(">qi", max_timestamp, relative_offset))

@@ -91,6 +91,7 @@ class Context:
 
 def registry() -> dict[str, ModuleType]:
     """Every case, by name, in the order the report shows them."""
-    from benchmarks.cases import convert, decode, dump_formats, encode, startup, stats, verify
+    from benchmarks.cases import convert, decode, dump_formats, encode, many_segments, startup, stats, verify
 
-    return {m.NAME: m for m in (decode, dump_formats, startup, verify, stats, encode, convert)}
+    cases = (decode, dump_formats, startup, verify, stats, encode, convert, many_segments)
+    return {m.NAME: m for m in cases}

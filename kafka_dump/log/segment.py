@@ -116,8 +116,14 @@ def _once(files: list[Path]) -> list[Path]:
     twice), in the order first seen."""
     seen: set[str] = set()
     unique = []
+    real_dirs: dict[Path, str] = {}  # a directory resolved once, not once per segment in it
     for f in files:
-        real = os.path.realpath(f)
+        if f.is_symlink():
+            real = os.path.realpath(f)
+        else:
+            if f.parent not in real_dirs:
+                real_dirs[f.parent] = os.path.realpath(f.parent)
+            real = os.path.join(real_dirs[f.parent], f.name)
         if real not in seen:
             seen.add(real)
             unique.append(f)
