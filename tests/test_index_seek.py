@@ -60,14 +60,14 @@ def full_json() -> list[dict[str, Any]]:
 
 @pytest.fixture(scope="module")
 def offsets_index() -> list[tuple[int, int]]:
-    entries = offset_index(LOG, BASE)
+    entries = list(offset_index(LOG, BASE))
     assert len(entries) > 100
     return entries
 
 
 @pytest.fixture(scope="module")
 def times_index() -> list[tuple[int, int]]:
-    entries = time_index(LOG, BASE)
+    entries = list(time_index(LOG, BASE))
     assert len(entries) > 100
     return entries
 

@@ -6,10 +6,13 @@ preallocated and sparse: the first entry repeated as zeros after the real ones e
 
 from __future__ import annotations
 
+import errno
+import os
 import struct
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from itertools import islice
 from pathlib import Path
+from typing import BinaryIO
 
 from kafka_dump.errors import KafkaDumpError
 from kafka_dump.log.segment import read_segment, segment_base_offset
@@ -26,17 +29,69 @@ def txn_entries(data: bytes, start: int = 0) -> Iterator[tuple[int, tuple[int, i
     return zip(range(start, start + whole, TXN_ENTRY.size), TXN_ENTRY.iter_unpack(data[:whole]), strict=True)
 
 
-def _entries(path: Path, entry: struct.Struct) -> list[tuple[int, int]]:
-    """All real entries of an index file (bounded by the index file's own size, never the log's)."""
-    data = _read_index(path) or b""
-    n = len(data) // entry.size
-    out = []
-    for i in range(n):
-        a, b = entry.unpack_from(data, i * entry.size)
-        if i > 0 and (a, b) == (0, 0):
-            break
-        out.append((a, b))
-    return out
+# Index files are read in windows of this many bytes (whole entries of either kind): a preallocated
+# index of any size costs this much memory, and its zero-filled (often sparse) end is never read.
+INDEX_WINDOW = 8 * 12 * 1024
+
+
+def index_entries(f: BinaryIO, entry: struct.Struct) -> Generator[tuple[int, int, int], None, None]:
+    """(byte position, a, b) of each real entry of an open ``.index`` or ``.timeindex``, read from
+    the start in bounded windows: an all-zero entry after the first ends them (preallocated space,
+    as Kafka leaves it), as does a partial entry. ``f`` is closed when the entries end."""
+    size = entry.size
+    with f:
+        at = 0
+        while window := f.read(INDEX_WINDOW):
+            for k, (a, b) in enumerate(entry.iter_unpack(window[: len(window) - len(window) % size])):
+                if a == 0 and b == 0 and at + k * size > 0:
+                    return
+                yield at + k * size, a, b
+            if len(window) % size:
+                return
+            at += len(window)
+
+
+def zeros_from(path: str | Path, at: int) -> tuple[int, bool]:
+    """(the file's size, whether every byte from ``at`` to its end is zero), reading only where the
+    file holds data: the holes of a sparse file (``SEEK_DATA``) are zeros without a read, the rest is
+    read in bounded windows."""
+    with open(path, "rb") as f:
+        size = os.fstat(f.fileno()).st_size
+        pos: int | None = at
+        while pos is not None and pos < size:
+            pos = _next_data(f, pos)
+            if pos is None:
+                break  # a hole to the end
+            f.seek(pos)
+            window = f.read(min(INDEX_WINDOW, size - pos))
+            if not window:
+                break
+            if window.count(0) != len(window):
+                return size, False
+            pos += len(window)
+    return size, True
+
+
+def _next_data(f: BinaryIO, pos: int) -> int | None:
+    """Where the file's data resumes at or after ``pos`` (None: only a hole is left); ``pos`` itself
+    where the system cannot tell."""
+    seek_data = getattr(os, "SEEK_DATA", None)
+    if seek_data is None:
+        return pos
+    try:
+        return os.lseek(f.fileno(), pos, seek_data)
+    except OSError as exc:
+        return None if exc.errno == errno.ENXIO else pos
+
+
+def _entries(path: Path, entry: struct.Struct) -> Iterator[tuple[int, int]]:
+    """The real entries of an index file (none when it cannot be read), as they are read."""
+    try:
+        f = open(path, "rb")  # noqa: SIM115 (index_entries closes it)
+    except OSError:
+        return
+    for _, a, b in index_entries(f, entry):
+        yield a, b
 
 
 def index_base_offset(log: str | Path) -> int:
@@ -56,21 +111,23 @@ def index_base_offset(log: str | Path) -> int:
 _FIRST_BATCH_SCAN = 4  # items read for a free-form log's first batch (after a damaged start, say)
 
 
-def offset_index(log: Path, base: int) -> list[tuple[int, int]]:
-    """(absolute offset, position) entries of the ``.index`` beside ``log``."""
-    return [(base + rel, pos) for rel, pos in _entries(log.with_suffix(".index"), OFFSET_ENTRY)]
+def offset_index(log: Path, base: int) -> Iterator[tuple[int, int]]:
+    """(absolute offset, position) entries of the ``.index`` beside ``log``, as they are read."""
+    return ((base + rel, pos) for rel, pos in _entries(log.with_suffix(".index"), OFFSET_ENTRY))
 
 
-def time_index(log: Path, base: int) -> list[tuple[int, int]]:
-    """(timestamp, absolute offset) entries of the ``.timeindex`` beside ``log``."""
-    return [(ts, base + rel) for ts, rel in _entries(log.with_suffix(".timeindex"), TIME_ENTRY)]
+def time_index(log: Path, base: int) -> Iterator[tuple[int, int]]:
+    """(timestamp, absolute offset) entries of the ``.timeindex`` beside ``log``, as they are read."""
+    return ((ts, base + rel) for ts, rel in _entries(log.with_suffix(".timeindex"), TIME_ENTRY))
 
 
-def _position_for_offset(entries: list[tuple[int, int]], target: int) -> int:
-    pos = 0
-    for offset, position in entries:
+def _position_for_offset(log: Path, base: int, target: int) -> int | None:
+    """The position of the last ``.index`` entry at or below ``target`` (0 before the first); None
+    when the index has no entry."""
+    pos = None
+    for offset, position in offset_index(log, base):
         if offset > target:
-            break
+            return 0 if pos is None else pos
         pos = position
     return pos
 
@@ -83,22 +140,24 @@ def seek_position(log: Path, *, from_offset: int | None, from_time: int | None) 
     if (from_offset is None and from_time is None) or not log.with_suffix(".index").exists():
         return 0
     base = index_base_offset(log)
-    offsets = offset_index(log, base)
-    if not offsets:
-        return 0
+    if _position_for_offset(log, base, base) is None:
+        return 0  # an index without entries
     targets = [] if from_offset is None else [from_offset]
     if from_time is not None:
         # Entries (T, O): every record up to offset O has a timestamp <= T, so none before O+1 counts.
-        earlier = [(ts, offset) for ts, offset in time_index(log, base) if ts < from_time]
-        if earlier:
-            ts, offset = earlier[-1]
-            if not _confirms(log, _position_for_offset(offsets, offset), offset, ts):
+        earlier = None
+        for ts, offset in time_index(log, base):
+            if ts < from_time:
+                earlier = (ts, offset)
+        if earlier is not None:
+            ts, offset = earlier
+            if not _confirms(log, _position_for_offset(log, base, offset) or 0, offset, ts):
                 return 0
             targets.append(offset + 1)
         else:
             targets.append(base)
     target = max(targets)
-    position = _position_for_offset(offsets, target)
+    position = _position_for_offset(log, base, target) or 0
     return position if _batch_starts_at(log, position, target) else 0
 
 
@@ -133,45 +192,32 @@ _CONFIRM_SCAN_LIMIT = 10_000
 # --- checking the index files against their log (verify-crc) ---------------------------------------------
 
 
-def _read_index(path: Path) -> bytes | None:
-    """An index file's bytes (Kafka caps them at segment.index.bytes, 10 MiB by default), or None."""
-    try:
-        with open(path, "rb") as f:
-            return f.read()
-    except OSError:
-        return None
-
-
 def _index_problem(path: Path, at: int, length: int, check: str, reason: str, expected: int | None = None,
                    found: int | None = None) -> Problem:  # fmt: skip
     return Problem(str(path), at, length, ProblemKind.CORRUPT, reason, None, check, expected, found)
 
 
-def _check_size(path: Path, data: bytes, size: int, problems: list[Problem]) -> None:
-    if tail := len(data) % size:
-        reason = f"index size {len(data)} is not a multiple of its {size}-byte entries"
-        problems.append(
-            _index_problem(path, len(data) - tail, tail, Check.INDEX_SIZE, reason, size, len(data))
-        )
+def _check_size(path: Path, length: int, size: int, problems: list[Problem]) -> None:
+    if tail := length % size:
+        reason = f"index size {length} is not a multiple of its {size}-byte entries"
+        problems.append(_index_problem(path, length - tail, tail, Check.INDEX_SIZE, reason, size, length))
 
 
 class _Entries:
-    """The real entries of an ``.index`` or ``.timeindex``, read one at a time (a zero entry after the
-    first ends them: preallocated space), with their order checked as they are read."""
+    """The real entries of an ``.index`` or ``.timeindex``, read one at a time in bounded windows
+    (``index_entries``), with their order checked as they are read."""
 
     def __init__(
-        self, path: Path, data: bytes, entry: struct.Struct, base: int, problems: list[Problem]
+        self, path: Path, f: BinaryIO, entry: struct.Struct, base: int, problems: list[Problem]
     ) -> None:
         self.path = path
-        self._data = data
         self._entry = entry
         self._base = base
         self._problems = problems
-        self._n = len(data) // entry.size
-        self._i = 0
         self.current: tuple[int, int, int] | None = None  # (byte position in the index, a, b)
         self._previous: tuple[int, int] | None = None
-        _check_size(path, data, entry.size, problems)
+        _check_size(path, os.fstat(f.fileno()).st_size, entry.size, problems)
+        self._read = index_entries(f, entry)
         self.advance()
 
     def mismatch(self, at: int, reason: str, expected: int | None, found: int | None) -> None:
@@ -182,18 +228,18 @@ class _Entries:
 
     def advance(self) -> None:
         """Move to the next entry in order (entries out of order are reported and passed over)."""
-        size = self._entry.size
-        while self._i < self._n:
-            at = self._i * size
-            a, b = self._entry.unpack_from(self._data, at)
-            self._i += 1
-            if self._i > 1 and a == 0 and b == 0:
-                break
-            if self._out_of_order(at, a, b):
-                continue
-            self.current = (at, a, b)
-            return
+        try:
+            for at, a, b in self._read:
+                if not self._out_of_order(at, a, b):
+                    self.current = (at, a, b)
+                    return
+        except OSError as exc:  # readable when opened, not now: a problem, never a silent pass
+            reason = f"cannot read the index file ({exc.strerror or exc})"
+            self._problems.append(_index_problem(self.path, 0, 0, Check.OTHER, reason))
         self.current = None
+
+    def close(self) -> None:
+        self._read.close()
 
     def _out_of_order(self, at: int, a: int, b: int) -> bool:
         previous, base = self._previous, self._base
@@ -220,32 +266,30 @@ class _Entries:
 class IndexCheck:
     """Checks the ``.index``, ``.timeindex`` and ``.txnindex`` beside a log as its batches stream by,
     in file order: ``.index`` entries matched by position, ``.timeindex`` entries by offset. Memory
-    holds the index files (bounded by Kafka's cap), never a list of the log's batches."""
+    holds a window of each index file (and the ``.txnindex``), never a list of the log's batches."""
 
     def __init__(self, log: Path) -> None:
         self.problems: list[Problem] = []
         self._base = index_base_offset(log)
         self.files: list[Path] = []
-        read: dict[str, tuple[Path, bytes]] = {}
+        opened: dict[str, tuple[Path, BinaryIO]] = {}
         for path in map(log.with_suffix, (".index", ".timeindex", ".txnindex")):
             try:
-                with open(path, "rb") as f:
-                    data = f.read()
+                opened[path.suffix] = (path, open(path, "rb"))  # noqa: SIM115 (closed by finish)
             except FileNotFoundError:
                 continue
             except OSError as exc:  # there, but unreadable: a problem, never a silent pass
-                self.files.append(path)
                 reason = f"cannot read the index file ({exc.strerror or exc})"
                 self.problems.append(_index_problem(path, 0, 0, Check.OTHER, reason))
-                continue
             self.files.append(path)
-            read[path.suffix] = (path, data)
-        self._offsets = self._entries(read.get(".index"), OFFSET_ENTRY)
-        self._times = self._entries(read.get(".timeindex"), TIME_ENTRY)
-        if ".txnindex" in read:
-            self._check_txn(*read[".txnindex"])
+        self._offsets = self._entries(opened.get(".index"), OFFSET_ENTRY)
+        self._times = self._entries(opened.get(".timeindex"), TIME_ENTRY)
+        if ".txnindex" in opened:
+            path, f = opened[".txnindex"]
+            with f:
+                self._check_txn(path, f.read())
 
-    def _entries(self, found: tuple[Path, bytes] | None, entry: struct.Struct) -> _Entries | None:
+    def _entries(self, found: tuple[Path, BinaryIO] | None, entry: struct.Struct) -> _Entries | None:
         return None if found is None else _Entries(*found, entry, self._base, self.problems)
 
     def take(self) -> list[Problem]:
@@ -299,11 +343,18 @@ class IndexCheck:
             reason = f"time index entry for offset {base + rel} is past the last batch"
             times.mismatch(at, reason, None, base + rel)
             times.advance()
+        self.close()
         return self.take()
+
+    def close(self) -> None:
+        """Close the index files (``finish`` does; a check given up early should)."""
+        for entries in (self._offsets, self._times):
+            if entries is not None:
+                entries.close()
 
     def _check_txn(self, path: Path, data: bytes) -> None:
         size = TXN_ENTRY.size
-        _check_size(path, data, size, self.problems)
+        _check_size(path, len(data), size, self.problems)
         for at, (version, producer, first, last, lso) in txn_entries(data):
             if version == 0 and producer == 0 and first == 0 and last == 0 and lso == 0:
                 break  # preallocated space

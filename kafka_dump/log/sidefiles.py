@@ -23,7 +23,14 @@ from contextlib import nullcontext
 from pathlib import Path
 from typing import BinaryIO, NamedTuple
 
-from kafka_dump.log.index import OFFSET_ENTRY, TIME_ENTRY, TXN_ENTRY, index_base_offset, txn_entries
+from kafka_dump.log.index import (
+    OFFSET_ENTRY,
+    TIME_ENTRY,
+    TXN_ENTRY,
+    index_base_offset,
+    txn_entries,
+    zeros_from,
+)
 from kafka_dump.log.names import side_file_kind as side_file_kind  # the one name rule, re-exported
 from kafka_dump.model import Problem, ProblemKind
 from kafka_dump.wire import layout as L
@@ -196,13 +203,9 @@ def _fixed(path: str, entry: struct.Struct, make: Make, check: Check | None = No
     i = 0
     pending = b""
     stop_at: int | None = None  # the position of the entry that ended the list
-    nonzero_after = False
     total = 0
     for pos, chunk in _chunks(path):
         total = pos + len(chunk)
-        if stop_at is not None:
-            nonzero_after = nonzero_after or chunk.count(0) != len(chunk)
-            continue
         data = pending + chunk
         start = pos - len(pending)
         n = len(data) // size
@@ -211,8 +214,6 @@ def _fixed(path: str, entry: struct.Struct, make: Make, check: Check | None = No
             rel = b if entry is TIME_ENTRY else a
             if i > 0 and rel == 0:
                 stop_at = start + k * size
-                rest = data[k * size :]
-                nonzero_after = rest.count(0) != len(rest)
                 break
             item = make(a, b, base)
             yield item
@@ -221,10 +222,13 @@ def _fixed(path: str, entry: struct.Struct, make: Make, check: Check | None = No
                 if problem is not None:
                     yield problem
             i += 1
-        pending = b"" if stop_at is not None else data[n * size :]
+        if stop_at is not None:
+            break  # the rest is read only where it holds data (preallocated space is often sparse)
+        pending = data[n * size :]
     if stop_at is not None:
+        total, zeros = zeros_from(path, stop_at)
         length = total - stop_at
-        if nonzero_after:
+        if not zeros:
             reason = f"an entry repeats the base offset; the {length} bytes from here are not read"
             yield _corrupt(path, stop_at, length, reason)
         else:
