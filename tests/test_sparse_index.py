@@ -168,4 +168,4 @@ def test_the_holes_are_not_read(partition: Path, monkeypatch: pytest.MonkeyPatch
     monkeypatch.setattr(index_module, "open", counting_open, raising=False)
     items = list(sidefiles.read_side_file(partition / f"{BASE:020d}.index"))
     assert len(items) == BATCHES + 1 and items[-1].kind is ProblemKind.ZERO_TAIL  # type: ignore[union-attr]
-    assert read[0] < 1 << 20, f"{read[0]:,} bytes read"
+    assert read[0] < 16 << 20, f"{read[0]:,} bytes read"

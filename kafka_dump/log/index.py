@@ -6,7 +6,6 @@ preallocated and sparse: the first entry repeated as zeros after the real ones e
 
 from __future__ import annotations
 
-import errno
 import os
 import struct
 from collections.abc import Generator, Iterator
@@ -53,35 +52,12 @@ def index_entries(f: BinaryIO, entry: struct.Struct) -> Generator[tuple[int, int
 
 def zeros_from(path: str | Path, at: int) -> tuple[int, bool]:
     """(the file's size, whether every byte from ``at`` to its end is zero), reading only where the
-    file holds data: the holes of a sparse file (``SEEK_DATA``) are zeros without a read, the rest is
-    read in bounded windows."""
+    file holds data (``Window.all_zero``: the holes of a sparse file are zeros without a read)."""
+    from kafka_dump.log.window import Window
+
     with open(path, "rb") as f:
         size = os.fstat(f.fileno()).st_size
-        pos: int | None = at
-        while pos is not None and pos < size:
-            pos = _next_data(f, pos)
-            if pos is None:
-                break  # a hole to the end
-            f.seek(pos)
-            window = f.read(min(INDEX_WINDOW, size - pos))
-            if not window:
-                break
-            if window.count(0) != len(window):
-                return size, False
-            pos += len(window)
-    return size, True
-
-
-def _next_data(f: BinaryIO, pos: int) -> int | None:
-    """Where the file's data resumes at or after ``pos`` (None: only a hole is left); ``pos`` itself
-    where the system cannot tell."""
-    seek_data = getattr(os, "SEEK_DATA", None)
-    if seek_data is None:
-        return pos
-    try:
-        return os.lseek(f.fileno(), pos, seek_data)
-    except OSError as exc:
-        return None if exc.errno == errno.ENXIO else pos
+        return size, Window(f, size, INDEX_WINDOW).all_zero(at)
 
 
 def _entries(path: Path, entry: struct.Struct) -> Iterator[tuple[int, int]]:
