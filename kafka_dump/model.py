@@ -340,6 +340,7 @@ class Check:
     INDEX_SIZE = "index-size"
     ZERO_TAIL = "zero-tail"
     PARTIAL_TAIL = "partial-tail"
+    UNREADABLE = "unreadable"  # a file of a scan that could not be opened for reading
     OTHER = "other"
 
 

@@ -105,14 +105,77 @@ def test_an_unreadable_index_is_a_problem(log_dir: Path) -> None:
     assert (summary["indexFiles"], summary["indexProblems"]) == (1, 1)
 
 
-@pytest.mark.parametrize("fmt", ["table", "json"])
-def test_stats_of_a_partition_with_an_unreadable_segment_is_one_line(log_dir: Path, fmt: str) -> None:
+@pytest.fixture
+def partition(log_dir: Path) -> tuple[Path, Path]:
+    """``t-0`` with a second segment (offsets 4-5) that cannot be read."""
     partition = log_dir / "t-0"
     second = partition / "00000000000000000004.log"
     second.write_bytes(legacy_messages(legacy_records(2), magic=1, base_offset=4))
+    (partition / "00000000000000000006.log").write_bytes(
+        legacy_messages(legacy_records(3, seed=6), magic=1, base_offset=6)
+    )
     second.chmod(0)
-    code, _, err = kdump("stats", "--format", fmt, str(partition))
-    assert (code, err) == (2, f"kdump: error: {second}: Permission denied\n")
+    return partition, second
+
+
+@pytest.mark.parametrize("fmt", ["table", "json"])
+def test_stats_of_a_partition_with_an_unreadable_segment_goes_on(
+    partition: tuple[Path, Path], fmt: str
+) -> None:
+    part, second = partition
+    code, out, err = kdump(
+        "stats", "--format", fmt, "--no-charts" if fmt == "table" else "--compare", str(part)
+    )
+    assert (code, err) == (1, f"kdump: {second}: byte 0: cannot read the file (Permission denied)\n")
+    if fmt == "json":
+        objects = _json_lines(out)
+        assert [o["file"] for o in objects[:-1]] == [str(part / f"{n:020d}.log") for n in (0, 6)]
+        assert (objects[-1]["type"], objects[-1]["files"], objects[-1]["layout"]["records"]) == (
+            "total",
+            2,
+            7,
+        )
+    else:
+        assert (
+            f"Measuring {part / f'{6:020d}.log'}" in out
+            and "Total: 2 files" in out
+            and str(second) not in out
+        )
+
+
+@pytest.mark.parametrize("fmt", ["table", "json", "kafka"])
+def test_dump_of_a_partition_with_an_unreadable_segment_goes_on(
+    partition: tuple[Path, Path], fmt: str
+) -> None:
+    part, second = partition
+    code, out, err = kdump("dump", "--format", fmt, str(part))
+    assert code == 1
+    reason = "cannot read the file (Permission denied)"
+    if fmt == "json":
+        objects = _json_lines(out)
+        assert [o.get("offset", o.get("baseOffset")) for o in objects if o["type"] == "batch"] == [
+            0, 1, 2, 3, 6, 7, 8,
+        ]  # fmt: skip
+        problems = [o for o in objects if o["type"] == "problem"]
+        assert [(p["file"], p["position"], p["check"], p["reason"]) for p in problems] == [
+            (str(second), 0, "unreadable", reason)
+        ]
+    elif fmt == "kafka":
+        assert err == f"kdump: {second}: byte 0: {reason}\n"
+        assert "offset: 8 " in out
+    else:
+        assert out.count(reason) == 1 and f"Dumping {part / f'{6:020d}.log'}" in out
+
+
+@pytest.mark.parametrize("command", ["dump", "stats"])
+def test_a_partition_of_unreadable_segments_is_exit_2(partition: tuple[Path, Path], command: str) -> None:
+    part, _ = partition
+    for log in part.glob("*.log"):
+        log.chmod(0)
+    code, _, err = kdump(command, str(part))
+    assert code == 2 and err.count("cannot read the file (Permission denied)") == (
+        3 if command == "stats" else 0
+    )
 
 
 # --- an inner message with a bad CRC ------------------------------------------------------------------

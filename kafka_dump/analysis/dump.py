@@ -24,6 +24,7 @@ from kafka_dump.log.segment import (
 )
 from kafka_dump.log.sidefiles import SideItem, read_side_file, side_file_kind
 from kafka_dump.log.txnindex import TxnIndexes
+from kafka_dump.log.window import unreadable
 from kafka_dump.model import Batch, Compression, Problem, ProblemKind, Record
 from kafka_dump.wire.codecs import DEFAULT_MAX_BATCH_BYTES, DEFAULT_MAX_RECORDS_PER_BATCH
 
@@ -77,6 +78,7 @@ class Summary:
     aborted: int = 0  # data batches of aborted transactions (marked as such)
     unmarked: int = 0  # files with transactional data and no .txnindex: aborted data could not be marked
     held: Held | None = None  # under a range filter: what the files hold, filtered out or not
+    unreadable: int = 0  # files of the scan that could not be read (each also counted as corrupt)
 
 
 class Held(NamedTuple):
@@ -197,7 +199,7 @@ def iter_dump(
     left = rng.limit
     active = rng.active
     seen = _Seen(rng.keep_header)
-    n_files = n_batches = n_records = 0
+    n_files = n_batches = n_records = n_unreadable = 0
     tally = _Tally()
     txn_indexes = TxnIndexes()
     for f in files:
@@ -206,6 +208,12 @@ def iter_dump(
         n_files += 1
         yield FileStart(str(f), segment_base_offset(f), snapshot_id(f))
         trailing = 0
+        if len(files) > 1 and (locked := unreadable(f)) is not None:  # one file alone: its error, exit 2
+            tally.count(locked)
+            n_unreadable += 1
+            yield locked
+            yield FileEnd(str(f), 0)
+            continue
         if side_file_kind(f) is not None:
             for event in _side_items(f):
                 if isinstance(event, Problem):
@@ -298,8 +306,9 @@ def iter_dump(
     t = tally
     held = seen.held() if active else None
     yield Summary(
-        n_files, n_batches, n_records, t.corrupt, t.tails, t.tail_bytes, t.aborted, t.unmarked, held
-    )
+        n_files, n_batches, n_records, t.corrupt, t.tails, t.tail_bytes, t.aborted, t.unmarked, held,
+        n_unreadable,
+    )  # fmt: skip
 
 
 class _Seen:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from kafka_dump.analysis.stats import SegmentStats, Unpack
 from kafka_dump.errors import CorruptRecordError
 from kafka_dump.log.segment import read_segment
-from kafka_dump.log.window import CHUNK_SIZE, FileShrankError, Window
+from kafka_dump.log.window import CHUNK_SIZE, FileShrankError, Window, unreadable
 from kafka_dump.model import Batch, Compression, Problem
 from kafka_dump.wire import decode_legacy_run, legacy, v2
 from kafka_dump.wire import layout as L
@@ -69,9 +69,13 @@ def iter_stats(
     for work done in the same pass (``--compare``). ``inflate_ahead``: gzip payloads are inflated on
     a second thread (``log/ahead.py``; the same figures).
     """
+    files = list(files)
     for f in files:
         f_size = os.path.getsize(f)
         yield FileStart(str(f), f_size)
+        if len(files) > 1 and (locked := unreadable(f)) is not None:  # one file alone: its error, exit 2
+            yield locked  # no figures: the file is left out of the total
+            continue
         stats = SegmentStats(str(f), file_bytes=f_size)
         if listener is not None:
             stats.listener = listener(f)

@@ -23,7 +23,7 @@ from kafka_dump.analysis.dump import (
     iter_dump,
     progress_position,
 )
-from kafka_dump.commands import EXIT_CORRUPT, EXIT_MEANINGS, EXIT_OK
+from kafka_dump.commands import EXIT_BAD_INPUT, EXIT_CORRUPT, EXIT_MEANINGS, EXIT_OK
 from kafka_dump.commands.options import (
     Limits,
     count_option,
@@ -173,10 +173,12 @@ def dump(
     if summary.held is not None and not summary.batches:
         out.diagnostic(nothing_in_range(summary.held, summary.files))
     code = EXIT_CORRUPT if summary.corrupt else EXIT_OK
+    if summary.unreadable and summary.unreadable == summary.files:
+        code = EXIT_BAD_INPUT  # nothing could be read
     if out.err_is_terminal:
         from kafka_dump.render.summary import closing_summary
 
-        counts = {k: v for k, v in vars(summary).items() if k != "held"}
+        counts = {k: v for k, v in vars(summary).items() if k not in ("held", "unreadable")}
         out.err_print(closing_summary(**counts, exit_code=code, meaning=EXIT_MEANINGS[code]))
     return code
 

@@ -12,7 +12,7 @@ import click
 
 from kafka_dump.analysis.stats import SegmentStats
 from kafka_dump.analysis.stats_walk import StatsEvent, iter_stats, progress_position
-from kafka_dump.commands import EXIT_BAD_INPUT, EXIT_OK
+from kafka_dump.commands import EXIT_BAD_INPUT, EXIT_CORRUPT, EXIT_OK
 from kafka_dump.commands.options import (
     count_option,
     format_option,
@@ -24,7 +24,7 @@ from kafka_dump.commands.options import (
 )
 from kafka_dump.log.names import side_file_kind
 from kafka_dump.log.segment import log_dir_files
-from kafka_dump.model import Compression, Problem
+from kafka_dump.model import Check, Compression, Problem
 from kafka_dump.render.output import UNWRAPPED, Output
 from kafka_dump.render.progress import file_size
 
@@ -125,18 +125,23 @@ def stats(
 
     events: Iterable[StatsEvent] = iter_stats(files, listener=listener, **limits)
     events = out.track(events, progress_position, sum(file_size(f) for f in files))
-    _render(out, events, fmt, charts=not no_charts, comparisons=comparisons)
+    read, unread = _render(out, events, fmt, charts=not no_charts, comparisons=comparisons)
     out.flush()
+    if unread:  # each said on stderr; the exit code says so too
+        return EXIT_CORRUPT if read else EXIT_BAD_INPUT
     return EXIT_OK
 
 
 def _render(
     out: Output, events: Iterable[StatsEvent], fmt: str, *, charts: bool, comparisons: dict[str, Comparison]
-) -> None:
+) -> tuple[int, int]:
+    """Show each file's figures and the total; (files read, files that could not be read)."""
     total: SegmentStats | None = None
     total_cmp: Comparison | None = None
+    unread = 0
     for event in events:
         if isinstance(event, Problem):
+            unread += event.check == Check.UNREADABLE
             out.diagnostic(str(event))
         elif isinstance(event, SegmentStats):
             cmp = comparisons.pop(event.path, None)
@@ -149,9 +154,11 @@ def _render(
                 if total_cmp is None:
                     total_cmp = type(cmp)(cmp.options, files=0)
                 total_cmp.merge(cmp)
+    read = 0 if total is None else total.files
     if total is None or out.closed or (fmt == "table" and total.files < 2):
-        return  # a table of one file needs no total
+        return read, unread  # a table of one file needs no total
     _show(out, fmt, total, total_cmp, total=True, charts=charts)
+    return read, unread
 
 
 def _show(

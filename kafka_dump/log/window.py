@@ -125,6 +125,20 @@ def open_segment(path: str | os.PathLike[str]) -> tuple[BinaryIO, int]:
     return f, size
 
 
+def unreadable(path: str | os.PathLike[str]) -> Problem | None:
+    """A regular file that cannot be opened for reading, as a problem of its own (at byte 0, with the
+    system's reason), for a scan of several files that goes on without it; else None. Only regular
+    files are tried: opening a pipe to test it would take its writer's data."""
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return None
+        os.close(os.open(path, os.O_RDONLY))
+    except OSError as exc:
+        reason = f"cannot read the file ({exc.strerror or exc})"
+        return Problem(str(path), 0, 0, ProblemKind.CORRUPT, reason, None, Check.UNREADABLE)
+    return None
+
+
 def _spool(stream: BinaryIO) -> tuple[BinaryIO, int]:
     """A pipe cannot seek: copy it to an unnamed temporary file (disk, not memory) and read that."""
     import tempfile  # only for a pipe: its import is a share of a short check's start-up
