@@ -22,7 +22,7 @@ import tty
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import pytest
 from rich.cells import cell_len
@@ -416,3 +416,45 @@ def test_ctrl_c_under_a_bar_erases_it_and_says_one_line(tmp_path: Path) -> None:
     terminal = seen + b"".join(rest)
     _bars(terminal)  # nothing written over the bar
     assert BAR_LINE.sub(b"", terminal) == b"kdump: interrupted\n"
+
+
+def test_a_pipe_is_spooled_as_its_bytes_come(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Spooling a pipe takes each time what it holds (one read), not a whole chunk: a reader blocked
+    on a writer that sends little returns to Python, where Ctrl-C is seen, after each piece."""
+    import io
+
+    from kafka_dump.log import window
+
+    class Trickle(io.RawIOBase):
+        def __init__(self) -> None:
+            self.pieces = [b"a" * 10, b"b" * 7, b"c" * 3]
+
+        def readable(self) -> bool:
+            return True
+
+        def readinto(self, b: Any) -> int:
+            if not self.pieces:
+                return 0
+            piece = self.pieces.pop(0)
+            b[: len(piece)] = piece
+            return len(piece)
+
+    writes: list[bytes] = []
+    real = tempfile.TemporaryFile
+
+    def recording() -> Any:
+        tmp = real()
+        write = tmp.write
+
+        def record(data: bytes) -> int:
+            writes.append(bytes(data))
+            return write(data)
+
+        tmp.write = record
+        return tmp
+
+    monkeypatch.setattr(tempfile, "TemporaryFile", recording)
+    tmp, size = window._spool(io.BufferedReader(Trickle()))
+    with tmp:
+        assert (size, tmp.read()) == (20, b"a" * 10 + b"b" * 7 + b"c" * 3)
+    assert writes == [b"a" * 10, b"b" * 7, b"c" * 3]

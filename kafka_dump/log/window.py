@@ -145,7 +145,9 @@ def _spool(stream: BinaryIO) -> tuple[BinaryIO, int]:
 
     with stream:
         tmp = tempfile.TemporaryFile()  # noqa: SIM115 (returned to the caller, who closes it)
-        while chunk := stream.read(CHUNK_SIZE):
+        # read1: what the pipe holds now, one read (read would wait for a whole chunk, reading on
+        # past a signal's handler until then), so Ctrl-C is seen between two reads.
+        while chunk := stream.read1(CHUNK_SIZE):  # type: ignore[attr-defined]
             tmp.write(chunk)
         size = tmp.tell()
         tmp.seek(0)
