@@ -14,7 +14,7 @@ from kafka_dump.model import Check
 from kafka_dump.native import bind, native
 from kafka_dump.wire import layout as L
 from kafka_dump.wire.message import Message, inner_base, inner_messages
-from kafka_dump.wire.records import past_int64, v2_records
+from kafka_dump.wire.records import check_offset_delta, check_timestamp, v2_records
 
 # records, keyBytes, valueBytes, headerBytes, nullKeys, nullValues, headers, maxTimestampDelta,
 # error (reason or None), errorPosition: the fields of ``v2.RecordWalk``.
@@ -58,13 +58,8 @@ def _walk(
                 f"record offset delta {offset_delta} is not above the previous one ({previous})", position=start,
                 check=Check.OFFSET_DELTA, found=offset_delta,
             )  # fmt: skip
-        if offset_delta > last_delta:
-            raise CorruptRecordError(
-                f"record offset delta {offset_delta} is past the batch's lastOffsetDelta {last_delta}",
-                position=start, check=Check.OFFSET_DELTA, expected=last_delta, found=offset_delta,
-            )  # fmt: skip
-        if not L.INT64_MIN <= base_ts + ts_delta <= L.INT64_MAX:
-            raise past_int64("timestamp", ts_delta, "baseTimestamp", base_ts, start, Check.TIMESTAMP)
+        check_offset_delta(start, offset_delta, last_delta)
+        check_timestamp(start, base_ts, ts_delta)
         previous = offset_delta
         records, keys, values, header_bytes, null_keys, null_values, n_headers, max_ts = found
         found[:] = (

@@ -11,7 +11,7 @@ from kafka_dump.model import Batch, Check, Compression, Record, TimestampType, n
 from kafka_dump.native import bind, native
 from kafka_dump.wire import layout as L
 from kafka_dump.wire.message import Message, inner_base, inner_messages, sound_wrapper
-from kafka_dump.wire.records import past_int64, v2_records
+from kafka_dump.wire.records import check_offset_delta, check_timestamp, past_int64, v2_records
 
 _SEQUENCE_WRAP = L.INT32_MAX + 1
 
@@ -38,17 +38,10 @@ def decode_v2_records(
         for start, body_end, _, ts_delta, offset_delta, key, value, headers in v2_records(
             data, pos, end, count
         ):
-            if offset_delta > last_offset_delta:
-                raise CorruptRecordError(
-                    f"record offset delta {offset_delta} is past the batch's lastOffsetDelta {last_offset_delta}",
-                    position=start, check=Check.OFFSET_DELTA, expected=last_offset_delta, found=offset_delta,
-                )  # fmt: skip
+            check_offset_delta(start, offset_delta, last_offset_delta)
             if not L.INT64_MIN <= base_offset + offset_delta <= L.INT64_MAX:
                 raise past_int64("offset", offset_delta, "baseOffset", base_offset, start, Check.OFFSET_DELTA)
-            if not L.INT64_MIN <= base_timestamp + ts_delta <= L.INT64_MAX:
-                raise past_int64(
-                    "timestamp", ts_delta, "baseTimestamp", base_timestamp, start, Check.TIMESTAMP
-                )
+            check_timestamp(start, base_timestamp, ts_delta)
             if base_sequence >= 0:
                 sequence = base_sequence + offset_delta
                 if sequence >= _SEQUENCE_WRAP:

@@ -74,6 +74,21 @@ def v2_records(data: bytes, pos: int, end: int, count: int) -> Iterator[RawRecor
         )  # fmt: skip
 
 
+def check_offset_delta(at: int, offset_delta: int, last_offset_delta: int) -> None:
+    """A record's offset delta must not pass its batch's ``lastOffsetDelta``."""
+    if offset_delta > last_offset_delta:
+        raise CorruptRecordError(
+            f"record offset delta {offset_delta} is past the batch's lastOffsetDelta {last_offset_delta}",
+            position=at, check=Check.OFFSET_DELTA, expected=last_offset_delta, found=offset_delta,
+        )  # fmt: skip
+
+
+def check_timestamp(at: int, base_timestamp: int, timestamp_delta: int) -> None:
+    """A record's timestamp (the batch's base plus its delta) must be an int64."""
+    if not L.INT64_MIN <= base_timestamp + timestamp_delta <= L.INT64_MAX:
+        raise past_int64("timestamp", timestamp_delta, "baseTimestamp", base_timestamp, at, Check.TIMESTAMP)
+
+
 def past_int64(field: str, delta: int, base_name: str, base: int, at: int, check: str) -> CorruptRecordError:
     """A record whose offset or timestamp (the batch's base plus the record's delta) is past Kafka's
     int64: corrupt, as Kafka would wrap it to some other number."""
