@@ -103,3 +103,11 @@ def test_a_clean_verify_loads_no_rich() -> None:
         assert result.stdout.splitlines()[0].startswith("Checking ") or "partial-tail" in args[0]
         loaded = result.stderr.strip().splitlines()[-1]
         assert (loaded == "[]") == ("partial-tail.log" not in args)  # a problem line is Rich's Text
+
+
+@pytest.mark.parametrize("cell", ["a\nb", "\n", " a", "a ", "a\n ", "é", "\t"])
+def test_plain_table_declines_a_cell_rich_would_lay_out(cell: str) -> None:
+    """The cells are checked together (one pass over them joined): a line break, a space at an end
+    or a character that is not printable ASCII in any one of them still sends the table to Rich."""
+    assert plain_table("t", [("a", "left"), ("b", "right")], [["x", "y"], ["z", cell]], 80) is None
+    assert plain_table("t", [("a", "left"), ("b", "right")], [["x", "y"], ["z", "w"]], 80) is not None

@@ -33,11 +33,22 @@ def plural(n: int, word: str) -> str:
     return f"{number(n)} {word}es" if word.endswith(("s", "x", "ch", "sh")) else f"{number(n)} {word}s"
 
 
-def _one_cell_each(text: str, also: str = "") -> bool:
-    """Printable ASCII (and the characters of ``also``) with no space at either end: one terminal cell
-    a character, never re-spaced by Rich."""
-    ascii_text = text.translate({ord(c): "x" for c in also}) if also else text
-    return ascii_text.isascii() and text.isprintable() and text == text.strip()
+def _one_cell_each(texts: list[str], also: str = "") -> bool:
+    """Each text printable ASCII (or a character of ``also``) with no space at either end: one
+    terminal cell a character, never re-spaced by Rich. Checked on the texts joined, not one by one."""
+    joined = "\n".join(texts)
+    chars = joined.replace("\n", "")
+    if also:
+        chars = chars.translate({ord(c): "x" for c in also})
+    return (
+        joined.count("\n") == len(texts) - 1  # no text holds a line break of its own
+        and chars.isascii()
+        and chars.isprintable()  # no whitespace but the space: it alone could be stripped
+        and not joined.startswith(" ")
+        and not joined.endswith(" ")
+        and " \n" not in joined
+        and "\n " not in joined
+    )
 
 
 def plain_table(
@@ -54,33 +65,31 @@ def plain_table(
     needed (too wide, or a title, header or cell not ``_one_cell_each``; an empty cell is fine).
     ``one_cell``: non-ASCII characters the caller knows take one cell (such as a marker it adds)."""
     headers = [header for header, _ in columns] if show_header else ["" for _ in columns]
-    cells = [*headers, *(text for text in (title, *(c for row in rows for c in row)) if text)]
-    if not all(_one_cell_each(text, one_cell) for text in cells) or any(
-        len(row) != len(columns) for row in rows
+    if any(len(row) != len(columns) for row in rows) or not _one_cell_each(
+        [title, *headers, *(c for row in rows for c in row)], one_cell
     ):
         return None
-    widths = [max([len(header), *(len(row[i]) for row in rows)]) for i, header in enumerate(headers)]
+    widths = [max(map(len, column)) for column in zip(headers, *rows, strict=True)]
     total = sum(widths) + 3 * len(widths) + 1
     if total > width or len(title) > total:
         return None
-    justify = [j for _, j in columns]
+    # One format a line: the cells padded to their column's width, in the table's box characters.
+    cells = [f"{{:{'<' if j == 'left' else '>'}{w}}}" for w, (_, j) in zip(widths, columns, strict=True)]
 
     def rule(box: tuple[str, str, str, str]) -> str:
         left, line, cross, right = box
         return left + cross.join(line * (w + 2) for w in widths) + right
 
-    def line(values: Sequence[str], box: tuple[str, str, str]) -> str:
+    def line(box: tuple[str, str, str]) -> str:
         left, between, right = box
-        padded = (
-            v.ljust(w) if j == "left" else v.rjust(w) for v, w, j in zip(values, widths, justify, strict=True)
-        )
-        return left + " " + f" {between} ".join(padded) + " " + right
+        return left + " " + f" {between} ".join(cells) + " " + right
 
     lines = [title.ljust(total)] if title else []  # Rich shows no empty title
     if show_header:
-        lines += [rule(_TOP), line(headers, _HEAD), rule(_HEAD_BELOW)]
+        lines += [rule(_TOP), line(_HEAD).format(*headers), rule(_HEAD_BELOW)]
     else:
         lines.append(rule(_SQUARE_TOP))
-    lines.extend(line(row, _ROW) for row in rows)
+    row = line(_ROW)
+    lines.extend(row.format(*values) for values in rows)
     lines.append(rule(_BOTTOM))
     return "\n".join(lines) + "\n"

@@ -6,6 +6,7 @@ never markup. Without colour ``stats_text`` writes Rich's tables as text, withou
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 from kafka_dump.analysis.histogram import SizeHistogram
@@ -275,12 +276,10 @@ def stats_text(s: SegmentStats, width: int, *, total: bool = False, charts: bool
 
 def _fits(line: str, width: int) -> bool:
     """A line Rich prints as it is: one cell a character (block elements included), within ``width``."""
-    return (
-        len(line) <= width
-        and line.isprintable()
-        and line == line.strip()
-        and all(c.isascii() or "\u2580" <= c <= "\u259f" for c in line)
-    )
+    return len(line) <= width and line == line.strip() and _NOT_ONE_CELL.search(line) is None
+
+
+_NOT_ONE_CELL = re.compile("[^\x20-\x7e\u2580-\u259f]")  # printable ASCII and block elements are one cell
 
 
 def _bands(s: SegmentStats) -> list[tuple[str, int]]:
