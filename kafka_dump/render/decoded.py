@@ -378,5 +378,5 @@ class SideTable:
             else str(v)
             for k, v in fields.items()
         )
-        out.append("  ".join(c.rjust(w) for c, w in zip(cells, self._widths, strict=True)) + "\n")
+        out.append("  ".join(c.rjust(w) for c, w in zip(cells, self._widths, strict=True)).rstrip(" ") + "\n")
         return out

@@ -70,7 +70,7 @@ def plain_table(
         )
         return left + " " + f" {between} ".join(padded) + " " + right
 
-    lines = [title.ljust(total)] if title else []  # Rich shows no empty title
+    lines = [title] if title else []  # Rich shows no empty title (nor pads one: see output.unpadded)
     if show_header:
         lines += [rule(_TOP), line(headers, _HEAD), rule(_HEAD_BELOW)]
     else:

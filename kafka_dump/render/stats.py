@@ -337,7 +337,7 @@ def _charts_text(s: SegmentStats, width: int) -> str | None:
         total = sum(widths) + 4
         if total > width or not all(_fits(cell, width) for row in rows for cell in row):
             return None
-        lines.append("Record sizes (bytes)".ljust(total))
+        lines.append("Record sizes (bytes)")
         lines.extend(f"{a.rjust(widths[0])}  {b.ljust(widths[1])}  {c.rjust(widths[2])}" for a, b, c in rows)
     timeline = _timeline(s)
     if timeline is not None:
