@@ -12,6 +12,7 @@ from rich.table import Table
 from rich.text import Text
 
 from kafka_dump.analysis.compare import V1_NONE, Comparison, Loss
+from kafka_dump.render.plain import percent
 from kafka_dump.render.stats import _int, _num, _pct, _per
 
 
@@ -116,4 +117,6 @@ def _grouping(c: Comparison) -> str:
 
 def _mix(c: Comparison) -> str:
     total = c.now_bytes or 1
-    return ", ".join(f"V{m} {codec.label} {b / total:.0%}" for (m, codec), b in sorted(c.current.items()))
+    return ", ".join(
+        f"V{m} {codec.label} {percent(b / total)}" for (m, codec), b in sorted(c.current.items())
+    )

@@ -12,7 +12,7 @@ from kafka_dump.analysis.histogram import SizeHistogram
 from kafka_dump.analysis.stats import PERCENTILES, FormatStats, SegmentStats
 from kafka_dump.render.clock import iso
 from kafka_dump.render.payload import header_key, preview, printable
-from kafka_dump.render.plain import Justify, number, plain_table
+from kafka_dump.render.plain import Justify, decimal, number, percent, plain_table
 
 if TYPE_CHECKING:
     from rich.console import RenderableType
@@ -126,12 +126,17 @@ def _int(v: int | None) -> str:
     return "-" if v is None else number(v)
 
 
+def _raw(v: int | None) -> str:
+    """An offset: raw, as ``--from-offset`` takes it."""
+    return "-" if v is None else str(v)
+
+
 def _num(v: float | None, places: int = 2) -> str:
-    return "-" if v is None else f"{v:,.{places}f}"
+    return "-" if v is None else decimal(v, places)
 
 
 def _pct(v: float | None) -> str:
-    return "-" if v is None else f"{v * 100:.1f}%"
+    return "-" if v is None else percent(v)
 
 
 def _when(ts: int | None) -> str:
@@ -175,8 +180,8 @@ def _sections(s: SegmentStats, total: bool) -> tuple[str, list[_Table]]:
             ("records", _int(s.records)),
             ("data records", _int(s.data_records)),
             ("control records", _int(s.control_records)),
-            ("first offset", _int(s.first_offset)),
-            ("last offset", _int(s.last_offset)),
+            ("first offset", _raw(s.first_offset)),
+            ("last offset", _raw(s.last_offset)),
             ("offset gaps", f"{s.offset_gaps:,} ({s.missing_offsets:,} offsets missing)"),
             ("corrupt (skipped)", f"{s.corrupt:,} ({s.corrupt_bytes:,} bytes)"),
             ("tail bytes", _int(s.tail_bytes)),
