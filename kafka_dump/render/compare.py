@@ -13,7 +13,7 @@ from rich.text import Text
 
 from kafka_dump.analysis.compare import V1_NONE, Comparison, Loss
 from kafka_dump.render.plain import percent
-from kafka_dump.render.stats import _int, _num, _pct, _per
+from kafka_dump.render.stats import _int, _num, _per
 
 
 def _saving(row: int, reference: int) -> float | None:
@@ -63,19 +63,31 @@ def compare_json(c: Comparison, losses: list[Loss]) -> dict[str, Any]:
     }
 
 
+def _change(size: int, reference: int) -> str:
+    """The size against a reference, signed as a change reads: ``-38.2%`` is smaller (a saving)."""
+    return percent(size / reference - 1, signed=True) if reference else "-"
+
+
 def compare_renderables(c: Comparison, losses: list[Loss]) -> list[RenderableType]:
     n = c.records
     title = "Size in every format (exact: the same records encoded again)"
     table = Table(title=title, title_justify="left", title_style="kdump.header")
-    for head in ("encoding", "bytes", "per record", "metadata/rec", "vs now", "vs V1 none"):
+    for head in ("encoding", "bytes", "per record", "metadata/rec", "change vs now", "change vs V1 none"):
         table.add_column(head, justify="left" if head == "encoding" else "right", no_wrap=True)
     table.add_row("now (on disk)", _int(c.now_bytes), _num(_per(c.now_bytes, n)), "", "", "")
-    for row in compare_rows(c):
+    rows = compare_rows(c)
+    smallest = min((row["bytes"] for row in rows), default=None)
+    reference = c.sizes.get(V1_NONE, 0)
+    own = None  # the file's own encoding, re-encoded: (its name, its bytes)
+    for row in rows:
         current = row["current"]
+        name = f"V{row['magic']} {row['compression']}"
+        own = (name, row["bytes"]) if current else own
+        marks = (" ◀" if current else "") + (" ★" if row["bytes"] == smallest else "")
         table.add_row(
-            f"V{row['magic']} {row['compression']}{' ◀' if current else ''}", _int(row["bytes"]),
-            _num(row["bytesPerRecord"]), _num(row["metadataBytesPerRecord"]), _pct(row["savingVsNow"]),
-            _pct(row["savingVsV1None"]), style="kdump.current" if current else None,
+            name + marks, _int(row["bytes"]), _num(row["bytesPerRecord"]), _num(row["metadataBytesPerRecord"]),
+            _change(row["bytes"], c.now_bytes), _change(row["bytes"], reference),
+            style="kdump.current" if current else None,
         )  # fmt: skip
     notes = [
         f"{c.records:,} data records in {c.compared:,} of {c.groups:,} batches"
@@ -87,9 +99,11 @@ def compare_renderables(c: Comparison, losses: list[Loss]) -> list[RenderableTyp
             if c.options.level is not None
             else []
         ),
-        *(["◀ the file's encoding."] if c.current_encoding is not None else []),
+        *([_own_note(*own, c.now_bytes)] if own is not None else []),
+        *(["★ the smallest encoding."] if smallest is not None else []),
         "per record: bytes / data records; metadata/rec: the same less keys, values and (V2) headers,"
-        " negative when compression shrinks the payload too; vs: the saving (negative: larger).",
+        " negative when compression shrinks the payload too; change: the size against now (on disk) or"
+        " V1 none, negative when smaller.",
     ]
     out: list[RenderableType] = [table, *(Text(line, style="kdump.note") for line in notes)]
     if losses:
@@ -103,6 +117,17 @@ def compare_renderables(c: Comparison, losses: list[Loss]) -> list[RenderableTyp
             below.add_row(x.what, _int(x.count), "V0" if x.below == 1 else "V0 and V1")
         out.append(below)
     return out
+
+
+def _own_note(name: str, size: int, now: int) -> str:
+    """The file's own encoding, and why its row can differ from the bytes on disk."""
+    if size == now:
+        return "◀ the file's encoding."
+    return (
+        f"◀ the file's encoding, {name}: encoded again it takes {_int(size)} bytes against {_int(now)} on"
+        f" disk ({_change(size, now)}): the same records in the same batches, compressed by kdump's"
+        " codec library and level, not the producer's."
+    )
 
 
 def _grouping(c: Comparison) -> str:
