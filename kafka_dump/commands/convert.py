@@ -227,7 +227,8 @@ def _table(r: FileReport) -> Table:
     bpr = [s.bytes_per_record for s in (r.before, r.after)]
     table.add_row("bytes/record", *("-" if b is None else decimal(b) for b in bpr))
     saving = r.saving
-    table.add_row("saving", "", "-" if saving is None else percent(saving / 100))
+    # The size's change, signed as stats --compare signs it: a saving is negative.
+    table.add_row("change", "", "-" if saving is None else percent(-saving / 100, signed=True))
     for what, n in r.changes.lines():
         table.add_row(Text(what, style="kdump.tail"), "", number(n))
     for p in r.skipped:
