@@ -111,8 +111,13 @@ def test_a_log_dirs_own_files_are_side_files_in_every_command(tmp_path: Path) ->
     code, out, err = invoke("dump", "--format", "json", *named)
     assert (code, err) == (0, "")
     objects = [json.loads(line) for line in out.splitlines()]
-    assert objects[0] == {"type": "offsetCheckpoint", "file": named[0], "topic": "orders", "partition": 0,
-                          "offset": 20}  # fmt: skip
+    assert objects[0] == {
+        "type": "offsetCheckpoint",
+        "file": named[0],
+        "topic": "orders",
+        "partition": 0,
+        "offset": 20,
+    }
     assert {"type": "property", "file": named[4], "key": "node.id", "value": "1"} in objects
     assert {"type": "property", "file": named[6], "key": "leaderEpoch", "value": "3"} in objects
     code, out, _ = invoke("dump", named[0], named[4])
