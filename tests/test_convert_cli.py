@@ -72,9 +72,11 @@ def src(tmp_path: Path) -> Path:
 def test_table_report(src: Path, tmp_path: Path) -> None:
     result = run(src, "-o", tmp_path / "out.log")
     assert result.exit_code == 0, result.output
-    for word in ("bytes", "batches", "records", "bytes/record", "saving", "input", "output"):
+    for word in ("bytes", "batches", "records", "bytes/record", "change", "input", "output"):
         assert word in result.stdout
     assert str(src) in result.stdout
+    # The size's change signed as stats --compare signs it: v1 none to v2, a saving, is negative.
+    assert "│ change       │       │ -19.0% │" in result.stdout
 
 
 def test_json_report_counts_both_sides(src: Path, tmp_path: Path) -> None:

@@ -92,3 +92,30 @@ def test_convert_takes_sizes_and_an_iso_timestamp(tmp_path: Path) -> None:
         )[0]
         == 2
     )
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("dump", "--format", "json"),
+        ("dump", "--format", "kafka"),
+        ("verify-crc", "--format", "json"),
+        ("stats", "--format", "json"),
+        ("convert", "--skip-corrupt", "--format", "json"),
+    ],
+    ids=" ".join,
+)
+def test_color_is_accepted_and_ignored_by_the_machine_formats(args: tuple[str, ...], tmp_path: Path) -> None:
+    """An alias with ``--color always`` still works with json and Kafka's lines: they are never coloured
+    (as rg and git do), so every ``--color`` gives the same bytes and the same exit code."""
+    damaged = str(FIXTURES / "corrupt-crc.log")
+    runs = []
+    for color in ("always", "never", "auto"):
+        target = ("-o", str(tmp_path / f"{color}.log")) if args[0] == "convert" else ()
+        runs.append(invoke(*args, "--color", color, damaged, *target))
+    code, out, err = runs[0]
+    assert code in (0, 1) and out and "\x1b" not in out + err
+    replaced = [
+        (c, o.replace("never.log", "always.log").replace("auto.log", "always.log"), e) for c, o, e in runs
+    ]
+    assert replaced[1:] == [replaced[0]] * 2

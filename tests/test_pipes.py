@@ -142,6 +142,56 @@ def test_every_command_writes_a_pipe_as_with_no_terminal(args: tuple[str, ...]) 
     assert (attached.code, attached.stdout) == (alone.code, alone.stdout)
 
 
+# -- no row padded to a width: COLUMNS=1000 adds no trailing spaces ----------------------------------
+
+_SGR_CODES = re.compile(rb"\x1b\[[0-9;]*m")
+
+
+@pytest.mark.parametrize("color", ["never", "always"])
+@pytest.mark.parametrize("stdout", ["pipe", "tty"])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("dump",),
+        ("dump", "-x"),
+        ("dump", "--batches-only"),
+        ("verify-crc", "--all"),
+        ("stats",),
+        ("stats", "--compare"),
+        ("convert", "--skip-corrupt", "--force"),
+    ],
+    ids=" ".join,
+)
+def test_no_line_is_padded_with_spaces_to_a_width(
+    args: tuple[str, ...], stdout: Literal["pipe", "tty"], color: str, tmp_path: Path
+) -> None:
+    """On a terminal of 1000 columns or through a pipe with ``COLUMNS=1000``: a table's title, an empty
+    last cell and a side file's empty value end their line; nothing is padded to the width."""
+    state = tmp_path / "quorum-state"
+    state.write_text('{"clusterId":"","leaderId":1}')
+    if args[0] == "convert":
+        files: tuple[str, ...] = (DAMAGED, "-o", str(tmp_path / "out.log"))
+    elif args[0] == "dump":
+        files = (WIDE, DAMAGED, str(state))
+    else:
+        files = (WIDE, DAMAGED)
+    run = kdump(
+        *args,
+        "--color",
+        color,
+        "--no-progress",
+        *files,
+        stdout=stdout,
+        err_tty=stdout == "tty",
+        columns=1000,
+        env={"COLUMNS": "1000"},
+    )
+    seen = _SGR_CODES.sub(b"", run.stderr if stdout == "tty" else run.stdout).replace(b"\r\n", b"\n")
+    assert run.code in (0, 1) and len(seen.splitlines()) > 3
+    assert [line for line in seen.splitlines() if line.endswith(b" ")] == []
+    assert max(cell_len(line) for line in seen.decode().splitlines()) < 1000
+
+
 # -- exit codes: a closed pipe keeps the verdict; Ctrl-C is 130 -------------------------------------
 
 CLEAN, DAMAGED = str(FIXTURES / "v2-none.log"), str(FIXTURES / "corrupt-crc.log")

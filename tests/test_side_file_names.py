@@ -78,3 +78,70 @@ def test_stats_and_convert_say_a_side_file_is_one(tmp_path: Path) -> None:
     assert [json.loads(line)["type"] for line in out.splitlines()] == ["file", "file", "total"]
     code, _, err = invoke("convert", index, "-o", str(tmp_path / "out.log"))
     assert code == 2 and "a side file (.index), not a segment" in err
+
+
+def log_dir(tmp_path: Path) -> Path:
+    """A log dir: one healthy partition, the broker's own checkpoint files, meta.properties, .lock and a
+    KRaft quorum-state."""
+    data = tmp_path / "data"
+    part = partition(data)
+    for name in ("recovery-point-offset-checkpoint", "replication-offset-checkpoint"):
+        (data / name).write_text("0\n1\norders 0 20\n")
+    (data / "log-start-offset-checkpoint").write_text("0\n1\norders 0 0\n")
+    (data / "cleaner-offset-checkpoint").write_text("0\n0\n")
+    (data / "meta.properties").write_text("#\n#Thu Dec 03 18:00:00 UTC 2026\nnode.id=1\nversion=1\n")
+    (data / ".lock").write_bytes(b"")
+    (part / "quorum-state").write_text('{"leaderId":1,"leaderEpoch":3,"data_version":0}')
+    return data
+
+
+LOG_DIR_FILES = [
+    "recovery-point-offset-checkpoint",
+    "replication-offset-checkpoint",
+    "log-start-offset-checkpoint",
+    "cleaner-offset-checkpoint",
+    "meta.properties",
+    ".lock",
+]
+
+
+def test_a_log_dirs_own_files_are_side_files_in_every_command(tmp_path: Path) -> None:
+    data = log_dir(tmp_path)
+    named = [str(data / n) for n in LOG_DIR_FILES] + [str(data / "orders-0" / "quorum-state")]
+    code, out, err = invoke("dump", "--format", "json", *named)
+    assert (code, err) == (0, "")
+    objects = [json.loads(line) for line in out.splitlines()]
+    assert objects[0] == {
+        "type": "offsetCheckpoint",
+        "file": named[0],
+        "topic": "orders",
+        "partition": 0,
+        "offset": 20,
+    }
+    assert {"type": "property", "file": named[4], "key": "node.id", "value": "1"} in objects
+    assert {"type": "property", "file": named[6], "key": "leaderEpoch", "value": "3"} in objects
+    code, out, _ = invoke("dump", named[0], named[4])
+    assert code == 0 and "orders              0             20" in out and "node.id              1" in out
+    assert invoke("dump", "--format", "kafka", named[0])[1].splitlines()[1:] == ["orders 0 20"]
+    code, out, _ = invoke("verify-crc", "--format", "json", *named)
+    notes = [json.loads(line)["note"] for line in out.splitlines()]
+    assert code == 0 and notes == [f"{Path(n).name} file, checked" for n in named]
+    code, out, err = invoke("stats", *named)
+    assert (code, out) == (2, "") and err.count("a side file") == 7
+    code, out, err = invoke("stats", "--format", "json", *named, str(data))
+    assert code == 0 and err.count("a side file") == 7 and "Traceback" not in err
+
+
+def test_verify_crc_of_a_log_dir_checks_its_own_files(tmp_path: Path) -> None:
+    data = log_dir(tmp_path)
+    code, out, _ = invoke("verify-crc", "--format", "json", str(data))
+    checked = {Path(o["file"]).name for o in map(json.loads, out.splitlines()) if o.get("note")}
+    assert code == 0 and checked >= {*LOG_DIR_FILES, "quorum-state"}
+    (data / "replication-offset-checkpoint").write_text("0\n2\norders 0 20\norders zero 5\n")
+    code, out, _ = invoke("verify-crc", str(data))
+    assert code == 1
+    assert (
+        f"{data / 'replication-offset-checkpoint'}: byte 16 (14 bytes) other: "
+        "line 4 is not 'topic partition offset': 'orders zero 5'"
+    ) in out
+    assert out.splitlines()[-1].startswith("1 of ") and "damaged · exit 1" in out.splitlines()[-1]

@@ -18,10 +18,12 @@ from hypothesis import strategies as st
 from kafka_dump.log.sidefiles import (
     AbortedTxn,
     LeaderEpochEntry,
+    OffsetCheckpointEntry,
     OffsetIndexEntry,
     PartitionMetadata,
     ProducerEntry,
     ProducerSnapshotHeader,
+    Property,
     SideItem,
     TimeIndexEntry,
     read_side_file,
@@ -47,6 +49,17 @@ def test_kind_by_name() -> None:
     assert side_file_kind("t-0/leader-epoch-checkpoint") == "leader-epoch-checkpoint"
     assert side_file_kind("t-0/partition.metadata") == "partition.metadata"
     assert side_file_kind("00000000000000000000.log") is None
+    for name in (
+        "recovery-point-offset-checkpoint",
+        "replication-offset-checkpoint",
+        "meta.properties",
+        "log-start-offset-checkpoint",
+        "cleaner-offset-checkpoint",
+        ".lock",
+        "quorum-state",
+    ):
+        assert side_file_kind(f"/var/lib/kafka/data/{name}") == name
+    assert side_file_kind("data/bootstrap.checkpoint") is None  # record batches: a segment
 
 
 @needs_real
@@ -163,6 +176,69 @@ def test_leader_epoch_checkpoint(tmp_path: Path) -> None:
     assert [i.reason for i in items(p) if isinstance(i, Problem)] == ["unknown checkpoint version '1'"]
 
 
+def test_offset_checkpoints(tmp_path: Path) -> None:
+    """Kafka's OffsetCheckpointFile: version 0, a count, then ``topic partition offset`` lines."""
+    for name in (
+        "recovery-point-offset-checkpoint",
+        "replication-offset-checkpoint",
+        "log-start-offset-checkpoint",
+        "cleaner-offset-checkpoint",
+    ):
+        p = tmp_path / name
+        p.write_text("0\n2\norders 0 120\n__consumer_offsets 49 9223372036854775807\n")
+        assert items(p) == [
+            OffsetCheckpointEntry("orders", 0, 120),
+            OffsetCheckpointEntry("__consumer_offsets", 49, 2**63 - 1),
+        ]
+    p.write_text("0\n3\norders 0 120\norders x 5\nbad/topic 1 1\n")
+    got = items(p)
+    assert got[0] == OffsetCheckpointEntry("orders", 0, 120)
+    problems = [i for i in got if isinstance(i, Problem)]
+    assert [(i.position, i.reason) for i in problems] == [
+        (17, "line 4 is not 'topic partition offset': 'orders x 5'"),
+        (28, "line 5 is not 'topic partition offset': 'bad/topic 1 1'"),
+        (0, "the count line says 3 entries, 1 follow"),
+    ]
+    p.write_text("1\n0\n")
+    assert [i.reason for i in items(p) if isinstance(i, Problem)] == ["unknown checkpoint version '1'"]
+
+
+def test_meta_properties_quorum_state_and_lock(tmp_path: Path) -> None:
+    meta = tmp_path / "meta.properties"
+    meta.write_text("#\n#Thu Dec 03 18:00:00 UTC 2026\nnode.id=1\nversion=1\ncluster.id=Qm9vdA\n")
+    assert items(meta) == [
+        Property("node.id", "1"),
+        Property("version", "1"),
+        Property("cluster.id", "Qm9vdA"),
+    ]
+    meta.write_text("version=0\nbroker.id\n")
+    assert [(i.position, i.reason) for i in items(meta) if isinstance(i, Problem)] == [
+        (10, "line 2 is not 'key=value': 'broker.id'")
+    ]
+    meta.write_text("broker.id=1\n")
+    assert [i.reason for i in items(meta) if isinstance(i, Problem)] == ["no 'version=N' line"]
+    state = tmp_path / "quorum-state"
+    state.write_text(
+        '{"clusterId":"","leaderId":1,"leaderEpoch":3,"currentVoters":[{"voterId":1}],"data_version":0}'
+    )
+    assert items(state) == [
+        Property("clusterId", ""),
+        Property("leaderId", "1"),
+        Property("leaderEpoch", "3"),
+        Property("currentVoters", '[{"voterId":1}]'),
+        Property("data_version", "0"),
+    ]
+    state.write_text('{"leaderId":1,\n "leaderEpoch":}')
+    (problem,) = items(state)
+    assert isinstance(problem, Problem) and (problem.position, problem.reason) == (
+        30,
+        "line 2 is not JSON: Expecting value",
+    )
+    lock = tmp_path / ".lock"
+    lock.write_bytes(b"")
+    assert items(lock) == []
+
+
 def test_partition_metadata(tmp_path: Path) -> None:
     p = tmp_path / "partition.metadata"
     p.write_text("version: 0\ntopic_id: 3aJOBeUFT2i-2s4EZqlyqQ\n")
@@ -213,7 +289,8 @@ def test_oversized_side_files_are_refused_not_read(tmp_path: Path, monkeypatch: 
 @settings(max_examples=60, deadline=None)
 @given(
     st.sampled_from(["00000000000000000007.index", "00000000000000000007.timeindex", "00000000000000000007.txnindex",
-                     "00000000000000000007.snapshot", "leader-epoch-checkpoint", "partition.metadata"]),
+                     "00000000000000000007.snapshot", "leader-epoch-checkpoint", "partition.metadata",
+                     "recovery-point-offset-checkpoint", "meta.properties", "quorum-state", ".lock"]),
     st.binary(max_size=200),
 )  # fmt: skip
 def test_arbitrary_bytes_give_entries_and_problems_only(name: str, data: bytes) -> None:

@@ -256,13 +256,30 @@ def test_json_one_object_per_file_then_the_total() -> None:
     assert isinstance(first["charts"]["recordsPerTime"]["counts"], list)
 
 
+def test_the_charts_have_an_axis_and_a_unit() -> None:
+    """The histogram names its units (bytes, records) and scales its bars from 0 to the tallest count;
+    the sparkline says what a bar counts and its peak, with the times of its ends under them."""
+    out = run(str(FIXTURES / "v1-gzip.log")).stdout.splitlines()
+    at = out.index("Record sizes")
+    assert out[at + 1].split() == ["bytes", "records"]
+    assert out[at + 2 : at + 4] == [
+        " 32-63  █████                                           1",
+        "64-127  ████████████████████████████████████████        8",
+    ]
+    assert out[at + 4] == " " * 8 + "0" + " " * 38 + "8"  # under the bars: 0 to the largest count
+    assert out[at + 5] == "Records over time (records per 128 ms, █ = 1)"
+    spark, times = out[at + 6], out[at + 7]
+    assert len(times) == len(spark) and times.startswith("2023-11-14T22:13:20.000Z ")
+    assert times.endswith(" 2023-11-14T22:13:28.063Z")
+
+
 def test_table_sections_and_charts() -> None:
     result = run(str(FIXTURES / "v2-headers.log"))
     assert result.exit_code == 0
     out = result.stdout
     for title in ("Layout", "By format", "Batches", "Records (bytes)", "Overhead per record"):
         assert title in out
-    assert "Record sizes (bytes)" in out and "Records over time" in out and "█" in out
+    assert "Record sizes" in out and "Records over time" in out and "█" in out
     assert "Total:" not in out  # one file: no total
     quiet = run("--no-charts", str(FIXTURES / "v2-headers.log")).stdout
     assert "Records over time" not in quiet and "Layout" in quiet

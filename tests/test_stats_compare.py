@@ -307,3 +307,45 @@ def test_sizes_from_one_encoding_equal_encode_entry_for_every_codec(level: int |
                 assert got[c] == len(encode_entry(target, compression=c, level=opts.level_for(c))), (b, c)
                 checked += 1
     assert checked > 500
+
+
+def _rows(out: str) -> dict[str, list[str]]:
+    """The compare table's rows by encoding (marks stripped): [bytes, per record, metadata/rec, changes]."""
+    rows = {}
+    for line in out.splitlines():
+        cells = [c.strip() for c in line.strip("│").split("│")]
+        if line.startswith("│") and len(cells) == 6:
+            rows[cells[0].replace(" ◀", "").replace(" ★", "")] = [cells[0], *cells[1:]]
+    return rows
+
+
+def test_change_vs_now_reads_as_a_change_and_the_smallest_is_marked() -> None:
+    """Smaller is negative (``-59.9%`` is a saving), larger positive with its sign; ★ marks the smallest."""
+    out = run("--compare", "--no-charts", str(FIXTURES / "v1-none.log")).stdout
+    assert "┃ change vs now ┃ change vs V1 none ┃" in out
+    rows = _rows(out)
+    obj = compare_json(str(FIXTURES / "v1-none.log"))[0]["compare"]
+    now = obj["nowBytes"]
+    for e in obj["encodings"]:
+        name = f"V{e['magic']} {e['compression']}"
+        change = (e["bytes"] / now - 1) * 100
+        shown = "0.0%" if round(change, 1) == 0 else f"{change:+.1f}%"
+        assert rows[name][4] == shown, name
+    smallest = min(e["bytes"] for e in obj["encodings"])
+    starred = [cells[0] for cells in rows.values() if "★" in cells[0]]
+    assert starred and all(
+        int(rows[s.replace(" ★", "").replace(" ◀", "")][1].replace(",", "")) == smallest for s in starred
+    )
+    assert rows["V0 gzip"][4] == "-59.9%" and rows["V1 none"][0] == "V1 none ◀"
+    assert "★ the smallest encoding." in out and "negative when smaller" in out
+    grown = _rows(run("--compare", "--no-charts", str(FIXTURES / "v0-lz4.log")).stdout)
+    assert grown["V0 lz4"][4] == "+0.4%"
+
+
+def test_a_row_that_differs_from_the_files_own_encoding_is_explained() -> None:
+    out = run("--compare", "--no-charts", str(FIXTURES / "v2-lz4.log")).stdout
+    note = out[out.index("◀ the file's") : out.index("★ the smallest")]
+    assert " ".join(note.split()) == (
+        "◀ the file's encoding, V2 lz4: encoded again it takes 607 bytes against 631 on disk (-3.8%): the "
+        "same records in the same batches, compressed by kdump's codec library and level, not the producer's."
+    )

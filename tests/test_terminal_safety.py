@@ -185,3 +185,22 @@ def test_convert_report(segment: Path, tmp_path: Path) -> None:
         assert_safe(*on_terminal(*args), columns=120)
         plain = assert_safe(*on_terminal(*args, columns=1000))
         assert printable(str(source)) in plain and printable(str(target)) in plain
+
+
+@pytest.mark.parametrize(
+    "args",
+    [("dump", "--format", "json"), ("dump", "--format", "kafka"), ("verify-crc", "--format", "json")],
+    ids=" ".join,
+)
+def test_machine_formats_on_a_terminal_with_color_always_are_not_coloured(args: tuple[str, ...]) -> None:
+    """``--color always`` is accepted with json and Kafka's lines and changes nothing, on a terminal too."""
+    source = str(FIXTURES / "v2-headers.log")
+    out, err = on_terminal(*args, source)
+    piped = subprocess.run(
+        [sys.executable, "-m", "kafka_dump", *args, "--color", "never", source],
+        capture_output=True,
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        check=True,
+    )
+    assert "\x1b" not in out and err == "" and out == piped.stdout.decode()

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, BinaryIO, NamedTuple
 from kafka_dump import wire as _twins
 from kafka_dump.errors import KafkaDumpError
 from kafka_dump.log.ahead import Ahead, Inflating, Inline
-from kafka_dump.log.names import side_file_kind
+from kafka_dump.log.names import LOG_DIR_NAMES, side_file_kind
 from kafka_dump.log.window import CHUNK_SIZE, Window, open_segment
 from kafka_dump.model import (
     NEW_BATCH,
@@ -143,7 +143,8 @@ VerifyEvent = Problem | FileProgress | FileReport
 
 def verify_files(paths: list[str]) -> list[Path]:
     """The files to check for the paths given: a segment itself, or every ``.log`` and ``.checkpoint``
-    under a directory (a partition directory or a whole log dir), in directory and offset order."""
+    under a directory (a partition directory or a whole log dir), with a log dir's own checkpoint files
+    (``LOG_DIR_NAMES``), in directory and offset order."""
     out: list[Path] = []
     for raw in paths:
         p = Path(raw)
@@ -155,7 +156,8 @@ def verify_files(paths: list[str]) -> list[Path]:
                 Path(top, name)
                 for top, _, names in os.walk(p, onerror=unlisted.append)
                 for name in names
-                if Path(name).suffix in SEGMENT_SUFFIXES and Path(top, name).is_file()
+                if (Path(name).suffix in SEGMENT_SUFFIXES or name in LOG_DIR_NAMES)
+                and Path(top, name).is_file()
             ]
             if not found and not unlisted:
                 raise KafkaDumpError("directory holds no .log or .checkpoint segment", file=raw)

@@ -41,6 +41,7 @@ from kafka_dump.log.writer import check_writable
 from kafka_dump.model import Compression
 from kafka_dump.render.output import Output
 from kafka_dump.render.payload import printable
+from kafka_dump.render.plain import decimal, percent
 from kafka_dump.render.progress import file_size
 from kafka_dump.render.theme import number, plural
 from kafka_dump.wire.codecs import level_problem
@@ -224,9 +225,10 @@ def _table(r: FileReport) -> Table:
     for name in _COUNTS:
         table.add_row(name, number(getattr(r.before, name)), number(getattr(r.after, name)))
     bpr = [s.bytes_per_record for s in (r.before, r.after)]
-    table.add_row("bytes/record", *("-" if b is None else f"{b:.1f}" for b in bpr))
+    table.add_row("bytes/record", *("-" if b is None else decimal(b) for b in bpr))
     saving = r.saving
-    table.add_row("saving", "", "-" if saving is None else f"{saving:.1f} %")
+    # The size's change, signed as stats --compare signs it: a saving is negative.
+    table.add_row("change", "", "-" if saving is None else percent(-saving / 100, signed=True))
     for what, n in r.changes.lines():
         table.add_row(Text(what, style="kdump.tail"), "", number(n))
     for p in r.skipped:

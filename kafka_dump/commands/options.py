@@ -212,7 +212,8 @@ def _set_traceback(ctx: click.Context, param: click.Parameter, value: bool) -> N
 _OUTPUT = (
     click.option(
         "--color", type=click.Choice(list(COLOR_MODES)), default="auto", show_default=True,
-        help="Colour: auto (a terminal, unless NO_COLOR is set), always (for less -R) or never.",
+        help="Colour of the tables: auto (a terminal, unless NO_COLOR is set), always (for less -R) or never; "
+        "json and Kafka's lines are never coloured.",
     ),
     click.option(
         "--progress/--no-progress", default=None,

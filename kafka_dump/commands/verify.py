@@ -294,8 +294,8 @@ class _TableOut(_Shown):
         from rich.text import Text
 
         style = "kdump.problem" if p.kind is ProblemKind.CORRUPT else "kdump.tail"
-        offset = "" if p.baseOffset is None else f", offset {number(p.baseOffset)}"
-        where = f"{printable(p.file)}: byte {number(p.position)}{offset} ({plural(p.length, 'byte')}) "
+        offset = "" if p.baseOffset is None else f", offset {p.baseOffset}"
+        where = f"{printable(p.file)}: byte {p.position}{offset} ({plural(p.length, 'byte')}) "
         self._print(Text.assemble(where, (p.check, style), f": {printable(p.reason)}"))
 
     def report(self, r: FileReport) -> None:

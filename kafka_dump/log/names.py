@@ -9,12 +9,21 @@ import os
 from pathlib import Path
 
 SIDE_SUFFIXES = (".index", ".timeindex", ".txnindex", ".snapshot")
-SIDE_NAMES = ("leader-epoch-checkpoint", "partition.metadata")
+# A log dir's own files (and quorum-state, in a KRaft __cluster_metadata-0): never segments. A KRaft
+# bootstrap.checkpoint is not among them: it holds record batches, and is read as a segment.
+OFFSET_CHECKPOINTS = (
+    "recovery-point-offset-checkpoint",
+    "replication-offset-checkpoint",
+    "log-start-offset-checkpoint",
+    "cleaner-offset-checkpoint",
+)
+LOG_DIR_NAMES = (*OFFSET_CHECKPOINTS, "meta.properties", ".lock", "quorum-state")
+SIDE_NAMES = ("leader-epoch-checkpoint", "partition.metadata", *LOG_DIR_NAMES)
 
 
 def side_file_kind(path: str | os.PathLike[str]) -> str | None:
     """What a file beside the segments is, by its name, for every command: ``.index``, ``.timeindex``,
-    ``.txnindex``, ``.snapshot``, or one of ``SIDE_NAMES``; None for a segment (or anything else)."""
+    ``.txnindex``, ``.snapshot``, or one of ``SIDE_NAMES`` (a partition's or a log dir's); None for a segment (or anything else)."""
     p = Path(path)
     if p.name in SIDE_NAMES:
         return p.name

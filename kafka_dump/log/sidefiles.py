@@ -9,6 +9,14 @@
     leader-epoch-checkpoint   text: version line (0), count line, then ``epoch startOffset`` lines
     partition.metadata        text: ``version: 0`` and ``topic_id: <uuid>`` lines
 
+and a log dir's own files:
+
+    recovery-point-offset-checkpoint, replication-offset-checkpoint, log-start-offset-checkpoint,
+    cleaner-offset-checkpoint   text: version line (0), count line, then ``topic partition offset`` lines
+    meta.properties           Java properties: ``key=value`` lines, ``#`` comments
+    quorum-state              (KRaft) one JSON object: the voters' election state
+    .lock                     the broker's lock on the log dir: no entries
+
 Indexes are preallocated: an entry that repeats the base offset ends the list (as in DumpLogSegments)
 and the rest is a zero tail, or damage when not zeros. Each ``.index`` entry is checked against the
 ``.log`` beside it, if any: the batch at its position must end at its offset.
@@ -16,6 +24,7 @@ and the rest is a zero tail, or damage when not zeros. Each ``.index`` entry is 
 
 from __future__ import annotations
 
+import json
 import re
 import struct
 from collections.abc import Callable, Iterator
@@ -31,6 +40,7 @@ from kafka_dump.log.index import (
     txn_entries,
     zeros_from,
 )
+from kafka_dump.log.names import OFFSET_CHECKPOINTS
 from kafka_dump.log.names import side_file_kind as side_file_kind  # the one name rule, re-exported
 from kafka_dump.model import Problem, ProblemKind
 from kafka_dump.wire import layout as L
@@ -116,9 +126,24 @@ class PartitionMetadata(NamedTuple):
     topicId: str
 
 
+class OffsetCheckpointEntry(NamedTuple):
+    """A line of a log dir's offset checkpoint (recovery point, high watermark, log start, cleaner)."""
+
+    topic: str
+    partition: int
+    offset: int
+
+
+class Property(NamedTuple):
+    """A ``key=value`` of meta.properties, or a field of quorum-state (its value as JSON text)."""
+
+    key: str
+    value: str
+
+
 SideItem = (
     OffsetIndexEntry | TimeIndexEntry | AbortedTxn | ProducerSnapshotHeader | ProducerEntry | LeaderEpochEntry
-    | PartitionMetadata | Problem
+    | PartitionMetadata | OffsetCheckpointEntry | Property | Problem
 )  # fmt: skip
 
 
@@ -292,11 +317,33 @@ def _text_lines(data: bytes) -> Iterator[tuple[int, int, str]]:
         pos += len(line)
 
 
-def _leader_epochs(path: str, data: bytes) -> Iterator[SideItem]:
+_TOPIC = re.compile(r"[a-zA-Z0-9._-]{1,249}")  # the characters and length Kafka allows in a topic name
+
+
+def _int32(text: str) -> int | None:
+    return _number(text, _SIGNED, 32)
+
+
+def _int64(text: str) -> int | None:
+    return _number(text, _SIGNED, 64)
+
+
+def _topic(text: str) -> str | None:
+    return text if _TOPIC.fullmatch(text) else None
+
+
+def _checkpoint(
+    path: str,
+    data: bytes,
+    spelled: str,
+    fields: tuple[Callable[[str], object | None], ...],
+    make: Callable[..., SideItem],
+) -> Iterator[SideItem]:
+    """Kafka's checkpoint text: a version line (0), a count line, then one entry a line, its
+    space-separated ``fields`` spelled as ``spelled``; a bad line is a problem naming its number."""
     expected: int | None = None
     count = 0
     for n, (pos, length, text) in enumerate(_text_lines(data)):
-        parts = text.split()
         if n == 0:
             if text.strip() != "0":
                 yield _corrupt(path, pos, length, f"unknown checkpoint version {_quoted(text)}")
@@ -308,21 +355,67 @@ def _leader_epochs(path: str, data: bytes) -> Iterator[SideItem]:
                 yield _corrupt(path, pos, length, f"entry count {_quoted(text)} is not a number")
                 return
             continue
-        epoch, start = (
-            (_number(parts[0], _SIGNED, 32), _number(parts[1], _SIGNED, 64))
-            if len(parts) == 2
-            else (None, None)
-        )
-        if epoch is None or start is None:
-            reason = f"line {n + 1} is not 'epoch startOffset': {_quoted(text)}"
-            yield _corrupt(path, pos, length, reason)
+        parts = text.split()
+        same = len(parts) == len(fields)
+        values = [f(part) for f, part in zip(fields, parts, strict=True)] if same else [None]
+        if None in values:
+            yield _corrupt(path, pos, length, f"line {n + 1} is not '{spelled}': {_quoted(text)}")
             continue
         count += 1
-        yield LeaderEpochEntry(epoch, start)
+        yield make(*values)
     if expected is None:
         yield _corrupt(path, 0, 0, "no version and count lines")
     elif count != expected:
         yield _corrupt(path, 0, 0, f"the count line says {expected} entries, {count} follow")
+
+
+def _leader_epochs(path: str, data: bytes) -> Iterator[SideItem]:
+    yield from _checkpoint(path, data, "epoch startOffset", (_int32, _int64), LeaderEpochEntry)
+
+
+def _offset_checkpoint(path: str, data: bytes) -> Iterator[SideItem]:
+    fields = (_topic, _int32, _int64)
+    yield from _checkpoint(path, data, "topic partition offset", fields, OffsetCheckpointEntry)
+
+
+def _meta_properties(path: str, data: bytes) -> Iterator[SideItem]:
+    """``key=value`` lines (``#`` and ``!`` comments, blank lines skipped); ``version`` must be a number."""
+    version = None
+    for n, (pos, length, text) in enumerate(_text_lines(data)):
+        line = text.strip()
+        if not line or line[0] in "#!":
+            continue
+        key, sep, value = line.partition("=")
+        if not sep or not key.strip():
+            yield _corrupt(path, pos, length, f"line {n + 1} is not 'key=value': {_quoted(text)}")
+            continue
+        if key.strip() == "version":
+            version = _number(value, _COUNT, 32)
+        yield Property(key.strip(), value.strip())
+    if version is None:
+        yield _corrupt(path, 0, 0, "no 'version=N' line")
+
+
+def _quorum_state(path: str, data: bytes) -> Iterator[SideItem]:
+    """One JSON object; each of its fields an entry, its value as compact JSON text (a string as is)."""
+    text = data.decode("utf-8", "replace")
+    try:
+        state = json.loads(text)
+    except json.JSONDecodeError as exc:
+        at = len(text[: exc.pos].encode())
+        yield _corrupt(path, at, len(data) - at, f"line {exc.lineno} is not JSON: {exc.msg}")
+        return
+    if not isinstance(state, dict):
+        yield _corrupt(path, 0, len(data), "not a JSON object")
+        return
+    for key, value in state.items():
+        shown = value if isinstance(value, str) else json.dumps(value, separators=(",", ":"))
+        yield Property(str(key), shown)
+
+
+def _lock(path: str, data: bytes) -> Iterator[SideItem]:
+    """The broker holds a lock on this file; what it holds is nothing to read."""
+    yield from ()
 
 
 def _partition_metadata(path: str, data: bytes) -> Iterator[SideItem]:
@@ -346,4 +439,8 @@ _SMALL_FILES: dict[str, Callable[[str, bytes], Iterator[SideItem]]] = {
     ".snapshot": _producer_snapshot,
     "leader-epoch-checkpoint": _leader_epochs,
     "partition.metadata": _partition_metadata,
+    **dict.fromkeys(OFFSET_CHECKPOINTS, _offset_checkpoint),
+    "meta.properties": _meta_properties,
+    "quorum-state": _quorum_state,
+    ".lock": _lock,
 }

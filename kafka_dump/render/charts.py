@@ -23,20 +23,30 @@ def bar(fraction: float, width: int) -> str:
     return "█" * full + (_EIGHTHS[part] if part else "")
 
 
-def bar_histogram(rows: Sequence[tuple[str, int]], *, title: str | None = None) -> Table:
-    """One row per (label, count): the label, a bar scaled to the largest count, and the count."""
+def axis(top: int, width: int = BAR_WIDTH) -> str:
+    """The scale under the bars: ``0`` at the left end, the largest count at the right one."""
+    peak = f"{top:,}"
+    return "0" + peak.rjust(width - 1)
+
+
+def bar_histogram(
+    rows: Sequence[tuple[str, int]], *, title: str | None = None, heads: tuple[str, str] = ("", "")
+) -> Table:
+    """One row per (label, count): the label, a bar scaled to the largest count, and the count; under
+    the columns ``heads`` (the label's unit, the count's), an axis from 0 to the largest count."""
     from rich.table import Table
     from rich.text import Text
 
     top = max((n for _, n in rows), default=0)
-    table = Table(box=None, show_header=False, pad_edge=False, title=title, title_justify="left")
-    table.add_column(justify="right", no_wrap=True)
-    table.add_column(no_wrap=True, min_width=BAR_WIDTH)
-    table.add_column(justify="right", no_wrap=True)
+    table = Table(box=None, pad_edge=False, title=title, title_justify="left", header_style="kdump.label")
+    table.add_column(heads[0], justify="right", no_wrap=True)
+    table.add_column("", no_wrap=True, min_width=BAR_WIDTH)
+    table.add_column(heads[1], justify="right", no_wrap=True)
     for label, n in rows:
         table.add_row(
             Text(label), Text(bar(n / top if top else 0.0, BAR_WIDTH), style="kdump.chart"), Text(f"{n:,}")
         )
+    table.add_row("", Text(axis(top), style="kdump.label"), "")
     return table
 
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 from kafka_dump.analysis.compare import V1_NONE, Comparison, Loss
-from kafka_dump.render.plain import Justify, plain_table
-from kafka_dump.render.stats import _int, _num, _pct, _per
+from kafka_dump.render.plain import Justify, percent, plain_table
+from kafka_dump.render.stats import _int, _num, _per
 
 if TYPE_CHECKING:
     from rich.console import RenderableType
@@ -72,7 +72,7 @@ class _Sections(NamedTuple):
 
 
 _SIZES_TITLE = "Size in every format (exact: the same records encoded again)"
-_SIZES_HEADS = ("encoding", "bytes", "per record", "metadata/rec", "vs now", "vs V1 none")
+_SIZES_HEADS = ("encoding", "bytes", "per record", "metadata/rec", "change vs now", "change vs V1 none")
 _LOSSES_TITLE = "What a downgrade loses (the whole file)"
 _LOSSES_COLUMNS: list[tuple[str, Justify]] = [
     ("the records have", "left"),
@@ -81,18 +81,28 @@ _LOSSES_COLUMNS: list[tuple[str, Justify]] = [
 ]
 
 
+def _change(size: int, reference: int) -> str:
+    """The size against a reference, signed as a change reads: ``-38.2%`` is smaller (a saving)."""
+    return percent(size / reference - 1, signed=True) if reference else "-"
+
+
 def _sections(c: Comparison, losses: list[Loss]) -> _Sections:
     n = c.records
-    rows = [["now (on disk)", _int(c.now_bytes), _num(_per(c.now_bytes, n)), "", "", ""]]
+    sizes = [["now (on disk)", _int(c.now_bytes), _num(_per(c.now_bytes, n)), "", "", ""]]
+    rows = compare_rows(c)
+    smallest = min((row["bytes"] for row in rows), default=None)
+    reference = c.sizes.get(V1_NONE, 0)
     current = None
-    for row in compare_rows(c):
+    own = None  # the file's own encoding, re-encoded: (its name, its bytes)
+    for row in rows:
+        name = f"V{row['magic']} {row['compression']}"
         if row["current"]:
-            current = len(rows)
-        rows.append(
+            current, own = len(sizes), (name, row["bytes"])
+        marks = (" ◀" if row["current"] else "") + (" ★" if row["bytes"] == smallest else "")
+        sizes.append(
             [
-                f"V{row['magic']} {row['compression']}{' ◀' if row['current'] else ''}", _int(row["bytes"]),
-                _num(row["bytesPerRecord"]), _num(row["metadataBytesPerRecord"]), _pct(row["savingVsNow"]),
-                _pct(row["savingVsV1None"]),
+                name + marks, _int(row["bytes"]), _num(row["bytesPerRecord"]), _num(row["metadataBytesPerRecord"]),
+                _change(row["bytes"], c.now_bytes), _change(row["bytes"], reference),
             ]
         )  # fmt: skip
     notes = [
@@ -105,12 +115,14 @@ def _sections(c: Comparison, losses: list[Loss]) -> _Sections:
             if c.options.level is not None
             else []
         ),
-        *(["◀ the file's encoding."] if c.current_encoding is not None else []),
+        *([_own_note(*own, c.now_bytes)] if own is not None else []),
+        *(["★ the smallest encoding."] if smallest is not None else []),
         "per record: bytes / data records; metadata/rec: the same less keys, values and (V2) headers,"
-        " negative when compression shrinks the payload too; vs: the saving (negative: larger).",
+        " negative when compression shrinks the payload too; change: the size against now (on disk) or"
+        " V1 none, negative when smaller.",
     ]
     lost = [[x.what, _int(x.count), "V0" if x.below == 1 else "V0 and V1"] for x in losses]
-    return _Sections(rows, current, notes, lost)
+    return _Sections(sizes, current, notes, lost)
 
 
 def compare_renderables(c: Comparison, losses: list[Loss]) -> list[RenderableType]:
@@ -149,7 +161,18 @@ def compare_text(c: Comparison, losses: list[Loss], width: int) -> str | None:
     return None if None in texts else "".join(cast("list[str]", texts))
 
 
-_MARK = "◀"  # one terminal cell, as Rich counts it
+_MARK = "◀★"  # one terminal cell each, as Rich counts them
+
+
+def _own_note(name: str, size: int, now: int) -> str:
+    """The file's own encoding, and why its row can differ from the bytes on disk."""
+    if size == now:
+        return "◀ the file's encoding."
+    return (
+        f"◀ the file's encoding, {name}: encoded again it takes {_int(size)} bytes against {_int(now)} on"
+        f" disk ({_change(size, now)}): the same records in the same batches, compressed by kdump's"
+        " codec library and level, not the producer's."
+    )
 
 
 def _grouping(c: Comparison) -> str:
@@ -164,4 +187,6 @@ def _grouping(c: Comparison) -> str:
 
 def _mix(c: Comparison) -> str:
     total = c.now_bytes or 1
-    return ", ".join(f"V{m} {codec.label} {b / total:.0%}" for (m, codec), b in sorted(c.current.items()))
+    return ", ".join(
+        f"V{m} {codec.label} {percent(b / total)}" for (m, codec), b in sorted(c.current.items())
+    )

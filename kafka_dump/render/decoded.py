@@ -24,10 +24,12 @@ from kafka_dump.internal_topics._coordinator import UNKNOWN_TYPE, UNKNOWN_VERSIO
 from kafka_dump.log.sidefiles import (
     AbortedTxn,
     LeaderEpochEntry,
+    OffsetCheckpointEntry,
     OffsetIndexEntry,
     PartitionMetadata,
     ProducerEntry,
     ProducerSnapshotHeader,
+    Property,
     SideItem,
     TimeIndexEntry,
 )
@@ -307,6 +309,10 @@ def side_kafka_line(item: SideItem) -> str | None:
         return line + "\n"
     if isinstance(item, PartitionMetadata):
         return f"version: {item.version}\ntopic_id: {item.topicId}\n"
+    if isinstance(item, OffsetCheckpointEntry):
+        return f"{item.topic} {item.partition} {item.offset}\n"
+    if isinstance(item, Property):
+        return f"{item.key}={item.value}\n"
     return None
 
 
@@ -318,6 +324,8 @@ _SIDE_TYPES = {
     ProducerEntry: "producer",
     LeaderEpochEntry: "leaderEpoch",
     PartitionMetadata: "partitionMetadata",
+    OffsetCheckpointEntry: "offsetCheckpoint",
+    Property: "property",
 }
 
 
@@ -370,5 +378,5 @@ class SideTable:
             else str(v)
             for k, v in fields.items()
         )
-        out.append("  ".join(c.rjust(w) for c, w in zip(cells, self._widths, strict=True)) + "\n")
+        out.append("  ".join(c.rjust(w) for c, w in zip(cells, self._widths, strict=True)).rstrip(" ") + "\n")
         return out

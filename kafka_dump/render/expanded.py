@@ -14,6 +14,7 @@ from kafka_dump.log.sidefiles import SideItem
 from kafka_dump.model import Batch, Compression, Problem, Record
 from kafka_dump.render.clock import time_text
 from kafka_dump.render.decoded import SideTable, file_decoder, kafka_json, part_text
+from kafka_dump.render.output import unpadded
 from kafka_dump.render.payload import header_key, printable
 from kafka_dump.render.rows import TimeMode
 from kafka_dump.render.table import (
@@ -125,7 +126,7 @@ class ExpandedRenderer:
         for text, style in segments:
             start, end = sgr_[style]
             parts.append(f"{start}{text}{end}" if start else text)
-        return ("".join(parts) + "\n").encode()
+        return (unpadded("".join(parts)) + "\n").encode()
 
 
 def _whole(data: bytes | None) -> Segment:

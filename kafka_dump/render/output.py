@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import codecs
 import os
+import re
 import stat
 import sys
 from collections.abc import Callable, Iterable, Mapping
@@ -22,6 +23,7 @@ from kafka_dump.render.payload import printable
 
 if TYPE_CHECKING:
     from rich.console import Console, RenderableType
+    from rich.segment import Segment
 
     from kafka_dump.render.progress import Bar
 
@@ -32,6 +34,16 @@ COLOR_MODES: tuple[ColorMode, ...] = ("auto", "always", "never")
 UNWRAPPED = 1000  # Rich needs a width; off a terminal, small tables are never cut
 CHUNK_BYTES = 1 << 18  # lines of bytes are written this much at a time (not on a terminal)
 _BIG_LINE = 16 * 1024  # lines this long on average are written one by one, not copied to be joined
+
+
+# Spaces at the end of a line, before any colour codes that close it: what pads a line to a width.
+_TRAILING = re.compile(r" +((?:\x1b\[[0-9;]*m)*)$", re.MULTILINE)
+
+
+def unpadded(text: str) -> str:
+    """``text`` with no space at the end of any line (a colour's closing code kept): a row is never
+    padded to the width of a table or a terminal, which ``grep``, ``diff`` and a copy would carry."""
+    return _TRAILING.sub(r"\1", text)
 
 
 def _isatty(stream: object) -> bool:
@@ -299,6 +311,9 @@ def make_console(file: TextIO, color: bool, width: int | None) -> Console:
     class _Console(Console):
         def on_broken_pipe(self) -> None:
             raise BrokenPipeError  # ended quietly at the CLI's edge, as for every format
+
+        def _render_buffer(self, buffer: Iterable[Segment]) -> str:
+            return unpadded(super()._render_buffer(buffer))  # a title or a last cell, padded by Rich
 
     return _Console(
         file=file,

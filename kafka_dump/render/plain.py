@@ -1,4 +1,15 @@
-"""What a renderer can write without Rich: counts (``number``, ``plural``) and a small table in Rich's shape.
+"""What a renderer can write without Rich: numbers in the one house style, and a small table in Rich's shape.
+
+How every human format writes a number (JSON and Kafka's lines write them raw):
+
+* a count (records, batches, files, an amount of bytes) with thousands separators: ``number``,
+  ``plural`` (``1,234 records``); a mean or a ratio the same way, with two decimals: ``decimal``;
+* an offset, a byte position, an id, an epoch, a CRC or a timestamp raw, as Kafka and the JSON write
+  it, so that it can be copied into ``--from-offset``, ``dd skip=`` or ``grep``: ``offsets 1200..1299``,
+  ``byte 1048576``; a problem's reason (the same text in JSON) writes its numbers raw too;
+* a share or a change as a percent with one decimal: ``percent`` (``12.3%``; signed ``-38.2%``);
+* a size where exactness does not matter (a progress bar) in binary units: ``binary_size``
+  (``1.5 MiB``); where it does (tables, problems), the exact count of bytes.
 
 Importing Rich is a large part of a short ``verify-crc`` run: ``plain_table`` writes the colourless
 table Rich would, or None when Rich would do more (wrap, cut, measure a cell) and must be used.
@@ -24,6 +35,31 @@ _SQUARE_TOP = ("┌", "─", "┬", "┐")
 def number(n: int) -> str:
     """``1234567`` -> ``1,234,567``: thousands separators for tables and summaries (never for JSON)."""
     return f"{n:,}"
+
+
+def decimal(v: float, places: int = 2) -> str:
+    """``6078.031`` -> ``6,078.03``: a mean or a ratio, in the style of ``number``."""
+    return f"{v:,.{places}f}"
+
+
+def percent(fraction: float, *, signed: bool = False) -> str:
+    """``0.1234`` -> ``12.3%``; ``signed``: ``+12.3%``, ``-38.2%`` (a change; zero is ``0.0%``)."""
+    text = f"{fraction * 100:.1f}%"
+    if text in ("-0.0%", "0.0%"):
+        return "0.0%"
+    return f"+{text}" if signed and fraction > 0 else text
+
+
+_UNITS = ("B", "KiB", "MiB", "GiB", "TiB")
+
+
+def binary_size(n: float) -> str:
+    """``n`` bytes in binary units, for a glance: ``512 B``, ``12.3 MiB``."""
+    unit = 0
+    while n >= 1024 and unit < len(_UNITS) - 1:
+        n /= 1024
+        unit += 1
+    return f"{n:.0f} {_UNITS[unit]}" if unit == 0 else f"{n:.1f} {_UNITS[unit]}"
 
 
 def plural(n: int, word: str) -> str:
@@ -84,7 +120,7 @@ def plain_table(
         left, between, right = box
         return left + " " + f" {between} ".join(cells) + " " + right
 
-    lines = [title.ljust(total)] if title else []  # Rich shows no empty title
+    lines = [title] if title else []  # Rich shows no empty title (nor pads one: see output.unpadded)
     if show_header:
         lines += [rule(_TOP), line(_HEAD).format(*headers), rule(_HEAD_BELOW)]
     else:

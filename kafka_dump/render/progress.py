@@ -15,12 +15,12 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import TextIO, TypeVar
 
 from kafka_dump.render.payload import printable
+from kafka_dump.render.plain import binary_size as binary_size  # the one bytes style, re-exported
 
 T = TypeVar("T")
 DELAY = 1.0  # seconds of work before a bar appears: a quick command never flashes one
 _REDRAW = 0.1  # seconds between redraws
 _CELLS = 20  # the bar's own width
-_UNITS = ("B", "KiB", "MiB", "GiB", "TiB")
 
 
 def delay_from(environ: Mapping[str, str]) -> float:
@@ -29,15 +29,6 @@ def delay_from(environ: Mapping[str, str]) -> float:
         return max(0.0, float(environ.get("KDUMP_PROGRESS_DELAY", DELAY)))
     except ValueError:
         return DELAY
-
-
-def binary_size(n: float) -> str:
-    """``n`` bytes in binary units: ``512 B``, ``12.3 MiB``."""
-    unit = 0
-    while n >= 1024 and unit < len(_UNITS) - 1:
-        n /= 1024
-        unit += 1
-    return f"{n:.0f} {_UNITS[unit]}" if unit == 0 else f"{n:.1f} {_UNITS[unit]}"
 
 
 def _clock(seconds: float) -> str:

@@ -13,7 +13,7 @@ from kafka_dump.analysis.histogram import SizeHistogram
 from kafka_dump.analysis.stats import PERCENTILES, FormatStats, SegmentStats
 from kafka_dump.render.clock import iso
 from kafka_dump.render.payload import header_key, preview, printable
-from kafka_dump.render.plain import Justify, number, plain_table
+from kafka_dump.render.plain import Justify, decimal, number, percent, plain_table
 
 if TYPE_CHECKING:
     from rich.console import RenderableType
@@ -127,12 +127,17 @@ def _int(v: int | None) -> str:
     return "-" if v is None else number(v)
 
 
+def _raw(v: int | None) -> str:
+    """An offset: raw, as ``--from-offset`` takes it."""
+    return "-" if v is None else str(v)
+
+
 def _num(v: float | None, places: int = 2) -> str:
-    return "-" if v is None else f"{v:,.{places}f}"
+    return "-" if v is None else decimal(v, places)
 
 
 def _pct(v: float | None) -> str:
-    return "-" if v is None else f"{v * 100:.1f}%"
+    return "-" if v is None else percent(v)
 
 
 def _when(ts: int | None) -> str:
@@ -176,8 +181,8 @@ def _sections(s: SegmentStats, total: bool) -> tuple[str, list[_Table]]:
             ("records", _int(s.records)),
             ("data records", _int(s.data_records)),
             ("control records", _int(s.control_records)),
-            ("first offset", _int(s.first_offset)),
-            ("last offset", _int(s.last_offset)),
+            ("first offset", _raw(s.first_offset)),
+            ("last offset", _raw(s.last_offset)),
             ("offset gaps", f"{s.offset_gaps:,} ({s.missing_offsets:,} offsets missing)"),
             ("corrupt (skipped)", f"{s.corrupt:,} ({s.corrupt_bytes:,} bytes)"),
             ("tail bytes", _int(s.tail_bytes)),
@@ -286,16 +291,25 @@ def _bands(s: SegmentStats) -> list[tuple[str, int]]:
     return [(f"{lo:,}-{hi:,}" if hi > lo else f"{lo:,}", c) for lo, hi, c in s.record_sizes.bands()]
 
 
-def _timeline(s: SegmentStats) -> tuple[str, str] | None:
-    """The records-over-time sparkline and its caption, or None without timestamps."""
+_SIZES_TITLE = "Record sizes"
+_SIZES_HEADS = ("bytes", "records")  # the units of the labels and of the counts
+
+
+def _timeline(s: SegmentStats) -> tuple[str, str, str] | None:
+    """The records-over-time chart: its title (the unit of a bar: records in one bucket of time, and
+    the tallest), the sparkline, and its time axis (the first and last bucket's times under its
+    ends); None without timestamps."""
     from kafka_dump.render.charts import sparkline
 
     start, width, counts = s.times.series()
     if not counts:
         return None
     end = start + width * len(counts) - 1
-    caption = f"{iso(start)} .. {iso(end)}, {_duration(width)} per bucket, peak {max(counts):,}"
-    return sparkline(counts), caption
+    title = f"Records over time (records per {_duration(width)}, █ = {max(counts):,})"
+    first, last = iso(start), iso(end)
+    room = len(counts) - len(first) - len(last)
+    axis = f"{first}{' ' * room}{last}" if room >= 2 else f"{first} .. {last}"
+    return title, sparkline(counts), axis
 
 
 def charts_renderables(s: SegmentStats) -> list[RenderableType]:
@@ -307,15 +321,15 @@ def charts_renderables(s: SegmentStats) -> list[RenderableType]:
     out: list[RenderableType] = []
     bands = _bands(s)
     if bands:
-        out.append(bar_histogram(bands, title="Record sizes (bytes)"))
+        out.append(bar_histogram(bands, title=_SIZES_TITLE, heads=_SIZES_HEADS))
     timeline = _timeline(s)
     if timeline is not None:
-        line, caption = timeline
+        title, line, axis = timeline
         out.append(
             Group(
-                Text("Records over time", style="kdump.header"),
+                Text(title, style="kdump.header"),
                 Text(line, style="kdump.chart"),
-                Text(caption),
+                Text(axis, style="kdump.label"),
             )
         )
     return out
@@ -324,26 +338,30 @@ def charts_renderables(s: SegmentStats) -> list[RenderableType]:
 def _charts_text(s: SegmentStats, width: int) -> str | None:
     """``charts_renderables`` without colour: the bar histogram (Rich's borderless table, two spaces
     between its columns, the bars at least 40 cells) and the sparkline's three lines."""
-    from kafka_dump.render.charts import BAR_WIDTH, bar
+    from kafka_dump.render.charts import BAR_WIDTH, axis, bar
 
     lines: list[str] = []
     bands = _bands(s)
     if bands:
         top = max(n for _, n in bands)
-        rows = [(label, bar(n / top if top else 0.0, BAR_WIDTH), f"{n:,}") for label, n in bands]
+        rows = [
+            (_SIZES_HEADS[0], "", _SIZES_HEADS[1]),
+            *((label, bar(n / top if top else 0.0, BAR_WIDTH), f"{n:,}") for label, n in bands),
+            ("", axis(top), ""),
+        ]
         widths = [max(len(row[i]) for row in rows) for i in range(3)]
         widths[1] = max(widths[1], BAR_WIDTH)
         total = sum(widths) + 4
-        if total > width or not all(_fits(cell, width) for row in rows for cell in row):
+        if total > width or not all(_fits(cell, width) for row in rows for cell in row if cell):
             return None
-        lines.append("Record sizes (bytes)".ljust(total))
+        lines.append(_SIZES_TITLE)
         lines.extend(f"{a.rjust(widths[0])}  {b.ljust(widths[1])}  {c.rjust(widths[2])}" for a, b, c in rows)
     timeline = _timeline(s)
     if timeline is not None:
         if not all(_fits(line, width) for line in timeline):
             return None
-        lines += ["Records over time", *timeline]
-    return "".join(line + "\n" for line in lines)
+        lines += timeline
+    return "".join(line.rstrip(" ") + "\n" for line in lines)
 
 
 def _duration(ms: int) -> str:

@@ -204,7 +204,7 @@ def problem_title(p: Problem, *, dumped: str | None = None) -> list[Segment]:
     if dumped is not None and p.file != dumped:
         where = f"in {printable(os.path.basename(p.file))} {where}"
     corrupt = p.kind is ProblemKind.CORRUPT
-    head = f"{'PROBLEM' if corrupt else 'TAIL'} {where} ({number(p.length)} bytes, {p.kind.label})"
+    head = f"{'PROBLEM' if corrupt else 'TAIL'} {where} ({plural(p.length, 'byte')}, {p.kind.label})"
     return [(f"{head}: {printable(p.reason)}", "kdump.problem" if corrupt else "kdump.tail")]
 
 
