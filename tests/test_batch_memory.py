@@ -57,8 +57,10 @@ def _record(offset_delta: int, headers: int = 0) -> bytes:
     return _varint(len(body)) + body
 
 
-def _v0_message(offset: int, attributes: int, value: bytes | None) -> bytes:
-    body = struct.pack(">bbi", 0, attributes, -1)
+def _v0_message(offset: int, attributes: int, value: bytes | None, magic: int = 0) -> bytes:
+    """A v0 message (or v1, timestamp 0) with a null key, CRC-32 valid."""
+    body = struct.pack(">bb", magic, attributes) + (struct.pack(">q", 0) if magic else b"")
+    body += struct.pack(">i", -1)
     body += struct.pack(">i", -1) if value is None else struct.pack(">i", len(value)) + value
     message = struct.pack(">I", zlib.crc32(body)) + body
     return struct.pack(">qi", offset, len(message)) + message
@@ -169,6 +171,22 @@ def test_wrapper_of_many_messages(tmp_path: Path) -> None:
         f" the 5 from offset {MAX_DECODED_PER_BATCH} on are not decoded"
     )
     assert (problem["position"], problem["check"]) == (0, "too-large")
+
+
+def test_convert_wrapper_of_many_messages(tmp_path: Path) -> None:
+    """``convert``'s fast path takes no v1 wrapper past the bound: the slow way reports it, as it would
+    without the fast path."""
+    n = MAX_DECODED_PER_BATCH + 2
+    inner = b"".join(_v0_message(i, 0, b"v", magic=1) for i in range(n))
+    path = tmp_path / "00000000000000000000.log"
+    path.write_bytes(_v0_message(n - 1, 1, _gzip(inner), magic=1))
+    rc, _, err, _ = _run(["convert", str(path), "-o", str(tmp_path / "out.log")], tmp_path)
+    assert rc == 1
+    assert (
+        f"byte 0: corrupt input: the wrapper holds {n} inner messages, more than kdump decodes in one batch"
+        f" ({MAX_DECODED_PER_BATCH}): the 2 from offset {MAX_DECODED_PER_BATCH} on are not decoded"
+    ) in err
+    assert not (tmp_path / "out.log").exists()
 
 
 @pytest.mark.parametrize("extra", [0, 1])
