@@ -22,6 +22,7 @@ from kafka_dump.log.segment import read_segment, read_segment_runs
 from kafka_dump.log.window import CHUNK_SIZE, Window, open_segment
 from kafka_dump.model import Batch, Compression, Problem, item_end
 from kafka_dump.wire.codecs import decompress, lz4_frame_header
+from kafka_dump.wire.layout import MAX_DECODED_PER_BATCH
 from kafka_dump.wire.transcode import Wrapper, read_wrappers, unlz4_frame
 
 Codec = Callable[[int, memoryview], bytes]  # (codec id, payload) -> the payload decompressed
@@ -102,6 +103,8 @@ def read_input(
 def _read_fast(path: Path, source: Inflating, max_batch_bytes: int, max_records: int) -> Iterator[Item]:
     name = str(path)
     entry_limit = max(max_batch_bytes, CHUNK_SIZE)
+    # A wrapper of more inner messages than the decoder builds goes the slow way, which reports it.
+    fast_records = min(max_records, MAX_DECODED_PER_BATCH)
     f, size = open_segment(path)
     with f:
         win = Window(f, size, _WINDOW, reuse=True)
@@ -115,7 +118,7 @@ def _read_fast(path: Path, source: Inflating, max_batch_bytes: int, max_records:
             try:
                 while at < got:
                     used, want, codec, wrappers = read_wrappers(
-                        window, at, got, pos, entry_limit, max_records, _RUN, inflate, _twins.v1_inner_to_v2
+                        window, at, got, pos, entry_limit, fast_records, _RUN, inflate, _twins.v1_inner_to_v2
                     )  # (pos: the window's place in the file)
                     if not wrappers:
                         break

@@ -86,5 +86,6 @@
 #define CONTROL_BIT 0x20
 #define DELETE_HORIZON_BIT 0x40
 #define NO_SEQUENCE (-1)
+#define MAX_DECODED_PER_BATCH 250000
 
 #endif

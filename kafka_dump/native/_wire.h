@@ -44,6 +44,7 @@ typedef struct {
 #define CHECK_WRAPPER "wrapper"
 #define CHECK_OFFSET_DELTA "offset-delta"
 #define CHECK_TIMESTAMP "timestamp"
+#define CHECK_TOO_LARGE "too-large"
 
 /* Name in err the rule broken and the numbers it compared (numbers_: HAS_ bits, 0 for none). */
 #define SET_CHECK(err, check_, numbers_, expected_, found_) \
@@ -225,6 +226,10 @@ v2_record(const unsigned char *p, Py_ssize_t *at, Py_ssize_t end, V2Record *r, V
         if (r->header_count < 0 || r->header_count > body_end - pos)
             CHECK_ERROR(err, start, CHECK_HEADER_COUNT, HAS_FOUND, 0, r->header_count, "invalid header count %lld",
                         (long long)r->header_count);
+        if (r->header_count > MAX_DECODED_PER_BATCH) /* a limit on what any reader builds or walks */
+            CHECK_ERROR(err, start, CHECK_TOO_LARGE, HAS_EXPECTED | HAS_FOUND, MAX_DECODED_PER_BATCH,
+                        r->header_count, "record has %lld headers, more than kdump reads in one batch (%d)",
+                        (long long)r->header_count, MAX_DECODED_PER_BATCH);
         r->headers_pos = pos;
         for (int64_t j = 0; j < r->header_count; j++) {
             V2_VARINT(body_end, VARINT_MAX_BYTES, n);

@@ -342,6 +342,7 @@ decode_v2_records(PyObject *self, PyObject *args)
      * (own references): the next record shares each where it holds the same (see nullable_bytes). */
     PyObject *last_key = NULL, *last_value = NULL, *last_headers = NULL, *last_time = NULL;
     int64_t last_ts_delta = 0;
+    int64_t budget = MAX_DECODED_PER_BATCH; /* records and headers yet to build */
     if (records == NULL)
         goto done;
     /* Untracked while it fills: it holds only untracked records then, and each collection the
@@ -365,6 +366,12 @@ decode_v2_records(PyObject *self, PyObject *args)
             CHECK_ERROR(&err, start, CHECK_OFFSET_DELTA, HAS_FOUND, 0, offset_delta,
                         "record offset delta %lld puts its offset past int64 (baseOffset %lld)",
                         (long long)offset_delta, base_offset);
+        budget -= 1 + r.header_count;
+        if (budget < 0)
+            CHECK_ERROR(&err, start, CHECK_TOO_LARGE, HAS_EXPECTED, MAX_DECODED_PER_BATCH, 0,
+                        "the batch holds more records and headers than kdump decodes in one batch (%d): its "
+                        "records from offset %lld on (%lld of %lld) are not decoded",
+                        MAX_DECODED_PER_BATCH, (long long)offset_value, count - i, count);
         key = nullable_bytes(p + r.key_pos, r.key_len, last_key);
         value = nullable_bytes(p + r.value_pos, r.value_len, last_value);
         if (key == NULL || value == NULL)
@@ -578,9 +585,9 @@ inner_records(const unsigned char *p, Py_ssize_t total, int wrapper_magic, long 
     Py_ssize_t pos = 0, n_ok = 0, capacity = 0;
     PyObject *reason = NULL, *records = NULL;
     DataError e = {NULL, 0, NULL, 0, 0, 0};
-    Inner *inner = NULL;
+    Inner *inner = NULL, spare; /* spare: each message past MAX_DECODED_PER_BATCH, checked but not kept */
     IntCache timestamps = {0, NULL};
-    int64_t last = 0;
+    int64_t last = 0, first_past = 0;
     while (pos < total) {
         if (total - pos < LOG_OVERHEAD) {
             SET_CHECK(&e, CHECK_WRAPPER, 0, 0, 0);
@@ -595,9 +602,10 @@ inner_records(const unsigned char *p, Py_ssize_t total, int wrapper_magic, long 
         }
         /* Each kept message framed at least LOG_OVERHEAD bytes of data: the array stays a fraction of
          * the records it describes. */
-        if (n_ok == capacity && grow_array((void **)&inner, &capacity, sizeof(Inner), 128) < 0)
+        int kept = n_ok < MAX_DECODED_PER_BATCH;
+        if (kept && n_ok == capacity && grow_array((void **)&inner, &capacity, sizeof(Inner), 128) < 0)
             goto done;
-        Inner *in = &inner[n_ok];
+        Inner *in = kept ? &inner[n_ok] : &spare;
         Py_ssize_t end = pos + LOG_OVERHEAD + size;
         PyObject *inner_reason = NULL;
         int status = parse_message(p, pos, end, &in->m, &inner_reason);
@@ -630,7 +638,9 @@ inner_records(const unsigned char *p, Py_ssize_t total, int wrapper_magic, long 
         }
         in->pos = pos;
         in->end = end;
-        in->crc = message_crc(p, pos, end);
+        in->crc = kept ? message_crc(p, pos, end) : 0;
+        if (n_ok == MAX_DECODED_PER_BATCH)
+            first_past = in->m.offset;
         last = in->m.offset;
         n_ok++;
         pos = end;
@@ -659,8 +669,16 @@ inner_records(const unsigned char *p, Py_ssize_t total, int wrapper_magic, long 
                                           wrapper_offset, (long long)last);
         }
         __int128 base = legacy_inner_base(wrapper_magic, wrapper_offset, last);
-        records = PyList_New(n_ok);
-        for (Py_ssize_t i = 0; records != NULL && i < n_ok; i++) {
+        Py_ssize_t n_kept = n_ok < MAX_DECODED_PER_BATCH ? n_ok : MAX_DECODED_PER_BATCH;
+        if (reason == NULL && n_ok > n_kept) {
+            SET_CHECK(&e, CHECK_TOO_LARGE, HAS_EXPECTED, MAX_DECODED_PER_BATCH, 0);
+            reason = PyUnicode_FromFormat("the wrapper holds %zd inner messages, more than kdump decodes in one "
+                                          "batch (%d): the %zd from offset %lld on are not decoded",
+                                          n_ok, MAX_DECODED_PER_BATCH, n_ok - n_kept,
+                                          (long long)(base + first_past));
+        }
+        records = PyList_New(n_kept);
+        for (Py_ssize_t i = 0; records != NULL && i < n_kept; i++) {
             const Inner *in = &inner[i];
             PyObject *record = legacy_record(p, in->pos, in->end, &in->m, in->crc, base, log_append_time, &timestamps);
             if (record == NULL) {

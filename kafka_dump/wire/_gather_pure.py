@@ -7,7 +7,6 @@ until it holds ``key_limit`` (later new ones are counted as ``others``).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, MutableMapping
-from itertools import pairwise
 
 from kafka_dump.errors import CorruptRecordError
 from kafka_dump.model import Check, Compression, Header
@@ -25,7 +24,7 @@ from kafka_dump.wire._gather_layout import (
     new_histogram,
 )
 from kafka_dump.wire.layout import INT64_MAX, INT64_MIN
-from kafka_dump.wire.message import WRAPPER_CODECS, Message, inner_base, inner_messages, sound_wrapper
+from kafka_dump.wire.message import WRAPPER_CODECS, inner_base, inner_messages, sound_wrapper
 from kafka_dump.wire.records import past_int64, v2_records
 
 __all__ = ["gather_legacy_inner", "gather_legacy_wrappers", "gather_v2_records", "new_histogram"]
@@ -126,41 +125,52 @@ def _tally(
     return null_keys, null_values, first, prev, gaps, missing, min_ts, max_ts, others
 
 
-def _plain_inner(
-    data: bytes | memoryview, magic: int, wrapper_offset: int
-) -> tuple[list[Message], int, int] | None:
-    """(inner messages, base added to their offsets, missing offsets inside) when ``data`` is the
-    plain case that ``gather_legacy_inner`` describes, with every figure within int64; else None."""
+def _plain_inner(data: bytes, magic: int, wrapper_offset: int) -> tuple[int, int, int, int, int] | None:
+    """(count, first and last inner offsets, base added to them, missing offsets inside) when ``data``
+    is the plain case that ``gather_legacy_inner`` describes, with every figure within int64; else
+    None. The messages are read one at a time, never held together."""
+    count = first = last = total = 0
+    top = INT64_MIN
     try:
-        found = list(inner_messages(bytes(data), magic))
+        for m in inner_messages(data, magic):
+            if count:
+                gap = m.offset - last  # gaps must be countable in int64 too
+                if not INT64_MIN <= gap <= INT64_MAX:
+                    return None
+                total += max(0, gap - 1)
+                if total > INT64_MAX:
+                    return None
+            else:
+                first = m.offset
+            count += 1
+            last = m.offset
+            top = max(top, m.offset)
     except CorruptRecordError:
         return None
-    if not found:
+    if not count:
         return None
-    base, sound = inner_base(magic, wrapper_offset, found[-1].offset)
-    if not sound or base > INT64_MAX or max(m.offset for m in found) + base > INT64_MAX:
+    base, sound = inner_base(magic, wrapper_offset, last)
+    if not sound or base > INT64_MAX or top + base > INT64_MAX:
         return None  # offsets past int64 (the compiled twin's integers): the decoder reads them
-    total = 0
-    for a, b in pairwise(m.offset for m in found):  # gaps must be countable in int64 too
-        if not INT64_MIN <= b - a <= INT64_MAX:
-            return None
-        total += max(0, b - a - 1)
-        if total > INT64_MAX:
-            return None
-    return found, base, total
+    return count, first, last, base, total
 
 
 def _add_inner(
-    found: list[Message],
+    data: bytes,
+    magic: int,
     base: int,
     lat: int | None,
     width: int,
     hists: Histograms,
     times: MutableMapping[int, int],
 ) -> tuple[int, int, int, int, int | None, int | None]:
-    """Add the inner messages (``lat``: their LogAppendTime) to ``hists`` and ``times``: (null keys,
-    null values, gaps, missing offsets, min timestamp, max timestamp)."""
-    rows = ((m.size, m.key, m.value, (), m.offset + base, m.timestamp if lat is None else lat) for m in found)
+    """Add the inner messages of ``data`` (``lat``: their LogAppendTime), which ``_plain_inner`` has
+    read whole, to ``hists`` and ``times``: (null keys, null values, gaps, missing offsets, min
+    timestamp, max timestamp)."""
+    rows = (
+        (m.size, m.key, m.value, (), m.offset + base, m.timestamp if lat is None else lat)
+        for m in inner_messages(data, magic)
+    )
     nk, nv, _, _, gaps, missing, min_ts, max_ts, _ = _tally(rows, width, hists, times, {}, 0)
     return nk, nv, gaps, missing, min_ts, max_ts
 
@@ -180,15 +190,15 @@ def gather_legacy_inner(
     ``message.inner_base`` with a sound wrapper offset); None (nothing added) for anything else."""
     if magic not in (0, 1) or width < 1:
         raise ValueError("magic must be 0 or 1 and width at least 1")
+    data = bytes(data)
     plain = _plain_inner(data, magic, wrapper_offset)
     if plain is None:
         return None
-    found, base, _ = plain
+    count, first, last, base, _ = plain
     null_keys, null_values, gaps, missing, min_ts, max_ts = _add_inner(
-        found, base, log_append_time, width, hists, times
+        data, magic, base, log_append_time, width, hists, times
     )
-    first, last = found[0].offset + base, found[-1].offset + base
-    return len(found), null_keys, null_values, first, last, gaps, missing, min_ts, max_ts
+    return count, null_keys, null_values, first + base, last + base, gaps, missing, min_ts, max_ts
 
 
 def gather_legacy_wrappers(
@@ -237,11 +247,12 @@ def gather_legacy_wrappers(
         if wrapper is None:
             break
         msg, inner = wrapper
+        inner = bytes(inner)
         plain = _plain_inner(inner, magic, msg.offset)
-        if plain is None or len(plain[0]) > max_records:
+        if plain is None or plain[0] > max_records:
             break
-        found, base, inner_missing = plain
-        f, la = found[0].offset + base, found[-1].offset + base
+        n, f, la, base, inner_missing = plain
+        f, la = f + base, la + base
         seam_gap = seam_missing = 0
         if last is not None:
             if last + 1 > INT64_MAX or not INT64_MIN <= f - (last + 1) <= INT64_MAX:
@@ -252,9 +263,8 @@ def gather_legacy_wrappers(
         if missing + seam_missing + inner_missing > INT64_MAX:
             break
         lat = msg.timestamp if magic == 1 and attributes & L.TIMESTAMP_TYPE_BIT else None
-        nk, nv, g, m, lo_ts, hi_ts = _add_inner(found, base, lat, width, inner_hists, times)
+        nk, nv, g, m, lo_ts, hi_ts = _add_inner(inner, magic, base, lat, width, inner_hists, times)
         width = _fit(times, width, time_limit)
-        n = len(found)
         hist_add(per_batch, n)
         hist_add(batch_bytes, entry_end - pos)
         fig = formats.setdefault((magic, attributes & L.COMPRESSION_MASK), [0, 0, 0, 0])

@@ -89,17 +89,19 @@ _PREFIX = L.MAGIC_OFFSET + 1
 def _inner_span(data: bytes, magic: int, crc32: Checksum) -> tuple[int, int, int] | None:
     """(count, first offset, last offset) of a wrapper's decompressed inner messages when every one
     reads and its CRC-32 holds; None otherwise (the decoder then reports what is wrong)."""
+    view = memoryview(data)
+    at = count = first = last = 0
     try:
-        found = list(inner_messages(data, magic))
+        for m in inner_messages(data, magic):  # one at a time, never held together
+            if crc32(view[at + L.MAGIC_OFFSET : at + m.size]) != m.crc:
+                return None
+            at += m.size
+            first = m.offset if not count else first
+            last = m.offset
+            count += 1
     except CorruptRecordError:
         return None
-    view = memoryview(data)
-    at = 0
-    for m in found:
-        if crc32(view[at + L.MAGIC_OFFSET : at + m.size]) != m.crc:
-            return None
-        at += m.size
-    return (len(found), found[0].offset, found[-1].offset) if found else None
+    return (count, first, last) if count else None
 
 
 def walk_entries(

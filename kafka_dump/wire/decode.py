@@ -5,6 +5,7 @@ whole, and runs of plain v0/v1 messages."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from itertools import islice
 
 from kafka_dump.errors import CorruptRecordError
 from kafka_dump.model import Batch, Check, Compression, Record, TimestampType, new_record
@@ -34,6 +35,7 @@ def decode_v2_records(
     records: list[Record] = []
     append = records.append
     make = new_record
+    budget = L.MAX_DECODED_PER_BATCH  # records and headers yet to build
     try:
         for start, body_end, _, ts_delta, offset_delta, key, value, headers in v2_records(
             data, pos, end, count
@@ -41,6 +43,9 @@ def decode_v2_records(
             check_offset_delta(start, offset_delta, last_offset_delta)
             if not L.INT64_MIN <= base_offset + offset_delta <= L.INT64_MAX:
                 raise past_int64("offset", offset_delta, "baseOffset", base_offset, start, Check.OFFSET_DELTA)
+            budget -= 1 + len(headers)
+            if budget < 0:
+                raise _past_budget(base_offset + offset_delta, count - len(records), count, start)
             check_timestamp(start, base_timestamp, ts_delta)
             if base_sequence >= 0:
                 sequence = base_sequence + offset_delta
@@ -63,15 +68,30 @@ def decode_v2_records(
     return records, None
 
 
+def _past_budget(offset: int, left: int, count: int, at: int) -> CorruptRecordError:
+    """The batch's records from ``offset`` on are not built: with them, the batch's decoded form would
+    pass ``MAX_DECODED_PER_BATCH`` records and headers (the bound of its memory in every command)."""
+    return CorruptRecordError(
+        f"the batch holds more records and headers than kdump decodes in one batch ({L.MAX_DECODED_PER_BATCH}):"
+        f" its records from offset {offset} on ({left} of {count}) are not decoded",
+        position=at, check=Check.TOO_LARGE, expected=L.MAX_DECODED_PER_BATCH,
+    )  # fmt: skip
+
+
 def decode_legacy_inner(
     data: bytes, wrapper_magic: int, wrapper_offset: int, log_append_time: int | None, /
 ) -> tuple[list[Record], CorruptRecordError | None]:
     """The inner message set of a decompressed v0/v1 wrapper (Kafka's ``DeepRecordsIterator``), placed
     by ``message.inner_base``. Returns the records and the first error, if any."""
     inner: list[Message] = []
+    past: list[Message] = []  # the first and the last message past MAX_DECODED_PER_BATCH
+    walked = 0  # messages past it
     error: CorruptRecordError | None = None
+    messages = inner_messages(data, wrapper_magic)
     try:
-        inner.extend(inner_messages(data, wrapper_magic))  # the messages before an error stay
+        inner.extend(islice(messages, L.MAX_DECODED_PER_BATCH))  # the messages before an error stay
+        for walked, msg in enumerate(messages, 1):  # checked, and the last offset learnt, not kept
+            past[walked > 1 :] = [msg]
     except CorruptRecordError as exc:
         error = exc
     if not inner:
@@ -81,14 +101,20 @@ def decode_legacy_inner(
     if error is not None and wrapper_magic > 0 and wrapper_offset != 0:
         # v1 offsets are relative to the last inner message; without it none can be placed.
         return [], error.restated(
-            f"{error.reason}; the {len(inner)} inner messages before it have unknown offsets"
+            f"{error.reason}; the {len(inner) + walked} inner messages before it have unknown offsets"
         )
-    last = inner[-1].offset
+    last = (past or inner)[-1].offset
     base, sound = inner_base(wrapper_magic, wrapper_offset, last)
     if error is None and not sound:
         error = CorruptRecordError(
             f"wrapper offset {wrapper_offset} is below its last inner offset {last}", check=Check.INNER_OFFSET,
             expected=last, found=wrapper_offset,
+        )  # fmt: skip
+    if error is None and walked:
+        error = CorruptRecordError(
+            f"the wrapper holds {len(inner) + walked} inner messages, more than kdump decodes in one batch"
+            f" ({L.MAX_DECODED_PER_BATCH}): the {walked} from offset {base + past[0].offset} on are not decoded",
+            check=Check.TOO_LARGE, expected=L.MAX_DECODED_PER_BATCH,
         )  # fmt: skip
     if log_append_time is None:
         return [m.record(base + m.offset, m.timestamp) for m in inner], error

@@ -6,6 +6,7 @@ Every varint is the shortest, as Kafka writes it, so that decoded entries re-enc
 from __future__ import annotations
 
 from collections.abc import Sequence
+from itertools import islice
 
 from kafka_dump.errors import CorruptRecordError, UnsupportedEncodingError
 from kafka_dump.model import Record
@@ -157,7 +158,7 @@ def v1_inner_to_v2(
     maxTimestamp); None when an inner message is not sound, there are over ``max_records`` or a delta
     does not fit one batch: ``convert`` then takes the slow way, which reports or refuses it."""
     try:
-        inner = list(inner_messages(data, 1))
+        inner = list(islice(inner_messages(data, 1), max_records + 1))  # one past: too many
     except CorruptRecordError:
         return None
     if not inner or len(inner) > max_records or any(m.attributes or not m.crc_valid for m in inner):

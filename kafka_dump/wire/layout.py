@@ -191,6 +191,10 @@ NO_SEQUENCE = -1
 INT32_MAX = 2**31 - 1
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 
+# The most records and headers the decoder builds for one batch (and so the most headers one record may
+# have): what a batch's decoded form may hold for every renderer to stay within a few hundred MB.
+MAX_DECODED_PER_BATCH = 250_000
+
 # The scalar constants _layout.h carries besides each layout's size and its fields' offsets and lengths.
 C_CONSTANTS = (
     "MAGIC_OFFSET",
@@ -206,4 +210,5 @@ C_CONSTANTS = (
     "CONTROL_BIT",
     "DELETE_HORIZON_BIT",
     "NO_SEQUENCE",
+    "MAX_DECODED_PER_BATCH",
 )

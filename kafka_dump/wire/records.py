@@ -98,6 +98,15 @@ def past_int64(field: str, delta: int, base_name: str, base: int, at: int, check
     )  # fmt: skip
 
 
+def _too_many_headers(count: int) -> CorruptRecordError:
+    """A record with more headers than the decoder builds for a whole batch: a limit, not corruption,
+    that bounds the memory of every reader of the record (each builds or walks its headers)."""
+    return CorruptRecordError(
+        f"record has {count} headers, more than kdump reads in one batch ({L.MAX_DECODED_PER_BATCH})",
+        check=Check.TOO_LARGE, expected=L.MAX_DECODED_PER_BATCH, found=count,
+    )  # fmt: skip
+
+
 def _field(data: bytes, pos: int, body_end: int, what: str) -> tuple[bytes | None, int]:
     """A length-prefixed key or value (a negative length: null), within the record."""
     n, pos = read_zigzag(data, pos, body_end, L.VARINT_MAX_BYTES)
@@ -112,6 +121,8 @@ def _headers(data: bytes, pos: int, body_end: int) -> tuple[tuple[Header, ...], 
     count, pos = read_zigzag(data, pos, body_end, L.VARINT_MAX_BYTES)
     if count < 0 or count > body_end - pos:
         raise CorruptRecordError(f"invalid header count {count}", check=Check.HEADER_COUNT, found=count)
+    if count > L.MAX_DECODED_PER_BATCH:
+        raise _too_many_headers(count)
     headers = []
     for _ in range(count):
         key, pos = _field(data, pos, body_end, "header key")
