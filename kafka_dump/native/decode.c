@@ -320,17 +320,121 @@ record_headers(const unsigned char *p, Py_ssize_t pos, Py_ssize_t body_end, int6
     return 0;
 }
 
+/* A search's rules over a record's raw bytes (wire/match.py's RecordMatch, read from its tuple): exact
+ * bytes compared here, a regular expression searched by Python's re over a bytes copy. */
+typedef struct {
+    Py_buffer key, header_key, header_value; /* .buf NULL where the rule is not given */
+    PyObject *key_search, *value_search;     /* borrowed; NULL where not given */
+} RecordMatch;
+
+static void
+record_match_release(RecordMatch *m)
+{
+    if (m->key.buf != NULL)
+        PyBuffer_Release(&m->key);
+    if (m->header_key.buf != NULL)
+        PyBuffer_Release(&m->header_key);
+    if (m->header_value.buf != NULL)
+        PyBuffer_Release(&m->header_value);
+}
+
+/* Read the RecordMatch tuple t into *m (zeroed first). Returns 0, or -1 with an exception set. */
+static int
+record_match_read(PyObject *t, RecordMatch *m)
+{
+    memset(m, 0, sizeof *m);
+    if (!PyTuple_Check(t) || PyTuple_GET_SIZE(t) != 5) {
+        PyErr_SetString(PyExc_TypeError, "match must be a RecordMatch");
+        return -1;
+    }
+    Py_buffer *exact[3] = {&m->key, &m->header_key, &m->header_value};
+    const int exact_at[3] = {0, 3, 4};
+    for (int j = 0; j < 3; j++) {
+        PyObject *o = PyTuple_GET_ITEM(t, exact_at[j]);
+        if (o != Py_None && PyObject_GetBuffer(o, exact[j], PyBUF_SIMPLE) < 0) {
+            record_match_release(m);
+            return -1;
+        }
+    }
+    m->key_search = PyTuple_GET_ITEM(t, 1) == Py_None ? NULL : PyTuple_GET_ITEM(t, 1);
+    m->value_search = PyTuple_GET_ITEM(t, 2) == Py_None ? NULL : PyTuple_GET_ITEM(t, 2);
+    return 0;
+}
+
+static inline int
+same_bytes(const Py_buffer *b, const unsigned char *p, int64_t n)
+{
+    return n >= 0 && n == (int64_t)b->len && memcmp(b->buf, p, (size_t)n) == 0;
+}
+
+/* search(bytes of p[0:n]) found something: 1, 0 (or a null field), or -1 with an exception set. */
+static int
+searched(PyObject *search, const unsigned char *p, int64_t n)
+{
+    if (n < 0)
+        return 0;
+    PyObject *b = PyBytes_FromStringAndSize((const char *)p, (Py_ssize_t)n);
+    if (b == NULL)
+        return -1;
+    PyObject *found = PyObject_CallOneArg(search, b);
+    Py_DECREF(b);
+    if (found == NULL)
+        return -1;
+    int hit = found != Py_None;
+    Py_DECREF(found);
+    return hit;
+}
+
+/* The record r of p, which v2_record has read (its headers are sound): 1 when it meets every rule
+ * of m, 0 when not, -1 with an exception set. */
+static int
+record_matches(const unsigned char *p, const V2Record *r, const RecordMatch *m)
+{
+    if (m->key.buf != NULL && !same_bytes(&m->key, p + r->key_pos, r->key_len))
+        return 0;
+    if (m->header_key.buf != NULL) {
+        Py_ssize_t pos = r->headers_pos;
+        int found = 0;
+        for (int64_t j = 0; j < r->header_count && !found; j++) {
+            int64_t kn = 0, vn = 0;
+            varint_fast(p, &pos, r->body_end, VARINT_MAX_BYTES, &kn);
+            Py_ssize_t key_at = pos;
+            pos += (Py_ssize_t)kn;
+            varint_fast(p, &pos, r->body_end, VARINT_MAX_BYTES, &vn);
+            found = same_bytes(&m->header_key, p + key_at, kn) &&
+                    (m->header_value.buf == NULL || same_bytes(&m->header_value, p + pos, vn));
+            if (vn > 0)
+                pos += (Py_ssize_t)vn;
+        }
+        if (!found)
+            return 0;
+    }
+    int hit = 1;
+    if (m->key_search != NULL)
+        hit = searched(m->key_search, p + r->key_pos, r->key_len);
+    if (hit == 1 && m->value_search != NULL)
+        hit = searched(m->value_search, p + r->value_pos, r->value_len);
+    return hit;
+}
+
 PyObject *
 decode_v2_records(PyObject *self, PyObject *args)
 {
     Py_buffer view;
     Py_ssize_t pos, end;
     long long count, base_offset, base_timestamp, base_sequence, last_offset_delta = INT64_MAX;
-    PyObject *log_append_time;
-    if (!PyArg_ParseTuple(args, "y*nnLLLOL|L", &view, &pos, &end, &count, &base_offset, &base_timestamp,
-                          &log_append_time, &base_sequence, &last_offset_delta) ||
-        view_window(&view, pos, end) < 0)
+    PyObject *log_append_time, *match_tuple = Py_None;
+    if (!PyArg_ParseTuple(args, "y*nnLLLOL|LO", &view, &pos, &end, &count, &base_offset, &base_timestamp,
+                          &log_append_time, &base_sequence, &last_offset_delta, &match_tuple))
         return NULL;
+    if (view_window(&view, pos, end) < 0)
+        return NULL;
+    RecordMatch match;
+    int matching = match_tuple != Py_None;
+    if (matching && record_match_read(match_tuple, &match) < 0) {
+        PyBuffer_Release(&view);
+        return NULL;
+    }
     const unsigned char *p = (const unsigned char *)view.buf;
     DataError err = {NULL, 0};
     /* Room for every record the batch declares, as far as its bytes can hold them (v2_record refuses one
@@ -365,6 +469,18 @@ decode_v2_records(PyObject *self, PyObject *args)
             CHECK_ERROR(&err, start, CHECK_OFFSET_DELTA, HAS_FOUND, 0, offset_delta,
                         "record offset delta %lld puts its offset past int64 (baseOffset %lld)",
                         (long long)offset_delta, base_offset);
+        if (matching) {
+            int hit = record_matches(p, &r, &match);
+            if (hit < 0)
+                goto fail;
+            int64_t ts;
+            if (hit == 0 && __builtin_add_overflow((int64_t)base_timestamp, ts_delta, &ts))
+                CHECK_ERROR(&err, start, CHECK_TIMESTAMP, HAS_FOUND, 0, ts_delta,
+                            "record timestamp delta %lld puts its timestamp past int64 (baseTimestamp %lld)",
+                            (long long)ts_delta, base_timestamp);
+            if (hit == 0)
+                continue;
+        }
         key = nullable_bytes(p + r.key_pos, r.key_len, last_key);
         value = nullable_bytes(p + r.value_pos, r.value_len, last_value);
         if (key == NULL || value == NULL)
@@ -425,6 +541,8 @@ decode_v2_records(PyObject *self, PyObject *args)
     if (pos != end)
         CHECK_ERROR(&err, pos, CHECK_COUNT_MISMATCH, 0, 0, 0,
                     "%lld bytes remain after the batch's %lld declared records", (long long)(end - pos), count);
+    if (filled < PyList_GET_SIZE(records) && PyList_SetSlice(records, filled, PY_SSIZE_T_MAX, NULL) < 0)
+        goto fail; /* a search kept fewer than the room made */
     PyObject_GC_Track(records);
     result = Py_BuildValue("(OO)", records, Py_None);
     goto done;
@@ -449,6 +567,8 @@ done:
     Py_XDECREF(last_time);
     Py_XDECREF(err.message);
     Py_XDECREF(records);
+    if (matching)
+        record_match_release(&match);
     PyBuffer_Release(&view);
     return result;
 }

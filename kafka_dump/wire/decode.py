@@ -10,6 +10,7 @@ from kafka_dump.errors import CorruptRecordError
 from kafka_dump.model import Batch, Check, Compression, Record, TimestampType, new_record
 from kafka_dump.native import bind, native
 from kafka_dump.wire import layout as L
+from kafka_dump.wire.match import RecordMatch, record_matches
 from kafka_dump.wire.message import Message, inner_base, inner_messages, sound_wrapper
 from kafka_dump.wire.records import past_int64, v2_records
 
@@ -26,11 +27,13 @@ def decode_v2_records(
     log_append_time: int | None,
     base_sequence: int,
     last_offset_delta: int = L.INT64_MAX,
+    match: RecordMatch | None = None,
     /,
 ) -> tuple[list[Record], CorruptRecordError | None]:
     """The ``count`` records in ``data[pos:end]`` (``end <= len(data)``) and the first error, if any,
     with its position in ``data`` (the records before it are kept). A record's offset delta past the
-    batch's ``last_offset_delta``, or an offset or timestamp past int64, is an error."""
+    batch's ``last_offset_delta``, or an offset or timestamp past int64, is an error. With ``match``,
+    only the records it keeps are built; every record is still checked."""
     records: list[Record] = []
     append = records.append
     make = new_record
@@ -49,6 +52,8 @@ def decode_v2_records(
                 raise past_int64(
                     "timestamp", ts_delta, "baseTimestamp", base_timestamp, start, Check.TIMESTAMP
                 )
+            if match is not None and not record_matches(match, key, value, headers):
+                continue
             if base_sequence >= 0:
                 sequence = base_sequence + offset_delta
                 if sequence >= _SEQUENCE_WRAP:
