@@ -149,7 +149,7 @@ def dump(
         with_records=not batches_only,
         **limits,
         # JSON Lines write a run of plain v0/v1 messages straight from its bytes
-        plain_run=json_renderer.plain_run if json_renderer is not None else None,
+        plain_run=json_renderer.plain_run if json_renderer is not None and not count_only else None,
         txn_index=not no_txnindex,
         match=match,
     )
@@ -206,6 +206,8 @@ def _count(events: Iterable[DumpEvent], out: Output, as_json: bool) -> int:
     for event in events:
         if isinstance(event, BatchEvent):
             n += 1 if event.records is None else len(event.records)
+        elif isinstance(event, BatchRun):  # plain v0/v1 messages, one record each
+            n += len(event.batches)
         elif isinstance(event, FileStart):
             n = 0
         elif isinstance(event, FileEnd) and side_file_kind(Path(event.path)) is None:

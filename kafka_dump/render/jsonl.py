@@ -199,4 +199,4 @@ def terminal_safe(line: bytes) -> bytes:
 
 def count_json(path: str, count: int) -> bytes:
     """``dump --count``'s line for one file, as JSON: ``{"file": …, "count": N}``."""
-    return b'{"file":%s,"count":%d}' % (_quote(path).encode("utf-8", "backslashreplace"), count)
+    return b'{"file":%s,"count":%d}\n' % (_quote(path).encode("utf-8", "backslashreplace"), count)
