@@ -323,3 +323,20 @@ def test_pure_reader_gives_the_same_dump(seg: Path, monkeypatch: pytest.MonkeyPa
             patched.setattr(wire, "decode_v2_records", reference(decode_v2_records))
             pure = run(*args).stdout_bytes
         assert run(*args).stdout_bytes == pure
+
+
+@pytest.mark.parametrize("args", [("--count",), ("--count", "--format", "json"), ("--format", "kafka"), ()])
+def test_a_search_on_a_terminal(args: tuple[str, ...], tmp_path: Path) -> None:
+    """On a real pseudo-terminal, a hostile file name and hostile records found by a search reach it
+    escaped, --count's lines included."""
+    from tests.test_terminal_safety import HOSTILE, HOSTILE_NAME, assert_safe, on_terminal
+
+    path = tmp_path / HOSTILE_NAME
+    path.write_bytes(
+        v2_entry([(k.encode(), v.encode(), [(v, v.encode())]) for k, v in HOSTILE.items()], base_offset=0)
+    )
+    plain = assert_safe(*on_terminal("dump", "--grep", r"\x1b", *args, str(path)))
+    if "--count" in args:
+        assert plain.rstrip().endswith(("2", '"count":2}'))
+    else:
+        assert "csi" in plain and "osc8" in plain and "markup" not in plain
