@@ -20,7 +20,8 @@ from kafka.record.default_records import DefaultRecordBatchBuilder
 import kafka_dump.wire as wire
 from kafka_dump.cli import main
 from kafka_dump.native import reference
-from kafka_dump.wire.decode import decode_v2_records
+from kafka_dump.wire import codecs
+from kafka_dump.wire.decode import decode_legacy_wrapper, decode_v2_records
 from kafka_dump.wire.match import RecordMatch
 from tests.batches import BIG, GZIP, LZ4, NONE, TS0, fix_v2_crc, legacy_messages, set_offset
 from tests.conftest import FIXTURES
@@ -315,14 +316,36 @@ def _oracle(m: RecordMatch, r: Any) -> bool:
     return not m.value_search or (r.value is not None and bool(m.value_search(r.value)))
 
 
+@pytest.mark.parametrize("m", range(len(MATCHES)))
+def test_compiled_wrapper_matching_is_the_pure_matching(m: int) -> None:
+    """A v1 gzip wrapper (kafka-python's), and a v0 one: the compiled twin builds only the records
+    kept, with the batch's offsets and count those of the whole wrapper."""
+    v1 = [(b"order-42", b"v1 fail"), (None, b"ok"), (b"\xff\xferaw", None), (b"", b"x"), (b"order-1", b"ok")]
+    for magic in (0, 1):
+        entry = legacy_messages(v1, magic=magic, codec=GZIP, base_offset=40)
+        args = ("f", entry, 0, len(entry), 7, True, 1 << 20, 1000, codecs.decompress, MATCHES[m])
+        compiled, pure = decode_legacy_wrapper(*args), reference(decode_legacy_wrapper)(*args)
+        assert compiled == pure
+        whole = reference(decode_legacy_wrapper)(*args[:-1])
+        assert pure is not None and whole is not None
+        assert pure.records == tuple(r for r in whole.records or () if _oracle(MATCHES[m], r))
+        assert pure._replace(records=None) == whole._replace(records=None)
+
+
 def test_pure_reader_gives_the_same_dump(seg: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The whole search through the pure decoder: the same output bytes, in every format."""
     for shape in (["--format", "json"], ["--format", "kafka"], ["--format", "table"]):
-        args = [*shape, "--grep", "fail|ok", "--header", "trace-id", seg]
-        with monkeypatch.context() as patched:
-            patched.setattr(wire, "decode_v2_records", reference(decode_v2_records))
-            pure = run(*args).stdout_bytes
-        assert run(*args).stdout_bytes == pure
+        for search in (
+            ["--grep", "fail|ok", "--header", "trace-id"],
+            ["--key-re", "order|\xff"],
+            ["--key", ""],
+        ):
+            args = [*shape, *search, seg]
+            with monkeypatch.context() as patched:
+                patched.setattr(wire, "decode_v2_records", reference(decode_v2_records))
+                patched.setattr(wire, "decode_legacy_wrapper", reference(decode_legacy_wrapper))
+                pure = run(*args).stdout_bytes
+            assert run(*args).stdout_bytes == pure
 
 
 @pytest.mark.parametrize("args", [("--count",), ("--count", "--format", "json"), ("--format", "kafka"), ()])

@@ -421,7 +421,7 @@ def _decode_entry(
         elif magic in (0, 1):
             batch, error = legacy.decode_message(
                 name, buf, i, i + entry, pos, with_records=with_records or on_walk is not None,
-                max_batch_bytes=max_batch_bytes, max_records=max_records, unpack=unpack,
+                max_batch_bytes=max_batch_bytes, max_records=max_records, unpack=unpack, match=match,
             )  # fmt: skip
         else:
             raise CorruptRecordError(

@@ -385,13 +385,27 @@ searched(PyObject *search, const unsigned char *p, int64_t n)
     return hit;
 }
 
+/* A record's key p[key_pos:+key_len] and value p[value_pos:+value_len] (a negative length: null) meet
+ * m's rules on them: 1, 0, or -1 with an exception set. */
+static int
+fields_match(const unsigned char *p, Py_ssize_t key_pos, int64_t key_len, Py_ssize_t value_pos, int64_t value_len,
+             const RecordMatch *m)
+{
+    if (m->key.buf != NULL && !same_bytes(&m->key, p + key_pos, key_len))
+        return 0;
+    int hit = 1;
+    if (m->key_search != NULL)
+        hit = searched(m->key_search, p + key_pos, key_len);
+    if (hit == 1 && m->value_search != NULL)
+        hit = searched(m->value_search, p + value_pos, value_len);
+    return hit;
+}
+
 /* The record r of p, which v2_record has read (its headers are sound): 1 when it meets every rule
  * of m, 0 when not, -1 with an exception set. */
 static int
 record_matches(const unsigned char *p, const V2Record *r, const RecordMatch *m)
 {
-    if (m->key.buf != NULL && !same_bytes(&m->key, p + r->key_pos, r->key_len))
-        return 0;
     if (m->header_key.buf != NULL) {
         Py_ssize_t pos = r->headers_pos;
         int found = 0;
@@ -409,12 +423,7 @@ record_matches(const unsigned char *p, const V2Record *r, const RecordMatch *m)
         if (!found)
             return 0;
     }
-    int hit = 1;
-    if (m->key_search != NULL)
-        hit = searched(m->key_search, p + r->key_pos, r->key_len);
-    if (hit == 1 && m->value_search != NULL)
-        hit = searched(m->value_search, p + r->value_pos, r->value_len);
-    return hit;
+    return fields_match(p, r->key_pos, r->key_len, r->value_pos, r->value_len, m);
 }
 
 PyObject *
@@ -689,11 +698,14 @@ typedef struct {
 } Inner;
 
 /* Two passes: the first checks every inner message of data[0:total] and learns the last inner offset
- * that v1's relative offsets need; the second builds the records. Sets *records (a new list) and *why
- * (its message NULL when the set is sound); returns 0, or -1 with an exception set. */
+ * that v1's relative offsets need; the second builds the records (with match, only those it keeps: a
+ * message has no headers, so a header rule keeps none). Sets *records (a new list), *why (its message
+ * NULL when the set is sound), *placed (the messages placed, kept or not) and, when some are, *first
+ * (a new reference: the first one's offset); returns 0, or -1 with an exception set. */
 static int
 inner_records(const unsigned char *p, Py_ssize_t total, int wrapper_magic, long long wrapper_offset,
-              PyObject *log_append_time, PyObject **records_out, DataError *why)
+              PyObject *log_append_time, const RecordMatch *match, PyObject **records_out, DataError *why,
+              Py_ssize_t *placed, PyObject **first)
 {
     Py_ssize_t pos = 0, n_ok = 0, capacity = 0;
     PyObject *reason = NULL, *records = NULL;
@@ -779,16 +791,35 @@ inner_records(const unsigned char *p, Py_ssize_t total, int wrapper_magic, long 
                                           wrapper_offset, (long long)last);
         }
         __int128 base = legacy_inner_base(wrapper_magic, wrapper_offset, last);
-        records = PyList_New(n_ok);
+        records = PyList_New(match == NULL ? n_ok : 0);
         for (Py_ssize_t i = 0; records != NULL && i < n_ok; i++) {
             const Inner *in = &inner[i];
+            if (match != NULL) {
+                int hit = match->header_key.buf != NULL
+                              ? 0
+                              : fields_match(p, in->m.key_pos, in->m.key_len, in->m.value_pos, in->m.value_len, match);
+                if (hit < 0)
+                    Py_CLEAR(records);
+                if (hit != 1)
+                    continue;
+            }
             PyObject *record = legacy_record(p, in->pos, in->end, &in->m, in->crc, base, log_append_time, &timestamps);
             if (record == NULL) {
                 Py_CLEAR(records);
                 break;
             }
-            PyList_SET_ITEM(records, i, record);
+            if (match == NULL) {
+                PyList_SET_ITEM(records, i, record);
+                continue;
+            }
+            int appended = PyList_Append(records, record);
+            Py_DECREF(record);
+            if (appended < 0)
+                Py_CLEAR(records);
         }
+        *placed = n_ok;
+        if (records != NULL && (*first = add_exact(base, inner[0].m.offset)) == NULL)
+            Py_CLEAR(records);
     }
 done:
     PyMem_Free(inner);
@@ -815,9 +846,12 @@ decode_legacy_inner(PyObject *self, PyObject *args)
         return NULL;
     PyObject *records = NULL, *error = NULL, *result = NULL;
     DataError why;
+    Py_ssize_t placed = 0;
+    PyObject *first = NULL;
     if (inner_records((const unsigned char *)PyBytes_AS_STRING(data), PyBytes_GET_SIZE(data), wrapper_magic,
-                      wrapper_offset, log_append_time, &records, &why) < 0)
+                      wrapper_offset, log_append_time, NULL, &records, &why, &placed, &first) < 0)
         return NULL;
+    Py_XDECREF(first);
     if (why.message == NULL || (error = corrupt_at(&why, 0)) != NULL)
         result = PyTuple_Pack(2, records, error ? error : Py_None);
     Py_XDECREF(why.message);
@@ -859,11 +893,19 @@ decode_legacy_wrapper(PyObject *self, PyObject *args)
     Py_buffer view;
     Py_ssize_t pos, end, file_pos, limit, max_records;
     int with_records;
-    if (!PyArg_ParseTuple(args, "Uy*nnnpnnO", &file, &view, &pos, &end, &file_pos, &with_records, &limit,
-                          &max_records, &decompress) ||
+    PyObject *match_tuple = Py_None;
+    if (!PyArg_ParseTuple(args, "Uy*nnnpnnO|O", &file, &view, &pos, &end, &file_pos, &with_records, &limit,
+                          &max_records, &decompress, &match_tuple) ||
         view_window(&view, pos, end) < 0)
         return NULL;
+    RecordMatch match;
+    if (match_tuple != Py_None && record_match_read(match_tuple, &match) < 0) {
+        PyBuffer_Release(&view);
+        return NULL;
+    }
     const unsigned char *p = (const unsigned char *)view.buf;
+    Py_ssize_t placed = 0;
+    PyObject *first = NULL;
     PyObject *value = NULL, *data = NULL, *records = NULL, *lat = NULL, *tuple = NULL, *result = NULL;
     DataError why = {NULL, 0, NULL, 0, 0, 0};
     Message m;
@@ -891,9 +933,10 @@ decode_legacy_wrapper(PyObject *self, PyObject *args)
     if (log_append && (lat = PyLong_FromLongLong(m.timestamp)) == NULL)
         goto done;
     if (inner_records((const unsigned char *)PyBytes_AS_STRING(data), PyBytes_GET_SIZE(data), m.magic, m.offset,
-                      log_append ? lat : Py_None, &records, &why) < 0)
+                      log_append ? lat : Py_None, match_tuple == Py_None ? NULL : &match, &records, &why, &placed,
+                      &first) < 0)
         goto done;
-    if (why.message != NULL || PyList_GET_SIZE(records) == 0)
+    if (why.message != NULL || placed == 0)
         goto none;
     if (with_records && (tuple = PyList_AsTuple(records)) == NULL)
         goto done;
@@ -902,14 +945,14 @@ decode_legacy_wrapper(PyObject *self, PyObject *args)
     PyObject *ts = PyLong_FromLongLong(m.timestamp);
     PyObject *vals[BATCH_FIELDS] = {
         [B_POSITION] = PyLong_FromSsize_t(file_pos),
-        [B_BASE_OFFSET] = Py_NewRef(RECORD_SLOT(PyList_GET_ITEM(records, 0), R_OFFSET)),
+        [B_BASE_OFFSET] = Py_NewRef(first),
         [B_LAST_OFFSET] = PyLong_FromLongLong(m.offset),
         [B_BASE_TIMESTAMP] = Py_XNewRef(ts),
         [B_MAX_TIMESTAMP] = ts,
         [B_CRC] = PyLong_FromUnsignedLong(m.crc),
         [B_CRC_VALID] = Py_NewRef(Py_True),
         [B_SIZE] = PyLong_FromSsize_t(LOG_OVERHEAD + (Py_ssize_t)be32(p + pos + LEGACY_SIZE_OFFSET)),
-        [B_RECORD_COUNT] = PyLong_FromSsize_t(PyList_GET_SIZE(records)),
+        [B_RECORD_COUNT] = PyLong_FromSsize_t(placed),
         [B_RECORDS] = Py_NewRef(with_records ? tuple : Py_None),
     };
     legacy_batch_fields(vals, file, &m);
@@ -924,6 +967,9 @@ done:
     Py_XDECREF(why.message);
     Py_XDECREF(lat);
     Py_XDECREF(tuple);
+    Py_XDECREF(first);
+    if (match_tuple != Py_None)
+        record_match_release(&match);
     PyBuffer_Release(&view);
     return result;
 }

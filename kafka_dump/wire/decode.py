@@ -10,7 +10,7 @@ from kafka_dump.errors import CorruptRecordError
 from kafka_dump.model import Batch, Check, Compression, Record, TimestampType, new_record
 from kafka_dump.native import bind, native
 from kafka_dump.wire import layout as L
-from kafka_dump.wire.match import RecordMatch, record_matches
+from kafka_dump.wire.match import RecordMatch, matching, record_matches
 from kafka_dump.wire.message import Message, inner_base, inner_messages, sound_wrapper
 from kafka_dump.wire.records import past_int64, v2_records
 
@@ -117,10 +117,12 @@ def decode_legacy_wrapper(
     max_batch_bytes: int,
     max_records: int,
     decompress: Callable[[Compression, bytes, int], bytes],
+    match: RecordMatch | None = None,
     /,
 ) -> Batch | None:
     """The compressed v0/v1 wrapper entry ``buf[pos:end]`` as a Batch with its inner records when it and
-    they are sound (``message.sound_wrapper``); None for the long way of ``legacy.decode_message``."""
+    they are sound (``message.sound_wrapper``); None for the long way of ``legacy.decode_message``.
+    With ``match``, the batch holds only the records it keeps (the compiled twin builds no other)."""
     if end - pos < L.LEGACY_MIN_ENTRY or buf[pos + L.LEGACY_ATTRIBUTES_OFFSET] & L.COMPRESSION_MASK == 0:
         return None
     found = sound_wrapper(buf, pos, end, max_batch_bytes, decompress)
@@ -133,9 +135,8 @@ def decode_legacy_wrapper(
     records, error = decode_legacy_inner(data, msg.magic, msg.offset, log_append)
     if error is not None or not records:
         return None
-    return msg.batch(
-        file, file_pos, records[0].offset, tuple(records) if with_records else None, len(records)
-    )
+    kept = tuple(records) if match is None else matching(match, records)
+    return msg.batch(file, file_pos, records[0].offset, kept if with_records else None, len(records))
 
 
 def decode_legacy_run(
