@@ -16,8 +16,18 @@ from typing import Any
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-CASES = {"decode", "dump-formats", "startup", "verify", "stats", "encode", "convert", "many-segments"}
-ON_MAIN = {"decode", "dump-formats", "startup"}  # their kdump pieces exist: they must not skip
+CASES = {
+    "decode",
+    "dump-formats",
+    "startup",
+    "verify",
+    "stats",
+    "encode",
+    "convert",
+    "many-segments",
+    "search",
+}
+ON_MAIN = {"decode", "dump-formats", "startup", "search"}  # their kdump pieces exist: they must not skip
 
 pytest.importorskip("kafka.record.default_records", reason="kafka-python writes the benchmark's segments")
 

@@ -91,7 +91,17 @@ class Context:
 
 def registry() -> dict[str, ModuleType]:
     """Every case, by name, in the order the report shows them."""
-    from benchmarks.cases import convert, decode, dump_formats, encode, many_segments, startup, stats, verify
+    from benchmarks.cases import (
+        convert,
+        decode,
+        dump_formats,
+        encode,
+        many_segments,
+        search,
+        startup,
+        stats,
+        verify,
+    )
 
-    cases = (decode, dump_formats, startup, verify, stats, encode, convert, many_segments)
+    cases = (decode, dump_formats, startup, verify, stats, encode, convert, many_segments, search)
     return {m.NAME: m for m in cases}

@@ -27,6 +27,7 @@ from kafka_dump.log.txnindex import TxnIndexes
 from kafka_dump.log.window import unreadable
 from kafka_dump.model import Batch, Compression, Problem, ProblemKind, Record
 from kafka_dump.wire.codecs import DEFAULT_MAX_BATCH_BYTES, DEFAULT_MAX_RECORDS_PER_BATCH
+from kafka_dump.wire.match import Match
 
 
 @dataclass(frozen=True)
@@ -189,11 +190,14 @@ def iter_dump(
     max_records_per_batch: int = DEFAULT_MAX_RECORDS_PER_BATCH,
     txn_index: bool = True,
     plain_run: PlainRunWriter | None = None,
+    match: Match | None = None,
 ) -> Iterator[DumpEvent]:
     """Stream the events of dumping ``paths`` (files, partition directories, log dirs); a ``Summary`` ends it.
 
     ``txn_index``: send the data batches of aborted transactions as ``AbortedBatchEvent`` (txnindex.py).
     ``plain_run``: where nothing filters, runs of plain v0/v1 messages go to it first (``WrittenRun``).
+    ``match``: a search (``wire/match.py``), applied by the reader: a batch comes with the records it
+    keeps, and not at all when it keeps none.
     """
     files = [f for p in paths for f in log_dir_files([p])]  # a path given twice is dumped twice
     left = rng.limit
@@ -233,7 +237,7 @@ def iter_dump(
         start = seek_position(Path(f), from_offset=rng.from_offset, from_time=rng.from_time) if active else 0
         if active:
             seen.offset(index_base_offset(f))  # the reader's filter sees last offsets only
-        plain = not active and left is None
+        plain = not active and left is None and match is None
         runs: Iterator[Sequence[Batch | Problem | WrittenRun]] = read_segment_runs(
             f,
             with_records=with_records,
@@ -242,6 +246,7 @@ def iter_dump(
             keep=seen.keep if active else None,
             max_records_per_batch=max_records_per_batch,
             plain_run=_written(plain_run) if plain_run is not None and plain else None,
+            match=match,
         )
         if plain:
             # No filter, no limit: the plain loop; a run of plain v0/v1 messages passes on as one BatchRun.

@@ -24,6 +24,7 @@ from kafka_dump.analysis.dump import (
     progress_position,
 )
 from kafka_dump.commands import EXIT_BAD_INPUT, EXIT_CORRUPT, EXIT_MEANINGS, EXIT_OK
+from kafka_dump.commands.filters import search_options
 from kafka_dump.commands.options import (
     Limits,
     count_option,
@@ -37,14 +38,16 @@ from kafka_dump.commands.options import (
 from kafka_dump.errors import KafkaDumpError
 from kafka_dump.internal_topics import DECODE_CHOICES
 from kafka_dump.log.segment import log_dir_files
+from kafka_dump.log.sidefiles import side_file_kind
 from kafka_dump.model import Batch, Problem, ProblemKind
 from kafka_dump.render import Renderer
 from kafka_dump.render.decoded import KAFKA_VERSIONS
-from kafka_dump.render.jsonl import JsonRenderer, terminal_safe
+from kafka_dump.render.jsonl import JsonRenderer, count_json, terminal_safe
 from kafka_dump.render.kafka_text import KafkaTextRenderer
 from kafka_dump.render.output import Output
-from kafka_dump.render.payload import PayloadEncoding
+from kafka_dump.render.payload import PayloadEncoding, printable
 from kafka_dump.render.rows import TIME_MODES, TimeMode
+from kafka_dump.wire.match import Match
 
 T = TypeVar("T")
 
@@ -74,6 +77,10 @@ T = TypeVar("T")
 @click.option("--time", "time_mode", type=click.Choice(list(TIME_MODES)), default="iso", show_default=True,
               help="Table: times as ISO-8601 (UTC), epoch ms, or both in one column.")  # fmt: skip
 @range_options
+@search_options
+@click.option(
+    "--count", "count_only", is_flag=True, help="Print only the number of matching records of each file."
+)
 @limit_options
 @click.option(
     "--decode", type=click.Choice(DECODE_CHOICES), default="auto", show_default=True,
@@ -101,6 +108,8 @@ def dump(
     expanded: bool,
     time_mode: TimeMode,
     rng: RangeFilter,
+    match: Match | None,
+    count_only: bool,
     limits: Limits,
     decode: str,
     kafka_version: str,
@@ -120,10 +129,14 @@ def dump(
       kdump dump --from-time 2024-05-01T12:00:00Z --limit 20 00000000000000000000.log
       kdump dump --format json __consumer_offsets-12/          # offsets decoded (--decode auto)
       kdump dump 00000000000000000000.index 00000000000000000042.snapshot
+      kdump dump --key order-42 --header trace-id my-topic-0/      # records of one key, with a header
+      kdump dump --grep 'status":"failed' --count /var/lib/kafka/data   # matches per file
     """
     only_with_formats(fmt, {"payload": ("json",), "time_mode": ("table",), "max_bytes": ("table",)})
     if expanded and fmt != "table":
         raise click.UsageError(f"--expanded applies to --format table, not {fmt}")
+    if batches_only and match is not None and match.records is not None:
+        raise click.UsageError("--key, --key-re, --grep and --header read records: not with --batches-only")
     for path in paths:
         if _only_bootstrap(path):
             out.diagnostic(
@@ -136,9 +149,12 @@ def dump(
         with_records=not batches_only,
         **limits,
         # JSON Lines write a run of plain v0/v1 messages straight from its bytes
-        plain_run=json_renderer.plain_run if json_renderer is not None else None,
+        plain_run=json_renderer.plain_run if json_renderer is not None and not count_only else None,
         txn_index=not no_txnindex,
+        match=match,
     )
+    if count_only:
+        return _count(events, out, fmt == "json")
     events = out.track(events, progress_position, _bytes_of(paths) if out.progress else None)
     if json_renderer is not None:
         # On a terminal, the same JSON with what a terminal would act on escaped.
@@ -170,7 +186,9 @@ def dump(
         )
         summary = _render(events, table, out.write_utf8_lines, out)
     out.flush()
-    if summary.held is not None and not summary.batches:
+    if match is not None and not summary.batches:
+        out.diagnostic("no record matches the filters given")
+    elif summary.held is not None and not summary.batches:
         out.diagnostic(nothing_in_range(summary.held, summary.files))
     code = EXIT_CORRUPT if summary.corrupt else EXIT_OK
     if summary.unreadable and summary.unreadable == summary.files:
@@ -181,6 +199,34 @@ def dump(
         counts = {k: v for k, v in vars(summary).items() if k not in ("held", "unreadable")}
         out.err_print(closing_summary(**counts, exit_code=code, meaning=EXIT_MEANINGS[code]))
     return code
+
+
+def _count(events: Iterable[DumpEvent], out: Output, as_json: bool) -> int:
+    """``--count``: one line per segment file, its matching records (batches with ``--batches-only``),
+    as ``FILE: N`` or a JSON object; corruption goes to stderr and sets the exit code."""
+    n = 0
+    for event in events:
+        if isinstance(event, BatchEvent):
+            n += 1 if event.records is None else len(event.records)
+        elif isinstance(event, BatchRun):  # plain v0/v1 messages, one record each
+            n += len(event.batches)
+        elif isinstance(event, FileStart):
+            n = 0
+        elif isinstance(event, FileEnd) and side_file_kind(Path(event.path)) is None:
+            if as_json:
+                line = count_json(event.path, n)
+                out.write_byte_lines([terminal_safe(line) if out.is_terminal else line])
+            else:
+                out.write_lines([f"{printable(event.path)}: {n}\n"])
+        elif isinstance(event, Problem) and event.kind is ProblemKind.CORRUPT:
+            out.diagnostic(str(event))
+        elif isinstance(event, Summary):
+            out.flush()
+            return EXIT_CORRUPT if event.corrupt else EXIT_OK
+        if out.closed:
+            break
+    out.flush()
+    return EXIT_OK
 
 
 def _only_bootstrap(path: str) -> bool:

@@ -26,6 +26,7 @@ from kafka_dump.wire import layout as L
 from kafka_dump.wire import legacy, v2
 from kafka_dump.wire.checksum import crc32, crc32c
 from kafka_dump.wire.codecs import DEFAULT_MAX_BATCH_BYTES, DEFAULT_MAX_RECORDS_PER_BATCH, decompress
+from kafka_dump.wire.match import Match, RecordMatch, matching
 from kafka_dump.wire.v2 import RecordWalk, walk_batch
 
 if TYPE_CHECKING:  # log/ahead.py is imported when a read first needs it
@@ -153,6 +154,7 @@ def read_segment_runs(
     plain_run: PlainRunReader | None = None,
     inflating: Inflating | None = None,
     size: int | None = None,
+    match: Match | None = None,
 ) -> Iterator[Sequence[Item]]:
     """Every batch and problem of a segment file, in file order, from byte ``start``, a list at a
     time: an entry's batch and its problems, or a run of plain v0/v1 messages decoded in one call (a
@@ -165,7 +167,10 @@ def read_segment_runs(
     offered each run of plain messages first; ``inflating`` decompresses each window's payloads
     (closed at the end): by default ``Ahead`` when every record is decoded, else ``Inline``.
     ``size``: the file's size when a caller first opened it (a reader taking over from a walk of its
-    own), so that the two read the same bytes; by default its size now.
+    own), so that the two read the same bytes; by default its size now. ``match``: a search; an entry
+    whose header rules it out is skipped undecoded, a batch comes with only the records it keeps (the
+    compiled decoder checks them before building them), and one that keeps none comes not at all
+    (its problems still do).
     """
     name = str(path)
     f, now = open_segment(path)
@@ -173,7 +178,9 @@ def read_segment_runs(
     if inflating is None:
         from kafka_dump.log.ahead import Ahead, Inline
 
-        ahead = with_records and keep is None and on_walk is None
+        ahead = (
+            with_records and keep is None and on_walk is None and (match is None or not match.batches.active)
+        )
         inflating = Ahead(max_batch_bytes) if ahead else Inline()
     with f:
         try:
@@ -188,6 +195,7 @@ def read_segment_runs(
                 max_records_per_batch,
                 plain_run,
                 inflating,
+                match,
             )
         finally:
             inflating.close()
@@ -219,8 +227,10 @@ def _walk(
     max_records: int,
     plain_run: PlainRunReader | None,
     inflating: Inflating,
+    match: Match | None = None,
 ) -> Iterator[Sequence[Item]]:
     size = win.size
+    records_match = match.records if match is not None else None
     entry_limit = max(max_batch_bytes, CHUNK_SIZE)
     started: bytes | None = None  # the window ``inflating`` was last started on
     unpack: Unpack = decompress
@@ -283,6 +293,9 @@ def _walk(
                 pos += entry
                 continue
             buf, i = win.span(pos, entry)
+            if match is not None and not match.batches.keep(buf, i, entry, magic):
+                pos += entry
+                continue
             if magic < 2 and keep is None:
                 # Old segments hold one message per entry: decode the whole run in one call.
                 run_end = min(len(buf), i + max(entry, _RUN_BYTES))
@@ -290,7 +303,14 @@ def _walk(
                 taken = plain_run(name, buf, i, run_end, pos, with_records) if plain_run is not None else None
                 batches, used = taken or _twins.decode_legacy_run(name, buf, i, run_end, pos, with_records)
                 if used:
-                    yield batches
+                    if records_match is not None and with_records:
+                        batches = [
+                            b._replace(records=k)
+                            for b in batches
+                            if (k := matching(records_match, b.records or ()))
+                        ]
+                    if batches:
+                        yield batches
                     pos += used
                     continue
             if keep is not None and not _keep(keep, buf, i, entry, magic, offset):
@@ -300,7 +320,18 @@ def _walk(
                 started = buf  # the first entry of this window to decode: inflate from here on
                 unpack = inflating.start(buf, i)
             items, broken, found = _decode_entry(
-                name, buf, i, pos, entry, magic, with_records, max_batch_bytes, on_walk, max_records, unpack
+                name,
+                buf,
+                i,
+                pos,
+                entry,
+                magic,
+                with_records,
+                max_batch_bytes,
+                on_walk,
+                max_records,
+                unpack,
+                records_match,
             )
             if broken is not None:
                 inner = _resync_inside(win, pos, entry)
@@ -319,7 +350,10 @@ def _walk(
                     continue
             if found is not None and on_walk is not None and isinstance(items[0], Batch):
                 on_walk(items[0], found)
-            yield items
+            if records_match is not None and with_records:
+                items = _searched(items, records_match)
+            if items:
+                yield items
             pos += entry
 
     except FileShrankError as exc:
@@ -356,6 +390,7 @@ def _decode_entry(
     on_walk: WalkListener | None,
     max_records: int,
     unpack: Unpack = decompress,
+    match: RecordMatch | None = None,
 ) -> tuple[list[Item], Problem | None, RecordWalk | None]:
     """The batch and problems of one framed entry, the problem that breaks its frame (it cannot be
     read as an entry at all, or its CRC fails), and what the walk of its records found, if walked.
@@ -378,7 +413,7 @@ def _decode_entry(
             too_many = count > max_records
             batch, error = v2.decode_batch(
                 name, buf, i, pos, with_records=with_records and not too_many, max_batch_bytes=max_batch_bytes,
-                unpack=unpack,
+                unpack=unpack, match=match,
             )  # fmt: skip
             if too_many:
                 reason = f"batch declares {count} records, more than --max-records-per-batch ({max_records})"
@@ -392,7 +427,7 @@ def _decode_entry(
         elif magic in (0, 1):
             batch, error = legacy.decode_message(
                 name, buf, i, i + entry, pos, with_records=with_records or on_walk is not None,
-                max_batch_bytes=max_batch_bytes, max_records=max_records, unpack=unpack,
+                max_batch_bytes=max_batch_bytes, max_records=max_records, unpack=unpack, match=match,
             )  # fmt: skip
         else:
             raise CorruptRecordError(
@@ -417,6 +452,18 @@ def _decode_entry(
         where = error.position if error.position is not None else pos
         items.append(problem_from_error(name, where, entry - (where - pos), error, batch.baseOffset))
     return items, crc_problem, found
+
+
+def _searched(items: list[Item], match: RecordMatch) -> list[Item]:
+    """An entry's items under a search: its batch with only the records ``match`` keeps (a v2 batch's
+    decoder kept them already), or its problems alone when it keeps none."""
+    batch = items[0]
+    if not isinstance(batch, Batch) or batch.records is None:
+        return items
+    records = batch.records if batch.magic >= 2 else matching(match, batch.records)
+    if not records:
+        return items[1:]
+    return items if records is batch.records else [batch._replace(records=records), *items[1:]]
 
 
 def problem_from_error(

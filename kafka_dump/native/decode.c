@@ -320,17 +320,130 @@ record_headers(const unsigned char *p, Py_ssize_t pos, Py_ssize_t body_end, int6
     return 0;
 }
 
+/* A search's rules over a record's raw bytes (wire/match.py's RecordMatch, read from its tuple): exact
+ * bytes compared here, a regular expression searched by Python's re over a bytes copy. */
+typedef struct {
+    Py_buffer key, header_key, header_value; /* .buf NULL where the rule is not given */
+    PyObject *key_search, *value_search;     /* borrowed; NULL where not given */
+} RecordMatch;
+
+static void
+record_match_release(RecordMatch *m)
+{
+    if (m->key.buf != NULL)
+        PyBuffer_Release(&m->key);
+    if (m->header_key.buf != NULL)
+        PyBuffer_Release(&m->header_key);
+    if (m->header_value.buf != NULL)
+        PyBuffer_Release(&m->header_value);
+}
+
+/* Read the RecordMatch tuple t into *m (zeroed first). Returns 0, or -1 with an exception set. */
+static int
+record_match_read(PyObject *t, RecordMatch *m)
+{
+    memset(m, 0, sizeof *m);
+    if (!PyTuple_Check(t) || PyTuple_GET_SIZE(t) != 5) {
+        PyErr_SetString(PyExc_TypeError, "match must be a RecordMatch");
+        return -1;
+    }
+    Py_buffer *exact[3] = {&m->key, &m->header_key, &m->header_value};
+    const int exact_at[3] = {0, 3, 4};
+    for (int j = 0; j < 3; j++) {
+        PyObject *o = PyTuple_GET_ITEM(t, exact_at[j]);
+        if (o != Py_None && PyObject_GetBuffer(o, exact[j], PyBUF_SIMPLE) < 0) {
+            record_match_release(m);
+            return -1;
+        }
+    }
+    m->key_search = PyTuple_GET_ITEM(t, 1) == Py_None ? NULL : PyTuple_GET_ITEM(t, 1);
+    m->value_search = PyTuple_GET_ITEM(t, 2) == Py_None ? NULL : PyTuple_GET_ITEM(t, 2);
+    return 0;
+}
+
+static inline int
+same_bytes(const Py_buffer *b, const unsigned char *p, int64_t n)
+{
+    return n >= 0 && n == (int64_t)b->len && memcmp(b->buf, p, (size_t)n) == 0;
+}
+
+/* search(bytes of p[0:n]) found something: 1, 0 (or a null field), or -1 with an exception set. */
+static int
+searched(PyObject *search, const unsigned char *p, int64_t n)
+{
+    if (n < 0)
+        return 0;
+    PyObject *b = PyBytes_FromStringAndSize((const char *)p, (Py_ssize_t)n);
+    if (b == NULL)
+        return -1;
+    PyObject *found = PyObject_CallOneArg(search, b);
+    Py_DECREF(b);
+    if (found == NULL)
+        return -1;
+    int hit = found != Py_None;
+    Py_DECREF(found);
+    return hit;
+}
+
+/* A record's key p[key_pos:+key_len] and value p[value_pos:+value_len] (a negative length: null) meet
+ * m's rules on them: 1, 0, or -1 with an exception set. */
+static int
+fields_match(const unsigned char *p, Py_ssize_t key_pos, int64_t key_len, Py_ssize_t value_pos, int64_t value_len,
+             const RecordMatch *m)
+{
+    if (m->key.buf != NULL && !same_bytes(&m->key, p + key_pos, key_len))
+        return 0;
+    int hit = 1;
+    if (m->key_search != NULL)
+        hit = searched(m->key_search, p + key_pos, key_len);
+    if (hit == 1 && m->value_search != NULL)
+        hit = searched(m->value_search, p + value_pos, value_len);
+    return hit;
+}
+
+/* The record r of p, which v2_record has read (its headers are sound): 1 when it meets every rule
+ * of m, 0 when not, -1 with an exception set. */
+static int
+record_matches(const unsigned char *p, const V2Record *r, const RecordMatch *m)
+{
+    if (m->header_key.buf != NULL) {
+        Py_ssize_t pos = r->headers_pos;
+        int found = 0;
+        for (int64_t j = 0; j < r->header_count && !found; j++) {
+            int64_t kn = 0, vn = 0;
+            varint_fast(p, &pos, r->body_end, VARINT_MAX_BYTES, &kn);
+            Py_ssize_t key_at = pos;
+            pos += (Py_ssize_t)kn;
+            varint_fast(p, &pos, r->body_end, VARINT_MAX_BYTES, &vn);
+            found = same_bytes(&m->header_key, p + key_at, kn) &&
+                    (m->header_value.buf == NULL || same_bytes(&m->header_value, p + pos, vn));
+            if (vn > 0)
+                pos += (Py_ssize_t)vn;
+        }
+        if (!found)
+            return 0;
+    }
+    return fields_match(p, r->key_pos, r->key_len, r->value_pos, r->value_len, m);
+}
+
 PyObject *
 decode_v2_records(PyObject *self, PyObject *args)
 {
     Py_buffer view;
     Py_ssize_t pos, end;
     long long count, base_offset, base_timestamp, base_sequence, last_offset_delta = INT64_MAX;
-    PyObject *log_append_time;
-    if (!PyArg_ParseTuple(args, "y*nnLLLOL|L", &view, &pos, &end, &count, &base_offset, &base_timestamp,
-                          &log_append_time, &base_sequence, &last_offset_delta) ||
-        view_window(&view, pos, end) < 0)
+    PyObject *log_append_time, *match_tuple = Py_None;
+    if (!PyArg_ParseTuple(args, "y*nnLLLOL|LO", &view, &pos, &end, &count, &base_offset, &base_timestamp,
+                          &log_append_time, &base_sequence, &last_offset_delta, &match_tuple))
         return NULL;
+    if (view_window(&view, pos, end) < 0)
+        return NULL;
+    RecordMatch match;
+    int matching = match_tuple != Py_None;
+    if (matching && record_match_read(match_tuple, &match) < 0) {
+        PyBuffer_Release(&view);
+        return NULL;
+    }
     const unsigned char *p = (const unsigned char *)view.buf;
     DataError err = {NULL, 0};
     /* Room for every record the batch declares, as far as its bytes can hold them (v2_record refuses one
@@ -372,6 +485,18 @@ decode_v2_records(PyObject *self, PyObject *args)
                         "the batch holds more records and headers than kdump decodes in one batch (%d): its "
                         "records from offset %lld on (%lld of %lld) are not decoded",
                         MAX_DECODED_PER_BATCH, (long long)offset_value, count - i, count);
+        if (matching) {
+            int hit = record_matches(p, &r, &match);
+            if (hit < 0)
+                goto fail;
+            int64_t ts;
+            if (hit == 0 && __builtin_add_overflow((int64_t)base_timestamp, ts_delta, &ts))
+                CHECK_ERROR(&err, start, CHECK_TIMESTAMP, HAS_FOUND, 0, ts_delta,
+                            "record timestamp delta %lld puts its timestamp past int64 (baseTimestamp %lld)",
+                            (long long)ts_delta, base_timestamp);
+            if (hit == 0)
+                continue;
+        }
         key = nullable_bytes(p + r.key_pos, r.key_len, last_key);
         value = nullable_bytes(p + r.value_pos, r.value_len, last_value);
         if (key == NULL || value == NULL)
@@ -432,6 +557,8 @@ decode_v2_records(PyObject *self, PyObject *args)
     if (pos != end)
         CHECK_ERROR(&err, pos, CHECK_COUNT_MISMATCH, 0, 0, 0,
                     "%lld bytes remain after the batch's %lld declared records", (long long)(end - pos), count);
+    if (filled < PyList_GET_SIZE(records) && PyList_SetSlice(records, filled, PY_SSIZE_T_MAX, NULL) < 0)
+        goto fail; /* a search kept fewer than the room made */
     PyObject_GC_Track(records);
     result = Py_BuildValue("(OO)", records, Py_None);
     goto done;
@@ -456,6 +583,8 @@ done:
     Py_XDECREF(last_time);
     Py_XDECREF(err.message);
     Py_XDECREF(records);
+    if (matching)
+        record_match_release(&match);
     PyBuffer_Release(&view);
     return result;
 }
@@ -576,11 +705,14 @@ typedef struct {
 } Inner;
 
 /* Two passes: the first checks every inner message of data[0:total] and learns the last inner offset
- * that v1's relative offsets need; the second builds the records. Sets *records (a new list) and *why
- * (its message NULL when the set is sound); returns 0, or -1 with an exception set. */
+ * that v1's relative offsets need; the second builds the records (with match, only those it keeps: a
+ * message has no headers, so a header rule keeps none). Sets *records (a new list), *why (its message
+ * NULL when the set is sound), *placed (the messages placed, kept or not) and, when some are, *first
+ * (a new reference: the first one's offset); returns 0, or -1 with an exception set. */
 static int
 inner_records(const unsigned char *p, Py_ssize_t total, int wrapper_magic, long long wrapper_offset,
-              PyObject *log_append_time, PyObject **records_out, DataError *why)
+              PyObject *log_append_time, const RecordMatch *match, PyObject **records_out, DataError *why,
+              Py_ssize_t *placed, PyObject **first)
 {
     Py_ssize_t pos = 0, n_ok = 0, capacity = 0;
     PyObject *reason = NULL, *records = NULL;
@@ -677,16 +809,35 @@ inner_records(const unsigned char *p, Py_ssize_t total, int wrapper_magic, long 
                                           n_ok, MAX_DECODED_PER_BATCH, n_ok - n_kept,
                                           (long long)(base + first_past));
         }
-        records = PyList_New(n_kept);
+        records = PyList_New(match == NULL ? n_kept : 0);
         for (Py_ssize_t i = 0; records != NULL && i < n_kept; i++) {
             const Inner *in = &inner[i];
+            if (match != NULL) {
+                int hit = match->header_key.buf != NULL
+                              ? 0
+                              : fields_match(p, in->m.key_pos, in->m.key_len, in->m.value_pos, in->m.value_len, match);
+                if (hit < 0)
+                    Py_CLEAR(records);
+                if (hit != 1)
+                    continue;
+            }
             PyObject *record = legacy_record(p, in->pos, in->end, &in->m, in->crc, base, log_append_time, &timestamps);
             if (record == NULL) {
                 Py_CLEAR(records);
                 break;
             }
-            PyList_SET_ITEM(records, i, record);
+            if (match == NULL) {
+                PyList_SET_ITEM(records, i, record);
+                continue;
+            }
+            int appended = PyList_Append(records, record);
+            Py_DECREF(record);
+            if (appended < 0)
+                Py_CLEAR(records);
         }
+        *placed = n_ok;
+        if (records != NULL && (*first = add_exact(base, inner[0].m.offset)) == NULL)
+            Py_CLEAR(records);
     }
 done:
     PyMem_Free(inner);
@@ -713,9 +864,12 @@ decode_legacy_inner(PyObject *self, PyObject *args)
         return NULL;
     PyObject *records = NULL, *error = NULL, *result = NULL;
     DataError why;
+    Py_ssize_t placed = 0;
+    PyObject *first = NULL;
     if (inner_records((const unsigned char *)PyBytes_AS_STRING(data), PyBytes_GET_SIZE(data), wrapper_magic,
-                      wrapper_offset, log_append_time, &records, &why) < 0)
+                      wrapper_offset, log_append_time, NULL, &records, &why, &placed, &first) < 0)
         return NULL;
+    Py_XDECREF(first);
     if (why.message == NULL || (error = corrupt_at(&why, 0)) != NULL)
         result = PyTuple_Pack(2, records, error ? error : Py_None);
     Py_XDECREF(why.message);
@@ -757,11 +911,19 @@ decode_legacy_wrapper(PyObject *self, PyObject *args)
     Py_buffer view;
     Py_ssize_t pos, end, file_pos, limit, max_records;
     int with_records;
-    if (!PyArg_ParseTuple(args, "Uy*nnnpnnO", &file, &view, &pos, &end, &file_pos, &with_records, &limit,
-                          &max_records, &decompress) ||
+    PyObject *match_tuple = Py_None;
+    if (!PyArg_ParseTuple(args, "Uy*nnnpnnO|O", &file, &view, &pos, &end, &file_pos, &with_records, &limit,
+                          &max_records, &decompress, &match_tuple) ||
         view_window(&view, pos, end) < 0)
         return NULL;
+    RecordMatch match;
+    if (match_tuple != Py_None && record_match_read(match_tuple, &match) < 0) {
+        PyBuffer_Release(&view);
+        return NULL;
+    }
     const unsigned char *p = (const unsigned char *)view.buf;
+    Py_ssize_t placed = 0;
+    PyObject *first = NULL;
     PyObject *value = NULL, *data = NULL, *records = NULL, *lat = NULL, *tuple = NULL, *result = NULL;
     DataError why = {NULL, 0, NULL, 0, 0, 0};
     Message m;
@@ -789,9 +951,10 @@ decode_legacy_wrapper(PyObject *self, PyObject *args)
     if (log_append && (lat = PyLong_FromLongLong(m.timestamp)) == NULL)
         goto done;
     if (inner_records((const unsigned char *)PyBytes_AS_STRING(data), PyBytes_GET_SIZE(data), m.magic, m.offset,
-                      log_append ? lat : Py_None, &records, &why) < 0)
+                      log_append ? lat : Py_None, match_tuple == Py_None ? NULL : &match, &records, &why, &placed,
+                      &first) < 0)
         goto done;
-    if (why.message != NULL || PyList_GET_SIZE(records) == 0)
+    if (why.message != NULL || placed == 0)
         goto none;
     if (with_records && (tuple = PyList_AsTuple(records)) == NULL)
         goto done;
@@ -800,14 +963,14 @@ decode_legacy_wrapper(PyObject *self, PyObject *args)
     PyObject *ts = PyLong_FromLongLong(m.timestamp);
     PyObject *vals[BATCH_FIELDS] = {
         [B_POSITION] = PyLong_FromSsize_t(file_pos),
-        [B_BASE_OFFSET] = Py_NewRef(RECORD_SLOT(PyList_GET_ITEM(records, 0), R_OFFSET)),
+        [B_BASE_OFFSET] = Py_NewRef(first),
         [B_LAST_OFFSET] = PyLong_FromLongLong(m.offset),
         [B_BASE_TIMESTAMP] = Py_XNewRef(ts),
         [B_MAX_TIMESTAMP] = ts,
         [B_CRC] = PyLong_FromUnsignedLong(m.crc),
         [B_CRC_VALID] = Py_NewRef(Py_True),
         [B_SIZE] = PyLong_FromSsize_t(LOG_OVERHEAD + (Py_ssize_t)be32(p + pos + LEGACY_SIZE_OFFSET)),
-        [B_RECORD_COUNT] = PyLong_FromSsize_t(PyList_GET_SIZE(records)),
+        [B_RECORD_COUNT] = PyLong_FromSsize_t(placed),
         [B_RECORDS] = Py_NewRef(with_records ? tuple : Py_None),
     };
     legacy_batch_fields(vals, file, &m);
@@ -822,6 +985,9 @@ done:
     Py_XDECREF(why.message);
     Py_XDECREF(lat);
     Py_XDECREF(tuple);
+    Py_XDECREF(first);
+    if (match_tuple != Py_None)
+        record_match_release(&match);
     PyBuffer_Release(&view);
     return result;
 }

@@ -195,3 +195,8 @@ def _json_escape(match: re.Match[bytes]) -> bytes:
 def terminal_safe(line: bytes) -> bytes:
     """A JSON line for a terminal: the same JSON value, with characters a terminal acts on as ``\\uXXXX``."""
     return _TERMINAL_UNSAFE.sub(_json_escape, line)
+
+
+def count_json(path: str, count: int) -> bytes:
+    """``dump --count``'s line for one file, as JSON: ``{"file": …, "count": N}``."""
+    return b'{"file":%s,"count":%d}\n' % (_quote(path).encode("utf-8", "backslashreplace"), count)

@@ -11,6 +11,7 @@ from kafka_dump.errors import CorruptRecordError
 from kafka_dump.model import Batch, Check, Compression, Record, TimestampType, new_record
 from kafka_dump.native import bind, native
 from kafka_dump.wire import layout as L
+from kafka_dump.wire.match import RecordMatch, matching, record_matches
 from kafka_dump.wire.message import Message, inner_base, inner_messages, sound_wrapper
 from kafka_dump.wire.records import check_offset_delta, check_timestamp, past_int64, v2_records
 
@@ -27,26 +28,30 @@ def decode_v2_records(
     log_append_time: int | None,
     base_sequence: int,
     last_offset_delta: int = L.INT64_MAX,
+    match: RecordMatch | None = None,
     /,
 ) -> tuple[list[Record], CorruptRecordError | None]:
     """The ``count`` records in ``data[pos:end]`` (``end <= len(data)``) and the first error, if any,
     with its position in ``data`` (the records before it are kept). A record's offset delta past the
-    batch's ``last_offset_delta``, or an offset or timestamp past int64, is an error."""
+    batch's ``last_offset_delta``, or an offset or timestamp past int64, is an error. With ``match``,
+    only the records it keeps are built; every record is still checked."""
     records: list[Record] = []
     append = records.append
     make = new_record
     budget = L.MAX_DECODED_PER_BATCH  # records and headers yet to build
     try:
-        for start, body_end, _, ts_delta, offset_delta, key, value, headers in v2_records(
-            data, pos, end, count
+        for i, (start, body_end, _, ts_delta, offset_delta, key, value, headers) in enumerate(
+            v2_records(data, pos, end, count)
         ):
             check_offset_delta(start, offset_delta, last_offset_delta)
             if not L.INT64_MIN <= base_offset + offset_delta <= L.INT64_MAX:
                 raise past_int64("offset", offset_delta, "baseOffset", base_offset, start, Check.OFFSET_DELTA)
             budget -= 1 + len(headers)
             if budget < 0:
-                raise _past_budget(base_offset + offset_delta, count - len(records), count, start)
+                raise _past_budget(base_offset + offset_delta, count - i, count, start)
             check_timestamp(start, base_timestamp, ts_delta)
+            if match is not None and not record_matches(match, key, value, headers):
+                continue
             if base_sequence >= 0:
                 sequence = base_sequence + offset_delta
                 if sequence >= _SEQUENCE_WRAP:
@@ -131,10 +136,12 @@ def decode_legacy_wrapper(
     max_batch_bytes: int,
     max_records: int,
     decompress: Callable[[Compression, bytes, int], bytes],
+    match: RecordMatch | None = None,
     /,
 ) -> Batch | None:
     """The compressed v0/v1 wrapper entry ``buf[pos:end]`` as a Batch with its inner records when it and
-    they are sound (``message.sound_wrapper``); None for the long way of ``legacy.decode_message``."""
+    they are sound (``message.sound_wrapper``); None for the long way of ``legacy.decode_message``.
+    With ``match``, the batch holds only the records it keeps (the compiled twin builds no other)."""
     if end - pos < L.LEGACY_MIN_ENTRY or buf[pos + L.LEGACY_ATTRIBUTES_OFFSET] & L.COMPRESSION_MASK == 0:
         return None
     found = sound_wrapper(buf, pos, end, max_batch_bytes, decompress)
@@ -147,9 +154,8 @@ def decode_legacy_wrapper(
     records, error = decode_legacy_inner(data, msg.magic, msg.offset, log_append)
     if error is not None or not records:
         return None
-    return msg.batch(
-        file, file_pos, records[0].offset, tuple(records) if with_records else None, len(records)
-    )
+    kept = tuple(records) if match is None else matching(match, records)
+    return msg.batch(file, file_pos, records[0].offset, kept if with_records else None, len(records))
 
 
 def decode_legacy_run(

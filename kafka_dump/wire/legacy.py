@@ -10,6 +10,7 @@ from kafka_dump.errors import CorruptRecordError
 from kafka_dump.model import Batch, Check, Compression, Record, TimestampType
 from kafka_dump.wire import layout as L
 from kafka_dump.wire.codecs import DEFAULT_MAX_RECORDS_PER_BATCH, compress, decompress
+from kafka_dump.wire.match import RecordMatch
 from kafka_dump.wire.message import Message, encode_message
 
 
@@ -24,12 +25,14 @@ def decode_message(
     max_batch_bytes: int,
     max_records: int = DEFAULT_MAX_RECORDS_PER_BATCH,
     unpack: Callable[[Compression, bytes | memoryview, int], bytes] = decompress,
+    match: RecordMatch | None = None,
 ) -> tuple[Batch, CorruptRecordError | None]:
     """Decode one outer v0/v1 message entry ``buf[pos:end]`` as a Batch of its record(s), with the
-    error of a wrapper's inner messages (inflated by ``unpack``); raises when the message is unreadable."""
+    error of a wrapper's inner messages (inflated by ``unpack``); raises when the message is unreadable.
+    ``match``: a sound wrapper comes with only the records it keeps (the long way, with them all)."""
     # A sound compressed wrapper, the common case, in one call; anything else the long way below.
     fast = _twins.decode_legacy_wrapper(
-        file, buf, pos, end, file_pos, with_records, max_batch_bytes, max_records, unpack
+        file, buf, pos, end, file_pos, with_records, max_batch_bytes, max_records, unpack, match
     )
     if fast is not None:
         return fast, None

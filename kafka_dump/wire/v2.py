@@ -13,6 +13,7 @@ from kafka_dump.wire import layout as L
 from kafka_dump.wire.checksum import crc32c
 from kafka_dump.wire.codecs import compress, decompress
 from kafka_dump.wire.encoder import finish_v2_entry
+from kafka_dump.wire.match import RecordMatch
 
 _T = TypeVar("_T")
 _TIMESTAMP_TYPES = (TimestampType.CREATE_TIME, TimestampType.LOG_APPEND_TIME)
@@ -34,11 +35,13 @@ def decode_batch(
     with_records: bool,
     max_batch_bytes: int,
     unpack: Callable[[Compression, bytes | memoryview, int], bytes] = decompress,
+    match: RecordMatch | None = None,
 ) -> tuple[Batch, CorruptRecordError | None]:
     """Decode the v2 batch whose entry (whole in ``buf``) starts at ``buf[pos]`` (file position
     ``file_pos``): the batch, with whatever records could be read, and their first error, placed as
     ``read_records`` places it. ``unpack`` inflates them (the segment reader's may have done it ahead).
-    A header whose last offset falls outside int64 makes no batch: CorruptRecordError.
+    A header whose last offset falls outside int64 makes no batch: CorruptRecordError. With ``match``,
+    the batch holds only the records it keeps.
     """
     header = L.V2_HEADER.unpack_from(buf, pos)
     (
@@ -76,7 +79,7 @@ def decode_batch(
         def read(data: bytes, start: int, stop: int) -> tuple[list[Record], CorruptRecordError | None]:
             return _twins.decode_v2_records(
                 data, start, stop, count, base_offset, base_timestamp, log_append_time, base_sequence,
-                last_offset_delta,
+                last_offset_delta, match,
             )  # fmt: skip
 
         none: list[Record] = []
