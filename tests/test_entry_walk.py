@@ -127,12 +127,26 @@ def test_twins_agree_reading_headers_only(name: str) -> None:
         (_, batches, *_), _rows = _both(data[:end], deep=False, file_end=end)  # type: ignore[misc]
         assert batches == sum(r[0] - 100 + r[4] <= end for r in rows)
     for twin in (_walk_pure, walk_c):
-        assert twin.walk_entries(data, 0, len(data), 0, False, None, False, 1000, 1 << 22, _no_crc, _no_crc,
-                                 _unpack, None, len(data))[1] == len(rows)  # fmt: skip
+        assert twin.walk_entries(
+            data,
+            0,
+            len(data),
+            0,
+            False,
+            None,
+            False,
+            1000,
+            1 << 22,
+            _no_crc,
+            _no_crc,
+            _unpack,
+            None,
+            len(data),
+        )[1] == len(rows)
 
 
 def test_rows_say_what_the_headers_say() -> None:
-    (_, batches, *_), rows = _both(mixed_segment(), deep=False, file_end=len(mixed_segment()))  # type: ignore[misc]
+    _, rows = _both(mixed_segment(), deep=False, file_end=len(mixed_segment()))
     # (position, base, last, maxTimestamp, size, magic, attributes, first timestamp, records, producerId)
     magics = [r[5] for r in rows]
     assert magics == [2, 2, 2, 2, 1, 1, 1, 0, 0, 0]

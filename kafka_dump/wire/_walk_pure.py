@@ -160,7 +160,14 @@ def walk_entries(
                 break
             if not headers and crc32c(view[pos + L.V2_ATTRIBUTES_OFFSET : entry_end]) != crc:
                 break
-            base, last_offset, n, row_ts, first_ts, row_n = offset, offset + last_delta, count, max_ts, base_ts, count
+            base, last_offset, n, row_ts, first_ts, row_n = (
+                offset,
+                offset + last_delta,
+                count,
+                max_ts,
+                base_ts,
+                count,
+            )
             if last_offset > L.INT64_MAX or (last is not None and base <= last):
                 break
             if deep and not headers:
@@ -236,7 +243,18 @@ def walk_entries(
         if rows is not None:
             low = base if base is not None else (last + 1 if last is not None else 0)
             rows.append(
-                (file_pos + pos, low, last_offset, row_ts, entry, magic, attributes, first_ts, row_n, producer)
+                (
+                    file_pos + pos,
+                    low,
+                    last_offset,
+                    row_ts,
+                    entry,
+                    magic,
+                    attributes,
+                    first_ts,
+                    row_n,
+                    producer,
+                )
             )
         last = last_offset
         after_damage = False
