@@ -225,7 +225,8 @@ def _walk_headers(path: Path, listing: Listing, options: LsOptions) -> None:
     rows: list[EntryRow] = []
     last: int | None = None
     with f:
-        win = Window(f, size, _WINDOW, reuse=True)
+        # Unbuffered: a header read is those bytes, not the buffer's block around them.
+        win = Window(getattr(f, "raw", f), size, _WINDOW, reuse=True)
         pos = 0
         while pos < size:
             # The first read and each after a large entry is one header; after a small one, a window.
