@@ -66,7 +66,8 @@ class Listing:
     problems: int = 0
     crcErrors: int | None = None
     error: str | None = None
-    _unknown_first: bool = False
+    modified: int | None = None  # the file's mtime (ms): Kafka's largest timestamp where no entry has one
+    legacy: LegacySpan | None = None  # what its v0/v1 entries hold, where there are any
 
     def add_row(self, row: EntryRow) -> None:
         """Count one entry's ``EntryRow`` (the walk's, or one made of a batch by ``batch_row``)."""
@@ -92,6 +93,9 @@ class Listing:
             self.control |= bool(attributes & L.CONTROL_BIT)
         else:
             self._time(first_ts, max_ts)
+            if self.legacy is None:
+                self.legacy = LegacySpan()
+            self.legacy.add(None if records < 0 else low, last, max_ts, size)
 
     def _time(self, first: int, last: int) -> None:
         if first >= 0 and (self.firstTimestamp is None or first < self.firstTimestamp):
@@ -133,11 +137,48 @@ class Listing:
             self.crcErrors = (self.crcErrors or 0) + other.crcErrors
         if self.error is None:
             self.error = other.error
+        self.modified = _high(self.modified, other.modified)
+        if other.legacy is not None:
+            if self.legacy is None:
+                self.legacy = LegacySpan(firstOffset=other.legacy.firstOffset, segments=0, entries=0)
+            self.legacy.merge(other.legacy)
 
     @property
     def legacy_bytes(self) -> int:
         """Bytes of v0/v1 entries."""
         return sum(size for (magic, _), (_, size) in self.formats.items() if magic < 2)
+
+
+@dataclass
+class LegacySpan:
+    """The v0/v1 entries of a segment (or, merged, of several): offsets (the first None where a
+    wrapper's is unknown), newest timestamp, entries, bytes and segments."""
+
+    firstOffset: int | None = None
+    lastOffset: int | None = None
+    lastTimestamp: int | None = None
+    entries: int = 0
+    bytes: int = 0
+    segments: int = 1
+
+    def add(self, first: int | None, last: int, max_ts: int, size: int) -> None:
+        if not self.entries:
+            self.firstOffset = first
+        self.lastOffset = _high(self.lastOffset, last)
+        if max_ts >= 0:
+            self.lastTimestamp = _high(self.lastTimestamp, max_ts)
+        self.entries += 1
+        self.bytes += size
+
+    def merge(self, other: LegacySpan) -> None:
+        if self.entries and other.entries:
+            known = self.firstOffset is not None and other.firstOffset is not None
+            self.firstOffset = min(self.firstOffset, other.firstOffset) if known else None  # type: ignore[type-var]
+        self.lastOffset = _high(self.lastOffset, other.lastOffset)
+        self.lastTimestamp = _high(self.lastTimestamp, other.lastTimestamp)
+        self.entries += other.entries
+        self.bytes += other.bytes
+        self.segments += other.segments
 
 
 def _low(a: int | None, b: int | None) -> int | None:
@@ -204,6 +245,7 @@ def list_segment(path: Path, options: LsOptions) -> Listing:
     partition, topic, log_dir = place(path)
     listing = Listing(str(path), partition, topic, log_dir, baseOffset=segment_base_offset(path))
     try:
+        listing.modified = os.stat(path).st_mtime_ns // 1_000_000
         if options.deep:
             _read(path, 0, None, listing, options, with_records=True)
         else:
