@@ -146,7 +146,9 @@ def test_outcomes_follow_the_topic_configs_in_the_metadata_log(tmp_path: Path) -
     assert "4 partitions hold v0/v1 data · exit 1" in table.stdout
     assert "rewritten as v2 at the next compaction" in table.stdout
     assert "kept indefinitely (retention.ms -1)" in table.stdout
-    assert "past retention since 2023-11-15T22:13:20.013Z: deleted at the next retention check" in table.stdout
+    assert (
+        "past retention since 2023-11-15T22:13:20.013Z: deleted at the next retention check" in table.stdout
+    )
 
 
 def test_size_as_v2_is_what_a_v2_writer_writes(tmp_path: Path) -> None:
