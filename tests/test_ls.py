@@ -231,3 +231,24 @@ def test_real_broker_dirs_agree_with_verify_and_stats() -> None:
         assert deep["entries"] == s["entries"] and deep["lastOffset"] == s["lastOffset"]
         if s["records"] is not None:
             assert deep["records"] == s["records"]
+
+
+def test_jobs_keep_the_order_and_the_figures(tmp_path: Path) -> None:
+    """-j N lists partitions in N processes; the rows come out as one process gives them."""
+    log_dir = tmp_path / "data"
+    for i in range(12):
+        d = log_dir / f"t{i % 3}-{i}"
+        d.mkdir(parents=True)
+        (d / "00000000000000000000.log").write_bytes(
+            b"".join(
+                v2_batch(default_records(1 + (i * 7) % 5, seed=j), base_offset=10 * j) for j in range(i + 1)
+            )
+        )
+        (d / "00000000000000001000.log").write_bytes(b"")  # an empty segment
+    (log_dir / "t0-0" / "00000000000000002000.log").write_bytes(b"\x00" * 40)  # a zero tail alone
+    for by in ("segment", "partition", "topic"):
+        one = run("--format", "json", "--by", by, str(log_dir))
+        many = run("--format", "json", "--by", by, "-j", "3", str(log_dir))
+        assert one.exit_code == many.exit_code == 0 and one.stdout == many.stdout
+    rows = lines(run("--format", "json", "-j", "4", str(log_dir)))
+    assert [r["name"] for r in rows[:-1]] == sorted(f"t{i % 3}-{i}" for i in range(12))

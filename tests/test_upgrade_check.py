@@ -211,3 +211,11 @@ def test_real_broker_dirs() -> None:
     old = SHARED_REAL / "kafka-3.8.0-java" / "mixed_magic.log"
     legacy = lines(run("--format", "json", str(old)))
     assert legacy[0]["entries"] == 5 + 2 + 5 + 2 + 2 and legacy[-1]["ready"] is False  # v0 none, gzip; v1 ...
+
+
+def test_jobs_give_the_same_answer(tmp_path: Path) -> None:
+    log_dir = broker(tmp_path)
+    assert (
+        run("--format", "json", "-j", "3", str(log_dir)).stdout
+        == run("--format", "json", str(log_dir)).stdout
+    )

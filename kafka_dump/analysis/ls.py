@@ -374,7 +374,17 @@ def tail_problem(p: Problem | None) -> bool:
     return p is not None and p.kind is not ProblemKind.CORRUPT
 
 
-def iter_listings(groups: list[list[Path]], options: LsOptions) -> Iterator[Listing]:
-    """Each segment's listing, partition by partition."""
-    for files in groups:
-        yield from list_partition(files, options)
+def iter_listings(groups: list[list[Path]], options: LsOptions, jobs: int = 1) -> Iterator[Listing]:
+    """Each segment's listing, partition by partition, in the order of ``groups`` whatever ``jobs``
+    (partitions listed by that many processes at once, in chunks, the answers taken in order)."""
+    workers = min(jobs, len(groups))
+    if workers <= 1:
+        for files in groups:
+            yield from list_partition(files, options)
+        return
+    from concurrent.futures import ProcessPoolExecutor
+
+    chunk = max(1, len(groups) // (workers * 8))  # a few chunks a worker: little pickling, even load
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        for listings in pool.map(list_partition, groups, [options] * len(groups), chunksize=chunk):
+            yield from listings

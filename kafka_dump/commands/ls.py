@@ -20,7 +20,14 @@ from kafka_dump.analysis.ls import (
     total,
 )
 from kafka_dump.commands import EXIT_BAD_INPUT, EXIT_CORRUPT, EXIT_OK
-from kafka_dump.commands.options import Limits, format_option, inputs, limit_options, output_options
+from kafka_dump.commands.options import (
+    Limits,
+    count_option,
+    format_option,
+    inputs,
+    limit_options,
+    output_options,
+)
 from kafka_dump.log.names import side_file_kind
 from kafka_dump.log.segment import log_dir_files
 from kafka_dump.render.output import UNWRAPPED, Output
@@ -62,6 +69,7 @@ from kafka_dump.render.progress import file_size
     is_flag=True,
     help="Also check each segment's CRCs and framing (verify-crc --shallow); a failure gives exit 1.",
 )
+@count_option("-j", "--jobs", default=1, show_default=True, help="Partitions listed by N processes at once.")
 @limit_options
 @output_options
 def ls(
@@ -72,6 +80,7 @@ def ls(
     sort: str,
     deep: bool,
     verify: bool,
+    jobs: int,
     limits: Limits,
 ) -> int:
     """List segments, one line each: offsets, times, size, entries, formats, from entry headers.
@@ -103,7 +112,9 @@ def ls(
     groups = by_partition(files)
     listings: list[Listing] = []
     events = out.track(
-        iter_listings(groups, options), lambda one: (one.name, one.bytes), sum(file_size(f) for f in files)
+        iter_listings(groups, options, jobs),
+        lambda one: (one.name, one.bytes),
+        sum(file_size(f) for f in files),
     )
     for one in events:
         listings.append(one)

@@ -51,6 +51,7 @@ from kafka_dump.render.progress import file_size
 )
 @count_option("--sample", help="Encode only N v0/v1 entries spread over each segment for the size as v2.")
 @click.option("--deep", is_flag=True, help="Read every entry in full (v0/v1 wrappers' first offsets).")
+@count_option("-j", "--jobs", default=1, show_default=True, help="Partitions listed by N processes at once.")
 @limit_options
 @output_options
 def upgrade_check(
@@ -60,6 +61,7 @@ def upgrade_check(
     metadata: str | None,
     sample: int | None,
     deep: bool,
+    jobs: int,
     limits: Limits,
 ) -> int:
     """Find the v0/v1 data Kafka 4 no longer writes, and say what Kafka 4 will do with it.
@@ -89,7 +91,7 @@ def upgrade_check(
     options = LsOptions(deep=deep, **limits)
     groups = by_partition(files)
     events = out.track(
-        iter_listings(groups, options), lambda one: (one.name, one.bytes), sum(map(file_size, files))
+        iter_listings(groups, options, jobs), lambda one: (one.name, one.bytes), sum(map(file_size, files))
     )
     segments: list[Listing] = []
     for one in events:
