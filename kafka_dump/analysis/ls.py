@@ -29,6 +29,7 @@ from kafka_dump.wire.codecs import DEFAULT_MAX_BATCH_BYTES, DEFAULT_MAX_RECORDS_
 _WINDOW = 256 * 1024  # a read where entries are small
 _HEADER_READ = 64  # a read where they are large: one header (61 bytes for v2, at most 34 for v0/v1)
 _LARGE_ENTRY = 4096  # an entry this large is followed by a header read, not a window
+_SMALL_FILE = 16 * 1024  # what is left of a file this small is read in one go
 
 ROLLUPS = ("segment", "partition", "topic", "dir")
 SORTS = ("offset", "size", "time")
@@ -66,7 +67,7 @@ class Listing:
     problems: int = 0
     crcErrors: int | None = None
     error: str | None = None
-    modified: int | None = None  # the file's mtime (ms): Kafka's largest timestamp where no entry has one
+    modified: int | None = None  # the file's mtime (ms), where a v0/v1 entry had no timestamp to say
     legacy: LegacySpan | None = None  # what its v0/v1 entries hold, where there are any
 
     def add_row(self, row: EntryRow) -> None:
@@ -245,11 +246,12 @@ def list_segment(path: Path, options: LsOptions) -> Listing:
     partition, topic, log_dir = place(path)
     listing = Listing(str(path), partition, topic, log_dir, baseOffset=segment_base_offset(path))
     try:
-        listing.modified = os.stat(path).st_mtime_ns // 1_000_000
         if options.deep:
             _read(path, 0, None, listing, options, with_records=True)
         else:
             _walk_headers(path, listing, options)
+        if listing.legacy is not None and listing.lastTimestamp is None:  # Kafka's clock is then the mtime
+            listing.modified = os.stat(path).st_mtime_ns // 1_000_000
         if options.verify:
             from kafka_dump.analysis.verify import FileReport, VerifyOptions, verify_file
 
@@ -269,10 +271,15 @@ def _walk_headers(path: Path, listing: Listing, options: LsOptions) -> None:
     with f:
         # Unbuffered: a header read is those bytes, not the buffer's block around them.
         win = Window(getattr(f, "raw", f), size, _WINDOW, reuse=True)
+        if size > _SMALL_FILE and hasattr(os, "posix_fadvise"):
+            # No read-ahead from disk: a header read fetches its page, not the payloads after it.
+            os.posix_fadvise(f.fileno(), 0, 0, os.POSIX_FADV_RANDOM)
         pos = 0
         while pos < size:
-            # The first read and each after a large entry is one header; after a small one, a window.
-            win.read_size = _WINDOW if rows and rows[-1][4] < _LARGE_ENTRY else _HEADER_READ
+            # A small file is read whole; else the first read and each after a large entry is one
+            # header, and after a small one a window.
+            small = size - pos <= _SMALL_FILE or (rows and rows[-1][4] < _LARGE_ENTRY)
+            win.read_size = _WINDOW if small else _HEADER_READ
             rows.clear()
             n = win.fill(pos)
             used, _, _, _, last, _ = _twins.walk_entries(
