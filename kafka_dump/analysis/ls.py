@@ -35,7 +35,7 @@ ROLLUPS = ("segment", "partition", "topic", "dir")
 SORTS = ("offset", "size", "time")
 
 
-@dataclass
+@dataclass(slots=True)
 class Listing:
     """What the headers of one segment (or, rolled up, of several) say.
 
@@ -150,7 +150,7 @@ class Listing:
         return sum(size for (magic, _), (_, size) in self.formats.items() if magic < 2)
 
 
-@dataclass
+@dataclass(slots=True)
 class LegacySpan:
     """The v0/v1 entries of a segment (or, merged, of several): offsets (the first None where a
     wrapper's is unknown), newest timestamp, entries, bytes and segments."""
@@ -356,14 +356,6 @@ def rollup(listings: Iterable[Listing], by: str, name: Callable[[Listing], str])
             groups[key] = group = Listing(name(one), one.partition, one.topic, one.dir, segments=0, entries=0)
         group.merge(one)
     return list(groups.values())
-
-
-def total(listings: Iterable[Listing]) -> Listing:
-    """Every listing merged: the closing total line."""
-    out = Listing("total", segments=0)
-    for one in listings:
-        out.merge(one)
-    return out
 
 
 def sort_key(how: str) -> Callable[[Listing], tuple[int, ...]]:

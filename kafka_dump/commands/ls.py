@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import click
@@ -17,7 +18,6 @@ from kafka_dump.analysis.ls import (
     rollup,
     sort_key,
     tail_problem,
-    total,
 )
 from kafka_dump.commands import EXIT_BAD_INPUT, EXIT_CORRUPT, EXIT_OK
 from kafka_dump.commands.options import (
@@ -110,27 +110,32 @@ def ls(
         by = "partition" if any(_holds_partitions(p, files) for p in paths) else "segment"
     options = LsOptions(deep=deep, verify=verify, **limits)
     groups = by_partition(files)
-    listings: list[Listing] = []
     events = out.track(
         iter_listings(groups, options, jobs),
         lambda one: (one.name, one.bytes),
         sum(file_size(f) for f in files),
     )
-    for one in events:
-        listings.append(one)
-        if one.error is not None:
-            out.diagnostic(one.error)
-    common = _common_dir([one.name for one in listings])
-    rows = rollup(listings, by, lambda one: _name(one, by, common))
+    common = _common_dir([str(f) for f in files])
+    whole = Listing("total", segments=0)
+    unreadable = damaged = 0
+
+    def counted() -> Iterator[Listing]:
+        """The listings as they come, counted into the total (a rollup keeps its rows alone)."""
+        nonlocal unreadable, damaged
+        for one in events:
+            whole.merge(one)
+            if one.error is not None:
+                out.diagnostic(one.error)
+                unreadable += 1
+            damaged += bool(one.error is not None or one.crcErrors or (one.problem and not _only_tail(one)))
+            yield one
+
+    rows = rollup(counted(), by, lambda one: _name(one, by, common))
     rows.sort(key=sort_key(sort))
-    _render(out, fmt, by, rows, total(listings), common or (listings[0].name if len(listings) == 1 else ""))
+    _render(out, fmt, by, rows, whole, common or (str(files[0]) if len(files) == 1 else ""))
     out.flush()
-    if all(one.error is not None for one in listings):
+    if unreadable == len(files):
         return EXIT_BAD_INPUT
-    damaged = any(
-        one.error is not None or one.crcErrors or (one.problem is not None and not _only_tail(one))
-        for one in listings
-    )
     return EXIT_CORRUPT if damaged else EXIT_OK
 
 
