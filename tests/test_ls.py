@@ -252,3 +252,21 @@ def test_jobs_keep_the_order_and_the_figures(tmp_path: Path) -> None:
         assert one.exit_code == many.exit_code == 0 and one.stdout == many.stdout
     rows = lines(run("--format", "json", "-j", "4", str(log_dir)))
     assert [r["name"] for r in rows[:-1]] == sorted(f"t{i % 3}-{i}" for i in range(12))
+
+
+def test_names_on_a_real_terminal(tmp_path: Path) -> None:
+    """On a pseudo-terminal, a partition directory and a segment named to steer it come out escaped,
+    in every format and in upgrade-check's tables."""
+    from kafka_dump.render.payload import printable
+
+    from .test_terminal_safety import HOSTILE_NAME, assert_safe, on_terminal
+
+    partition = "t\x1b[31m[bold]\u202e\r-0"
+    d = mixed_partition(tmp_path / "data", partition)
+    (d / HOSTILE_NAME).write_bytes(legacy_messages(legacy_records(2), magic=1))
+    for args in (("ls",), ("ls", "--by", "segment"), ("ls", "--format", "plain"), ("upgrade-check",)):
+        out, err = on_terminal(*args, str(tmp_path / "data"), columns=400)
+        plain = assert_safe(out.replace("\t", " ") if "plain" in args else out, err)  # plain's own tabs
+        assert printable(partition) in plain, args
+    plain = assert_safe(*on_terminal("ls", "--by", "segment", str(d), columns=400))
+    assert printable(HOSTILE_NAME) in plain
