@@ -174,6 +174,7 @@ def test_size_as_v2_is_what_a_v2_writer_writes(tmp_path: Path) -> None:
     assert row["bytesAsV2"] == expected and row["sampled"] is False
     sampled = lines(run("--format", "json", "--sample", "5", str(log_dir)))[0]
     assert sampled["sampled"] is True and abs(sampled["bytesAsV2"] - expected) < expected * 0.2
+    assert sampled["encodedEntries"] == 5 and row["encodedEntries"] == 40  # the others are not decoded
 
 
 def test_without_metadata_both_outcomes_are_shown(tmp_path: Path) -> None:

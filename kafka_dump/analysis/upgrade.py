@@ -13,11 +13,11 @@ rule), optionally for a sample of them. No printing here.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kafka_dump.analysis.ls import Listing
+from kafka_dump.analysis.ls import LegacySpan, Listing
 from kafka_dump.model import Batch, Compression
 from kafka_dump.wire.codecs import DEFAULT_MAX_BATCH_BYTES, DEFAULT_MAX_RECORDS_PER_BATCH
 
@@ -230,32 +230,48 @@ class Conversion:
 
 def convert_size(
     path: Path,
-    legacy_bytes: int,
+    legacy: LegacySpan,
     sample: int | None,
+    base_offset: int | None = None,
     max_batch_bytes: int = DEFAULT_MAX_BATCH_BYTES,
     max_records_per_batch: int = DEFAULT_MAX_RECORDS_PER_BATCH,
 ) -> Conversion:
-    """Encode a segment's v0/v1 entries as the cleaner writes them: each as one v2 batch in its codec
-    (``sample``: only the first entry at or after each of N evenly spaced points of the v0/v1 bytes)."""
+    """Encode a segment's v0/v1 entries as the cleaner writes them: each as one v2 batch in its codec.
+    ``sample``: only the first entry reaching each of N evenly spaced offsets of the v0/v1 span; the
+    others are passed over by their headers (the segment reader's filter), never decoded."""
     from kafka_dump.analysis.compare import as_v2_batch, encoded_sizes
     from kafka_dump.log.segment import read_segment
 
-    out = Conversion(total_bytes=legacy_bytes)
-    start = 0  # v0/v1 bytes before the entry
-    point = 0  # the next of the ``sample`` points: k * legacy_bytes / sample
-    items = read_segment(path, max_batch_bytes=max_batch_bytes, max_records_per_batch=max_records_per_batch)
+    out = Conversion(entries=legacy.entries, total_bytes=legacy.bytes)
+    keep = None if sample is None or legacy.lastOffset is None else _sampler(legacy, sample, base_offset or 0)
+    items = read_segment(
+        path, max_batch_bytes=max_batch_bytes, max_records_per_batch=max_records_per_batch, keep=keep
+    )
     for item in items:
         if not isinstance(item, Batch) or item.magic >= 2 or not item.records:
             continue
-        out.entries += 1
-        at, start = start, start + item.sizeInBytes
-        if sample is not None:
-            if point >= sample or at * sample < point * legacy_bytes:
-                continue
-            point = at * sample // max(legacy_bytes, 1) + 1
         codec = item.compression if item.compression is not Compression.UNKNOWN else Compression.NONE
         v2 = as_v2_batch(item, item.records)
         out.encoded += 1
         out.before += item.sizeInBytes
         out.after += encoded_sizes(v2, [codec], lambda c: None)[codec]
     return out
+
+
+def _sampler(legacy: LegacySpan, n: int, base: int) -> Callable[[int, int], bool]:
+    """A header filter keeping the first entry whose last offset reaches each of ``n`` points spread
+    over the v0/v1 offsets (from the first, or ``base`` where a wrapper's first is unknown, to the last)."""
+    low = legacy.firstOffset if legacy.firstOffset is not None else base
+    last = legacy.lastOffset if legacy.lastOffset is not None else low
+    span = max(last - low + 1, 1)
+    points = [low + span * k // n for k in range(n)]
+    at = [0]
+
+    def keep(last_offset: int, _max_timestamp: int) -> bool:
+        if at[0] >= len(points) or last_offset < points[at[0]]:
+            return False
+        while at[0] < len(points) and points[at[0]] <= last_offset:
+            at[0] += 1
+        return True
+
+    return keep

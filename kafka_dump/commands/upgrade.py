@@ -108,7 +108,8 @@ def upgrade_check(
     for key, held in partitions.items():
         c = conversions[key] = Conversion()
         for one in held:
-            c.merge(convert_size(Path(one.name), one.legacy.bytes if one.legacy else 0, sample, **limits))
+            if one.legacy is not None:
+                c.merge(convert_size(Path(one.name), one.legacy, sample, one.baseOffset, **limits))
     topics: dict[str, list[str]] = {}
     for key, held in partitions.items():
         topics.setdefault(held[0].topic, []).append(key)
@@ -144,6 +145,7 @@ def _partition_row(key: str, held: list[Listing], c: Conversion) -> dict[str, ob
         "formats": format_mix({k: v for k, v in merged.formats.items() if k[0] < 2}),
         "bytesAsV2": c.estimate,
         "sampled": c.sampled,
+        "encodedEntries": c.encoded,
     }
 
 
