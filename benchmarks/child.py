@@ -8,7 +8,9 @@ MemoryRecords per run of equal magic (for the mixed file). crc32c FILE: read the
 ``crc32c.crc32c()`` over all its bytes, the floor of a shallow CRC check. convert-kafka-python IN OUT
 CODEC: the convert case's job with kafka-python's reader and builders. decode-kdump-timed FILE N and
 encode-kdump-timed FILE N CODEC: an in-process kdump line's call, its setup untimed, printing the
-seconds the call took (how `--old` times in-process lines in either checkout).
+seconds the call took (how `--old` times in-process lines in either checkout). ls-rchar DIR: list
+every segment under DIR as `kdump ls` does, in-process, and print the bytes it read through system
+calls (``/proc/self/io`` rchar), imports apart.
 """
 
 from __future__ import annotations
@@ -35,6 +37,9 @@ def main(argv: Sequence[str]) -> int:
         import crc32c
 
         crc32c.crc32c(Path(args[0]).read_bytes())
+        return 0
+    if task == "ls-rchar":
+        print(ls_rchar(args[0]))
         return 0
     if task == "convert-kafka-python":
         from benchmarks import peers
@@ -75,6 +80,22 @@ def main(argv: Sequence[str]) -> int:
         print(f"saw {seen:,} records, expected {expected:,}", file=sys.stderr)
         return 3
     return 0
+
+
+def _rchar() -> int:
+    fields = dict(line.split(": ") for line in Path("/proc/self/io").read_text().splitlines())
+    return int(fields["rchar"])
+
+
+def ls_rchar(path: str) -> int:
+    from kafka_dump.analysis.ls import LsOptions, by_partition, iter_listings
+    from kafka_dump.log.segment import log_dir_files
+
+    groups = by_partition(log_dir_files([path]))
+    before = _rchar()
+    for _ in iter_listings(groups, LsOptions()):
+        pass
+    return _rchar() - before
 
 
 if __name__ == "__main__":

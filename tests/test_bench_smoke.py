@@ -26,6 +26,7 @@ CASES = {
     "convert",
     "many-segments",
     "search",
+    "ls",
 }
 ON_MAIN = {"decode", "dump-formats", "startup", "search"}  # their kdump pieces exist: they must not skip
 

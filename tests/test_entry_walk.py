@@ -48,14 +48,15 @@ def _unpack(codec: int, payload: memoryview) -> bytes:
 
 
 def _both(data: bytes, *, deep: bool, last: int | None = None, damage: bool = False, max_records: int = 1000,
-          limit: int = 1 << 22, pos: int = 0) -> tuple[object, list[tuple[int, int, int, int]]]:  # fmt: skip
+          limit: int = 1 << 22, pos: int = 0, end: int | None = None, file_end: int | None = None,
+          ) -> tuple[object, list[tuple[int, ...]]]:  # fmt: skip
     out = []
     for twin in (_walk_pure, walk_c):
-        rows: list[tuple[int, int, int, int]] = []
+        rows: list[tuple[int, ...]] = []
         got = twin.walk_entries(
             data,
             pos,
-            len(data),
+            len(data) if end is None else end,
             100,
             deep,
             last,
@@ -66,6 +67,7 @@ def _both(data: bytes, *, deep: bool, last: int | None = None, damage: bool = Fa
             zlib.crc32,
             _unpack,
             rows,
+            file_end,
         )
         out.append((got, rows))
     assert out[0] == out[1]
@@ -105,6 +107,55 @@ SEGMENTS = {
 # --- the twins ---------------------------------------------------------------------------------------------------
 
 
+def _no_crc(_data: memoryview) -> int:
+    raise AssertionError("a walk of headers computes no CRC")
+
+
+@pytest.mark.parametrize("name", sorted(SEGMENTS))
+def test_twins_agree_reading_headers_only(name: str) -> None:
+    """Headers only (``ls``): every entry is taken from its header alone, each row says what the
+    shallow walk's row says, and a window cut anywhere stops the walk where a header is cut."""
+    data = SEGMENTS[name]()
+    shallow, shallow_rows = _both(data, deep=False)
+    whole, rows = _both(data, deep=True, file_end=len(data))
+    assert whole == shallow and rows == shallow_rows
+    for cut in range(len(data) + 1):
+        (used, batches, *_), got = _both(data, deep=False, end=cut, file_end=len(data))  # type: ignore[misc]
+        assert got == rows[:batches]
+        assert batches == len(rows) or cut - used < (61 if data[used + 16] == 2 else 34)
+    for end in range(len(data)):  # a file cut short: the last entry is not taken
+        (_, batches, *_), _rows = _both(data[:end], deep=False, file_end=end)  # type: ignore[misc]
+        assert batches == sum(r[0] - 100 + r[4] <= end for r in rows)
+    for twin in (_walk_pure, walk_c):
+        assert twin.walk_entries(
+            data,
+            0,
+            len(data),
+            0,
+            False,
+            None,
+            False,
+            1000,
+            1 << 22,
+            _no_crc,
+            _no_crc,
+            _unpack,
+            None,
+            len(data),
+        )[1] == len(rows)
+
+
+def test_rows_say_what_the_headers_say() -> None:
+    _, rows = _both(mixed_segment(), deep=False, file_end=len(mixed_segment()))
+    # (position, base, last, maxTimestamp, size, magic, attributes, first timestamp, records, producerId)
+    magics = [r[5] for r in rows]
+    assert magics == [2, 2, 2, 2, 1, 1, 1, 0, 0, 0]
+    assert [r[6] & 7 for r in rows] == [0, LZ4, SNAPPY, 0, 0, 0, GZIP, SNAPPY, 0, 0]
+    assert rows[3][6] & 0x30 == 0x30  # the control batch: transactional and control
+    assert [r[8] for r in rows] == [3, 3, 2, 1, 1, 1, -1, -1, 1, 1]  # a wrapper's count is in its payload
+    assert all(r[4] > 0 for r in rows) and sum(r[4] for r in rows) == len(mixed_segment())
+
+
 @pytest.mark.parametrize("deep", [True, False], ids=["deep", "shallow"])
 def test_twins_agree_on_a_mixed_segment(deep: bool) -> None:
     data = mixed_segment()
@@ -114,7 +165,7 @@ def test_twins_agree_on_a_mixed_segment(deep: bool) -> None:
     else:
         assert (used, batches, gaps, last) == (len(data), 10, 2, 26)  # 3..10, and 19..25
         assert records == 3 + 3 + 2 + 1 + 2 + 0 + 0 + 2  # a wrapper's records are not counted shallow
-    assert len(rows) == batches and rows[0] == (100, 0, 2, 1_700_000_000_002)
+    assert len(rows) == batches and rows[0][:4] == (100, 0, 2, 1_700_000_000_002)
     assert all(a[0] < b[0] and a[2] < b[2] for a, b in itertools.pairwise(rows))
 
 

@@ -96,6 +96,7 @@ def registry() -> dict[str, ModuleType]:
         decode,
         dump_formats,
         encode,
+        ls,
         many_segments,
         search,
         startup,
@@ -103,5 +104,5 @@ def registry() -> dict[str, ModuleType]:
         verify,
     )
 
-    cases = (decode, dump_formats, startup, verify, stats, encode, convert, many_segments, search)
+    cases = (decode, dump_formats, startup, verify, stats, encode, convert, many_segments, search, ls)
     return {m.NAME: m for m in cases}

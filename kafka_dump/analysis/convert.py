@@ -18,6 +18,14 @@ format cannot carry. The rules:
   writes the transactional ones as plain data. Empty batches (left by compaction) hold no record to
   write and are left out.
 - A v2 target from v0/v1 input has no producer (id, epoch and sequence -1) and no leader epoch (-1).
+- ``batching="cleaner"`` writes v0/v1 input as Kafka 4's log cleaner does when it compacts a segment
+  (KAFKA-13093, apache/kafka PR #18321: ``MemoryRecords.filterTo`` builds every retained legacy batch
+  again as v2): a compressed wrapper becomes one v2 batch in its codec; each plain message becomes a
+  v2 batch of its own (no grouping); v0 records get CreateTime and timestamp -1; a LogAppendTime
+  wrapper or message gives a LogAppendTime batch whose records all hold the append time (the inner
+  messages' stored times are not kept, as Kafka's builder appends each record's effective time). v2
+  batches are kept as they are. The codec, grouping and timestamps are the cleaner's, so
+  ``compression``, ``batch_records``, ``batch_bytes`` and ``timestamp`` are refused with it.
 """
 
 from __future__ import annotations
@@ -51,6 +59,7 @@ class ConvertOptions:
     batch_bytes: int | None = None
     drop_control: bool = False
     timestamp: int | None = None  # for records read from v0 messages, which have none
+    batching: str = "producer"  # or "cleaner": Kafka 4's log cleaner's rules (the module's docstring)
 
     def check(self) -> None:
         """Refuse options that contradict each other or the target format, before any reading."""
@@ -63,6 +72,28 @@ class ConvertOptions:
         for name, limit in (("batch records", self.batch_records), ("batch bytes", self.batch_bytes)):
             if limit is not None and limit < 1:
                 raise ConversionError(f"{name} must be at least 1")
+        if self.batching not in ("producer", "cleaner"):
+            raise ConversionError(f"unknown batching {self.batching!r} (producer or cleaner)")
+        if self.cleaner:
+            given = [
+                name
+                for name, value in (
+                    ("--compression", self.compression),
+                    ("--batch-records", self.batch_records),
+                    ("--batch-bytes", self.batch_bytes),
+                    ("--timestamp", self.timestamp),
+                )
+                if value is not None
+            ]
+            if self.to_magic != 2 or given:
+                what = ", ".join(given) if given else f"--to-magic {self.to_magic}"
+                raise ConversionError(
+                    f"--batching cleaner writes v2 as Kafka's cleaner does: {what} cannot apply"
+                )
+
+    @property
+    def cleaner(self) -> bool:
+        return self.batching == "cleaner"
 
     @property
     def rebatch(self) -> bool:
@@ -303,6 +334,11 @@ class Converter:
                 return records
             changes.timestamps_set += len(records)
             return tuple(new_record(r.offset, ts, r.key, r.value, _EMPTY, -1, r.sizeInBytes) for r in records)
+        if self.options.cleaner and batch.magic < 2 and batch.timestampType is TimestampType.LOG_APPEND_TIME:
+            # The cleaner appends each record's effective time: the append time, not a stored one.
+            return tuple(
+                new_record(r.offset, r.timestamp, r.key, r.value, _EMPTY, -1, r.sizeInBytes) for r in records
+            )
         if target == 2 or (
             target == 1 and (batch.magic == 1 or not any(r.headers or r.sequence != -1 for r in records))
         ):
@@ -317,6 +353,8 @@ class Converter:
 
     def _groupable(self, batch: Batch) -> bool:
         """May this batch's records be grouped with their neighbours' into new batches?"""
+        if self.options.cleaner:
+            return False  # the cleaner builds each legacy entry again on its own
         if not self.options.rebatch:
             return batch.magic < 2 and batch.compression is Compression.NONE
         return (

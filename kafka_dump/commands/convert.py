@@ -66,6 +66,14 @@ _COUNTS = ("bytes", "batches", "records")  # of each Side, input and output
 @count_option("--batch-records", help="Re-batch: at most N records per batch.")
 @size_option("--batch-bytes",
               help="Re-batch: at most this many bytes per batch (uncompressed; plain v0/v1 messages: 16KiB).")  # fmt: skip
+@click.option(
+    "--batching",
+    type=click.Choice(["producer", "cleaner"]),
+    default="producer",
+    show_default=True,
+    help="producer: plain v0/v1 messages grouped as a producer fills a batch; cleaner: each "
+    "v0/v1 entry one v2 batch, as Kafka 4's log cleaner writes them.",
+)
 @click.option("--index/--no-index", default=True, show_default=True,
               help="Also write the new segment's .index and .timeindex.")  # fmt: skip
 @click.option("--force", is_flag=True, help="Replace an existing OUTPUT (never the input).")
@@ -86,6 +94,7 @@ def convert(
     level: int | None,
     batch_records: int | None,
     batch_bytes: int | None,
+    batching: str,
     index: bool,
     force: bool,
     skip_corrupt: bool,
@@ -104,9 +113,12 @@ def convert(
       kdump convert 00000000000000000000.log -o new/00000000000000000000.log
       kdump convert --compression lz4 my-topic-0/ -o my-topic-0.v2/
       kdump convert --to-magic 1 --drop-control 00000000000000000000.log -o v1.log
+      kdump convert --batching cleaner old-topic-0/ -o old-topic-0.v2/   # as Kafka 4 compacts it
     """
     codec = None if compression is None else Compression[compression.upper()]
-    options = ConvertOptions(int(to_magic), codec, batch_records, batch_bytes, drop_control, timestamp)
+    options = ConvertOptions(
+        int(to_magic), codec, batch_records, batch_bytes, drop_control, timestamp, batching
+    )
     options.check()
     if level is not None and options.compression is not None:
         problem = level_problem(options.compression, level)

@@ -102,44 +102,55 @@ def log_dir_files(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
         if not p.is_dir():
             out.extend(segment_files(p))
             continue
-        partitions = sorted(c for c in _children(p) if c.is_dir() and _has_segments(c))
+        # Each directory is listed once, its entries' types taken from the listing (no stat each).
+        partitions = [logs for d in sorted(_child_dirs(p)) if (logs := _segments_in(d))]
         if not partitions:
             out.extend(segment_files(p))  # a partition directory (or an error naming it)
             continue
-        if _has_segments(p):
+        if _segments_in(p):
             out.extend(segment_files(p))
-        out.extend(f for d in partitions for f in segment_files(d))
+        out.extend(f for logs in partitions for f in logs)
     return _once(out)
 
 
 def _once(files: list[Path]) -> list[Path]:
     """Each file once, however many paths reach it (a symlinked partition directory, a path given
-    twice), in the order first seen."""
+    twice), in the order first seen. A directory is resolved once for all its files."""
     seen: set[str] = set()
+    dirs: dict[Path, str] = {}
     unique = []
-    real_dirs: dict[Path, str] = {}  # a directory resolved once, not once per segment in it
     for f in files:
-        if f.is_symlink():
+        if os.path.islink(f):
             real = os.path.realpath(f)
         else:
-            if f.parent not in real_dirs:
-                real_dirs[f.parent] = os.path.realpath(f.parent)
-            real = os.path.join(real_dirs[f.parent], f.name)
+            where = dirs.get(f.parent)
+            if where is None:
+                where = dirs[f.parent] = os.path.realpath(f.parent)
+            real = os.path.join(where, f.name)
         if real not in seen:
             seen.add(real)
             unique.append(f)
     return unique
 
 
-def _children(p: Path) -> Iterator[Path]:
+def _entries(p: Path) -> list[os.DirEntry[str]]:
     try:
-        yield from p.iterdir()
+        with os.scandir(p) as it:
+            return list(it)
     except PermissionError as exc:
         raise NotASegmentError(f"permission denied ({exc.strerror})", file=str(p)) from None
 
 
-def _has_segments(d: Path) -> bool:
-    return any(c.suffix in SEGMENT_SUFFIXES and c.is_file() for c in _children(d))
+def _child_dirs(p: Path) -> list[Path]:
+    return [p / e.name for e in _entries(p) if e.is_dir()]
+
+
+def _segments_in(d: Path) -> list[Path]:
+    """The segment files directly in ``d``, in offset order (none: an empty list)."""
+    logs = [
+        d / e.name for e in _entries(d) if os.path.splitext(e.name)[1] in SEGMENT_SUFFIXES and e.is_file()
+    ]
+    return sorted(logs, key=segment_order)
 
 
 def read_segment_runs(

@@ -219,11 +219,24 @@ walk_entries(PyObject *self, PyObject *args)
     Py_ssize_t pos, end, file_pos, entry_limit;
     int deep, after_damage;
     long long max_records;
-    PyObject *last_obj, *crc32c_fn, *crc32_fn, *decompress_fn, *rows;
-    if (!PyArg_ParseTuple(args, "y*nnnpOpLnOOOO", &view, &pos, &end, &file_pos, &deep, &last_obj, &after_damage,
-                          &max_records, &entry_limit, &crc32c_fn, &crc32_fn, &decompress_fn, &rows) ||
+    PyObject *last_obj, *crc32c_fn, *crc32_fn, *decompress_fn, *rows, *file_end_obj = Py_None;
+    if (!PyArg_ParseTuple(args, "y*nnnpOpLnOOOO|O", &view, &pos, &end, &file_pos, &deep, &last_obj, &after_damage,
+                          &max_records, &entry_limit, &crc32c_fn, &crc32_fn, &decompress_fn, &rows, &file_end_obj) ||
         view_window(&view, pos, end) < 0)
         return NULL;
+    /* headers only (file_end given): an entry is taken when its header is in the window and it ends by
+     * file_end; no CRC, nothing decompressed */
+    int headers = file_end_obj != Py_None;
+    Py_ssize_t limit = end;
+    if (headers) {
+        limit = PyLong_AsSsize_t(file_end_obj);
+        if (limit == -1 && PyErr_Occurred()) {
+            PyBuffer_Release(&view);
+            return NULL;
+        }
+        if (deep)
+            deep = 0;
+    }
     if (rows != Py_None && !PyList_Check(rows)) {
         PyBuffer_Release(&view);
         PyErr_SetString(PyExc_TypeError, "rows must be a list or None");
@@ -247,24 +260,26 @@ walk_entries(PyObject *self, PyObject *args)
         int64_t offset = be64(q);
         int32_t length = be32(q + LOG_ENTRY_SIZE_OFFSET);
         int magic = q[MAGIC_OFFSET];
-        if (length < LEGACY_V0_MIN_SIZE || length > end - pos - LOG_OVERHEAD || LOG_OVERHEAD + length > entry_limit)
+        if (length < LEGACY_V0_MIN_SIZE || length > limit - pos - LOG_OVERHEAD || LOG_OVERHEAD + length > entry_limit)
             break;
         Py_ssize_t entry = LOG_OVERHEAD + (Py_ssize_t)length, entry_end = pos + entry;
-        int64_t base = 0, last_offset, row_ts;
-        int have_base = 1;
+        int64_t base = 0, last_offset, row_ts, first_ts, producer = -1;
+        int have_base = 1, attributes;
         long long n = 0;
         if (magic == 2) {
-            if (entry < V2_HEADER_SIZE)
+            if (entry < V2_HEADER_SIZE || end - pos < V2_HEADER_SIZE)
                 break;
             uint32_t crc = (uint32_t)be32(q + V2_CRC_OFFSET);
-            int attributes = be16(q + V2_ATTRIBUTES_OFFSET);
+            attributes = be16(q + V2_ATTRIBUTES_OFFSET);
             int32_t last_delta = be32(q + V2_LAST_OFFSET_DELTA_OFFSET);
             int64_t base_ts = be64(q + V2_BASE_TIMESTAMP_OFFSET), max_ts = be64(q + V2_MAX_TIMESTAMP_OFFSET);
             int32_t count = be32(q + V2_RECORD_COUNT_OFFSET);
             if (count < 0 || count > max_records || last_delta < 0)
                 break;
-            if (crc_call_matches(crc32c_fn, q + V2_ATTRIBUTES_OFFSET, entry - V2_ATTRIBUTES_OFFSET, crc) <= 0)
+            if (!headers && crc_call_matches(crc32c_fn, q + V2_ATTRIBUTES_OFFSET, entry - V2_ATTRIBUTES_OFFSET, crc) <= 0)
                 break;
+            producer = be64(q + V2_PRODUCER_ID_OFFSET);
+            first_ts = base_ts;
             base = offset;
             if (__builtin_add_overflow(offset, (int64_t)last_delta, &last_offset))
                 break;
@@ -302,15 +317,24 @@ walk_entries(PyObject *self, PyObject *args)
             }
         }
         else if (magic < 2) {
-            Py_ssize_t vstart;
-            int32_t vlen;
-            if (legacy_value(p, pos, entry_end, magic, &vstart, &vlen) < 0)
-                break;
-            uint32_t crc = (uint32_t)be32(q + LEGACY_CRC_OFFSET);
-            if (crc32_matches(crc32_fn, q + MAGIC_OFFSET, entry - MAGIC_OFFSET, crc) <= 0)
-                break;
+            Py_ssize_t vstart = 0;
+            int32_t vlen = 0;
+            if (headers) {
+                int min_size = magic ? LEGACY_V1_MIN_SIZE : LEGACY_V0_MIN_SIZE;
+                if (length < min_size || end - pos < LOG_OVERHEAD + min_size)
+                    break;
+            }
+            else {
+                if (legacy_value(p, pos, entry_end, magic, &vstart, &vlen) < 0)
+                    break;
+                uint32_t crc = (uint32_t)be32(q + LEGACY_CRC_OFFSET);
+                if (crc32_matches(crc32_fn, q + MAGIC_OFFSET, entry - MAGIC_OFFSET, crc) <= 0)
+                    break;
+            }
             row_ts = magic == 1 ? be64(q + LEGACY_V1_TIMESTAMP_OFFSET) : -1;
-            int codec = q[LEGACY_ATTRIBUTES_OFFSET] & COMPRESSION_MASK;
+            first_ts = row_ts;
+            attributes = q[LEGACY_ATTRIBUTES_OFFSET];
+            int codec = attributes & COMPRESSION_MASK;
             last_offset = offset;
             if (codec == 0) {
                 base = offset;
@@ -351,8 +375,10 @@ walk_entries(PyObject *self, PyObject *args)
         if (have_base && have_last && base > last + 1 && !after_damage)
             gaps++;
         int64_t low = have_base ? base : (have_last ? last + 1 : 0);
-        if (rows != Py_None && append_new(rows, Py_BuildValue("(nLLL)", file_pos + pos, (long long)low,
-                                                              (long long)last_offset, (long long)row_ts)) < 0)
+        if (rows != Py_None &&
+            append_new(rows, Py_BuildValue("(nLLLniiLLL)", file_pos + pos, (long long)low, (long long)last_offset,
+                                           (long long)row_ts, entry, magic, attributes, (long long)first_ts,
+                                           have_base ? n : -1LL, (long long)producer)) < 0)
             break;
         last = last_offset;
         have_last = 1;

@@ -79,9 +79,11 @@ RawEntryWalk = tuple[int, int, int, int, "int | None", bool]
 # codec id, payload -> decompressed bytes (raises on a payload that does not decompress).
 Decompress = Callable[[int, memoryview], bytes]
 Checksum = Callable[[memoryview], int]
-# position in the file, baseOffset (a lower bound for a wrapper walked shallow), lastOffset,
-# maxTimestamp: what the index check needs of each entry.
-EntryRow = tuple[int, int, int, int]
+# What each entry's header says: position in the file, baseOffset (a lower bound for a wrapper walked
+# shallow), lastOffset, maxTimestamp (what the index check needs), then the entry's size, magic,
+# attributes, first timestamp (v2 baseTimestamp; a v0/v1 message's own), records (-1 where only a
+# wrapper's payload would tell) and producerId (-1 for none, and for v0/v1): what ``ls`` lists.
+EntryRow = tuple[int, int, int, int, int, int, int, int, int, int]
 
 _PREFIX = L.MAGIC_OFFSET + 1
 
@@ -118,14 +120,21 @@ def walk_entries(
     crc32: Checksum,
     decompress: Decompress,
     rows: list[EntryRow] | None,
+    file_end: int | None = None,
     /,
 ) -> RawEntryWalk:
     """Walk the sound entries at ``data[pos:end]`` (file position ``file_pos + pos``): whole, framed, CRC
     holding, offsets after ``last``, and (``deep``) records or inner messages clean; stop before anything
     else (or a deep v2 control batch) for the slow way. Shallow, a v0/v1 wrapper is not decompressed
-    (records not counted, ordered by its last offset). ``rows`` gets each entry's ``EntryRow``."""
+    (records not counted, ordered by its last offset). ``rows`` gets each entry's ``EntryRow``.
+
+    With ``file_end`` (where the file ends, in ``data``'s positions) the walk reads headers only, as
+    ``ls`` does: an entry is taken when its header lies in ``data[pos:end]`` and it ends by ``file_end``,
+    so the bytes used may pass ``end``; no CRC is computed and nothing decompressed (``deep`` is moot)."""
     if pos < 0 or end < pos or end > len(data):
         raise ValueError("pos and end must satisfy 0 <= pos <= end <= len(data)")
+    headers = file_end is not None
+    limit = end if file_end is None else file_end
     view = memoryview(data)
     start = pos
     batches = records = gaps = 0
@@ -133,24 +142,32 @@ def walk_entries(
         offset, length = L.LOG_ENTRY.unpack_from(data, pos)
         magic = data[pos + L.MAGIC_OFFSET]
         entry = L.LOG_OVERHEAD + length
-        if length < L.LEGACY_V0_MIN_SIZE or entry > end - pos or entry > entry_limit:
+        if length < L.LEGACY_V0_MIN_SIZE or entry > limit - pos or entry > entry_limit:
             break
         entry_end = pos + entry
         base: int | None
+        producer = -1
         if magic == 2:
-            if entry < L.V2_HEADER_SIZE:
+            if entry < L.V2_HEADER_SIZE or end - pos < L.V2_HEADER_SIZE:
                 break
             head = L.V2_HEADER.unpack_from(data, pos)
-            crc, attributes, last_delta, base_ts, max_ts = head[4:9]
+            crc, attributes, last_delta, base_ts, max_ts, producer = head[4:10]
             count = head[12]
             if count < 0 or count > max_records or last_delta < 0:
                 break
-            if crc32c(view[pos + L.V2_ATTRIBUTES_OFFSET : entry_end]) != crc:
+            if not headers and crc32c(view[pos + L.V2_ATTRIBUTES_OFFSET : entry_end]) != crc:
                 break
-            base, last_offset, n, row_ts = offset, offset + last_delta, count, max_ts
+            base, last_offset, n, row_ts, first_ts, row_n = (
+                offset,
+                offset + last_delta,
+                count,
+                max_ts,
+                base_ts,
+                count,
+            )
             if last_offset > L.INT64_MAX or (last is not None and base <= last):
                 break
-            if deep:
+            if deep and not headers:
                 codec = attributes & L.COMPRESSION_MASK
                 if attributes & L.CONTROL_BIT or codec > 4:
                     break
@@ -174,22 +191,31 @@ def walk_entries(
                 ):
                     break
         elif magic < 2:
-            try:
-                msg = Message(data, pos, entry_end)  # type: ignore[arg-type]
-            except CorruptRecordError:
-                break
-            if crc32(view[pos + L.MAGIC_OFFSET : entry_end]) != msg.crc:
-                break
-            row_ts = msg.timestamp
-            codec = msg.attributes & L.COMPRESSION_MASK
+            attributes = data[pos + L.LEGACY_ATTRIBUTES_OFFSET]
+            if headers:
+                if length < L.LEGACY_MIN_SIZE[magic] or end - pos < L.LOG_OVERHEAD + L.LEGACY_MIN_SIZE[magic]:
+                    break
+                row_ts = L.INT64.unpack_from(data, pos + L.LEGACY_V1_TIMESTAMP_OFFSET)[0] if magic else -1
+                no_value = False  # only the payload would tell: the slow way reports it
+            else:
+                try:
+                    msg = Message(data, pos, entry_end)  # type: ignore[arg-type]
+                except CorruptRecordError:
+                    break
+                if crc32(view[pos + L.MAGIC_OFFSET : entry_end]) != msg.crc:
+                    break
+                row_ts = msg.timestamp
+                no_value = msg.value is None
+            first_ts = row_ts
+            codec = attributes & L.COMPRESSION_MASK
             last_offset = offset
             if codec == 0:
                 base, n = offset, 1
-            elif codec > 3 or msg.value is None:
+            elif codec > 3 or no_value:
                 break  # zstd or an unknown codec in a wrapper, or no value: the decoder reports it
-            elif deep:
+            elif deep and not headers:
                 try:
-                    inner = decompress(codec, memoryview(msg.value))
+                    inner = decompress(codec, memoryview(msg.value))  # type: ignore[arg-type]
                 except Exception:  # the slow way reports it
                     break
                 if len(inner) // L.LEGACY_MIN_ENTRY > max_records:
@@ -204,6 +230,7 @@ def walk_entries(
                     break
             else:
                 base, n = None, 0
+            row_n = n if base is not None else -1
             if last is not None and (base if base is not None else last_offset) <= last:
                 break
         else:
@@ -212,7 +239,20 @@ def walk_entries(
             gaps += 1
         if rows is not None:
             low = base if base is not None else (last + 1 if last is not None else 0)
-            rows.append((file_pos + pos, low, last_offset, row_ts))
+            rows.append(
+                (
+                    file_pos + pos,
+                    low,
+                    last_offset,
+                    row_ts,
+                    entry,
+                    magic,
+                    attributes,
+                    first_ts,
+                    row_n,
+                    producer,
+                )
+            )
         last = last_offset
         after_damage = False
         batches += 1

@@ -1,0 +1,219 @@
+"""``kdump ls``: one line per segment (or partition, topic, log dir), read from entry headers alone."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import click
+
+from kafka_dump.analysis.ls import (
+    ROLLUPS,
+    SORTS,
+    Listing,
+    LsOptions,
+    by_partition,
+    iter_listings,
+    rollup,
+    sort_key,
+    tail_problem,
+)
+from kafka_dump.commands import EXIT_BAD_INPUT, EXIT_CORRUPT, EXIT_OK
+from kafka_dump.commands.options import (
+    Limits,
+    count_option,
+    format_option,
+    inputs,
+    limit_options,
+    output_options,
+)
+from kafka_dump.log.names import side_file_kind
+from kafka_dump.log.segment import log_dir_files
+from kafka_dump.render.output import UNWRAPPED, Output
+from kafka_dump.render.progress import file_size
+
+
+@click.command()
+@inputs
+@format_option(
+    "table",
+    "json",
+    "plain",
+    help="table: a table and a total line; json: JSON Lines; plain: "
+    "tab-separated whole rows for awk (no heading, no total).",
+)
+@click.option(
+    "--by",
+    type=click.Choice(ROLLUPS),
+    default=None,
+    help="One row per segment, partition, topic or log dir. Default: segment for files and partition "
+    "directories, partition when a log dir is given.",
+)
+@click.option(
+    "--sort",
+    "sort",
+    type=click.Choice(SORTS),
+    default="offset",
+    show_default=True,
+    help="offset: directory and offset order; size: largest first; time: oldest first.",
+)
+@click.option(
+    "--deep",
+    is_flag=True,
+    help="Read every entry in full (decompressing v0/v1 wrappers) to "
+    "fill in what headers leave unknown (records: ?).",
+)
+@click.option(
+    "--verify",
+    is_flag=True,
+    help="Also check each segment's CRCs and framing (verify-crc --shallow); a failure gives exit 1.",
+)
+@count_option("-j", "--jobs", default=1, show_default=True, help="Partitions listed by N processes at once.")
+@limit_options
+@output_options
+def ls(
+    paths: tuple[str, ...],
+    out: Output,
+    fmt: str,
+    by: str | None,
+    sort: str,
+    deep: bool,
+    verify: bool,
+    jobs: int,
+    limits: Limits,
+) -> int:
+    """List segments, one line each: offsets, times, size, entries, formats, from entry headers.
+
+    FILE|DIR is a segment, a partition directory or a log dir (several may be given). Only each
+    entry's header is read: the cost grows with the number of entries, not the bytes. A fact that
+    only a payload holds (a v0/v1 compressed wrapper's record count) shows as ?; --deep reads it.
+    Exit 0, or 1 when damage was met (a tail is a fact, not damage), 2 when nothing could be read.
+
+    \b
+    Examples:
+      kdump ls /var/lib/kafka/data                     # one line per partition
+      kdump ls --by segment --sort size my-topic-0/
+      kdump ls --by topic /data/kafka-1 /data/kafka-2
+      kdump ls --format plain /var/lib/kafka/data | awk -F'\\t' '{s += $7} END {print s}'
+    """
+    side = [p for p in paths if side_file_kind(p) is not None and not os.path.isdir(p)]
+    for p in side:  # named as every command names them: read by dump, not listed here
+        out.diagnostic(
+            f"{p}: a side file ({side_file_kind(p)}), not a segment: `kdump dump` shows its entries"
+        )
+    paths = tuple(p for p in paths if p not in side)
+    if not paths:
+        return EXIT_BAD_INPUT
+    files = log_dir_files(paths)
+    if by is None:
+        by = "partition" if any(_holds_partitions(p, files) for p in paths) else "segment"
+    options = LsOptions(deep=deep, verify=verify, **limits)
+    groups = by_partition(files)
+    events = out.track(
+        iter_listings(groups, options, jobs),
+        lambda one: (one.name, one.bytes),
+        sum(file_size(f) for f in files),
+    )
+    common = _common_dir([str(f) for f in files])
+    whole = Listing("total", segments=0)
+    unreadable = damaged = 0
+
+    def counted() -> Iterator[Listing]:
+        """The listings as they come, counted into the total (a rollup keeps its rows alone)."""
+        nonlocal unreadable, damaged
+        for one in events:
+            whole.merge(one)
+            if one.error is not None:
+                out.diagnostic(one.error)
+                unreadable += 1
+            damaged += bool(one.error is not None or one.crcErrors or (one.problem and not _only_tail(one)))
+            yield one
+
+    rows = rollup(counted(), by, lambda one: _name(one, by, common))
+    rows.sort(key=sort_key(sort))
+    _render(out, fmt, by, rows, whole, common or (str(files[0]) if len(files) == 1 else ""))
+    out.flush()
+    if unreadable == len(files):
+        return EXIT_BAD_INPUT
+    return EXIT_CORRUPT if damaged else EXIT_OK
+
+
+def _only_tail(one: Listing) -> bool:
+    return one.problems == 1 and tail_problem(one.problem)
+
+
+def _holds_partitions(path: str, files: list[Path]) -> bool:
+    """A log dir: a directory with segments in directories below it."""
+    p = Path(path)
+    return p.is_dir() and any(f.parent != p and p in f.parents for f in files)
+
+
+def _name(one: Listing, by: str, common: str) -> str:
+    if by == "topic":
+        return one.topic
+    where = os.path.join(one.dir, one.partition) if by == "partition" else one.dir
+    if not common or by == "dir":
+        return where
+    rel = os.path.relpath(where, common)
+    return one.partition if rel == "." else rel
+
+
+def _common_dir(files: list[str]) -> str:
+    """The directory every file lies below ("" when there is none worth naming)."""
+    if len(files) < 2:
+        return ""
+    try:
+        common = os.path.commonpath([os.path.dirname(f) or "." for f in files])
+    except ValueError:  # absolute and relative paths mixed
+        return ""
+    return "" if common in ("", ".", os.sep) else common
+
+
+def _render(out: Output, fmt: str, by: str, rows: list[Listing], all_of: Listing, heading: str) -> None:
+    from kafka_dump.render.ls import COLUMNS, OPTIONAL, cells, listing_json, plain_line
+
+    if fmt == "json":
+        out.write("".join(listing_json(one, by) for one in rows) + listing_json(all_of, "total"))
+        return
+    common = heading if len(rows) > 1 or by != "segment" else ""
+    labels = [os.path.relpath(one.name, common) if common and by == "segment" else one.name for one in rows]
+    if fmt == "plain":
+        out.write("".join(plain_line(one, label) for one, label in zip(rows, labels, strict=True)))
+        return
+    from kafka_dump.render.payload import printable
+    from kafka_dump.render.plain import plain_table, plural
+
+    header = [(by, "left"), *COLUMNS]
+    table = [cells(one, label) for one, label in zip(rows, labels, strict=True)]
+    table.append(cells(all_of, f"total ({plural(all_of.segments, 'segment')})"))
+    keep = [
+        i
+        for i, (name, _) in enumerate(header)
+        if not (name == "segments" and by == "segment")
+        and (name not in OPTIONAL or any(r[i] != "-" for r in table))
+    ]
+    columns = [header[i] for i in keep]
+    table = [[row[i] for i in keep] for row in table]
+    what = (
+        printable(heading) + (os.sep if os.path.isdir(heading) else "")
+        if heading
+        else plural(all_of.segments, "segment")
+    )
+    title = f"Listing {what}"
+    if not out.color:  # the table's characters, without loading Rich if it can
+        text = plain_table("", columns, table, out.width or UNWRAPPED)
+        if text is not None:
+            out.write(f"{title}\n{text}")
+            return
+    from rich.table import Table
+    from rich.text import Text
+
+    t = Table(header_style="kdump.header")
+    for name, justify in columns:
+        t.add_column(name, justify=justify, overflow="fold")
+    for i, row in enumerate(table):
+        style = "bold" if i == len(table) - 1 else ""
+        t.add_row(*(Text(text, style=style) for text in row))
+    out.print(Text(title, style="kdump.file"), soft_wrap=True)
+    out.print(t)
