@@ -48,10 +48,10 @@ def _unpack(codec: int, payload: memoryview) -> bytes:
 
 
 def _both(data: bytes, *, deep: bool, last: int | None = None, damage: bool = False, max_records: int = 1000,
-          limit: int = 1 << 22, pos: int = 0) -> tuple[object, list[tuple[int, int, int, int]]]:  # fmt: skip
+          limit: int = 1 << 22, pos: int = 0, trust: bool = False) -> tuple[object, list[tuple[int, ...]]]:  # fmt: skip
     out = []
     for twin in (_walk_pure, walk_c):
-        rows: list[tuple[int, int, int, int]] = []
+        rows: list[tuple[int, ...]] = []
         got = twin.walk_entries(
             data,
             pos,
@@ -62,8 +62,8 @@ def _both(data: bytes, *, deep: bool, last: int | None = None, damage: bool = Fa
             damage,
             max_records,
             limit,
-            crc32c,
-            zlib.crc32,
+            None if trust else crc32c,
+            None if trust else zlib.crc32,
             _unpack,
             rows,
         )
@@ -114,7 +114,7 @@ def test_twins_agree_on_a_mixed_segment(deep: bool) -> None:
     else:
         assert (used, batches, gaps, last) == (len(data), 10, 2, 26)  # 3..10, and 19..25
         assert records == 3 + 3 + 2 + 1 + 2 + 0 + 0 + 2  # a wrapper's records are not counted shallow
-    assert len(rows) == batches and rows[0] == (100, 0, 2, 1_700_000_000_002)
+    assert len(rows) == batches and rows[0][:4] == (100, 0, 2, 1_700_000_000_002)
     assert all(a[0] < b[0] and a[2] < b[2] for a, b in itertools.pairwise(rows))
 
 
@@ -170,6 +170,33 @@ def test_twins_agree_on_long_messages_and_find_each_flipped_byte(deep: bool) -> 
         damaged[at] ^= 0x04
         (used, *_), _rows = _both(bytes(damaged), deep=deep, max_records=10**6)  # type: ignore[misc]
         assert used <= at  # the walk stops before the entry whose CRC the flip breaks
+
+
+def test_rows_hold_each_entry_header_and_trusted_crcs_are_not_computed() -> None:
+    data = mixed_segment()
+    _, rows = _both(data, deep=False)
+    first, legacy = rows[0], rows[4]
+    size = len(v2_batch(default_records(3, seed=1), base_offset=0))
+    # magic, size, stored CRC, leader epoch, attributes, baseTimestamp, producer id/epoch/sequence, count
+    assert first[4:6] == (2, size) and first[7:] == (0, 0, 1_700_000_000_000, -1, -1, -1, 3)
+    assert first[6] == int.from_bytes(data[17:21], "big")
+    assert legacy[4] == 1 and legacy[7:9] == (-1, 0) and legacy[10:] == (-1, -1, -1, 1)
+    flipped = bytearray(data)
+    flipped[size - 1] ^= 0x01  # the last byte of the first batch's records: only its CRC sees it
+    (used, *_), _ = _both(bytes(flipped), deep=False)  # type: ignore[misc]
+    assert used == 0
+    (used, *_), trusted = _both(bytes(flipped), deep=False, trust=True)  # type: ignore[misc]
+    assert used == len(data) and trusted == rows
+
+
+@pytest.mark.parametrize("name", SEGMENTS)
+def test_twins_agree_with_trusted_crcs_on_every_flipped_byte(name: str) -> None:
+    data = SEGMENTS[name]()
+    for at in range(len(data)):
+        damaged = bytearray(data)
+        damaged[at] ^= 0x11 if at % 2 else 0x80
+        _both(bytes(damaged), deep=False, trust=True)
+        _both(bytes(damaged), deep=True, trust=True)
 
 
 def test_bad_arguments_raise_alike() -> None:

@@ -323,7 +323,7 @@ class _FileCheck:
     def _index_rows(self, rows: list[EntryRow]) -> Iterator[Problem]:
         index = self._index
         assert index is not None  # rows are asked for only with an index
-        for position, base, last, max_ts in rows:  # what the index check reads of a batch
+        for position, base, last, max_ts, *_ in rows:  # what the index check reads of a batch
             index.batch(
                 NEW_BATCH._replace(position=position, baseOffset=base, lastOffset=last, maxTimestamp=max_ts)
             )

@@ -116,6 +116,8 @@ walk_v2_records(PyObject *self, PyObject *args)
 static int
 crc_call_matches(PyObject *fn, const unsigned char *p, Py_ssize_t n, uint32_t stored)
 {
+    if (fn == Py_None)
+        return 1; /* not computed: the stored CRC is trusted */
     PyObject *r = call_on_view(fn, -1, p, n);
     if (r == NULL)
         return -1;
@@ -133,6 +135,8 @@ crc_call_matches(PyObject *fn, const unsigned char *p, Py_ssize_t n, uint32_t st
 static int
 crc32_matches(PyObject *fn, const unsigned char *p, Py_ssize_t n, uint32_t stored)
 {
+    if (fn == Py_None)
+        return 1; /* not computed: the stored CRC is trusted */
 #ifdef KDUMP_CRC32_FOLD
     if (crc32_can_fold)
         return crc32_ieee(p, n) == stored;
@@ -250,16 +254,24 @@ walk_entries(PyObject *self, PyObject *args)
         if (length < LEGACY_V0_MIN_SIZE || length > end - pos - LOG_OVERHEAD || LOG_OVERHEAD + length > entry_limit)
             break;
         Py_ssize_t entry = LOG_OVERHEAD + (Py_ssize_t)length, entry_end = pos + entry;
-        int64_t base = 0, last_offset, row_ts;
+        int64_t base = 0, last_offset, row_ts, base_ts, pid = -1;
+        uint32_t crc;
+        int attributes, epoch = -1, p_epoch = -1;
+        int32_t sequence = -1;
         int have_base = 1;
         long long n = 0;
         if (magic == 2) {
             if (entry < V2_HEADER_SIZE)
                 break;
-            uint32_t crc = (uint32_t)be32(q + V2_CRC_OFFSET);
-            int attributes = be16(q + V2_ATTRIBUTES_OFFSET);
+            crc = (uint32_t)be32(q + V2_CRC_OFFSET);
+            attributes = be16(q + V2_ATTRIBUTES_OFFSET);
+            epoch = be32(q + V2_PARTITION_LEADER_EPOCH_OFFSET);
+            pid = be64(q + V2_PRODUCER_ID_OFFSET);
+            p_epoch = be16(q + V2_PRODUCER_EPOCH_OFFSET);
+            sequence = be32(q + V2_BASE_SEQUENCE_OFFSET);
             int32_t last_delta = be32(q + V2_LAST_OFFSET_DELTA_OFFSET);
-            int64_t base_ts = be64(q + V2_BASE_TIMESTAMP_OFFSET), max_ts = be64(q + V2_MAX_TIMESTAMP_OFFSET);
+            base_ts = be64(q + V2_BASE_TIMESTAMP_OFFSET);
+            int64_t max_ts = be64(q + V2_MAX_TIMESTAMP_OFFSET);
             int32_t count = be32(q + V2_RECORD_COUNT_OFFSET);
             if (count < 0 || count > max_records || last_delta < 0)
                 break;
@@ -306,10 +318,11 @@ walk_entries(PyObject *self, PyObject *args)
             int32_t vlen;
             if (legacy_value(p, pos, entry_end, magic, &vstart, &vlen) < 0)
                 break;
-            uint32_t crc = (uint32_t)be32(q + LEGACY_CRC_OFFSET);
+            crc = (uint32_t)be32(q + LEGACY_CRC_OFFSET);
             if (crc32_matches(crc32_fn, q + MAGIC_OFFSET, entry - MAGIC_OFFSET, crc) <= 0)
                 break;
-            row_ts = magic == 1 ? be64(q + LEGACY_V1_TIMESTAMP_OFFSET) : -1;
+            row_ts = base_ts = magic == 1 ? be64(q + LEGACY_V1_TIMESTAMP_OFFSET) : -1;
+            attributes = (int8_t)q[LEGACY_ATTRIBUTES_OFFSET]; /* signed, as the pure reader reads it */
             int codec = q[LEGACY_ATTRIBUTES_OFFSET] & COMPRESSION_MASK;
             last_offset = offset;
             if (codec == 0) {
@@ -351,8 +364,10 @@ walk_entries(PyObject *self, PyObject *args)
         if (have_base && have_last && base > last + 1 && !after_damage)
             gaps++;
         int64_t low = have_base ? base : (have_last ? last + 1 : 0);
-        if (rows != Py_None && append_new(rows, Py_BuildValue("(nLLL)", file_pos + pos, (long long)low,
-                                                              (long long)last_offset, (long long)row_ts)) < 0)
+        if (rows != Py_None &&
+            append_new(rows, Py_BuildValue("(nLLLinkiiLLiiL)", file_pos + pos, (long long)low, (long long)last_offset,
+                                           (long long)row_ts, magic, entry, (unsigned long)crc, epoch, attributes,
+                                           (long long)base_ts, (long long)pid, p_epoch, (int)sequence, n)) < 0)
             break;
         last = last_offset;
         have_last = 1;

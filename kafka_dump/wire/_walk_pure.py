@@ -85,13 +85,15 @@ RawEntryWalk = tuple[int, int, int, int, "int | None", bool]
 Decompress = Callable[[int, memoryview], bytes]
 Checksum = Callable[[memoryview], int]
 # position in the file, baseOffset (a lower bound for a wrapper walked shallow), lastOffset,
-# maxTimestamp: what the index check needs of each entry.
-EntryRow = tuple[int, int, int, int]
+# maxTimestamp: what the index check needs of each entry; then what ``diff`` compares of it: magic,
+# size, stored CRC, partitionLeaderEpoch, attributes, baseTimestamp, producerId, producerEpoch,
+# baseSequence and record count (v0/v1: epoch and producer fields -1, baseTimestamp its timestamp).
+EntryRow = tuple[int, int, int, int, int, int, int, int, int, int, int, int, int, int]
 
 _PREFIX = L.MAGIC_OFFSET + 1
 
 
-def _inner_span(data: bytes, magic: int, crc32: Checksum) -> tuple[int, int, int] | None:
+def _inner_span(data: bytes, magic: int, crc32: Checksum | None) -> tuple[int, int, int] | None:
     """(count, first offset, last offset) of a wrapper's decompressed inner messages when every one
     reads and its CRC-32 holds; None otherwise (the decoder then reports what is wrong)."""
     try:
@@ -101,7 +103,7 @@ def _inner_span(data: bytes, magic: int, crc32: Checksum) -> tuple[int, int, int
     view = memoryview(data)
     at = 0
     for m in found:
-        if crc32(view[at + L.MAGIC_OFFSET : at + m.size]) != m.crc:
+        if crc32 is not None and crc32(view[at + L.MAGIC_OFFSET : at + m.size]) != m.crc:
             return None
         at += m.size
     return (len(found), found[0].offset, found[-1].offset) if found else None
@@ -117,8 +119,8 @@ def walk_entries(
     after_damage: bool,
     max_records: int,
     entry_limit: int,
-    crc32c: Checksum,
-    crc32: Checksum,
+    crc32c: Checksum | None,
+    crc32: Checksum | None,
     decompress: Decompress,
     rows: list[EntryRow] | None,
     /,
@@ -126,7 +128,8 @@ def walk_entries(
     """Walk the sound entries at ``data[pos:end]`` (file position ``file_pos + pos``): whole, framed, CRC
     holding, offsets after ``last``, and (``deep``) records or inner messages clean; stop before anything
     else (or a deep v2 control batch) for the slow way. Shallow, a v0/v1 wrapper is not decompressed
-    (records not counted, ordered by its last offset). ``rows`` gets each entry's ``EntryRow``."""
+    (records not counted, ordered by its last offset). ``rows`` gets each entry's ``EntryRow``. A checksum
+    given as None is not computed: the stored CRCs are trusted (``diff`` compares them instead)."""
     if pos < 0 or end < pos or end > len(data):
         raise ValueError("pos and end must satisfy 0 <= pos <= end <= len(data)")
     view = memoryview(data)
@@ -144,11 +147,10 @@ def walk_entries(
             if entry < L.V2_HEADER_SIZE:
                 break
             head = L.V2_HEADER.unpack_from(data, pos)
-            crc, attributes, last_delta, base_ts, max_ts = head[4:9]
-            count = head[12]
+            epoch, _, crc, attributes, last_delta, base_ts, max_ts, pid, p_epoch, sequence, count = head[2:13]
             if count < 0 or count > max_records or last_delta < 0:
                 break
-            if crc32c(view[pos + L.V2_ATTRIBUTES_OFFSET : entry_end]) != crc:
+            if crc32c is not None and crc32c(view[pos + L.V2_ATTRIBUTES_OFFSET : entry_end]) != crc:
                 break
             base, last_offset, n, row_ts = offset, offset + last_delta, count, max_ts
             if last_offset > L.INT64_MAX or (last is not None and base <= last):
@@ -181,9 +183,10 @@ def walk_entries(
                 msg = Message(data, pos, entry_end)  # type: ignore[arg-type]
             except CorruptRecordError:
                 break
-            if crc32(view[pos + L.MAGIC_OFFSET : entry_end]) != msg.crc:
+            if crc32 is not None and crc32(view[pos + L.MAGIC_OFFSET : entry_end]) != msg.crc:
                 break
-            row_ts = msg.timestamp
+            row_ts = base_ts = msg.timestamp
+            crc, attributes, epoch, pid, p_epoch, sequence = msg.crc, msg.attributes, -1, -1, -1, -1
             codec = msg.attributes & L.COMPRESSION_MASK
             last_offset = offset
             if codec == 0:
@@ -215,7 +218,24 @@ def walk_entries(
             gaps += 1
         if rows is not None:
             low = base if base is not None else (last + 1 if last is not None else 0)
-            rows.append((file_pos + pos, low, last_offset, row_ts))
+            rows.append(
+                (
+                    file_pos + pos,
+                    low,
+                    last_offset,
+                    row_ts,
+                    magic,
+                    entry,
+                    crc,
+                    epoch,
+                    attributes,
+                    base_ts,
+                    pid,
+                    p_epoch,
+                    sequence,
+                    n,
+                )
+            )
         last = last_offset
         after_damage = False
         batches += 1
