@@ -1,0 +1,224 @@
+"""``kdump diff``'s output: lines and a side-by-side table (table format), or one JSON object per event."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from rich.table import Table
+from rich.text import Text
+
+from kafka_dump.analysis.diff import (
+    Damage,
+    DiffReport,
+    Divergence,
+    Entry,
+    EpochStart,
+    OneSide,
+    RecordDifference,
+    epoch_at,
+    first_epoch_difference,
+)
+from kafka_dump.render.payload import preview, printable
+
+_dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+
+_ROWS = (
+    "file",
+    "position",
+    "baseOffset",
+    "lastOffset",
+    "leaderEpoch",
+    "magic",
+    "size",
+    "crc",
+    "attributes",
+    "baseTimestamp",
+    "maxTimestamp",
+    "producerId",
+    "producerEpoch",
+    "baseSequence",
+    "records",
+)
+
+
+def heading(a: str, b: str) -> str:
+    return f"Comparing {printable(a)} with {printable(b)}"
+
+
+def only_line(o: OneSide) -> str:
+    other = "B" if o.side == "A" else "A"
+    span = f"offsets {o.first:,}..{o.last:,}"
+    if o.where == "start":
+        return f"Only on {o.side}: {span}, before {other}'s first offset ({other}'s start was deleted: retention)"
+    return (
+        f"Only on {o.side}: {span}, after {other}'s last offset ({o.side}'s log is longer: {other} is behind)"
+    )
+
+
+def damage_line(d: Damage) -> str:
+    after = "" if d.after is None else f" (after offset {d.after:,})"
+    return f"Damage on {d.side}: {printable(d.file)} byte {d.position:,}{after}: {printable(d.reason)}"
+
+
+def divergence_renderables(d: Divergence, report: DiffReport, first: bool) -> list[Any]:
+    """The divergence's line, its two entries side by side (what differs marked), and the epochs."""
+    head = "First divergence" if first else "Divergence"
+    span = f"offset {d.first:,}" if d.first == d.last else f"offsets {d.first:,}..{d.last:,}"
+    out: list[Any] = [Text(f"{head} at {span}: {printable(d.reason)}", style="kdump.problem")]
+    differs = {name for name, _, _ in d.differs}
+    table = Table(show_header=True, header_style="bold", box=None, pad_edge=False)
+    for title in ("", "A", "B"):
+        table.add_column(title)
+    for name in _ROWS:
+        style = "kdump.problem" if name in differs else ""
+        table.add_row(Text(name), _cell(d.a, name, style), _cell(d.b, name, style))
+    out.append(table)
+    line = epochs_line(report, d.first)
+    if line:
+        out.append(Text(line))
+    return out
+
+
+def _cell(e: Entry | None, name: str, style: str) -> Text:
+    if e is None:
+        return Text("(none)")
+    value = getattr(e, name)
+    return Text(printable(value) if isinstance(value, str) else str(value), style=style)
+
+
+def epochs_line(report: DiffReport, offset: int) -> str | None:
+    """What each side's leader-epoch-checkpoint says of ``offset``, and where the checkpoints part."""
+    a, b = report.epochs["A"], report.epochs["B"]
+    if a is None and b is None:
+        return None
+    parts = [f"{s}: {_epoch(report.epochs[s], offset)}" for s in ("A", "B")]
+    line = f"leader-epoch-checkpoint at offset {offset:,}: " + "; ".join(parts)
+    if a is not None and b is not None:
+        x, y = first_epoch_difference(a, b)
+        if x is not None or y is not None:
+            line += f"; the checkpoints part at A {_start(x)}, B {_start(y)}"
+    return line
+
+
+def _epoch(epochs: list[EpochStart] | None, offset: int) -> str:
+    if epochs is None:
+        return "no checkpoint"
+    e = epoch_at(epochs, offset)
+    return "no epoch yet" if e is None else f"epoch {e.epoch} (from offset {e.startOffset:,})"
+
+
+def _start(e: EpochStart | None) -> str:
+    return "(none)" if e is None else f"epoch {e.epoch} from offset {e.startOffset:,}"
+
+
+def records_renderable(found: list[RecordDifference]) -> Table:
+    table = Table(show_header=True, header_style="bold", box=None, pad_edge=False)
+    for title in ("offset", "A", "B"):
+        table.add_column(title)
+    for r in found:
+        table.add_row(Text(f"{r.offset:,}"), Text(_record(r.a)), Text(_record(r.b)))
+    return table
+
+
+def _record(r: Any) -> str:
+    if r is None:
+        return "(none)"
+    return printable(
+        f"ts {r.timestamp} key {preview(r.key, 32)} value {preview(r.value, 48)} headers {len(r.headers)}"
+    )
+
+
+def summary_lines(report: DiffReport, paths: tuple[str, str]) -> list[str]:
+    lines = []
+    for side, path in zip(("A", "B"), paths, strict=True):
+        first, last = report.first[side], report.last[side]
+        held = "no entries" if first is None else f"offsets {first:,}..{last:,}"
+        lines.append(f"{side}: {printable(path)}: {held} in {report.entries[side]:,} entries")
+    common = report.common
+    lines.append(
+        "Common range: none" if common is None else f"Common range: offsets {common[0]:,}..{common[1]:,}"
+    )
+    verdict = "identical over the common range" if report.identical else "divergent"
+    extra = ""
+    if report.divergences > 1:
+        extra = f" ({report.divergences:,} divergent stretches)"
+    if report.damage:
+        extra += f" ({report.damage:,} damaged stretch{'es' if report.damage > 1 else ''})"
+    lines.append(f"Verdict: {verdict}{extra}, {report.compared:,} entry pairs compared")
+    return lines
+
+
+# --- JSON Lines ---
+
+
+def _entry_json(e: Entry | None) -> dict[str, Any] | None:
+    return None if e is None else e._asdict()
+
+
+def event_json(event: OneSide | Damage | Divergence | DiffReport, paths: tuple[str, str]) -> str:
+    if isinstance(event, OneSide):
+        obj: dict[str, Any] = {"type": "only", **event._asdict()}
+    elif isinstance(event, Damage):
+        obj = {"type": "damage", **event._asdict()}
+    elif isinstance(event, Divergence):
+        obj = {
+            "type": "divergence",
+            "first": event.first,
+            "last": event.last,
+            "kind": event.kind,
+            "reason": event.reason,
+            "differs": [list(d) for d in event.differs],
+            "a": _entry_json(event.a),
+            "b": _entry_json(event.b),
+        }
+    else:
+        common = event.common
+        obj = {
+            "type": "summary",
+            "a": {
+                "path": paths[0],
+                "first": event.first["A"],
+                "last": event.last["A"],
+                "entries": event.entries["A"],
+            },
+            "b": {
+                "path": paths[1],
+                "first": event.first["B"],
+                "last": event.last["B"],
+                "entries": event.entries["B"],
+            },
+            "common": None if common is None else {"first": common[0], "last": common[1]},
+            "compared": event.compared,
+            "divergences": event.divergences,
+            "damage": event.damage,
+            "identical": event.identical,
+            "epochs": {
+                s.lower(): None if v is None else [list(e) for e in v] for s, v in event.epochs.items()
+            },
+        }
+    return _dumps(obj)
+
+
+def records_json(d: Divergence, found: list[RecordDifference]) -> str:
+    from kafka_dump.render.payload import ENCODERS, PayloadEncoding
+
+    enc = ENCODERS[PayloadEncoding.TEXT]
+
+    def rec(r: Any) -> dict[str, Any] | None:
+        if r is None:
+            return None
+        return {
+            "timestamp": r.timestamp,
+            "key": None if r.key is None else enc(r.key),
+            "value": None if r.value is None else enc(r.value),
+            "headers": len(r.headers),
+        }
+
+    return _dumps(
+        {
+            "type": "records",
+            "first": d.first,
+            "records": [{"offset": r.offset, "a": rec(r.a), "b": rec(r.b)} for r in found],
+        }
+    )
