@@ -96,23 +96,47 @@ def test_truncated_and_refetched_under_a_new_leader_epoch(tmp_path: Path) -> Non
     assert "leaderEpoch" in result.stdout and "00000000000000000060.log" in result.stdout
 
 
-def test_a_flipped_byte_is_damage_on_its_side_and_the_rest_is_compared(tmp_path: Path) -> None:
+def _flipped(tmp_path: Path, at: int) -> tuple[Path, Path, int]:
+    """Replicas A and B, B's eighth batch with its byte ``at`` flipped; that batch's position."""
     entries = _batches(0, 99)
-    a = _replica(tmp_path, "a", entries)
     flipped = bytearray(entries[7])
-    flipped[-3] ^= 0x20  # inside the last record: only the CRC-32C sees it
+    flipped[at] ^= 0x20
+    a = _replica(tmp_path, "a", entries)
     b = _replica(tmp_path, "b", [*entries[:7], bytes(flipped), *entries[8:]])
-    position = sum(map(len, entries[:7]))
+    return a, b, sum(map(len, entries[:7]))
+
+
+@pytest.mark.parametrize("at", [20, 22, 45, 55], ids=["crc", "attributes", "producer-id", "sequence"])
+def test_a_flipped_header_byte_is_damage_on_its_side_and_the_rest_is_compared(
+    tmp_path: Path, at: int
+) -> None:
+    a, b, position = _flipped(tmp_path, at)
     for verify in (False, True):
         *found, report = _events(a, b, verify=verify)
-        damage = [e for e in found if isinstance(e, Damage)]
-        assert [(d.side, d.position) for d in damage] == [("B", position)], verify
-        assert "CRC-32C mismatch" in damage[0].reason
-        assert not any(isinstance(e, Divergence) for e in found)
-        assert report.damage == 1 and report.compared in (19, 20)  # type: ignore[attr-defined]
+        assert [(type(e), e.side, e.position) for e in found] == [(Damage, "B", position)], verify  # type: ignore[attr-defined]
+        assert "CRC-32C mismatch" in found[0].reason or verify  # type: ignore[attr-defined]
+        assert report.damage == 1 and report.divergences == 0  # type: ignore[attr-defined]
     result = run(a, b)
     assert result.exit_code == 1
-    assert f"Damage on B: {b / '00000000000000000000.log'} byte {position:,}" in result.stdout
+    assert (
+        f"Damage on B: {b / '00000000000000000000.log'} byte {position:,} (after offset 34)" in result.stdout
+    )
+
+
+def test_a_flipped_record_byte_is_found_by_verify(tmp_path: Path) -> None:
+    """Inside the records only the CRC sees a flip: without --verify the stored CRCs are compared (and
+    are equal); with it, the walk computes every CRC and the damaged batch is damage on B."""
+    a, b, position = _flipped(tmp_path, -3)
+    *found, report = _events(a, b)
+    assert found == [] and report.identical  # type: ignore[attr-defined]
+    *found, report = _events(a, b, verify=True)
+    assert [(type(e), e.side, e.position) for e in found] == [(Damage, "B", position)]  # type: ignore[attr-defined]
+    assert "CRC-32C mismatch" in found[0].reason and report.compared == 19  # type: ignore[attr-defined]
+    result = run("--verify", a, b)
+    assert (
+        result.exit_code == 1
+        and f"Damage on B: {b / '00000000000000000000.log'} byte {position:,}" in result.stdout
+    )
 
 
 def test_a_bad_region_is_damage_and_the_walk_resyncs(tmp_path: Path) -> None:

@@ -10,21 +10,22 @@ whose CRC then fails. No printing here.
 
 from __future__ import annotations
 
+import mmap
 import zlib
 from collections.abc import Generator, Iterator
 from pathlib import Path
-from typing import NamedTuple
+from typing import BinaryIO, NamedTuple
 
 from kafka_dump import wire as _twins
 from kafka_dump.errors import KafkaDumpError
 from kafka_dump.log.segment import read_segment, read_segment_runs, segment_files
-from kafka_dump.log.window import CHUNK_SIZE, Window, open_segment
+from kafka_dump.log.window import CHUNK_SIZE, open_segment
 from kafka_dump.model import Batch, Compression, Problem, ProblemKind, Record
 from kafka_dump.wire import layout as L
 from kafka_dump.wire.checksum import crc32, crc32c
 from kafka_dump.wire.codecs import DEFAULT_MAX_BATCH_BYTES, DEFAULT_MAX_RECORDS_PER_BATCH
 
-_WINDOW = 1 << 20  # each side's read window
+_MAP = 16 << 20  # each side's mapped window (one at a time: a chunk's rows are all used before the next)
 _RESUME_AFTER = 64 * 1024  # sound bytes after damage before the entry walk takes over again
 _PREFIX = L.MAGIC_OFFSET + 1
 _SMALLEST = L.LOG_OVERHEAD + L.LEGACY_V0_MIN_SIZE
@@ -151,14 +152,54 @@ def _unused(codec: int, payload: memoryview) -> bytes:
 Row = tuple[int, int, int, int, int, int, int, int, int, int, int, int, int, int]  # the walk's EntryRow
 
 
+class _Mapped:
+    """A read-only memory map of a window of a file: ``buf[0:end]`` is ``file[start:start + end]``.
+
+    The walk reads only the headers of the entries it is given (their CRCs are not computed unless
+    ``--verify``), so only the pages that hold them are read from the page cache, never copied: a
+    replica of large batches is compared for a fraction of the cost of reading it. One window is
+    mapped at a time (its pages leave the process with it), so memory does not grow with the file.
+    """
+
+    def __init__(self, f: BinaryIO, size: int) -> None:
+        self._f = f
+        self.size = size
+        self.buf: mmap.mmap | bytes = b""
+        self.start = self.end = 0
+
+    def fill(self, pos: int, n: int = 0) -> int:
+        """Map the file from ``pos`` (``_MAP`` bytes, or ``n`` if more, none past its size); the bytes
+        mapped from ``pos``."""
+        self.close()
+        start = pos - pos % mmap.ALLOCATIONGRANULARITY
+        length = min(self.size - start, max(_MAP, n + (pos - start)))
+        if length <= 0:
+            self.buf, self.start, self.end = b"", pos, 0
+            return 0
+        self.buf = mmap.mmap(self._f.fileno(), length, access=mmap.ACCESS_READ, offset=start)
+        self.start, self.end = start, length
+        return length - (pos - start)
+
+    def close(self) -> None:
+        if isinstance(self.buf, mmap.mmap):
+            self.buf.close()
+        self.buf = b""
+
+    def __enter__(self) -> _Mapped:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
 class _Chunk(NamedTuple):
     file: str
     rows: list[Row]
-    data: bytes | None  # the window the rows' positions are in; None: read by the segment reader
+    data: mmap.mmap | bytes | None  # the window the rows' positions are in; None: read by the segment reader
     start: int
 
 
-def _entry_size(data: bytes, at: int) -> int:
+def _entry_size(data: mmap.mmap | bytes, at: int) -> int:
     return L.LOG_OVERHEAD + int(L.INT32.unpack_from(data, at + L.LOG_ENTRY_SIZE_OFFSET)[0])
 
 
@@ -169,7 +210,8 @@ class _Side:
         self.name = name
         self.files = [f for f in segment_files(path) if f.suffix == ".log"] or segment_files(path)
         self.options = options
-        self.last: int | None = None
+        self.last: int | None = None  # the last offset read (the walk's)
+        self.before: int | None = None  # the last offset of the entries compared
         self.damaged = False  # damage met before the entry ``peek`` gives: the offsets up to it are unknown
         self.found: list[Damage] = []  # damage met, not yet reported
         self._chunks = self._read()
@@ -189,6 +231,7 @@ class _Side:
         return self.rows[self.i]
 
     def advance(self) -> None:
+        self.before = self.rows[self.i][2]
         self.i += 1
         self.damaged = False
 
@@ -206,16 +249,17 @@ class _Side:
         check32c, check32 = (crc32c, zlib.crc32) if options.verify else (None, None)
         name = str(path)
         f, size = open_segment(path)
-        with f:
-            win = Window(f, size, _WINDOW)
+        with f, _Mapped(f, size) as win:
             pos = 0
             while pos < size:
                 at = pos - win.start
                 if at < 0 or win.end - at < _PREFIX or _entry_size(win.buf, at) > win.end - at:
                     n = win.fill(pos)
-                    if n >= _PREFIX and n < (entry := _entry_size(win.buf, 0)) <= min(size - pos, limit):
+                    if n >= _PREFIX and n < (entry := _entry_size(win.buf, pos - win.start)) <= min(
+                        size - pos, limit
+                    ):
                         win.fill(pos, entry)
-                    at = 0
+                    at = pos - win.start
                 data, n, start = win.buf, win.end, win.start
                 rows: list[Row] = []
                 used, _, _, _, self.last, _ = _twins.walk_entries(
@@ -328,8 +372,10 @@ class _Side:
             0 if wrapper else 1,
         )
 
-    def _damage(self, file: str, position: int, length: int, reason: str) -> None:
-        self.found.append(Damage(self.name, file, position, length, reason, self.last))
+    def _damage(self, file: str, position: int, length: int, reason: str, compared: bool = False) -> None:
+        """Damage met as the side is read (or, ``compared``, in the entry being compared)."""
+        after = self.before if compared else self.last
+        self.found.append(Damage(self.name, file, position, length, reason, after))
 
 
 def _backwards(b: Batch, last: int) -> str:
@@ -338,11 +384,11 @@ def _backwards(b: Batch, last: int) -> str:
 
 def read_epochs(path: str) -> list[EpochStart] | None:
     """The epoch boundaries of a partition directory's ``leader-epoch-checkpoint``, if it has one that reads."""
-    from kafka_dump.log.sidefiles import LeaderEpochEntry, read_side_file
-
     checkpoint = Path(path, "leader-epoch-checkpoint")
     if not Path(path).is_dir() or not checkpoint.is_file():
         return None
+    from kafka_dump.log.sidefiles import LeaderEpochEntry, read_side_file
+
     try:
         return [EpochStart(*e) for e in read_side_file(checkpoint) if isinstance(e, LeaderEpochEntry)]
     except OSError:
@@ -468,43 +514,39 @@ class _Compare:
                 side.found.clear()
 
     def _pair(self, ra: Row, rb: Row) -> Iterator[DiffEvent]:
-        if ra[3:] != rb[3:]:
+        if ra[3:] == rb[3:]:
+            yield from self._close()
+        else:
             yield from self._diverge(self.a, ra, rb)
-            return
-        ca, cb = self.a.chunk, self.b.chunk
-        assert ca is not None and cb is not None
-        if ca.data is None or cb.data is None:
-            yield from self._close()
-            return
-        pa, pb, size = ra[0] - ca.start, rb[0] - cb.start, ra[5]
-        if ca.data[pa : pa + size] == cb.data[pb : pb + size]:
-            yield from self._close()
-            return
-        # Equal headers and stored CRCs, other bytes: the side whose CRC fails is damaged.
-        yield from self._close()
-        for side, data, at, row in ((self.a, ca.data, pa, ra), (self.b, cb.data, pb, rb)):
-            computed = _crc(data, at, size, row[4])
-            if computed != row[6]:
-                kind = "CRC-32C" if row[4] == 2 else "CRC-32"
-                side._damage(
-                    side.chunk.file if side.chunk else "",
-                    row[0],
-                    size,
-                    f"{kind} mismatch: stored {row[6]}, computed {computed}",
-                )
-        if not self.a.found and not self.b.found:
-            yield from self._diverge(self.a, ra, rb, same_crc=True)
-        yield from self._damage()
 
-    def _diverge(
-        self, side: _Side, row: Row, other: Row | None, same_crc: bool = False
-    ) -> Iterator[DiffEvent]:
+    def _sound(self, side: _Side, row: Row) -> bool:
+        """Whether an entry that differs from the other side's holds its CRC (computed here unless the
+        walk did, ``--verify``): one that does not is damage on its side, not a divergence."""
+        chunk = side.chunk
+        if self.options.verify or chunk is None or chunk.data is None:
+            return True  # checked by the walk, or read by the segment reader (which reports damage)
+        at, size, magic = row[0] - chunk.start, row[5], row[4]
+        computed = _crc(chunk.data, at, size, magic)
+        if computed == row[6]:
+            return True
+        kind = "CRC-32C" if magic == 2 else "CRC-32"
+        side._damage(chunk.file, row[0], size, f"{kind} mismatch: stored {row[6]}, computed {computed}", True)
+        return False
+
+    def _diverge(self, side: _Side, row: Row, other: Row | None) -> Iterator[DiffEvent]:
+        sound = [self._sound(side, row)]
+        if other is not None:
+            sound.append(self._sound(self.b, other))
+        if not all(sound):
+            yield from self._close()
+            yield from self._damage()
+            return
         if other is None:
             ea, eb = (side.entry(row), None) if side is self.a else (None, side.entry(row))
             kind, differs = "missing", _NOTHING
         else:
             ea, eb = self.a.entry(row), self.b.entry(other)
-            kind, differs = _what_differs(ea, eb, same_crc)
+            kind, differs = _what_differs(ea, eb)
         first = min(e.baseOffset for e in (ea, eb) if e is not None)
         last = max(e.lastOffset for e in (ea, eb) if e is not None)
         opened = self.open
@@ -524,14 +566,14 @@ class _Compare:
             yield opened
 
 
-def _crc(data: bytes, at: int, size: int, magic: int) -> int:
+def _crc(data: mmap.mmap | bytes, at: int, size: int, magic: int) -> int:
     view = memoryview(data)
     if magic == 2:
         return crc32c(view[at + L.V2_ATTRIBUTES_OFFSET : at + size])
     return crc32(view[at + L.MAGIC_OFFSET : at + size])
 
 
-def _what_differs(a: Entry, b: Entry, same_crc: bool) -> tuple[str, tuple[tuple[str, int, int], ...]]:
+def _what_differs(a: Entry, b: Entry) -> tuple[str, Differs]:
     if (a.baseOffset, a.lastOffset) != (b.baseOffset, b.lastOffset):
         return "batching", (
             ("baseOffset", a.baseOffset, b.baseOffset),
@@ -539,8 +581,6 @@ def _what_differs(a: Entry, b: Entry, same_crc: bool) -> tuple[str, tuple[tuple[
         )
     differs = tuple((name, int(a[i + 1]), int(b[i + 1])) for i, name in _FIELDS if a[i + 1] != b[i + 1])
     names = {d[0] for d in differs}
-    if same_crc:
-        return "records", differs
     if "leaderEpoch" in names and a.magic == b.magic == 2:
         return "epoch", differs
     if names & {"crc", "size", "records", "magic"}:
@@ -571,8 +611,6 @@ def _reason(kind: str, a: Entry | None, b: Entry | None, differs: tuple[tuple[st
             f"{newer} was truncated and re-fetched from a new leader"
         )
     listed = ", ".join(f"{name} {x} vs {y}" for name, x, y in differs)
-    if kind == "records" and not differs:
-        return f"other bytes from offset {a.baseOffset:,} under the same header and stored CRC"
     if kind == "records":
         return (
             f"other records from offset {a.baseOffset:,} under the same leader epoch {a.leaderEpoch} ({listed}): "

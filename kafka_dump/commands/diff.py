@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import click
-from rich.text import Text
 
 from kafka_dump.analysis.diff import (
     Damage,
     DiffOptions,
-    DiffReport,
     Divergence,
     OneSide,
     diff,
@@ -60,8 +60,9 @@ def diff_command(
     from kafka_dump.render import diff as render
 
     report, events = diff(a, b, options)
+    say = _writer(out)
     if fmt == "table":
-        out.print(Text(render.heading(a, b), style="kdump.file"))
+        say([(render.heading(a, b), "kdump.file")])
     for event in events:
         if out.closed:
             break
@@ -70,20 +71,33 @@ def diff_command(
             if isinstance(event, Divergence) and records:
                 out.write(render.records_json(event, record_differences(event, options)) + "\n")
         elif isinstance(event, OneSide):
-            out.print(Text(render.only_line(event)))
+            say([(render.only_line(event), None)])
         elif isinstance(event, Damage):
-            out.print(Text(render.damage_line(event), style="kdump.problem"))
+            say([(render.damage_line(event), "kdump.problem")])
         elif isinstance(event, Divergence):
-            for renderable in render.divergence_renderables(event, report, first):
-                out.print(renderable)
+            say(render.divergence_lines(event, report, first))
             if records:
-                found = record_differences(event, options)
-                out.print(
-                    render.records_renderable(found) if found else Text("No record differs (headers only).")
-                )
+                say(render.records_lines(record_differences(event, options)))
             first = False
-        elif isinstance(event, DiffReport):
-            for line in render.summary_lines(event, paths):
-                out.print(Text(line))
+        else:
+            say([(line, None) for line in render.summary_lines(event, paths)])
     out.flush()
     return EXIT_OK if report.identical else EXIT_CORRUPT
+
+
+def _writer(out: Output) -> Callable[[list[tuple[str, str | None]]], None]:
+    """Write lines, each in its theme style when stdout shows colour (Rich is loaded only then)."""
+
+    def write(lines: list[tuple[str, str | None]]) -> None:
+        if not out.color:
+            out.write("".join(text + "\n" for text, _ in lines))
+            return
+        from kafka_dump.render.theme import sgr
+
+        parts = []
+        for text, style in lines:
+            start, end = sgr(style) if style else ("", "")
+            parts.append(f"{start}{text}{end}\n")
+        out.write("".join(parts))
+
+    return write

@@ -1,12 +1,12 @@
-"""``kdump diff``'s output: lines and a side-by-side table (table format), or one JSON object per event."""
+"""``kdump diff``'s output: lines and side-by-side entries (table format), or one JSON object per event.
+
+The table format is plain lines, each with the theme style it is shown in on a colour terminal
+(``Line``): no Rich is loaded for it. Every string from a file or a path goes through ``printable``.
+"""
 
 from __future__ import annotations
 
-import json
 from typing import Any
-
-from rich.table import Table
-from rich.text import Text
 
 from kafka_dump.analysis.diff import (
     Damage,
@@ -21,7 +21,7 @@ from kafka_dump.analysis.diff import (
 )
 from kafka_dump.render.payload import preview, printable
 
-_dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+Line = tuple[str, str | None]  # text, theme style (None: plain)
 
 _ROWS = (
     "file",
@@ -61,30 +61,35 @@ def damage_line(d: Damage) -> str:
     return f"Damage on {d.side}: {printable(d.file)} byte {d.position:,}{after}: {printable(d.reason)}"
 
 
-def divergence_renderables(d: Divergence, report: DiffReport, first: bool) -> list[Any]:
-    """The divergence's line, its two entries side by side (what differs marked), and the epochs."""
+def divergence_lines(d: Divergence, report: DiffReport, first: bool) -> list[Line]:
+    """The divergence's line, its two entries side by side (the fields that differ styled), the epochs."""
     head = "First divergence" if first else "Divergence"
     span = f"offset {d.first:,}" if d.first == d.last else f"offsets {d.first:,}..{d.last:,}"
-    out: list[Any] = [Text(f"{head} at {span}: {printable(d.reason)}", style="kdump.problem")]
+    out: list[Line] = [(f"{head} at {span}: {printable(d.reason)}", "kdump.problem")]
     differs = {name for name, _, _ in d.differs}
-    table = Table(show_header=True, header_style="bold", box=None, pad_edge=False)
-    for title in ("", "A", "B"):
-        table.add_column(title)
-    for name in _ROWS:
-        style = "kdump.problem" if name in differs else ""
-        table.add_row(Text(name), _cell(d.a, name, style), _cell(d.b, name, style))
-    out.append(table)
+    rows = [(name, _cell(d.a, name), _cell(d.b, name)) for name in _ROWS]
+    out += _columns([("", "A", "B"), *rows], {i + 1 for i, row in enumerate(rows) if row[0] in differs})
     line = epochs_line(report, d.first)
     if line:
-        out.append(Text(line))
+        out.append((line, None))
     return out
 
 
-def _cell(e: Entry | None, name: str, style: str) -> Text:
+def _columns(rows: list[tuple[str, str, str]], marked: set[int]) -> list[Line]:
+    """Rows as left-aligned columns two spaces apart; the first row is the header."""
+    widths = [max(len(row[i]) for row in rows) for i in range(2)]
+    lines: list[Line] = []
+    for n, (label, a, b) in enumerate(rows):
+        text = f"  {label.ljust(widths[0])}  {a.ljust(widths[1])}  {b}".rstrip()
+        lines.append((text, "kdump.header" if n == 0 else "kdump.problem" if n in marked else None))
+    return lines
+
+
+def _cell(e: Entry | None, name: str) -> str:
     if e is None:
-        return Text("(none)")
+        return "(none)"
     value = getattr(e, name)
-    return Text(printable(value) if isinstance(value, str) else str(value), style=style)
+    return printable(value) if isinstance(value, str) else str(value)
 
 
 def epochs_line(report: DiffReport, offset: int) -> str | None:
@@ -112,13 +117,16 @@ def _start(e: EpochStart | None) -> str:
     return "(none)" if e is None else f"epoch {e.epoch} from offset {e.startOffset:,}"
 
 
-def records_renderable(found: list[RecordDifference]) -> Table:
-    table = Table(show_header=True, header_style="bold", box=None, pad_edge=False)
-    for title in ("offset", "A", "B"):
-        table.add_column(title)
+def records_lines(found: list[RecordDifference]) -> list[Line]:
+    """The records that differ, offset by offset, A's then B's."""
+    if not found:
+        return [("  No record differs (the entries differ in their headers only).", None)]
+    lines: list[Line] = []
     for r in found:
-        table.add_row(Text(f"{r.offset:,}"), Text(_record(r.a)), Text(_record(r.b)))
-    return table
+        lines.append((f"  offset {r.offset:,}", "kdump.header"))
+        lines.append((f"    A: {_record(r.a)}", None))
+        lines.append((f"    B: {_record(r.b)}", None))
+    return lines
 
 
 def _record(r: Any) -> str:
@@ -139,7 +147,13 @@ def summary_lines(report: DiffReport, paths: tuple[str, str]) -> list[str]:
     lines.append(
         "Common range: none" if common is None else f"Common range: offsets {common[0]:,}..{common[1]:,}"
     )
-    verdict = "identical over the common range" if report.identical else "divergent"
+    verdict = (
+        "divergent"
+        if report.divergences
+        else "damaged"
+        if report.damage
+        else "identical over the common range"
+    )
     extra = ""
     if report.divergences > 1:
         extra = f" ({report.divergences:,} divergent stretches)"
@@ -198,6 +212,12 @@ def event_json(event: OneSide | Damage | Divergence | DiffReport, paths: tuple[s
             },
         }
     return _dumps(obj)
+
+
+def _dumps(obj: object) -> str:
+    import json  # only for --format json
+
+    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
 
 
 def records_json(d: Divergence, found: list[RecordDifference]) -> str:

@@ -6,6 +6,7 @@ the same byte) and checks offset deltas grow, none past ``lastOffsetDelta``; ``w
 
 from __future__ import annotations
 
+import mmap
 from collections.abc import Callable
 from typing import Any
 
@@ -110,7 +111,7 @@ def _inner_span(data: bytes, magic: int, crc32: Checksum | None) -> tuple[int, i
 
 
 def walk_entries(
-    data: bytes | bytearray,
+    data: bytes | bytearray | mmap.mmap,
     pos: int,
     end: int,
     file_pos: int,
