@@ -319,3 +319,29 @@ def test_v2_crc_fix_helper_keeps_the_test_honest(tmp_path: Path) -> None:
     *found, _ = _events(a, b)
     assert len(found) == 1 and isinstance(found[0], Divergence) and found[0].kind == "records"
     assert "under the same leader epoch 3" in found[0].reason
+
+
+def test_offsets_one_side_lacks_inside_the_common_range(tmp_path: Path) -> None:
+    entries = _batches(0, 99)
+    a = _replica(tmp_path, "a", entries)
+    b = _replica(tmp_path, "b", [*entries[:6], *entries[8:]])  # 30..39 gone from B (compacted there)
+    *found, report = _events(a, b)
+    assert [(type(e), e.first, e.last, e.kind) for e in found] == [(Divergence, 30, 39, "missing")]  # type: ignore[attr-defined]
+    assert found[0].b is None and found[0].a is not None  # type: ignore[attr-defined]
+    assert (
+        found[0].reason
+        == "entries on A only, inside the common range (from offset 30): B lacks them (compacted or deleted there)"
+    )  # type: ignore[attr-defined]
+    assert report.compared == 18 and report.divergences == 1  # type: ignore[attr-defined]
+
+
+def test_on_a_terminal_names_and_reasons_are_neither_markup_nor_escapes(tmp_path: Path) -> None:
+    from .test_terminal_safety import HOSTILE_NAME, assert_safe, on_terminal
+
+    entries = _batches(0, 49)
+    a = _replica(tmp_path, HOSTILE_NAME, entries)
+    b = _replica(tmp_path, "b", [*entries[:3], *_batches(15, 49, epoch=5)])
+    out, err = on_terminal("diff", str(a), str(b))
+    plain = assert_safe(out, err)
+    assert "\\x1b[31m[bold]F[red]\\u202e\\r\\x08" in plain
+    assert "First divergence at offsets 15..49: leader epoch 3 vs 5" in plain
