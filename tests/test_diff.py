@@ -345,3 +345,17 @@ def test_on_a_terminal_names_and_reasons_are_neither_markup_nor_escapes(tmp_path
     plain = assert_safe(out, err)
     assert "\\x1b[31m[bold]F[red]\\u202e\\r\\x08" in plain
     assert "First divergence at offsets 15..49: leader epoch 3 vs 5" in plain
+
+
+def test_after_damage_the_reader_hands_back_to_the_walk(tmp_path: Path) -> None:
+    """Damage early in a long segment: the segment reader reads on from it until a stretch of sound
+    entries, then the walk takes over again; every sound entry is compared once, in order."""
+    entries = _batches(0, 2999)
+    broken = bytearray(entries[4])
+    broken[8:12] = struct.pack(">i", 10**6)
+    a = _replica(tmp_path, "a", entries)
+    b = _replica(tmp_path, "b", [*entries[:4], bytes(broken), *entries[5:]], (300,))
+    for verify in (False, True):
+        *found, report = _events(a, b, verify=verify)
+        assert [(type(e), e.side, e.after) for e in found] == [(Damage, "B", 19)]  # type: ignore[attr-defined]
+        assert report.compared == 599 and report.divergences == 0 and report.last["B"] == 2999  # type: ignore[attr-defined]

@@ -310,7 +310,9 @@ class _Side:
                     continue
                 if any(item.position <= p.position < item.position + item.sizeInBytes for p in problems):
                     continue  # a damaged entry: its problem says so
-                if self.last is not None and item.baseOffset <= self.last:
+                # a v0/v1 wrapper's header holds only its last offset (read shallow, as the walk does)
+                wrapper = item.magic < 2 and item.compression is not Compression.NONE
+                if self.last is not None and (item.lastOffset if wrapper else item.baseOffset) <= self.last:
                     self._damage(name, item.position, item.sizeInBytes, _backwards(item, self.last))
                     continue
                 rows.append(self._row(item))
@@ -335,6 +337,7 @@ class _Side:
         """The walk's row for an entry the segment reader read (the same facts, the same way)."""
         if b.magic == 2:
             count = b.recordCount if b.recordCount is not None else 0
+            self.last = b.lastOffset
             return (
                 b.position,
                 b.baseOffset,
