@@ -3,9 +3,9 @@
 Each side is a segment or a partition directory, read by the entry walk (headers only, stored CRCs
 trusted unless ``verify``) over its segments in offset order, and by the segment reader where the walk
 stops (damage: reported as such, then the walk resumes). Entries at the same offsets are compared by
-their header facts and stored CRC (a v2 CRC covers everything after the leader epoch), then by their
-bytes, which costs less than a CRC: bytes that differ under equal headers are damage on the side
-whose CRC then fails. No printing here.
+their header facts and stored CRC (a v2 CRC covers everything after the leader epoch); where two
+differ, both CRCs are computed, and one that fails is damage on its side rather than a divergence.
+No printing here.
 """
 
 from __future__ import annotations
