@@ -359,3 +359,14 @@ def test_after_damage_the_reader_hands_back_to_the_walk(tmp_path: Path) -> None:
         *found, report = _events(a, b, verify=verify)
         assert [(type(e), e.side, e.after) for e in found] == [(Damage, "B", 19)]  # type: ignore[attr-defined]
         assert report.compared == 599 and report.divergences == 0 and report.last["B"] == 2999  # type: ignore[attr-defined]
+
+
+def test_entries_larger_than_a_walk_step(tmp_path: Path) -> None:
+    """A batch of ~1.5 MB among small ones: walked whole, on both sides, whatever the segment cuts."""
+    big = v2_batch([(b"k", bytes(range(256)) * 6000, [])], base_offset=50, leader_epoch=3)
+    entries = [*_batches(0, 49), big, *_batches(51, 200)[:10]]
+    a = _replica(tmp_path, "a", entries)
+    b = _replica(tmp_path, "b", entries, (10, 11))
+    for verify in (False, True):
+        *found, report = _events(a, b, verify=verify)
+        assert found == [] and report.compared == len(entries) and report.last["A"] == 100  # type: ignore[attr-defined]

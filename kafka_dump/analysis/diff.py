@@ -27,6 +27,7 @@ from kafka_dump.wire.checksum import crc32, crc32c
 from kafka_dump.wire.codecs import DEFAULT_MAX_BATCH_BYTES, DEFAULT_MAX_RECORDS_PER_BATCH
 
 _MAP = 16 << 20  # each side's mapped window (one at a time: a chunk's rows are all used before the next)
+_STEP = 1 << 20  # bytes of entries walked at a time: the rows of small entries stay few
 _RESUME_AFTER = 64 * 1024  # sound bytes after damage before the entry walk takes over again
 _PREFIX = L.MAGIC_OFFSET + 1
 _SMALLEST = L.LOG_OVERHEAD + L.LEGACY_V0_MIN_SIZE
@@ -262,11 +263,15 @@ class _Side:
                         win.fill(pos, entry)
                     at = pos - win.start
                 data, n, start = win.buf, win.end, win.start
+                # A step of the window at a time (one entry if larger): rows for a few MiB of entries.
+                end = min(n, at + _STEP)
+                if end - at >= _PREFIX and at + _entry_size(data, at) > end:
+                    end = n
                 rows: list[Row] = []
                 used, _, _, _, self.last, _ = _twins.walk_entries(
                     data,
                     at,
-                    n,
+                    end,
                     start,
                     False,
                     self.last,
@@ -283,9 +288,9 @@ class _Side:
                 pos += used
                 if pos >= size:
                     break
-                rest = n - (at + used)
+                rest = end - (at + used)
                 if used and (rest < _PREFIX or _entry_size(data, at + used) > rest):
-                    continue
+                    continue  # the next entry runs past the step (or the window): walk on from it
                 pos = yield from self._slow(name, pos, size)
 
     def _slow(self, name: str, pos: int, size: int) -> Generator[_Chunk, None, int]:
