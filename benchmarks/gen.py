@@ -80,6 +80,7 @@ SPECS: dict[str, SegmentSpec] = {
         SegmentSpec("v1-none", "v1, uncompressed: one message per log entry", ((1, NONE, 1),)),
         SegmentSpec("mixed", "v0/v1/v2 interleaved, every codec", MIXED_PLAN),
         SegmentSpec("big-100m", "v2 lz4, ~100 MB, repeated chunk", big_target_bytes=100 * 10**6),
+        SegmentSpec("big-200m", "v2 lz4, ~200 MB, repeated chunk", big_target_bytes=200 * 10**6),
         SegmentSpec("big-1g", "v2 lz4, ~1 GiB, repeated chunk", big_target_bytes=1 << 30),
     )
 }

@@ -27,6 +27,7 @@ CASES = {
     "many-segments",
     "search",
     "ls",
+    "diff",
 }
 ON_MAIN = {"decode", "dump-formats", "startup", "search"}  # their kdump pieces exist: they must not skip
 

@@ -49,7 +49,7 @@ def _unpack(codec: int, payload: memoryview) -> bytes:
 
 def _both(data: bytes, *, deep: bool, last: int | None = None, damage: bool = False, max_records: int = 1000,
           limit: int = 1 << 22, pos: int = 0, end: int | None = None, file_end: int | None = None,
-          ) -> tuple[object, list[tuple[int, ...]]]:  # fmt: skip
+          trust: bool = False) -> tuple[object, list[tuple[int, ...]]]:  # fmt: skip
     out = []
     for twin in (_walk_pure, walk_c):
         rows: list[tuple[int, ...]] = []
@@ -63,8 +63,8 @@ def _both(data: bytes, *, deep: bool, last: int | None = None, damage: bool = Fa
             damage,
             max_records,
             limit,
-            crc32c,
-            zlib.crc32,
+            None if trust else crc32c,
+            None if trust else zlib.crc32,
             _unpack,
             rows,
             file_end,
@@ -221,6 +221,34 @@ def test_twins_agree_on_long_messages_and_find_each_flipped_byte(deep: bool) -> 
         damaged[at] ^= 0x04
         (used, *_), _rows = _both(bytes(damaged), deep=deep, max_records=10**6)  # type: ignore[misc]
         assert used <= at  # the walk stops before the entry whose CRC the flip breaks
+
+
+def test_rows_hold_each_entry_header_and_trusted_crcs_are_not_computed() -> None:
+    data = mixed_segment()
+    _, rows = _both(data, deep=False)
+    first, legacy = rows[0], rows[4]
+    size = len(v2_batch(default_records(3, seed=1), base_offset=0))
+    # size, magic, attributes, baseTimestamp, count, producer id; stored CRC, leader epoch, producer
+    # epoch and sequence
+    assert first[4:10] == (size, 2, 0, 1_700_000_000_000, 3, -1) and first[11:] == (0, -1, -1)
+    assert first[10] == int.from_bytes(data[17:21], "big")
+    assert legacy[5:7] == (1, 0) and legacy[8:10] == (1, -1) and legacy[11:] == (-1, -1, -1)
+    flipped = bytearray(data)
+    flipped[size - 1] ^= 0x01  # the last byte of the first batch's records: only its CRC sees it
+    (used, *_), _ = _both(bytes(flipped), deep=False)  # type: ignore[misc]
+    assert used == 0
+    (used, *_), trusted = _both(bytes(flipped), deep=False, trust=True)  # type: ignore[misc]
+    assert used == len(data) and trusted == rows
+
+
+@pytest.mark.parametrize("name", SEGMENTS)
+def test_twins_agree_with_trusted_crcs_on_every_flipped_byte(name: str) -> None:
+    data = SEGMENTS[name]()
+    for at in range(len(data)):
+        damaged = bytearray(data)
+        damaged[at] ^= 0x11 if at % 2 else 0x80
+        _both(bytes(damaged), deep=False, trust=True)
+        _both(bytes(damaged), deep=True, trust=True)
 
 
 def test_bad_arguments_raise_alike() -> None:

@@ -94,6 +94,7 @@ def registry() -> dict[str, ModuleType]:
     from benchmarks.cases import (
         convert,
         decode,
+        diff,
         dump_formats,
         encode,
         ls,
@@ -104,5 +105,5 @@ def registry() -> dict[str, ModuleType]:
         verify,
     )
 
-    cases = (decode, dump_formats, startup, verify, stats, encode, convert, many_segments, search, ls)
+    cases = (decode, dump_formats, startup, verify, stats, encode, convert, many_segments, search, ls, diff)
     return {m.NAME: m for m in cases}

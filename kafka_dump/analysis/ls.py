@@ -72,7 +72,7 @@ class Listing:
 
     def add_row(self, row: EntryRow) -> None:
         """Count one entry's ``EntryRow`` (the walk's, or one made of a batch by ``batch_row``)."""
-        _pos, low, last, max_ts, size, magic, attributes, first_ts, records, producer = row
+        _pos, low, last, max_ts, size, magic, attributes, first_ts, records, producer, *_ = row
         codec = attributes & L.COMPRESSION_MASK
         if self.entries == 0:
             self.firstOffset = None if records < 0 else low
@@ -219,6 +219,10 @@ def batch_row(b: Batch) -> EntryRow:
         b.baseTimestamp,
         records,
         b.producerId,
+        b.crc,
+        b.partitionLeaderEpoch if b.magic == 2 else -1,
+        b.producerEpoch if b.magic == 2 else -1,
+        b.baseSequence if b.magic == 2 else -1,
     )
 
 

@@ -116,6 +116,8 @@ walk_v2_records(PyObject *self, PyObject *args)
 static int
 crc_call_matches(PyObject *fn, const unsigned char *p, Py_ssize_t n, uint32_t stored)
 {
+    if (fn == Py_None)
+        return 1; /* not computed: the stored CRC is trusted */
     PyObject *r = call_on_view(fn, -1, p, n);
     if (r == NULL)
         return -1;
@@ -133,6 +135,8 @@ crc_call_matches(PyObject *fn, const unsigned char *p, Py_ssize_t n, uint32_t st
 static int
 crc32_matches(PyObject *fn, const unsigned char *p, Py_ssize_t n, uint32_t stored)
 {
+    if (fn == Py_None)
+        return 1; /* not computed: the stored CRC is trusted */
 #ifdef KDUMP_CRC32_FOLD
     if (crc32_can_fold)
         return crc32_ieee(p, n) == stored;
@@ -264,15 +268,20 @@ walk_entries(PyObject *self, PyObject *args)
             break;
         Py_ssize_t entry = LOG_OVERHEAD + (Py_ssize_t)length, entry_end = pos + entry;
         int64_t base = 0, last_offset, row_ts, first_ts, producer = -1;
-        int have_base = 1, attributes;
+        int have_base = 1, attributes, epoch = -1, p_epoch = -1, sequence = -1;
+        uint32_t crc;
         long long n = 0;
         if (magic == 2) {
             if (entry < V2_HEADER_SIZE || end - pos < V2_HEADER_SIZE)
                 break;
-            uint32_t crc = (uint32_t)be32(q + V2_CRC_OFFSET);
+            crc = (uint32_t)be32(q + V2_CRC_OFFSET);
             attributes = be16(q + V2_ATTRIBUTES_OFFSET);
+            epoch = (int32_t)be32(q + V2_PARTITION_LEADER_EPOCH_OFFSET);
+            p_epoch = (int16_t)be16(q + V2_PRODUCER_EPOCH_OFFSET);
+            sequence = (int32_t)be32(q + V2_BASE_SEQUENCE_OFFSET);
             int32_t last_delta = be32(q + V2_LAST_OFFSET_DELTA_OFFSET);
-            int64_t base_ts = be64(q + V2_BASE_TIMESTAMP_OFFSET), max_ts = be64(q + V2_MAX_TIMESTAMP_OFFSET);
+            int64_t base_ts = be64(q + V2_BASE_TIMESTAMP_OFFSET);
+            int64_t max_ts = be64(q + V2_MAX_TIMESTAMP_OFFSET);
             int32_t count = be32(q + V2_RECORD_COUNT_OFFSET);
             if (count < 0 || count > max_records || last_delta < 0)
                 break;
@@ -319,6 +328,7 @@ walk_entries(PyObject *self, PyObject *args)
         else if (magic < 2) {
             Py_ssize_t vstart = 0;
             int32_t vlen = 0;
+            crc = (uint32_t)be32(q + LEGACY_CRC_OFFSET);
             if (headers) {
                 int min_size = magic ? LEGACY_V1_MIN_SIZE : LEGACY_V0_MIN_SIZE;
                 if (length < min_size || end - pos < LOG_OVERHEAD + min_size)
@@ -327,7 +337,6 @@ walk_entries(PyObject *self, PyObject *args)
             else {
                 if (legacy_value(p, pos, entry_end, magic, &vstart, &vlen) < 0)
                     break;
-                uint32_t crc = (uint32_t)be32(q + LEGACY_CRC_OFFSET);
                 if (crc32_matches(crc32_fn, q + MAGIC_OFFSET, entry - MAGIC_OFFSET, crc) <= 0)
                     break;
             }
@@ -376,9 +385,10 @@ walk_entries(PyObject *self, PyObject *args)
             gaps++;
         int64_t low = have_base ? base : (have_last ? last + 1 : 0);
         if (rows != Py_None &&
-            append_new(rows, Py_BuildValue("(nLLLniiLLL)", file_pos + pos, (long long)low, (long long)last_offset,
+            append_new(rows, Py_BuildValue("(nLLLniiLLLkiii)", file_pos + pos, (long long)low, (long long)last_offset,
                                            (long long)row_ts, entry, magic, attributes, (long long)first_ts,
-                                           have_base ? n : -1LL, (long long)producer)) < 0)
+                                           have_base ? n : -1LL, (long long)producer, (unsigned long)crc, epoch,
+                                           p_epoch, sequence)) < 0)
             break;
         last = last_offset;
         have_last = 1;

@@ -6,6 +6,7 @@ the same byte) and checks offset deltas grow, none past ``lastOffsetDelta``; ``w
 
 from __future__ import annotations
 
+import mmap
 from collections.abc import Callable
 from typing import Any
 
@@ -82,20 +83,22 @@ Checksum = Callable[[memoryview], int]
 # What each entry's header says: position in the file, baseOffset (a lower bound for a wrapper walked
 # shallow), lastOffset, maxTimestamp (what the index check needs), then the entry's size, magic,
 # attributes, first timestamp (v2 baseTimestamp; a v0/v1 message's own), records (-1 where only a
-# wrapper's payload would tell) and producerId (-1 for none, and for v0/v1): what ``ls`` lists.
-EntryRow = tuple[int, int, int, int, int, int, int, int, int, int]
+# wrapper's payload would tell) and producerId (-1 for none, and for v0/v1): what ``ls`` lists; then
+# the stored CRC, partitionLeaderEpoch, producerEpoch and baseSequence (-1 for v0/v1): what ``diff``
+# also compares.
+EntryRow = tuple[int, int, int, int, int, int, int, int, int, int, int, int, int, int]
 
 _PREFIX = L.MAGIC_OFFSET + 1
 
 
-def _inner_span(data: bytes, magic: int, crc32: Checksum) -> tuple[int, int, int] | None:
+def _inner_span(data: bytes, magic: int, crc32: Checksum | None) -> tuple[int, int, int] | None:
     """(count, first offset, last offset) of a wrapper's decompressed inner messages when every one
     reads and its CRC-32 holds; None otherwise (the decoder then reports what is wrong)."""
     view = memoryview(data)
     at = count = first = last = 0
     try:
         for m in inner_messages(data, magic):  # one at a time, never held together
-            if crc32(view[at + L.MAGIC_OFFSET : at + m.size]) != m.crc:
+            if crc32 is not None and crc32(view[at + L.MAGIC_OFFSET : at + m.size]) != m.crc:
                 return None
             at += m.size
             first = m.offset if not count else first
@@ -107,7 +110,7 @@ def _inner_span(data: bytes, magic: int, crc32: Checksum) -> tuple[int, int, int
 
 
 def walk_entries(
-    data: bytes | bytearray,
+    data: bytes | bytearray | mmap.mmap,
     pos: int,
     end: int,
     file_pos: int,
@@ -116,8 +119,8 @@ def walk_entries(
     after_damage: bool,
     max_records: int,
     entry_limit: int,
-    crc32c: Checksum,
-    crc32: Checksum,
+    crc32c: Checksum | None,
+    crc32: Checksum | None,
     decompress: Decompress,
     rows: list[EntryRow] | None,
     file_end: int | None = None,
@@ -146,16 +149,20 @@ def walk_entries(
             break
         entry_end = pos + entry
         base: int | None
-        producer = -1
+        producer = epoch = p_epoch = sequence = -1
         if magic == 2:
             if entry < L.V2_HEADER_SIZE or end - pos < L.V2_HEADER_SIZE:
                 break
             head = L.V2_HEADER.unpack_from(data, pos)
-            crc, attributes, last_delta, base_ts, max_ts, producer = head[4:10]
+            epoch, _, crc, attributes, last_delta, base_ts, max_ts, producer, p_epoch, sequence = head[2:12]
             count = head[12]
             if count < 0 or count > max_records or last_delta < 0:
                 break
-            if not headers and crc32c(view[pos + L.V2_ATTRIBUTES_OFFSET : entry_end]) != crc:
+            if (
+                not headers
+                and crc32c is not None
+                and crc32c(view[pos + L.V2_ATTRIBUTES_OFFSET : entry_end]) != crc
+            ):
                 break
             base, last_offset, n, row_ts, first_ts, row_n = (
                 offset,
@@ -192,6 +199,7 @@ def walk_entries(
                     break
         elif magic < 2:
             attributes = data[pos + L.LEGACY_ATTRIBUTES_OFFSET]
+            crc = L.UINT32.unpack_from(data, pos + L.LEGACY_CRC_OFFSET)[0]
             if headers:
                 if length < L.LEGACY_MIN_SIZE[magic] or end - pos < L.LOG_OVERHEAD + L.LEGACY_MIN_SIZE[magic]:
                     break
@@ -202,7 +210,7 @@ def walk_entries(
                     msg = Message(data, pos, entry_end)  # type: ignore[arg-type]
                 except CorruptRecordError:
                     break
-                if crc32(view[pos + L.MAGIC_OFFSET : entry_end]) != msg.crc:
+                if crc32 is not None and crc32(view[pos + L.MAGIC_OFFSET : entry_end]) != msg.crc:
                     break
                 row_ts = msg.timestamp
                 no_value = msg.value is None
@@ -251,6 +259,10 @@ def walk_entries(
                     first_ts,
                     row_n,
                     producer,
+                    crc,
+                    epoch,
+                    p_epoch,
+                    sequence,
                 )
             )
         last = last_offset
