@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-CASES = {"decode", "dump-formats", "startup", "verify", "stats", "encode", "convert"}
+CASES = {"decode", "dump-formats", "startup", "verify", "stats", "encode", "convert", "state"}
 ON_MAIN = {"decode", "dump-formats", "startup"}  # their kdump pieces exist: they must not skip
 
 pytest.importorskip("kafka.record.default_records", reason="kafka-python writes the benchmark's segments")

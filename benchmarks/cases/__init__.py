@@ -91,6 +91,6 @@ class Context:
 
 def registry() -> dict[str, ModuleType]:
     """Every case, by name, in the order the report shows them."""
-    from benchmarks.cases import convert, decode, dump_formats, encode, startup, stats, verify
+    from benchmarks.cases import convert, decode, dump_formats, encode, startup, state, stats, verify
 
-    return {m.NAME: m for m in (decode, dump_formats, startup, verify, stats, encode, convert)}
+    return {m.NAME: m for m in (decode, dump_formats, startup, verify, stats, encode, convert, state)}
