@@ -71,7 +71,7 @@ def open_transactions(directory: Path, cut: Cut, seen: Seen, timeout_ms: int, **
     opened = _from_snapshot(directory, log_start or 0, seen) if directory.is_dir() else {}
     end: int | None = None
     for f in files:
-        for item in read_segment(f, with_records=False, on_walk=_ignore, **limits):
+        for item in seen.track(read_segment(f, with_records=False, on_walk=_ignore, **limits)):
             if isinstance(item, Problem):
                 seen.on_problem(item)
                 continue

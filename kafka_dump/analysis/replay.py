@@ -31,14 +31,25 @@ class Cut(NamedTuple):
         return self.time is not None and timestamp > self.time
 
 
-class Seen:
-    """What a replay went past: records read, the newest timestamp, the next offset, problems."""
+Items = Iterable[Batch | Problem]
 
-    def __init__(self, on_problem: Callable[[Problem], None]) -> None:
+
+class Seen:
+    """What a replay went past: records read, the newest timestamp, the next offset, problems;
+    ``track`` passes the reader's items on (through a progress bar, where the command shows one)."""
+
+    def __init__(
+        self, on_problem: Callable[[Problem], None], track: Callable[[Items], Items] | None = None
+    ) -> None:
         self.records = 0
         self.newest = -1
         self.next_offset: int | None = None
         self.on_problem = on_problem
+        self.track: Callable[[Items], Items] = track if track is not None else _as_they_are
+
+
+def _as_they_are(items: Items) -> Items:
+    return items
 
 
 class Effect(NamedTuple):
@@ -61,17 +72,14 @@ def effective_records(
     ``start`` are skipped (a snapshot already holds them). Control records are consumed here."""
     pending: dict[int, list[Effect]] = {}
     for f in files:
-        for item in read_segment(
-            f, max_batch_bytes=max_batch_bytes, max_records_per_batch=max_records_per_batch
-        ):
+        items = read_segment(f, max_batch_bytes=max_batch_bytes, max_records_per_batch=max_records_per_batch)
+        for item in seen.track(items):
             if isinstance(item, Problem):
                 seen.on_problem(item)
                 continue
-            if cut.stops_at(item.baseOffset) or item.records is None:
-                if cut.stops_at(item.baseOffset):
-                    return
-                continue
-            for r in item.records:
+            if cut.stops_at(item.baseOffset):
+                return
+            for r in item.records or ():
                 if cut.stops_at(r.offset):
                     return
                 if (start is not None and r.offset < start) or cut.leaves_out(r.timestamp):

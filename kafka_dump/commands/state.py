@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from kafka_dump.analysis.replay import Cut, Seen, effective_records, last_per_key
+from kafka_dump.analysis.replay import Cut, Items, Seen, effective_records, last_per_key
 from kafka_dump.commands import EXIT_CORRUPT, EXIT_OK
 from kafka_dump.commands.options import (
     INT64,
@@ -22,7 +22,7 @@ from kafka_dump.commands.options import (
 )
 from kafka_dump.internal_topics import resolve
 from kafka_dump.log.segment import log_dir_files
-from kafka_dump.model import Problem, ProblemKind
+from kafka_dump.model import Problem, ProblemKind, item_end
 from kafka_dump.render.output import Output
 
 KINDS = ("auto", "offsets", "transactions", "metadata", "share-group-state")
@@ -98,10 +98,11 @@ def state(
       kdump state --transactions orders-0/ --timeout 5m
     """
     problems: list[Problem] = []
-    seen = Seen(problems.append)
+    partitions = _partitions(paths)
+    seen = Seen(problems.append, _progress(out, [f for _d, files in partitions for f in files]))
     cut = Cut(at_offset, at_time)
     rows: list[dict[str, Any]] = []
-    for directory, files in _partitions(paths):
+    for directory, files in partitions:
         if open_txns:
             from kafka_dump.analysis.open_txns import open_transactions
 
@@ -146,6 +147,20 @@ def _partitions(paths: tuple[str, ...]) -> list[tuple[Path, list[Path]]]:
     for f in log_dir_files(paths):
         by_dir.setdefault(f.parent, []).append(f)
     return list(by_dir.items())
+
+
+def _progress(out: Output, files: list[Path]) -> Callable[[Items], Items] | None:
+    """Items through ``out``'s progress bar, when it shows one: (file, bytes read) of each."""
+    if not out.progress:
+        return None
+    from kafka_dump.render.progress import file_size
+
+    total = sum(file_size(f) for f in files)
+
+    def track(items: Items) -> Items:
+        return out.track(items, lambda item: (item.file, item_end(item)), total)
+
+    return track
 
 
 def _write(out: Output, fmt: str, rows: list[dict[str, Any]]) -> None:
