@@ -264,6 +264,8 @@ def test_cluster_metadata_replay(tmp_path: Path) -> None:
         batch(0, [(None, topic("orders", tid)), (None, part(tid, 0)), (None, part(tid, 1)), (None, config)]),
         batch(4, [(None, topic("old", gone)), (None, part(gone, 0)), (None, change)]),
         batch(7, [(None, framed(9, gone + b"\x00"))]),
+        # A metadata transaction that is aborted: its topic is never created.
+        batch(8, [(None, framed(23, b"\x00")), (None, topic("never", uuid.UUID(int=3).bytes)), (None, framed(25, b"\x00"))]),
     )  # fmt: skip
     found = rows(str(d))
     assert [(r["topic"], r["topicId"]) for r in found if r["type"] == "topic"] == [
@@ -357,3 +359,62 @@ def test_hostile_names_reach_a_terminal_escaped(tmp_path: Path) -> None:
         text = SGR.sub("", out)
         assert "\x1b" not in text and "\u202e" not in text and "\r" not in text, fmt
         assert "[bold]" in text, fmt
+
+
+def share_key(kind: int, group: str, partition: int) -> bytes:
+    return struct.pack(">h", kind) + s16(group) + uuid.UUID(int=9).bytes + struct.pack(">i", partition)
+
+
+def share_batches(batches: list[tuple[int, int, int, int]]) -> bytes:
+    return uvarint(len(batches) + 1) + b"".join(struct.pack(">qqbh", *b) + b"\x00" for b in batches)
+
+
+def test_share_group_state_snapshot_then_updates(tmp_path: Path) -> None:
+    d = tmp_path / "__share_group_state-0"
+    # ShareSnapshotValue v0: snapshot epoch 1, state epoch 3, leader epoch 7, start 100, create/write times.
+    snapshot = struct.pack(">hiiiqqq", 0, 1, 3, 7, 100, T0, T0) + share_batches(
+        [(100, 109, 2, 1), (110, 119, 0, 0)]
+    )
+    # ShareUpdateValue v0: leader epoch -1 (kept), start 105, offsets 110-114 acknowledged.
+    update = struct.pack(">hiiq", 0, 1, -1, 105) + share_batches([(110, 114, 2, 1)])
+    gone = struct.pack(">hiiiqqq", 0, 1, 0, 0, 0, T0, T0) + share_batches([])
+    segment(
+        d, 0,
+        batch(0, [(share_key(0, "sg", 0), snapshot + b"\x00"), (share_key(0, "sg", 1), gone + b"\x00")]),
+        batch(2, [(share_key(1, "sg", 0), update + b"\x00"), (share_key(0, "sg", 1), None)]),
+    )  # fmt: skip
+    found = rows(str(d))
+    assert len(found) == 1
+    p = found[0]
+    assert (p["groupId"], p["partition"], p["startOffset"], p["stateEpoch"], p["leaderEpoch"]) == (
+        "sg",
+        0,
+        105,
+        3,
+        7,
+    )
+    assert [(b["firstOffset"], b["lastOffset"], b["deliveryState"], b["deliveryCount"]) for b in p["stateBatches"]] == [
+        (105, 114, 2, 1), (115, 119, 0, 0),
+    ]  # fmt: skip
+    assert rows(str(d), "--at-offset", "1")[0]["stateBatches"][0]["firstOffset"] == 100
+    assert "105-114:2/1 115-119:0/0" in state(str(d)).stdout
+
+
+def test_corrupt_batch_is_reported_and_the_rest_replayed(offsets_topic: Path) -> None:
+    log = offsets_topic / f"{6:020d}.log"
+    data = bytearray(log.read_bytes())
+    data[70] ^= 0xFF  # inside the first batch's records: its CRC fails
+    log.write_bytes(bytes(data))
+    result = state("--format", "json", str(offsets_topic))
+    assert result.exit_code == 1
+    assert "00000000000000000006.log: byte 0:" in result.stderr and "Traceback" not in result.stderr
+    # The batch of tombstones is left out: the group "old" keeps its commit.
+    assert offsets_of([json.loads(line) for line in result.stdout.splitlines()]) == {
+        ("g1", "orders", 0): 30, ("g1", "orders", 1): 7, ("old", "orders", 0): 3,
+    }  # fmt: skip
+
+
+def test_missing_path_is_one_line(tmp_path: Path) -> None:
+    result = state(str(tmp_path / "nope"))
+    assert result.exit_code == 2
+    assert result.stderr.count("\n") == 1 and "nope" in result.stderr

@@ -1,7 +1,7 @@
 """The KRaft cluster's state from ``__cluster_metadata``: a ``.checkpoint`` snapshot, then the log after it.
 
 Metadata records are changes, not keyed values, so each is applied in order (as the controller's
-image does): brokers register, fence and unregister; topics are created and removed with their
+image does; a metadata transaction's records at its end, none when aborted): brokers register, fence and unregister; topics are created and removed with their
 partitions and configs; a partition change replaces the fields it carries (leader ``-2`` and null
 lists mean no change), a new leader starts a new leader epoch and every change a new partition epoch.
 """
@@ -70,14 +70,32 @@ class ClusterImage:
         self.bad: list[Row] = []
 
     def apply(self, effects: Iterable[Effect]) -> None:
+        """Apply each record; those between BeginTransaction and EndTransaction records together at
+        the end, or none of them after an AbortTransaction record (KIP-868)."""
+        held: list[tuple[str, dict[str, Any]]] | None = None
         for r, _producer in effects:
             d = metadata.decode(r)
             if not d.ok or d.value is None or d.value.data is None:
                 self.bad.append(undecoded(r, d))
                 continue
-            handler = getattr(self, f"_{d.value.schema}", None)
-            if handler is not None:
-                handler(d.value.data)
+            name = d.value.schema or ""
+            if name == "BeginTransactionRecord":
+                held = []
+            elif name == "AbortTransactionRecord":
+                held = None
+            elif name == "EndTransactionRecord":
+                for change in held or ():
+                    self._change(*change)
+                held = None
+            elif held is not None:
+                held.append((name, d.value.data))
+            else:
+                self._change(name, d.value.data)
+
+    def _change(self, name: str, data: dict[str, Any]) -> None:
+        handler = getattr(self, f"_{name}", None)
+        if handler is not None:
+            handler(data)
 
     def _RegisterBrokerRecord(self, v: dict[str, Any]) -> None:
         self.brokers[v["brokerId"]] = {

@@ -77,7 +77,7 @@ def open_transactions(directory: Path, cut: Cut, seen: Seen, timeout_ms: int, **
                 continue
             if cut.stops_at(item.baseOffset):
                 break
-            if cut.leaves_out(item.maxTimestamp):
+            if cut.leaves_out(item.maxTimestamp) or not item.crcValid:
                 continue
             seen.records += item.recordCount or 0
             seen.newest = max(seen.newest, item.maxTimestamp)

@@ -79,6 +79,8 @@ def effective_records(
                 continue
             if cut.stops_at(item.baseOffset):
                 return
+            if not item.crcValid:
+                continue  # its problem follows: records that fail their CRC are not replayed
             for r in item.records or ():
                 if cut.stops_at(r.offset):
                     return

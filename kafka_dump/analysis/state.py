@@ -168,6 +168,8 @@ def share_state_rows(effects: Iterable[Effect], groups: Collection[str] = ()) ->
 
 
 def _update(row: Row, v: dict[str, Any], offset: int) -> None:
+    """Apply a ShareUpdate as the share coordinator merges one: -1 (start offset, leader epoch) keeps
+    the value; the snapshot epoch and state epoch stay the snapshot's."""
     start = v.get("startOffset", -1)
     batches = row["stateBatches"]
     if start >= 0:
@@ -185,9 +187,22 @@ def _update(row: Row, v: dict[str, Any], offset: int) -> None:
                 kept.append({**b, "lastOffset": lo - 1})
             if b["lastOffset"] > hi:
                 kept.append({**b, "firstOffset": hi + 1})
-        batches = [*kept, new]
-    row["stateBatches"] = sorted(batches, key=lambda b: b["firstOffset"])
-    for field in ("snapshotEpoch", "leaderEpoch", "deliveryCompleteCount"):
-        if field in v:
+        batches = [*kept, dict(new)]
+    row["stateBatches"] = _joined(sorted(batches, key=lambda b: b["firstOffset"]))
+    for field in ("leaderEpoch", "deliveryCompleteCount"):
+        if v.get(field, -1) != -1:
             row[field] = v[field]
     row["recordOffset"] = offset
+
+
+def _joined(batches: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Neighbouring batches in the same delivery state and count, as one."""
+    out: list[dict[str, Any]] = []
+    for b in batches:
+        last = out[-1] if out else None
+        same = last is not None and all(last[k] == b[k] for k in ("deliveryState", "deliveryCount"))
+        if last is not None and same and last["lastOffset"] + 1 == b["firstOffset"]:
+            out[-1] = {**last, "lastOffset": b["lastOffset"]}
+        else:
+            out.append(b)
+    return out
