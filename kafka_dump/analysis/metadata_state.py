@@ -12,7 +12,7 @@ from collections.abc import Collection, Iterable
 from pathlib import Path
 from typing import Any
 
-from kafka_dump.analysis.replay import Cut, Effect, Seen, effective_records
+from kafka_dump.analysis.replay import Cut, Run, Seen, effective_runs
 from kafka_dump.analysis.state import Row, undecoded
 from kafka_dump.internal_topics import metadata
 from kafka_dump.log.segment import read_segment, snapshot_id
@@ -69,11 +69,11 @@ class ClusterImage:
         self.features: dict[str, int] = {}
         self.bad: list[Row] = []
 
-    def apply(self, effects: Iterable[Effect]) -> None:
+    def apply(self, runs: Iterable[Run]) -> None:
         """Apply each record; those between BeginTransaction and EndTransaction records together at
         the end, or none of them after an AbortTransaction record (KIP-868)."""
         held: list[tuple[str, dict[str, Any]]] | None = None
-        for r, _producer in effects:
+        for r in (r for run in runs for r in run.records):
             d = metadata.decode(r)
             if not d.ok or d.value is None or d.value.data is None:
                 self.bad.append(undecoded(r, d))
@@ -205,8 +205,8 @@ def cluster_state(
     image = ClusterImage()
     start = None
     if snapshot is not None:
-        image.apply(effective_records([snapshot], Cut(), seen, **limits))
+        image.apply(effective_runs([snapshot], Cut(), seen, **limits))
         sid = snapshot_id(snapshot)
         start = sid[0] if sid is not None else None
-    image.apply(effective_records(logs, cut, seen, start=start, **limits))
+    image.apply(effective_runs(logs, cut, seen, start=start, **limits))
     return image.rows(topics)

@@ -8,7 +8,7 @@ offset or leaves out records stamped after a time: the state as it was then.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
@@ -52,14 +52,15 @@ def _as_they_are(items: Items) -> Items:
     return items
 
 
-class Effect(NamedTuple):
-    """A data record as it takes effect: committed (or never in a transaction), with its batch's producer."""
+class Run(NamedTuple):
+    """Records that take effect together, in offset order: a batch's, or a transaction's at its
+    COMMIT marker (``late``: written before records that took effect earlier)."""
 
-    record: Record
-    producer_id: int
+    records: Sequence[Record]
+    late: bool
 
 
-def effective_records(
+def effective_runs(
     files: Iterable[Path],
     cut: Cut,
     seen: Seen,
@@ -67,10 +68,11 @@ def effective_records(
     start: int | None = None,
     max_batch_bytes: int = DEFAULT_MAX_BATCH_BYTES,
     max_records_per_batch: int = DEFAULT_MAX_RECORDS_PER_BATCH,
-) -> Iterator[Effect]:
-    """Each data record of ``files`` when it takes effect, up to ``cut``; records before offset
-    ``start`` are skipped (a snapshot already holds them). Control records are consumed here."""
-    pending: dict[int, list[Effect]] = {}
+) -> Iterator[Run]:
+    """The data records of ``files`` as they take effect, up to ``cut``, a run at a time; records
+    before offset ``start`` are skipped (a snapshot already holds them). Control records end here."""
+    pending: dict[int, list[Record]] = {}
+    whole = cut.time is None and start is None
     for f in files:
         items = read_segment(f, max_batch_bytes=max_batch_bytes, max_records_per_batch=max_records_per_batch)
         for item in seen.track(items):
@@ -79,46 +81,53 @@ def effective_records(
                 continue
             if cut.stops_at(item.baseOffset):
                 return
-            if not item.crcValid:
-                continue  # its problem follows: records that fail their CRC are not replayed
-            for r in item.records or ():
-                if cut.stops_at(r.offset):
-                    return
-                if (start is not None and r.offset < start) or cut.leaves_out(r.timestamp):
+            records = item.records
+            if not item.crcValid or not records:
+                continue  # a CRC's problem follows: records that fail their CRC are not replayed
+            if not whole or cut.stops_at(item.lastOffset):
+                records = tuple(r for r in records if _kept(r, cut, start))
+                if not records:
                     continue
-                seen.records += 1
-                seen.newest = max(seen.newest, r.timestamp)
-                seen.next_offset = r.offset + 1
-                yield from _effect(item, r, pending)
+            seen.records += len(records)
+            newest = item.maxTimestamp if whole and item.magic == 2 else max(r.timestamp for r in records)
+            seen.newest = max(seen.newest, newest)
+            seen.next_offset = records[-1].offset + 1
+            if item.isControl:
+                if item.isTransactional:
+                    yield from _ended(item.producerId, records, pending)
+            elif item.isTransactional:
+                pending.setdefault(item.producerId, []).extend(records)
+            else:
+                yield Run(records, False)
 
 
-def _effect(b: Batch, r: Record, pending: dict[int, list[Effect]]) -> Iterator[Effect]:
-    if b.isControl:
-        c = r.control
-        if b.isTransactional and c is not None and c.type in (ControlType.COMMIT, ControlType.ABORT):
-            held = pending.pop(b.producerId, [])
-            if c.type == ControlType.COMMIT:
-                yield from held
-        return
-    effect = Effect(r, b.producerId)
-    if b.isTransactional:
-        pending.setdefault(b.producerId, []).append(effect)
-    else:
-        yield effect
+def _kept(r: Record, cut: Cut, start: int | None) -> bool:
+    return not (
+        cut.stops_at(r.offset) or cut.leaves_out(r.timestamp) or (start is not None and r.offset < start)
+    )
 
 
-def last_per_key(effects: Iterable[Effect]) -> dict[bytes, Record]:
+def _ended(producer: int, markers: Sequence[Record], pending: dict[int, list[Record]]) -> Iterator[Run]:
+    """A transaction's records at its COMMIT marker; none at its ABORT marker."""
+    for m in markers:
+        c = m.control
+        if c is not None and c.type in (ControlType.COMMIT, ControlType.ABORT):
+            held = pending.pop(producer, None)
+            if held and c.type == ControlType.COMMIT:
+                yield Run(held, True)
+
+
+def last_per_key(runs: Iterable[Run]) -> dict[bytes, Record]:
     """A compacted topic's state: the last record per key, a tombstone (null value) deleting it. A
     transaction's record committed after a later plain write to its key does not replace that write."""
     live: dict[bytes, Record] = {}
-    for r, _producer in effects:
-        key = r.key
-        if key is None:
-            continue
-        if r.value is None:
-            live.pop(key, None)
-            continue
-        now = live.get(key)
-        if now is None or now.offset < r.offset:
-            live[key] = r
+    for records, late in runs:
+        for r in records:
+            key = r.key
+            if key is None:
+                continue
+            if r.value is None:
+                live.pop(key, None)
+            elif not late or (now := live.get(key)) is None or now.offset < r.offset:
+                live[key] = r
     return live

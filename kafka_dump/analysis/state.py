@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable
 from typing import Any
 
-from kafka_dump.analysis.replay import Effect
+from kafka_dump.analysis.replay import Run
 from kafka_dump.internal_topics import Decoded, offsets, share_state, transactions
 from kafka_dump.model import Record
 
@@ -131,13 +131,13 @@ def transaction_state(live: dict[bytes, Record], newest: int, ids: Collection[st
     return rows + bad
 
 
-def share_state_rows(effects: Iterable[Effect], groups: Collection[str] = ()) -> list[Row]:
+def share_state_rows(runs: Iterable[Run], groups: Collection[str] = ()) -> list[Row]:
     """``__share_group_state``: per share partition, its state batches now: the last snapshot, then
     each update after it in order (a newer start offset drops the batches below it; an update's
     batches replace the offsets they cover)."""
     parts: dict[tuple[str, str, int], Row] = {}
     bad: list[Row] = []
-    for r, _producer in effects:
+    for r in (r for run in runs for r in run.records):
         d = share_state.decode(r)
         if not d.ok or d.key is None or d.key.data is None:
             bad.append(undecoded(r, d))

@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from kafka_dump.analysis.replay import Cut, Items, Seen, effective_records, last_per_key
+from kafka_dump.analysis.replay import Cut, Items, Seen, effective_runs, last_per_key
 from kafka_dump.commands import EXIT_CORRUPT, EXIT_OK
 from kafka_dump.commands.options import (
     INT64,
@@ -132,10 +132,10 @@ def _replay(
         from kafka_dump.analysis.metadata_state import cluster_state
 
         return cluster_state(files, cut, seen, topics, **limits)
-    effects = effective_records(files, cut, seen, **limits)
+    runs = effective_runs(files, cut, seen, **limits)
     if name == "share-group-state":
-        return st.share_state_rows(effects, groups)
-    live = last_per_key(effects)
+        return st.share_state_rows(runs, groups)
+    live = last_per_key(runs)
     if name == "transactions":
         return st.transaction_state(live, seen.newest, txn_ids)
     return st.group_state(live, groups)
