@@ -418,3 +418,25 @@ def test_missing_path_is_one_line(tmp_path: Path) -> None:
     result = state(str(tmp_path / "nope"))
     assert result.exit_code == 2
     assert result.stderr.count("\n") == 1 and "nope" in result.stderr
+
+
+def test_a_log_dir_replays_each_internal_partition_and_skips_the_others(
+    offsets_topic: Path, data_partition: Path
+) -> None:
+    result = state("--format", "json", str(offsets_topic.parent))
+    assert result.exit_code == 0
+    assert f"{data_partition}: skipped, not a partition of one of Kafka's own topics" in result.stderr
+    assert offsets_of([json.loads(line) for line in result.stdout.splitlines()]) == {
+        ("g1", "orders", 0): 30, ("g1", "orders", 1): 7,
+    }  # fmt: skip
+    nothing = state("--group", "nobody", str(offsets_topic))
+    assert nothing.exit_code == 0 and nothing.stdout == ""
+    assert "kdump: nothing to show: 11 records replayed" in nothing.stderr
+
+
+def test_open_transactions_at_an_earlier_offset(data_partition: Path) -> None:
+    found = rows("--transactions", "--at-offset", "3", str(data_partition))
+    assert found[0]["endOffset"] == 4 and found[0]["newestTimestamp"] == T0 + MIN
+    assert [(t["producerId"], t["firstOffset"], t["ageMs"], t["hanging"]) for t in found[1:]] == [
+        (7, 0, MIN, False), (8, 2, 0, False),
+    ]  # fmt: skip

@@ -26,6 +26,7 @@ from kafka_dump.model import Problem, ProblemKind, item_end
 from kafka_dump.render.output import Output
 
 KINDS = ("auto", "offsets", "transactions", "metadata", "share-group-state")
+REPLAYED = KINDS[1:]
 _DURATION = re.compile(r"\s*([0-9]+)\s*(ms|s|m|h|)\s*")
 _UNIT_MS = {"": 1, "ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000}
 
@@ -102,6 +103,7 @@ def state(
     seen = Seen(problems.append, _progress(out, [f for _d, files in partitions for f in files]))
     cut = Cut(at_offset, at_time)
     rows: list[dict[str, Any]] = []
+    replayed = 0
     for directory, files in partitions:
         if open_txns:
             from kafka_dump.analysis.open_txns import open_transactions
@@ -109,16 +111,22 @@ def state(
             rows += open_transactions(directory, cut, seen, timeout, **limits)
             continue
         name = resolve(kind, files[0])
-        if name not in ("offsets", "transactions", "metadata", "share-group-state"):
-            raise click.UsageError(
-                f"{directory}: not a partition of __consumer_offsets, __transaction_state, __cluster_metadata or "
-                "__share_group_state (name its kind with --kind, or give --transactions for a data partition)"
-            )
-        rows += _replay(name, files, cut, seen, groups, topics, txn_ids, limits)
+        if name in REPLAYED:
+            rows += _replay(name, files, cut, seen, groups, topics, txn_ids, limits)
+            replayed += 1
+        elif len(partitions) > 1:
+            out.diagnostic(f"{directory}: skipped, not a partition of one of Kafka's own topics")
+    if not open_txns and not replayed:
+        raise click.UsageError(
+            f"{partitions[0][0]}: not a partition of __consumer_offsets, __transaction_state, __cluster_metadata "
+            "or __share_group_state (name its kind with --kind, or give --transactions for a data partition)"
+        )
     for p in problems:
         if p.kind is ProblemKind.CORRUPT:
             out.diagnostic(str(p))
     _write(out, fmt, rows)
+    if not rows:
+        out.diagnostic(f"nothing to show: {seen.records} records replayed")
     return EXIT_CORRUPT if any(p.kind is ProblemKind.CORRUPT for p in problems) else EXIT_OK
 
 
@@ -142,11 +150,14 @@ def _replay(
 
 
 def _partitions(paths: tuple[str, ...]) -> list[tuple[Path, list[Path]]]:
-    """The files to read, a partition (one directory's segments, in offset order) at a time."""
+    """The files to read, a partition (one directory's segments, in offset order) at a time; a log
+    dir's ``bootstrap.checkpoint`` only when it is all there is (the cluster's first metadata)."""
     by_dir: dict[Path, list[Path]] = {}
     for f in log_dir_files(paths):
         by_dir.setdefault(f.parent, []).append(f)
-    return list(by_dir.items())
+    parts = list(by_dir.items())
+    rest = [(d, fs) for d, fs in parts if [f.name for f in fs] != ["bootstrap.checkpoint"]]
+    return rest or parts
 
 
 def _progress(out: Output, files: list[Path]) -> Callable[[Items], Items] | None:
