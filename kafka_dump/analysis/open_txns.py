@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 import shlex
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -70,37 +71,35 @@ def open_transactions(directory: Path, cut: Cut, seen: Seen, timeout_ms: int, **
     log_start = segment_base_offset(files[0]) if files else None
     opened = _from_snapshot(directory, log_start or 0, seen) if directory.is_dir() else {}
     end: int | None = None
-    for f in files:
-        for item in seen.track(read_segment(f, with_records=False, on_walk=_ignore, **limits)):
-            if isinstance(item, Problem):
-                seen.on_problem(item)
-                continue
-            if cut.stops_at(item.baseOffset):
-                break
-            if cut.leaves_out(item.maxTimestamp) or not item.crcValid:
-                continue
-            seen.records += item.recordCount or 0
-            seen.newest = max(seen.newest, item.maxTimestamp)
-            end = item.lastOffset + 1
-            if not item.isTransactional:
-                continue
-            pid = item.producerId
-            if item.isControl:
-                if any(r.control is not None and r.control.type in _MARKERS for r in item.records or ()):
-                    opened.pop(pid, None)
-                continue
-            txn = opened.get(pid)
-            if txn is None:
-                txn = opened[pid] = {
-                    "producerId": pid, "producerEpoch": item.producerEpoch, "firstOffset": item.baseOffset,
-                    "startTimestamp": _start_time(item), "fromSnapshot": False,
-                }  # fmt: skip
-            txn["producerEpoch"] = item.producerEpoch
-            txn["lastOffset"] = item.lastOffset
-        else:
+    items = chain.from_iterable(
+        seen.track(read_segment(f, with_records=False, on_walk=_ignore, **limits)) for f in files
+    )
+    for item in items:
+        if isinstance(item, Problem):
+            seen.on_problem(item)
             continue
-        break
-    seen.next_offset = end
+        if cut.stops_at(item.baseOffset):
+            break
+        if cut.leaves_out(item.maxTimestamp) or not item.crcValid:
+            continue
+        seen.records += item.recordCount or 0
+        seen.newest = max(seen.newest, item.maxTimestamp)
+        end = item.lastOffset + 1
+        if not item.isTransactional:
+            continue
+        pid = item.producerId
+        if item.isControl:
+            if any(r.control is not None and r.control.type in _MARKERS for r in item.records or ()):
+                opened.pop(pid, None)
+            continue
+        txn = opened.get(pid)
+        if txn is None:
+            txn = opened[pid] = {
+                "producerId": pid, "producerEpoch": item.producerEpoch, "firstOffset": item.baseOffset,
+                "startTimestamp": _start_time(item), "fromSnapshot": False,
+            }  # fmt: skip
+        txn["producerEpoch"] = item.producerEpoch
+        txn["lastOffset"] = item.lastOffset
     return _rows(directory, opened, end, seen.newest, timeout_ms)
 
 

@@ -35,7 +35,7 @@ Items = Iterable[Batch | Problem]
 
 
 class Seen:
-    """What a replay went past: records read, the newest timestamp, the next offset, problems;
+    """What a replay went past: records read, the newest timestamp, problems;
     ``track`` passes the reader's items on (through a progress bar, where the command shows one)."""
 
     def __init__(
@@ -43,7 +43,6 @@ class Seen:
     ) -> None:
         self.records = 0
         self.newest = -1
-        self.next_offset: int | None = None
         self.on_problem = on_problem
         self.track: Callable[[Items], Items] = track if track is not None else _as_they_are
 
@@ -91,7 +90,6 @@ def effective_runs(
             seen.records += len(records)
             newest = item.maxTimestamp if whole and item.magic == 2 else max(r.timestamp for r in records)
             seen.newest = max(seen.newest, newest)
-            seen.next_offset = records[-1].offset + 1
             if item.isControl:
                 if item.isTransactional:
                     yield from _ended(item.producerId, records, pending)
