@@ -79,12 +79,15 @@ class _Kdump(click.Group):
 
     def _names_command(self, word: str) -> bool:
         """A command's name, or a misspelt one (no such path, close to a name): Click then answers
-        "No such command ... Did you mean ...?" rather than ``dump`` reporting a missing file."""
+        "No such command ... Did you mean ...?" rather than ``dump`` reporting a missing file. Close
+        means one or two letters off (``stat``), not a word such as ``table`` (a ``--format`` value)."""
         if word in self.commands:
             return True
         import difflib
 
-        return not os.path.exists(word) and bool(difflib.get_close_matches(word, list(self.commands)))
+        return not os.path.exists(word) and bool(
+            difflib.get_close_matches(word, list(self.commands), cutoff=0.75)
+        )
 
     def shell_complete(self, ctx: click.Context, incomplete: str) -> list[Any]:
         """The first word completes as a command's name or, as ``kdump FILE`` reads, a file name."""
@@ -182,3 +185,4 @@ main.add_lazy_command("verify-crc", "kafka_dump.commands.verify:verify_crc")
 main.add_lazy_command("ls", "kafka_dump.commands.ls:ls")
 main.add_lazy_command("upgrade-check", "kafka_dump.commands.upgrade:upgrade_check")
 main.add_lazy_command("diff", "kafka_dump.commands.diff:diff_command")
+main.add_lazy_command("state", "kafka_dump.commands.state:state")

@@ -28,6 +28,7 @@ CASES = {
     "search",
     "ls",
     "diff",
+    "state",
 }
 ON_MAIN = {"decode", "dump-formats", "startup", "search"}  # their kdump pieces exist: they must not skip
 

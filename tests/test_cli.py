@@ -126,7 +126,7 @@ def test_misspelt_command_suggests_the_command(typo: str, meant: str) -> None:
     result = run(typo, fx(GOOD[0]))
     assert_clean_exit(result, 2)
     assert f"No such command '{typo}'" in result.stderr
-    assert f"Did you mean '{meant}'?" in result.stderr
+    assert "Did you mean" in result.stderr and f"'{meant}'" in result.stderr  # stat: stats or state
 
 
 def test_file_named_like_a_misspelt_command_is_dumped(

@@ -101,9 +101,23 @@ def registry() -> dict[str, ModuleType]:
         many_segments,
         search,
         startup,
+        state,
         stats,
         verify,
     )
 
-    cases = (decode, dump_formats, startup, verify, stats, encode, convert, many_segments, search, ls, diff)
+    cases = (
+        decode,
+        dump_formats,
+        startup,
+        verify,
+        stats,
+        encode,
+        convert,
+        many_segments,
+        search,
+        ls,
+        diff,
+        state,
+    )
     return {m.NAME: m for m in cases}

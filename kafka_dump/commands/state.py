@@ -1,0 +1,190 @@
+"""``kdump state``: replay Kafka's own topics into the state they hold, or find open transactions."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import click
+
+from kafka_dump.analysis.replay import Cut, Items, Seen, effective_runs, last_per_key
+from kafka_dump.commands import EXIT_CORRUPT, EXIT_OK
+from kafka_dump.commands.options import (
+    INT64,
+    Limits,
+    format_option,
+    inputs,
+    limit_options,
+    output_options,
+    time_option,
+)
+from kafka_dump.internal_topics import resolve
+from kafka_dump.log.segment import log_dir_files
+from kafka_dump.model import Problem, ProblemKind, item_end
+from kafka_dump.render.output import Output
+
+KINDS = ("auto", "offsets", "transactions", "metadata", "share-group-state")
+REPLAYED = KINDS[1:]
+_DURATION = re.compile(r"\s*([0-9]+)\s*(ms|s|m|h|)\s*")
+_UNIT_MS = {"": 1, "ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000}
+
+
+class Duration(click.ParamType[int]):
+    """A duration: ``900000`` (ms), ``30s``, ``15m``, ``1h``; passed as milliseconds."""
+
+    name = "duration"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
+        if isinstance(value, int):
+            return value
+        m = _DURATION.fullmatch(str(value))
+        if m is None:
+            self.fail(f"{value!r} is not a duration (ms, or a number with ms, s, m or h)", param, ctx)
+        return int(m.group(1)) * _UNIT_MS[m.group(2)]
+
+
+@click.command()
+@inputs
+@format_option("table", "json", help="table: a section per kind of state; json: JSON Lines, one object each.")
+@click.option("--at-offset", type=INT64, help="The state after this offset (later records are not replayed).")
+@time_option(
+    "--at-time", help="The state at this time: records stamped later are left out (ISO-8601 or epoch ms)."
+)
+@click.option(
+    "--group", "groups", multiple=True, help="Only this group (repeatable): offsets, groups, share state."
+)
+@click.option("--topic", "topics", multiple=True, help="__cluster_metadata: only this topic (repeatable).")
+@click.option("--transactional-id", "txn_ids", multiple=True, help="Only this transactional id (repeatable).")
+@click.option(
+    "--kind", type=click.Choice(KINDS), default="auto", show_default=True,
+    help="Which of Kafka's topics the files hold: auto goes by the directory name (__consumer_offsets-N...).",
+)  # fmt: skip
+@click.option(
+    "--transactions", "open_txns", is_flag=True,
+    help="The paths are data partitions: show their open transactions (no COMMIT/ABORT marker yet).",
+)  # fmt: skip
+@click.option(
+    "--timeout", type=Duration(), default="15m", show_default=True,
+    help="--transactions: an open transaction older than this (ms, or 30s, 15m, 1h) is hanging.",
+)  # fmt: skip
+@limit_options
+@output_options
+def state(
+    paths: tuple[str, ...],
+    out: Output,
+    fmt: str,
+    at_offset: int | None,
+    at_time: int | None,
+    groups: tuple[str, ...],
+    topics: tuple[str, ...],
+    txn_ids: tuple[str, ...],
+    kind: str,
+    open_txns: bool,
+    timeout: int,
+    limits: Limits,
+) -> int:
+    """Replay Kafka's own topics into the state they hold: committed offsets and groups
+    (__consumer_offsets), transactions (__transaction_state), the cluster (__cluster_metadata: a
+    .checkpoint snapshot, then the log after it), share-partition state (__share_group_state). With
+    --transactions, the open and hanging transactions of data partitions.
+
+    \b
+    Examples:
+      kdump state __consumer_offsets-12/ --group billing
+      kdump state __consumer_offsets-12/ --at-time 2024-05-01T02:00:00Z --format json
+      kdump state __transaction_state-3/
+      kdump state __cluster_metadata-0/ --topic orders
+      kdump state --transactions orders-0/ --timeout 5m
+    """
+    problems: list[Problem] = []
+    partitions = _partitions(paths)
+    seen = Seen(problems.append, _progress(out, [f for _d, files in partitions for f in files]))
+    cut = Cut(at_offset, at_time)
+    rows: list[dict[str, Any]] = []
+    replayed = 0
+    for directory, files in partitions:
+        if open_txns:
+            from kafka_dump.analysis.open_txns import open_transactions
+
+            rows += open_transactions(directory, cut, seen, timeout, **limits)
+            continue
+        name = resolve(kind, files[0])
+        if name in REPLAYED:
+            rows += _replay(name, files, cut, seen, groups, topics, txn_ids, limits)
+            replayed += 1
+        elif len(partitions) > 1:
+            out.diagnostic(f"{directory}: skipped, not a partition of one of Kafka's own topics")
+    if not open_txns and not replayed:
+        raise click.UsageError(
+            f"{partitions[0][0]}: not a partition of __consumer_offsets, __transaction_state, __cluster_metadata "
+            "or __share_group_state (name its kind with --kind, or give --transactions for a data partition)"
+        )
+    for p in problems:
+        if p.kind is ProblemKind.CORRUPT:
+            out.diagnostic(str(p))
+    _write(out, fmt, rows)
+    if not rows:
+        out.diagnostic(f"nothing to show: {seen.records} records replayed")
+    return EXIT_CORRUPT if any(p.kind is ProblemKind.CORRUPT for p in problems) else EXIT_OK
+
+
+def _replay(
+    name: str, files: list[Path], cut: Cut, seen: Seen, groups: tuple[str, ...], topics: tuple[str, ...],
+    txn_ids: tuple[str, ...], limits: Limits,
+) -> list[dict[str, Any]]:  # fmt: skip
+    from kafka_dump.analysis import state as st
+
+    if name == "metadata":
+        from kafka_dump.analysis.metadata_state import cluster_state
+
+        return cluster_state(files, cut, seen, topics, **limits)
+    runs = effective_runs(files, cut, seen, **limits)
+    if name == "share-group-state":
+        return st.share_state_rows(runs, groups)
+    live = last_per_key(runs)
+    if name == "transactions":
+        return st.transaction_state(live, seen.newest, txn_ids)
+    return st.group_state(live, groups)
+
+
+def _partitions(paths: tuple[str, ...]) -> list[tuple[Path, list[Path]]]:
+    """The files to read, a partition (one directory's segments, in offset order) at a time; a log
+    dir's ``bootstrap.checkpoint`` only when it is all there is (the cluster's first metadata)."""
+    by_dir: dict[Path, list[Path]] = {}
+    for f in log_dir_files(paths):
+        by_dir.setdefault(f.parent, []).append(f)
+    parts = list(by_dir.items())
+    rest = [(d, fs) for d, fs in parts if [f.name for f in fs] != ["bootstrap.checkpoint"]]
+    return rest or parts
+
+
+def _progress(out: Output, files: list[Path]) -> Callable[[Items], Items] | None:
+    """Items through ``out``'s progress bar, when it shows one: (file, bytes read) of each."""
+    if not out.progress:
+        return None
+    from kafka_dump.render.progress import file_size
+
+    total = sum(file_size(f) for f in files)
+
+    def track(items: Items) -> Items:
+        return out.track(items, lambda item: (item.file, item_end(item)), total)
+
+    return track
+
+
+def _write(out: Output, fmt: str, rows: list[dict[str, Any]]) -> None:
+    from kafka_dump.render import state as render
+
+    rank = {kind: i for i, kind in enumerate(render.SECTIONS)}
+    rows.sort(key=lambda r: rank[r["type"]])
+    if fmt == "json":
+        from kafka_dump.render.jsonl import terminal_safe
+
+        lines = render.json_lines(rows)
+        safe: Callable[[bytes], bytes] = terminal_safe if out.is_terminal else bytes
+        out.write_byte_lines([safe(line) for line in lines])
+    else:
+        out.write_lines(render.table_lines(rows))
+    out.flush()
