@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import gc
 import mmap
+import os
 import zlib
 from collections.abc import Generator, Iterator
 from pathlib import Path
@@ -174,6 +175,9 @@ class _Mapped:
         mapped from ``pos``."""
         self.close()
         start = pos - pos % mmap.ALLOCATIONGRANULARITY
+        # Never map past the file's size now: a page past the end of a file that shrank (a live
+        # segment truncated) would kill the process with SIGBUS when touched.
+        self.size = min(self.size, os.fstat(self._f.fileno()).st_size)
         length = min(self.size - start, max(_MAP, n + (pos - start)))
         if length <= 0:
             self.buf, self.start, self.end = b"", pos, 0
