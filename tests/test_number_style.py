@@ -67,3 +67,22 @@ def test_one_percent_and_decimal_style_across_commands(tmp_path: Path) -> None:
         percents = re.findall(r"[-+]?\d[\d,.]*%", out)
         assert percents and all(re.fullmatch(r"[-+]?\d+\.\d%", p) for p in percents), percents
     assert "V0 none 12.9%, V0 gzip 11.8%" in out
+
+
+def test_ls_and_diff_write_offsets_and_positions_raw(tmp_path: Path) -> None:
+    """The commands that came later follow the same rule: ``ls``'s offset range and problem byte,
+    ``diff``'s ranges and damage positions."""
+    segment = tmp_path / "00000000000000001000.log"
+    data = (FIXTURES / "00000000000000001000.log").read_bytes()
+    segment.write_bytes(data)
+    code, out = invoke("ls", str(segment))
+    assert code == 0 and re.search(r"│ 1000\.\.\d{4} ", out) and "1,0" not in out.split("│", 3)[2]
+    damaged = tmp_path / "b" / "00000000000000001000.log"
+    damaged.parent.mkdir()
+    flipped = bytearray(data * 4)  # as above: the problem lies past byte 999
+    flipped[len(data) * 3 + 300] ^= 0xFF
+    damaged.write_bytes(bytes(flipped))
+    code, out = invoke("ls", "--format", "plain", str(damaged))
+    assert re.search(r"\bat byte \d{4}\b", out), out
+    code, out = invoke("diff", str(segment), str(damaged))
+    assert re.search(r"offsets 1000\.\.\d{4}", out) and not re.search(r"offsets? 1,\d{3}", out), out

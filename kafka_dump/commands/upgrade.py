@@ -197,6 +197,9 @@ def _table(
     def n(v: object) -> str:
         return "?" if v is None else number(int(v))  # type: ignore[call-overload]
 
+    def raw(v: object) -> str:  # offsets are written raw, as the number style says
+        return "?" if v is None else str(v)
+
     where = (
         printable(paths[0]) + (os.sep if os.path.isdir(paths[0]) else "")
         if len(paths) == 1
@@ -225,7 +228,7 @@ def _table(
                 n(r["segments"]),
                 n(r["entries"]),
                 n(r["bytes"]),
-                f"{n(r['firstOffset'])}..{n(r['lastOffset'])}",
+                f"{raw(r['firstOffset'])}..{raw(r['lastOffset'])}",
                 "-" if r["newestTimestamp"] is None else iso(int(r["newestTimestamp"])),  # type: ignore[call-overload]
                 str(r["formats"]),
                 ("≈" if r["sampled"] else "") + n(r["bytesAsV2"]),

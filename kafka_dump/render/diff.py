@@ -48,7 +48,7 @@ def heading(a: str, b: str) -> str:
 
 def only_line(o: OneSide) -> str:
     other = "B" if o.side == "A" else "A"
-    span = f"offsets {o.first:,}..{o.last:,}"
+    span = f"offsets {o.first}..{o.last}"
     if o.where == "start":
         return f"Only on {o.side}: {span}, before {other}'s first offset ({other}'s start was deleted: retention)"
     return (
@@ -57,14 +57,14 @@ def only_line(o: OneSide) -> str:
 
 
 def damage_line(d: Damage) -> str:
-    after = "" if d.after is None else f" (after offset {d.after:,})"
-    return f"Damage on {d.side}: {printable(d.file)} byte {d.position:,}{after}: {printable(d.reason)}"
+    after = "" if d.after is None else f" (after offset {d.after})"
+    return f"Damage on {d.side}: {printable(d.file)} byte {d.position}{after}: {printable(d.reason)}"
 
 
 def divergence_lines(d: Divergence, report: DiffReport, first: bool) -> list[Line]:
     """The divergence's line, its two entries side by side (the fields that differ styled), the epochs."""
     head = "First divergence" if first else "Divergence"
-    span = f"offset {d.first:,}" if d.first == d.last else f"offsets {d.first:,}..{d.last:,}"
+    span = f"offset {d.first}" if d.first == d.last else f"offsets {d.first}..{d.last}"
     out: list[Line] = [(f"{head} at {span}: {printable(d.reason)}", "kdump.problem")]
     differs = {name for name, _, _ in d.differs}
     rows = [(name, _cell(d.a, name), _cell(d.b, name)) for name in _ROWS]
@@ -98,7 +98,7 @@ def epochs_line(report: DiffReport, offset: int) -> str | None:
     if a is None and b is None:
         return None
     parts = [f"{s}: {_epoch(report.epochs[s], offset)}" for s in ("A", "B")]
-    line = f"leader-epoch-checkpoint at offset {offset:,}: " + "; ".join(parts)
+    line = f"leader-epoch-checkpoint at offset {offset}: " + "; ".join(parts)
     if a is not None and b is not None:
         x, y = first_epoch_difference(a, b)
         if x is not None or y is not None:
@@ -110,11 +110,11 @@ def _epoch(epochs: list[EpochStart] | None, offset: int) -> str:
     if epochs is None:
         return "no checkpoint"
     e = epoch_at(epochs, offset)
-    return "no epoch yet" if e is None else f"epoch {e.epoch} (from offset {e.startOffset:,})"
+    return "no epoch yet" if e is None else f"epoch {e.epoch} (from offset {e.startOffset})"
 
 
 def _start(e: EpochStart | None) -> str:
-    return "(none)" if e is None else f"epoch {e.epoch} from offset {e.startOffset:,}"
+    return "(none)" if e is None else f"epoch {e.epoch} from offset {e.startOffset}"
 
 
 def records_lines(found: list[RecordDifference]) -> list[Line]:
@@ -123,7 +123,7 @@ def records_lines(found: list[RecordDifference]) -> list[Line]:
         return [("  No record differs (the entries differ in their headers only).", None)]
     lines: list[Line] = []
     for r in found:
-        lines.append((f"  offset {r.offset:,}", "kdump.header"))
+        lines.append((f"  offset {r.offset}", "kdump.header"))
         lines.append((f"    A: {_record(r.a)}", None))
         lines.append((f"    B: {_record(r.b)}", None))
     return lines
@@ -141,11 +141,11 @@ def summary_lines(report: DiffReport, paths: tuple[str, str]) -> list[str]:
     lines = []
     for side, path in zip(("A", "B"), paths, strict=True):
         first, last = report.first[side], report.last[side]
-        held = "no entries" if first is None else f"offsets {first:,}..{last:,}"
+        held = "no entries" if first is None else f"offsets {first}..{last}"
         lines.append(f"{side}: {printable(path)}: {held} in {report.entries[side]:,} entries")
     common = report.common
     lines.append(
-        "Common range: none" if common is None else f"Common range: offsets {common[0]:,}..{common[1]:,}"
+        "Common range: none" if common is None else f"Common range: offsets {common[0]}..{common[1]}"
     )
     verdict = (
         "divergent"

@@ -34,8 +34,8 @@ OPTIONAL = ("CRC", "problem")  # left out when no row has anything to say in the
 def _offsets(one: Listing, sep: str = "..") -> str:
     if one.lastOffset is None:
         return "-"
-    first = "?" if one.firstOffset is None else number(one.firstOffset)
-    return f"{first}{sep}{number(one.lastOffset)}"
+    first = "?" if one.firstOffset is None else str(one.firstOffset)
+    return f"{first}{sep}{one.lastOffset}"  # offsets raw, as the number style says
 
 
 def _time(ts: int | None) -> str:
@@ -61,7 +61,7 @@ def problem_text(one: Listing) -> str:
         return "-"
     more = f" (+{number(one.problems - 1)} more)" if one.problems > 1 else ""
     where = "" if one.name == p.file else f" of {printable(os.path.basename(p.file))}"  # a rollup's
-    return f"{p.check} at byte {number(p.position)}{where}{more}"
+    return f"{p.check} at byte {p.position}{where}{more}"
 
 
 def crc_text(one: Listing) -> str:
