@@ -123,6 +123,8 @@ def test_twins_agree_reading_headers_only(name: str) -> None:
         (used, batches, *_), got = _both(data, deep=False, end=cut, file_end=len(data))  # type: ignore[misc]
         assert got == rows[:batches]
         assert batches == len(rows) or cut - used < (61 if data[used + 16] == 2 else 34)
+        # The window's buffer itself ends at the cut (a short read): the same, and no byte past it read.
+        assert _both(data[:cut], deep=False, file_end=len(data))[1] == got
     for end in range(len(data)):  # a file cut short: the last entry is not taken
         (_, batches, *_), _rows = _both(data[:end], deep=False, file_end=end)  # type: ignore[misc]
         assert batches == sum(r[0] - 100 + r[4] <= end for r in rows)

@@ -198,11 +198,13 @@ def walk_entries(
                 ):
                     break
         elif magic < 2:
+            if headers and (
+                length < L.LEGACY_MIN_SIZE[magic] or end - pos < L.LOG_OVERHEAD + L.LEGACY_MIN_SIZE[magic]
+            ):
+                break  # the header is not whole in the window (the entry is, by its length)
             attributes = data[pos + L.LEGACY_ATTRIBUTES_OFFSET]
             crc = L.UINT32.unpack_from(data, pos + L.LEGACY_CRC_OFFSET)[0]
             if headers:
-                if length < L.LEGACY_MIN_SIZE[magic] or end - pos < L.LOG_OVERHEAD + L.LEGACY_MIN_SIZE[magic]:
-                    break
                 row_ts = L.INT64.unpack_from(data, pos + L.LEGACY_V1_TIMESTAMP_OFFSET)[0] if magic else -1
                 no_value = False  # only the payload would tell: the slow way reports it
             else:
