@@ -27,8 +27,8 @@ from kafka_dump.commands.options import (
     inputs,
     limit_options,
     output_options,
+    segment_paths,
 )
-from kafka_dump.log.names import side_file_kind
 from kafka_dump.log.segment import log_dir_files
 from kafka_dump.render.output import UNWRAPPED, Output
 from kafka_dump.render.progress import file_size
@@ -97,12 +97,7 @@ def ls(
       kdump ls --by topic /data/kafka-1 /data/kafka-2
       kdump ls --format plain /var/lib/kafka/data | awk -F'\\t' '{s += $7} END {print s}'
     """
-    side = [p for p in paths if side_file_kind(p) is not None and not os.path.isdir(p)]
-    for p in side:  # named as every command names them: read by dump, not listed here
-        out.diagnostic(
-            f"{p}: a side file ({side_file_kind(p)}), not a segment: `kdump dump` shows its entries"
-        )
-    paths = tuple(p for p in paths if p not in side)
+    paths = segment_paths(paths, out)
     if not paths:
         return EXIT_BAD_INPUT
     files = log_dir_files(paths)

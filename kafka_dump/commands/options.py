@@ -124,6 +124,23 @@ def inputs(f: F) -> F:
     )(f)
 
 
+def segment_paths(paths: Sequence[str], out: Output) -> tuple[str, ...]:
+    """``paths`` less the side files named among them (an index, a checkpoint...), each named on stderr
+    with where its entries are shown: for the commands that count segments, not read them all."""
+    import os
+
+    from kafka_dump.log.names import side_file_kind
+
+    kept = []
+    for p in paths:
+        kind = None if os.path.isdir(p) else side_file_kind(p)
+        if kind is None:
+            kept.append(p)
+        else:
+            out.diagnostic(f"{p}: a side file ({kind}), not a segment: `kdump dump` shows its entries")
+    return tuple(kept)
+
+
 def count_option(*names: str, **kwargs: Any) -> Callable[[F], F]:
     """An option that takes a whole number, 1 or more (``COUNT``)."""
     return click.option(*names, type=COUNT, **kwargs)

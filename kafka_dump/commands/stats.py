@@ -20,9 +20,9 @@ from kafka_dump.commands.options import (
     limit_options,
     only_with_formats,
     output_options,
+    segment_paths,
     size_option,
 )
-from kafka_dump.log.names import side_file_kind
 from kafka_dump.log.segment import log_dir_files
 from kafka_dump.model import Check, Compression, Problem
 from kafka_dump.render.output import UNWRAPPED, Output
@@ -102,12 +102,7 @@ def stats(
     only_with_formats(fmt, {"no_charts": ("table",)})
     if not compare and (batch_records or batch_bytes or sample or level is not None):
         raise click.UsageError("--batch-records, --batch-bytes, --level and --sample need --compare")
-    side = [p for p in paths if side_file_kind(p) is not None and not os.path.isdir(p)]
-    for p in side:  # named as every command names them: read by dump, not counted here
-        out.diagnostic(
-            f"{p}: a side file ({side_file_kind(p)}), not a segment: `kdump dump` shows its entries"
-        )
-    paths = tuple(p for p in paths if p not in side)
+    paths = segment_paths(paths, out)
     if not paths:
         return EXIT_BAD_INPUT
     files = log_dir_files(paths)
