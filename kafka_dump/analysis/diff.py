@@ -24,6 +24,7 @@ from kafka_dump.log.segment import read_segment, read_segment_runs, segment_file
 from kafka_dump.log.window import CHUNK_SIZE, open_segment
 from kafka_dump.model import Batch, Compression, Problem, ProblemKind, Record
 from kafka_dump.wire import layout as L
+from kafka_dump.wire._walk_pure import batch_row
 from kafka_dump.wire.checksum import crc32, crc32c
 from kafka_dump.wire.codecs import DEFAULT_MAX_BATCH_BYTES, DEFAULT_MAX_RECORDS_PER_BATCH
 
@@ -343,46 +344,13 @@ class _Side:
         return max(end, pos + 1)
 
     def _row(self, b: Batch) -> Row:
-        """The walk's row for an entry the segment reader read (the same facts, the same way)."""
-        if b.magic == 2:
-            count = b.recordCount if b.recordCount is not None else 0
-            self.last = b.lastOffset
-            return (
-                b.position,
-                b.baseOffset,
-                b.lastOffset,
-                b.maxTimestamp,
-                b.sizeInBytes,
-                2,
-                b.attributes,
-                b.baseTimestamp,
-                count,
-                b.producerId,
-                b.crc,
-                b.partitionLeaderEpoch,
-                b.producerEpoch,
-                b.baseSequence,
-            )
-        wrapper = b.compression is not Compression.NONE
-        base = (self.last + 1 if self.last is not None else 0) if wrapper else b.baseOffset
+        """The walk's row for an entry the segment reader read (the same facts, the same way): a
+        wrapper's base offset after the entry before it, its records not counted."""
+        wrapper = b.magic < 2 and b.compression is not Compression.NONE
+        low = (self.last + 1 if self.last is not None else 0) if wrapper else b.baseOffset
+        count = -1 if wrapper else 1 if b.magic < 2 else b.recordCount if b.recordCount is not None else 0
         self.last = b.lastOffset
-        ts = b.maxTimestamp if b.magic == 1 else -1
-        return (
-            b.position,
-            base,
-            b.lastOffset,
-            ts,
-            b.sizeInBytes,
-            b.magic,
-            b.attributes,
-            ts,
-            -1 if wrapper else 1,
-            -1,
-            b.crc,
-            -1,
-            -1,
-            -1,
-        )
+        return batch_row(b, low, count)
 
     def _damage(self, file: str, position: int, length: int, reason: str, compared: bool = False) -> None:
         """Damage met as the side is read (or, ``compared``, in the entry being compared)."""

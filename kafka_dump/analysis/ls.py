@@ -22,7 +22,7 @@ from kafka_dump.log.segment import segment_base_offset
 from kafka_dump.log.window import CHUNK_SIZE, Window, open_segment
 from kafka_dump.model import Batch, Compression, Problem, ProblemKind
 from kafka_dump.wire import layout as L
-from kafka_dump.wire._walk_pure import EntryRow
+from kafka_dump.wire._walk_pure import EntryRow, batch_row
 from kafka_dump.wire.checksum import crc32c
 from kafka_dump.wire.codecs import DEFAULT_MAX_BATCH_BYTES, DEFAULT_MAX_RECORDS_PER_BATCH
 
@@ -71,7 +71,7 @@ class Listing:
     legacy: LegacySpan | None = None  # what its v0/v1 entries hold, where there are any
 
     def add_row(self, row: EntryRow) -> None:
-        """Count one entry's ``EntryRow`` (the walk's, or one made of a batch by ``batch_row``)."""
+        """Count one entry's ``EntryRow`` (the walk's, or one made of a batch by ``listed_row``)."""
         _pos, low, last, max_ts, size, magic, attributes, first_ts, records, producer, *_ = row
         codec = attributes & L.COMPRESSION_MASK
         if self.entries == 0:
@@ -201,29 +201,14 @@ def codec_name(codec: int) -> str:
     return f"codec {codec}" if c is Compression.UNKNOWN else c.label
 
 
-def batch_row(b: Batch) -> EntryRow:
+def listed_row(b: Batch) -> EntryRow:
     """The ``EntryRow`` the headers-only walk gives, for a batch the segment reader read."""
     if b.records is not None:
         records = len(b.records)
     else:
         wrapper = b.magic < 2 and b.compression is not Compression.NONE
         records = -1 if wrapper or b.recordCount is None else b.recordCount
-    return (
-        b.position,
-        b.baseOffset,
-        b.lastOffset,
-        b.maxTimestamp,
-        b.sizeInBytes,
-        b.magic,
-        b.attributes,
-        b.baseTimestamp,
-        records,
-        b.producerId,
-        b.crc,
-        b.partitionLeaderEpoch if b.magic == 2 else -1,
-        b.producerEpoch if b.magic == 2 else -1,
-        b.baseSequence if b.magic == 2 else -1,
-    )
+    return batch_row(b, b.baseOffset, records)
 
 
 @dataclass
@@ -329,7 +314,7 @@ def _read(
     )
     for item in items:
         if isinstance(item, Batch):
-            listing.add_row(batch_row(item))
+            listing.add_row(listed_row(item))
         else:
             listing.add_problem(item)
 

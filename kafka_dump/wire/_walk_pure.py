@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from kafka_dump.errors import CorruptRecordError
-from kafka_dump.model import Check
+from kafka_dump.model import Batch, Check
 from kafka_dump.native import bind, native
 from kafka_dump.wire import layout as L
 from kafka_dump.wire.message import Message, inner_base, inner_messages
@@ -89,6 +89,27 @@ Checksum = Callable[[memoryview], int]
 EntryRow = tuple[int, int, int, int, int, int, int, int, int, int, int, int, int, int]
 
 _PREFIX = L.MAGIC_OFFSET + 1
+
+
+def batch_row(b: Batch, low: int, records: int) -> EntryRow:
+    """The ``EntryRow`` the walk gives an entry, made of the batch the segment reader read of it, with
+    the caller's base offset and record count (a v0/v1 batch holds -1 in the v2-only fields)."""
+    return (
+        b.position,
+        low,
+        b.lastOffset,
+        b.maxTimestamp,
+        b.sizeInBytes,
+        b.magic,
+        b.attributes,
+        b.baseTimestamp,
+        records,
+        b.producerId,
+        b.crc,
+        b.partitionLeaderEpoch,
+        b.producerEpoch,
+        b.baseSequence,
+    )
 
 
 def _inner_span(data: bytes, magic: int, crc32: Checksum | None) -> tuple[int, int, int] | None:
