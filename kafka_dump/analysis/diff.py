@@ -24,7 +24,7 @@ from kafka_dump.log.segment import read_segment, read_segment_runs, segment_file
 from kafka_dump.log.window import CHUNK_SIZE, open_segment
 from kafka_dump.model import Batch, Compression, Problem, ProblemKind, Record
 from kafka_dump.wire import layout as L
-from kafka_dump.wire._walk_pure import batch_row
+from kafka_dump.wire._walk_pure import EntryRow, batch_row, no_payload
 from kafka_dump.wire.checksum import crc32, crc32c
 from kafka_dump.wire.codecs import DEFAULT_MAX_BATCH_BYTES, DEFAULT_MAX_RECORDS_PER_BATCH
 
@@ -149,13 +149,6 @@ class DiffOptions(NamedTuple):
     max_records_per_batch: int = DEFAULT_MAX_RECORDS_PER_BATCH
 
 
-def _unused(codec: int, payload: memoryview) -> bytes:
-    raise AssertionError("a shallow walk decompresses nothing")
-
-
-Row = tuple[int, int, int, int, int, int, int, int, int, int, int, int, int, int]  # the walk's EntryRow
-
-
 class _Mapped:
     """A read-only memory map of a window of a file: ``buf[0:end]`` is ``file[start:start + end]``.
 
@@ -201,7 +194,7 @@ class _Mapped:
 
 class _Chunk(NamedTuple):
     file: str
-    rows: list[Row]
+    rows: list[EntryRow]
     data: mmap.mmap | bytes | None  # the window the rows' positions are in; None: read by the segment reader
     start: int
 
@@ -222,11 +215,11 @@ class _Side:
         self.damaged = False  # damage met before the entry ``peek`` gives: the offsets up to it are unknown
         self.found: list[Damage] = []  # damage met, not yet reported
         self._chunks = self._read()
-        self.rows: list[Row] = []
+        self.rows: list[EntryRow] = []
         self.chunk: _Chunk | None = None
         self.i = 0
 
-    def peek(self) -> Row | None:
+    def peek(self) -> EntryRow | None:
         """The next entry's row, or None at the end of the side."""
         while self.i >= len(self.rows):
             met = len(self.found)
@@ -242,7 +235,7 @@ class _Side:
         self.i += 1
         self.damaged = False
 
-    def entry(self, row: Row) -> Entry:
+    def entry(self, row: EntryRow) -> Entry:
         assert self.chunk is not None
         return Entry(self.chunk.file, *row)
 
@@ -272,7 +265,7 @@ class _Side:
                 end = min(n, at + _STEP)
                 if end - at >= _PREFIX and at + _entry_size(data, at) > end:
                     end = n
-                rows: list[Row] = []
+                rows: list[EntryRow] = []
                 used, _, _, _, self.last, _ = _twins.walk_entries(
                     data,
                     at,
@@ -285,7 +278,7 @@ class _Side:
                     limit,
                     check32c,
                     check32,
-                    _unused,
+                    no_payload,
                     rows,
                 )
                 if rows:
@@ -343,7 +336,7 @@ class _Side:
         del runs
         return max(end, pos + 1)
 
-    def _row(self, b: Batch) -> Row:
+    def _row(self, b: Batch) -> EntryRow:
         """The walk's row for an entry the segment reader read (the same facts, the same way): a
         wrapper's base offset after the entry before it, its records not counted."""
         wrapper = b.magic < 2 and b.compression is not Compression.NONE
@@ -507,7 +500,7 @@ class _Compare:
         report.compared += n
         return True
 
-    def _seen(self, side: _Side, row: Row) -> None:
+    def _seen(self, side: _Side, row: EntryRow) -> None:
         name = side.name
         report = self.report
         if report.first[name] is None:
@@ -515,7 +508,7 @@ class _Compare:
         report.last[name] = row[2]
         report.entries[name] += 1
 
-    def _one_side(self, side: _Side, row: Row, where: str) -> None:
+    def _one_side(self, side: _Side, row: EntryRow, where: str) -> None:
         only = self.only
         if only is not None and only.side == side.name and only.where == where:
             self.only = only._replace(last=row[2])
@@ -529,13 +522,13 @@ class _Compare:
                 yield from side.found
                 side.found.clear()
 
-    def _pair(self, ra: Row, rb: Row) -> Iterator[DiffEvent]:
+    def _pair(self, ra: EntryRow, rb: EntryRow) -> Iterator[DiffEvent]:
         if ra[3:] == rb[3:]:
             yield from self._close()
         else:
             yield from self._diverge(self.a, ra, rb)
 
-    def _sound(self, side: _Side, row: Row) -> bool:
+    def _sound(self, side: _Side, row: EntryRow) -> bool:
         """Whether an entry that differs from the other side's holds its CRC (computed here unless the
         walk did, ``--verify``): one that does not is damage on its side, not a divergence."""
         chunk = side.chunk
@@ -551,7 +544,7 @@ class _Compare:
         )
         return False
 
-    def _diverge(self, side: _Side, row: Row, other: Row | None) -> Iterator[DiffEvent]:
+    def _diverge(self, side: _Side, row: EntryRow, other: EntryRow | None) -> Iterator[DiffEvent]:
         sound = [self._sound(side, row)]
         if other is not None:
             sound.append(self._sound(self.b, other))

@@ -22,7 +22,7 @@ from kafka_dump.log.segment import segment_base_offset
 from kafka_dump.log.window import CHUNK_SIZE, Window, open_segment
 from kafka_dump.model import Batch, Compression, Problem, ProblemKind
 from kafka_dump.wire import layout as L
-from kafka_dump.wire._walk_pure import EntryRow, batch_row
+from kafka_dump.wire._walk_pure import EntryRow, batch_row, no_payload
 from kafka_dump.wire.checksum import crc32c
 from kafka_dump.wire.codecs import DEFAULT_MAX_BATCH_BYTES, DEFAULT_MAX_RECORDS_PER_BATCH
 
@@ -283,7 +283,7 @@ def _walk_headers(path: Path, listing: Listing, options: LsOptions) -> None:
                 limit,
                 crc32c,
                 zlib.crc32,
-                _no_payload,
+                no_payload,
                 rows,
                 size - pos,
             )
@@ -293,10 +293,6 @@ def _walk_headers(path: Path, listing: Listing, options: LsOptions) -> None:
                 _read(path, pos, size, listing, options, with_records=False)
                 return
             pos += used
-
-
-def _no_payload(codec: int, payload: memoryview) -> bytes:
-    raise AssertionError("a walk of headers decompresses nothing")
 
 
 def _read(

@@ -80,6 +80,13 @@ RawEntryWalk = tuple[int, int, int, int, "int | None", bool]
 # codec id, payload -> decompressed bytes (raises on a payload that does not decompress).
 Decompress = Callable[[int, memoryview], bytes]
 Checksum = Callable[[memoryview], int]
+
+
+def no_payload(codec: int, payload: memoryview) -> bytes:
+    """The ``Decompress`` of a walk that reads headers only (shallow, or ``file_end``): never called."""
+    raise AssertionError("a walk of headers decompresses nothing")
+
+
 # What each entry's header says: position in the file, baseOffset (a lower bound for a wrapper walked
 # shallow), lastOffset, maxTimestamp (what the index check needs), then the entry's size, magic,
 # attributes, first timestamp (v2 baseTimestamp; a v0/v1 message's own), records (-1 where only a
