@@ -12,16 +12,15 @@ from __future__ import annotations
 
 import gc
 import mmap
-import os
 import zlib
 from collections.abc import Generator, Iterator
 from pathlib import Path
-from typing import BinaryIO, NamedTuple
+from typing import NamedTuple
 
 from kafka_dump import wire as _twins
 from kafka_dump.errors import KafkaDumpError
 from kafka_dump.log.segment import read_segment, read_segment_runs, segment_files
-from kafka_dump.log.window import CHUNK_SIZE, open_segment
+from kafka_dump.log.window import CHUNK_SIZE, MappedWindow, open_segment
 from kafka_dump.model import Batch, Compression, Problem, ProblemKind, Record
 from kafka_dump.wire import layout as L
 from kafka_dump.wire._walk_pure import EntryRow, batch_row, no_payload
@@ -149,49 +148,6 @@ class DiffOptions(NamedTuple):
     max_records_per_batch: int = DEFAULT_MAX_RECORDS_PER_BATCH
 
 
-class _Mapped:
-    """A read-only memory map of a window of a file: ``buf[0:end]`` is ``file[start:start + end]``.
-
-    The walk reads only the headers of the entries it is given (their CRCs are not computed unless
-    ``--verify``), so only the pages that hold them are read from the page cache, never copied: a
-    replica of large batches is compared for a fraction of the cost of reading it. One window is
-    mapped at a time (its pages leave the process with it), so memory does not grow with the file.
-    """
-
-    def __init__(self, f: BinaryIO, size: int) -> None:
-        self._f = f
-        self.size = size
-        self.buf: mmap.mmap | bytes = b""
-        self.start = self.end = 0
-
-    def fill(self, pos: int, n: int = 0) -> int:
-        """Map the file from ``pos`` (``_MAP`` bytes, or ``n`` if more, none past its size); the bytes
-        mapped from ``pos``."""
-        self.close()
-        start = pos - pos % mmap.ALLOCATIONGRANULARITY
-        # Never map past the file's size now: a page past the end of a file that shrank (a live
-        # segment truncated) would kill the process with SIGBUS when touched.
-        self.size = min(self.size, os.fstat(self._f.fileno()).st_size)
-        length = min(self.size - start, max(_MAP, n + (pos - start)))
-        if length <= 0:
-            self.buf, self.start, self.end = b"", pos, 0
-            return 0
-        self.buf = mmap.mmap(self._f.fileno(), length, access=mmap.ACCESS_READ, offset=start)
-        self.start, self.end = start, length
-        return length - (pos - start)
-
-    def close(self) -> None:
-        if isinstance(self.buf, mmap.mmap):
-            self.buf.close()
-        self.buf = b""
-
-    def __enter__(self) -> _Mapped:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-
 class _Chunk(NamedTuple):
     file: str
     rows: list[EntryRow]
@@ -249,7 +205,7 @@ class _Side:
         check32c, check32 = (crc32c, zlib.crc32) if options.verify else (None, None)
         name = str(path)
         f, size = open_segment(path)
-        with f, _Mapped(f, size) as win:
+        with f, MappedWindow(f, size, _MAP) as win:
             pos = 0
             while pos < size:
                 at = pos - win.start

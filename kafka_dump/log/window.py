@@ -8,12 +8,15 @@ reading it afresh when the span is not all in it; ``fill`` reads it afresh from 
 ``size`` is the file's size when it was opened, and no read goes past it: a segment a broker appends
 to while it is read gives the bytes it held at open. A file that shrank since (retention, truncation)
 ends a ``span`` with ``FileShrankError``, which the readers report as the file's tail.
+
+``MappedWindow`` maps its window instead of reading it, for walks that touch only the headers.
 """
 
 from __future__ import annotations
 
 import errno
 import io
+import mmap
 import os
 import stat
 from typing import BinaryIO, Generic, Literal, TypeVar, overload
@@ -110,6 +113,49 @@ class Window(Generic[B]):
                 return False
             pos += n
         return True
+
+
+class MappedWindow:
+    """A read-only memory map of a window of a file: ``buf[0:end]`` is ``file[start:start + end]``.
+
+    For walks that touch only some bytes of what they are given (the headers of large entries): only
+    the pages that hold them are read from the page cache, never copied. One window is mapped at a
+    time (its pages leave the process with it), so memory does not grow with the file.
+    """
+
+    def __init__(self, f: BinaryIO, size: int, map_size: int) -> None:
+        self._f = f
+        self.size = size
+        self.map_size = map_size
+        self.buf: mmap.mmap | bytes = b""
+        self.start = self.end = 0
+
+    def fill(self, pos: int, n: int = 0) -> int:
+        """Map the file from ``pos`` (``map_size`` bytes, or ``n`` if more, none past its size); the bytes
+        mapped from ``pos``."""
+        self.close()
+        start = pos - pos % mmap.ALLOCATIONGRANULARITY
+        # Never map past the file's size now: a page past the end of a file that shrank (a live
+        # segment truncated) would kill the process with SIGBUS when touched.
+        self.size = min(self.size, os.fstat(self._f.fileno()).st_size)
+        length = min(self.size - start, max(self.map_size, n + (pos - start)))
+        if length <= 0:
+            self.buf, self.start, self.end = b"", pos, 0
+            return 0
+        self.buf = mmap.mmap(self._f.fileno(), length, access=mmap.ACCESS_READ, offset=start)
+        self.start, self.end = start, length
+        return length - (pos - start)
+
+    def close(self) -> None:
+        if isinstance(self.buf, mmap.mmap):
+            self.buf.close()
+        self.buf = b""
+
+    def __enter__(self) -> MappedWindow:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 def open_segment(path: str | os.PathLike[str]) -> tuple[BinaryIO, int]:
