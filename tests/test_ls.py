@@ -270,3 +270,27 @@ def test_names_on_a_real_terminal(tmp_path: Path) -> None:
         assert printable(partition) in plain, args
     plain = assert_safe(*on_terminal("ls", "--by", "segment", str(d), columns=400))
     assert printable(HOSTILE_NAME) in plain
+
+
+@pytest.mark.parametrize("columns", [160, 120, 100, 80])
+def test_a_narrow_terminal_cuts_and_leaves_out_columns_never_folds_a_row(
+    tmp_path: Path, columns: int
+) -> None:
+    """Each row stays one line within the width: times lose precision, long names are cut in the
+    middle (a segment's file name whole), and the columns a glance can spare are left out, named."""
+    from .test_terminal_safety import assert_safe, on_terminal
+
+    data = tmp_path / "data"
+    mixed_partition(data, "a-rather-long-topic-name-for-a-terminal-0")
+    mixed_partition(data, "short-0")
+    for by in ("partition", "segment"):
+        plain = assert_safe(*on_terminal("ls", "--by", by, str(data), columns=columns), columns=columns)
+        rows = [line for line in plain.splitlines() if line.startswith("│")]
+        assert len(rows) == (3 if by == "partition" else 7), plain  # one line a row, the total's too
+        assert rows[-1].split("│")[1].strip().startswith("total ("), plain
+        assert "…" not in rows[-1].split("│")[1]
+        assert all("00000000000000000" in row for row in rows[:-1]) or by == "partition", plain
+        hidden = [line for line in plain.splitlines() if line.startswith(f"not shown at {columns} columns: ")]
+        assert bool(hidden) == (columns < 140), plain
+        if columns >= 100:  # narrower, Rich cuts what the steps left too wide
+            assert "short-0" in plain and "offsets" in plain and "bytes" in plain and "records" in plain

@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from kafka_dump.cli import main
-from kafka_dump.commands.verify import middle_cut
+from kafka_dump.render.plain import middle_cut
 
 from .batches import default_records, v2_batch
 

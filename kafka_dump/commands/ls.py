@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Literal
 
 import click
 
@@ -31,6 +32,7 @@ from kafka_dump.commands.options import (
 )
 from kafka_dump.log.segment import log_dir_files
 from kafka_dump.render.output import UNWRAPPED, Output
+from kafka_dump.render.plain import Cut, Justify, fit
 from kafka_dump.render.progress import file_size
 
 
@@ -196,19 +198,63 @@ def _render(out: Output, fmt: str, by: str, rows: list[Listing], all_of: Listing
         else plural(all_of.segments, "segment")
     )
     title = f"Listing {what}"
+    hidden: list[str] = []
+    if out.width is not None:
+        columns, table, hidden = _fitted(columns, table, out.width, len(table[-1][0]))
+    note = f"not shown at {out.width} columns: {', '.join(hidden)} (--format plain has every column)\n"
     if not out.color:  # the table's characters, without loading Rich if it can
-        text = plain_table("", columns, table, out.width or UNWRAPPED)
+        text = plain_table("", columns, table, UNWRAPPED, one_cell="…")
         if text is not None:
-            out.write(f"{title}\n{text}")
+            out.write(f"{title}\n{text}{note if hidden else ''}")
             return
     from rich.table import Table
     from rich.text import Text
 
     t = Table(header_style="kdump.header")
     for name, justify in columns:
-        t.add_column(name, justify=justify, overflow="fold")
+        t.add_column(name, justify=justify, no_wrap=True, overflow="ellipsis")
     for i, row in enumerate(table):
         style = "bold" if i == len(table) - 1 else ""
         t.add_row(*(Text(text, style=style) for text in row))
     out.print(Text(title, style="kdump.file"), soft_wrap=True)
     out.print(t)
+    if hidden:
+        out.print(Text(note.rstrip("\n"), style="kdump.note"), soft_wrap=True)
+
+
+# How a table too wide for the terminal narrows, step by step: times to the second, names and words
+# cut with an ellipsis, times to the minute, the columns a glance can spare left out (named below
+# the table), then names to their least and times to the day.
+_STEPS: tuple[tuple[tuple[str, ...], int, Literal["end", "middle", "time"]] | str, ...] = (
+    (("first time", "last time"), 20, "time"),
+    (("",), 14, "middle"),
+    (("formats",), 9, "end"),
+    (("producer",), 8, "end"),
+    (("problem",), 16, "end"),
+    (("first time", "last time"), 17, "time"),
+    "entries",
+    "producer",
+    "segments",
+    "first time",
+    (("",), 0, "middle"),
+    (("last time",), 10, "time"),
+)
+
+
+def _fitted(
+    columns: list[tuple[str, Justify]], table: list[list[str]], width: int, total: int
+) -> tuple[list[tuple[str, Justify]], list[list[str]], list[str]]:
+    """``fit``'s table for ``width``; ``total``: the width of the total's name, never cut; a
+    segment's path keeps its partition's name in sight until the last steps."""
+    names = ["", *(name for name, _ in columns[1:])]  # the first column is named by --by
+    segments = columns[0][0] == "segment"
+    steps: list[Cut | int] = []
+    for step in _STEPS:
+        if isinstance(step, str):
+            steps += [names.index(step)] if step in names else []
+            continue
+        group, least, how = step
+        if group == ("",):  # the name: never shorter than the total's, nor a segment's file name
+            least = max(total, least or (26 if segments else 10), 36 if segments and least else 14)
+        steps.append((tuple(names.index(n) for n in group if n in names), least, how))
+    return fit(columns, table, width, steps)

@@ -32,7 +32,7 @@ from kafka_dump.errors import KafkaDumpError
 from kafka_dump.model import Problem, ProblemKind
 from kafka_dump.render.output import UNWRAPPED, Output
 from kafka_dump.render.payload import printable
-from kafka_dump.render.plain import Justify, number, plain_table, plural
+from kafka_dump.render.plain import Justify, middle_cut, number, plain_table, plural
 
 if TYPE_CHECKING:
     from rich.text import Text
@@ -462,22 +462,6 @@ def _fit_names(columns: list[tuple[str, Justify]], rows: list[list[str]], width:
     room = _name_room(columns, rows, width)
     for row in rows:
         row[0] = middle_cut(row[0], room)
-
-
-def middle_cut(path: str, room: int) -> str:
-    """``a/very/long/dir/00000000000000000000.log`` in ``room`` cells: ``a/ve…dir/00000000000000000000.log``;
-    the last component stays whole whatever ``room`` is."""
-    if len(path) <= room:
-        return path
-    head, sep, name = path.rpartition(os.sep)
-    if not sep:
-        return path
-    keep = room - len(name) - 2  # the ellipsis and the separator before the name
-    if keep <= 0:
-        return f"…{os.sep}{name}"
-    front = (keep + 1) // 2
-    back = keep - front
-    return f"{head[:front]}…{head[len(head) - back :] if back else ''}{os.sep}{name}"
 
 
 def _cells(r: FileReport) -> list[str]:

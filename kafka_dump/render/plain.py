@@ -17,6 +17,7 @@ table Rich would, or None when Rich would do more (wrap, cut, measure a cell) an
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from typing import Literal
 
@@ -129,3 +130,94 @@ def plain_table(
     lines.extend(row.format(*values) for values in rows)
     lines.append(rule(_BOTTOM))
     return "\n".join(lines) + "\n"
+
+
+# A step of ``fit``: a cut (the columns cut alike, times to one precision; the least width; where to
+# cut), or the index of a column to leave out.
+Cut = tuple[tuple[int, ...], int, Literal["end", "middle", "time"]]
+
+
+def fit(
+    columns: Sequence[tuple[str, Justify]],
+    rows: Sequence[Sequence[str]],
+    width: int,
+    steps: Sequence[Cut | int],
+) -> tuple[list[tuple[str, Justify]], list[list[str]], list[str]]:
+    """A table narrowed to ``width`` terminal cells, never by folding a cell over lines, by the
+    fewest of ``steps`` that make it fit, taken in order: a cut shortens its columns' cells only as
+    far as the table is still too wide, down to its least width (``end``: ``abc…``; ``middle``:
+    ``ab…yz``, a path's last part whole; ``time``: an ISO time to less precision,
+    ``2024-01-31T12:00Z``); a column index leaves that column out. The columns, the rows and the
+    names of the columns left out; still too wide when every step is spent (the terminal wraps)."""
+    for taken in range(len(steps) + 1):
+        hides = [step for step in steps[:taken] if isinstance(step, int)]
+        shown = [i for i in range(len(columns)) if i not in hides]
+        table = [[row[i] for i in shown] for row in rows]
+        widths = [
+            max(map(_cells, column)) for column in zip([columns[i][0] for i in shown], *table, strict=True)
+        ]
+        excess = sum(widths) + 3 * len(widths) + 1 - width
+        for step in steps[:taken]:
+            group = [] if isinstance(step, int) else [shown.index(c) for c in step[0] if c in shown]
+            if excess <= 0 or not group:
+                continue
+            _, least, how = step  # type: ignore[misc]
+            room = max(least, *(_cells(columns[shown[at]][0]) for at in group))
+            room = max(room, max(widths[at] for at in group) - excess)
+            for at in group:
+                if room < widths[at]:
+                    for row in table:
+                        row[at] = _cut(row[at], room, how)
+                    cut = max(map(_cells, (row[at] for row in table)))
+                    excess -= widths[at] - cut
+                    widths[at] = cut
+        if excess <= 0:
+            break
+    return [columns[i] for i in shown], table, [columns[i][0] for i in hides]
+
+
+def _cells(text: str) -> int:
+    if text.isascii():
+        return len(text)
+    from rich.cells import cell_len
+
+    return cell_len(text)
+
+
+def _cut(text: str, room: int, how: str) -> str:
+    """``text`` in ``room`` cells at most, cut as ``fit`` says."""
+    if _cells(text) <= room:
+        return text
+    if how == "time" and text.endswith("Z") and room >= 10:  # 2024-01-31T12:00:00.123Z
+        keep = 19 if room >= 20 else 16 if room >= 17 else 10  # to the second, the minute, the day
+        return text[:keep] + ("Z" if keep > 10 else "")
+    if how == "middle" and os.sep in text.rstrip(os.sep):
+        return middle_cut(text, room)
+    if text.isascii():
+        if how == "middle":
+            front = room // 2
+            return f"{text[:front].rstrip()}…{text[len(text) - (room - 1 - front) :].lstrip()}"
+        return text[: room - 1].rstrip() + "…"
+    from rich.cells import set_cell_size
+
+    if how == "middle":
+        head = set_cell_size(text, room // 2).rstrip()
+        tail = set_cell_size(text[::-1], room - 1 - _cells(head))[::-1].lstrip()
+        return f"{head}…{tail}"
+    return set_cell_size(text, room - 1).rstrip() + "…"
+
+
+def middle_cut(path: str, room: int) -> str:
+    """``a/very/long/dir/00000000000000000000.log`` in ``room`` cells: ``a/ve…dir/00000000000000000000.log``;
+    the last component stays whole whatever ``room`` is."""
+    if len(path) <= room:
+        return path
+    head, sep, name = path.rpartition(os.sep)
+    if not sep:
+        return path
+    keep = room - len(name) - 2  # the ellipsis and the separator before the name
+    if keep <= 0:
+        return f"…{os.sep}{name}"
+    front = (keep + 1) // 2
+    back = keep - front
+    return f"{head[:front]}…{head[len(head) - back :] if back else ''}{os.sep}{name}"
