@@ -30,6 +30,7 @@ CAPTURES = {
     "table": ("events-0/00000000000000000000.log", None),
     "expanded": ("dump -x --limit 2 events-0/00000000000000000000.log", None),
     "verify": ("verify-crc data/", None),
+    "ls": ("ls data/", None),
     "stats": ("stats old-0/00000000000000000000.log", None),
     "compare": ("stats --compare --no-charts old-0/00000000000000000000.log", "Size in every format"),
     "convert": ("convert old-0/00000000000000000000.log -o new.log", None),

@@ -166,6 +166,24 @@ def _outcome(v: TopicVerdict) -> str:
     return f"config unknown: rewritten at the next compaction if compacted, else kept until retention deletes them{when}{default}"
 
 
+def _outcome_cell(v: TopicVerdict) -> str:
+    """``_outcome`` for a table cell: times to the minute, an unknown config in fewer words."""
+    from kafka_dump.render.clock import iso
+
+    when = "" if v.deletedAfter is None else iso(v.deletedAfter)[:16] + "Z"
+    if v.outcome not in (COMPACTION, KEPT, RETENTION):
+        after = f" after {when}" if when else ""
+        default = " (7 days by default)" if v.retentionMs is None else ""
+        return (
+            f"if compacted: rewritten as v2 at the next compaction; else deleted by retention{after}{default}"
+        )
+    if v.outcome == RETENTION and when:
+        if v.deletedAfter is not None and v.deletedAfter < time.time() * 1000:
+            return f"past retention since {when}: deleted at the next retention check"
+        return f"kept until retention deletes them, after {when}"
+    return _outcome(v)
+
+
 def _json(
     out: Output, rows: list[dict[str, object]], verdicts: list[TopicVerdict], configs: ClusterConfigs | None
 ) -> None:
@@ -192,7 +210,7 @@ def _table(
 ) -> None:
     from kafka_dump.render.clock import iso
     from kafka_dump.render.payload import printable
-    from kafka_dump.render.plain import Justify, number, plain_table, plural
+    from kafka_dump.render.plain import Cut, Justify, fit, number, plain_table, plural
 
     def n(v: object) -> str:
         return "?" if v is None else number(int(v))  # type: ignore[call-overload]
@@ -208,6 +226,8 @@ def _table(
     parts = [f"Checking {where} for v0/v1 data (Kafka 4 writes v2 only)\n"]
     if configs is not None:
         parts.append(f"topic configs from {printable(configs.source)}\n")
+    elif rows:
+        parts.append("topic configs unknown: no metadata log (give --metadata DIR)\n")
     width = out.width or UNWRAPPED
     top = paths[0] if len(paths) == 1 and os.path.isdir(paths[0]) else ""  # partitions are named below it
     tables: list[tuple[list[tuple[str, Justify]], list[list[str]]]] = []
@@ -235,6 +255,16 @@ def _table(
             ]
             for r in rows
         ]
+        if out.width is not None:  # cut and left out step by step, never folded (render/plain.py fit)
+            steps: list[Cut | int] = [
+                ((5,), 20, "time"),
+                ((0,), 14, "middle"),
+                ((6,), 9, "end"),
+                ((5,), 17, "time"),
+                2,  # entries
+                1,  # segments
+            ]
+            columns, cells, _ = fit(columns, cells, out.width, steps)
         tables.append((columns, cells))
         topic_columns: list[tuple[str, Justify]] = [
             ("topic", "left"),
@@ -251,12 +281,22 @@ def _table(
                 n(v.bytes),
                 f"{printable(v.policy)} ({v.policySource})"
                 if v.policy is not None
+                else "?"
+                if configs is None  # said once, above the tables
                 else f"? ({v.policySource})",
                 n(v.retentionMs) if v.retentionMs is not None else "?",
-                _outcome(v),
+                _outcome_cell(v),
             ]
             for v in verdicts
         ]
+        if out.width is not None:  # the names cut to leave the outcome (prose, wrapped) 32 cells
+            _, short, _ = fit(
+                topic_columns[:-1],
+                [row[:-1] for row in topic_cells],
+                out.width - 35,
+                [((0,), 14, "middle"), ((3,), 14, "end")],
+            )
+            topic_cells = [[*row, whole[-1]] for row, whole in zip(short, topic_cells, strict=True)]
         tables.append((topic_columns, topic_cells))
     verdict = (
         f"{plural(len(rows), 'partition')} hold v0/v1 data · exit 1"
@@ -267,7 +307,7 @@ def _table(
         verdict = "1 partition holds v0/v1 data · exit 1"
     out.write("".join(parts))
     for columns, cells in tables:
-        text = None if out.color else plain_table("", columns, cells, width)
+        text = None if out.color else plain_table("", columns, cells, width, one_cell="…≈")
         if text is not None:
             out.write(text)
             continue
@@ -275,8 +315,8 @@ def _table(
         from rich.text import Text
 
         t = Table(header_style="kdump.header")
-        for name, justify in columns:
-            t.add_column(name, justify=justify, overflow="fold")
+        for name, justify in columns:  # the outcome is prose: it alone wraps, at words
+            t.add_column(name, justify=justify, no_wrap=name != "Kafka 4", overflow="ellipsis")
         for row in cells:
             t.add_row(*(Text(c) for c in row))
         out.print(t)
