@@ -167,3 +167,25 @@ def test_a_signal_leaves_no_temporary_file(signum: int, tmp_path: Path) -> None:
         assert proc.returncode == 130 and b"kdump: interrupted" in err
     assert b"Traceback" not in err
     assert not list(tmp.iterdir())
+
+
+@pytest.mark.parametrize(
+    "shape", [[], ["--format", "json"], ["--format", "kafka"], ["--count"]], ids=" ".join
+)
+def test_on_a_terminal_the_same_escaped_output(shape: list[str], tmp_path: Path) -> None:
+    """On a real pseudo-terminal the workers write as the terminal's output would be written: colour,
+    width and escapes; a hostile name and hostile records reach it escaped, whatever -j."""
+    from tests.test_search import v2_entry
+    from tests.test_terminal_safety import HOSTILE, HOSTILE_NAME, assert_safe, on_terminal
+
+    d = tmp_path / "t-0"
+    d.mkdir()
+    hostile = [(k.encode(), v.encode(), [(v, v.encode())]) for k, v in HOSTILE.items()]
+    (d / "00000000000000000000.log").write_bytes(v2_entry(hostile, base_offset=0))
+    (d / f"{10**6:020d}.log").write_bytes(segment())
+    (d / f"{10**7:020d}.log").write_bytes(v2_entry(hostile, base_offset=10**7))
+    (tmp_path / HOSTILE_NAME).write_bytes(segment())
+    args = ["dump", *shape, str(d), str(tmp_path / HOSTILE_NAME)]
+    one = on_terminal(*args)
+    assert_safe(*one)
+    assert on_terminal(*args[:1], "-j", "3", *args[1:]) == one

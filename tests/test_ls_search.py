@@ -154,3 +154,23 @@ def test_the_pure_reader_gives_the_same(tmp_path: Path) -> None:
             for pure in ({"KDUMP_PURE": "1"}, {"KDUMP_PURE": "0"})
         ]
         assert outs[0] == outs[1] and outs[0], search
+
+
+def test_a_search_on_a_terminal(tmp_path: Path) -> None:
+    """On a real pseudo-terminal, a hostile partition name found by a search reaches it escaped; on a
+    narrow one, each row stays one line, the matches column among those left out when room runs out."""
+    from kafka_dump.render.payload import printable
+    from tests.test_terminal_safety import HOSTILE_NAME, assert_safe, on_terminal
+
+    d = three_segments(tmp_path, f"{HOSTILE_NAME}-0")
+    for shape in ([], ["--format", "plain"], ["--format", "json"], ["--by", "partition"]):
+        out, err = on_terminal("ls", "--key", "needle", *shape, str(d), columns=400)
+        plain = assert_safe(out.replace("\t", " ") if "plain" in shape else out, err)  # plain's own tabs
+        assert printable(HOSTILE_NAME) in plain or "json" in shape
+    for columns in (200, 100, 70):
+        plain = assert_safe(*on_terminal("ls", "--key", "needle", str(d), columns=columns), columns=columns)
+        rows = [line for line in plain.splitlines() if line.startswith("│")]
+        assert len(rows) == 2, plain  # the segment and the total, one line each
+        hidden = next((line for line in plain.splitlines() if line.startswith("not shown at")), "")
+        heading = next(line for line in plain.splitlines() if line.startswith("┃"))
+        assert ("matches" in heading) != ("matches" in hidden), plain

@@ -57,12 +57,14 @@ class _Ended(BaseException):
 def dump_in_parallel(files: list[Path], out: Output, work: DumpWork, jobs: int) -> Summary:
     """Dump ``files`` (two or more) by ``jobs`` processes; the summary of them all."""
     workers = min(jobs, len(files))
-    tmp = tempfile.mkdtemp(prefix="kdump-dump-")
     handlers = _catch_ending()
-    pool = ProcessPoolExecutor(max_workers=workers, initializer=_worker_start)
+    tmp: str | None = None
+    pool: ProcessPoolExecutor | None = None
     done = False
     ending: int | None = None
     try:
+        tmp = tempfile.mkdtemp(prefix="kdump-dump-")
+        pool = ProcessPoolExecutor(max_workers=workers, initializer=_worker_start)
         shares = _shares(pool, files, work, out.look(), tmp, workers)
         total = sum(map(file_size, files)) if out.progress else None
         summary = Summary()
@@ -83,8 +85,10 @@ def dump_in_parallel(files: list[Path], out: Output, work: DumpWork, jobs: int) 
         # Held back while the workers stop and their files go: a signal then would leave them behind.
         blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, *_ENDING})
         try:
-            _stop(pool, at_once=not done)
-            shutil.rmtree(tmp, ignore_errors=True)
+            if pool is not None:
+                _stop(pool, at_once=not done)
+            if tmp is not None:
+                shutil.rmtree(tmp, ignore_errors=True)
             for signum, handler in handlers.items():
                 signal.signal(signum, handler)
             if ending is not None:  # die of it, as with no handler (once unblocked)
