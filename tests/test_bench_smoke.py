@@ -87,6 +87,10 @@ def test_ratios_come_from_declared_baselines(
     (check,) = startup["checks"]
     times = {line["label"]: line["median_s"] for line in startup["lines"]}
     assert check["value"] == pytest.approx(times["kdump --version"] / times["python -c pass"])
+    (search,) = report["cases"]["search"]["tables"]
+    floor = "gzip inflate of every wrapper's payload alone (in-process)"
+    assert floor in {line["label"] for line in search["lines"]}
+    assert any(c["baseline"] == floor for c in search["checks"]) and "3x target" in " ".join(search["notes"])
 
 
 def test_old_checkout_side_by_side(tmp_path: Path) -> None:

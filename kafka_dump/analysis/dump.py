@@ -7,7 +7,7 @@ and ends with one ``Summary`` event; it prints nothing and mutates nothing of it
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from itertools import chain
 from operator import attrgetter
 from pathlib import Path
@@ -82,12 +82,28 @@ class Summary:
     unreadable: int = 0  # files of the scan that could not be read (each also counted as corrupt)
 
 
+def merged(a: Summary, b: Summary) -> Summary:
+    """The summary of two dumps in turn (the files of ``dump -j``, each dumped alone)."""
+    held = a.held if b.held is None else b.held if a.held is None else a.held.merge(b.held)
+    counts = {f.name: getattr(a, f.name) + getattr(b, f.name) for f in fields(Summary) if f.name != "held"}
+    return Summary(**counts, held=held)
+
+
 class Held(NamedTuple):
     """The offsets and the latest batch time a filtered read went past (to say why nothing matched)."""
 
     first_offset: int
     last_offset: int | None  # None when the read stopped early (past --to-offset)
     last_time: int
+
+    def merge(self, other: Held) -> Held:
+        """What two reads in turn went past."""
+        last = (
+            None
+            if self.last_offset is None or other.last_offset is None
+            else max(self.last_offset, other.last_offset)
+        )
+        return Held(min(self.first_offset, other.first_offset), last, max(self.last_time, other.last_time))
 
 
 class FileStart(NamedTuple):
@@ -191,13 +207,15 @@ def iter_dump(
     txn_index: bool = True,
     plain_run: PlainRunWriter | None = None,
     match: Match | None = None,
+    several: bool = False,
 ) -> Iterator[DumpEvent]:
     """Stream the events of dumping ``paths`` (files, partition directories, log dirs); a ``Summary`` ends it.
 
     ``txn_index``: send the data batches of aborted transactions as ``AbortedBatchEvent`` (txnindex.py).
     ``plain_run``: where nothing filters, runs of plain v0/v1 messages go to it first (``WrittenRun``).
     ``match``: a search (``wire/match.py``), applied by the reader: a batch comes with the records it
-    keeps, and not at all when it keeps none.
+    keeps, and not at all when it keeps none. ``several``: the paths are a share of a larger dump (one
+    file of ``dump -j``): a file that cannot be opened is reported in the stream, as one of several is.
     """
     files = [f for p in paths for f in log_dir_files([p])]  # a path given twice is dumped twice
     left = rng.limit
@@ -212,7 +230,9 @@ def iter_dump(
         n_files += 1
         yield FileStart(str(f), segment_base_offset(f), snapshot_id(f))
         trailing = 0
-        if len(files) > 1 and (locked := unreadable(f)) is not None:  # one file alone: its error, exit 2
+        if (several or len(files) > 1) and (
+            locked := unreadable(f)
+        ) is not None:  # one file alone: its error, exit 2
             tally.count(locked)
             n_unreadable += 1
             yield locked

@@ -5,7 +5,8 @@ window where entries are small and one header where they are large, so the bytes
 entries, not with the file; nothing is decompressed and no CRC computed. Where the walk declines an
 entry (damage, a tail, offsets out of order) the segment reader reads the rest of the file and reports
 what it finds. ``deep`` reads every entry through the segment reader instead, which fills in what
-only a payload holds (a v0/v1 wrapper's records and first offset). No printing here.
+only a payload holds (a v0/v1 wrapper's records and first offset). A search (``match``) reads every
+entry again through the segment reader's match mode, to count the records it keeps. No printing here.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from kafka_dump.wire import layout as L
 from kafka_dump.wire._walk_pure import EntryRow, batch_row, no_payload
 from kafka_dump.wire.checksum import crc32c
 from kafka_dump.wire.codecs import DEFAULT_MAX_BATCH_BYTES, DEFAULT_MAX_RECORDS_PER_BATCH
+from kafka_dump.wire.match import Match
 
 _WINDOW = 256 * 1024  # a read where entries are small
 _HEADER_READ = 64  # a read where they are large: one header (61 bytes for v2, at most 34 for v0/v1)
@@ -43,7 +45,8 @@ class Listing:
     None where a v0/v1 wrapper read by its header alone holds an unknown number; ``firstOffset`` is
     None where the first entry is such a wrapper. ``formats`` maps (magic, codec) to [entries, bytes].
     ``problem``: the first framing problem or tail the reader met, and ``problems`` how many;
-    ``crcErrors``: with ``--verify``, the entries whose CRC fails (None when not checked).
+    ``crcErrors``: with ``--verify``, the entries whose CRC fails (None when not checked); ``matches``:
+    with a search, the records it keeps (None when there is no search).
     """
 
     name: str
@@ -66,6 +69,7 @@ class Listing:
     problem: Problem | None = None
     problems: int = 0
     crcErrors: int | None = None
+    matches: int | None = None
     error: str | None = None
     modified: int | None = None  # the file's mtime (ms), where a v0/v1 entry had no timestamp to say
     legacy: LegacySpan | None = None  # what its v0/v1 entries hold, where there are any
@@ -136,6 +140,8 @@ class Listing:
         self.problems += other.problems
         if other.crcErrors is not None:
             self.crcErrors = (self.crcErrors or 0) + other.crcErrors
+        if other.matches is not None:
+            self.matches = (self.matches or 0) + other.matches
         if self.error is None:
             self.error = other.error
         self.modified = _high(self.modified, other.modified)
@@ -213,10 +219,11 @@ def listed_row(b: Batch) -> EntryRow:
 
 @dataclass
 class LsOptions:
-    """``--deep``, ``--verify`` and the limits of what a batch may hold."""
+    """``--deep``, ``--verify``, the search options and the limits of what a batch may hold."""
 
     deep: bool = False
     verify: bool = False
+    match: Match | None = None
     max_batch_bytes: int = DEFAULT_MAX_BATCH_BYTES
     max_records_per_batch: int = DEFAULT_MAX_RECORDS_PER_BATCH
 
@@ -239,6 +246,8 @@ def list_segment(path: Path, options: LsOptions) -> Listing:
             _read(path, 0, None, listing, options, with_records=True)
         else:
             _walk_headers(path, listing, options)
+        if options.match is not None:
+            _search(path, listing, options, options.match)
         if listing.legacy is not None and listing.lastTimestamp is None:  # Kafka's clock is then the mtime
             listing.modified = os.stat(path).st_mtime_ns // 1_000_000
         if options.verify:
@@ -313,6 +322,29 @@ def _read(
             listing.add_row(listed_row(item))
         else:
             listing.add_problem(item)
+
+
+def _search(path: Path, listing: Listing, options: LsOptions, match: Match) -> None:
+    """Count the records ``match`` keeps, read by the segment reader's match mode. After a header walk,
+    its problems take the place of the walk's: it meets every one the walk met, and those inside
+    payloads (``deep``'s read met those already, in the entries a search skips too)."""
+    from kafka_dump.log.segment import read_segment_runs
+
+    listing.matches = 0
+    if not options.deep:
+        listing.problem, listing.problems = None, 0
+    runs = read_segment_runs(
+        path,
+        match=match,
+        max_batch_bytes=options.max_batch_bytes,
+        max_records_per_batch=options.max_records_per_batch,
+    )
+    for run in runs:
+        for item in run:
+            if isinstance(item, Batch):
+                listing.matches += len(item.records or ())
+            elif not options.deep:
+                listing.add_problem(item)
 
 
 def list_partition(files: list[Path], options: LsOptions) -> list[Listing]:

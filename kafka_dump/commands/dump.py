@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import click
 
@@ -97,6 +98,13 @@ T = TypeVar("T")
     "--no-txnindex", is_flag=True,
     help="Do not read .txnindex files: no batch is marked as data of an aborted transaction.",
 )  # fmt: skip
+@count_option(
+    "-j",
+    "--jobs",
+    default=1,
+    show_default=True,
+    help="Files read by N processes at once; the output is the same, in the same order.",
+)
 @output_options
 def dump(
     paths: tuple[str, ...],
@@ -114,6 +122,7 @@ def dump(
     decode: str,
     kafka_version: str,
     no_txnindex: bool,
+    jobs: int,
 ) -> int:
     """Show every batch and record of segments, of a partition directory's segments, or of every
     partition directory in a log dir;
@@ -131,6 +140,7 @@ def dump(
       kdump dump 00000000000000000000.index 00000000000000000042.snapshot
       kdump dump --key order-42 --header trace-id my-topic-0/      # records of one key, with a header
       kdump dump --grep 'status":"failed' --count /var/lib/kafka/data   # matches per file
+      kdump dump -j 4 --format json --key order-42 /var/lib/kafka/data   # four processes
     """
     only_with_formats(fmt, {"payload": ("json",), "time_mode": ("table",), "max_bytes": ("table",)})
     if expanded and fmt != "table":
@@ -142,49 +152,30 @@ def dump(
             out.diagnostic(
                 f"{path}: holds only bootstrap.checkpoint (the KRaft bootstrap snapshot), no partition directory"
             )
-    json_renderer = JsonRenderer(PayloadEncoding(payload), decode) if fmt == "json" else None
-    events: Iterable[DumpEvent] = iter_dump(
-        list(paths),
-        rng,
-        with_records=not batches_only,
-        **limits,
-        # JSON Lines write a run of plain v0/v1 messages straight from its bytes
-        plain_run=json_renderer.plain_run if json_renderer is not None and not count_only else None,
-        txn_index=not no_txnindex,
+    work = DumpWork(
+        fmt=fmt,
+        payload=payload,
+        max_bytes=max_bytes,
+        batches_only=batches_only,
+        expanded=expanded,
+        time_mode=time_mode,
+        rng=rng,
         match=match,
+        count_only=count_only,
+        limits=limits,
+        decode=decode,
+        kafka_version=kafka_version,
+        txn_index=not no_txnindex,
     )
-    if count_only:
-        return _count(events, out, fmt == "json")
-    events = out.track(events, progress_position, _bytes_of(paths) if out.progress else None)
-    if json_renderer is not None:
-        # On a terminal, the same JSON with what a terminal would act on escaped.
-        write_json = _terminal_json(out) if out.is_terminal else out.write_byte_lines
-        try:
-            summary = _render(events, json_renderer, write_json, out)
-        finally:
-            out.flush()  # what is gathered for one big write, before an error's line on stderr
-    elif fmt == "kafka":
-        kafka = KafkaTextRenderer(
-            records=not batches_only, escape=out.is_terminal, decode=decode, kafka_version=kafka_version
-        )
-        summary = _render(events, kafka, out.write_lines, out, corrupt=out.diagnostic)
-    elif expanded:
-        from kafka_dump.render.expanded import ExpandedRenderer
+    files = [f for p in paths for f in log_dir_files([p])] if jobs > 1 and rng.limit is None else []
+    if len(files) > 1:  # --limit: the files in turn, where the limit stops the read
+        from kafka_dump.commands.dump_jobs import dump_in_parallel
 
-        shown = ExpandedRenderer(records=not batches_only, time=time_mode, color=out.color, decode=decode)
-        summary = _render(events, shown, out.write_utf8_lines, out)
+        summary = dump_in_parallel(files, out, work, jobs)
     else:
-        from kafka_dump.render.table import TableRenderer  # Rich's cells and box: the table's alone
-
-        table = TableRenderer(
-            max_bytes=max_bytes,
-            records=not batches_only,
-            time=time_mode,
-            width=out.width,
-            color=out.color,
-            decode=decode,
-        )
-        summary = _render(events, table, out.write_utf8_lines, out)
+        summary = write_dump(list(paths), out, work)
+    if count_only:
+        return EXIT_CORRUPT if summary.corrupt else EXIT_OK
     out.flush()
     if match is not None and not summary.batches:
         out.diagnostic("no record matches the filters given")
@@ -201,9 +192,86 @@ def dump(
     return code
 
 
-def _count(events: Iterable[DumpEvent], out: Output, as_json: bool) -> int:
+@dataclass(frozen=True)
+class DumpWork:
+    """What ``dump`` was asked for, but the paths and the output: the same for each worker of ``-j``."""
+
+    fmt: str
+    payload: str
+    max_bytes: int
+    batches_only: bool
+    expanded: bool
+    time_mode: TimeMode
+    rng: RangeFilter
+    match: Match | None
+    count_only: bool
+    limits: Limits
+    decode: str
+    kafka_version: str
+    txn_index: bool
+
+
+def write_dump(paths: list[str], out: Output, work: DumpWork, *, several: bool = False) -> Summary:
+    """Dump ``paths`` to ``out`` as ``work`` says and return the closing ``Summary``; ``several``: the
+    paths are a share of a larger dump (an unreadable file is then reported, not raised)."""
+    w = work
+    json_renderer = JsonRenderer(PayloadEncoding(w.payload), w.decode) if w.fmt == "json" else None
+    events: Iterable[DumpEvent] = iter_dump(
+        paths,
+        w.rng,
+        with_records=not w.batches_only,
+        **w.limits,
+        # JSON Lines write a run of plain v0/v1 messages straight from its bytes
+        plain_run=json_renderer.plain_run if json_renderer is not None and not w.count_only else None,
+        txn_index=w.txn_index,
+        match=w.match,
+        several=several,
+    )
+    if w.count_only:
+        try:
+            return _count(events, out, w.fmt == "json")
+        finally:
+            out.flush()  # the lines gathered, also before an error's line on stderr
+    events = out.track(events, progress_position, _bytes_of(paths) if out.progress else None)
+    renderer: Renderer[Any]
+    write: Callable[[Sequence[Any]], None] = out.write_utf8_lines
+    corrupt: Callable[[str], None] | None = None
+    if json_renderer is not None:
+        renderer = json_renderer
+        # On a terminal, the same JSON with what a terminal would act on escaped.
+        write = _terminal_json(out) if out.is_terminal else out.write_byte_lines
+    elif w.fmt == "kafka":
+        renderer = KafkaTextRenderer(
+            records=not w.batches_only, escape=out.is_terminal, decode=w.decode, kafka_version=w.kafka_version
+        )
+        write, corrupt = out.write_lines, out.diagnostic
+    elif w.expanded:
+        from kafka_dump.render.expanded import ExpandedRenderer
+
+        renderer = ExpandedRenderer(
+            records=not w.batches_only, time=w.time_mode, color=out.color, decode=w.decode
+        )
+    else:
+        from kafka_dump.render.table import TableRenderer  # Rich's cells and box: the table's alone
+
+        renderer = TableRenderer(
+            max_bytes=w.max_bytes,
+            records=not w.batches_only,
+            time=w.time_mode,
+            width=out.width,
+            color=out.color,
+            decode=w.decode,
+        )
+    try:
+        return _render(events, renderer, write, out, corrupt)
+    finally:
+        out.flush()  # what is gathered for one big write, also before an error's line on stderr
+
+
+def _count(events: Iterable[DumpEvent], out: Output, as_json: bool) -> Summary:
     """``--count``: one line per segment file, its matching records (batches with ``--batches-only``),
-    as ``FILE: N`` or a JSON object; corruption goes to stderr and sets the exit code."""
+    as ``FILE: N`` or a JSON object; corruption goes to stderr. The ``Summary`` is the dump's (an
+    empty one when stdout's reader left)."""
     n = 0
     for event in events:
         if isinstance(event, BatchEvent):
@@ -222,11 +290,11 @@ def _count(events: Iterable[DumpEvent], out: Output, as_json: bool) -> int:
             out.diagnostic(str(event))
         elif isinstance(event, Summary):
             out.flush()
-            return EXIT_CORRUPT if event.corrupt else EXIT_OK
+            return event
         if out.closed:
             break
     out.flush()
-    return EXIT_OK
+    return Summary()
 
 
 def _only_bootstrap(path: str) -> bool:

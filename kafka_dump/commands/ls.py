@@ -21,6 +21,7 @@ from kafka_dump.analysis.ls import (
     tail_problem,
 )
 from kafka_dump.commands import EXIT_BAD_INPUT, EXIT_CORRUPT, EXIT_OK
+from kafka_dump.commands.filters import search_options
 from kafka_dump.commands.options import (
     Limits,
     count_option,
@@ -34,6 +35,7 @@ from kafka_dump.log.segment import log_dir_files
 from kafka_dump.render.output import UNWRAPPED, Output
 from kafka_dump.render.plain import Cut, Justify, fit
 from kafka_dump.render.progress import file_size
+from kafka_dump.wire.match import Match
 
 
 @click.command()
@@ -72,6 +74,7 @@ from kafka_dump.render.progress import file_size
     help="Also check each segment's CRCs and framing (verify-crc --shallow); a failure gives exit 1.",
 )
 @count_option("-j", "--jobs", default=1, show_default=True, help="Partitions listed by N processes at once.")
+@search_options
 @limit_options
 @output_options
 def ls(
@@ -83,6 +86,7 @@ def ls(
     deep: bool,
     verify: bool,
     jobs: int,
+    match: Match | None,
     limits: Limits,
 ) -> int:
     """List segments, one line each: offsets, times, size, entries, formats, from entry headers.
@@ -90,6 +94,8 @@ def ls(
     FILE|DIR is a segment, a partition directory or a log dir (several may be given). Only each
     entry's header is read: the cost grows with the number of entries, not the bytes. A fact that
     only a payload holds (a v0/v1 compressed wrapper's record count) shows as ?; --deep reads it.
+    With a search option (--key, --grep...), every entry is read and a matches column counts the
+    records kept; segments with none are left out.
     Exit 0, or 1 when damage was met (a tail is a fact, not damage), 2 when nothing could be read.
 
     \b
@@ -98,6 +104,7 @@ def ls(
       kdump ls --by segment --sort size my-topic-0/
       kdump ls --by topic /data/kafka-1 /data/kafka-2
       kdump ls --format plain /var/lib/kafka/data | awk -F'\\t' '{s += $7} END {print s}'
+      kdump ls --key order-42 /var/lib/kafka/data      # the partitions that hold a key
     """
     paths = segment_paths(paths, out)
     if not paths:
@@ -105,7 +112,7 @@ def ls(
     files = log_dir_files(paths)
     if by is None:
         by = "partition" if any(_holds_partitions(p, files) for p in paths) else "segment"
-    options = LsOptions(deep=deep, verify=verify, **limits)
+    options = LsOptions(deep=deep, verify=verify, match=match, **limits)
     groups = by_partition(files)
     events = out.track(
         iter_listings(groups, options, jobs),
@@ -113,24 +120,28 @@ def ls(
         sum(file_size(f) for f in files),
     )
     common = _common_dir([str(f) for f in files])
-    whole = Listing("total", segments=0)
+    whole = Listing("total", segments=0, matches=None if match is None else 0)
     unreadable = damaged = 0
 
     def counted() -> Iterator[Listing]:
-        """The listings as they come, counted into the total (a rollup keeps its rows alone)."""
+        """The listings as they come, counted into the total (a rollup keeps its rows alone); under a
+        search, only those with a match."""
         nonlocal unreadable, damaged
         for one in events:
-            whole.merge(one)
             if one.error is not None:
                 out.diagnostic(one.error)
                 unreadable += 1
             damaged += bool(one.error is not None or one.crcErrors or (one.problem and not _only_tail(one)))
-            yield one
+            if match is None or one.matches:
+                whole.merge(one)
+                yield one
 
     rows = rollup(counted(), by, lambda one: _name(one, by, common))
     rows.sort(key=sort_key(sort))
     _render(out, fmt, by, rows, whole, common or (str(files[0]) if len(files) == 1 else ""))
     out.flush()
+    if match is not None and not whole.matches:
+        out.diagnostic("no record matches the filters given")
     if unreadable == len(files):
         return EXIT_BAD_INPUT
     return EXIT_CORRUPT if damaged else EXIT_OK
@@ -233,6 +244,7 @@ _STEPS: tuple[tuple[tuple[str, ...], int, Literal["end", "middle", "time"]] | st
     (("problem",), 16, "end"),
     (("first time", "last time"), 17, "time"),
     "entries",
+    "matches",
     "producer",
     "segments",
     "first time",

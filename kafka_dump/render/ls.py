@@ -23,12 +23,13 @@ COLUMNS: tuple[tuple[str, Justify], ...] = (
     ("bytes", "right"),
     ("entries", "right"),
     ("records", "right"),
+    ("matches", "right"),
     ("formats", "left"),
     ("producer", "left"),
     ("CRC", "left"),
     ("problem", "left"),
 )
-OPTIONAL = ("CRC", "problem")  # left out when no row has anything to say in them
+OPTIONAL = ("matches", "CRC", "problem")  # left out when no row has anything to say in them
 
 
 def _offsets(one: Listing, sep: str = "..") -> str:
@@ -81,6 +82,7 @@ def cells(one: Listing, name: str) -> list[str]:
         number(one.bytes),
         number(one.entries),
         "?" if one.records is None else number(one.records),
+        "-" if one.matches is None else number(one.matches),
         format_mix(one.formats),
         writers(one),
         crc_text(one),
@@ -90,7 +92,8 @@ def cells(one: Listing, name: str) -> list[str]:
 
 def plain_line(one: Listing, name: str) -> str:
     """A whole row for ``awk -F'\\t'``: numbers without separators, times in epoch ms, ``?`` or ``-``
-    where unknown or none; the columns of ``--format table``, every one of them, in the same order."""
+    where unknown or none; the columns of ``--format table``, every one of them, in the same order,
+    but ``matches`` (under a search) last, so that the fields before it keep their numbers."""
 
     def n(v: int | None, unknown: str = "-") -> str:
         return unknown if v is None else str(v)
@@ -109,6 +112,7 @@ def plain_line(one: Listing, name: str) -> str:
         writers(one),
         crc_text(one),
         problem_text(one).replace(",", ""),
+        *([] if one.matches is None else [str(one.matches)]),
     ]
     return "\t".join(f.replace("\t", "\\t") for f in fields) + "\n"
 
@@ -127,6 +131,7 @@ PLAIN_FIELDS = (
     "producer",
     "crc",
     "problem",
+    "matches",  # under a search
 )
 
 
@@ -163,4 +168,6 @@ def listing_json(one: Listing, kind: str) -> str:
         crcErrors=one.crcErrors,
         error=one.error,
     )
+    if one.matches is not None:  # under a search
+        obj["matches"] = one.matches
     return json.dumps(obj, separators=(",", ":")) + "\n"

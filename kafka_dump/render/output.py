@@ -17,7 +17,7 @@ import re
 import stat
 import sys
 from collections.abc import Callable, Iterable, Mapping
-from typing import TYPE_CHECKING, BinaryIO, Literal, TextIO, TypeVar
+from typing import TYPE_CHECKING, BinaryIO, Literal, NamedTuple, TextIO, TypeVar
 
 from kafka_dump.render.payload import printable
 
@@ -99,6 +99,19 @@ def color_wanted(mode: ColorMode, stream: TextIO, environ: Mapping[str, str] = o
     return _isatty(stream) and environ.get("TERM") != "dumb"
 
 
+class Look(NamedTuple):
+    """What an ``Output`` decided from its streams (``Output.look``): given to another process that
+    writes a share of the output to files (``dump -j``), so that the share is what it would have
+    written itself."""
+
+    is_terminal: bool
+    color: bool
+    width: int | None
+    utf8: bool
+    encoding: str
+    errors: str
+
+
 class Output:
     """stdout and stderr for one command run, with the width and colour decided once."""
 
@@ -133,6 +146,21 @@ class Output:
         )
         self._environ = environ
         self._bar: Bar | None = None
+
+    def look(self) -> Look:
+        """What this output decided, for another process to write as it would (``like``)."""
+        stdout = self.stdout
+        encoding, errors = getattr(stdout, "encoding", "utf-8"), getattr(stdout, "errors", None) or "strict"
+        return Look(self.is_terminal, self.color, self.width, self._utf8, encoding, errors)
+
+    @classmethod
+    def like(cls, look: Look, stdout: TextIO, stderr: TextIO) -> Output:
+        """An output on ``stdout`` and ``stderr`` (files) that writes what one with ``look`` writes;
+        no progress bar."""
+        out = cls("never", stdout=stdout, stderr=stderr, progress=False)
+        out.is_terminal, out.color, out.width, out._utf8 = look.is_terminal, look.color, look.width, look.utf8
+        out._chunk_bytes = 0 if look.is_terminal else CHUNK_BYTES
+        return out
 
     def track(
         self, events: Iterable[T], where: Callable[[T], tuple[str, int] | None], total: int | None = None
@@ -255,6 +283,16 @@ class Output:
         self._clear_bar()
         try:
             self.stderr.write(f"kdump: {printable(message)}\n")
+            self.stderr.flush()
+        except BrokenPipeError:
+            _to_devnull(self.stderr)
+
+    def write_err(self, text: str) -> None:
+        """Text for stderr as it is: what another process wrote for it (its lines escaped there)."""
+        self.flush()
+        self._clear_bar()
+        try:
+            self.stderr.write(text)
             self.stderr.flush()
         except BrokenPipeError:
             _to_devnull(self.stderr)
