@@ -358,7 +358,7 @@ def test_a_segment_that_shrinks_while_listed_ends_in_a_tail(
             st.sampled_from([-1, 0, 5]),
             st.sampled_from([-1, 7]),
         ),
-        max_size=12,
+        max_size=20,
     ),
     st.booleans(),
 )

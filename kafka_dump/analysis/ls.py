@@ -25,7 +25,7 @@ from kafka_dump.wire import layout as L
 from kafka_dump.wire._walk_pure import EntryRow, batch_row, no_payload
 from kafka_dump.wire.codecs import DEFAULT_MAX_BATCH_BYTES, DEFAULT_MAX_RECORDS_PER_BATCH
 
-_ROWS = 4096  # entries a call of the walk takes at most
+_ROWS = 1024  # entries a call of the walk takes at most
 _SMALL_FILE = 16 * 1024  # a file this small is read whole, and read-ahead does no harm
 
 ROLLUPS = ("segment", "partition", "topic", "dir")
@@ -97,9 +97,11 @@ class Listing:
 
     def add_rows(self, rows: list[EntryRow]) -> None:
         """Count the walk's rows, as ``add_row`` each: a run of v2 batches alike in their attributes (most
-        segments) column by column, at the speed of the builtins; any other one by one."""
+        segments) column by column, at the speed of the builtins; any other, and a few, one by one."""
         n = len(rows)
-        if not n:
+        if n < 4:
+            for row in rows:
+                self.add_row(row)
             return
         _, lows, lasts, max_ts, sizes, magics, attributes, first_ts, records, producers, *_ = zip(
             *rows, strict=True
