@@ -223,6 +223,24 @@ def test_a_walk_of_a_file_takes_what_a_walk_of_its_bytes_takes(name: str, tmp_pa
         assert _both(data, deep=False, file_end=len(data))[1][:k] == first
 
 
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    st.binary(max_size=200),
+    st.integers(min_value=0, max_value=40),
+    st.integers(min_value=-100, max_value=100),
+    st.one_of(st.none(), st.integers(min_value=-(2**63), max_value=2**63 - 1)),
+)
+def test_twins_agree_on_arbitrary_files(
+    tmp_path: Path, tail: bytes, cut: int, grown: int, last: int | None
+) -> None:
+    """Any bytes, read from a file whose size when opened was ``grown`` bytes off its size now (it
+    shrank, or grew)."""
+    data = SEGMENTS["mixed"]()[: cut * 40] + tail
+    size = max(0, len(data) + grown)
+    got = _from_file(tmp_path / NAME, data, size=size, last=last)
+    assert got == _both(data[:size], deep=False, last=last, file_end=size)  # nothing read past size
+
+
 @pytest.mark.parametrize("deep", [True, False], ids=["deep", "shallow"])
 def test_at_most_max_entries_are_taken_from_a_buffer(deep: bool) -> None:
     data = mixed_segment()
