@@ -4,10 +4,12 @@
  * v2 batch without a Python object per record; walk_entries takes the sound entries at the start of a
  * window (framing, CRCs, offsets in order, gaps counted; deep, the records or a wrapper's inner
  * messages too) and stops before the first that is anything else, which verify-crc then reads the
- * slow way. Each gives its pure twin's counts, first error, reason, position and stopping place.
+ * slow way; given a file descriptor instead of a window, it reads the headers itself with pread (ls).
+ * Each gives its pure twin's counts, first error, reason, position and stopping place.
  *
  * Memory safety: every read is checked against the length that frames it, which is checked against
- * the end of the window or buffer it lies in. Nothing is allocated from a length read from the data.
+ * the end of the window or buffer it lies in. Nothing is allocated from a length read from the data
+ * (a walk of a file holds one header, or one window of a fixed size).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>

@@ -1,7 +1,8 @@
 """The validating walks of ``verify-crc`` (the reference twin of ``walk.c``), which build no Record.
 
 ``walk_v2_records`` reads with the decoder's ``records.v2_records`` (``dump`` and ``verify-crc`` report
-the same byte) and checks offset deltas grow, none past ``lastOffsetDelta``; ``walk_entries`` walks entries.
+the same byte) and checks offset deltas grow, none past ``lastOffsetDelta``; ``walk_entries`` walks entries
+(of a buffer, or of a file it reads itself, headers only, for ``ls``).
 """
 
 from __future__ import annotations
