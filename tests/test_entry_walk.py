@@ -10,6 +10,7 @@ holds only the last offset), so there it may only report less, never something e
 from __future__ import annotations
 
 import itertools
+import os
 import zlib
 from pathlib import Path
 
@@ -145,6 +146,170 @@ def test_twins_agree_reading_headers_only(name: str) -> None:
             None,
             len(data),
         )[1] == len(rows)
+
+
+def _large_and_small() -> bytes:
+    """Past the window a read takes (256 KiB): small entries (read by the window) and large ones (one
+    header read each, once a large one is taken), v2 and v0/v1, in turns."""
+    big = [(b"k", bytes(range(250)) * 96, [])]
+    parts = []
+    for i in range(8):
+        parts.append(v2_batch(default_records(2, seed=i), base_offset=10 * i))
+        parts.append(v2_batch(big, base_offset=10 * i + 2))
+        parts.append(legacy_messages([(b"k", bytes(20_000))], magic=1, base_offset=10 * i + 3))
+        parts.append(legacy_messages(legacy_records(2, seed=i), magic=i % 2, base_offset=10 * i + 4))
+        parts.append(legacy_messages([(b"k", bytes(7000))], magic=0, codec=GZIP, base_offset=10 * i + 6))
+    return b"".join(parts)
+
+
+def _from_file(path: Path, data: bytes, *, size: int | None = None, pos: int = 0, last: int | None = None,
+               max_entries: int | None = None) -> tuple[object, list[tuple[int, ...]]]:  # fmt: skip
+    """Both twins' walk of ``data`` written to ``path`` and read by its descriptor, as ``ls`` does:
+    from ``pos`` to ``size`` (the file's size when opened; by default its size now)."""
+    path.write_bytes(data)
+    end = len(data) if size is None else size
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        out = []
+        for twin in (_walk_pure, walk_c):
+            rows: list[tuple[int, ...]] = []
+            got = twin.walk_entries(
+                fd, pos, end, 100, False, last, False, 1000, 1 << 22, _no_crc, _no_crc, _unpack, rows, end,
+                max_entries,
+            )  # fmt: skip
+            out.append((got, rows))
+    finally:
+        os.close(fd)
+    assert out[0] == out[1]
+    return out[0]
+
+
+_HEADER = {0: 26, 1: 34, 2: 61}  # the bytes of a header of each magic, the log entry's included
+FILES = {**SEGMENTS, "large-and-small": _large_and_small, "long-messages": lambda: _long_messages()}
+
+
+@pytest.mark.parametrize("name", sorted(FILES))
+def test_a_walk_of_a_file_takes_what_a_walk_of_its_bytes_takes(name: str, tmp_path: Path) -> None:
+    """Given a file descriptor, each twin reads the file itself (a window, or one header after a large
+    entry) and takes exactly the entries the headers-only walk of the file's bytes takes: the file
+    whole, each byte flipped, the file cut short (and its size as cut), the file shrunk under the walk
+    (its size as it was opened), a walk from a later entry, and a walk of at most N entries."""
+    data = FILES[name]()
+    path = tmp_path / NAME
+    whole = _both(data, deep=False, file_end=len(data))
+    assert _from_file(path, data) == whole and whole[0][0] == len(data)  # type: ignore[index]
+    rows = whole[1]
+    step = max(1, len(data) // 1500)
+    headers = {
+        r[0] - 100 + i for r in rows for i in range(_HEADER[r[5]] + 1)
+    }  # each header's bytes, and one past
+    for at in sorted(headers.union(range(0, len(data), step)) - {len(data)}):
+        damaged = bytearray(data)
+        damaged[at] ^= 0x11 if at % 2 else 0x80
+        assert _from_file(path, bytes(damaged)) == _both(bytes(damaged), deep=False, file_end=len(data))
+    for cut in sorted(headers.union(range(0, len(data), step))):
+        assert _from_file(path, data[:cut]) == _both(data[:cut], deep=False, file_end=cut)
+        shrunk = _from_file(path, data[:cut], size=len(data))
+        assert shrunk == _both(data[:cut], deep=False, file_end=len(data))
+        assert shrunk[1] == [r for r in rows if r[0] - 100 + _HEADER[r[5]] <= cut]  # each header read whole
+    for i, row in enumerate(rows):
+        (used, batches, *_), later = _from_file(
+            path, data, pos=row[0] - 100, last=rows[i - 1][2] if i else None
+        )  # type: ignore[misc]
+        assert later == rows[i:] and used == len(data) - (row[0] - 100) and batches == len(rows) - i
+    for k in range(len(rows) + 1):
+        (used, batches, *_), first = _from_file(path, data, max_entries=k)  # type: ignore[misc]
+        assert first == rows[:k] and batches == k and used == sum(r[4] for r in rows[:k])
+        assert _both(data, deep=False, file_end=len(data))[1][:k] == first
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    st.binary(max_size=200),
+    st.integers(min_value=0, max_value=40),
+    st.integers(min_value=-100, max_value=100),
+    st.one_of(st.none(), st.integers(min_value=-(2**63), max_value=2**63 - 1)),
+)
+def test_twins_agree_on_arbitrary_files(
+    tmp_path: Path, tail: bytes, cut: int, grown: int, last: int | None
+) -> None:
+    """Any bytes, read from a file whose size when opened was ``grown`` bytes off its size now (it
+    shrank, or grew)."""
+    data = SEGMENTS["mixed"]()[: cut * 40] + tail
+    size = max(0, len(data) + grown)
+    got = _from_file(tmp_path / NAME, data, size=size, last=last)
+    assert got == _both(data[:size], deep=False, last=last, file_end=size)  # nothing read past size
+
+
+@pytest.mark.parametrize("deep", [True, False], ids=["deep", "shallow"])
+def test_at_most_max_entries_are_taken_from_a_buffer(deep: bool) -> None:
+    data = mixed_segment()
+    _, rows = _both(data, deep=deep)
+    for k in range(len(rows) + 1):
+        out = []
+        for twin in (_walk_pure, walk_c):
+            got: list[tuple[int, ...]] = []
+            args = (
+                data,
+                0,
+                len(data),
+                100,
+                deep,
+                None,
+                False,
+                1000,
+                1 << 22,
+                crc32c,
+                zlib.crc32,
+                _unpack,
+                got,
+            )
+            out.append((twin.walk_entries(*args, None, k), got))
+        assert out[0] == out[1] and out[0][1] == rows[:k] and out[0][0][1] == k
+
+
+@pytest.mark.skipif(not Path("/proc/self/io").exists(), reason="no /proc/self/io here")
+def test_a_walk_of_a_file_of_large_entries_reads_their_headers_alone(tmp_path: Path) -> None:
+    big = [(b"k", bytes(range(250)) * 200, [])]
+    data = b"".join(v2_batch(big, base_offset=i) for i in range(100))
+    path = tmp_path / NAME
+    path.write_bytes(data)
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        for twin in (_walk_pure, walk_c):
+            before = _rchar()
+            used, batches, *_ = twin.walk_entries(
+                fd, 0, len(data), 0, False, None, False, 1000, 1 << 22, None, None, _unpack, None, len(data)
+            )
+            read = _rchar() - before
+            assert (used, batches) == (len(data), 100) and read < 0.02 * len(data), twin
+    finally:
+        os.close(fd)
+
+
+def _rchar() -> int:
+    """Bytes this process has read through system calls (``/proc/self/io``)."""
+    fields = dict(line.split(": ") for line in Path("/proc/self/io").read_text().splitlines())
+    return int(fields["rchar"])
+
+
+def test_a_walk_of_a_file_needs_its_end(tmp_path: Path) -> None:
+    path = tmp_path / NAME
+    path.write_bytes(mixed_segment())
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        for twin in (_walk_pure, walk_c):
+            for bad in ((fd, 0, 10, None), (-1, 0, 10, 10), (fd, 5, 4, 10), (fd, -1, 4, 10)):
+                f, pos, end, file_end = bad
+                with pytest.raises(ValueError, match="a walk of a file"):
+                    twin.walk_entries(
+                        f, pos, end, 0, False, None, False, 1, 1, None, None, _unpack, None, file_end
+                    )
+    finally:
+        os.close(fd)
+    for twin in (_walk_pure, walk_c):  # a closed descriptor: the system's error
+        with pytest.raises(OSError):
+            twin.walk_entries(fd, 0, 10, 0, False, None, False, 1, 1 << 20, None, None, _unpack, None, 10)
 
 
 def test_rows_say_what_the_headers_say() -> None:

@@ -6,12 +6,16 @@ against ``verify-crc`` and ``stats`` on the real broker dirs, and the bytes read
 
 from __future__ import annotations
 
+import copy
 import json
+import os
 from pathlib import Path
 from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from kafka.record.default_records import DefaultRecordBatchBuilder
 
 from kafka_dump.analysis import ls as ls_module
@@ -294,3 +298,88 @@ def test_a_narrow_terminal_cuts_and_leaves_out_columns_never_folds_a_row(
         assert bool(hidden) == (columns < 140), plain
         if columns >= 100:  # narrower, Rich cuts what the steps left too wide
             assert "short-0" in plain and "offsets" in plain and "bytes" in plain and "records" in plain
+
+
+def _big_segment(path: Path, n: int = 40) -> bytes:
+    """A segment past what is read whole: large v2 batches (a header read each), small ones between."""
+    big = [(b"k", bytes(range(250)) * 40, [])]
+    data = b"".join(
+        set_offset(v2_batch(big if i % 3 else default_records(2, seed=i)), 2 * i) for i in range(n)
+    )
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data)
+    return data
+
+
+def test_a_few_entries_a_call_list_as_all_at_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """ls takes a bounded number of rows from each call of the walk (memory stays flat): one a call
+    lists what one call for all gives."""
+    d = mixed_partition(tmp_path)
+    seg = tmp_path / "big-0" / "00000000000000000000.log"
+    _big_segment(seg)
+    segments = [*sorted(d.glob("*.log")), seg]
+    whole = [ls_module.list_segment(s, ls_module.LsOptions()) for s in segments]
+    monkeypatch.setattr(ls_module, "_ROWS", 1)
+    assert [ls_module.list_segment(s, ls_module.LsOptions()) for s in segments] == whole
+    assert whole[-1].entries == 40 and whole[-1].problem is None
+
+
+def test_a_segment_that_shrinks_while_listed_ends_in_a_tail(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A segment cut short after it was opened (retention, truncation): the entries before the cut, then
+    the bytes from there to the size it had as a partial tail, as the segment reader reports it."""
+    seg = tmp_path / "t-0" / "00000000000000000000.log"
+    data = _big_segment(seg)
+    cut = len(data) // 2
+    opened = ls_module.open_segment
+
+    def shrinking(path: Path) -> tuple[object, int]:
+        f, size = opened(path)
+        os.truncate(path, cut)
+        return f, size
+
+    monkeypatch.setattr(ls_module, "open_segment", shrinking)
+    got = ls_module.list_segment(seg, ls_module.LsOptions())
+    assert got.problem is not None and got.problem.check == "partial-tail", got.problem
+    assert "file changed while read" in got.problem.reason
+    assert got.problem.position + got.problem.length == len(data) and got.problems == 1
+    assert got.bytes == got.problem.position <= cut and got.error is None
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from([0, 1, 2, 2, 2]),
+            st.sampled_from([0, 1, 4, 8, 0x10, 0x30, 0x40, 0x14]),
+            st.integers(-2, 3),
+            st.integers(-2, 3),
+            st.sampled_from([-1, 0, 5]),
+            st.sampled_from([-1, 7]),
+        ),
+        max_size=20,
+    ),
+    st.booleans(),
+)
+def test_rows_counted_at_once_as_one_by_one(picks: list[tuple[int, ...]], alike: bool) -> None:
+    """``add_rows`` (a run of alike v2 rows column by column) counts what ``add_row`` counts."""
+    rows = []
+    for i, (magic, attributes, first_ts, max_ts, records, producer) in enumerate(picks):
+        if alike:
+            magic, attributes = 2, picks[0][1]
+        if magic < 2:
+            attributes &= 0x0F
+            producer = -1
+        elif records < 0:
+            records = 1
+        rows.append((i, 2 * i, 2 * i + 1, max_ts, 10 + i, magic, attributes, first_ts, records, producer,
+                     0, 0, 0, 0))  # fmt: skip
+    for start in (ls_module.Listing("a"), ls_module.Listing("b", records=None)):
+        one, many = copy.deepcopy(start), copy.deepcopy(start)
+        for row in rows:
+            one.add_row(row)  # type: ignore[arg-type]
+        half = len(rows) // 2
+        many.add_rows(rows[:half])  # type: ignore[arg-type]
+        many.add_rows(rows[half:])  # type: ignore[arg-type]
+        assert many == one

@@ -118,3 +118,12 @@ def test_stats_loads_rich_only_for_colour() -> None:
     assert _modules_after(["stats", "--compare", "--color", "always", "fixtures/v1-gzip.log"], ("rich",)) == [
         "rich"
     ]
+
+
+def test_a_listing_loads_only_what_it_shows() -> None:
+    """``kdump ls`` as a table without colour is characters alone: no Rich, no json (JSON Lines only),
+    no base64 module (payloads are not shown; base64 is binascii's where they are)."""
+    names = ("rich", "json", "base64")
+    assert _modules_after(["ls", "fixtures/v2-none.log"], names) == []
+    assert _modules_after(["ls", "--format", "plain", "fixtures/v2-none.log"], names) == []
+    assert _modules_after(["ls", "--format", "json", "fixtures/v2-none.log"], names) == ["json"]

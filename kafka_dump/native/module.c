@@ -44,7 +44,8 @@ static PyMethodDef methods[] = {
                         "headerBytes, nullKeys, nullValues, headers, maxTimestampDelta, error, "
                         "errorPosition)"),
     FN(walk_entries, "(data, pos, end, file_pos, deep, last, after_damage, max_records, entry_limit, crc32c, "
-                     "crc32, decompress, rows) -> (used, batches, records, gaps, last, after_damage)"),
+                     "crc32, decompress, rows, file_end=None, max_entries=None) -> (used, batches, records, gaps, last, "
+                     "after_damage); data may be a file descriptor, read by pread"),
     /* jsonl.c */
     TWIN(batch_json, "(file_json, batch, records, payload) -> bytes", "render.jsonl"),
     TWIN(run_json, "(file, file_json, batches, payload) -> bytes", "render.jsonl"),

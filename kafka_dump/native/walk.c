@@ -4,14 +4,19 @@
  * v2 batch without a Python object per record; walk_entries takes the sound entries at the start of a
  * window (framing, CRCs, offsets in order, gaps counted; deep, the records or a wrapper's inner
  * messages too) and stops before the first that is anything else, which verify-crc then reads the
- * slow way. Each gives its pure twin's counts, first error, reason, position and stopping place.
+ * slow way; given a file descriptor instead of a window, it reads the headers itself with pread (ls).
+ * Each gives its pure twin's counts, first error, reason, position and stopping place.
  *
  * Memory safety: every read is checked against the length that frames it, which is checked against
- * the end of the window or buffer it lies in. Nothing is allocated from a length read from the data.
+ * the end of the window or buffer it lies in. Nothing is allocated from a length read from the data
+ * (a walk of a file holds one header, or one window of a fixed size).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <errno.h>
+#include <limits.h>
 #include <stdint.h>
+#include <unistd.h>
 
 #include "_buf.h"
 #include "_layout.h"
@@ -216,50 +221,23 @@ call_decompress(PyObject *fn, int codec, const unsigned char *p, Py_ssize_t n, P
     return rc < 0 ? -1 : 1;
 }
 
-PyObject *
-walk_entries(PyObject *self, PyObject *args)
+/* What an entry walk carries from entry to entry, and from one read of a file to the next. */
+typedef struct {
+    int64_t last;            /* the last offset taken (or given), when have_last */
+    int have_last, after_damage;
+    long long batches, records, gaps, max_entries;
+    Py_ssize_t last_size;    /* the last entry taken's size */
+} EntryWalk;
+
+/* Take the sound entries at p[pos:end] (limit: where they must end; file_pos: p's position in the file)
+ * into *w and rows; the position where the walk stopped. The first entry not taken ends the walk, and
+ * a Python exception then set fails it. */
+static Py_ssize_t
+walk_span(const unsigned char *p, Py_ssize_t pos, Py_ssize_t end, Py_ssize_t limit, Py_ssize_t file_pos, int deep,
+          int headers, long long max_records, Py_ssize_t entry_limit, PyObject *crc32c_fn, PyObject *crc32_fn,
+          PyObject *decompress_fn, PyObject *rows, EntryWalk *w)
 {
-    Py_buffer view;
-    Py_ssize_t pos, end, file_pos, entry_limit;
-    int deep, after_damage;
-    long long max_records;
-    PyObject *last_obj, *crc32c_fn, *crc32_fn, *decompress_fn, *rows, *file_end_obj = Py_None;
-    if (!PyArg_ParseTuple(args, "y*nnnpOpLnOOOO|O", &view, &pos, &end, &file_pos, &deep, &last_obj, &after_damage,
-                          &max_records, &entry_limit, &crc32c_fn, &crc32_fn, &decompress_fn, &rows, &file_end_obj) ||
-        view_window(&view, pos, end) < 0)
-        return NULL;
-    /* headers only (file_end given): an entry is taken when its header is in the window and it ends by
-     * file_end; no CRC, nothing decompressed */
-    int headers = file_end_obj != Py_None;
-    Py_ssize_t limit = end;
-    if (headers) {
-        limit = PyLong_AsSsize_t(file_end_obj);
-        if (limit == -1 && PyErr_Occurred()) {
-            PyBuffer_Release(&view);
-            return NULL;
-        }
-        if (deep)
-            deep = 0;
-    }
-    if (rows != Py_None && !PyList_Check(rows)) {
-        PyBuffer_Release(&view);
-        PyErr_SetString(PyExc_TypeError, "rows must be a list or None");
-        return NULL;
-    }
-    const unsigned char *p = (const unsigned char *)view.buf;
-    Py_ssize_t start = pos;
-    long long batches = 0, records = 0, gaps = 0;
-    int have_last = last_obj != Py_None, overflow = 0;
-    int64_t last = 0;
-    if (have_last) {
-        last = PyLong_AsLongLongAndOverflow(last_obj, &overflow);
-        if (last == -1 && PyErr_Occurred())
-            goto error;
-        if (overflow)
-            goto done; /* past int64: no offset can follow it, so no entry is taken */
-    }
-    /* The first entry not taken ends the walk, and a Python exception then set fails it. */
-    while (end - pos > MAGIC_OFFSET) {
+    while (end - pos > MAGIC_OFFSET && w->batches < w->max_entries) {
         const unsigned char *q = p + pos;
         int64_t offset = be64(q);
         int32_t length = be32(q + LOG_ENTRY_SIZE_OFFSET);
@@ -292,7 +270,7 @@ walk_entries(PyObject *self, PyObject *args)
             base = offset;
             if (__builtin_add_overflow(offset, (int64_t)last_delta, &last_offset))
                 break;
-            if (have_last && base <= last)
+            if (w->have_last && base <= w->last)
                 break;
             n = count;
             row_ts = max_ts;
@@ -375,39 +353,183 @@ walk_entries(PyObject *self, PyObject *args)
                 have_base = 0; /* shallow: a wrapper's header holds only its last offset */
                 n = 0;
             }
-            if (have_last && (have_base ? base : last_offset) <= last)
+            if (w->have_last && (have_base ? base : last_offset) <= w->last)
                 break;
         }
         else {
             break;
         }
-        if (have_base && have_last && base > last + 1 && !after_damage)
-            gaps++;
-        int64_t low = have_base ? base : (have_last ? last + 1 : 0);
+        if (have_base && w->have_last && base > w->last + 1 && !w->after_damage)
+            w->gaps++;
+        int64_t low = have_base ? base : (w->have_last ? w->last + 1 : 0);
         if (rows != Py_None &&
             append_new(rows, Py_BuildValue("(nLLLniiLLLkiii)", file_pos + pos, (long long)low, (long long)last_offset,
                                            (long long)row_ts, entry, magic, attributes, (long long)first_ts,
                                            have_base ? n : -1LL, (long long)producer, (unsigned long)crc, epoch,
                                            p_epoch, sequence)) < 0)
             break;
-        last = last_offset;
-        have_last = 1;
-        after_damage = 0;
-        batches++;
-        records += n;
+        w->last = last_offset;
+        w->have_last = 1;
+        w->after_damage = 0;
+        w->batches++;
+        w->records += n;
         pos = entry_end;
+        w->last_size = entry;
     }
-    if (PyErr_Occurred())
+    return pos;
+}
+
+/* How a walk of a file descriptor reads (as _walk_pure.py's _read_size): a window where entries are
+ * small or the rest of the file is; one header after an entry this large. */
+#define FILE_WINDOW (256 * 1024)
+#define HEADER_READ 64
+#define LARGE_ENTRY 4096
+#define SMALL_REST (16 * 1024)
+
+/* pread as os.pread does it (retried on EINTR once signals are handled): the bytes read, or -1 with
+ * an exception set. */
+static Py_ssize_t
+pread_into(int fd, unsigned char *buf, Py_ssize_t n, Py_ssize_t at)
+{
+    Py_ssize_t got;
+    int saved;
+    do {
+        Py_BEGIN_ALLOW_THREADS
+        got = pread(fd, buf, (size_t)n, (off_t)at);
+        Py_END_ALLOW_THREADS
+        saved = errno;
+    } while (got < 0 && saved == EINTR && PyErr_CheckSignals() == 0);
+    if (got < 0 && !PyErr_Occurred()) {
+        errno = saved;
+        PyErr_SetFromErrno(PyExc_OSError);
+    }
+    return got;
+}
+
+/* The walk of the file fd from pos to end (headers only), each read walked as a buffer; the bytes
+ * used, or -1 with an exception set. Memory: one header, or one window of at most FILE_WINDOW bytes. */
+static Py_ssize_t
+walk_file(int fd, Py_ssize_t pos, Py_ssize_t end, Py_ssize_t file_pos, Py_ssize_t file_end, long long max_records,
+          Py_ssize_t entry_limit, PyObject *rows, EntryWalk *w)
+{
+    unsigned char head[HEADER_READ], *window = NULL;
+    Py_ssize_t at = pos, size = LARGE_ENTRY; /* the first read is a header's, unless the file is small */
+    while (at < end && w->batches < w->max_entries) {
+        Py_ssize_t rest = end - at;
+        Py_ssize_t want = rest <= SMALL_REST || size < LARGE_ENTRY ? FILE_WINDOW : HEADER_READ;
+        if (want > rest)
+            want = rest;
+        unsigned char *buf = head;
+        if (want > HEADER_READ) {
+            if (window == NULL) {
+                window = PyMem_Malloc((size_t)(end - pos < FILE_WINDOW ? end - pos : FILE_WINDOW));
+                if (window == NULL) {
+                    PyErr_NoMemory();
+                    break;
+                }
+            }
+            buf = window;
+        }
+        Py_ssize_t n = pread_into(fd, buf, want, at);
+        if (n < 0)
+            break;
+        Py_ssize_t used = walk_span(buf, 0, n, file_end - at, file_pos + at, 0, 1, max_records, entry_limit, Py_None,
+                                    Py_None, Py_None, rows, w);
+        if (PyErr_Occurred() || used == 0)
+            break;
+        at += used;
+        size = w->last_size;
+    }
+    PyMem_Free(window);
+    return PyErr_Occurred() ? -1 : at - pos;
+}
+
+PyObject *
+walk_entries(PyObject *self, PyObject *args)
+{
+    PyObject *data;
+    Py_ssize_t pos, end, file_pos, entry_limit, file_end = 0;
+    int deep, after_damage;
+    long long max_records;
+    PyObject *last_obj, *crc32c_fn, *crc32_fn, *decompress_fn, *rows, *file_end_obj = Py_None,
+                                                                      *max_entries_obj = Py_None;
+    if (!PyArg_ParseTuple(args, "OnnnpOpLnOOOO|OO", &data, &pos, &end, &file_pos, &deep, &last_obj, &after_damage,
+                          &max_records, &entry_limit, &crc32c_fn, &crc32_fn, &decompress_fn, &rows, &file_end_obj,
+                          &max_entries_obj))
+        return NULL;
+    /* data: a buffer, or a file descriptor read with pread */
+    int fd = -1;
+    Py_buffer view = {NULL};
+    if (PyLong_Check(data)) {
+        long v = PyLong_AsLong(data);
+        if (v == -1 && PyErr_Occurred())
+            return NULL;
+        if (v > INT_MAX) {
+            PyErr_SetString(PyExc_OverflowError, "fd is greater than maximum");
+            return NULL;
+        }
+        fd = (int)v;
+        if (v < 0 || pos < 0 || end < pos || file_end_obj == Py_None) {
+            PyErr_SetString(PyExc_ValueError, "a walk of a file needs fd >= 0, 0 <= pos <= end and file_end");
+            return NULL;
+        }
+    }
+    else if (!PyArg_Parse(data, "y*", &view) || view_window(&view, pos, end) < 0)
+        return NULL;
+    /* headers only (file_end given): an entry is taken when its header is in the window and it ends by
+     * file_end; no CRC, nothing decompressed */
+    int headers = file_end_obj != Py_None;
+    EntryWalk w = {0, last_obj != Py_None, after_damage, 0, 0, 0, LLONG_MAX, 0};
+    int overflow = 0;
+    if (headers) {
+        file_end = PyLong_AsSsize_t(file_end_obj);
+        if (file_end == -1 && PyErr_Occurred())
+            goto error;
+        deep = 0;
+    }
+    if (max_entries_obj != Py_None) {
+        w.max_entries = PyLong_AsLongLong(max_entries_obj);
+        if (w.max_entries == -1 && PyErr_Occurred())
+            goto error;
+    }
+    if (rows != Py_None && !PyList_Check(rows)) {
+        PyErr_SetString(PyExc_TypeError, "rows must be a list or None");
         goto error;
+    }
+    if (w.have_last) {
+        w.last = PyLong_AsLongLongAndOverflow(last_obj, &overflow);
+        if (w.last == -1 && PyErr_Occurred())
+            goto error;
+        if (overflow)
+            goto done; /* past int64: no offset can follow it, so no entry is taken */
+    }
+    Py_ssize_t stop = pos;
+    if (fd >= 0) {
+        Py_ssize_t used = walk_file(fd, pos, end, file_pos, file_end, max_records, entry_limit, rows, &w);
+        if (used < 0)
+            goto error;
+        stop = pos + used;
+    }
+    else {
+        stop = walk_span((const unsigned char *)view.buf, pos, end, headers ? file_end : end, file_pos, deep, headers,
+                         max_records, entry_limit, crc32c_fn, crc32_fn, decompress_fn, rows, &w);
+        if (PyErr_Occurred())
+            goto error;
+    }
+    pos = stop - pos;
+    goto result;
 done:
-    PyBuffer_Release(&view);
-    PyObject *last_out = have_last && !overflow ? PyLong_FromLongLong(last) : Py_NewRef(last_obj);
+    pos = 0;
+result:
+    if (view.obj != NULL)
+        PyBuffer_Release(&view);
+    PyObject *last_out = w.have_last && !overflow ? PyLong_FromLongLong(w.last) : Py_NewRef(last_obj);
     if (last_out == NULL)
         return NULL;
-    return Py_BuildValue("(nLLLNO)", pos - start, batches, records, gaps, last_out,
-                         after_damage ? Py_True : Py_False);
+    return Py_BuildValue("(nLLLNO)", pos, w.batches, w.records, w.gaps, last_out, w.after_damage ? Py_True : Py_False);
 error:
-    PyBuffer_Release(&view);
+    if (view.obj != NULL)
+        PyBuffer_Release(&view);
     return NULL;
 }
 

@@ -5,7 +5,6 @@ Names come from the file system, so every one is shown through ``printable``; JS
 
 from __future__ import annotations
 
-import json
 import os
 from typing import Any
 
@@ -137,6 +136,8 @@ PLAIN_FIELDS = (
 
 def listing_json(one: Listing, kind: str) -> str:
     """One JSON Lines object: ``kind`` is segment, partition, topic, dir or total."""
+    import json  # only for --format json: a share of a listing's start-up
+
     obj: dict[str, Any] = {"type": kind, "name": one.name}
     if kind == "segment":
         obj.update(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import base64
+import binascii
 from collections.abc import Callable
 from enum import Enum
 
@@ -22,7 +22,7 @@ def header_key(key: bytes) -> str:
 
 ENCODERS: dict[PayloadEncoding, Callable[[bytes], str]] = {
     PayloadEncoding.TEXT: header_key,  # the same UTF-8, bad bytes escaped
-    PayloadEncoding.BASE64: lambda data: base64.b64encode(data).decode("ascii"),
+    PayloadEncoding.BASE64: lambda data: binascii.b2a_base64(data, newline=False).decode("ascii"),
     PayloadEncoding.HEX: bytes.hex,
 }
 

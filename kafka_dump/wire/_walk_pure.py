@@ -1,12 +1,14 @@
 """The validating walks of ``verify-crc`` (the reference twin of ``walk.c``), which build no Record.
 
 ``walk_v2_records`` reads with the decoder's ``records.v2_records`` (``dump`` and ``verify-crc`` report
-the same byte) and checks offset deltas grow, none past ``lastOffsetDelta``; ``walk_entries`` walks entries.
+the same byte) and checks offset deltas grow, none past ``lastOffsetDelta``; ``walk_entries`` walks entries
+(of a buffer, or of a file it reads itself, headers only, for ``ls``).
 """
 
 from __future__ import annotations
 
 import mmap
+import os
 from collections.abc import Callable
 from typing import Any
 
@@ -138,7 +140,7 @@ def _inner_span(data: bytes, magic: int, crc32: Checksum | None) -> tuple[int, i
 
 
 def walk_entries(
-    data: bytes | bytearray | mmap.mmap,
+    data: bytes | bytearray | mmap.mmap | int,
     pos: int,
     end: int,
     file_pos: int,
@@ -152,24 +154,142 @@ def walk_entries(
     decompress: Decompress,
     rows: list[EntryRow] | None,
     file_end: int | None = None,
+    max_entries: int | None = None,
     /,
 ) -> RawEntryWalk:
     """Walk the sound entries at ``data[pos:end]`` (file position ``file_pos + pos``): whole, framed, CRC
     holding, offsets after ``last``, and (``deep``) records or inner messages clean; stop before anything
-    else (or a deep v2 control batch) for the slow way. Shallow, a v0/v1 wrapper is not decompressed
-    (records not counted, ordered by its last offset). ``rows`` gets each entry's ``EntryRow``.
+    else (or a deep v2 control batch) for the slow way, or after ``max_entries`` entries. Shallow, a
+    v0/v1 wrapper is not decompressed (records not counted, ordered by its last offset). ``rows`` gets
+    each entry's ``EntryRow``.
 
     With ``file_end`` (where the file ends, in ``data``'s positions) the walk reads headers only, as
     ``ls`` does: an entry is taken when its header lies in ``data[pos:end]`` and it ends by ``file_end``,
-    so the bytes used may pass ``end``; no CRC is computed and nothing decompressed (``deep`` is moot)."""
+    so the bytes used may pass ``end``; no CRC is computed and nothing decompressed (``deep`` is moot).
+
+    ``data`` may instead be a file descriptor, read from ``pos`` up to ``end`` (file positions) with
+    ``pread``: the walk then reads headers only (``file_end`` is required) and reads the file itself,
+    a window where entries are small and one header after a large one (``_read_size``), so the bytes
+    read grow with the entries, not the file. Each read's entries are taken as from a buffer; the walk
+    stops where a fresh read takes none (declined, or cut short: the file shrank under it)."""
+    if isinstance(data, int):
+        return _walk_file(
+            data,
+            pos,
+            end,
+            file_pos,
+            last,
+            after_damage,
+            max_records,
+            entry_limit,
+            rows,
+            file_end,
+            max_entries,
+        )
     if pos < 0 or end < pos or end > len(data):
         raise ValueError("pos and end must satisfy 0 <= pos <= end <= len(data)")
+    return _walk_buffer(
+        data,
+        pos,
+        end,
+        file_pos,
+        deep,
+        last,
+        after_damage,
+        max_records,
+        entry_limit,
+        crc32c,
+        crc32,
+        decompress,
+        rows,
+        file_end,
+        max_entries,
+    )[:6]
+
+
+# How a walk of a file descriptor reads (the compiled twin reads alike): a window where entries are
+# small or the rest of the file is; one header (61 bytes for v2, at most 34 for v0/v1) after an entry
+# this large, so that a header read fetches its page, not the payloads after it.
+_WINDOW = 256 * 1024
+_HEADER_READ = 64
+_LARGE_ENTRY = 4096
+_SMALL_REST = 16 * 1024
+
+
+def _read_size(rest: int, last_size: int) -> int:
+    """The bytes the next read asks for: ``rest`` of the file is left, the last entry held ``last_size``."""
+    return min(rest, _WINDOW if rest <= _SMALL_REST or last_size < _LARGE_ENTRY else _HEADER_READ)
+
+
+def _walk_file(
+    fd: int,
+    pos: int,
+    end: int,
+    file_pos: int,
+    last: int | None,
+    after_damage: bool,
+    max_records: int,
+    entry_limit: int,
+    rows: list[EntryRow] | None,
+    file_end: int | None,
+    max_entries: int | None,
+) -> RawEntryWalk:
+    """``walk_entries`` over the file ``fd`` from ``pos`` to ``end``: each read walked as a buffer."""
+    if fd < 0 or pos < 0 or end < pos or file_end is None:
+        raise ValueError("a walk of a file needs fd >= 0, 0 <= pos <= end and file_end")
+    at = pos
+    batches = records = gaps = 0
+    size = _LARGE_ENTRY  # the first read is a header's, unless the file is small
+    while at < end and (max_entries is None or batches < max_entries):
+        data = os.pread(fd, _read_size(end - at, size), at)
+        used, b, r, g, last, after_damage, size = _walk_buffer(
+            data,
+            0,
+            len(data),
+            file_pos + at,
+            False,
+            last,
+            after_damage,
+            max_records,
+            entry_limit,
+            None,
+            None,
+            no_payload,
+            rows,
+            file_end - at,
+            None if max_entries is None else max_entries - batches,
+        )
+        if not used:
+            break
+        at += used
+        batches, records, gaps = batches + b, records + r, gaps + g
+    return at - pos, batches, records, gaps, last, after_damage
+
+
+def _walk_buffer(
+    data: bytes | bytearray | mmap.mmap,
+    pos: int,
+    end: int,
+    file_pos: int,
+    deep: bool,
+    last: int | None,
+    after_damage: bool,
+    max_records: int,
+    entry_limit: int,
+    crc32c: Checksum | None,
+    crc32: Checksum | None,
+    decompress: Decompress,
+    rows: list[EntryRow] | None,
+    file_end: int | None,
+    max_entries: int | None,
+) -> tuple[int, int, int, int, int | None, bool, int]:
+    """``walk_entries`` over a buffer, and the size of the last entry taken (0 for none)."""
     headers = file_end is not None
     limit = end if file_end is None else file_end
     view = memoryview(data)
     start = pos
-    batches = records = gaps = 0
-    while end - pos >= _PREFIX:
+    batches = records = gaps = taken = 0
+    while end - pos >= _PREFIX and (max_entries is None or batches < max_entries):
         offset, length = L.LOG_ENTRY.unpack_from(data, pos)
         magic = data[pos + L.MAGIC_OFFSET]
         entry = L.LOG_OVERHEAD + length
@@ -300,7 +420,8 @@ def walk_entries(
         batches += 1
         records += n
         pos = entry_end
-    return pos - start, batches, records, gaps, last, after_damage
+        taken = entry
+    return pos - start, batches, records, gaps, last, after_damage, taken
 
 
 walk_v2_records = bind(walk_v2_records)(native.walk_v2_records if native else None)
