@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import base64
 import binascii
 import functools
 import re
@@ -48,6 +47,8 @@ def exact_bytes(text: str, what: str) -> bytes:
         if sep and kind == "hex":
             return bytes.fromhex(rest)
         if sep and kind == "base64":
+            import base64  # not at start-up: a listing loads no base64 module
+
             return base64.b64decode(rest, validate=True)
     except (ValueError, binascii.Error) as exc:
         raise click.BadParameter(f"{text!r} is not valid {kind}: {exc}", param_hint=what) from None
