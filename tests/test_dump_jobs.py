@@ -17,6 +17,7 @@ from click.testing import CliRunner, Result
 from kafka_dump.cli import main
 from tests.batches import GZIP, LZ4, ZSTD, default_records, legacy_messages, legacy_records, v2_batch
 from tests.conftest import FIXTURES
+from tests.test_pipes import _sigint_default
 from tests.test_search import segment
 from tests.test_silent_passes import kdump
 
@@ -149,6 +150,7 @@ def test_a_signal_leaves_no_temporary_file(signum: int, tmp_path: Path) -> None:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         env=env,
+        preexec_fn=_sigint_default,  # a suite run as a background job ignores SIGINT
     )
     try:
         assert proc.stdout is not None
