@@ -119,7 +119,7 @@ def stats(
             return c
 
     events: Iterable[StatsEvent] = iter_stats(files, listener=listener, **limits)
-    events = out.track(events, progress_position, sum(file_size(f) for f in files))
+    events = out.track(events, progress_position, sum(map(file_size, files)) if out.progress else None)
     read, unread = _render(out, events, fmt, charts=not no_charts, comparisons=comparisons)
     out.flush()
     if unread:  # each said on stderr; the exit code says so too

@@ -93,16 +93,18 @@ def verify_crc(
         from kafka_dump.log.writer import check_writable
 
         check_writable(salvage_dir)
-    files = verify_files(list(paths))
+    files, indexes = verify_files(list(paths))
     workers = min(jobs or os.cpu_count() or 1, max(len(files), 1))
     # Inflating ahead on a second thread only for one worker: files in parallel take every core.
     logs = frozenset(str(f) for f in files if f.suffix == ".log")
-    options = VerifyOptions(deep, not no_index, **limits, inflate_ahead=workers <= 1, logs=logs)
+    options = VerifyOptions(
+        deep, not no_index, **limits, inflate_ahead=workers <= 1, logs=logs, indexes=indexes
+    )
     events: Iterable[VerifyEvent] = _events(files, options, workers)
     show: _JsonOut | _TableOut = _JsonOut(out) if fmt == "json" else _TableOut(out, show_all)
     reports: list[FileReport] = []
     refused: list[str] = []  # salvage copies not written
-    for event in out.track(events, _position, sum(_size(f) for f in files)):
+    for event in out.track(events, _position, sum(map(_size, files)) if out.progress else None):
         if isinstance(event, Problem):
             show.problem(event)
         elif isinstance(event, FileReport):

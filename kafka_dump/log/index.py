@@ -239,17 +239,21 @@ class _Entries:
         return True
 
 
+_SUFFIXES = (".index", ".timeindex", ".txnindex")
+
+
 class IndexCheck:
     """Checks the ``.index``, ``.timeindex`` and ``.txnindex`` beside a log as its batches stream by,
     in file order: ``.index`` entries matched by position, ``.timeindex`` entries by offset. Memory
     holds a window of each index file (and the ``.txnindex``), never a list of the log's batches."""
 
-    def __init__(self, log: Path) -> None:
+    def __init__(self, log: Path, files: list[Path] | None = None) -> None:
+        """``files``: the index files beside ``log`` to check (by default each of the three that is there)."""
         self.problems: list[Problem] = []
         self._base = index_base_offset(log)
         self.files: list[Path] = []
         opened: dict[str, tuple[Path, BinaryIO]] = {}
-        for path in map(log.with_suffix, (".index", ".timeindex", ".txnindex")):
+        for path in map(log.with_suffix, _SUFFIXES) if files is None else files:
             try:
                 opened[path.suffix] = (path, open(path, "rb"))  # noqa: SIM115 (closed by finish)
             except FileNotFoundError:

@@ -16,7 +16,7 @@ import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from itertools import chain
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ParamSpec
+from typing import TYPE_CHECKING, Any, NamedTuple, ParamSpec
 
 from kafka_dump import wire as _twins
 from kafka_dump.errors import CorruptRecordError, NotASegmentError
@@ -56,20 +56,19 @@ PlainRunReader = Callable[[str, bytes, int, int, int, bool], "tuple[Sequence[Any
 
 def segment_base_offset(path: str | os.PathLike[str]) -> int | None:
     """The base offset in a file name Kafka wrote (``00000000000000001000.log`` -> 1000)."""
-    match = _SEGMENT_NAME.match(Path(path).name)
+    match = _SEGMENT_NAME.match(os.path.basename(path))
     return int(match.group(1)) if match else None
 
 
 def snapshot_id(path: str | os.PathLike[str]) -> tuple[int, int] | None:
     """(end offset, epoch) of a KRaft snapshot named ``<endOffset>-<epoch>.checkpoint``."""
-    match = _SNAPSHOT_NAME.match(Path(path).name)
+    match = _SNAPSHOT_NAME.match(os.path.basename(path))
     return (int(match.group(1)), int(match.group(2))) if match else None
 
 
 def segment_order(p: Path) -> tuple[bool, int, str]:
     """A sort key: Kafka-named segments in offset order, then the others by name."""
-    base = segment_base_offset(p)
-    return base is None, base or 0, p.name
+    return name_order(p.name)
 
 
 def segment_files(path: str | os.PathLike[str]) -> list[Path]:
@@ -96,40 +95,45 @@ def log_dir_files(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
     """The segment files under each path, as ``dump`` and ``stats`` search it: a segment; a partition
     directory (its segments in offset order); or a log dir: its own segments (a KRaft
     ``bootstrap.checkpoint``), then those of each partition directory in it, by name."""
-    out: list[Path] = []
+    found: list[_Listed] = []
     for path in paths:
         p = Path(path)
         if not p.is_dir():
-            out.extend(segment_files(p))
+            found += [_Listed(p.parent, [f], None) for f in segment_files(p)]
             continue
         # Each directory is listed once, its entries' types taken from the listing (no stat each).
-        partitions = [logs for d in sorted(_child_dirs(p)) if (logs := _segments_in(d))]
-        if not partitions:
-            out.extend(segment_files(p))  # a partition directory (or an error naming it)
-            continue
-        if _segments_in(p):
-            out.extend(segment_files(p))
-        out.extend(f for logs in partitions for f in logs)
-    return _once(out)
+        entries = _entries(p)
+        own = _segments_in(p, entries)
+        children = sorted(p / e.name for e in entries if e.is_dir())
+        partitions = [logs for d in children if (logs := _segments_in(d)).files]
+        if not own.files and not partitions:
+            segment_files(p)  # raises the error that names the directory
+        found += [own, *partitions]  # a log dir's own segments (bootstrap.checkpoint) come first
+    return _once(found)
 
 
-def _once(files: list[Path]) -> list[Path]:
+class _Listed(NamedTuple):
+    """Segment files of one directory, and the names of those that are symlinks (None: not known)."""
+
+    directory: Path
+    files: list[Path]
+    links: frozenset[str] | None
+
+
+def _once(found: list[_Listed]) -> list[Path]:
     """Each file once, however many paths reach it (a symlinked partition directory, a path given
     twice), in the order first seen. A directory is resolved once for all its files."""
     seen: set[str] = set()
-    dirs: dict[Path, str] = {}
     unique = []
-    for f in files:
-        if os.path.islink(f):
-            real = os.path.realpath(f)
-        else:
-            where = dirs.get(f.parent)
-            if where is None:
-                where = dirs[f.parent] = os.path.realpath(f.parent)
-            real = os.path.join(where, f.name)
-        if real not in seen:
-            seen.add(real)
-            unique.append(f)
+    for directory, files, links in found:
+        where = os.path.realpath(directory)
+        for f in files:
+            name = f.name
+            linked = os.path.islink(f) if links is None else name in links
+            real = os.path.realpath(f) if linked else os.path.join(where, name)
+            if real not in seen:
+                seen.add(real)
+                unique.append(f)
     return unique
 
 
@@ -141,16 +145,22 @@ def _entries(p: Path) -> list[os.DirEntry[str]]:
         raise NotASegmentError(f"permission denied ({exc.strerror})", file=str(p)) from None
 
 
-def _child_dirs(p: Path) -> list[Path]:
-    return [p / e.name for e in _entries(p) if e.is_dir()]
-
-
-def _segments_in(d: Path) -> list[Path]:
-    """The segment files directly in ``d``, in offset order (none: an empty list)."""
-    logs = [
-        d / e.name for e in _entries(d) if os.path.splitext(e.name)[1] in SEGMENT_SUFFIXES and e.is_file()
+def _segments_in(d: Path, entries: list[os.DirEntry[str]] | None = None) -> _Listed:
+    """The segment files directly in ``d`` (of its ``entries`` when listed already), in offset order."""
+    segments = [
+        e
+        for e in (_entries(d) if entries is None else entries)
+        if e.name.endswith(SEGMENT_SUFFIXES) and os.path.splitext(e.name)[1] and e.is_file()
     ]
-    return sorted(logs, key=segment_order)
+    names = sorted((e.name for e in segments), key=name_order)
+    links = frozenset(e.name for e in segments if e.is_symlink())
+    return _Listed(d, [d / name for name in names], links)
+
+
+def name_order(name: str) -> tuple[bool, int, str]:
+    """``segment_order`` of a file name (a sort key: Kafka-named segments in offset order, then the others)."""
+    match = _SEGMENT_NAME.match(name)
+    return match is None, int(match.group(1)) if match else 0, name
 
 
 def read_segment_runs(

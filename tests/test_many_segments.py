@@ -1,0 +1,161 @@
+"""A partition of many small segments (issue 28, "Scale"): what each command does once per file.
+
+A partition directory of one-batch segments must cost little more than one segment holding the same
+batches. Time is not measured here (``benchmarks/cases/many_segments.py`` does); the calls to the
+file system that each command makes for every segment are counted instead, on two partitions of
+different sizes, so that the count per segment is exact: a directory is listed once, and a file is
+opened, not looked up first.
+"""
+
+from __future__ import annotations
+
+import builtins
+import json
+import os
+import struct
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from kafka_dump.cli import main
+from tests.batches import LZ4, v2_batch
+
+ENV = {"COLUMNS": "120", "NO_COLOR": "1"}
+PER_BATCH = 10
+TS0 = 1_700_000_000_000
+WATCHED = ((os, "stat"), (os, "lstat"), (os, "open"), (os, "listdir"), (os, "scandir"), (builtins, "open"))
+
+
+def partition(d: Path, segments: int) -> Path:
+    """A partition directory of one-batch v2 lz4 segments, each with the .index and .timeindex a broker
+    leaves (its one batch is under index.interval.bytes: an empty .index, one .timeindex entry)."""
+    d.mkdir(parents=True)
+    for i in range(segments):
+        base = i * PER_BATCH
+        records = [(b"key-%d" % j, b"value-%d" % j, []) for j in range(PER_BATCH)]
+        stem = d / f"{base:020d}"
+        stem.with_suffix(".log").write_bytes(v2_batch(records, codec=LZ4, base_offset=base, timestamp=TS0))
+        stem.with_suffix(".index").write_bytes(b"")
+        stem.with_suffix(".timeindex").write_bytes(struct.pack(">qi", TS0 + PER_BATCH - 1, PER_BATCH - 1))
+    return d
+
+
+@pytest.fixture(scope="module")
+def partitions(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    root = tmp_path_factory.mktemp("many")
+    return partition(root / "few" / "t-0", 4), partition(root / "more" / "t-0", 12)
+
+
+def calls(monkeypatch: pytest.MonkeyPatch, *args: str) -> tuple[Counter[str], str]:
+    """The calls to the file system that ``kdump ARGS`` makes (by name), and its output."""
+    counts: Counter[str] = Counter()
+
+    def counted(name: str, fn: object) -> object:
+        def call(*a: object, **k: object) -> object:
+            counts[name] += 1
+            return fn(*a, **k)  # type: ignore[operator]
+
+        return call
+
+    with monkeypatch.context() as m:
+        for module, name in WATCHED:
+            m.setattr(module, name, counted(f"{module.__name__}.{name}", getattr(module, name)))
+        result = CliRunner().invoke(main, list(args), env=ENV)
+    assert result.exit_code == 0, result.output
+    return counts, result.stdout
+
+
+def per_file(monkeypatch: pytest.MonkeyPatch, partitions: tuple[Path, Path], *args: str) -> dict[str, float]:
+    """The calls a command makes for each segment more: the difference between the two partitions."""
+    few, more = partitions
+    calls(monkeypatch, *args, str(few))  # what is done once (imports) is done before counting
+    a, _ = calls(monkeypatch, *args, str(few))
+    b, _ = calls(monkeypatch, *args, str(more))
+    added = len(os.listdir(more)) // 3 - len(os.listdir(few)) // 3
+    return {name: (b[name] - a[name]) / added for name in sorted(a | b) if b[name] != a[name]}
+
+
+COMMANDS = {
+    "dump": ["dump"],
+    "dump json": ["dump", "--format", "json"],
+    "stats": ["stats"],
+    "stats json": ["stats", "--format", "json"],
+    "verify-crc": ["verify-crc", "-j", "1"],
+}
+# Each segment is opened once to be read (verify-crc: with its .index and .timeindex), and looked up
+# and tried once where a scan of several files tells an unreadable one from the others (dump, stats;
+# stats asks its size first). Nothing else: no directory is listed again, no other file looked for.
+EXPECTED = {
+    "dump": {"builtins.open": 1, "os.open": 1, "os.stat": 1},
+    "dump json": {"builtins.open": 1, "os.open": 1, "os.stat": 1},
+    "stats": {"builtins.open": 1, "os.open": 1, "os.stat": 2},
+    "stats json": {"builtins.open": 1, "os.open": 1, "os.stat": 2},
+    "verify-crc": {"builtins.open": 3},
+}
+
+
+@pytest.mark.parametrize("command", list(COMMANDS))
+def test_what_a_command_does_for_each_segment(
+    command: str, monkeypatch: pytest.MonkeyPatch, partitions: tuple[Path, Path]
+) -> None:
+    assert per_file(monkeypatch, partitions, *COMMANDS[command]) == EXPECTED[command]
+
+
+@pytest.mark.parametrize("command", list(COMMANDS))
+def test_a_partition_directory_is_listed_once(
+    command: str, monkeypatch: pytest.MonkeyPatch, partitions: tuple[Path, Path]
+) -> None:
+    calls(monkeypatch, *COMMANDS[command], str(partitions[0]))  # imports first
+    counts, _ = calls(monkeypatch, *COMMANDS[command], str(partitions[1]))
+    # dump lists it once for its segments and once for the .txnindex files beside them
+    assert counts["os.scandir"] + counts["os.listdir"] == (2 if command.startswith("dump") else 1)
+
+
+def test_an_index_file_the_listing_did_not_find_is_not_looked_for(
+    monkeypatch: pytest.MonkeyPatch, partitions: tuple[Path, Path]
+) -> None:
+    looked: list[str] = []
+    real_open = builtins.open
+
+    def watched(file: object, *a: object, **k: object) -> object:
+        looked.append(str(file))
+        return real_open(file, *a, **k)  # type: ignore[call-overload]
+
+    monkeypatch.setattr(builtins, "open", watched)
+    result = CliRunner().invoke(main, ["verify-crc", "-j", "1", str(partitions[0])], env=ENV)
+    assert result.exit_code == 0, result.output
+    assert not [f for f in looked if f.endswith(".txnindex")]
+    assert sorted(Path(f).suffix for f in looked if Path(f).parent == partitions[0]) == sorted(
+        [".log", ".index", ".timeindex"] * 4
+    )
+
+
+def test_a_txnindex_the_listing_found_is_read(tmp_path: Path) -> None:
+    """The listing decides which .txnindex files are read: one there is read (and checked)."""
+    d = partition(tmp_path / "t-0", 3)
+    (d / f"{PER_BATCH:020d}.txnindex").write_bytes(b"\x00\x01")  # a partial entry: a problem
+    result = CliRunner().invoke(main, ["verify-crc", "-j", "1", "--format", "json", str(d)], env=ENV)
+    problems = [json.loads(x) for x in result.stdout.splitlines() if '"type":"problem"' in x]
+    assert result.exit_code == 1 and [p["file"] for p in problems] == [str(d / f"{PER_BATCH:020d}.txnindex")]
+    dumped = CliRunner().invoke(main, ["dump", "--format", "json", str(d)], env=ENV)
+    assert dumped.exit_code == 0  # a tail of a .txnindex is no corruption
+    assert [json.loads(x)["file"] for x in dumped.stdout.splitlines() if '"type":"problem"' in x] == [
+        str(d / f"{PER_BATCH:020d}.txnindex")
+    ]
+
+
+def files_of(lines: Iterator[str]) -> list[str]:
+    return [Path(json.loads(x)["file"]).name for x in lines]
+
+
+def test_the_files_come_in_offset_order_whatever_the_listing(tmp_path: Path) -> None:
+    d = partition(tmp_path / "t-0", 12)
+    (d / "notes.checkpoint").write_bytes(b"")  # no Kafka name: after the segments, by name
+    expected = [*(f"{i * PER_BATCH:020d}.log" for i in range(12)), "notes.checkpoint"]
+    result = CliRunner().invoke(main, ["verify-crc", "-j", "1", "--format", "json", str(d)], env=ENV)
+    assert files_of(iter(result.stdout.splitlines())) == expected
+    result = CliRunner().invoke(main, ["stats", "--format", "json", str(d)], env=ENV)
+    assert files_of(iter(result.stdout.splitlines()[:-1])) == expected
