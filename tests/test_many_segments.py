@@ -159,3 +159,77 @@ def test_the_files_come_in_offset_order_whatever_the_listing(tmp_path: Path) -> 
     assert files_of(iter(result.stdout.splitlines())) == expected
     result = CliRunner().invoke(main, ["stats", "--format", "json", str(d)], env=ENV)
     assert files_of(iter(result.stdout.splitlines()[:-1])) == expected
+
+
+# --- stats: one section for a directory's segments ------------------------------------------------
+
+
+def stats(*args: str) -> str:
+    result = CliRunner().invoke(main, ["stats", *args], env=ENV)
+    assert result.exit_code == 0, result.output
+    return result.stdout
+
+
+def sections(out: str) -> dict[str, str]:
+    """A table's sections by their title line (``Measuring …`` or ``Total: …``), each without it."""
+    found: dict[str, str] = {}
+    title = None
+    for line in out.splitlines(keepends=True):
+        if line.startswith(("Measuring ", "Total: ")):
+            title = line.rstrip("\n")
+            found[title] = ""
+        elif title is not None:
+            found[title] += line
+    return {t: body.strip("\n") for t, body in found.items()}
+
+
+def test_a_partition_is_one_section_the_sum_of_its_segments(partitions: tuple[Path, Path]) -> None:
+    part = partitions[1]
+    shown = sections(stats(str(part)))
+    assert list(shown) == [f"Measuring {part}{os.sep} (12 files)"]  # one section, so no total either
+    each = sections(stats("--per-file", str(part)))
+    assert list(each) == [
+        *(f"Measuring {part / f'{i * PER_BATCH:020d}.log'}" for i in range(12)),
+        "Total: 12 files",
+    ]
+    assert shown[f"Measuring {part}{os.sep} (12 files)"] == each["Total: 12 files"]
+    assert "│ records           │                   120 │" in each["Total: 12 files"]
+
+
+def test_each_partition_of_a_log_dir_and_each_file_named_is_a_section(
+    partitions: tuple[Path, Path], tmp_path: Path
+) -> None:
+    few, more = partitions
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    (logs / "a-0").symlink_to(few)
+    (logs / "b-0").symlink_to(more)
+    named = more / f"{0:020d}.log"
+    shown = sections(stats("--no-charts", str(logs), str(named)))
+    assert list(shown) == [
+        f"Measuring {logs / 'a-0'}{os.sep} (4 files)",
+        f"Measuring {logs / 'b-0'}{os.sep} (12 files)",
+        "Total: 16 files",  # the file named is b-0's first segment: read once, in b-0's section
+    ]
+    shown = sections(stats("--no-charts", str(few), str(named)))
+    assert list(shown) == [f"Measuring {few}{os.sep} (4 files)", f"Measuring {named}", "Total: 5 files"]
+
+
+def test_a_partition_of_one_segment_is_that_segments_section(tmp_path: Path) -> None:
+    part = partition(tmp_path / "t-0", 1)
+    assert list(sections(stats(str(part)))) == [f"Measuring {part / f'{0:020d}.log'}"]
+
+
+def test_compare_sums_a_partition_too(partitions: tuple[Path, Path]) -> None:
+    out = stats("--compare", "--codecs", "lz4", str(partitions[0]))
+    assert out.count("Size in every format") == 1 and "Total:" not in out
+    assert "40 data records in 4 of 4 batches" in out
+
+
+def test_json_stays_one_object_per_file(partitions: tuple[Path, Path]) -> None:
+    objects = [json.loads(x) for x in stats("--format", "json", str(partitions[0])).splitlines()]
+    assert [o["type"] for o in objects] == ["file"] * 4 + ["total"]
+    result = CliRunner().invoke(
+        main, ["stats", "--format", "json", "--per-file", str(partitions[0])], env=ENV
+    )
+    assert result.exit_code == 2 and "--per-file applies to --format table only" in result.output

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -52,6 +52,9 @@ def _codecs_option(ctx: click.Context, param: click.Parameter, value: str) -> tu
     "table", "json", help="table: Rich tables and charts; json: one JSON object per file, then one for the total."
 )  # fmt: skip
 @click.option("--no-charts", is_flag=True, help="Leave out the record-size histogram and the sparkline.")
+@click.option(
+    "--per-file", is_flag=True, help="table: a section for each segment of a directory, not one for them all."
+)
 @limit_options
 @click.option(
     "--compare",
@@ -77,16 +80,17 @@ def _codecs_option(ctx: click.Context, param: click.Parameter, value: str) -> tu
 @count_option("--sample", help="--compare: encode only N batches spread over each file (the figures say so).")
 @output_options
 def stats(
-    paths: tuple[str, ...], out: Output, fmt: str, no_charts: bool, limits: Limits, compare: bool,
+    paths: tuple[str, ...], out: Output, fmt: str, no_charts: bool, per_file: bool, limits: Limits, compare: bool,
     batch_records: int | None, batch_bytes: int | None, codecs: tuple[Compression, ...], level: int | None,
     sample: int | None,
 ) -> int:  # fmt: skip
     """Count what segments hold: layout, batches, records, overhead per record.
 
     FILE|DIR is a segment, a partition directory or a log dir (a directory of partition
-    directories). Each file gets a section, then the total (tables: when there are several
-    files; JSON: always, as the last object). Corrupt batches are reported on stderr,
-    counted and skipped; the exit code stays 0.
+    directories). Tables: each file named gets a section, and so does each directory's set of
+    segments (--per-file: each segment), then the total when there are several sections. JSON:
+    one object per file, then the total. Corrupt batches are reported on stderr, counted and
+    skipped; the exit code stays 0.
 
     With --compare, the same records (same offsets, timestamps, keys, values, headers and batch
     boundaries) are encoded again in V0/V1 (none, gzip, snappy, lz4) and V2 (none, gzip, snappy,
@@ -99,7 +103,7 @@ def stats(
       kdump stats --compare --batch-records 1000 00000000000000000000.log
       kdump stats --compare --codecs lz4,zstd --sample 200 big-topic-0/
     """
-    only_with_formats(fmt, {"no_charts": ("table",)})
+    only_with_formats(fmt, {"no_charts": ("table",), "per_file": ("table",)})
     if not compare and (batch_records or batch_bytes or sample or level is not None):
         raise click.UsageError("--batch-records, --batch-bytes, --level and --sample need --compare")
     paths = segment_paths(paths, out)
@@ -120,7 +124,11 @@ def stats(
 
     events: Iterable[StatsEvent] = iter_stats(files, listener=listener, **limits)
     events = out.track(events, progress_position, sum(map(file_size, files)) if out.progress else None)
-    read, unread = _render(out, events, fmt, charts=not no_charts, comparisons=comparisons)
+    # A table's section: a file named, or the segments of one directory (each file: --per-file, JSON).
+    named = {str(Path(p)) for p in paths}
+    whole = per_file or fmt == "json"
+    section = (lambda f: f) if whole else (lambda f: f if f in named else os.path.dirname(f))
+    read, unread = _render(out, events, fmt, charts=not no_charts, comparisons=comparisons, section=section)
     out.flush()
     if unread:  # each said on stderr; the exit code says so too
         return EXIT_CORRUPT if read else EXIT_BAD_INPUT
@@ -128,32 +136,76 @@ def stats(
 
 
 def _render(
-    out: Output, events: Iterable[StatsEvent], fmt: str, *, charts: bool, comparisons: dict[str, Comparison]
+    out: Output,
+    events: Iterable[StatsEvent],
+    fmt: str,
+    *,
+    charts: bool,
+    comparisons: dict[str, Comparison],
+    section: Callable[[str], str],
 ) -> tuple[int, int]:
-    """Show each file's figures and the total; (files read, files that could not be read)."""
-    total: SegmentStats | None = None
-    total_cmp: Comparison | None = None
-    unread = 0
+    """Show each section's figures (``section`` names a file's) and the total; (files read, files that
+    could not be read)."""
+    total = _Section("total", summed=True)
+    shown = unread = 0
+    current: _Section | None = None
     for event in events:
         if isinstance(event, Problem):
             unread += event.check == Check.UNREADABLE
             out.diagnostic(str(event))
         elif isinstance(event, SegmentStats):
             cmp = comparisons.pop(event.path, None)
-            if not out.closed:  # stdout's reader left (| head): read on, for the exit code, unshown
-                _show(out, fmt, event, cmp.finish() if cmp else None, total=False, charts=charts)
-            if total is None:
-                total = SegmentStats("total", files=0)
-            total.merge(event)
-            if cmp is not None:
-                if total_cmp is None:
-                    total_cmp = type(cmp)(cmp.options, files=0)
-                total_cmp.merge(cmp)
-    read = 0 if total is None else total.files
-    if total is None or out.closed or (fmt == "table" and total.files < 2):
-        return read, unread  # a table of one file needs no total
-    _show(out, fmt, total, total_cmp, total=True, charts=charts)
+            key = section(event.path)
+            if current is not None and current.key != key:
+                _end(out, fmt, current, total, charts)
+                shown, current = shown + 1, None
+            if current is None:
+                current = _Section(key)
+            current.add(event, cmp)
+    if current is not None:
+        _end(out, fmt, current, total, charts)
+        shown += 1
+    read = 0 if total.stats is None else total.stats.files
+    if total.stats is None or out.closed or (fmt == "table" and shown < 2):
+        return read, unread  # one section needs no total
+    _show(out, fmt, total.stats, total.cmp, total=True, charts=charts)
     return read, unread
+
+
+class _Section:
+    """The figures of a section (a file, a directory's segments, or the total), gathered file by file:
+    a section of one file shows that file's own (``summed``: always a sum, named ``key``)."""
+
+    def __init__(self, key: str, *, summed: bool = False) -> None:
+        self.key = key
+        self.stats: SegmentStats | None = None
+        self.cmp: Comparison | None = None
+        self._summed = summed
+
+    def add(self, s: SegmentStats, cmp: Comparison | None) -> None:
+        if self.stats is None and not self._summed:
+            self.stats, self.cmp = s, cmp
+            return
+        if not self._summed:  # a second file: the section sums them from now on
+            first, first_cmp = self.stats, self.cmp
+            self._summed, self.stats, self.cmp = True, None, None
+            self.add(first, first_cmp)  # type: ignore[arg-type]  # set by the first file
+        if self.stats is None:
+            self.stats = SegmentStats(self.key, files=0)
+        self.stats.merge(s)
+        if cmp is not None:
+            if self.cmp is None:
+                self.cmp = type(cmp)(cmp.options, files=0)
+            self.cmp.merge(cmp)
+
+
+def _end(out: Output, fmt: str, section: _Section, total: _Section, charts: bool) -> None:
+    """Show a section (unless stdout's reader left: read on, for the exit code) and add it to the total."""
+    s = section.stats
+    assert s is not None
+    if not out.closed:
+        _show(out, fmt, s, section.cmp.finish() if section.cmp else None, total=False, charts=charts)
+    total.add(s, section.cmp)
 
 
 def _show(
