@@ -233,3 +233,41 @@ def test_json_stays_one_object_per_file(partitions: tuple[Path, Path]) -> None:
         main, ["stats", "--format", "json", "--per-file", str(partitions[0])], env=ENV
     )
     assert result.exit_code == 2 and "--per-file applies to --format table only" in result.output
+
+
+# --- verify-crc: small files are checked in the one process -----------------------------------------
+
+
+class NoPool:
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        raise AssertionError("a process pool was started")
+
+
+def test_small_files_are_checked_in_one_process_by_default(
+    monkeypatch: pytest.MonkeyPatch, partitions: tuple[Path, Path]
+) -> None:
+    import concurrent.futures
+
+    monkeypatch.setattr(os, "cpu_count", lambda: 4)
+    serial = CliRunner().invoke(
+        main, ["verify-crc", "--format", "json", "-j", "1", str(partitions[1])], env=ENV
+    )
+    monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", NoPool)
+    result = CliRunner().invoke(main, ["verify-crc", "--format", "json", str(partitions[1])], env=ENV)
+    assert result.exit_code == 0 and result.stdout == serial.stdout
+    asked = CliRunner().invoke(main, ["verify-crc", "-j", "2", str(partitions[1])], env=ENV)
+    assert isinstance(asked.exception, AssertionError)  # -j given: as many workers as asked
+
+
+def test_files_worth_sharing_are_checked_in_parallel_by_default(
+    monkeypatch: pytest.MonkeyPatch, partitions: tuple[Path, Path]
+) -> None:
+    import concurrent.futures
+
+    from kafka_dump.commands import verify
+
+    monkeypatch.setattr(os, "cpu_count", lambda: 4)
+    monkeypatch.setattr(verify, "TASK_BYTES", 100)  # every file is worth a worker
+    monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", NoPool)
+    result = CliRunner().invoke(main, ["verify-crc", str(partitions[1])], env=ENV)
+    assert isinstance(result.exception, AssertionError)
