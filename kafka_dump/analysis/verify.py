@@ -176,6 +176,7 @@ def verify_files(paths: list[str]) -> Scan:
             for top, entries in _walk(str(p), unlisted):
                 where = Path(top)
                 key = str(where)
+                listed = "" if key == "." else key  # os.path.dirname of the paths below it
                 found += [
                     (key, name_order(e.name), where / e.name)
                     for e in entries
@@ -185,7 +186,7 @@ def verify_files(paths: list[str]) -> Scan:
                     )
                     and e.is_file()
                 ]
-                indexes[key] = frozenset(e.name for e in entries if e.name.endswith(_INDEX_SUFFIXES))
+                indexes[listed] = frozenset(e.name for e in entries if e.name.endswith(_INDEX_SUFFIXES))
             if not found and not unlisted:
                 raise KafkaDumpError("directory holds no .log or .checkpoint segment", file=raw)
             found += [(str(d), segment_order(d), d) for d in (Path(exc.filename) for exc in unlisted)]
@@ -316,14 +317,14 @@ class _FileCheck:
                 yield p
         yield FileProgress(report.file, report.bytes)
 
-    def _index_files(self) -> list[Path]:
+    def _index_files(self) -> list[str]:
         """The index files beside the log: as its directory's listing found them, else those there now."""
-        path = self.path
-        stem = path.stem
-        listed = self.options.indexes.get(str(path.parent))
+        directory, name = os.path.split(self.report.file)
+        stem = name[:-4]  # less .log
+        listed = self.options.indexes.get(directory)
         if listed is not None:
-            return [path.with_name(name) for s in _INDEX_SUFFIXES if (name := stem + s) in listed]
-        return [index for s in _INDEX_SUFFIXES if (index := path.with_name(stem + s)).exists()]
+            return [os.path.join(directory, n) for s in _INDEX_SUFFIXES if (n := stem + s) in listed]
+        return [index for s in _INDEX_SUFFIXES if os.path.exists(index := os.path.join(directory, stem + s))]
 
     def _scan(self, f: BinaryIO, size: int) -> Iterator[VerifyEvent]:
         """The file's entries: runs of sound ones walked by the entry walk (in C, without a Python

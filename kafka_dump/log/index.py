@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import struct
-from collections.abc import Generator, Iterator
+from collections.abc import Generator, Iterator, Sequence
 from itertools import islice
 from pathlib import Path
 from typing import BinaryIO
@@ -45,7 +45,7 @@ def index_entries(f: BinaryIO, entry: struct.Struct) -> Generator[tuple[int, int
                 if a == 0 and b == 0 and at + k * size > 0:
                     return
                 yield at + k * size, a, b
-            if len(window) % size:
+            if len(window) < INDEX_WINDOW:  # the end of the file (a partial entry, or none)
                 return
             at += len(window)
 
@@ -168,12 +168,12 @@ _CONFIRM_SCAN_LIMIT = 10_000
 # --- checking the index files against their log (verify-crc) ---------------------------------------------
 
 
-def _index_problem(path: Path, at: int, length: int, check: str, reason: str, expected: int | None = None,
+def _index_problem(path: str | Path, at: int, length: int, check: str, reason: str, expected: int | None = None,
                    found: int | None = None) -> Problem:  # fmt: skip
     return Problem(str(path), at, length, ProblemKind.CORRUPT, reason, None, check, expected, found)
 
 
-def _check_size(path: Path, length: int, size: int, problems: list[Problem]) -> None:
+def _check_size(path: str | Path, length: int, size: int, problems: list[Problem]) -> None:
     if tail := length % size:
         reason = f"index size {length} is not a multiple of its {size}-byte entries"
         problems.append(_index_problem(path, length - tail, tail, Check.INDEX_SIZE, reason, size, length))
@@ -184,7 +184,7 @@ class _Entries:
     (``index_entries``), with their order checked as they are read."""
 
     def __init__(
-        self, path: Path, f: BinaryIO, entry: struct.Struct, base: int, problems: list[Problem]
+        self, path: str | Path, f: BinaryIO, entry: struct.Struct, base: int, problems: list[Problem]
     ) -> None:
         self.path = path
         self._entry = entry
@@ -247,15 +247,16 @@ class IndexCheck:
     in file order: ``.index`` entries matched by position, ``.timeindex`` entries by offset. Memory
     holds a window of each index file (and the ``.txnindex``), never a list of the log's batches."""
 
-    def __init__(self, log: Path, files: list[Path] | None = None) -> None:
+    def __init__(self, log: Path, files: Sequence[str | Path] | None = None) -> None:
         """``files``: the index files beside ``log`` to check (by default each of the three that is there)."""
         self.problems: list[Problem] = []
         self._base = index_base_offset(log)
-        self.files: list[Path] = []
-        opened: dict[str, tuple[Path, BinaryIO]] = {}
+        self.files: list[str | Path] = []
+        opened: dict[str, tuple[str | Path, BinaryIO]] = {}
         for path in map(log.with_suffix, _SUFFIXES) if files is None else files:
             try:
-                opened[path.suffix] = (path, open(path, "rb"))  # noqa: SIM115 (closed by finish)
+                # Unbuffered: an index is read in whole windows (a regular file gives each read whole).
+                opened[os.path.splitext(path)[1]] = (path, open(path, "rb", buffering=0))  # noqa: SIM115
             except FileNotFoundError:
                 continue
             except OSError as exc:  # there, but unreadable: a problem, never a silent pass
@@ -269,7 +270,7 @@ class IndexCheck:
             with f:
                 self._check_txn(path, f.read())
 
-    def _entries(self, found: tuple[Path, BinaryIO] | None, entry: struct.Struct) -> _Entries | None:
+    def _entries(self, found: tuple[str | Path, BinaryIO] | None, entry: struct.Struct) -> _Entries | None:
         return None if found is None else _Entries(*found, entry, self._base, self.problems)
 
     def take(self) -> list[Problem]:
@@ -332,7 +333,7 @@ class IndexCheck:
             if entries is not None:
                 entries.close()
 
-    def _check_txn(self, path: Path, data: bytes) -> None:
+    def _check_txn(self, path: str | Path, data: bytes) -> None:
         size = TXN_ENTRY.size
         _check_size(path, len(data), size, self.problems)
         for at, (version, producer, first, last, lso) in txn_entries(data):
