@@ -271,3 +271,11 @@ def test_files_worth_sharing_are_checked_in_parallel_by_default(
     monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", NoPool)
     result = CliRunner().invoke(main, ["verify-crc", str(partitions[1])], env=ENV)
     assert isinstance(result.exception, AssertionError)
+
+
+def test_what_start_up_made_is_left_out_of_the_collectors_walks(partitions: tuple[Path, Path]) -> None:
+    """A full collection of a run over many files does not walk the modules and the command tree again."""
+    import gc
+
+    assert CliRunner().invoke(main, ["stats", "--format", "json", str(partitions[0])], env=ENV).exit_code == 0
+    assert gc.get_freeze_count() > 0
