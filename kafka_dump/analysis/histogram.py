@@ -93,6 +93,8 @@ class SizeHistogram:
 
     def merge(self, other: SizeHistogram) -> None:
         h, o = self.slots, other.slots
+        if not o[COUNT]:
+            return
         span = other._span()
         lo, hi = span.start, span.stop
         h[lo:hi] = array("q", map(add, h[lo:hi], o[lo:hi]))  # the buckets other uses, added in C
