@@ -71,9 +71,10 @@ def iter_stats(
     """
     files = list(files)
     for f in files:
-        f_size = os.path.getsize(f)
+        st = os.stat(f)
+        f_size = st.st_size
         yield FileStart(str(f), f_size)
-        if len(files) > 1 and (locked := unreadable(f)) is not None:  # one file alone: its error, exit 2
+        if len(files) > 1 and (locked := unreadable(f, st)) is not None:  # one file alone: its error, exit 2
             yield locked  # no figures: the file is left out of the total
             continue
         stats = SegmentStats(str(f), file_bytes=f_size)
