@@ -93,15 +93,18 @@ class SizeHistogram:
 
     def merge(self, other: SizeHistogram) -> None:
         h, o = self.slots, other.slots
-        if not o[COUNT]:
+        n = o[COUNT]
+        if not n:
             return
-        span = other._span()
-        lo, hi = span.start, span.stop
-        h[lo:hi] = array("q", map(add, h[lo:hi], o[lo:hi]))  # the buckets other uses, added in C
-        h[COUNT] += o[COUNT]
+        low, high = o[MIN], o[MAX]
+        lo, hi = bucket_of(low), bucket_of(high) + 1  # the buckets other uses (``_span``), added in C
+        h[lo:hi] = array("q", map(add, h[lo:hi], o[lo:hi]))
+        h[COUNT] += n
         h[TOTAL] += o[TOTAL]
-        h[MIN] = min(h[MIN], o[MIN])
-        h[MAX] = max(h[MAX], o[MAX])
+        if low < h[MIN]:
+            h[MIN] = low
+        if high > h[MAX]:
+            h[MAX] = high
 
     def percentile(self, percent: int) -> int | None:
         """The nearest-rank percentile (1-100): exact below 128; above, the low end of its bucket
