@@ -279,3 +279,30 @@ def test_what_start_up_made_is_left_out_of_the_collectors_walks(partitions: tupl
 
     assert CliRunner().invoke(main, ["stats", "--format", "json", str(partitions[0])], env=ENV).exit_code == 0
     assert gc.get_freeze_count() > 0
+
+
+def test_files_counted_together_give_the_merge_of_their_own_figures() -> None:
+    """A section counts its files into one ``SegmentStats`` (``next_file``): the same figures as each
+    file counted alone and merged, corruption, tails, control batches and v0/v1 wrappers included."""
+    from kafka_dump.analysis.stats import SegmentStats
+    from kafka_dump.analysis.stats_walk import iter_stats
+    from kafka_dump.render.stats import stats_json
+    from tests.conftest import FIXTURES
+
+    names = [
+        "v2-none.log",
+        "v1-gzip.log",
+        "corrupt-crc.log",
+        "txn-control.log",
+        "zero-tail.log",
+        "mixed-magic.log",
+    ]
+    files = [FIXTURES / n for n in names]
+    merged = SegmentStats("sum", files=0)
+    for s in iter_stats(files):
+        if isinstance(s, SegmentStats):
+            merged.merge(s)
+    together = SegmentStats("sum", files=0)
+    seen = [s for s in iter_stats(files, into=lambda _: together) if isinstance(s, SegmentStats)]
+    assert len(seen) == len(files) and all(s is together for s in seen)
+    assert stats_json(together.finish()) == stats_json(merged)

@@ -144,6 +144,14 @@ class SegmentStats:
         self._flush()
         return self
 
+    def next_file(self, file_bytes: int) -> None:
+        """Count another file (of ``file_bytes``) from here on, adding its figures as ``merge`` would
+        add its own: files are not adjacent, so no gap is counted between them."""
+        self.finish()
+        self.files += 1
+        self.file_bytes += file_bytes
+        self._next_offset = None
+
     def _flush(self) -> None:
         pending = self._pending
         if not pending:

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
 
 from kafka_dump.analysis.stats import SegmentStats
-from kafka_dump.analysis.stats_walk import StatsEvent, iter_stats, progress_position
+from kafka_dump.analysis.stats_walk import FileStart, StatsEvent, iter_stats, progress_position
 from kafka_dump.commands import EXIT_BAD_INPUT, EXIT_CORRUPT, EXIT_OK
 from kafka_dump.commands.options import (
     count_option,
@@ -122,13 +122,12 @@ def stats(
             c = comparisons[str(path)] = Comparison(options, file_bytes=os.path.getsize(path))
             return c
 
-    events: Iterable[StatsEvent] = iter_stats(files, listener=listener, **limits)
+    # A table's section: a file named, or the segments of one directory, counted together (JSON and
+    # --per-file: each file).
+    into = None if per_file or fmt == "json" else _Sections({str(Path(p)) for p in paths}).into
+    events: Iterable[StatsEvent] = iter_stats(files, listener=listener, into=into, **limits)
     events = out.track(events, progress_position, sum(map(file_size, files)) if out.progress else None)
-    # A table's section: a file named, or the segments of one directory (each file: --per-file, JSON).
-    named = {str(Path(p)) for p in paths}
-    whole = per_file or fmt == "json"
-    section = (lambda f: f) if whole else (lambda f: f if f in named else os.path.dirname(f))
-    read, unread = _render(out, events, fmt, charts=not no_charts, comparisons=comparisons, section=section)
+    read, unread = _render(out, events, fmt, charts=not no_charts, comparisons=comparisons)
     out.flush()
     if unread:  # each said on stderr; the exit code says so too
         return EXIT_CORRUPT if read else EXIT_BAD_INPUT
@@ -136,76 +135,87 @@ def stats(
 
 
 def _render(
-    out: Output,
-    events: Iterable[StatsEvent],
-    fmt: str,
-    *,
-    charts: bool,
-    comparisons: dict[str, Comparison],
-    section: Callable[[str], str],
+    out: Output, events: Iterable[StatsEvent], fmt: str, *, charts: bool, comparisons: dict[str, Comparison]
 ) -> tuple[int, int]:
-    """Show each section's figures (``section`` names a file's) and the total; (files read, files that
-    could not be read)."""
-    total = _Section("total", summed=True)
+    """Show each section's figures and the total; (files read, files that could not be read). A
+    section's figures come once for each of its files (the same ``SegmentStats``, counting them all),
+    and are shown when the next section's come."""
+    total = _Total()
     shown = unread = 0
-    current: _Section | None = None
+    current: tuple[SegmentStats, Comparison | None] | None = None
+    file = ""
     for event in events:
-        if isinstance(event, Problem):
+        if isinstance(event, FileStart):
+            file = event.path
+        elif isinstance(event, Problem):
             unread += event.check == Check.UNREADABLE
             out.diagnostic(str(event))
         elif isinstance(event, SegmentStats):
-            cmp = comparisons.pop(event.path, None)
-            key = section(event.path)
-            if current is not None and current.key != key:
-                _end(out, fmt, current, total, charts)
-                shown, current = shown + 1, None
-            if current is None:
-                current = _Section(key)
-            current.add(event, cmp)
+            cmp = comparisons.pop(file, None)
+            if current is not None and current[0] is event:  # the section's next file
+                current = event, _sum(current[1], cmp)
+                continue
+            if current is not None:
+                _end(out, fmt, *current, total, charts)
+                shown += 1
+            current = event, cmp
     if current is not None:
-        _end(out, fmt, current, total, charts)
+        _end(out, fmt, *current, total, charts)
         shown += 1
-    read = 0 if total.stats is None else total.stats.files
-    if total.stats is None or out.closed or (fmt == "table" and shown < 2):
+    read = total.stats.files
+    if not read or out.closed or (fmt == "table" and shown < 2):
         return read, unread  # one section needs no total
     _show(out, fmt, total.stats, total.cmp, total=True, charts=charts)
     return read, unread
 
 
-class _Section:
-    """The figures of a section (a file, a directory's segments, or the total), gathered file by file:
-    a section of one file shows that file's own (``summed``: always a sum, named ``key``)."""
+class _Sections:
+    """The figures each file is counted into, in a table: those of the file alone when it was named,
+    else those of its directory's segments (named by its one file, then by the directory)."""
 
-    def __init__(self, key: str, *, summed: bool = False) -> None:
-        self.key = key
-        self.stats: SegmentStats | None = None
+    def __init__(self, named: set[str]) -> None:
+        self._named = named
+        self._key: str | None = None
+        self._stats = SegmentStats("", files=0)
+
+    def into(self, path: Path) -> SegmentStats:
+        file = str(path)
+        key = file if file in self._named else os.path.dirname(file)
+        if key != self._key or file == key:
+            self._key, self._stats = key, SegmentStats(file, files=0)
+        elif self._stats.files == 1:
+            self._stats.path = key  # a second file: the section is the directory's
+        return self._stats
+
+
+class _Total:
+    """Every section's figures, summed."""
+
+    def __init__(self) -> None:
+        self.stats = SegmentStats("total", files=0)
         self.cmp: Comparison | None = None
-        self._summed = summed
 
     def add(self, s: SegmentStats, cmp: Comparison | None) -> None:
-        if self.stats is None and not self._summed:
-            self.stats, self.cmp = s, cmp
-            return
-        if not self._summed:  # a second file: the section sums them from now on
-            first, first_cmp = self.stats, self.cmp
-            self._summed, self.stats, self.cmp = True, None, None
-            self.add(first, first_cmp)  # type: ignore[arg-type]  # set by the first file
-        if self.stats is None:
-            self.stats = SegmentStats(self.key, files=0)
         self.stats.merge(s)
-        if cmp is not None:
-            if self.cmp is None:
-                self.cmp = type(cmp)(cmp.options, files=0)
-            self.cmp.merge(cmp)
+        self.cmp = _sum(self.cmp, cmp)
 
 
-def _end(out: Output, fmt: str, section: _Section, total: _Section, charts: bool) -> None:
+def _sum(a: Comparison | None, b: Comparison | None) -> Comparison | None:
+    """Two files' (or sections') comparisons, summed; the one there is when the other is None."""
+    if a is None or b is None:
+        return a or b
+    if a.files == 1:  # a file's own: summed in a new one
+        a, first = type(a)(a.options, files=0), a
+        a.merge(first)
+    a.merge(b)
+    return a
+
+
+def _end(out: Output, fmt: str, s: SegmentStats, cmp: Comparison | None, total: _Total, charts: bool) -> None:
     """Show a section (unless stdout's reader left: read on, for the exit code) and add it to the total."""
-    s = section.stats
-    assert s is not None
     if not out.closed:
-        _show(out, fmt, s, section.cmp.finish() if section.cmp else None, total=False, charts=charts)
-    total.add(s, section.cmp)
+        _show(out, fmt, s, cmp.finish() if cmp else None, total=False, charts=charts)
+    total.add(s, cmp)
 
 
 def _show(
