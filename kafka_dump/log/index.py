@@ -33,21 +33,45 @@ def txn_entries(data: bytes, start: int = 0) -> Iterator[tuple[int, tuple[int, i
 INDEX_WINDOW = 8 * 12 * 1024
 
 
-def index_entries(f: BinaryIO, entry: struct.Struct) -> Generator[tuple[int, int, int], None, None]:
+def index_entries(
+    f: BinaryIO | None, entry: struct.Struct, first: bytes | None = None
+) -> Generator[tuple[int, int, int], None, None]:
     """(byte position, a, b) of each real entry of an open ``.index`` or ``.timeindex``, read from
     the start in bounded windows: an all-zero entry after the first ends them (preallocated space,
-    as Kafka leaves it), as does a partial entry. ``f`` is closed when the entries end."""
+    as Kafka leaves it), as does a partial entry. ``first``: its first window, read already (None:
+    ``f`` is read from its start; ``f`` None: that window is the whole file). ``f`` is closed when
+    the entries end."""
     size = entry.size
-    with f:
+    try:
         at = 0
-        while window := f.read(INDEX_WINDOW):
+        window = first if first is not None or f is None else f.read(INDEX_WINDOW)
+        while window:
             for k, (a, b) in enumerate(entry.iter_unpack(window[: len(window) - len(window) % size])):
                 if a == 0 and b == 0 and at + k * size > 0:
                     return
                 yield at + k * size, a, b
-            if len(window) < INDEX_WINDOW:  # the end of the file (a partial entry, or none)
+            if len(window) < INDEX_WINDOW or f is None:  # the end of the file (a partial entry, or none)
                 return
             at += len(window)
+            window = f.read(INDEX_WINDOW)
+    finally:
+        if f is not None:
+            f.close()
+
+
+def _first_window(path: str | Path) -> tuple[bytes, BinaryIO | None]:
+    """An index file's first window, and the file to read on when there is more (None: the window is
+    the whole file, and the file is closed already). A small index costs an open, a read and a close."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        first = os.read(fd, INDEX_WINDOW)
+        if len(first) == INDEX_WINDOW:
+            return first, open(fd, "rb", buffering=0)
+    except BaseException:
+        os.close(fd)
+        raise
+    os.close(fd)
+    return first, None
 
 
 def zeros_from(path: str | Path, at: int) -> tuple[int, bool]:
@@ -184,7 +208,12 @@ class _Entries:
     (``index_entries``), with their order checked as they are read."""
 
     def __init__(
-        self, path: str | Path, f: BinaryIO, entry: struct.Struct, base: int, problems: list[Problem]
+        self,
+        path: str | Path,
+        opened: tuple[bytes, BinaryIO | None],
+        entry: struct.Struct,
+        base: int,
+        problems: list[Problem],
     ) -> None:
         self.path = path
         self._entry = entry
@@ -192,8 +221,9 @@ class _Entries:
         self._problems = problems
         self.current: tuple[int, int, int] | None = None  # (byte position in the index, a, b)
         self._previous: tuple[int, int] | None = None
-        _check_size(path, os.fstat(f.fileno()).st_size, entry.size, problems)
-        self._read = index_entries(f, entry)
+        first, f = opened  # _first_window's
+        _check_size(path, len(first) if f is None else os.fstat(f.fileno()).st_size, entry.size, problems)
+        self._read = index_entries(f, entry, first)
         self.advance()
 
     def mismatch(self, at: int, reason: str, expected: int | None, found: int | None) -> None:
@@ -252,11 +282,10 @@ class IndexCheck:
         self.problems: list[Problem] = []
         self._base = index_base_offset(log)
         self.files: list[str | Path] = []
-        opened: dict[str, tuple[str | Path, BinaryIO]] = {}
+        opened: dict[str, tuple[str | Path, tuple[bytes, BinaryIO | None]]] = {}
         for path in map(log.with_suffix, _SUFFIXES) if files is None else files:
             try:
-                # Unbuffered: an index is read in whole windows (a regular file gives each read whole).
-                opened[os.path.splitext(path)[1]] = (path, open(path, "rb", buffering=0))  # noqa: SIM115
+                opened[os.path.splitext(path)[1]] = (path, _first_window(path))
             except FileNotFoundError:
                 continue
             except OSError as exc:  # there, but unreadable: a problem, never a silent pass
@@ -266,11 +295,15 @@ class IndexCheck:
         self._offsets = self._entries(opened.get(".index"), OFFSET_ENTRY)
         self._times = self._entries(opened.get(".timeindex"), TIME_ENTRY)
         if ".txnindex" in opened:
-            path, f = opened[".txnindex"]
-            with f:
-                self._check_txn(path, f.read())
+            path, (first, f) = opened[".txnindex"]
+            if f is not None:
+                with f:
+                    first += f.read()
+            self._check_txn(path, first)
 
-    def _entries(self, found: tuple[str | Path, BinaryIO] | None, entry: struct.Struct) -> _Entries | None:
+    def _entries(
+        self, found: tuple[str | Path, tuple[bytes, BinaryIO | None]] | None, entry: struct.Struct
+    ) -> _Entries | None:
         return None if found is None else _Entries(*found, entry, self._base, self.problems)
 
     def take(self) -> list[Problem]:
