@@ -102,10 +102,8 @@ def log_dir_files(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
             found += [_Listed(p.parent, [f], None) for f in segment_files(p)]
             continue
         # Each directory is listed once, its entries' types taken from the listing (no stat each).
-        entries = _entries(p)
-        own = _segments_in(p, entries)
-        children = sorted(p / e.name for e in entries if e.is_dir())
-        partitions = [logs for d in children if (logs := _segments_in(d)).files]
+        own, children = _list(p)
+        partitions = [logs for d in sorted(p / name for name in children) if (logs := _list(d)[0]).files]
         if not own.files and not partitions:
             segment_files(p)  # raises the error that names the directory
         found += [own, *partitions]  # a log dir's own segments (bootstrap.checkpoint) come first
@@ -137,24 +135,26 @@ def _once(found: list[_Listed]) -> list[Path]:
     return unique
 
 
-def _entries(p: Path) -> list[os.DirEntry[str]]:
+def _list(d: Path) -> tuple[_Listed, list[str]]:
+    """The segment files directly in ``d``, in offset order, and the names of the directories in it:
+    one pass over the listing, which gives each entry's type (no stat each) and is not kept."""
+    names: list[str] = []
+    links: set[str] = set()
+    dirs: list[str] = []
     try:
-        with os.scandir(p) as it:
-            return list(it)
+        with os.scandir(d) as it:
+            for e in it:
+                name = e.name
+                if e.is_dir():
+                    dirs.append(name)
+                elif name.endswith(SEGMENT_SUFFIXES) and os.path.splitext(name)[1] and e.is_file():
+                    names.append(name)
+                    if e.is_symlink():
+                        links.add(name)
     except PermissionError as exc:
-        raise NotASegmentError(f"permission denied ({exc.strerror})", file=str(p)) from None
-
-
-def _segments_in(d: Path, entries: list[os.DirEntry[str]] | None = None) -> _Listed:
-    """The segment files directly in ``d`` (of its ``entries`` when listed already), in offset order."""
-    segments = [
-        e
-        for e in (_entries(d) if entries is None else entries)
-        if e.name.endswith(SEGMENT_SUFFIXES) and os.path.splitext(e.name)[1] and e.is_file()
-    ]
-    names = sorted((e.name for e in segments), key=name_order)
-    links = frozenset(e.name for e in segments if e.is_symlink())
-    return _Listed(d, [d / name for name in names], links)
+        raise NotASegmentError(f"permission denied ({exc.strerror})", file=str(d)) from None
+    names.sort(key=name_order)
+    return _Listed(d, [d / name for name in names], frozenset(links)), dirs
 
 
 def name_order(name: str) -> tuple[bool, int, str]:
