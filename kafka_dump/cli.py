@@ -9,6 +9,7 @@ Rich) is imported only when that command runs or is listed.
 from __future__ import annotations
 
 import contextlib
+import gc
 import importlib
 import os
 import sys
@@ -97,6 +98,7 @@ class _Kdump(click.Group):
 
     def invoke(self, ctx: click.Context) -> Any:
         """Run the command: its returned code is the exit code; library errors are one line and exit 2."""
+        _freeze_start_up()
         try:
             code = super().invoke(ctx)
             sys.stdout.flush()
@@ -124,6 +126,19 @@ class _Kdump(click.Group):
         if isinstance(code, int) and code != EXIT_OK:
             ctx.exit(code)
         return code
+
+
+def _freeze_start_up() -> None:
+    """What start-up made (modules, the command tree) lives to the end: out of the cyclic collector's
+    way, which would otherwise walk it again at each full collection of a run over many files. Once a
+    process: a test runner invoking kdump again freezes nothing more."""
+    global _frozen
+    if not _frozen:
+        _frozen = True
+        gc.freeze()
+
+
+_frozen = False
 
 
 def _output_failed(ctx: click.Context, exc: OSError) -> None:

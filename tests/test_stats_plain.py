@@ -167,7 +167,7 @@ def test_stats_of_many_files_lays_out_no_rich_table(tmp_path: Path, monkeypatch:
         (part / f"{i * 10:020d}.log").write_bytes(v2_batch([(b"k", b"v", [])] * 10, base_offset=i * 10))
     printed: list[object] = []
     monkeypatch.setattr("kafka_dump.render.output.Output.print", lambda self, r, **k: printed.append(r))
-    result = CliRunner().invoke(main, ["stats", "--compare", str(part)])
+    result = CliRunner().invoke(main, ["stats", "--compare", "--per-file", str(part)])
     assert result.exit_code == 0, result.output
     assert result.stdout.count("Size in every format") == 6 and "Total: 5 files" in result.stdout
     assert printed == []

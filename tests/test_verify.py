@@ -504,10 +504,11 @@ def test_many_small_files_go_to_the_workers_in_few_tasks(
             data[-1] ^= 1
         write(tmp_path, bytes(data), f"{i:020d}.log")
     files = sorted(tmp_path.glob("*.log"))
-    tasks = list(command._tasks(files))
+    sizes = [f.stat().st_size for f in files]
+    tasks = list(command._tasks(files, sizes))
     assert [f for t in tasks for f in t] == files and len(tasks) == -(-n // command.TASK_FILES)
-    monkeypatch.setattr(command, "TASK_BYTES", 3 * files[0].stat().st_size)
-    assert max(len(t) for t in command._tasks(files)) == 3  # large files: a few a task
+    monkeypatch.setattr(command, "TASK_BYTES", 3 * sizes[0])
+    assert max(len(t) for t in command._tasks(files, sizes)) == 3  # large files: a few a task
     serial = run("--format", "json", "-j", "1", str(tmp_path))
     parallel = run("--format", "json", "-j", "2", str(tmp_path))
     assert serial == parallel and serial[0] == 1

@@ -9,8 +9,10 @@ bucket width (merging neighbours exactly) whenever the span of the timestamps ne
 
 from __future__ import annotations
 
+from array import array
 from collections import Counter
 from collections.abc import Hashable, Iterable, Mapping
+from operator import add
 from typing import Generic, TypeVar
 
 from kafka_dump.wire._gather_layout import COUNT, MAX, MIN, TOTAL, bucket_of, new_histogram
@@ -91,12 +93,18 @@ class SizeHistogram:
 
     def merge(self, other: SizeHistogram) -> None:
         h, o = self.slots, other.slots
-        for b in other._span():
-            h[b] += o[b]
-        h[COUNT] += o[COUNT]
+        n = o[COUNT]
+        if not n:
+            return
+        low, high = o[MIN], o[MAX]
+        lo, hi = bucket_of(low), bucket_of(high) + 1  # the buckets other uses (``_span``), added in C
+        h[lo:hi] = array("q", map(add, h[lo:hi], o[lo:hi]))
+        h[COUNT] += n
         h[TOTAL] += o[TOTAL]
-        h[MIN] = min(h[MIN], o[MIN])
-        h[MAX] = max(h[MAX], o[MAX])
+        if low < h[MIN]:
+            h[MIN] = low
+        if high > h[MAX]:
+            h[MAX] = high
 
     def percentile(self, percent: int) -> int | None:
         """The nearest-rank percentile (1-100): exact below 128; above, the low end of its bucket

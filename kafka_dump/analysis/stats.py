@@ -144,6 +144,14 @@ class SegmentStats:
         self._flush()
         return self
 
+    def next_file(self, file_bytes: int) -> None:
+        """Count another file (of ``file_bytes``) from here on, adding its figures as ``merge`` would
+        add its own: files are not adjacent, so no gap is counted between them."""
+        self.finish()
+        self.files += 1
+        self.file_bytes += file_bytes
+        self._next_offset = None
+
     def _flush(self) -> None:
         pending = self._pending
         if not pending:
@@ -398,20 +406,14 @@ class SegmentStats:
     def merge(self, other: SegmentStats) -> None:
         """Add another file's figures (files are not adjacent: no gap is counted between them)."""
         other.finish()
-        for name in (
-            "files", "file_bytes", "batches", "records", "control_records", "offset_gaps",
-            "missing_offsets", "transactional_batches", "idempotent_batches", "control_batches",
-            "null_keys", "tombstones", "corrupt", "corrupt_bytes", "tail_bytes",
-        ):  # fmt: skip
-            setattr(self, name, getattr(self, name) + getattr(other, name))
+        mine, theirs = vars(self), vars(other)
+        for name in _SUMMED:
+            mine[name] += theirs[name]
         self.missing_offsets = min(self.missing_offsets, L.INT64_MAX)
         for key, fmt in other.by_format.items():
             self.by_format.setdefault(key, FormatStats()).merge(fmt)
-        for hist in (
-            "records_per_batch", "bytes_per_batch", "record_sizes", "key_sizes", "value_sizes",
-            "header_sizes", "header_counts",
-        ):  # fmt: skip
-            getattr(self, hist).merge(getattr(other, hist))
+        for name in _HISTOGRAMS:
+            mine[name].merge(theirs[name])
         self.producer_ids.merge(other.producer_ids)
         self.header_keys.merge(other.header_keys)
         self.timestamp_types.update(other.timestamp_types)
@@ -422,6 +424,32 @@ class SegmentStats:
         self.last_timestamp = _most(self.last_timestamp, other.last_timestamp)
 
 
+_SUMMED = (
+    "files",
+    "file_bytes",
+    "batches",
+    "records",
+    "control_records",
+    "offset_gaps",
+    "missing_offsets",
+    "transactional_batches",
+    "idempotent_batches",
+    "control_batches",
+    "null_keys",
+    "tombstones",
+    "corrupt",
+    "corrupt_bytes",
+    "tail_bytes",
+)
+_HISTOGRAMS = (
+    "records_per_batch",
+    "bytes_per_batch",
+    "record_sizes",
+    "key_sizes",
+    "value_sizes",
+    "header_sizes",
+    "header_counts",
+)
 _RUN_MESSAGES = 4096  # plain messages counted together at most
 _LEGACY_TS_TYPES = tuple(
     t.label

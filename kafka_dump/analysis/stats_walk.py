@@ -62,21 +62,29 @@ def iter_stats(
     max_records_per_batch: int = DEFAULT_MAX_RECORDS_PER_BATCH,
     listener: Callable[[Path], Callable[[Batch | None], None] | None] | None = None,
     inflate_ahead: bool = True,
+    into: Callable[[Path], SegmentStats] | None = None,
 ) -> Iterator[StatsEvent]:
     """Read each file once: its start, a mark per batch, its problems, then its ``SegmentStats``.
 
     ``listener(path)`` may give a callable that sees each batch counted (and None at each problem),
     for work done in the same pass (``--compare``). ``inflate_ahead``: gzip payloads are inflated on
-    a second thread (``log/ahead.py``; the same figures).
+    a second thread (``log/ahead.py``; the same figures). ``into(path)``: the figures to count the
+    file into, as ``SegmentStats.next_file`` adds a file (a sum of several, as their ``merge`` gives);
+    by default its own.
     """
     files = list(files)
     for f in files:
-        f_size = os.path.getsize(f)
+        st = os.stat(f)
+        f_size = st.st_size
         yield FileStart(str(f), f_size)
-        if len(files) > 1 and (locked := unreadable(f)) is not None:  # one file alone: its error, exit 2
+        if len(files) > 1 and (locked := unreadable(f, st)) is not None:  # one file alone: its error, exit 2
             yield locked  # no figures: the file is left out of the total
             continue
-        stats = SegmentStats(str(f), file_bytes=f_size)
+        if into is None:
+            stats = SegmentStats(str(f), file_bytes=f_size)
+        else:
+            stats = into(f)
+            stats.next_file(f_size)
         if listener is not None:
             stats.listener = listener(f)
         pos: int | None = 0

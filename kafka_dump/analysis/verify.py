@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 import zlib
-from collections.abc import Generator, Iterator, Sequence
+from collections.abc import Generator, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO, NamedTuple
 
@@ -66,7 +66,15 @@ _NOTHING: list[Problem] = []  # never appended to
 class VerifyOptions:
     """``--deep``/``--shallow``, ``--no-index``, ``--max-batch-bytes`` and ``--max-records-per-batch``."""
 
-    __slots__ = ("deep", "index", "inflate_ahead", "logs", "max_batch_bytes", "max_records_per_batch")
+    __slots__ = (
+        "deep",
+        "index",
+        "indexes",
+        "inflate_ahead",
+        "logs",
+        "max_batch_bytes",
+        "max_records_per_batch",
+    )
 
     def __init__(
         self,
@@ -78,6 +86,7 @@ class VerifyOptions:
         logs: frozenset[
             str
         ] = frozenset(),  # the segments of this run: their index files are checked with them
+        indexes: Mapping[str, frozenset[str]] | None = None,  # Scan.indexes: the index files listed
     ) -> None:
         self.deep = deep
         self.index = index
@@ -85,6 +94,7 @@ class VerifyOptions:
         self.max_records_per_batch = max_records_per_batch
         self.inflate_ahead = inflate_ahead
         self.logs = logs
+        self.indexes = {} if indexes is None else indexes
 
 
 class Span(NamedTuple):
@@ -141,37 +151,78 @@ class FileProgress(NamedTuple):
 VerifyEvent = Problem | FileProgress | FileReport
 
 
-def verify_files(paths: list[str]) -> list[Path]:
+class Scan(NamedTuple):
+    """The files a check reads, and what the listings of directories found beside them."""
+
+    files: list[Path]
+    # For each directory listed, the names of the index files in it (.index, .timeindex, .txnindex):
+    # beside a segment there, an index file the listing did not find is not looked for.
+    indexes: dict[str, frozenset[str]]
+
+
+def verify_files(paths: list[str]) -> Scan:
     """The files to check for the paths given: a segment itself, or every ``.log`` and ``.checkpoint``
     under a directory (a partition directory or a whole log dir), with a log dir's own checkpoint files
     (``LOG_DIR_NAMES``), in directory and offset order."""
     out: list[Path] = []
+    indexes: dict[str, frozenset[str]] = {}
     for raw in paths:
         p = Path(raw)
         if p.is_dir():
-            from kafka_dump.log.segment import SEGMENT_SUFFIXES, segment_order
+            from kafka_dump.log.segment import SEGMENT_SUFFIXES, name_order, segment_order
 
             unlisted: list[OSError] = []  # directories that could not be listed: reported, not skipped
-            found = [
-                Path(top, name)
-                for top, _, names in os.walk(p, onerror=unlisted.append)
-                for name in names
-                if (Path(name).suffix in SEGMENT_SUFFIXES or name in LOG_DIR_NAMES)
-                and Path(top, name).is_file()
-            ]
+            found: list[tuple[str, tuple[bool, int, str], Path]] = []  # (directory, order in it, file)
+            for top, entries in _walk(str(p), unlisted):
+                where = Path(top)
+                key = str(where)
+                listed = "" if key == "." else key  # os.path.dirname of the paths below it
+                found += [
+                    (key, name_order(e.name), where / e.name)
+                    for e in entries
+                    if (
+                        (e.name.endswith(SEGMENT_SUFFIXES) and os.path.splitext(e.name)[1])
+                        or e.name in LOG_DIR_NAMES
+                    )
+                    and e.is_file()
+                ]
+                indexes[listed] = frozenset(e.name for e in entries if e.name.endswith(_INDEX_SUFFIXES))
             if not found and not unlisted:
                 raise KafkaDumpError("directory holds no .log or .checkpoint segment", file=raw)
-            dirs = {Path(exc.filename) for exc in unlisted}
-            found += dirs
-            found.sort(key=lambda c: (str(c if c in dirs else c.parent), *segment_order(c)))
-            out.extend(found)
+            found += [(str(d), segment_order(d), d) for d in (Path(exc.filename) for exc in unlisted)]
+            found.sort(key=lambda row: row[:2])
+            out += [f for _, _, f in found]
         elif p.is_file():
             out.append(p)
         elif p.exists():
             raise KafkaDumpError("not a regular file", file=raw)
         else:
             raise KafkaDumpError("no such file or directory", file=raw)
-    return out
+    return Scan(out, indexes)
+
+
+def _walk(top: str, unlisted: list[OSError]) -> Iterator[tuple[str, list[os.DirEntry[str]]]]:
+    """Each directory under ``top`` (``top`` first, as ``os.walk`` goes, symlinked directories not
+    followed) with the entries in it that are not directories; one that cannot be listed goes to
+    ``unlisted``. The listing gives each entry's type: no file is looked up twice."""
+    try:
+        with os.scandir(top) as it:
+            entries = list(it)
+    except OSError as exc:
+        unlisted.append(exc)
+        return
+    dirs: list[os.DirEntry[str]] = []
+    others: list[os.DirEntry[str]] = []
+    for e in entries:
+        try:
+            is_dir = e.is_dir()
+        except OSError:
+            is_dir = False
+        (dirs if is_dir else others).append(e)
+    yield top, others
+    for d in dirs:
+        if not d.is_symlink():
+            yield from _walk(d.path, unlisted)
 
 
 def verify_file(path: Path, options: VerifyOptions) -> Iterator[VerifyEvent]:
@@ -184,11 +235,12 @@ def verify_file(path: Path, options: VerifyOptions) -> Iterator[VerifyEvent]:
         return
     check = _FileCheck(path, options)
     try:
-        if path.is_dir():  # a directory of a scan that could not be listed
-            raise KafkaDumpError(f"cannot list the directory ({_listing_error(path)})", file=str(path))
         yield from check.run()
     except (KafkaDumpError, OSError) as exc:
-        check.report.error = str(exc) if isinstance(exc, KafkaDumpError) else f"{path}: {exc.strerror or exc}"
+        error = str(exc) if isinstance(exc, KafkaDumpError) else f"{path}: {exc.strerror or exc}"
+        if path.is_dir():  # a directory of a scan that could not be listed (no file opens it)
+            error = str(KafkaDumpError(f"cannot list the directory ({_listing_error(path)})", file=str(path)))
+        check.report.error = error
     yield check.report
 
 
@@ -248,11 +300,11 @@ class _FileCheck:
 
     def run(self) -> Iterator[VerifyEvent]:
         report = self.report
-        index_files = self.options.index and self.path.suffix == ".log"
-        if index_files and any(self.path.with_suffix(s).exists() for s in _INDEX_SUFFIXES):
+        indexes = self._index_files() if self.options.index and self.path.suffix == ".log" else []
+        if indexes:
             from kafka_dump.log.index import IndexCheck
 
-            self._index = IndexCheck(self.path)
+            self._index = IndexCheck(self.path, indexes)
             report.indexFiles = len(self._index.files)
         f, size = open_segment(self.path)
         report.bytes = size  # what is read: bytes appended since are not, a shrinking file ends in a tail
@@ -264,6 +316,15 @@ class _FileCheck:
                 report.indexProblems += 1
                 yield p
         yield FileProgress(report.file, report.bytes)
+
+    def _index_files(self) -> list[str]:
+        """The index files beside the log: as its directory's listing found them, else those there now."""
+        directory, name = os.path.split(self.report.file)
+        stem = name[:-4]  # less .log
+        listed = self.options.indexes.get(directory)
+        if listed is not None:
+            return [os.path.join(directory, n) for s in _INDEX_SUFFIXES if (n := stem + s) in listed]
+        return [index for s in _INDEX_SUFFIXES if os.path.exists(index := os.path.join(directory, stem + s))]
 
     def _scan(self, f: BinaryIO, size: int) -> Iterator[VerifyEvent]:
         """The file's entries: runs of sound ones walked by the entry walk (in C, without a Python

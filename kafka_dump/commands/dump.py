@@ -301,7 +301,9 @@ def _only_bootstrap(path: str) -> bool:
     """A directory whose only segment is ``bootstrap.checkpoint``: a log dir with no partition yet,
     or a path that names the log dir where a partition directory was meant."""
     p = Path(path)
-    return p.is_dir() and [f.name for f in log_dir_files([p])] == ["bootstrap.checkpoint"]
+    if not (p / "bootstrap.checkpoint").is_file():  # most directories: no listing needed to tell
+        return False
+    return [f.name for f in log_dir_files([p])] == ["bootstrap.checkpoint"]
 
 
 def nothing_in_range(held: Held, files: int) -> str:

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 import click
 
 from kafka_dump.analysis.stats import SegmentStats
-from kafka_dump.analysis.stats_walk import StatsEvent, iter_stats, progress_position
+from kafka_dump.analysis.stats_walk import FileStart, StatsEvent, iter_stats, progress_position
 from kafka_dump.commands import EXIT_BAD_INPUT, EXIT_CORRUPT, EXIT_OK
 from kafka_dump.commands.options import (
     count_option,
@@ -52,6 +52,9 @@ def _codecs_option(ctx: click.Context, param: click.Parameter, value: str) -> tu
     "table", "json", help="table: Rich tables and charts; json: one JSON object per file, then one for the total."
 )  # fmt: skip
 @click.option("--no-charts", is_flag=True, help="Leave out the record-size histogram and the sparkline.")
+@click.option(
+    "--per-file", is_flag=True, help="table: a section for each segment of a directory, not one for them all."
+)
 @limit_options
 @click.option(
     "--compare",
@@ -77,16 +80,17 @@ def _codecs_option(ctx: click.Context, param: click.Parameter, value: str) -> tu
 @count_option("--sample", help="--compare: encode only N batches spread over each file (the figures say so).")
 @output_options
 def stats(
-    paths: tuple[str, ...], out: Output, fmt: str, no_charts: bool, limits: Limits, compare: bool,
+    paths: tuple[str, ...], out: Output, fmt: str, no_charts: bool, per_file: bool, limits: Limits, compare: bool,
     batch_records: int | None, batch_bytes: int | None, codecs: tuple[Compression, ...], level: int | None,
     sample: int | None,
 ) -> int:  # fmt: skip
     """Count what segments hold: layout, batches, records, overhead per record.
 
     FILE|DIR is a segment, a partition directory or a log dir (a directory of partition
-    directories). Each file gets a section, then the total (tables: when there are several
-    files; JSON: always, as the last object). Corrupt batches are reported on stderr,
-    counted and skipped; the exit code stays 0.
+    directories). Tables: each file named gets a section, and so does each directory's set of
+    segments (--per-file: each segment), then the total when there are several sections. JSON:
+    one object per file, then the total. Corrupt batches are reported on stderr, counted and
+    skipped; the exit code stays 0.
 
     With --compare, the same records (same offsets, timestamps, keys, values, headers and batch
     boundaries) are encoded again in V0/V1 (none, gzip, snappy, lz4) and V2 (none, gzip, snappy,
@@ -99,7 +103,7 @@ def stats(
       kdump stats --compare --batch-records 1000 00000000000000000000.log
       kdump stats --compare --codecs lz4,zstd --sample 200 big-topic-0/
     """
-    only_with_formats(fmt, {"no_charts": ("table",)})
+    only_with_formats(fmt, {"no_charts": ("table",), "per_file": ("table",)})
     if not compare and (batch_records or batch_bytes or sample or level is not None):
         raise click.UsageError("--batch-records, --batch-bytes, --level and --sample need --compare")
     paths = segment_paths(paths, out)
@@ -118,8 +122,11 @@ def stats(
             c = comparisons[str(path)] = Comparison(options, file_bytes=os.path.getsize(path))
             return c
 
-    events: Iterable[StatsEvent] = iter_stats(files, listener=listener, **limits)
-    events = out.track(events, progress_position, sum(file_size(f) for f in files))
+    # A table's section: a file named, or the segments of one directory, counted together (JSON and
+    # --per-file: each file).
+    into = None if per_file or fmt == "json" else _Sections({str(Path(p)) for p in paths}).into
+    events: Iterable[StatsEvent] = iter_stats(files, listener=listener, into=into, **limits)
+    events = out.track(events, progress_position, sum(map(file_size, files)) if out.progress else None)
     read, unread = _render(out, events, fmt, charts=not no_charts, comparisons=comparisons)
     out.flush()
     if unread:  # each said on stderr; the exit code says so too
@@ -130,30 +137,85 @@ def stats(
 def _render(
     out: Output, events: Iterable[StatsEvent], fmt: str, *, charts: bool, comparisons: dict[str, Comparison]
 ) -> tuple[int, int]:
-    """Show each file's figures and the total; (files read, files that could not be read)."""
-    total: SegmentStats | None = None
-    total_cmp: Comparison | None = None
-    unread = 0
+    """Show each section's figures and the total; (files read, files that could not be read). A
+    section's figures come once for each of its files (the same ``SegmentStats``, counting them all),
+    and are shown when the next section's come."""
+    total = _Total()
+    shown = unread = 0
+    current: tuple[SegmentStats, Comparison | None] | None = None
+    file = ""
     for event in events:
-        if isinstance(event, Problem):
+        if isinstance(event, FileStart):
+            file = event.path
+        elif isinstance(event, Problem):
             unread += event.check == Check.UNREADABLE
             out.diagnostic(str(event))
         elif isinstance(event, SegmentStats):
-            cmp = comparisons.pop(event.path, None)
-            if not out.closed:  # stdout's reader left (| head): read on, for the exit code, unshown
-                _show(out, fmt, event, cmp.finish() if cmp else None, total=False, charts=charts)
-            if total is None:
-                total = SegmentStats("total", files=0)
-            total.merge(event)
-            if cmp is not None:
-                if total_cmp is None:
-                    total_cmp = type(cmp)(cmp.options, files=0)
-                total_cmp.merge(cmp)
-    read = 0 if total is None else total.files
-    if total is None or out.closed or (fmt == "table" and total.files < 2):
-        return read, unread  # a table of one file needs no total
-    _show(out, fmt, total, total_cmp, total=True, charts=charts)
+            cmp = comparisons.pop(file, None)
+            if current is not None and current[0] is event:  # the section's next file
+                current = event, _sum(current[1], cmp)
+                continue
+            if current is not None:
+                _end(out, fmt, *current, total, charts)
+                shown += 1
+            current = event, cmp
+    if current is not None:
+        _end(out, fmt, *current, total, charts)
+        shown += 1
+    read = total.stats.files
+    if not read or out.closed or (fmt == "table" and shown < 2):
+        return read, unread  # one section needs no total
+    _show(out, fmt, total.stats, total.cmp, total=True, charts=charts)
     return read, unread
+
+
+class _Sections:
+    """The figures each file is counted into, in a table: those of the file alone when it was named,
+    else those of its directory's segments (named by its one file, then by the directory)."""
+
+    def __init__(self, named: set[str]) -> None:
+        self._named = named
+        self._key: str | None = None
+        self._stats = SegmentStats("", files=0)
+
+    def into(self, path: Path) -> SegmentStats:
+        file = str(path)
+        key = file if file in self._named else os.path.dirname(file)
+        if key != self._key or file == key:
+            self._key, self._stats = key, SegmentStats(file, files=0)
+        elif self._stats.files == 1:
+            self._stats.path = key  # a second file: the section is the directory's
+        return self._stats
+
+
+class _Total:
+    """Every section's figures, summed."""
+
+    def __init__(self) -> None:
+        self.stats = SegmentStats("total", files=0)
+        self.cmp: Comparison | None = None
+
+    def add(self, s: SegmentStats, cmp: Comparison | None) -> None:
+        self.stats.merge(s)
+        self.cmp = _sum(self.cmp, cmp)
+
+
+def _sum(a: Comparison | None, b: Comparison | None) -> Comparison | None:
+    """Two files' (or sections') comparisons, summed; the one there is when the other is None."""
+    if a is None or b is None:
+        return a or b
+    if a.files == 1:  # a file's own: summed in a new one
+        a, first = type(a)(a.options, files=0), a
+        a.merge(first)
+    a.merge(b)
+    return a
+
+
+def _end(out: Output, fmt: str, s: SegmentStats, cmp: Comparison | None, total: _Total, charts: bool) -> None:
+    """Show a section (unless stdout's reader left: read on, for the exit code) and add it to the total."""
+    if not out.closed:
+        _show(out, fmt, s, cmp.finish() if cmp else None, total=False, charts=charts)
+    total.add(s, cmp)
 
 
 def _show(

@@ -93,16 +93,21 @@ def verify_crc(
         from kafka_dump.log.writer import check_writable
 
         check_writable(salvage_dir)
-    files = verify_files(list(paths))
+    files, indexes = verify_files(list(paths))
     workers = min(jobs or os.cpu_count() or 1, max(len(files), 1))
+    sizes = list(map(_size, files)) if workers > 1 or out.progress else []
+    if jobs is None:  # a worker for each TASK_BYTES at most: small files are checked faster than sent
+        workers = min(workers, -(-sum(sizes) // TASK_BYTES) or 1)
     # Inflating ahead on a second thread only for one worker: files in parallel take every core.
     logs = frozenset(str(f) for f in files if f.suffix == ".log")
-    options = VerifyOptions(deep, not no_index, **limits, inflate_ahead=workers <= 1, logs=logs)
-    events: Iterable[VerifyEvent] = _events(files, options, workers)
+    options = VerifyOptions(
+        deep, not no_index, **limits, inflate_ahead=workers <= 1, logs=logs, indexes=indexes
+    )
+    events: Iterable[VerifyEvent] = _events(files, sizes, options, workers)
     show: _JsonOut | _TableOut = _JsonOut(out) if fmt == "json" else _TableOut(out, show_all)
     reports: list[FileReport] = []
     refused: list[str] = []  # salvage copies not written
-    for event in out.track(events, _position, sum(_size(f) for f in files)):
+    for event in out.track(events, _position, sum(sizes) if out.progress else None):
         if isinstance(event, Problem):
             show.problem(event)
         elif isinstance(event, FileReport):
@@ -143,8 +148,11 @@ def _size(path: Path) -> int:
         return 0
 
 
-def _events(files: list[Path], options: VerifyOptions, workers: int) -> Iterator[VerifyEvent]:
-    """Every file's events, in file order: streamed in this process, or gathered per file by workers."""
+def _events(
+    files: list[Path], sizes: list[int], options: VerifyOptions, workers: int
+) -> Iterator[VerifyEvent]:
+    """Every file's events, in file order: streamed in this process, or gathered per file by workers
+    (``sizes``: each file's)."""
     if workers <= 1:
         for f in files:
             yield from verify_file(f, options)
@@ -152,7 +160,7 @@ def _events(files: list[Path], options: VerifyOptions, workers: int) -> Iterator
     from concurrent.futures import ProcessPoolExecutor
 
     with ProcessPoolExecutor(max_workers=workers, initializer=_set_options, initargs=(options,)) as pool:
-        for events in pool.map(_check_some, _tasks(files)):
+        for events in pool.map(_check_some, _tasks(files, sizes)):
             yield from events
 
 
@@ -169,13 +177,13 @@ def _set_options(options: VerifyOptions) -> None:
     _options = options
 
 
-def _tasks(files: list[Path]) -> Iterator[list[Path]]:
+def _tasks(files: list[Path], sizes: list[int]) -> Iterator[list[Path]]:
     """The files in order, in runs of at most TASK_FILES files or about TASK_BYTES bytes."""
     task: list[Path] = []
     size = 0
-    for f in files:
+    for f, n in zip(files, sizes, strict=True):
         task.append(f)
-        size += _size(f)
+        size += n
         if len(task) >= TASK_FILES or size >= TASK_BYTES:
             yield task
             task, size = [], 0

@@ -6,6 +6,7 @@ never raises: bytes that do not follow a schema give ``error`` and ``hex``, and 
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -64,10 +65,11 @@ _TOPIC_DECODERS = {
 
 def decoder_for_path(path: str | Path) -> str | None:
     """The decoder Kafka's naming implies: by the partition directory, or a ``.checkpoint`` snapshot."""
-    p = Path(path)
-    if p.suffix == ".checkpoint":
+    file = os.fspath(path)  # a path as str(Path) writes it: names taken apart without building one
+    directory, own = os.path.split(file)
+    if os.path.splitext(own)[1] == ".checkpoint":
         return "metadata"
-    for name in (p.name, p.parent.name):
+    for name in (own, os.path.basename(directory)):
         m = _PARTITION_DIR.match(name)
         if m is not None and m.group("topic") in _TOPIC_DECODERS:
             return _TOPIC_DECODERS[m.group("topic")]

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import struct
-from collections.abc import Generator, Iterator
+from collections.abc import Generator, Iterator, Sequence
 from itertools import islice
 from pathlib import Path
 from typing import BinaryIO
@@ -33,21 +33,45 @@ def txn_entries(data: bytes, start: int = 0) -> Iterator[tuple[int, tuple[int, i
 INDEX_WINDOW = 8 * 12 * 1024
 
 
-def index_entries(f: BinaryIO, entry: struct.Struct) -> Generator[tuple[int, int, int], None, None]:
+def index_entries(
+    f: BinaryIO | None, entry: struct.Struct, first: bytes | None = None
+) -> Generator[tuple[int, int, int], None, None]:
     """(byte position, a, b) of each real entry of an open ``.index`` or ``.timeindex``, read from
     the start in bounded windows: an all-zero entry after the first ends them (preallocated space,
-    as Kafka leaves it), as does a partial entry. ``f`` is closed when the entries end."""
+    as Kafka leaves it), as does a partial entry. ``first``: its first window, read already (None:
+    ``f`` is read from its start; ``f`` None: that window is the whole file). ``f`` is closed when
+    the entries end."""
     size = entry.size
-    with f:
+    try:
         at = 0
-        while window := f.read(INDEX_WINDOW):
+        window = first if first is not None or f is None else f.read(INDEX_WINDOW)
+        while window:
             for k, (a, b) in enumerate(entry.iter_unpack(window[: len(window) - len(window) % size])):
                 if a == 0 and b == 0 and at + k * size > 0:
                     return
                 yield at + k * size, a, b
-            if len(window) % size:
+            if len(window) < INDEX_WINDOW or f is None:  # the end of the file (a partial entry, or none)
                 return
             at += len(window)
+            window = f.read(INDEX_WINDOW)
+    finally:
+        if f is not None:
+            f.close()
+
+
+def _first_window(path: str | Path) -> tuple[bytes, BinaryIO | None]:
+    """An index file's first window, and the file to read on when there is more (None: the window is
+    the whole file, and the file is closed already). A small index costs an open, a read and a close."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        first = os.read(fd, INDEX_WINDOW)
+        if len(first) == INDEX_WINDOW:
+            return first, open(fd, "rb", buffering=0)
+    except BaseException:
+        os.close(fd)
+        raise
+    os.close(fd)
+    return first, None
 
 
 def zeros_from(path: str | Path, at: int) -> tuple[int, bool]:
@@ -168,12 +192,12 @@ _CONFIRM_SCAN_LIMIT = 10_000
 # --- checking the index files against their log (verify-crc) ---------------------------------------------
 
 
-def _index_problem(path: Path, at: int, length: int, check: str, reason: str, expected: int | None = None,
+def _index_problem(path: str | Path, at: int, length: int, check: str, reason: str, expected: int | None = None,
                    found: int | None = None) -> Problem:  # fmt: skip
     return Problem(str(path), at, length, ProblemKind.CORRUPT, reason, None, check, expected, found)
 
 
-def _check_size(path: Path, length: int, size: int, problems: list[Problem]) -> None:
+def _check_size(path: str | Path, length: int, size: int, problems: list[Problem]) -> None:
     if tail := length % size:
         reason = f"index size {length} is not a multiple of its {size}-byte entries"
         problems.append(_index_problem(path, length - tail, tail, Check.INDEX_SIZE, reason, size, length))
@@ -184,7 +208,12 @@ class _Entries:
     (``index_entries``), with their order checked as they are read."""
 
     def __init__(
-        self, path: Path, f: BinaryIO, entry: struct.Struct, base: int, problems: list[Problem]
+        self,
+        path: str | Path,
+        opened: tuple[bytes, BinaryIO | None],
+        entry: struct.Struct,
+        base: int,
+        problems: list[Problem],
     ) -> None:
         self.path = path
         self._entry = entry
@@ -192,8 +221,9 @@ class _Entries:
         self._problems = problems
         self.current: tuple[int, int, int] | None = None  # (byte position in the index, a, b)
         self._previous: tuple[int, int] | None = None
-        _check_size(path, os.fstat(f.fileno()).st_size, entry.size, problems)
-        self._read = index_entries(f, entry)
+        first, f = opened  # _first_window's
+        _check_size(path, len(first) if f is None else os.fstat(f.fileno()).st_size, entry.size, problems)
+        self._read = index_entries(f, entry, first)
         self.advance()
 
     def mismatch(self, at: int, reason: str, expected: int | None, found: int | None) -> None:
@@ -239,19 +269,23 @@ class _Entries:
         return True
 
 
+_SUFFIXES = (".index", ".timeindex", ".txnindex")
+
+
 class IndexCheck:
     """Checks the ``.index``, ``.timeindex`` and ``.txnindex`` beside a log as its batches stream by,
     in file order: ``.index`` entries matched by position, ``.timeindex`` entries by offset. Memory
     holds a window of each index file (and the ``.txnindex``), never a list of the log's batches."""
 
-    def __init__(self, log: Path) -> None:
+    def __init__(self, log: Path, files: Sequence[str | Path] | None = None) -> None:
+        """``files``: the index files beside ``log`` to check (by default each of the three that is there)."""
         self.problems: list[Problem] = []
         self._base = index_base_offset(log)
-        self.files: list[Path] = []
-        opened: dict[str, tuple[Path, BinaryIO]] = {}
-        for path in map(log.with_suffix, (".index", ".timeindex", ".txnindex")):
+        self.files: list[str | Path] = []
+        opened: dict[str, tuple[str | Path, tuple[bytes, BinaryIO | None]]] = {}
+        for path in map(log.with_suffix, _SUFFIXES) if files is None else files:
             try:
-                opened[path.suffix] = (path, open(path, "rb"))  # noqa: SIM115 (closed by finish)
+                opened[os.path.splitext(path)[1]] = (path, _first_window(path))
             except FileNotFoundError:
                 continue
             except OSError as exc:  # there, but unreadable: a problem, never a silent pass
@@ -261,11 +295,15 @@ class IndexCheck:
         self._offsets = self._entries(opened.get(".index"), OFFSET_ENTRY)
         self._times = self._entries(opened.get(".timeindex"), TIME_ENTRY)
         if ".txnindex" in opened:
-            path, f = opened[".txnindex"]
-            with f:
-                self._check_txn(path, f.read())
+            path, (first, f) = opened[".txnindex"]
+            if f is not None:
+                with f:
+                    first += f.read()
+            self._check_txn(path, first)
 
-    def _entries(self, found: tuple[Path, BinaryIO] | None, entry: struct.Struct) -> _Entries | None:
+    def _entries(
+        self, found: tuple[str | Path, tuple[bytes, BinaryIO | None]] | None, entry: struct.Struct
+    ) -> _Entries | None:
         return None if found is None else _Entries(*found, entry, self._base, self.problems)
 
     def take(self) -> list[Problem]:
@@ -328,7 +366,7 @@ class IndexCheck:
             if entries is not None:
                 entries.close()
 
-    def _check_txn(self, path: Path, data: bytes) -> None:
+    def _check_txn(self, path: str | Path, data: bytes) -> None:
         size = TXN_ENTRY.size
         _check_size(path, len(data), size, self.problems)
         for at, (version, producer, first, last, lso) in txn_entries(data):

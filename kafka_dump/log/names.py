@@ -6,7 +6,7 @@ Light on purpose (no reader is imported), so that a command can sort the paths i
 from __future__ import annotations
 
 import os
-from pathlib import Path
+from pathlib import PurePath
 
 SIDE_SUFFIXES = (".index", ".timeindex", ".txnindex", ".snapshot")
 # A log dir's own files (and quorum-state, in a KRaft __cluster_metadata-0): never segments. A KRaft
@@ -24,7 +24,9 @@ SIDE_NAMES = ("leader-epoch-checkpoint", "partition.metadata", *LOG_DIR_NAMES)
 def side_file_kind(path: str | os.PathLike[str]) -> str | None:
     """What a file beside the segments is, by its name, for every command: ``.index``, ``.timeindex``,
     ``.txnindex``, ``.snapshot``, or one of ``SIDE_NAMES`` (a partition's or a log dir's); None for a segment (or anything else)."""
-    p = Path(path)
-    if p.name in SIDE_NAMES:
-        return p.name
-    return p.suffix if p.suffix in SIDE_SUFFIXES else None
+    name = path.name if isinstance(path, PurePath) else PurePath(path).name
+    if name in SIDE_NAMES:
+        return name
+    dot = name.rfind(".")
+    suffix = name[dot:] if 0 < dot < len(name) - 1 else ""  # Path.suffix, without building a path
+    return suffix if suffix in SIDE_SUFFIXES else None

@@ -16,7 +16,7 @@ import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from itertools import chain
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ParamSpec
+from typing import TYPE_CHECKING, Any, NamedTuple, ParamSpec
 
 from kafka_dump import wire as _twins
 from kafka_dump.errors import CorruptRecordError, NotASegmentError
@@ -56,20 +56,19 @@ PlainRunReader = Callable[[str, bytes, int, int, int, bool], "tuple[Sequence[Any
 
 def segment_base_offset(path: str | os.PathLike[str]) -> int | None:
     """The base offset in a file name Kafka wrote (``00000000000000001000.log`` -> 1000)."""
-    match = _SEGMENT_NAME.match(Path(path).name)
+    match = _SEGMENT_NAME.match(os.path.basename(path))
     return int(match.group(1)) if match else None
 
 
 def snapshot_id(path: str | os.PathLike[str]) -> tuple[int, int] | None:
     """(end offset, epoch) of a KRaft snapshot named ``<endOffset>-<epoch>.checkpoint``."""
-    match = _SNAPSHOT_NAME.match(Path(path).name)
+    match = _SNAPSHOT_NAME.match(os.path.basename(path))
     return (int(match.group(1)), int(match.group(2))) if match else None
 
 
 def segment_order(p: Path) -> tuple[bool, int, str]:
     """A sort key: Kafka-named segments in offset order, then the others by name."""
-    base = segment_base_offset(p)
-    return base is None, base or 0, p.name
+    return name_order(p.name)
 
 
 def segment_files(path: str | os.PathLike[str]) -> list[Path]:
@@ -96,61 +95,72 @@ def log_dir_files(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
     """The segment files under each path, as ``dump`` and ``stats`` search it: a segment; a partition
     directory (its segments in offset order); or a log dir: its own segments (a KRaft
     ``bootstrap.checkpoint``), then those of each partition directory in it, by name."""
-    out: list[Path] = []
+    found: list[_Listed] = []
     for path in paths:
         p = Path(path)
         if not p.is_dir():
-            out.extend(segment_files(p))
+            found += [_Listed(p.parent, [f], None) for f in segment_files(p)]
             continue
         # Each directory is listed once, its entries' types taken from the listing (no stat each).
-        partitions = [logs for d in sorted(_child_dirs(p)) if (logs := _segments_in(d))]
-        if not partitions:
-            out.extend(segment_files(p))  # a partition directory (or an error naming it)
-            continue
-        if _segments_in(p):
-            out.extend(segment_files(p))
-        out.extend(f for logs in partitions for f in logs)
-    return _once(out)
+        own, children = _list(p)
+        partitions = [logs for d in sorted(p / name for name in children) if (logs := _list(d)[0]).files]
+        if not own.files and not partitions:
+            segment_files(p)  # raises the error that names the directory
+        found += [own, *partitions]  # a log dir's own segments (bootstrap.checkpoint) come first
+    return _once(found)
 
 
-def _once(files: list[Path]) -> list[Path]:
+class _Listed(NamedTuple):
+    """Segment files of one directory, and the names of those that are symlinks (None: not known)."""
+
+    directory: Path
+    files: list[Path]
+    links: frozenset[str] | None
+
+
+def _once(found: list[_Listed]) -> list[Path]:
     """Each file once, however many paths reach it (a symlinked partition directory, a path given
     twice), in the order first seen. A directory is resolved once for all its files."""
     seen: set[str] = set()
-    dirs: dict[Path, str] = {}
     unique = []
-    for f in files:
-        if os.path.islink(f):
-            real = os.path.realpath(f)
-        else:
-            where = dirs.get(f.parent)
-            if where is None:
-                where = dirs[f.parent] = os.path.realpath(f.parent)
-            real = os.path.join(where, f.name)
-        if real not in seen:
-            seen.add(real)
-            unique.append(f)
+    for directory, files, links in found:
+        where = os.path.realpath(directory)
+        for f in files:
+            name = f.name
+            linked = os.path.islink(f) if links is None else name in links
+            real = os.path.realpath(f) if linked else os.path.join(where, name)
+            if real not in seen:
+                seen.add(real)
+                unique.append(f)
     return unique
 
 
-def _entries(p: Path) -> list[os.DirEntry[str]]:
+def _list(d: Path) -> tuple[_Listed, list[str]]:
+    """The segment files directly in ``d``, in offset order, and the names of the directories in it:
+    one pass over the listing, which gives each entry's type (no stat each) and is not kept."""
+    names: list[str] = []
+    links: set[str] = set()
+    dirs: list[str] = []
     try:
-        with os.scandir(p) as it:
-            return list(it)
+        with os.scandir(d) as it:
+            for e in it:
+                name = e.name
+                if e.is_dir():
+                    dirs.append(name)
+                elif name.endswith(SEGMENT_SUFFIXES) and os.path.splitext(name)[1] and e.is_file():
+                    names.append(name)
+                    if e.is_symlink():
+                        links.add(name)
     except PermissionError as exc:
-        raise NotASegmentError(f"permission denied ({exc.strerror})", file=str(p)) from None
+        raise NotASegmentError(f"permission denied ({exc.strerror})", file=str(d)) from None
+    names.sort(key=name_order)
+    return _Listed(d, [d / name for name in names], frozenset(links)), dirs
 
 
-def _child_dirs(p: Path) -> list[Path]:
-    return [p / e.name for e in _entries(p) if e.is_dir()]
-
-
-def _segments_in(d: Path) -> list[Path]:
-    """The segment files directly in ``d``, in offset order (none: an empty list)."""
-    logs = [
-        d / e.name for e in _entries(d) if os.path.splitext(e.name)[1] in SEGMENT_SUFFIXES and e.is_file()
-    ]
-    return sorted(logs, key=segment_order)
+def name_order(name: str) -> tuple[bool, int, str]:
+    """``segment_order`` of a file name (a sort key: Kafka-named segments in offset order, then the others)."""
+    match = _SEGMENT_NAME.match(name)
+    return match is None, int(match.group(1)) if match else 0, name
 
 
 def read_segment_runs(

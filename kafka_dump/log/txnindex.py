@@ -75,26 +75,32 @@ class TxnIndexes:
 
     def __init__(self) -> None:
         self._reported: set[str] = set()
-        self._dirs: dict[Path, tuple[list[int], list[int], list[Path]]] = {}
+        self._dirs: dict[str, _Listing | None] = {}
 
     def for_log(self, log: Path) -> tuple[AbortedTxns, list[Problem]]:
         """The aborted transactions a fetch of the whole of ``log`` would be given, and the problems
         of the ``.txnindex`` files read for it that were not given before."""
         base = segment_base_offset(log)
         start = -1 if base is None else base
-        end, later = self._later(log.parent, start) if base is not None else (_NO_END, [])
+        listing = None if base is None else self._listing(os.path.dirname(log))
+        if base is not None and listing is not None:
+            end, later, own = listing.after(base)  # the one listing says which .txnindex files there are
+            if own is None and not later:
+                return _NONE_FOUND, []
+        else:
+            end, later, own = _NO_END, [], log.with_suffix(".txnindex")
         entries: list[tuple[int, int, int]] = []
         files: list[Path] = []
         problems: list[Problem] = []
-        for path in [log.with_suffix(".txnindex"), *later]:
+        for path in [own, *later] if own is not None else later:
             data, problem = _read(path)
             if problem is not None:
                 problems.append(problem)
             if data is None:
                 continue
             files.append(path)
-            own = segment_base_offset(path)
-            found, complete = _collect(path, data, start, end, -1 if own is None else own, problems)
+            own_base = segment_base_offset(path)
+            found, complete = _collect(path, data, start, end, -1 if own_base is None else own_base, problems)
             room = MAX_ENTRIES - len(entries)
             if len(found) > room:
                 reason = (
@@ -110,31 +116,49 @@ class TxnIndexes:
         self._reported.update(p.file for p in problems)
         return AbortedTxns(entries, files), fresh
 
-    def _later(self, directory: Path, start: int) -> tuple[int, list[Path]]:
-        """(the next segment's base offset, or none; the .txnindex files of later segments, in order)."""
+    def _listing(self, directory: str) -> _Listing | None:
+        """The directory's listing, made at the first segment of it asked for (None: it cannot be listed)."""
         if directory not in self._dirs:
-            self._dirs[directory] = _listing(directory)
-        logs, txn_bases, txns = self._dirs[directory]
-        k = bisect_right(logs, start)
+            self._dirs[directory] = _Listing.of(Path(directory))
+        return self._dirs[directory]
+
+
+_NONE_FOUND = AbortedTxns([], [])  # no .txnindex to read: nothing can be marked
+
+
+class _Listing:
+    """The base offsets of a directory's segments, and its .txnindex files by base offset, in order."""
+
+    __slots__ = ("logs", "txn_bases", "txns")
+
+    def __init__(self, logs: list[int], txn_bases: list[int], txns: list[Path]) -> None:
+        self.logs, self.txn_bases, self.txns = logs, txn_bases, txns
+
+    @classmethod
+    def of(cls, directory: Path) -> _Listing | None:
+        try:
+            names = os.listdir(directory)
+        except OSError:
+            return None
+        logs: list[int] = []
+        txns: list[tuple[int, str]] = []
+        for name in names:
+            if m := _LOG_NAME.match(name):
+                logs.append(int(m.group(1)))
+            elif m := _TXN_NAME.match(name):
+                txns.append((int(m.group(1)), name))
+        txns.sort()
+        return cls(sorted(logs), [b for b, _ in txns], [directory / n for _, n in txns])
+
+    def after(self, base: int) -> tuple[int, list[Path], Path | None]:
+        """For the segment at ``base``: the next segment's base offset (or none), the .txnindex files of
+        later segments in order, and its own .txnindex (None when there is none)."""
+        logs, bases = self.logs, self.txn_bases
+        k = bisect_right(logs, base)
         end = logs[k] if k < len(logs) else _NO_END
-        return end, txns[bisect_right(txn_bases, start) :]
-
-
-def _listing(directory: Path) -> tuple[list[int], list[int], list[Path]]:
-    """The base offsets of a directory's segments; its .txnindex files' base offsets and paths, in order."""
-    logs: list[int] = []
-    txns: list[tuple[int, str]] = []
-    try:
-        names = [p.name for p in directory.iterdir()]
-    except OSError:
-        return [], [], []
-    for name in names:
-        if m := _LOG_NAME.match(name):
-            logs.append(int(m.group(1)))
-        elif m := _TXN_NAME.match(name):
-            txns.append((int(m.group(1)), name))
-    txns.sort()
-    return sorted(logs), [b for b, _ in txns], [directory / n for _, n in txns]
+        t = bisect_right(bases, base)
+        own = self.txns[t - 1] if t and bases[t - 1] == base else None
+        return end, self.txns[t:], own
 
 
 def _read(path: Path) -> tuple[bytes | None, Problem | None]:

@@ -171,12 +171,13 @@ def open_segment(path: str | os.PathLike[str]) -> tuple[BinaryIO, int]:
     return f, size
 
 
-def unreadable(path: str | os.PathLike[str]) -> Problem | None:
+def unreadable(path: str | os.PathLike[str], st: os.stat_result | None = None) -> Problem | None:
     """A regular file that cannot be opened for reading, as a problem of its own (at byte 0, with the
     system's reason), for a scan of several files that goes on without it; else None. Only regular
-    files are tried: opening a pipe to test it would take its writer's data."""
+    files are tried: opening a pipe to test it would take its writer's data. ``st``: its ``os.stat``,
+    when the caller has it."""
     try:
-        if not stat.S_ISREG(os.stat(path).st_mode):
+        if not stat.S_ISREG((os.stat(path) if st is None else st).st_mode):
             return None
         os.close(os.open(path, os.O_RDONLY))
     except OSError as exc:

@@ -6,6 +6,7 @@ never markup. Without colour ``stats_text`` writes Rich's tables as text, withou
 
 from __future__ import annotations
 
+import os
 import re
 from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
@@ -172,7 +173,12 @@ def _format_row(magic: int, codec: str, f: FormatStats) -> list[str]:
 
 def _sections(s: SegmentStats, total: bool) -> tuple[str, list[_Table]]:
     """The section's title line and its tables, as text."""
-    title = f"Total: {s.files:,} files" if total else f"Measuring {printable(s.path)}"
+    if total:
+        title = f"Total: {s.files:,} files"
+    elif s.files > 1:  # a directory's segments, summed
+        title = f"Measuring {printable(os.path.join(s.path, ''))} ({s.files:,} files)"
+    else:
+        title = f"Measuring {printable(s.path)}"
     layout = _pairs(
         "Layout",
         [

@@ -232,6 +232,9 @@ class _Section:
         self.width = sum(len(t) if t.isascii() else cell_len(t) for t, _ in segments)
 
 
+_RULES_KEPT = 64  # tables' rules kept for the next file's (a dump of many small segments)
+
+
 class TableRenderer:
     """The lines of the record tables as UTF-8 bytes, a flush's rows in one ``bytes``; buffered by
     column, plain cells made and written by ``render/rows.py``, the others (``_special``) drawn here."""
@@ -270,6 +273,7 @@ class TableRenderer:
         self._pending_invalid: list[int] = []  # which of them have an invalid CRC
         self._labels = ["offset", _TIME_LABELS[time], "key", "value", "headers", "note"]
         self._label_widths = [len(x) for x in self._labels]
+        self._rules: dict[tuple[str, tuple[int, ...]], bytes] = {}  # a table's top and bottom, by widths
         self._aborted = False  # the batch being added is data of an aborted transaction
         self._path: str | None = None  # the file being dumped
         # One-record batches alike (``_alike``) under one section row: what the last one shares, whether
@@ -575,6 +579,15 @@ class TableRenderer:
         return out
 
     def _top(self, widths: list[int]) -> list[bytes]:
+        """The top rule and the labels: the same for every table of a file of the same widths."""
+        key = ("top", tuple(widths))
+        if (top := self._rules.get(key)) is None:
+            if len(self._rules) >= _RULES_KEPT:
+                self._rules.clear()
+            top = self._rules[key] = self._make_top(widths)
+        return [top]
+
+    def _make_top(self, widths: list[int]) -> bytes:
         shown = [w + 2 for w in widths if w]
         start, end = self._sgr["kdump.header"]
         cells = []
@@ -585,7 +598,7 @@ class TableRenderer:
                 pad = " " * (w - len(label))
                 cells.append(f" {label}{pad} " if label != "offset" else f" {pad}{label} ")
         head = _BOX.head_left + _BOX.head_vertical.join(f"{start}{c}{end}" if start else c for c in cells)
-        return [f"{_BOX.get_top(shown)}\n{head}{_BOX.head_right}\n{_BOX.get_row(shown, 'head')}\n".encode()]
+        return f"{_BOX.get_top(shown)}\n{head}{_BOX.head_right}\n{_BOX.get_row(shown, 'head')}\n".encode()
 
     def _join(self, old: list[int], new: list[int]) -> bytes:
         """``├──┼──┴──┬─ note ─┐``: the bars of the rows above (``old``) end and those below (``new``) start
@@ -603,7 +616,12 @@ class TableRenderer:
         return ("".join(line) + "\n").encode()
 
     def _bottom(self, widths: list[int]) -> bytes:
-        return (_BOX.get_bottom([w + 2 for w in widths if w]) + "\n").encode()
+        key = ("bottom", tuple(widths))
+        if (bottom := self._rules.get(key)) is None:
+            if len(self._rules) >= _RULES_KEPT:
+                self._rules.clear()
+            bottom = self._rules[key] = (_BOX.get_bottom([w + 2 for w in widths if w]) + "\n").encode()
+        return bottom
 
     def _lines(self, widths: list[int], needed: list[int], out: list[bytes]) -> None:
         """Append the buffered rows' lines at ``widths``, a column at a time, with the sections between."""
