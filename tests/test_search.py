@@ -15,14 +15,17 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from kafka.record.default_records import DefaultRecordBatchBuilder
 
 import kafka_dump.wire as wire
 from kafka_dump.cli import main
+from kafka_dump.commands.filters import record_match
 from kafka_dump.native import reference
 from kafka_dump.wire import codecs
 from kafka_dump.wire.decode import decode_legacy_wrapper, decode_v2_records
-from kafka_dump.wire.match import RecordMatch
+from kafka_dump.wire.match import RecordMatch, required_literal
 from tests.batches import BIG, GZIP, LZ4, NONE, TS0, fix_v2_crc, legacy_messages, set_offset
 from tests.conftest import FIXTURES
 
@@ -281,6 +284,10 @@ MATCHES = [
     RecordMatch(
         key=b"order-1", header_key=b"trace-id", header_value=b"abc", value_search=re.compile(b"ok").search
     ),
+    # As the options build them: the bytes every match holds, looked for before the search is called.
+    record_match(None, "42$", None, None),
+    record_match(None, "^order-", "fa(il)?", None),
+    record_match(None, None, "\\.\\*no such", None),
 ]
 
 
@@ -363,3 +370,31 @@ def test_a_search_on_a_terminal(args: tuple[str, ...], tmp_path: Path) -> None:
         assert plain.rstrip().endswith(("2", '"count":2}'))
     else:
         assert "csi" in plain and "osc8" in plain and "markup" not in plain
+
+
+_PIECES = st.sampled_from(
+    ["a", "b", "ab", ".", "^", "$", "a*", "b?", "(a|b)", "[ab]", "\\n", "a{2}", "(?:ba)+", "\\b"]
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_PIECES, min_size=1, max_size=6), st.lists(st.binary(max_size=12), min_size=1, max_size=8))
+def test_the_required_literal_is_in_every_match(pieces: list[str], texts: list[bytes]) -> None:
+    """A text the pattern matches holds the literal, so looking for it first never loses a match."""
+    try:
+        pattern = re.compile("".join(pieces).encode())
+    except re.error:
+        return
+    literal = required_literal(pattern)
+    for text in (*texts, *(t + b"ab\n" for t in texts)):
+        if pattern.search(text) is not None:
+            assert literal is None or literal in text, (pattern, text)
+
+
+def test_required_literals() -> None:
+    assert required_literal(re.compile(rb"999$")) == b"999"
+    assert required_literal(re.compile(rb"^order-42")) == b"order-42"
+    assert required_literal(re.compile(rb"foo(bar)?bazz")) == b"bazz"
+    assert required_literal(re.compile(rb"ab\.cd")) == b"ab.cd"
+    for none in (rb"abc|def", rb"(?i)abc", rb"x*", rb"[ab]"):
+        assert required_literal(re.compile(none)) is None, none

@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 import click
 
 from kafka_dump.commands.options import INT64
-from kafka_dump.wire.match import BatchMatch, Match, RecordMatch, Search
+from kafka_dump.wire.match import BatchMatch, Match, RecordMatch, required_literal
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -57,13 +57,13 @@ def exact_bytes(text: str, what: str) -> bytes:
     return text.encode("utf-8", "surrogateescape")
 
 
-def _search(pattern: str | None, what: str) -> Search | None:
+def _search(pattern: str | None, what: str) -> re.Pattern[bytes] | None:
     """A regular expression over raw bytes: the pattern's UTF-8, so text matches as text and a
     byte that is not UTF-8 is matched as a byte (``\\xff``)."""
     if pattern is None:
         return None
     try:
-        return re.compile(pattern.encode("utf-8", "surrogateescape")).search
+        return re.compile(pattern.encode("utf-8", "surrogateescape"))
     except re.error as exc:
         raise click.BadParameter(f"{pattern!r} is not a regular expression: {exc}", param_hint=what) from None
 
@@ -79,12 +79,15 @@ def record_match(
         name, sep, value = header.partition("=")
         header_key = name.encode("utf-8", "surrogateescape")
         header_value = exact_bytes(value, "--header") if sep else None
+    key_search, value_search = _search(key_re, "--key-re"), _search(grep, "--grep")
     return RecordMatch(
         exact_bytes(key, "--key") if key is not None else None,
-        _search(key_re, "--key-re"),
-        _search(grep, "--grep"),
+        None if key_search is None else key_search.search,
+        None if value_search is None else value_search.search,
         header_key,
         header_value,
+        None if key_search is None else required_literal(key_search),
+        None if value_search is None else required_literal(value_search),
     )
 
 

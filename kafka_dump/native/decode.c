@@ -321,9 +321,11 @@ record_headers(const unsigned char *p, Py_ssize_t pos, Py_ssize_t body_end, int6
 }
 
 /* A search's rules over a record's raw bytes (wire/match.py's RecordMatch, read from its tuple): exact
- * bytes compared here, a regular expression searched by Python's re over a bytes copy. */
+ * bytes compared here, a regular expression searched by Python's re over a bytes copy, and only in a
+ * field that holds the bytes every match of it holds (key_literal, value_literal), looked for here. */
 typedef struct {
     Py_buffer key, header_key, header_value; /* .buf NULL where the rule is not given */
+    Py_buffer key_literal, value_literal;    /* .buf NULL where there is none */
     PyObject *key_search, *value_search;     /* borrowed; NULL where not given */
 } RecordMatch;
 
@@ -336,6 +338,10 @@ record_match_release(RecordMatch *m)
         PyBuffer_Release(&m->header_key);
     if (m->header_value.buf != NULL)
         PyBuffer_Release(&m->header_value);
+    if (m->key_literal.buf != NULL)
+        PyBuffer_Release(&m->key_literal);
+    if (m->value_literal.buf != NULL)
+        PyBuffer_Release(&m->value_literal);
 }
 
 /* Read the RecordMatch tuple t into *m (zeroed first). Returns 0, or -1 with an exception set. */
@@ -343,13 +349,13 @@ static int
 record_match_read(PyObject *t, RecordMatch *m)
 {
     memset(m, 0, sizeof *m);
-    if (!PyTuple_Check(t) || PyTuple_GET_SIZE(t) != 5) {
+    if (!PyTuple_Check(t) || PyTuple_GET_SIZE(t) != 7) {
         PyErr_SetString(PyExc_TypeError, "match must be a RecordMatch");
         return -1;
     }
-    Py_buffer *exact[3] = {&m->key, &m->header_key, &m->header_value};
-    const int exact_at[3] = {0, 3, 4};
-    for (int j = 0; j < 3; j++) {
+    Py_buffer *exact[5] = {&m->key, &m->header_key, &m->header_value, &m->key_literal, &m->value_literal};
+    const int exact_at[5] = {0, 3, 4, 5, 6};
+    for (int j = 0; j < 5; j++) {
         PyObject *o = PyTuple_GET_ITEM(t, exact_at[j]);
         if (o != Py_None && PyObject_GetBuffer(o, exact[j], PyBUF_SIMPLE) < 0) {
             record_match_release(m);
@@ -367,11 +373,32 @@ same_bytes(const Py_buffer *b, const unsigned char *p, int64_t n)
     return n >= 0 && n == (int64_t)b->len && memcmp(b->buf, p, (size_t)n) == 0;
 }
 
-/* search(bytes of p[0:n]) found something: 1, 0 (or a null field), or -1 with an exception set. */
+/* p[0:n] holds the bytes of lit (an empty lit: always). */
 static int
-searched(PyObject *search, const unsigned char *p, int64_t n)
+holds(const Py_buffer *lit, const unsigned char *p, int64_t n)
 {
-    if (n < 0)
+    const unsigned char *needle = lit->buf;
+    Py_ssize_t k = lit->len;
+    if (k == 0)
+        return 1;
+    if (n < k)
+        return 0;
+    for (const unsigned char *end = p + n - k + 1; p < end; p++) {
+        p = memchr(p, needle[0], (size_t)(end - p));
+        if (p == NULL)
+            return 0;
+        if (memcmp(p, needle, (size_t)k) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+/* search(bytes of p[0:n]) found something: 1, 0 (or a null field, or one without lit's bytes, which
+ * every match holds), or -1 with an exception set. */
+static int
+searched(PyObject *search, const Py_buffer *lit, const unsigned char *p, int64_t n)
+{
+    if (n < 0 || (lit->buf != NULL && !holds(lit, p, n)))
         return 0;
     PyObject *b = PyBytes_FromStringAndSize((const char *)p, (Py_ssize_t)n);
     if (b == NULL)
@@ -395,9 +422,9 @@ fields_match(const unsigned char *p, Py_ssize_t key_pos, int64_t key_len, Py_ssi
         return 0;
     int hit = 1;
     if (m->key_search != NULL)
-        hit = searched(m->key_search, p + key_pos, key_len);
+        hit = searched(m->key_search, &m->key_literal, p + key_pos, key_len);
     if (hit == 1 && m->value_search != NULL)
-        hit = searched(m->value_search, p + value_pos, value_len);
+        hit = searched(m->value_search, &m->value_literal, p + value_pos, value_len);
     return hit;
 }
 

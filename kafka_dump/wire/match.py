@@ -2,11 +2,13 @@
 header (producer id, transactional and control bits), applied by the readers before anything is built.
 
 ``RecordMatch`` is a plain tuple so that the compiled decoder reads it as one: exact bytes are compared
-in C, a regular expression is searched by Python's ``re`` over the raw bytes.
+in C, a regular expression is searched by Python's ``re`` over the raw bytes, and only in the records
+that hold the bytes every match of it holds (``required_literal``), looked for in C first.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
@@ -28,6 +30,33 @@ class RecordMatch(NamedTuple):
     value_search: Search | None = None  # a regular expression found in the value
     header_key: bytes | None = None  # a header with this key...
     header_value: bytes | None = None  # ...and exactly this value (None: any value, null included)
+    # Bytes every match of key_search / value_search holds: a record without them cannot match, so
+    # the compiled decoder calls the search only where it finds them (the result is the search's).
+    key_literal: bytes | None = None
+    value_literal: bytes | None = None
+
+
+def required_literal(pattern: re.Pattern[bytes]) -> bytes | None:
+    """The longest run of plain bytes at the top level of ``pattern``, which every match holds as
+    they are (None where there is none, or where case is ignored): ``rb"999$"`` gives ``b"999"``."""
+    if pattern.flags & re.IGNORECASE:
+        return None
+    try:
+        import sys
+
+        if sys.version_info >= (3, 11):
+            from re import _parser as parser  # type: ignore[attr-defined]
+        else:  # pragma: no cover
+            import sre_parse as parser
+        items = list(parser.parse(pattern.pattern, pattern.flags))
+        literal = parser.LITERAL
+    except Exception:  # a parser of another shape: no shortcut, the search alone decides
+        return None
+    best = run = b""
+    for op, value in items:
+        run = run + bytes([value]) if op == literal and 0 <= value < 256 else b""
+        best = run if len(run) > len(best) else best
+    return best or None
 
 
 def record_matches(m: RecordMatch, key: bytes | None, value: bytes | None, headers: Sequence[Header]) -> bool:
