@@ -44,6 +44,25 @@ def varint(value: int) -> bytes:
     return bytes(out)
 
 
+def uvarint(value: int) -> bytes:
+    """An unsigned varint, as Kafka's generated messages write lengths and tagged fields."""
+    out = bytearray()
+    while True:
+        b = value & 0x7F
+        value >>= 7
+        out.append(b | (0x80 if value else 0))
+        if not value:
+            return bytes(out)
+
+
+def compact_string(text: str | None) -> bytes:
+    """A COMPACT_STRING of Kafka's generated messages: its UTF-8 length + 1 (0 for null), then it."""
+    if text is None:
+        return b"\x00"
+    raw = text.encode()
+    return uvarint(len(raw) + 1) + raw
+
+
 def set_offset(entry: bytes | bytearray, offset: int) -> bytes:
     """Overwrite the entry's offset / baseOffset (bytes 0-7, under no CRC)."""
     b = bytearray(entry)

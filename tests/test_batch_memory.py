@@ -19,23 +19,13 @@ import pytest
 from kafka_dump import native
 from kafka_dump.wire import decode_legacy_inner, decode_v2_records
 from kafka_dump.wire.layout import MAX_DECODED_PER_BATCH
+from tests.batches import varint
 
 ROOT = Path(__file__).resolve().parent.parent
 ENV = {"COLUMNS": "1000", "NO_COLOR": "1", "PYTHONPATH": str(ROOT)}
 HEADERS = 2_000_000  # one record's: 4 KB of gzip, 230 MB to 800 MB of RSS when every header is built
 RECORDS = 600_000  # minimal records in one batch: past the bound, and 0.6 to 0.8 GB when all are built
 BOUND_MB = 200  # what a child may take for the header record: far under what building them took
-
-
-def _varint(n: int) -> bytes:
-    """A zigzag varint, as Kafka's ByteUtils.writeVarint writes it."""
-    n = (n << 1) ^ (n >> 63)
-    out = bytearray()
-    while n >= 0x80:
-        out.append((n & 0x7F) | 0x80)
-        n >>= 7
-    out.append(n)
-    return bytes(out)
 
 
 def _gzip(data: bytes) -> bytes:
@@ -52,9 +42,9 @@ def _v2_gzip_batch(records: bytes, count: int) -> bytes:
 
 def _record(offset_delta: int, headers: int = 0) -> bytes:
     """A record with a null key and value and ``headers`` empty headers (key and value of 0 bytes)."""
-    body = b"\x00" + _varint(0) + _varint(offset_delta) + _varint(-1) + _varint(-1) + _varint(headers)
+    body = b"\x00" + varint(0) + varint(offset_delta) + varint(-1) + varint(-1) + varint(headers)
     body += b"\x00\x00" * headers
-    return _varint(len(body)) + body
+    return varint(len(body)) + body
 
 
 def _v0_message(offset: int, attributes: int, value: bytes | None, magic: int = 0) -> bytes:

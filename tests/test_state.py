@@ -18,7 +18,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from kafka_dump.cli import main
-from tests.batches import raw_record
+from tests.batches import compact_string, raw_record, uvarint
 from tests.conftest import SHARED_REAL as REAL
 
 T0 = 1_700_000_000_000
@@ -212,22 +212,8 @@ def test_open_transaction_from_the_producer_snapshot(tmp_path: Path) -> None:
     assert found[1]["hanging"] is True and found[0]["lastStableOffset"] == 4
 
 
-def uvarint(n: int) -> bytes:
-    out = bytearray()
-    while True:
-        b = n & 0x7F
-        n >>= 7
-        out.append(b | (0x80 if n else 0))
-        if not n:
-            return bytes(out)
-
-
 def framed(api_key: int, body: bytes) -> bytes:
     return uvarint(1) + uvarint(api_key) + uvarint(0) + body
-
-
-def cstr(text: str) -> bytes:
-    return uvarint(len(text) + 1) + text.encode()
 
 
 def ints(values: list[int]) -> bytes:
@@ -239,7 +225,7 @@ def test_cluster_metadata_replay(tmp_path: Path) -> None:
     tid, gone = uuid.UUID(int=1).bytes, uuid.UUID(int=2).bytes
 
     def topic(name: str, t: bytes) -> bytes:
-        return framed(2, cstr(name) + t + b"\x00")
+        return framed(2, compact_string(name) + t + b"\x00")
 
     def part(t: bytes, p: int) -> bytes:
         lists = ints([1, 2]) + ints([1, 2]) + ints([]) + ints([])
@@ -258,7 +244,14 @@ def test_cluster_metadata_replay(tmp_path: Path) -> None:
         + uvarint(4)
         + struct.pack(">i", 2),
     )
-    config = framed(4, struct.pack(">b", 2) + cstr("orders") + cstr("retention.ms") + cstr("1000") + b"\x00")
+    config = framed(
+        4,
+        struct.pack(">b", 2)
+        + compact_string("orders")
+        + compact_string("retention.ms")
+        + compact_string("1000")
+        + b"\x00",
+    )
     segment(
         d, 0,
         batch(0, [(None, topic("orders", tid)), (None, part(tid, 0)), (None, part(tid, 1)), (None, config)]),

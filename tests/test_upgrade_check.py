@@ -13,62 +13,42 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
-from kafka.record.default_records import DefaultRecordBatchBuilder
 
 from kafka_dump.cli import main
 
-from .batches import GZIP, TS0, default_records, legacy_messages, legacy_records, v2_batch
+from .batches import (
+    GZIP,
+    TS0,
+    compact_string,
+    default_records,
+    legacy_messages,
+    legacy_records,
+    uvarint,
+    v2_batch,
+)
 from .conftest import SHARED_REAL
 
 DAY = 86_400_000
 TOPIC, BROKER = 2, 4  # ConfigResource.Type
 
 
-def _uvarint(n: int) -> bytes:
-    out = bytearray()
-    while True:
-        b = n & 0x7F
-        n >>= 7
-        out.append(b | (0x80 if n else 0))
-        if not n:
-            return bytes(out)
-
-
-def _compact(text: str | None) -> bytes:
-    if text is None:
-        return b"\x00"
-    raw = text.encode()
-    return _uvarint(len(raw) + 1) + raw
-
-
 def _framed(api_key: int, body: bytes) -> bytes:
     """frameVersion 1, apiKey, version 0, the message, no tagged fields."""
-    return _uvarint(1) + _uvarint(api_key) + _uvarint(0) + body + b"\x00"
+    return uvarint(1) + uvarint(api_key) + uvarint(0) + body + b"\x00"
 
 
 def topic_record(name: str, n: int) -> bytes:
-    return _framed(2, _compact(name) + bytes([n]) * 16)
+    return _framed(2, compact_string(name) + bytes([n]) * 16)
 
 
 def config_record(kind: int, resource: str, name: str, value: str | None) -> bytes:
-    return _framed(4, bytes([kind]) + _compact(resource) + _compact(name) + _compact(value))
+    return _framed(4, bytes([kind]) + compact_string(resource) + compact_string(name) + compact_string(value))
 
 
 def metadata_log(log_dir: Path, values: list[bytes]) -> None:
     d = log_dir / "__cluster_metadata-0"
     d.mkdir(parents=True)
-    builder = DefaultRecordBatchBuilder(
-        magic=2,
-        compression_type=0,
-        is_transactional=0,
-        producer_id=-1,
-        producer_epoch=-1,
-        base_sequence=-1,
-        batch_size=1 << 20,
-    )
-    for i, value in enumerate(values):
-        builder.append(i, timestamp=TS0, key=None, value=value, headers=[])
-    (d / "00000000000000000000.log").write_bytes(bytes(builder.build()))
+    (d / "00000000000000000000.log").write_bytes(v2_batch([(None, value, []) for value in values]))
 
 
 def partition(log_dir: Path, name: str, data: bytes) -> Path:
@@ -157,17 +137,7 @@ def test_size_as_v2_is_what_a_v2_writer_writes(tmp_path: Path) -> None:
     partition(log_dir, "t-0", legacy_messages(records, magic=1, base_offset=0, timestamp=TS0))
     expected = 0
     for i, (key, value) in enumerate(records):
-        builder = DefaultRecordBatchBuilder(
-            magic=2,
-            compression_type=0,
-            is_transactional=0,
-            producer_id=-1,
-            producer_epoch=-1,
-            base_sequence=-1,
-            batch_size=1 << 20,
-        )
-        builder.append(0, timestamp=TS0 + i, key=key, value=value, headers=[])
-        expected += len(builder.build())
+        expected += len(v2_batch([(key, value, [])], timestamp=TS0 + i))
     row = lines(run("--format", "json", str(log_dir)))[0]
     assert row["bytesAsV2"] == expected and row["sampled"] is False
     sampled = lines(run("--format", "json", "--sample", "5", str(log_dir)))[0]
