@@ -9,6 +9,7 @@ that hold the bytes every match of it holds (``required_literal``), looked for i
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
@@ -42,8 +43,6 @@ def required_literal(pattern: re.Pattern[bytes]) -> bytes | None:
     if pattern.flags & re.IGNORECASE:
         return None
     try:
-        import sys
-
         if sys.version_info >= (3, 11):
             from re import _parser as parser  # type: ignore[attr-defined]
         else:  # pragma: no cover
