@@ -22,7 +22,6 @@ from kafka_dump.log.ahead import Ahead, Inflating, Inline
 from kafka_dump.log.names import LOG_DIR_NAMES, side_file_kind
 from kafka_dump.log.window import CHUNK_SIZE, Window, open_segment
 from kafka_dump.model import (
-    NEW_BATCH,
     Batch,
     Check,
     Compression,
@@ -345,7 +344,8 @@ class _FileCheck:
         """``_scan``'s loop over read windows; ``source`` (deep) inflates each window's payloads ahead."""
         options = self.options
         report = self.report
-        rows: list[EntryRow] | None = [] if self._index is not None else None
+        index = self._index
+        rows: list[EntryRow] = []
         limit = max(options.max_batch_bytes, CHUNK_SIZE)
         size = win.size
         pos = 0
@@ -363,7 +363,8 @@ class _FileCheck:
             try:
                 used, batches, records, gaps, self._last_offset, self._after_damage = _twins.walk_entries(
                     data, at, n, start, options.deep, self._last_offset, self._after_damage,
-                    options.max_records_per_batch, limit, crc32c, zlib.crc32, fn, rows,
+                    options.max_records_per_batch, limit, crc32c, zlib.crc32, fn,
+                    rows if index is not None and index.waiting else None,  # no row without an entry to match
                 )  # fmt: skip
             finally:
                 source.finish()  # before the buffer is read into again
@@ -387,12 +388,11 @@ class _FileCheck:
         index = self._index
         assert index is not None  # rows are asked for only with an index
         for position, base, last, max_ts, *_ in rows:  # what the index check reads of a batch
-            index.batch(
-                NEW_BATCH._replace(position=position, baseOffset=base, lastOffset=last, maxTimestamp=max_ts)
-            )
-            for p in index.take():
-                self.report.indexProblems += 1
-                yield p
+            index.batch_at(position, base, last, max_ts)
+            if index.problems:
+                for p in index.take():
+                    self.report.indexProblems += 1
+                    yield p
         rows.clear()
 
     def _slow(self, f: BinaryIO, pos: int, size: int) -> Generator[VerifyEvent, None, int]:

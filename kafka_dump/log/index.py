@@ -304,7 +304,16 @@ class IndexCheck:
     def _entries(
         self, found: tuple[str | Path, tuple[bytes, BinaryIO | None]] | None, entry: struct.Struct
     ) -> _Entries | None:
-        return None if found is None else _Entries(*found, entry, self._base, self.problems)
+        if found is None or found[1] == (b"", None):  # none there, or empty: nothing to match
+            return None
+        return _Entries(*found, entry, self._base, self.problems)
+
+    @property
+    def waiting(self) -> bool:
+        """Whether index entries are left to match: none left, batches need not be shown."""
+        return (self._offsets is not None and self._offsets.current is not None) or (
+            self._times is not None and self._times.current is not None
+        )
 
     def take(self) -> list[Problem]:
         """The problems found so far, handed over once."""
@@ -314,34 +323,39 @@ class IndexCheck:
 
     def batch(self, b: Batch) -> None:
         """Match the index entries that point at this batch (or that the stream has passed)."""
+        self.batch_at(b.position, b.baseOffset, b.lastOffset, b.maxTimestamp)
+
+    def batch_at(self, at_byte: int, first: int, last: int, max_timestamp: int) -> None:
+        """``batch`` for the batch at byte ``at_byte`` holding offsets ``first..last`` (the fields
+        the entry walk's rows give, without a ``Batch``)."""
         base = self._base
         index = self._offsets
-        while index is not None and index.current is not None and index.current[2] <= b.position:
+        while index is not None and index.current is not None and index.current[2] <= at_byte:
             at, rel, position = index.current
-            if position < b.position:
+            if position < at_byte:
                 reason = (
                     f"index entry for offset {base + rel} points at byte {position}, where no batch starts"
                 )
                 index.mismatch(at, reason, None, position)
-            elif not b.baseOffset <= base + rel <= b.lastOffset:
+            elif not first <= base + rel <= last:
                 reason = (
                     f"index entry for offset {base + rel} points at byte {position}, where the batch "
-                    f"holds offsets {b.baseOffset}..{b.lastOffset}"
+                    f"holds offsets {first}..{last}"
                 )
-                index.mismatch(at, reason, b.lastOffset, base + rel)
+                index.mismatch(at, reason, last, base + rel)
             index.advance()
         times = self._times
-        while times is not None and times.current is not None and base + times.current[2] <= b.lastOffset:
+        while times is not None and times.current is not None and base + times.current[2] <= last:
             at, ts, rel = times.current
-            if base + rel < b.baseOffset:
+            if base + rel < first:
                 reason = f"time index entry for offset {base + rel} names an offset that no batch holds"
                 times.mismatch(at, reason, None, base + rel)
-            elif ts != b.maxTimestamp:
+            elif ts != max_timestamp:
                 reason = (
                     f"time index entry for offset {base + rel} has timestamp {ts}; the batch holding it "
-                    f"(at byte {b.position}) has maxTimestamp {b.maxTimestamp}"
+                    f"(at byte {at_byte}) has maxTimestamp {max_timestamp}"
                 )
-                times.mismatch(at, reason, b.maxTimestamp, ts)
+                times.mismatch(at, reason, max_timestamp, ts)
             times.advance()
 
     def finish(self) -> list[Problem]:
