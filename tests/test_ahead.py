@@ -196,6 +196,7 @@ def _verify(path: Path, monkeypatch: pytest.MonkeyPatch, *, ahead: bool, window:
     with monkeypatch.context() as m:
         m.setattr("kafka_dump.analysis.verify._WINDOW", window)
         m.setattr("kafka_dump.analysis.verify._RESUME_AFTER", 0)
+        m.setattr("kafka_dump.analysis.verify._AHEAD_FROM", 0)  # the fixtures are small files
         m.setattr(ahead_mod, "BUDGET", 2000)
         options = VerifyOptions(deep=True, index=True, max_batch_bytes=1 << 20, inflate_ahead=ahead)
         return list(verify_file(path, options))
@@ -261,6 +262,7 @@ def test_a_closed_generator_leaves_no_thread(tmp_path: Path, monkeypatch: pytest
     switch, before = sys.getswitchinterval(), _settled()
     monkeypatch.setattr("kafka_dump.analysis.verify._WINDOW", 2000)
     monkeypatch.setattr("kafka_dump.analysis.verify._PROGRESS_EVERY", 1)
+    monkeypatch.setattr("kafka_dump.analysis.verify._AHEAD_FROM", 0)
     events = verify_file(path, VerifyOptions())
     next(events)  # a progress event after the first window: the worker has run
     assert _os_threads() == before + 1
@@ -291,6 +293,7 @@ def test_an_interrupt_leaves_no_thread(tmp_path: Path, monkeypatch: pytest.Monke
         return real(*args[:11], interrupted, *args[12:])  # type: ignore[arg-type]
 
     monkeypatch.setattr(twins, "walk_entries", walk)
+    monkeypatch.setattr("kafka_dump.analysis.verify._AHEAD_FROM", 0)
     switch = sys.getswitchinterval()
     with pytest.raises(KeyboardInterrupt):
         list(verify_file(path, VerifyOptions()))

@@ -48,6 +48,7 @@ _INDEX_SUFFIXES = (".index", ".timeindex", ".txnindex")
 WITH_ITS_LOG = "checked with"  # the note of an index file checked with its log, in the same run
 _PROGRESS_EVERY = 4 * 1024 * 1024  # bytes of file between progress events
 _WINDOW = 8 * 1024 * 1024  # the entry walk's read window
+_AHEAD_FROM = 64 * 1024  # smaller files are inflated where they are read: a thread costs more than it saves
 _RESUME_AFTER = 256 * 1024  # sound bytes after damage before the entry walk takes over from the reader
 _PREFIX = L.MAGIC_OFFSET + 1  # offset, size and magic
 _SMALLEST = L.LOG_OVERHEAD + L.LEGACY_V0_MIN_SIZE
@@ -334,7 +335,8 @@ class _FileCheck:
         def unpack(codec: int, payload: memoryview) -> bytes:
             return decompress(_CODECS[codec], payload, mbb)
 
-        source = Ahead(mbb, unpack) if options.deep and options.inflate_ahead else Inline(unpack)
+        ahead = options.deep and options.inflate_ahead and size >= _AHEAD_FROM
+        source = Ahead(mbb, unpack) if ahead else Inline(unpack)
         try:
             yield from self._walk_windows(f, Window(f, size, _WINDOW, reuse=True), source)
         finally:

@@ -81,18 +81,27 @@ class Window(Generic[B]):
 
     def fill(self, pos: int, n: int = 0) -> int:
         """Read the window afresh from ``pos``: ``read_size`` bytes, or ``n`` if more, but none past
-        ``size``; the bytes read (fewer where the file shrank)."""
-        f = self._f
-        f.seek(pos)
+        ``size``; the bytes read (fewer where the file shrank). Read at the position (``pread``): the
+        file's own position is neither used nor moved."""
+        fd = self._f.fileno()
         want = max(0, min(max(n, self.read_size), self.size - pos))
         spare = self._spare
         if spare is not None:
             self.buf = spare if want <= len(spare) else bytearray(want)  # type: ignore[assignment]
-            with memoryview(self.buf)[:want] as view:
-                self.end = f.readinto(view)  # type: ignore[attr-defined]
+            with memoryview(self.buf) as whole:
+                got = 0
+                while got < want and (k := os.preadv(fd, [whole[got:want]], pos + got)):
+                    got += k  # a short read before the end (a signal, a network file system): read on
+            self.end = got
         else:
-            self.buf = f.read(want)  # type: ignore[assignment]
-            self.end = len(self.buf)
+            data = os.pread(fd, want, pos)
+            if 0 < len(data) < want:
+                parts = [data]
+                while (got := sum(map(len, parts))) < want and (more := os.pread(fd, want - got, pos + got)):
+                    parts.append(more)
+                data = b"".join(parts)
+            self.buf = data  # type: ignore[assignment]
+            self.end = len(data)
         self.start = pos
         return self.end
 
@@ -161,7 +170,9 @@ class MappedWindow:
 def open_segment(path: str | os.PathLike[str]) -> tuple[BinaryIO, int]:
     """Open a segment for reading, turning OS errors into one-line NotASegmentError."""
     try:
-        f = open(path, "rb")  # noqa: SIM115 (closed by the caller)
+        # Unbuffered: the windows read at positions themselves (``Window.fill``), and a buffer would
+        # cost a copy, a seek and a terminal check at each open (a share of a check of many small files).
+        f = open(path, "rb", buffering=0)  # noqa: SIM115 (closed by the caller)
         st = os.fstat(f.fileno())
         if stat.S_ISFIFO(st.st_mode):
             return _spool(f)
@@ -192,9 +203,9 @@ def _spool(stream: BinaryIO) -> tuple[BinaryIO, int]:
 
     with stream:
         tmp = tempfile.TemporaryFile()  # noqa: SIM115 (returned to the caller, who closes it)
-        # read1: what the pipe holds now, one read (read would wait for a whole chunk, reading on
-        # past a signal's handler until then), so Ctrl-C is seen between two reads.
-        while chunk := stream.read1(CHUNK_SIZE):  # type: ignore[attr-defined]
+        # The stream is unbuffered: each read is one read of what the pipe holds now (a buffered read
+        # would wait for a whole chunk, reading on past a signal's handler), so Ctrl-C is seen between two.
+        while chunk := stream.read(CHUNK_SIZE):
             tmp.write(chunk)
         size = tmp.tell()
         tmp.seek(0)
