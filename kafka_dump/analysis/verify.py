@@ -154,7 +154,7 @@ VerifyEvent = Problem | FileProgress | FileReport
 class Scan(NamedTuple):
     """The files a check reads, and what the listings of directories found beside them."""
 
-    files: list[Path]
+    files: list[str]  # paths as strings: a Path each costs more than a small segment's check
     # For each directory listed, the names of the index files in it (.index, .timeindex, .txnindex):
     # beside a segment there, an index file the listing did not find is not looked for.
     indexes: dict[str, frozenset[str]]
@@ -164,21 +164,18 @@ def verify_files(paths: list[str]) -> Scan:
     """The files to check for the paths given: a segment itself, or every ``.log`` and ``.checkpoint``
     under a directory (a partition directory or a whole log dir), with a log dir's own checkpoint files
     (``LOG_DIR_NAMES``), in directory and offset order."""
-    out: list[Path] = []
+    out: list[str] = []
     indexes: dict[str, frozenset[str]] = {}
     for raw in paths:
-        p = Path(raw)
-        if p.is_dir():
-            from kafka_dump.log.segment import SEGMENT_SUFFIXES, name_order, segment_order
+        if os.path.isdir(raw):
+            from kafka_dump.log.segment import SEGMENT_SUFFIXES, name_order
 
             unlisted: list[OSError] = []  # directories that could not be listed: reported, not skipped
-            found: list[tuple[str, tuple[bool, int, str], Path]] = []  # (directory, order in it, file)
-            for top, entries in _walk(str(p), unlisted):
-                where = Path(top)
-                key = str(where)
-                listed = "" if key == "." else key  # os.path.dirname of the paths below it
+            found: list[tuple[str, tuple[bool, int, str], str]] = []  # (directory, order in it, file)
+            for top, entries in _walk(str(Path(raw)), unlisted):  # as Path spells it: no "./", no "//"
+                listed = "" if top == "." else top  # os.path.dirname of the paths below it
                 found += [
-                    (key, name_order(e.name), where / e.name)
+                    (top, name_order(e.name), os.path.join(listed, e.name))
                     for e in entries
                     if (
                         (e.name.endswith(SEGMENT_SUFFIXES) and os.path.splitext(e.name)[1])
@@ -189,12 +186,13 @@ def verify_files(paths: list[str]) -> Scan:
                 indexes[listed] = frozenset(e.name for e in entries if e.name.endswith(_INDEX_SUFFIXES))
             if not found and not unlisted:
                 raise KafkaDumpError("directory holds no .log or .checkpoint segment", file=raw)
-            found += [(str(d), segment_order(d), d) for d in (Path(exc.filename) for exc in unlisted)]
+            unread = (str(Path(exc.filename)) for exc in unlisted)
+            found += [(d, name_order(os.path.basename(d)), d) for d in unread]
             found.sort(key=lambda row: row[:2])
             out += [f for _, _, f in found]
-        elif p.is_file():
-            out.append(p)
-        elif p.exists():
+        elif os.path.isfile(raw):
+            out.append(str(Path(raw)))
+        elif os.path.exists(raw):
             raise KafkaDumpError("not a regular file", file=raw)
         else:
             raise KafkaDumpError("no such file or directory", file=raw)
@@ -221,14 +219,15 @@ def _walk(top: str, unlisted: list[OSError]) -> Iterator[tuple[str, list[os.DirE
         (dirs if is_dir else others).append(e)
     yield top, others
     for d in dirs:
-        if not d.is_symlink():
-            yield from _walk(d.path, unlisted)
+        if not d.is_symlink():  # named as a Path names it: "x", not "./x"
+            yield from _walk(d.name if top == "." else d.path, unlisted)
 
 
-def verify_file(path: Path, options: VerifyOptions) -> Iterator[VerifyEvent]:
+def verify_file(path: str | os.PathLike[str], options: VerifyOptions) -> Iterator[VerifyEvent]:
     """Check one segment: yield its problems in file order (index problems last), progress events,
     and at the end its ``FileReport``. An unreadable file gives a report with ``error`` set. A side
     file, known by its name as every command knows it, is read as what it is (``_side_file``)."""
+    path = os.fspath(path)
     kind = side_file_kind(path)
     if kind is not None:
         yield from _side_file(path, kind, options)
@@ -238,13 +237,13 @@ def verify_file(path: Path, options: VerifyOptions) -> Iterator[VerifyEvent]:
         yield from check.run()
     except (KafkaDumpError, OSError) as exc:
         error = str(exc) if isinstance(exc, KafkaDumpError) else f"{path}: {exc.strerror or exc}"
-        if path.is_dir():  # a directory of a scan that could not be listed (no file opens it)
-            error = str(KafkaDumpError(f"cannot list the directory ({_listing_error(path)})", file=str(path)))
+        if os.path.isdir(path):  # a directory of a scan that could not be listed (no file opens it)
+            error = str(KafkaDumpError(f"cannot list the directory ({_listing_error(path)})", file=path))
         check.report.error = error
     yield check.report
 
 
-def _listing_error(directory: Path) -> str:
+def _listing_error(directory: str) -> str:
     try:
         os.listdir(directory)
     except OSError as exc:
@@ -252,14 +251,14 @@ def _listing_error(directory: Path) -> str:
     return "it changed while it was scanned"
 
 
-def _side_file(path: Path, kind: str, options: VerifyOptions) -> Iterator[VerifyEvent]:
+def _side_file(path: str, kind: str, options: VerifyOptions) -> Iterator[VerifyEvent]:
     """An index whose log is checked in this run is checked with it (skipped here, with a note); an
     index on its own is checked against the log beside it, and any other side file by its own rules
     (a snapshot's CRC, a checkpoint's lines). A zero-filled end is how Kafka preallocates an index:
     no tail to report."""
-    report = FileReport(str(path))
+    report = FileReport(path)
     index = kind in _INDEX_SUFFIXES
-    log = path.with_suffix(".log")
+    log = Path(path).with_suffix(".log")
     try:
         report.bytes = os.stat(path).st_size
         if index and not options.index:
@@ -284,10 +283,10 @@ def _side_file(path: Path, kind: str, options: VerifyOptions) -> Iterator[Verify
 
 
 class _FileCheck:
-    def __init__(self, path: Path, options: VerifyOptions) -> None:
+    def __init__(self, path: str, options: VerifyOptions) -> None:
         self.path = path
         self.options = options
-        self.report = FileReport(str(path))
+        self.report = FileReport(path)
         self._walks: dict[int, RecordWalk] = {}  # position -> walk, for the batch about to be yielded
         self._pending: Batch | None = None
         self._pending_bad = False
@@ -300,7 +299,7 @@ class _FileCheck:
 
     def run(self) -> Iterator[VerifyEvent]:
         report = self.report
-        indexes = self._index_files() if self.options.index and self.path.suffix == ".log" else []
+        indexes = self._index_files() if self.options.index and self.path.endswith(".log") else []
         if indexes:
             from kafka_dump.log.index import IndexCheck
 
@@ -416,7 +415,7 @@ class _FileCheck:
                 buf = f.read(entry)
                 if len(buf) == entry:
                     found, broken, walk = decode_entry(
-                        str(self.path), buf, 0, pos, entry, head[L.MAGIC_OFFSET], False,
+                        self.path, buf, 0, pos, entry, head[L.MAGIC_OFFSET], False,
                         options.max_batch_bytes, self._walked if options.deep else None,
                         options.max_records_per_batch,
                     )  # fmt: skip

@@ -99,7 +99,7 @@ def verify_crc(
     if jobs is None:  # a worker for each TASK_BYTES at most: small files are checked faster than sent
         workers = min(workers, -(-sum(sizes) // TASK_BYTES) or 1)
     # Inflating ahead on a second thread only for one worker: files in parallel take every core.
-    logs = frozenset(str(f) for f in files if f.suffix == ".log")
+    logs = frozenset(f for f in files if f.endswith(".log"))
     options = VerifyOptions(
         deep, not no_index, **limits, inflate_ahead=workers <= 1, logs=logs, indexes=indexes
     )
@@ -141,15 +141,15 @@ def exit_code(reports: list[FileReport], *, fail_on_tail: bool) -> int:
     return EXIT_OK
 
 
-def _size(path: Path) -> int:
+def _size(path: str) -> int:
     try:
-        return path.stat().st_size
+        return os.stat(path).st_size
     except OSError:
         return 0
 
 
 def _events(
-    files: list[Path], sizes: list[int], options: VerifyOptions, workers: int
+    files: list[str], sizes: list[int], options: VerifyOptions, workers: int
 ) -> Iterator[VerifyEvent]:
     """Every file's events, in file order: streamed in this process, or gathered per file by workers
     (``sizes``: each file's)."""
@@ -177,9 +177,9 @@ def _set_options(options: VerifyOptions) -> None:
     _options = options
 
 
-def _tasks(files: list[Path], sizes: list[int]) -> Iterator[list[Path]]:
+def _tasks(files: list[str], sizes: list[int]) -> Iterator[list[str]]:
     """The files in order, in runs of at most TASK_FILES files or about TASK_BYTES bytes."""
-    task: list[Path] = []
+    task: list[str] = []
     size = 0
     for f, n in zip(files, sizes, strict=True):
         task.append(f)
@@ -191,7 +191,7 @@ def _tasks(files: list[Path], sizes: list[int]) -> Iterator[list[Path]]:
         yield task
 
 
-def _check_some(paths: list[Path]) -> list[VerifyEvent]:
+def _check_some(paths: list[str]) -> list[VerifyEvent]:
     """A worker's whole answer for some files (progress events are dropped: the file is the step)."""
     assert _options is not None
     return [e for path in paths for e in verify_file(path, _options) if not isinstance(e, FileProgress)]

@@ -277,13 +277,13 @@ class IndexCheck:
     in file order: ``.index`` entries matched by position, ``.timeindex`` entries by offset. Memory
     holds a window of each index file (and the ``.txnindex``), never a list of the log's batches."""
 
-    def __init__(self, log: Path, files: Sequence[str | Path] | None = None) -> None:
+    def __init__(self, log: str | Path, files: Sequence[str | Path] | None = None) -> None:
         """``files``: the index files beside ``log`` to check (by default each of the three that is there)."""
         self.problems: list[Problem] = []
         self._base = index_base_offset(log)
         self.files: list[str | Path] = []
         opened: dict[str, tuple[str | Path, tuple[bytes, BinaryIO | None]]] = {}
-        for path in map(log.with_suffix, _SUFFIXES) if files is None else files:
+        for path in map(Path(log).with_suffix, _SUFFIXES) if files is None else files:
             try:
                 opened[os.path.splitext(path)[1]] = (path, _first_window(path))
             except FileNotFoundError:

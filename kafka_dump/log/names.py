@@ -24,7 +24,9 @@ SIDE_NAMES = ("leader-epoch-checkpoint", "partition.metadata", *LOG_DIR_NAMES)
 def side_file_kind(path: str | os.PathLike[str]) -> str | None:
     """What a file beside the segments is, by its name, for every command: ``.index``, ``.timeindex``,
     ``.txnindex``, ``.snapshot``, or one of ``SIDE_NAMES`` (a partition's or a log dir's); None for a segment (or anything else)."""
-    name = path.name if isinstance(path, PurePath) else PurePath(path).name
+    name = path.name if isinstance(path, PurePath) else os.path.basename(path)
+    if name in ("", ".", ".."):  # "dir/", "dir/.": named as a Path names it
+        name = PurePath(path).name
     if name in SIDE_NAMES:
         return name
     dot = name.rfind(".")
