@@ -314,16 +314,15 @@ class _FileCheck:
             for p in self._index.finish():
                 report.indexProblems += 1
                 yield p
-        yield FileProgress(report.file, report.bytes)
 
     def _index_files(self) -> list[str]:
         """The index files beside the log: as its directory's listing found them, else those there now."""
-        directory, name = os.path.split(self.report.file)
-        stem = name[:-4]  # less .log
+        directory, name = os.path.split(self.path)
+        stem, name = self.path[:-4], name[:-4]  # less .log
         listed = self.options.indexes.get(directory)
         if listed is not None:
-            return [os.path.join(directory, n) for s in _INDEX_SUFFIXES if (n := stem + s) in listed]
-        return [index for s in _INDEX_SUFFIXES if os.path.exists(index := os.path.join(directory, stem + s))]
+            return [stem + s for s in _INDEX_SUFFIXES if name + s in listed]
+        return [index for s in _INDEX_SUFFIXES if os.path.exists(index := stem + s)]
 
     def _scan(self, f: BinaryIO, size: int) -> Iterator[VerifyEvent]:
         """The file's entries: runs of sound ones walked by the entry walk (in C, without a Python

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Iterator
+from operator import attrgetter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -345,9 +346,9 @@ class _TableOut(_Shown):
             styles.append(["kdump.ok", *[""] * (len(_COLUMNS) - 1)])
         if len(reports) > 1:
             total = FileReport(f"total ({plural(len(reports), 'file')})")
-            for r in reports:
-                for name in _SUMMED:
-                    setattr(total, name, getattr(total, name) + getattr(r, name))
+            columns = zip(*map(attrgetter(*_SUMMED), reports), strict=True)  # each field's values
+            for name, values in zip(_SUMMED, columns, strict=True):
+                setattr(total, name, sum(values))
             tails = sum(1 for r in reports if r.tail is not None)
             cells = _cells(total)
             cells[5] = plural(tails, "file") if tails else "-"
@@ -439,7 +440,7 @@ def _checked(reports: list[FileReport]) -> str:
 def _common_dir(files: list[str]) -> str:
     """The directory every file lies below ("" when there is none worth naming)."""
     try:
-        common = os.path.commonpath([os.path.dirname(f) or "." for f in files])
+        common = os.path.commonpath(list({os.path.dirname(f) or "." for f in files}))  # each directory once
     except ValueError:  # absolute and relative paths mixed
         return ""
     return "" if common in ("", ".", os.sep) else common

@@ -285,7 +285,8 @@ class IndexCheck:
         opened: dict[str, tuple[str | Path, tuple[bytes, BinaryIO | None]]] = {}
         for path in map(Path(log).with_suffix, _SUFFIXES) if files is None else files:
             try:
-                opened[os.path.splitext(path)[1]] = (path, _first_window(path))
+                name = str(path)
+                opened[name[name.rfind(".") :]] = (path, _first_window(path))  # by suffix
             except FileNotFoundError:
                 continue
             except OSError as exc:  # there, but unreadable: a problem, never a silent pass
