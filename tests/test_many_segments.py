@@ -105,6 +105,18 @@ def test_what_a_command_does_for_each_segment(
     assert per_file(monkeypatch, partitions, *COMMANDS[command]) == EXPECTED[command]
 
 
+def test_the_default_pool_size_looks_up_a_sample_of_the_files(
+    monkeypatch: pytest.MonkeyPatch, partitions: tuple[Path, Path]
+) -> None:
+    """How many workers to start (none, for small files) is told from the sizes of a few files, not
+    by looking up each: past the sample, a segment costs what it costs with ``-j 1``."""
+    from kafka_dump.commands import verify
+
+    monkeypatch.setattr(os, "cpu_count", lambda: 4)
+    monkeypatch.setattr(verify, "SAMPLED", 2)
+    assert per_file(monkeypatch, partitions, "verify-crc") == EXPECTED["verify-crc"]
+
+
 @pytest.mark.parametrize("command", list(COMMANDS))
 def test_a_partition_directory_is_listed_once(
     command: str, monkeypatch: pytest.MonkeyPatch, partitions: tuple[Path, Path]
