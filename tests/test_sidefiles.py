@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import struct
 import tempfile
-from pathlib import Path
+from pathlib import Path, PurePath
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from kafka_dump.log.names import file_name
 from kafka_dump.log.sidefiles import (
     AbortedTxn,
     LeaderEpochEntry,
@@ -60,6 +61,12 @@ def test_kind_by_name() -> None:
     ):
         assert side_file_kind(f"/var/lib/kafka/data/{name}") == name
     assert side_file_kind("data/bootstrap.checkpoint") is None  # record batches: a segment
+
+
+@given(st.text(alphabet="/.ab", max_size=12))
+def test_a_name_is_what_a_path_calls_it(text: str) -> None:
+    """``file_name`` takes a string's last part without a Path: the same name as ``Path.name``."""
+    assert file_name(text) == PurePath(text).name == file_name(PurePath(text))
 
 
 @needs_real

@@ -317,9 +317,9 @@ class _FileCheck:
 
     def _index_files(self) -> list[str]:
         """The index files beside the log: as its directory's listing found them, else those there now."""
-        directory, name = os.path.split(self.path)
+        directory, sep, name = self.path.rpartition(os.sep)
         stem, name = self.path[:-4], name[:-4]  # less .log
-        listed = self.options.indexes.get(directory)
+        listed = self.options.indexes.get(directory or sep)  # "/x.log" lies in "/"
         if listed is not None:
             return [stem + s for s in _INDEX_SUFFIXES if name + s in listed]
         return [index for s in _INDEX_SUFFIXES if os.path.exists(index := stem + s)]

@@ -356,8 +356,8 @@ class _TableOut(_Shown):
             styles.append(["kdump.ok", *[""] * (len(_COLUMNS) - 1)])
         if len(reports) > 1:
             total = FileReport(f"total ({plural(len(reports), 'file')})")
-            columns = zip(*map(attrgetter(*_SUMMED), reports), strict=True)  # each field's values
-            for name, values in zip(_SUMMED, columns, strict=True):
+            summed = zip(*map(attrgetter(*_SUMMED), reports), strict=True)  # each field's values
+            for name, values in zip(_SUMMED, summed, strict=True):
                 setattr(total, name, sum(values))
             tails = sum(1 for r in reports if r.tail is not None)
             cells = _cells(total)

@@ -210,18 +210,19 @@ class _Entries:
     def __init__(
         self,
         path: str | Path,
-        opened: tuple[bytes, BinaryIO | None],
+        first: bytes,
+        f: BinaryIO | None,
         entry: struct.Struct,
         base: int,
         problems: list[Problem],
     ) -> None:
+        """``first`` and ``f``: ``_first_window``'s."""
         self.path = path
         self._entry = entry
         self._base = base
         self._problems = problems
         self.current: tuple[int, int, int] | None = None  # (byte position in the index, a, b)
         self._previous: tuple[int, int] | None = None
-        first, f = opened  # _first_window's
         _check_size(path, len(first) if f is None else os.fstat(f.fileno()).st_size, entry.size, problems)
         self._read = index_entries(f, entry, first)
         self.advance()
@@ -282,32 +283,33 @@ class IndexCheck:
         self.problems: list[Problem] = []
         self._base = index_base_offset(log)
         self.files: list[str | Path] = []
-        opened: dict[str, tuple[str | Path, tuple[bytes, BinaryIO | None]]] = {}
+        self._offsets: _Entries | None = None
+        self._times: _Entries | None = None
         for path in map(Path(log).with_suffix, _SUFFIXES) if files is None else files:
+            name = str(path)
+            kind = name[name.rfind(".") :]
             try:
-                name = str(path)
-                opened[name[name.rfind(".") :]] = (path, _first_window(path))  # by suffix
+                first, more = _first_window(path)
             except FileNotFoundError:
                 continue
             except OSError as exc:  # there, but unreadable: a problem, never a silent pass
                 reason = f"cannot read the index file ({exc.strerror or exc})"
                 self.problems.append(_index_problem(path, 0, 0, Check.OTHER, reason))
+                self.files.append(path)
+                continue
             self.files.append(path)
-        self._offsets = self._entries(opened.get(".index"), OFFSET_ENTRY)
-        self._times = self._entries(opened.get(".timeindex"), TIME_ENTRY)
-        if ".txnindex" in opened:
-            path, (first, f) = opened[".txnindex"]
-            if f is not None:
-                with f:
-                    first += f.read()
-            self._check_txn(path, first)
-
-    def _entries(
-        self, found: tuple[str | Path, tuple[bytes, BinaryIO | None]] | None, entry: struct.Struct
-    ) -> _Entries | None:
-        if found is None or found[1] == (b"", None):  # none there, or empty: nothing to match
-            return None
-        return _Entries(*found, entry, self._base, self.problems)
+            if kind == ".txnindex":
+                if more is not None:
+                    with more:
+                        first += more.read()
+                self._check_txn(path, first)
+            elif first or more is not None:  # an empty index has no entry to match
+                entry = OFFSET_ENTRY if kind == ".index" else TIME_ENTRY
+                entries = _Entries(path, first, more, entry, self._base, self.problems)
+                if entry is OFFSET_ENTRY:
+                    self._offsets = entries
+                else:
+                    self._times = entries
 
     @property
     def waiting(self) -> bool:

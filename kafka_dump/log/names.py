@@ -21,12 +21,18 @@ LOG_DIR_NAMES = (*OFFSET_CHECKPOINTS, "meta.properties", ".lock", "quorum-state"
 SIDE_NAMES = ("leader-epoch-checkpoint", "partition.metadata", *LOG_DIR_NAMES)
 
 
+def file_name(path: str | os.PathLike[str]) -> str:
+    """A path's last part, as ``Path.name`` gives it; without building a path for a string (a share of
+    the check of a small segment)."""
+    if isinstance(path, str) and (name := path[path.rfind(os.sep) + 1 :]) not in ("", ".", ".."):
+        return name
+    return path.name if isinstance(path, PurePath) else PurePath(path).name
+
+
 def side_file_kind(path: str | os.PathLike[str]) -> str | None:
     """What a file beside the segments is, by its name, for every command: ``.index``, ``.timeindex``,
     ``.txnindex``, ``.snapshot``, or one of ``SIDE_NAMES`` (a partition's or a log dir's); None for a segment (or anything else)."""
-    name = path.name if isinstance(path, PurePath) else os.path.basename(path)
-    if name in ("", ".", ".."):  # "dir/", "dir/.": named as a Path names it
-        name = PurePath(path).name
+    name = file_name(path)
     if name in SIDE_NAMES:
         return name
     dot = name.rfind(".")

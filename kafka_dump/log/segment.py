@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, ParamSpec
 
 from kafka_dump import wire as _twins
 from kafka_dump.errors import CorruptRecordError, NotASegmentError
+from kafka_dump.log.names import file_name
 from kafka_dump.log.window import CHUNK_SIZE, FileShrankError, Window, open_segment, shrank_tail
 from kafka_dump.model import Batch, Check, Problem, ProblemKind
 from kafka_dump.wire import layout as L
@@ -56,7 +57,7 @@ PlainRunReader = Callable[[str, bytes, int, int, int, bool], "tuple[Sequence[Any
 
 def segment_base_offset(path: str | os.PathLike[str]) -> int | None:
     """The base offset in a file name Kafka wrote (``00000000000000001000.log`` -> 1000)."""
-    match = _SEGMENT_NAME.match(os.path.basename(path))
+    match = _SEGMENT_NAME.match(file_name(path))
     return int(match.group(1)) if match else None
 
 
