@@ -251,24 +251,24 @@ def test_json_stays_one_object_per_file(partitions: tuple[Path, Path]) -> None:
     assert result.exit_code == 2 and "--per-file applies to --format table only" in result.output
 
 
-# --- verify-crc: small files are checked in the one process -----------------------------------------
+# --- verify-crc: small files are checked in the one process, unless they are many -----------------
 
 
-class NoPool:
+class NoWorker:
     def __init__(self, *args: object, **kwargs: object) -> None:
-        raise AssertionError("a process pool was started")
+        raise AssertionError("a worker process was started")
 
 
 def test_small_files_are_checked_in_one_process_by_default(
     monkeypatch: pytest.MonkeyPatch, partitions: tuple[Path, Path]
 ) -> None:
-    import concurrent.futures
+    import multiprocessing
 
     monkeypatch.setattr(os, "cpu_count", lambda: 4)
     serial = CliRunner().invoke(
         main, ["verify-crc", "--format", "json", "-j", "1", str(partitions[1])], env=ENV
     )
-    monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", NoPool)
+    monkeypatch.setattr(multiprocessing, "Process", NoWorker)
     result = CliRunner().invoke(main, ["verify-crc", "--format", "json", str(partitions[1])], env=ENV)
     assert result.exit_code == 0 and result.stdout == serial.stdout
     asked = CliRunner().invoke(main, ["verify-crc", "-j", "2", str(partitions[1])], env=ENV)
@@ -278,15 +278,75 @@ def test_small_files_are_checked_in_one_process_by_default(
 def test_files_worth_sharing_are_checked_in_parallel_by_default(
     monkeypatch: pytest.MonkeyPatch, partitions: tuple[Path, Path]
 ) -> None:
-    import concurrent.futures
+    import multiprocessing
 
     from kafka_dump.commands import verify
 
     monkeypatch.setattr(os, "cpu_count", lambda: 4)
-    monkeypatch.setattr(verify, "TASK_BYTES", 100)  # every file is worth a worker
-    monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", NoPool)
+    monkeypatch.setattr(multiprocessing, "Process", NoWorker)
+    with monkeypatch.context() as m:
+        m.setattr(verify, "TASK_BYTES", 100)  # every file is worth a worker
+        result = CliRunner().invoke(main, ["verify-crc", str(partitions[1])], env=ENV)
+        assert isinstance(result.exception, AssertionError)
+    monkeypatch.setattr(verify, "WORKER_FILES", 4)  # many small files: worth a worker each few
     result = CliRunner().invoke(main, ["verify-crc", str(partitions[1])], env=ENV)
     assert isinstance(result.exception, AssertionError)
+
+
+def test_many_small_files_are_shared_with_workers_and_come_out_in_order(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """This process checks every third task itself, and takes the workers' answers in their turn: the
+    output is the serial one, damaged files and index problems included, in every format."""
+    from kafka_dump.commands import verify
+
+    d = partition(tmp_path / "t-0", 40)
+    for i in (
+        3,
+        17,
+        30,
+    ):  # a flipped byte in a log (its CRC and its lz4), a time index naming another timestamp
+        log = d / f"{i * PER_BATCH:020d}.log"
+        data = bytearray(log.read_bytes())
+        data[-3] ^= 1
+        log.write_bytes(bytes(data))
+        (d / f"{(i + 1) * PER_BATCH:020d}.timeindex").write_bytes(struct.pack(">qi", TS0, PER_BATCH - 1))
+    monkeypatch.setattr(os, "cpu_count", lambda: 3)
+    monkeypatch.setattr(verify, "WORKER_FILES", 4)
+    monkeypatch.setattr(verify, "TASK_FILES", 3)
+    for fmt in ("table", "json"):
+        serial = CliRunner().invoke(main, ["verify-crc", "--format", fmt, "-j", "1", str(d)], env=ENV)
+        shared = CliRunner().invoke(main, ["verify-crc", "--format", fmt, str(d)], env=ENV)
+        assert (shared.exit_code, shared.stdout) == (
+            serial.exit_code,
+            serial.stdout,
+        ) and serial.exit_code == 1
+    assert serial.stdout.count('"type":"summary"') == 40 and serial.stdout.count('"type":"problem"') == 9
+
+
+def test_a_stop_in_this_process_stops_the_workers(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Ctrl-C (or a failure) in this process's own task ends the check: the workers, waiting to send
+    answers nobody will read, are stopped and reaped; none is left behind."""
+    import multiprocessing
+
+    from kafka_dump.commands import verify
+
+    d = partition(tmp_path / "t-0", 30)
+    files = [str(f) for f in sorted(d.glob("*.log"))]
+    real = verify.verify_file
+
+    def interrupted(path: str, options: object) -> Iterator[object]:
+        if path == files[6]:  # the first file of this process's second task
+            raise KeyboardInterrupt
+        return real(path, options)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(verify, "verify_file", interrupted)
+    monkeypatch.setattr(verify, "TASK_FILES", 2)
+    events = verify._events(files, None, verify.VerifyOptions(), 3)
+    with pytest.raises(KeyboardInterrupt):
+        for _ in events:
+            pass
+    assert multiprocessing.active_children() == []
 
 
 def test_what_start_up_made_is_left_out_of_the_collectors_walks(partitions: tuple[Path, Path]) -> None:
