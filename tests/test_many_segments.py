@@ -110,7 +110,7 @@ def test_the_default_pool_size_looks_up_a_sample_of_the_files(
 ) -> None:
     """How many workers to start (none, for small files) is told from the sizes of a few files, not
     by looking up each: past the sample, a segment costs what it costs with ``-j 1``."""
-    from kafka_dump.commands import verify
+    from kafka_dump.commands import verify_jobs as verify
 
     monkeypatch.setattr(os, "cpu_count", lambda: 4)
     monkeypatch.setattr(verify, "SAMPLED", 2)
@@ -280,7 +280,7 @@ def test_files_worth_sharing_are_checked_in_parallel_by_default(
 ) -> None:
     import multiprocessing
 
-    from kafka_dump.commands import verify
+    from kafka_dump.commands import verify_jobs as verify
 
     monkeypatch.setattr(os, "cpu_count", lambda: 4)
     monkeypatch.setattr(multiprocessing, "Process", NoWorker)
@@ -298,7 +298,7 @@ def test_many_small_files_are_shared_with_workers_and_come_out_in_order(
 ) -> None:
     """This process checks every third task itself, and takes the workers' answers in their turn: the
     output is the serial one, damaged files and index problems included, in every format."""
-    from kafka_dump.commands import verify
+    from kafka_dump.commands import verify_jobs as verify
 
     d = partition(tmp_path / "t-0", 40)
     for i in (
@@ -329,7 +329,7 @@ def test_a_stop_in_this_process_stops_the_workers(monkeypatch: pytest.MonkeyPatc
     answers nobody will read, are stopped and reaped; none is left behind."""
     import multiprocessing
 
-    from kafka_dump.commands import verify
+    from kafka_dump.commands import verify_jobs as verify
 
     d = partition(tmp_path / "t-0", 30)
     files = [str(f) for f in sorted(d.glob("*.log"))]
@@ -342,7 +342,7 @@ def test_a_stop_in_this_process_stops_the_workers(monkeypatch: pytest.MonkeyPatc
 
     monkeypatch.setattr(verify, "verify_file", interrupted)
     monkeypatch.setattr(verify, "TASK_FILES", 2)
-    events = verify._events(files, None, verify.VerifyOptions(), 3)
+    events = verify.checked(files, None, verify.VerifyOptions(), 3)
     with pytest.raises(KeyboardInterrupt):
         for _ in events:
             pass

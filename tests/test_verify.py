@@ -495,7 +495,7 @@ def test_many_small_files_go_to_the_workers_in_few_tasks(
     """A partition of many one-batch segments: the options reach each worker once (not with every
     file) and the files go in runs, so a small file costs no round trip between processes of its
     own; the answer is the serial one, in file order, a damaged file in the middle included."""
-    from kafka_dump.commands import verify as command
+    from kafka_dump.commands import verify_jobs as command
 
     n = 150
     for i in range(n):
@@ -505,10 +505,10 @@ def test_many_small_files_go_to_the_workers_in_few_tasks(
         write(tmp_path, bytes(data), f"{i:020d}.log")
     files = sorted(tmp_path.glob("*.log"))
     sizes = [f.stat().st_size for f in files]
-    tasks = list(command._tasks(files, sizes))
+    tasks = list(command.tasks(files, sizes))
     assert [f for t in tasks for f in t] == files and len(tasks) == -(-n // command.TASK_FILES)
     monkeypatch.setattr(command, "TASK_BYTES", 3 * sizes[0])
-    assert max(len(t) for t in command._tasks(files, sizes)) == 3  # large files: a few a task
+    assert max(len(t) for t in command.tasks(files, sizes)) == 3  # large files: a few a task
     serial = run("--format", "json", "-j", "1", str(tmp_path))
     parallel = run("--format", "json", "-j", "2", str(tmp_path))
     assert serial == parallel and serial[0] == 1

@@ -1,10 +1,10 @@
-"""``kdump verify-crc``: run ``analysis/verify.py``'s checks over files (in worker processes with
-``-j``), show the problems and a summary, and write the salvage copies."""
+"""``kdump verify-crc``: run ``analysis/verify.py``'s checks over files (shared with worker processes
+by ``verify_jobs.py``), show the problems and a summary, and write the salvage copies."""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from operator import attrgetter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -17,7 +17,6 @@ from kafka_dump.analysis.verify import (
     FileReport,
     VerifyEvent,
     VerifyOptions,
-    verify_file,
     verify_files,
 )
 from kafka_dump.commands import EXIT_BAD_INPUT, EXIT_CORRUPT, EXIT_OK
@@ -29,6 +28,7 @@ from kafka_dump.commands.options import (
     only_with_formats,
     output_options,
 )
+from kafka_dump.commands.verify_jobs import checked, share
 from kafka_dump.errors import KafkaDumpError
 from kafka_dump.model import Problem, ProblemKind
 from kafka_dump.render.output import UNWRAPPED, Output
@@ -36,9 +36,6 @@ from kafka_dump.render.payload import printable
 from kafka_dump.render.plain import Justify, middle_cut, number, plain_table, plural
 
 if TYPE_CHECKING:
-    from multiprocessing.connection import Connection
-    from multiprocessing.process import BaseProcess
-
     from rich.text import Text
 
     from kafka_dump.log.salvage import SalvageResult
@@ -98,18 +95,13 @@ def verify_crc(
 
         check_writable(salvage_dir)
     files, indexes = verify_files(list(paths))
-    workers = min(jobs or os.cpu_count() or 1, max(len(files), 1))
-    estimate = _estimated_bytes(files) if workers > 1 else 0
-    if jobs is None:  # a process per TASK_BYTES or per WORKER_FILES files: less is checked faster than sent
-        workers = min(workers, max(-(-estimate // TASK_BYTES), len(files) // WORKER_FILES) or 1)
-    # Each file's size: for the progress bar, and to share out files that hold data (small ones go by count).
-    sizes = list(map(_size, files)) if out.progress or (workers > 1 and estimate >= TASK_BYTES) else None
+    workers, sizes = share(files, jobs, progress=out.progress)
     # Inflating ahead on a second thread only for one worker: files in parallel take every core.
     logs = frozenset(f for f in files if f.endswith(".log"))
     options = VerifyOptions(
         deep, not no_index, **limits, inflate_ahead=workers <= 1, logs=logs, indexes=indexes
     )
-    events: Iterable[VerifyEvent] = _events(files, sizes, options, workers)
+    events: Iterable[VerifyEvent] = checked(files, sizes, options, workers)
     show: _JsonOut | _TableOut = _JsonOut(out) if fmt == "json" else _TableOut(out, show_all)
     reports: list[FileReport] = []
     refused: list[str] = []  # salvage copies not written
@@ -145,134 +137,6 @@ def exit_code(reports: list[FileReport], *, fail_on_tail: bool) -> int:
         if fail_on_tail and r.tail is not None and r.tail.kind is ProblemKind.PARTIAL_TAIL:
             return EXIT_CORRUPT
     return EXIT_OK
-
-
-def _estimated_bytes(files: list[str]) -> int:
-    """The bytes of ``files``, from the sizes of at most ``SAMPLED`` of them spread evenly: a look-up
-    of each costs as much as the check of a one-batch segment (a wrong guess costs time, not results)."""
-    sample = files[:: -(-len(files) // SAMPLED) or 1]
-    return sum(map(_size, sample)) * len(files) // max(len(sample), 1)
-
-
-SAMPLED = 64  # files whose sizes tell the default number of workers
-
-
-def _size(path: str) -> int:
-    try:
-        return os.stat(path).st_size
-    except OSError:
-        return 0
-
-
-def _events(
-    files: list[str], sizes: list[int] | None, options: VerifyOptions, workers: int
-) -> Iterator[VerifyEvent]:
-    """Every file's events, in file order, streamed from this process. With more than one worker the
-    files go in tasks (``_tasks``) to this process and ``workers - 1`` worker processes in turn: this
-    one checks every ``workers``-th task itself and takes a worker's answer when its task's turn
-    comes. A worker sends each answer down a pipe of its own and waits while the pipe is full, so that
-    few answers wait in memory, and this process runs no thread to feed or drain them."""
-    if workers <= 1:
-        for f in files:
-            yield from verify_file(f, options)
-        return
-    import multiprocessing
-    import signal
-
-    tasks = list(_tasks(files, sizes))
-    started: list[tuple[BaseProcess, Connection]] = []
-    try:
-        for k in range(1, workers):
-            answers, end = multiprocessing.Pipe(duplex=False)
-            # A forked worker holds copies of the ends this process reads: it closes them, so that its
-            # writes fail (and it ends) once this process is gone.
-            ours = [a for _, a in started] + [answers]
-            worker = multiprocessing.Process(
-                target=_worker, args=(end, ours, tasks[k::workers], options), daemon=True
-            )
-            # Ctrl-C is this process's to handle: held back until the worker has left it aside.
-            held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
-            try:
-                worker.start()
-            finally:
-                signal.pthread_sigmask(signal.SIG_SETMASK, held)
-            end.close()  # the worker's end: this process only reads
-            started.append((worker, answers))
-        for i, task in enumerate(tasks):
-            if i % workers:
-                yield from _answer(started[i % workers - 1][1])
-            else:
-                for f in task:
-                    yield from verify_file(f, options)
-    finally:
-        for process, answers in started:
-            answers.close()
-            if process.is_alive():
-                process.terminate()  # stopped early (Ctrl-C, a closed pipe): its answers are not wanted
-            process.join()
-
-
-def _answer(answers: Connection) -> list[VerifyEvent]:
-    """A worker's next answer; its failure raised here."""
-    try:
-        kind, answer = answers.recv()
-    except EOFError:
-        raise RuntimeError("a verify-crc worker process ended before its answer") from None
-    if kind == "error":
-        raise RuntimeError(f"a verify-crc worker process failed:\n{answer}")
-    return answer  # type: ignore[no-any-return]
-
-
-def _worker(
-    answers: Connection, ours: list[Connection], tasks: list[list[str]], options: VerifyOptions
-) -> None:
-    """A worker process: each task's events in order (progress events left out: the file is the step).
-    It leaves Ctrl-C to the command, which stops it, and dies of the signals that end a process.
-    ``ours``: the ends the command reads, to close here."""
-    import signal
-
-    for end in ours:
-        end.close()
-
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    for signum in (signal.SIGTERM, signal.SIGHUP):
-        signal.signal(signum, signal.SIG_DFL)
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
-    try:
-        for task in tasks:
-            events = [e for f in task for e in verify_file(f, options) if not isinstance(e, FileProgress)]
-            answers.send(("events", events))
-    except BrokenPipeError:
-        pass  # the command stopped reading: it needs no more
-    except BaseException:
-        import traceback
-
-        answers.send(("error", traceback.format_exc()))
-    finally:
-        answers.close()
-
-
-# Files a worker task takes at most: many small segments go in few tasks (a task is a round trip
-# between processes), large ones one a task (so the cores stay busy to the end).
-TASK_FILES = 512
-TASK_BYTES = 16 << 20
-# Small files a process at least: fewer are checked in this process before a worker has started.
-WORKER_FILES = 1024
-
-
-def _tasks(files: list[str], sizes: list[int] | None) -> Iterator[list[str]]:
-    """The files in order, in runs of at most TASK_FILES files or about TASK_BYTES bytes (``sizes``:
-    each file's; None: small files, runs of TASK_FILES)."""
-    task: list[str] = []
-    size = 0
-    for f, n in zip(files, [0] * len(files) if sizes is None else sizes, strict=True):
-        task.append(f)
-        size += n
-        if len(task) >= TASK_FILES or size >= TASK_BYTES:
-            yield task
-            task, size = [], 0
-    if task:
-        yield task
 
 
 def _position(event: VerifyEvent) -> tuple[str, int] | None:
