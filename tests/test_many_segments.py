@@ -382,3 +382,29 @@ def test_files_counted_together_give_the_merge_of_their_own_figures() -> None:
     seen = [s for s in iter_stats(files, into=lambda _: together) if isinstance(s, SegmentStats)]
     assert len(seen) == len(files) and all(s is together for s in seen)
     assert stats_json(together.finish()) == stats_json(merged)
+
+
+@pytest.mark.parametrize("how", ["raises", "dies"])
+def test_a_worker_that_fails_is_no_silent_pass(
+    how: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A worker's failure (a bug, or a worker killed) ends the check with an error naming it, never
+    with its files left out of the report."""
+    from kafka_dump.commands import verify_jobs as verify
+
+    d = partition(tmp_path / "t-0", 12)
+    files = [str(f) for f in sorted(d.glob("*.log"))]
+    real = verify.verify_file
+
+    def failing(path: str, options: object) -> Iterator[object]:
+        if path == files[3]:  # in the worker's share: tasks of two files, every other one
+            if how == "dies":
+                os._exit(3)
+            raise ValueError("a bug")
+        return real(path, options)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(verify, "verify_file", failing)
+    monkeypatch.setattr(verify, "TASK_FILES", 2)
+    expected = "ValueError: a bug" if how == "raises" else "ended before its answer"
+    with pytest.raises(RuntimeError, match=expected):
+        list(verify.checked(files, None, verify.VerifyOptions(), 2))
