@@ -159,6 +159,36 @@ def test_a_segment_appended_to_while_read(
         assert out.read_bytes() == written
 
 
+@pytest.mark.parametrize("name", sorted(COMMANDS))
+def test_reads_cut_short_are_read_on(name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A read that returns fewer bytes than asked before the end of the file (a signal, a network file
+    system) is read on from where it stopped: the output is a whole read's, no tail, no shrunk file."""
+    seg = tmp_path / "00000000000000000000.log"
+    seg.write_bytes(SEGMENTS["v1-gzip"])
+    out = tmp_path / "out.log"
+    expected = _run(name, seg, out)
+    written = out.read_bytes() if name == "convert" else b""
+    short: list[int] = []
+    real_pread, real_preadv = os.pread, os.preadv
+
+    def pread(fd: int, n: int, at: int) -> bytes:
+        short.append(n)
+        return real_pread(fd, max(1, n // 3), at)  # a third of what is asked, at least a byte
+
+    def preadv(fd: int, buffers: list[Any], at: int) -> int:
+        short.append(len(buffers[0]))
+        with memoryview(buffers[0]) as view, view[: max(1, len(view) // 3)] as part:
+            return real_preadv(fd, [part], at)
+
+    monkeypatch.setattr(window.os, "pread", pread)
+    monkeypatch.setattr(window.os, "preadv", preadv)
+    res = _run(name, seg, out)
+    assert short  # the reads were cut
+    assert (res.exit_code, res.stdout, res.stderr) == (expected.exit_code, expected.stdout, expected.stderr)
+    if name == "convert":
+        assert out.read_bytes() == written
+
+
 def test_stats_compare_reads_a_pipe_whole(tmp_path: Path) -> None:
     """A pipe has no size to read up to: it is read to its end (spooled), as before."""
     import threading
