@@ -254,9 +254,19 @@ def test_json_stays_one_object_per_file(partitions: tuple[Path, Path]) -> None:
 # --- verify-crc: small files are checked in the one process, unless they are many -----------------
 
 
-class NoWorker:
-    def __init__(self, *args: object, **kwargs: object) -> None:
+class NoWorkers:
+    """A multiprocessing context that starts no process."""
+
+    def __init__(self, *args: object) -> None:
+        pass
+
+    def Process(self, *args: object, **kwargs: object) -> None:
         raise AssertionError("a worker process was started")
+
+    def Pipe(self, duplex: bool = True) -> object:
+        import multiprocessing
+
+        return multiprocessing.Pipe(duplex)
 
 
 def test_small_files_are_checked_in_one_process_by_default(
@@ -268,7 +278,7 @@ def test_small_files_are_checked_in_one_process_by_default(
     serial = CliRunner().invoke(
         main, ["verify-crc", "--format", "json", "-j", "1", str(partitions[1])], env=ENV
     )
-    monkeypatch.setattr(multiprocessing, "Process", NoWorker)
+    monkeypatch.setattr(multiprocessing, "get_context", NoWorkers)
     result = CliRunner().invoke(main, ["verify-crc", "--format", "json", str(partitions[1])], env=ENV)
     assert result.exit_code == 0 and result.stdout == serial.stdout
     asked = CliRunner().invoke(main, ["verify-crc", "-j", "2", str(partitions[1])], env=ENV)
@@ -283,7 +293,7 @@ def test_files_worth_sharing_are_checked_in_parallel_by_default(
     from kafka_dump.commands import verify_jobs as verify
 
     monkeypatch.setattr(os, "cpu_count", lambda: 4)
-    monkeypatch.setattr(multiprocessing, "Process", NoWorker)
+    monkeypatch.setattr(multiprocessing, "get_context", NoWorkers)
     with monkeypatch.context() as m:
         m.setattr(verify, "TASK_BYTES", 100)  # every file is worth a worker
         result = CliRunner().invoke(main, ["verify-crc", str(partitions[1])], env=ENV)

@@ -68,14 +68,19 @@ def checked(
     import signal
 
     shares = list(tasks(files, sizes))
+    # Forked where the system can (a worker starts with what this process has loaded, nothing sent);
+    # spawned elsewhere, with the options and its tasks sent.
+    context = multiprocessing.get_context(
+        "fork" if "fork" in multiprocessing.get_all_start_methods() else None
+    )
     started: list[tuple[BaseProcess, Connection]] = []
     try:
         for k in range(1, workers):
-            answers, end = multiprocessing.Pipe(duplex=False)
+            answers, end = context.Pipe(duplex=False)
             # A forked worker holds copies of the ends this process reads: it closes them, so that its
             # writes fail (and it ends) once this process is gone.
             ours = [a for _, a in started] + [answers]
-            worker = multiprocessing.Process(
+            worker = context.Process(
                 target=_worker, args=(end, ours, shares[k::workers], options), daemon=True
             )
             # Ctrl-C is this process's to handle: held back until the worker has left it aside.
