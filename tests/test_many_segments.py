@@ -418,3 +418,53 @@ def test_a_worker_that_fails_is_no_silent_pass(
     expected = "ValueError: a bug" if how == "raises" else "ended before its answer"
     with pytest.raises(RuntimeError, match=expected):
         list(verify.checked(files, None, verify.VerifyOptions(), 2))
+
+
+@pytest.fixture(scope="module")
+def large_partition(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Enough one-batch segments that a shared check runs a few tenths of a second past its first lines."""
+    return partition(tmp_path_factory.mktemp("large") / "t-0", 5000)
+
+
+def _group(pgid: int) -> list[str]:
+    """The live processes of a process group, from /proc."""
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[2]) == pgid and fields[0] != "Z":
+            found.append(pid)
+    return found
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc"), reason="no /proc to find a process group's processes")
+@pytest.mark.parametrize("signal_group", [False, True], ids=["process", "group"])
+def test_ctrl_c_while_workers_check(signal_group: bool, large_partition: Path) -> None:
+    """Ctrl-C once the shared check has written its first lines (its worker at work): exit 130 and
+    one line, and no process of the command left behind."""
+    import signal
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT
+    from tests.test_pipes import _sigint_default
+
+    d = large_partition
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "kafka_dump", "verify-crc", "--format", "json", "-j", "2", str(d)],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        cwd=ROOT,
+        start_new_session=True,
+        preexec_fn=_sigint_default,
+    )
+    assert proc.stdout is not None and proc.stdout.read(1)  # the first lines are out
+    (os.killpg if signal_group else os.kill)(proc.pid, signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert (proc.returncode, err) == (130, b"kdump: interrupted\n")
+    assert _group(proc.pid) == []
