@@ -169,10 +169,15 @@ def _stop(pool: ProcessPoolExecutor, *, at_once: bool) -> None:
     """Shut the pool down; ``at_once``: the workers still at a file are stopped, not waited for."""
     if at_once:
         processes = list((pool._processes or {}).values())  # the pool has no public way to stop them
+        manager: threading.Thread | None = pool._executor_manager_thread  # type: ignore[assignment]
         pool.shutdown(wait=False, cancel_futures=True)
         for p in processes:
             if p.is_alive():
                 p.terminate()
         for p in processes:
             p.join()
+        # Its thread is let go by a shutdown that does not wait: joined here, or Python's exit wakes it
+        # while it closes its pipe ("Exception ignored ... Bad file descriptor", a race of 3.11's).
+        if manager is not None:
+            manager.join()
     pool.shutdown(wait=True)
