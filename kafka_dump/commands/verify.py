@@ -57,7 +57,11 @@ if TYPE_CHECKING:
               help="Write a copy of each damaged segment holding only its valid batches into this directory.")  # fmt: skip
 @click.option("--force", is_flag=True, help="--salvage: replace copies that exist (never an input).")
 @click.option("--all", "show_all", is_flag=True, help="List every file in the summary, clean ones too.")
-@count_option("-j", "--jobs", help="Files checked in parallel (default: the number of cores).")
+@count_option(
+    "-j",
+    "--jobs",
+    help="Processes checking files at once, this one included (default: a core per 16 MiB or 1,024 files).",
+)
 @limit_options
 @output_options
 def verify_crc(
