@@ -18,6 +18,7 @@ import time
 import zlib
 from collections.abc import Container, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -196,7 +197,7 @@ def _verify(path: Path, monkeypatch: pytest.MonkeyPatch, *, ahead: bool, window:
     with monkeypatch.context() as m:
         m.setattr("kafka_dump.analysis.verify._WINDOW", window)
         m.setattr("kafka_dump.analysis.verify._RESUME_AFTER", 0)
-        m.setattr("kafka_dump.analysis.verify._AHEAD_FROM", 0)  # the fixtures are small files
+        m.setattr("kafka_dump.log.ahead.AHEAD_FROM", 0)  # the fixtures are small files
         m.setattr(ahead_mod, "BUDGET", 2000)
         options = VerifyOptions(deep=True, index=True, max_batch_bytes=1 << 20, inflate_ahead=ahead)
         return list(verify_file(path, options))
@@ -262,7 +263,7 @@ def test_a_closed_generator_leaves_no_thread(tmp_path: Path, monkeypatch: pytest
     switch, before = sys.getswitchinterval(), _settled()
     monkeypatch.setattr("kafka_dump.analysis.verify._WINDOW", 2000)
     monkeypatch.setattr("kafka_dump.analysis.verify._PROGRESS_EVERY", 1)
-    monkeypatch.setattr("kafka_dump.analysis.verify._AHEAD_FROM", 0)
+    monkeypatch.setattr("kafka_dump.log.ahead.AHEAD_FROM", 0)
     events = verify_file(path, VerifyOptions())
     next(events)  # a progress event after the first window: the worker has run
     assert _os_threads() == before + 1
@@ -293,7 +294,7 @@ def test_an_interrupt_leaves_no_thread(tmp_path: Path, monkeypatch: pytest.Monke
         return real(*args[:11], interrupted, *args[12:])  # type: ignore[arg-type]
 
     monkeypatch.setattr(twins, "walk_entries", walk)
-    monkeypatch.setattr("kafka_dump.analysis.verify._AHEAD_FROM", 0)
+    monkeypatch.setattr("kafka_dump.log.ahead.AHEAD_FROM", 0)
     switch = sys.getswitchinterval()
     with pytest.raises(KeyboardInterrupt):
         list(verify_file(path, VerifyOptions()))
@@ -346,12 +347,13 @@ def test_convert_reads_the_same_items_inflating_ahead(
 
 def _forced(m: pytest.MonkeyPatch) -> None:
     """Small windows and budget: the most windows and hand-overs, so that a payload inflated ahead
-    is used wherever the reader can use one."""
+    is used wherever the reader can use one (the fixtures are small files: inflated ahead all the same)."""
     import kafka_dump.log.segment as segment
 
     m.setattr(segment, "_READ_SIZE", 700)
     m.setattr(segment, "_RUN_BYTES", 300)
     m.setattr(ahead_mod, "BUDGET", 2000)
+    m.setattr(ahead_mod, "AHEAD_FROM", 0)
 
 
 def _until_raised(items: Iterator[object]) -> list[object]:
@@ -449,14 +451,15 @@ def test_the_reader_uses_what_the_compiled_engine_inflated(
     made: list[ahead_mod.Ahead] = []
     real = ahead_mod.Ahead
 
-    def keep(limit: int) -> ahead_mod.Ahead:
-        made.append(real(limit))
+    def keep(limit: int, *rest: Any) -> ahead_mod.Ahead:
+        made.append(real(limit, *rest))
         return made[-1]
 
     before = _settled()
     with monkeypatch.context() as m:
         m.setattr("kafka_dump.log.segment._READ_SIZE", 1 << 20)
         m.setattr(ahead_mod, "Ahead", keep)
+        m.setattr(ahead_mod, "AHEAD_FROM", 0)  # a small file: inflated ahead all the same
         records = 0
         for batch in read_segment(path, max_batch_bytes=1 << 20):
             records += len(batch.records)  # type: ignore[union-attr,arg-type]
@@ -481,6 +484,29 @@ def test_the_reader_uses_what_the_compiled_engine_inflated(
             made.clear()
             list(read_segment(FIXTURES / name))
             assert made and made[0]._engine is not None and made[0]._engine.counts()["worker"] == 0
+
+
+@needs_engine
+def test_a_small_file_is_inflated_where_it_is_read(tmp_path: Path) -> None:
+    """Under ``AHEAD_FROM`` no engine (nor thread) is made: a partition of small gzip segments pays
+    none per file, in every reader."""
+    from kafka_dump.analysis import stats_walk
+    from kafka_dump.log.segment import read_segment
+
+    path = tmp_path / NAME
+    path.write_bytes(_wrappers(30))
+    assert path.stat().st_size < ahead_mod.AHEAD_FROM
+    before = _settled()
+    for items in (
+        read_segment(path, max_batch_bytes=1 << 20),
+        verify_file(path, VerifyOptions()),
+        stats_walk.iter_stats([path], max_batch_bytes=1 << 20, inflate_ahead=True),
+    ):
+        next(iter(items))
+        assert _os_threads() == before
+        list(items)
+    assert isinstance(ahead_mod.inflating_for(path.stat().st_size, 1 << 20), ahead_mod.Inline)
+    assert isinstance(ahead_mod.inflating_for(ahead_mod.AHEAD_FROM, 1 << 20), ahead_mod.Ahead)
 
 
 def test_the_compiled_engine_is_active_when_expected() -> None:

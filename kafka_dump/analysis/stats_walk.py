@@ -130,9 +130,9 @@ class _ValidWalk:
 
     def run(self, inflate_ahead: bool) -> Generator[BatchSeen, None, int | None]:
         """The walk; gzip payloads inflated on a second thread with ``inflate_ahead``."""
-        from kafka_dump.log.ahead import Ahead, Inline
+        from kafka_dump.log.ahead import inflating_for
 
-        inflating = Ahead(self.max_batch_bytes) if inflate_ahead else Inline()
+        inflating = inflating_for(self.size, self.max_batch_bytes, ahead=inflate_ahead)
         try:
             return (yield from self._run(inflating))
         except FileShrankError:

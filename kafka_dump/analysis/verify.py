@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, BinaryIO, NamedTuple
 
 from kafka_dump import wire as _twins
 from kafka_dump.errors import KafkaDumpError
-from kafka_dump.log.ahead import Ahead, Inflating, Inline
+from kafka_dump.log.ahead import Inflating, inflating_for
 from kafka_dump.log.names import LOG_DIR_NAMES, side_file_kind
 from kafka_dump.log.window import CHUNK_SIZE, Window, open_segment
 from kafka_dump.model import (
@@ -48,7 +48,6 @@ _INDEX_SUFFIXES = (".index", ".timeindex", ".txnindex")
 WITH_ITS_LOG = "checked with"  # the note of an index file checked with its log, in the same run
 _PROGRESS_EVERY = 4 * 1024 * 1024  # bytes of file between progress events
 _WINDOW = 8 * 1024 * 1024  # the entry walk's read window
-_AHEAD_FROM = 64 * 1024  # smaller files are inflated where they are read: a thread costs more than it saves
 _RESUME_AFTER = 256 * 1024  # sound bytes after damage before the entry walk takes over from the reader
 _PREFIX = L.MAGIC_OFFSET + 1  # offset, size and magic
 _SMALLEST = L.LOG_OVERHEAD + L.LEGACY_V0_MIN_SIZE
@@ -333,8 +332,7 @@ class _FileCheck:
         def unpack(codec: int, payload: memoryview) -> bytes:
             return decompress(_CODECS[codec], payload, mbb)
 
-        ahead = options.deep and options.inflate_ahead and size >= _AHEAD_FROM
-        source = Ahead(mbb, unpack) if ahead else Inline(unpack)
+        source = inflating_for(size, mbb, unpack, ahead=options.deep and options.inflate_ahead)
         try:
             yield from self._walk_windows(f, Window(f, size, _WINDOW, reuse=True), source)
         finally:

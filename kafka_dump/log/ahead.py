@@ -28,6 +28,7 @@ Unpack = Callable[[Compression, bytes | memoryview, int], bytes]
 Inflate = Callable[..., bytes]
 
 BUDGET = 8 * 1024 * 1024  # inflated bytes that may wait for the reader
+AHEAD_FROM = 64 * 1024  # a smaller file is inflated where it is read: an engine costs more than it saves
 
 
 class Inflating(Protocol):
@@ -82,3 +83,11 @@ class Ahead(Inline):
     def close(self) -> None:
         if self._engine is not None:
             self._engine.close()
+
+
+def inflating_for(size: int, limit: int, fallback: Inflate = decompress, *, ahead: bool = True) -> Inflating:
+    """The source for a file of ``size`` bytes: ``Ahead`` when asked for (``ahead``) and the file is
+    large enough to pay for it, else ``Inline`` (a partition of small segments makes one per file)."""
+    if ahead and size >= AHEAD_FROM:
+        return Ahead(limit, fallback)
+    return Inline(fallback)

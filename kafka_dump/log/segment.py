@@ -198,12 +198,12 @@ def read_segment_runs(
     f, now = open_segment(path)
     size = now if size is None else size
     if inflating is None:
-        from kafka_dump.log.ahead import Ahead, Inline
+        from kafka_dump.log.ahead import inflating_for
 
         ahead = (
             with_records and keep is None and on_walk is None and (match is None or not match.batches.active)
         )
-        inflating = Ahead(max_batch_bytes) if ahead else Inline()
+        inflating = inflating_for(size, max_batch_bytes, ahead=ahead)
     with f:
         try:
             yield from _walk(
