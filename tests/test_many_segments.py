@@ -446,23 +446,10 @@ def test_ctrl_c_while_workers_check(signal_group: bool, large_partition: Path) -
     """Ctrl-C once the shared check has written its first lines (its worker at work): exit 130 and
     one line, and no process of the command left behind."""
     import signal
-    import subprocess
-    import sys
 
-    from tests.conftest import ROOT
-    from tests.test_pipes import _sigint_default
+    from tests.test_pipes import foreground
 
-    d = large_partition
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "kafka_dump", "verify-crc", "--format", "json", "-j", "2", str(d)],
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-        cwd=ROOT,
-        start_new_session=True,
-        preexec_fn=_sigint_default,
-    )
+    proc = foreground("verify-crc", "--format", "json", "-j", "2", str(large_partition))
     assert proc.stdout is not None and proc.stdout.read(1)  # the first lines are out
     (os.killpg if signal_group else os.kill)(proc.pid, signal.SIGINT)
     _, err = proc.communicate(timeout=60)

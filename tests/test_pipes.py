@@ -289,16 +289,11 @@ def _sigint_default() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
-def _interrupted(fifo: Path, *args: str, signal_group: bool) -> tuple[int, bytes]:
-    """``kdump ARGS`` reading ``fifo``: once it waits for the FIFO's first bytes (which never come),
-    SIGINT goes to it (or to its whole process group, as Ctrl-C in a terminal sends it)."""
-    import errno
-    import signal
-    import time
-
-    os.mkfifo(fifo)
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "kafka_dump", *args, str(fifo)],
+def foreground(*args: str) -> subprocess.Popen[bytes]:
+    """``kdump ARGS`` as a terminal's foreground job, in a process group of its own (so that a signal
+    can go to the whole group) with SIGINT at its default; stdout and stderr piped."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "kafka_dump", *args],
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -307,6 +302,17 @@ def _interrupted(fifo: Path, *args: str, signal_group: bool) -> tuple[int, bytes
         start_new_session=True,
         preexec_fn=_sigint_default,
     )
+
+
+def _interrupted(fifo: Path, *args: str, signal_group: bool) -> tuple[int, bytes]:
+    """``kdump ARGS`` reading ``fifo``: once it waits for the FIFO's first bytes (which never come),
+    SIGINT goes to it (or to its whole process group, as Ctrl-C in a terminal sends it)."""
+    import errno
+    import signal
+    import time
+
+    os.mkfifo(fifo)
+    proc = foreground(*args, str(fifo))
     while True:  # a FIFO opens for writing without blocking only once a reader holds it open
         try:
             writer = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
