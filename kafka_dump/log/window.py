@@ -95,10 +95,11 @@ class Window(Generic[B]):
             self.end = got
         else:
             data = os.pread(fd, want, pos)
-            if 0 < len(data) < want:
+            if 0 < (got := len(data)) < want:  # a short read before the end: read on, as above
                 parts = [data]
-                while (got := sum(map(len, parts))) < want and (more := os.pread(fd, want - got, pos + got)):
+                while got < want and (more := os.pread(fd, want - got, pos + got)):
                     parts.append(more)
+                    got += len(more)
                 data = b"".join(parts)
             self.buf = data  # type: ignore[assignment]
             self.end = len(data)
