@@ -1,0 +1,282 @@
+"""What a path holds: the one walk every command takes its files from.
+
+A path is a file (a segment, a side file), ``-`` (standard input), or a directory walked to any
+depth: a partition directory, a log dir, a JBOD parent of log dirs, a whole backup tree. Each
+directory is listed once and each entry's type taken from the listing (no ``stat`` per file). The
+files come in one order for every command: a directory's own files (a KRaft ``bootstrap.checkpoint``,
+a log dir's checkpoint files) in offset order, then its subdirectories by topic and partition number.
+
+What the walk passes over is never dropped without a word: it is counted by kind in ``Found.skipped``
+(unreadable directories, symlink loops, directories and files reached twice, Kafka's transient
+files, files that are not Kafka's), for the command to report.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+from collections.abc import Iterable
+from typing import NamedTuple
+
+from kafka_dump.errors import NotASegmentError
+from kafka_dump.log.names import SIDE_NAMES, SIDE_SUFFIXES
+from kafka_dump.log.segment import name_order, segment_base_offset, snapshot_id
+
+STDIN = "-"
+STDIN_PATH = "/dev/stdin"  # what opens standard input (a pipe is spooled by window.open_segment)
+
+# Kafka's transient files (a suffix after the file's own name) and directories (a suffix after
+# ``topic-N.<id>``), by the state each names: being deleted, cleaned, swapped in, moved, left over.
+TRANSIENT_FILES = {".deleted": "deleted", ".cleaned": "cleaned", ".swap": "swap"}
+TRANSIENT_DIRS = {"-delete": "delete", "-future": "future", "-stray": "stray"}
+
+SEGMENT, SNAPSHOT, SIDE = "segment", "snapshot", "side"  # a source's kinds
+READ_KINDS = (SEGMENT, SNAPSHOT)  # what the record readers read
+
+# What a walk passes over, by kind (Found.skipped's keys, in the order they are reported).
+UNREADABLE, LOOP, TWICE, TRANSIENT, OTHER = "unreadable", "loop", "twice", "transient", "other"
+SKIPPED_KINDS = (UNREADABLE, LOOP, TWICE, TRANSIENT, OTHER)
+
+_PARTITION_DIR = re.compile(r"^(.*)-(\d+)$")
+_TRANSIENT_DIR = re.compile(r"^.*-\d+\.[0-9a-f]{32}-(delete|future|stray)$")
+
+
+class Source(NamedTuple):
+    """One file to read: how to open it, how to show it, what it is."""
+
+    path: str  # what ``open`` takes: the path as spelled below the path given, or STDIN_PATH
+    name: str  # what is shown: the path, or ``-`` (``--name``) for standard input
+    kind: str  # SEGMENT (.log, or any file named on the command line), SNAPSHOT (.checkpoint), SIDE
+    state: str | None = None  # Kafka's transient state: TRANSIENT_FILES' or TRANSIENT_DIRS' values
+
+    def __fspath__(self) -> str:
+        return self.path
+
+    def __str__(self) -> str:
+        return self.name
+
+    @property
+    def piped(self) -> bool:
+        """Standard input: read once, from the start, not seekable."""
+        return self.path == STDIN_PATH
+
+    @property
+    def file_name(self) -> str:
+        """The name in its directory, less a transient suffix (``0...0.log`` for ``0...0.log.deleted``)."""
+        name = os.path.basename(self.path)
+        if self.state in _FILE_STATES:
+            name = name[: name.rfind(".")]
+        return name
+
+    @property
+    def directory(self) -> str:
+        """The directory it lies in, as spelled ("" for standard input and a bare name)."""
+        return "" if self.piped else os.path.dirname(self.path)
+
+    @property
+    def base_offset(self) -> int | None:
+        """The base offset in a segment's name as Kafka writes it (None for a free-form name, a pipe)."""
+        return None if self.piped else segment_base_offset(self.file_name)
+
+    @property
+    def snapshot(self) -> tuple[int, int] | None:
+        """(end offset, epoch) of a KRaft snapshot named ``<endOffset>-<epoch>.checkpoint``."""
+        return None if self.piped else snapshot_id(self.file_name)
+
+
+_FILE_STATES = frozenset(TRANSIENT_FILES.values())
+
+
+class Found(NamedTuple):
+    """The sources under the paths given, in reading order, and what the walk passed over."""
+
+    sources: list[Source]
+    skipped: dict[str, list[str]]  # kind -> paths, for each kind met (SKIPPED_KINDS)
+
+    def of(self, *kinds: str) -> list[Source]:
+        """The sources of these kinds."""
+        return [s for s in self.sources if s.kind in kinds]
+
+
+def kind_of(name: str) -> str | None:
+    """What a file in a walk is, by its name: SEGMENT, SNAPSHOT, SIDE, or None (not Kafka's)."""
+    dot = name.rfind(".")
+    suffix = name[dot:] if 0 < dot < len(name) - 1 else ""
+    if suffix == ".log":
+        return SEGMENT
+    if suffix == ".checkpoint":
+        return SNAPSHOT
+    if suffix in SIDE_SUFFIXES or name in SIDE_NAMES:
+        return SIDE
+    return None
+
+
+def find(
+    paths: Iterable[str], *, transient: bool = False, stdin_name: str | None = None
+) -> Found:
+    """Every file the paths hold, each once, in reading order (``_Walk``). ``transient``: read Kafka's
+    transient files and directories too (each with its state), rather than pass over them.
+    ``stdin_name``: the name shown for ``-`` (by default ``-``).
+
+    Raises NotASegmentError for a path that does not exist, cannot be listed or opened as a file, or
+    is a directory with no segment at any depth (naming how deep it looked)."""
+    walk = _Walk(transient)
+    for raw in paths:
+        if raw == STDIN:
+            walk.stdin(stdin_name or STDIN)
+        else:
+            walk.path(raw)
+    return Found(walk.sources, {k: walk.skipped[k] for k in SKIPPED_KINDS if walk.skipped.get(k)})
+
+
+class _Walk:
+    """One walk over several paths, so that a file two paths reach is read once."""
+
+    def __init__(self, transient: bool) -> None:
+        self.transient = transient
+        self.sources: list[Source] = []
+        self.skipped: dict[str, list[str]] = {}
+        self._files: set[str] = set()  # real paths of the files taken
+        self._dirs: set[str] = set()  # real paths of the directories walked
+        self._stdin = False
+
+    def stdin(self, name: str) -> None:
+        if self._stdin:
+            raise NotASegmentError("standard input is given twice: it can be read once", file=STDIN)
+        if os.isatty(0):
+            raise NotASegmentError("standard input is a terminal: pipe a segment into it", file=STDIN)
+        self._stdin = True
+        self.sources.append(Source(STDIN_PATH, name, SEGMENT))
+
+    def path(self, raw: str) -> None:
+        spelled = os.path.normpath(raw) if raw else raw  # as Path spells it: no "./", no "//"
+        try:
+            st = os.stat(spelled)
+        except FileNotFoundError:
+            raise NotASegmentError("no such file or directory", file=raw) from None
+        except OSError as exc:
+            raise NotASegmentError(exc.strerror or str(exc), file=raw) from None
+        if stat.S_ISDIR(st.st_mode):
+            self._directory(raw, spelled)
+            return
+        if stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode):
+            raise NotASegmentError("a device file is not read as a segment", file=raw)
+        if not stat.S_ISREG(st.st_mode) and not stat.S_ISFIFO(st.st_mode):
+            raise NotASegmentError("not a regular file or a pipe", file=raw)
+        real = os.path.realpath(spelled)
+        if real in self._files:
+            self._skip(TWICE, spelled)
+            return
+        self._files.add(real)
+        name = os.path.basename(spelled)
+        state = _file_state(name)
+        kind = kind_of(name[: name.rfind(".")] if state else name) or SEGMENT  # named: read as a segment
+        self.sources.append(Source(spelled, spelled, kind, state))
+
+    def _directory(self, raw: str, spelled: str) -> None:
+        before = len(self.sources)
+        unreadable = len(self.skipped.get(UNREADABLE, ()))
+        real = os.path.realpath(spelled)
+        if real in self._dirs:
+            self._skip(TWICE, spelled)
+            return
+        try:
+            depth = self._walk(spelled, real, (real,), None, 0, top=True)
+        except PermissionError as exc:
+            raise NotASegmentError(f"permission denied ({exc.strerror})", file=raw) from None
+        if any(s.kind in READ_KINDS for s in self.sources[before:]):
+            return
+        below = "in it" if depth == 0 else f"in it or {depth} level{'s' if depth > 1 else ''} below it"
+        why = ""
+        if (n := len(self.skipped.get(UNREADABLE, ())) - unreadable) > 0:
+            why = f"; {n} director{'ies' if n > 1 else 'y'} below it could not be listed"
+        raise NotASegmentError(f"directory holds no .log or .checkpoint segment {below}{why}", file=raw)
+
+    def _walk(
+        self, spelled: str, real: str, ancestors: tuple[str, ...], state: str | None, depth: int, top: bool = False
+    ) -> int:
+        """Take the files of one directory, then walk its subdirectories; the depth reached."""
+        self._dirs.add(real)
+        files: list[tuple[tuple[bool, int, str], Source]] = []
+        dirs: list[tuple[tuple[str, int, str], str, str]] = []  # (order, name, real path or "")
+        prefix = "" if spelled == "." else spelled
+        try:
+            with os.scandir(spelled) as it:
+                for e in it:
+                    name = e.name
+                    path = os.path.join(prefix, name)
+                    try:
+                        is_dir = e.is_dir()
+                        is_file = not is_dir and e.is_file()
+                        link = e.is_symlink()
+                    except OSError:
+                        self._skip(UNREADABLE, path)
+                        continue
+                    if is_dir:
+                        dirs.append((_dir_order(name), name, os.path.realpath(path) if link else ""))
+                    elif not is_file:
+                        self._skip(UNREADABLE if link else OTHER, path)  # a dangling link; a socket...
+                    else:
+                        file_real = os.path.realpath(path) if link else os.path.join(real, name)
+                        self._file(files, path, name, file_real, state)
+        except PermissionError:
+            if top:
+                raise
+            self._skip(UNREADABLE, spelled)
+            return depth
+        except OSError:  # gone since its parent was listed, or not a directory any more
+            self._skip(UNREADABLE, spelled)
+            return depth
+        files.sort(key=lambda row: row[0])
+        self.sources += [s for _, s in files]
+        deepest = depth
+        for _, name, link_real in sorted(dirs):
+            path = os.path.join(prefix, name)
+            sub_real = link_real or os.path.join(real, name)
+            if sub_real in ancestors or (link_real and real.startswith(sub_real + os.sep)):
+                self._skip(LOOP, path)
+                continue
+            if sub_real in self._dirs:
+                self._skip(TWICE, path)
+                continue
+            sub_state = state
+            if (m := _TRANSIENT_DIR.match(name)) is not None:
+                sub_state = TRANSIENT_DIRS["-" + m.group(1)]
+                if not self.transient:
+                    self._skip(TRANSIENT, path)
+                    continue
+            deepest = max(deepest, self._walk(path, sub_real, (*ancestors, sub_real), sub_state, depth + 1))
+        return deepest
+
+    def _file(
+        self, files: list[tuple[tuple[bool, int, str], Source]], path: str, name: str, real: str, state: str | None
+    ) -> None:
+        file_state = _file_state(name)
+        plain = name[: name.rfind(".")] if file_state else name
+        kind = kind_of(plain)
+        if kind is None:
+            self._skip(OTHER, path)
+            return
+        if file_state is not None and not self.transient:
+            self._skip(TRANSIENT, path)
+            return
+        if real in self._files:
+            self._skip(TWICE, path)
+            return
+        self._files.add(real)
+        files.append((name_order(plain), Source(path, path, kind, file_state or state)))
+
+    def _skip(self, kind: str, path: str) -> None:
+        self.skipped.setdefault(kind, []).append(path)
+
+
+def _file_state(name: str) -> str | None:
+    dot = name.rfind(".")
+    return TRANSIENT_FILES.get(name[dot:]) if dot > 0 else None
+
+
+def _dir_order(name: str) -> tuple[str, int, str]:
+    """Partition directories by topic, then partition number (``t-2`` before ``t-10``); others by name."""
+    m = _PARTITION_DIR.match(name)
+    return (m.group(1), int(m.group(2)), name) if m else (name, -1, name)
