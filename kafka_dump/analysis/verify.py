@@ -37,6 +37,7 @@ from kafka_dump.wire.codecs import DEFAULT_MAX_BATCH_BYTES, DEFAULT_MAX_RECORDS_
 
 if TYPE_CHECKING:
     from kafka_dump.log.index import IndexCheck
+    from kafka_dump.log.sources import Source
     from kafka_dump.log.segment import Item
     from kafka_dump.wire._walk_pure import EntryRow
     from kafka_dump.wire.v2 import RecordWalk
@@ -153,101 +154,49 @@ VerifyEvent = Problem | FileProgress | FileReport
 class Scan(NamedTuple):
     """The files a check reads, and what the listings of directories found beside them."""
 
-    files: list[str]  # paths as strings: a Path each costs more than a small segment's check
+    files: list[Source]
     # For each directory listed, the names of the index files in it (.index, .timeindex, .txnindex):
     # beside a segment there, an index file the listing did not find is not looked for.
     indexes: dict[str, frozenset[str]]
+    skipped: dict[str, list[str]]  # what the walk passed over (sources.Found.skipped)
 
 
-def verify_files(paths: list[str]) -> Scan:
-    """The files to check for the paths given: a segment itself, or every ``.log`` and ``.checkpoint``
-    under a directory (a partition directory or a whole log dir), with a log dir's own checkpoint files
-    (``LOG_DIR_NAMES``), in directory and offset order."""
-    out: list[str] = []
-    indexes: dict[str, frozenset[str]] = {}
-    for raw in paths:
-        if os.path.isdir(raw):
-            from kafka_dump.log.segment import SEGMENT_SUFFIXES, name_order
+def verify_files(paths: list[str], *, transient: bool = False, stdin_name: str | None = None) -> Scan:
+    """The files to check for the paths given (``sources.find``): every segment (``.log``,
+    ``.checkpoint``), a log dir's own checkpoint files (``LOG_DIR_NAMES``) and every file named, in
+    reading order."""
+    from kafka_dump.log.sources import FILE_STATES, READ_KINDS, find
 
-            unlisted: list[OSError] = []  # directories that could not be listed: reported, not skipped
-            found: list[tuple[str, tuple[bool, int, str], str]] = []  # (directory, order in it, file)
-            for top, entries in _walk(str(Path(raw)), unlisted):  # as Path spells it: no "./", no "//"
-                listed = "" if top == "." else top  # os.path.dirname of the paths below it
-                found += [
-                    (top, name_order(e.name), os.path.join(listed, e.name))
-                    for e in entries
-                    if (
-                        (e.name.endswith(SEGMENT_SUFFIXES) and os.path.splitext(e.name)[1])
-                        or e.name in LOG_DIR_NAMES
-                    )
-                    and e.is_file()
-                ]
-                indexes[listed] = frozenset(e.name for e in entries if e.name.endswith(_INDEX_SUFFIXES))
-            if not found and not unlisted:
-                raise KafkaDumpError("directory holds no .log or .checkpoint segment", file=raw)
-            unread = (str(Path(exc.filename)) for exc in unlisted)
-            found += [(d, name_order(os.path.basename(d)), d) for d in unread]
-            found.sort(key=lambda row: row[:2])
-            out += [f for _, _, f in found]
-        elif os.path.isfile(raw):
-            out.append(str(Path(raw)))
-        elif os.path.exists(raw):
-            raise KafkaDumpError("not a regular file", file=raw)
-        else:
-            raise KafkaDumpError("no such file or directory", file=raw)
-    return Scan(out, indexes)
-
-
-def _walk(top: str, unlisted: list[OSError]) -> Iterator[tuple[str, list[os.DirEntry[str]]]]:
-    """Each directory under ``top`` (``top`` first, as ``os.walk`` goes, symlinked directories not
-    followed) with the entries in it that are not directories; one that cannot be listed goes to
-    ``unlisted``. The listing gives each entry's type: no file is looked up twice."""
-    try:
-        with os.scandir(top) as it:
-            entries = list(it)
-    except OSError as exc:
-        unlisted.append(exc)
-        return
-    dirs: list[os.DirEntry[str]] = []
-    others: list[os.DirEntry[str]] = []
-    for e in entries:
-        try:
-            is_dir = e.is_dir()
-        except OSError:
-            is_dir = False
-        (dirs if is_dir else others).append(e)
-    yield top, others
-    for d in dirs:
-        if not d.is_symlink():  # named as a Path names it: "x", not "./x"
-            yield from _walk(d.name if top == "." else d.path, unlisted)
+    found = find(paths, transient=transient, stdin_name=stdin_name)
+    files: list[Source] = []
+    indexes: dict[str, set[str]] = {}
+    for s in found.sources:
+        if s.kind in READ_KINDS or s.given or s.file_name in LOG_DIR_NAMES:
+            files.append(s)
+        elif s.file_name.endswith(_INDEX_SUFFIXES) and s.state not in FILE_STATES:
+            indexes.setdefault(s.directory, set()).add(s.file_name)
+    listed = {d: frozenset(indexes.get(d, ())) for d in found.listed}
+    return Scan(files, listed, found.skipped)
 
 
 def verify_file(path: str | os.PathLike[str], options: VerifyOptions) -> Iterator[VerifyEvent]:
     """Check one segment: yield its problems in file order (index problems last), progress events,
     and at the end its ``FileReport``. An unreadable file gives a report with ``error`` set. A side
     file, known by its name as every command knows it, is read as what it is (``_side_file``)."""
-    path = os.fspath(path)
+    source = path
+    path = os.fspath(source)
     kind = side_file_kind(path)
     if kind is not None:
         yield from _side_file(path, kind, options)
         return
-    check = _FileCheck(path, options)
+    check = _FileCheck(source, options)
     try:
         yield from check.run()
     except (KafkaDumpError, OSError) as exc:
-        error = str(exc) if isinstance(exc, KafkaDumpError) else f"{path}: {exc.strerror or exc}"
-        if os.path.isdir(path):  # a directory of a scan that could not be listed (no file opens it)
-            error = str(KafkaDumpError(f"cannot list the directory ({_listing_error(path)})", file=path))
+        name = check.report.file
+        error = str(exc) if isinstance(exc, KafkaDumpError) else f"{name}: {exc.strerror or exc}"
         check.report.error = error
     yield check.report
-
-
-def _listing_error(directory: str) -> str:
-    try:
-        os.listdir(directory)
-    except OSError as exc:
-        return exc.strerror or str(exc)
-    return "it changed while it was scanned"
 
 
 def _side_file(path: str, kind: str, options: VerifyOptions) -> Iterator[VerifyEvent]:
@@ -282,10 +231,11 @@ def _side_file(path: str, kind: str, options: VerifyOptions) -> Iterator[VerifyE
 
 
 class _FileCheck:
-    def __init__(self, path: str, options: VerifyOptions) -> None:
-        self.path = path
+    def __init__(self, source: str | os.PathLike[str], options: VerifyOptions) -> None:
+        self.source = source  # what the segment reader opens (a Source shows its name, opens its path)
+        self.path = os.fspath(source)
         self.options = options
-        self.report = FileReport(path)
+        self.report = FileReport(source if isinstance(source, str) else str(source))
         self._walks: dict[int, RecordWalk] = {}  # position -> walk, for the batch about to be yielded
         self._pending: Batch | None = None
         self._pending_bad = False
@@ -304,7 +254,7 @@ class _FileCheck:
 
             self._index = IndexCheck(self.path, indexes)
             report.indexFiles = len(self._index.files)
-        f, size = open_segment(self.path)
+        f, size = open_segment(self.source)
         report.bytes = size  # what is read: bytes appended since are not, a shrinking file ends in a tail
         with f:
             yield from self._scan(f, size)
@@ -412,7 +362,7 @@ class _FileCheck:
                 buf = f.read(entry)
                 if len(buf) == entry:
                     found, broken, walk = decode_entry(
-                        self.path, buf, 0, pos, entry, head[L.MAGIC_OFFSET], False,
+                        self.report.file, buf, 0, pos, entry, head[L.MAGIC_OFFSET], False,
                         options.max_batch_bytes, self._walked if options.deep else None,
                         options.max_records_per_batch,
                     )  # fmt: skip
@@ -423,7 +373,7 @@ class _FileCheck:
                         yield from self._finish_pending()
                         return pos + entry
         runs = read_segment_runs(
-            self.path,
+            self.source,
             with_records=False,
             max_batch_bytes=options.max_batch_bytes,
             start=pos,

@@ -29,6 +29,7 @@ from kafka_dump.commands.options import (
     output_options,
 )
 from kafka_dump.commands.verify_jobs import checked, share
+from kafka_dump.commands.walked import no_stdin, report_skipped, skipped_code, stdin_name_option
 from kafka_dump.errors import KafkaDumpError
 from kafka_dump.model import Problem, ProblemKind
 from kafka_dump.render.output import UNWRAPPED, Output
@@ -57,6 +58,10 @@ if TYPE_CHECKING:
               help="Write a copy of each damaged segment holding only its valid batches into this directory.")  # fmt: skip
 @click.option("--force", is_flag=True, help="--salvage: replace copies that exist (never an input).")
 @click.option("--all", "show_all", is_flag=True, help="List every file in the summary, clean ones too.")
+@click.option("--transient", is_flag=True,
+              help="Also check Kafka's transient files and directories (.deleted, .cleaned, .swap, "
+                   "-delete, -future, -stray), passed over by default.")  # fmt: skip
+@stdin_name_option
 @count_option(
     "-j",
     "--jobs",
@@ -74,19 +79,22 @@ def verify_crc(
     salvage_dir: Path | None,
     force: bool,
     show_all: bool,
+    transient: bool,
+    stdin_name: str | None,
     jobs: int | None,
     limits: Limits,
 ) -> int:
     """Check the integrity of segments: CRCs, framing, records, offsets, the tail and the indexes.
 
-    PATH is a segment (.log or .checkpoint), a partition directory, or a whole log dir (searched
-    recursively). Exit code 0: all valid (a zero-filled or partial tail is fine); 1: a CRC or
+    PATH is a segment (.log or .checkpoint), a partition directory, a log dir, any directory above
+    log dirs (searched to any depth), or - for standard input. Exit code 0: all valid (a zero-filled or partial tail is fine); 1: a CRC or
     structural problem was found, or a path of the scan could not be read; 2: nothing could be read,
     or a bad option.
 
     \b
     Examples:
       kdump verify-crc /var/lib/kafka/data                 # a whole log dir, every core
+      ssh broker cat /var/lib/kafka/data/t-0/00000000000000000000.log | kdump verify-crc -
       kdump verify-crc --shallow my-topic-0/               # CRCs and framing only: fastest
       kdump verify-crc --format json 00000000000000000000.log | jq 'select(.type=="summary")'
       kdump verify-crc --salvage /tmp/rescued my-topic-0/  # copies holding only the valid batches
@@ -98,10 +106,11 @@ def verify_crc(
         from kafka_dump.log.writer import check_writable
 
         check_writable(salvage_dir)
-    files, indexes = verify_files(list(paths))
+        no_stdin(paths, "--salvage names its copies after the files")
+    files, indexes, skipped = verify_files(list(paths), transient=transient, stdin_name=stdin_name)
     workers, sizes = share(files, jobs, progress=out.progress)
     # Inflating ahead on a second thread only for one worker: files in parallel take every core.
-    logs = frozenset(f for f in files if f.endswith(".log"))
+    logs = frozenset(f.path for f in files if f.path.endswith(".log"))
     options = VerifyOptions(
         deep, not no_index, **limits, inflate_ahead=workers <= 1, logs=logs, indexes=indexes
     )
@@ -124,7 +133,9 @@ def verify_crc(
                     refused.append(str(exc))
                     show.refused(str(exc))
     code = EXIT_BAD_INPUT if refused else exit_code(reports, fail_on_tail=fail_on_tail)
+    code = max(code, skipped_code(skipped))
     show.finish(reports, code)
+    report_skipped(out, skipped, as_json=fmt == "json", hint="--transient")
     out.flush()
     return code
 

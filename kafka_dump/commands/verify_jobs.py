@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 from kafka_dump.analysis.verify import FileProgress, VerifyEvent, VerifyOptions, verify_file
 
 if TYPE_CHECKING:
+    from kafka_dump.log.sources import Source
     from multiprocessing.connection import Connection
     from multiprocessing.process import BaseProcess
 
@@ -30,7 +31,7 @@ WORKER_FILES = 1024  # small files a process at least: fewer are checked here be
 SAMPLED = 64  # files whose sizes tell the default number of processes
 
 
-def share(files: list[str], jobs: int | None, *, progress: bool) -> tuple[int, list[int] | None]:
+def share(files: list[Source], jobs: int | None, *, progress: bool) -> tuple[int, list[int] | None]:
     """How many processes check ``files`` (``jobs``, else the cores that pay), and each file's size
     where it is wanted: for a progress bar, and to share out files that hold data (None: small files
     go by count, without a look-up of each)."""
@@ -42,14 +43,14 @@ def share(files: list[str], jobs: int | None, *, progress: bool) -> tuple[int, l
     return workers, list(map(_size, files)) if wanted else None
 
 
-def _estimated_bytes(files: list[str]) -> int:
+def _estimated_bytes(files: list[Source]) -> int:
     """The bytes of ``files``, from the sizes of at most ``SAMPLED`` of them spread evenly: a look-up
     of each costs as much as the check of a one-batch segment (a wrong guess costs time, not results)."""
     sample = files[:: -(-len(files) // SAMPLED) or 1]
     return sum(map(_size, sample)) * len(files) // max(len(sample), 1)
 
 
-def _size(path: str) -> int:
+def _size(path: Source) -> int:
     try:
         return os.stat(path).st_size
     except OSError:
@@ -57,7 +58,7 @@ def _size(path: str) -> int:
 
 
 def checked(
-    files: list[str], sizes: list[int] | None, options: VerifyOptions, workers: int
+    files: list[Source], sizes: list[int] | None, options: VerifyOptions, workers: int
 ) -> Iterator[VerifyEvent]:
     """Every file's events, in file order, checked by ``workers`` processes (this one included)."""
     if workers <= 1:
@@ -105,10 +106,10 @@ def checked(
             process.join()
 
 
-def tasks(files: list[str], sizes: list[int] | None) -> Iterator[list[str]]:
+def tasks(files: list[Source], sizes: list[int] | None) -> Iterator[list[Source]]:
     """The files in order, in runs of at most TASK_FILES files or about TASK_BYTES bytes (``sizes``:
     each file's; None: small files, runs of TASK_FILES)."""
-    task: list[str] = []
+    task: list[Source] = []
     size = 0
     for f, n in zip(files, [0] * len(files) if sizes is None else sizes, strict=True):
         task.append(f)
@@ -132,7 +133,7 @@ def _answer(answers: Connection) -> list[VerifyEvent]:
 
 
 def _worker(
-    answers: Connection, ours: list[Connection], shares: list[list[str]], options: VerifyOptions
+    answers: Connection, ours: list[Connection], shares: list[list[Source]], options: VerifyOptions
 ) -> None:
     """A worker process: each task's events in order (progress events left out: the file is the step).
     It leaves Ctrl-C to the command, which stops it, and dies of the signals that end a process.

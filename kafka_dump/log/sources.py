@@ -17,14 +17,13 @@ import os
 import re
 import stat
 from collections.abc import Iterable
-from typing import NamedTuple
+from typing import IO, NamedTuple
 
 from kafka_dump.errors import NotASegmentError
 from kafka_dump.log.names import SIDE_NAMES, SIDE_SUFFIXES
 from kafka_dump.log.segment import name_order, segment_base_offset, snapshot_id
 
 STDIN = "-"
-STDIN_PATH = "/dev/stdin"  # what opens standard input (a pipe is spooled by window.open_segment)
 
 # Kafka's transient files (a suffix after the file's own name) and directories (a suffix after
 # ``topic-N.<id>``), by the state each names: being deleted, cleaned, swapped in, moved, left over.
@@ -45,10 +44,12 @@ _TRANSIENT_DIR = re.compile(r"^.*-\d+\.[0-9a-f]{32}-(delete|future|stray)$")
 class Source(NamedTuple):
     """One file to read: how to open it, how to show it, what it is."""
 
-    path: str  # what ``open`` takes: the path as spelled below the path given, or STDIN_PATH
+    path: str  # what ``open`` takes: the path as spelled below the path given, or standard input's copy
     name: str  # what is shown: the path, or ``-`` (``--name``) for standard input
     kind: str  # SEGMENT (.log, or any file named on the command line), SNAPSHOT (.checkpoint), SIDE
     state: str | None = None  # Kafka's transient state: TRANSIENT_FILES' or TRANSIENT_DIRS' values
+    piped: bool = False  # standard input, copied once to a temporary file that readers open by path
+    given: bool = False  # named on the command line (not found by a walk)
 
     def __fspath__(self) -> str:
         return self.path
@@ -57,15 +58,10 @@ class Source(NamedTuple):
         return self.name
 
     @property
-    def piped(self) -> bool:
-        """Standard input: read once, from the start, not seekable."""
-        return self.path == STDIN_PATH
-
-    @property
     def file_name(self) -> str:
         """The name in its directory, less a transient suffix (``0...0.log`` for ``0...0.log.deleted``)."""
         name = os.path.basename(self.path)
-        if self.state in _FILE_STATES:
+        if self.state in FILE_STATES:
             name = name[: name.rfind(".")]
         return name
 
@@ -85,7 +81,7 @@ class Source(NamedTuple):
         return None if self.piped else snapshot_id(self.file_name)
 
 
-_FILE_STATES = frozenset(TRANSIENT_FILES.values())
+FILE_STATES = frozenset(TRANSIENT_FILES.values())
 
 
 class Found(NamedTuple):
@@ -93,6 +89,7 @@ class Found(NamedTuple):
 
     sources: list[Source]
     skipped: dict[str, list[str]]  # kind -> paths, for each kind met (SKIPPED_KINDS)
+    listed: frozenset[str]  # the directories listed, as their files' ``Source.directory`` spells them
 
     def of(self, *kinds: str) -> list[Source]:
         """The sources of these kinds."""
@@ -127,18 +124,20 @@ def find(
             walk.stdin(stdin_name or STDIN)
         else:
             walk.path(raw)
-    return Found(walk.sources, {k: walk.skipped[k] for k in SKIPPED_KINDS if walk.skipped.get(k)})
+    skipped = {k: walk.skipped[k] for k in SKIPPED_KINDS if walk.skipped.get(k)}
+    return Found(walk.sources, skipped, frozenset(walk.listed))
 
 
 class _Walk:
-    """One walk over several paths, so that a file two paths reach is read once."""
+    """The walk of the paths named, one after the other."""
 
     def __init__(self, transient: bool) -> None:
         self.transient = transient
         self.sources: list[Source] = []
         self.skipped: dict[str, list[str]] = {}
-        self._files: set[str] = set()  # real paths of the files taken
-        self._dirs: set[str] = set()  # real paths of the directories walked
+        self._files: set[str] = set()  # real paths of the files taken, in the directory walked now
+        self._dirs: set[str] = set()  # real paths of the directories walked, in it
+        self.listed: list[str] = []
         self._stdin = False
 
     def stdin(self, name: str) -> None:
@@ -147,7 +146,7 @@ class _Walk:
         if os.isatty(0):
             raise NotASegmentError("standard input is a terminal: pipe a segment into it", file=STDIN)
         self._stdin = True
-        self.sources.append(Source(STDIN_PATH, name, SEGMENT))
+        self.sources.append(Source(_spooled_stdin(), name, SEGMENT, piped=True, given=True))
 
     def path(self, raw: str) -> None:
         spelled = os.path.normpath(raw) if raw else raw  # as Path spells it: no "./", no "//"
@@ -164,23 +163,19 @@ class _Walk:
             raise NotASegmentError("a device file is not read as a segment", file=raw)
         if not stat.S_ISREG(st.st_mode) and not stat.S_ISFIFO(st.st_mode):
             raise NotASegmentError("not a regular file or a pipe", file=raw)
-        real = os.path.realpath(spelled)
-        if real in self._files:
-            self._skip(TWICE, spelled)
-            return
-        self._files.add(real)
         name = os.path.basename(spelled)
         state = _file_state(name)
         kind = kind_of(name[: name.rfind(".")] if state else name) or SEGMENT  # named: read as a segment
-        self.sources.append(Source(spelled, spelled, kind, state))
+        self.sources.append(Source(spelled, spelled, kind, state, given=True))
 
     def _directory(self, raw: str, spelled: str) -> None:
+        """Walk a directory named on the command line: each file under it once (a path named twice is
+        read twice, as ``cat`` reads it)."""
         before = len(self.sources)
         unreadable = len(self.skipped.get(UNREADABLE, ()))
         real = os.path.realpath(spelled)
-        if real in self._dirs:
-            self._skip(TWICE, spelled)
-            return
+        self._files.clear()
+        self._dirs.clear()
         try:
             depth = self._walk(spelled, real, (real,), None, 0, top=True)
         except PermissionError as exc:
@@ -228,6 +223,7 @@ class _Walk:
         except OSError:  # gone since its parent was listed, or not a directory any more
             self._skip(UNREADABLE, spelled)
             return depth
+        self.listed.append(prefix)
         files.sort(key=lambda row: row[0])
         self.sources += [s for _, s in files]
         deepest = depth
@@ -269,6 +265,23 @@ class _Walk:
 
     def _skip(self, kind: str, path: str) -> None:
         self.skipped.setdefault(kind, []).append(path)
+
+
+_SPOOLS: list[IO[bytes]] = []  # standard input's copies: removed when closed, at exit at the latest
+
+
+def _spooled_stdin() -> str:
+    """Copy standard input, read once from start to end, to a temporary file: every reader opens it by
+    path and may seek and read it again, as a file (a pipe's bytes are read once, whatever its size)."""
+    import shutil
+    import tempfile
+
+    spool = tempfile.NamedTemporaryFile(prefix="kdump-stdin-")  # noqa: SIM115 (kept open until exit)
+    with open(0, "rb", buffering=0, closefd=False) as stdin:
+        shutil.copyfileobj(stdin, spool, 1 << 20)
+    spool.flush()
+    _SPOOLS.append(spool)
+    return spool.name
 
 
 def _file_state(name: str) -> str | None:
