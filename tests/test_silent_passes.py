@@ -68,18 +68,20 @@ def test_an_unreadable_partition_directory_is_reported(log_dir: Path) -> None:
     (log_dir / "t-1").chmod(0)
     code, out, _ = kdump("verify-crc", "--format", "json", str(log_dir))
     assert code == 1  # t-0 was read: 1, not 2
-    summaries = [o for o in _json_lines(out) if o["type"] == "summary"]
-    assert [(s["file"], s["error"]) for s in summaries] == [
-        (str(log_dir / "t-0" / "00000000000000000000.log"), None),
-        (str(log_dir / "t-1"), f"{log_dir / 't-1'}: cannot list the directory (Permission denied)"),
+    *summaries, skipped = _json_lines(out)
+    assert [(s["type"], s["file"], s["error"]) for s in summaries] == [
+        ("summary", str(log_dir / "t-0" / "00000000000000000000.log"), None),
     ]
+    assert skipped == {"type": "skipped", "skipped": {"unreadable": {"count": 1, "paths": [str(log_dir / "t-1")]}}}
+    code, _, err = kdump("verify-crc", str(log_dir))
+    assert code == 1 and f"kdump: 1 path that could not be read: {log_dir / 't-1'}\n" in err
 
 
 def test_nothing_readable_is_exit_2(log_dir: Path) -> None:
     (log_dir / "t-1").chmod(0)
-    code, out, _ = kdump("verify-crc", str(log_dir / "t-1"))
+    code, _, err = kdump("verify-crc", str(log_dir / "t-1"))
     assert code == 2
-    assert f"error: {log_dir / 't-1'}: cannot list the directory (Permission denied)" in out
+    assert f"error: {log_dir / 't-1'}: cannot list the directory (Permission denied)" in err
 
 
 def test_an_unreadable_segment_in_a_scan_is_exit_1(log_dir: Path) -> None:

@@ -26,8 +26,8 @@ from kafka_dump.analysis.convert import Changes, ConversionError, Converter, Con
 from kafka_dump.analysis.convert_fast import Codec, Item, TranscodedRun, inflater, read_input
 from kafka_dump.errors import CorruptRecordError, KafkaDumpError, NotASegmentError
 from kafka_dump.log.ahead import Inflating
-from kafka_dump.log.names import side_file_kind
-from kafka_dump.log.segment import segment_base_offset, segment_files
+from kafka_dump.log.names import segment_base_offset, side_file_kind
+from kafka_dump.log.segment import segment_files
 from kafka_dump.log.window import CHUNK_SIZE
 from kafka_dump.log.writer import (
     NO_TIMESTAMP,

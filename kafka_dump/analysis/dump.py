@@ -17,12 +17,10 @@ from kafka_dump.errors import NotASegmentError
 from kafka_dump.log.index import index_base_offset, seek_position
 from kafka_dump.log.segment import (
     PlainRunReader,
-    log_dir_files,
     read_segment_runs,
-    segment_base_offset,
-    snapshot_id,
 )
 from kafka_dump.log.sidefiles import SideItem, read_side_file, side_file_kind
+from kafka_dump.log.sources import Source, as_sources
 from kafka_dump.log.txnindex import TxnIndexes
 from kafka_dump.log.window import unreadable
 from kafka_dump.model import Batch, Compression, Problem, ProblemKind, Record
@@ -167,10 +165,10 @@ DumpEvent = (
 _records_of = attrgetter("records")
 
 
-def _side_items(f: Path) -> Iterator[SideEntry | Problem]:
+def _side_items(f: Source) -> Iterator[SideEntry | Problem]:
     """A side file's entries and problems (range filters and --limit do not apply: they are not records)."""
     try:
-        for item in read_side_file(f):
+        for item in read_side_file(f.path):
             yield item if isinstance(item, Problem) else SideEntry(str(f), item)
     except OSError as exc:
         raise NotASegmentError(f"cannot read ({exc.strerror})", file=str(f)) from None
@@ -198,7 +196,7 @@ def _unread(b: Batch) -> bool:
 
 
 def iter_dump(
-    paths: list[str],
+    paths: Sequence[str | Source],
     rng: RangeFilter,
     *,
     with_records: bool = True,
@@ -209,7 +207,8 @@ def iter_dump(
     match: Match | None = None,
     several: bool = False,
 ) -> Iterator[DumpEvent]:
-    """Stream the events of dumping ``paths`` (files, partition directories, log dirs); a ``Summary`` ends it.
+    """Stream the events of dumping ``paths`` (sources, or paths as ``sources.find`` resolves them);
+    a ``Summary`` ends it.
 
     ``txn_index``: send the data batches of aborted transactions as ``AbortedBatchEvent`` (txnindex.py).
     ``plain_run``: where nothing filters, runs of plain v0/v1 messages go to it first (``WrittenRun``).
@@ -217,7 +216,7 @@ def iter_dump(
     keeps, and not at all when it keeps none. ``several``: the paths are a share of a larger dump (one
     file of ``dump -j``): a file that cannot be opened is reported in the stream, as one of several is.
     """
-    files = [f for p in paths for f in log_dir_files([p])]  # a path given twice is dumped twice
+    files = as_sources(paths)
     left = rng.limit
     active = rng.active
     seen = _Seen(rng.keep_header)
@@ -228,7 +227,7 @@ def iter_dump(
         if left is not None and left <= 0:
             break
         n_files += 1
-        yield FileStart(str(f), segment_base_offset(f), snapshot_id(f))
+        yield FileStart(f.name, f.base_offset, f.snapshot)
         trailing = 0
         if (several or len(files) > 1) and (
             locked := unreadable(f)
@@ -236,19 +235,19 @@ def iter_dump(
             tally.count(locked)
             n_unreadable += 1
             yield locked
-            yield FileEnd(str(f), 0)
+            yield FileEnd(f.name, 0)
             continue
         if side_file_kind(f) is not None:
             for event in _side_items(f):
                 if isinstance(event, Problem):
                     trailing += tally.count(event)
                 yield event
-            yield FileEnd(str(f), trailing)
+            yield FileEnd(f.name, trailing)
             continue
         tally.covers = None
         tally.unknown = False
-        if txn_index and f.suffix == ".log":
-            index, txn_problems = txn_indexes.for_log(f)
+        if txn_index and f.path.endswith(".log") and not f.piped:
+            index, txn_problems = txn_indexes.for_log(Path(f.path))
             for p in txn_problems:
                 tally.count(p)
                 yield p
@@ -256,7 +255,7 @@ def iter_dump(
             tally.unknown = not index.known
         start = seek_position(Path(f), from_offset=rng.from_offset, from_time=rng.from_time) if active else 0
         if active:
-            seen.offset(index_base_offset(f))  # the reader's filter sees last offsets only
+            seen.offset(index_base_offset(f.path))  # the reader's filter sees last offsets only
         plain = not active and left is None and match is None
         runs: Iterator[Sequence[Batch | Problem | WrittenRun]] = read_segment_runs(
             f,
@@ -291,7 +290,7 @@ def iter_dump(
                 n_batches += 1
                 make = tally.event if item.isTransactional and not item.isControl else BatchEvent
                 yield make(item, records)
-            yield FileEnd(str(f), trailing)
+            yield FileEnd(f.name, trailing)
             continue
         items: Iterator[Batch | Problem] = chain.from_iterable(runs)  # type: ignore[arg-type]  # no plain_run
         for item in items:
@@ -325,9 +324,9 @@ def iter_dump(
             n_records += len(records) if records is not None else 0
             yield (tally.event if item.isTransactional and not item.isControl else BatchEvent)(item, records)
         else:
-            yield FileEnd(str(f), trailing)
+            yield FileEnd(f.name, trailing)
             continue
-        yield FileEnd(str(f), 0)
+        yield FileEnd(f.name, 0)
     t = tally
     held = seen.held() if active else None
     yield Summary(

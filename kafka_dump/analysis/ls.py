@@ -19,7 +19,7 @@ from pathlib import Path
 
 from kafka_dump import wire as _twins
 from kafka_dump.errors import KafkaDumpError
-from kafka_dump.log.segment import segment_base_offset
+from kafka_dump.log.names import segment_base_offset
 from kafka_dump.log.window import CHUNK_SIZE, open_segment
 from kafka_dump.model import Batch, Compression, Problem, ProblemKind
 from kafka_dump.wire import layout as L

@@ -15,7 +15,8 @@ from typing import Any
 from kafka_dump.analysis.replay import Cut, Run, Seen, effective_runs
 from kafka_dump.analysis.state import Row, undecoded
 from kafka_dump.internal_topics import metadata
-from kafka_dump.log.segment import read_segment, snapshot_id
+from kafka_dump.log.names import snapshot_id
+from kafka_dump.log.segment import read_segment
 from kafka_dump.model import ControlType, Problem
 
 NO_LEADER_CHANGE = -2

@@ -18,7 +18,8 @@ from typing import Any
 
 from kafka_dump.analysis.replay import Cut, Seen
 from kafka_dump.analysis.state import Row
-from kafka_dump.log.segment import read_segment, segment_base_offset, segment_files
+from kafka_dump.log.names import segment_base_offset
+from kafka_dump.log.segment import read_segment, segment_files
 from kafka_dump.log.sidefiles import ProducerEntry, read_side_file
 from kafka_dump.model import Batch, ControlType, Problem, TimestampType
 

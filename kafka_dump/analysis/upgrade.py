@@ -112,7 +112,8 @@ def read_configs(directory: Path) -> ClusterConfigs:
     """Replay the metadata log: the newest snapshot (``*.checkpoint``), then every log segment in offset
     order; later records win. Undecodable records are passed over."""
     from kafka_dump.internal_topics.metadata import decode
-    from kafka_dump.log.segment import read_segment, segment_files, snapshot_id
+    from kafka_dump.log.names import snapshot_id
+    from kafka_dump.log.segment import read_segment, segment_files
 
     files = segment_files(directory)
     snapshots = sorted(

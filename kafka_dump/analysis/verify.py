@@ -37,8 +37,8 @@ from kafka_dump.wire.codecs import DEFAULT_MAX_BATCH_BYTES, DEFAULT_MAX_RECORDS_
 
 if TYPE_CHECKING:
     from kafka_dump.log.index import IndexCheck
-    from kafka_dump.log.sources import Source
     from kafka_dump.log.segment import Item
+    from kafka_dump.log.sources import Source
     from kafka_dump.wire._walk_pure import EntryRow
     from kafka_dump.wire.v2 import RecordWalk
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,10 +37,11 @@ from kafka_dump.commands.options import (
     output_options,
     range_options,
 )
+from kafka_dump.commands.walked import report_skipped, skipped_code, stdin_name_option
 from kafka_dump.errors import KafkaDumpError
 from kafka_dump.internal_topics import DECODE_CHOICES
-from kafka_dump.log.segment import log_dir_files
 from kafka_dump.log.sidefiles import side_file_kind
+from kafka_dump.log.sources import STDIN, Source, as_sources, find
 from kafka_dump.model import Batch, Problem, ProblemKind
 from kafka_dump.render import Renderer
 from kafka_dump.render.decoded import KAFKA_VERSIONS
@@ -105,6 +107,7 @@ T = TypeVar("T")
     show_default=True,
     help="Files read by N processes at once; the output is the same, in the same order.",
 )
+@stdin_name_option
 @output_options
 def dump(
     paths: tuple[str, ...],
@@ -122,16 +125,18 @@ def dump(
     decode: str,
     kafka_version: str,
     no_txnindex: bool,
+    stdin_name: str | None,
     jobs: int,
 ) -> int:
-    """Show every batch and record of segments, of a partition directory's segments, or of every
-    partition directory in a log dir;
+    """Show every batch and record of segments, of a partition directory's segments, of every
+    partition directory in a log dir or below (JBOD parents, backup trees), or of standard input (-);
     and the entries of the files Kafka keeps beside them (.index, .timeindex, .txnindex, .snapshot,
     leader-epoch-checkpoint, partition.metadata).
 
     \b
     Examples:
       kdump dump 00000000000000000000.log
+      ssh broker cat /var/lib/kafka/data/t-0/00000000000000000000.log | kdump dump -
       kdump dump --format json --payload base64 my-topic-0/ > records.jsonl
       kdump dump --format kafka 00000000000000000000.log    # kafka-dump-log.sh lines
       kdump dump -x --from-offset 42 --limit 1 00000000000000000000.log   # one record, whole
@@ -147,8 +152,10 @@ def dump(
         raise click.UsageError(f"--expanded applies to --format table, not {fmt}")
     if batches_only and match is not None and match.records is not None:
         raise click.UsageError("--key, --key-re, --grep and --header read records: not with --batches-only")
+    found = find(paths, stdin_name=stdin_name)
+    sources = found.readable()
     for path in paths:
-        if _only_bootstrap(path):
+        if _only_bootstrap(path, sources):
             out.diagnostic(
                 f"{path}: holds only bootstrap.checkpoint (the KRaft bootstrap snapshot), no partition directory"
             )
@@ -167,21 +174,21 @@ def dump(
         kafka_version=kafka_version,
         txn_index=not no_txnindex,
     )
-    files = [f for p in paths for f in log_dir_files([p])] if jobs > 1 and rng.limit is None else []
-    if len(files) > 1:  # --limit: the files in turn, where the limit stops the read
+    if jobs > 1 and rng.limit is None and len(sources) > 1:  # --limit: the files in turn, where it stops
         from kafka_dump.commands.dump_jobs import dump_in_parallel
 
-        summary = dump_in_parallel(files, out, work, jobs)
+        summary = dump_in_parallel(sources, out, work, jobs)
     else:
-        summary = write_dump(list(paths), out, work)
+        summary = write_dump(sources, out, work)
+    report_skipped(out, found.skipped, as_json=fmt == "json")
     if count_only:
-        return EXIT_CORRUPT if summary.corrupt else EXIT_OK
+        return max(EXIT_CORRUPT if summary.corrupt else EXIT_OK, skipped_code(found.skipped))
     out.flush()
     if match is not None and not summary.batches:
         out.diagnostic("no record matches the filters given")
     elif summary.held is not None and not summary.batches:
         out.diagnostic(nothing_in_range(summary.held, summary.files))
-    code = EXIT_CORRUPT if summary.corrupt else EXIT_OK
+    code = max(EXIT_CORRUPT if summary.corrupt else EXIT_OK, skipped_code(found.skipped))
     if summary.unreadable and summary.unreadable == summary.files:
         code = EXIT_BAD_INPUT  # nothing could be read
     if out.err_is_terminal:
@@ -211,7 +218,9 @@ class DumpWork:
     txn_index: bool
 
 
-def write_dump(paths: list[str], out: Output, work: DumpWork, *, several: bool = False) -> Summary:
+def write_dump(
+    paths: Sequence[str | Source], out: Output, work: DumpWork, *, several: bool = False
+) -> Summary:
     """Dump ``paths`` to ``out`` as ``work`` says and return the closing ``Summary``; ``several``: the
     paths are a share of a larger dump (an unreadable file is then reported, not raised)."""
     w = work
@@ -297,13 +306,15 @@ def _count(events: Iterable[DumpEvent], out: Output, as_json: bool) -> Summary:
     return Summary()
 
 
-def _only_bootstrap(path: str) -> bool:
-    """A directory whose only segment is ``bootstrap.checkpoint``: a log dir with no partition yet,
-    or a path that names the log dir where a partition directory was meant."""
-    p = Path(path)
-    if not (p / "bootstrap.checkpoint").is_file():  # most directories: no listing needed to tell
-        return False
-    return [f.name for f in log_dir_files([p])] == ["bootstrap.checkpoint"]
+def _only_bootstrap(path: str, sources: list[Source]) -> bool:
+    """A directory whose only segment (of ``sources``, found under the paths) is ``bootstrap.checkpoint``:
+    a log dir with no partition yet, or a path that names the log dir where a partition was meant."""
+    top = os.path.normpath(path)
+    if path == STDIN or not os.path.isfile(os.path.join(top, "bootstrap.checkpoint")):
+        return False  # most paths: no look at the sources needed to tell
+    below = top + os.sep
+    under = [s for s in sources if top == "." or s.path.startswith(below)]
+    return [s.file_name for s in under] == ["bootstrap.checkpoint"]
 
 
 def nothing_in_range(held: Held, files: int) -> str:
@@ -374,13 +385,12 @@ def _unshown(events: Iterator[DumpEvent], corrupt: Callable[[str], None] | None)
     return Summary()
 
 
-def _bytes_of(paths: Iterable[str]) -> int | None:
+def _bytes_of(paths: Sequence[str | Source]) -> int | None:
     """The bytes of every segment that ``paths`` name, for the progress bar's total."""
-    from kafka_dump.log.segment import segment_files
     from kafka_dump.render.progress import file_size
 
     try:
-        return sum(file_size(f) for p in paths for f in segment_files(p))
+        return sum(file_size(f) for f in as_sources(paths))
     except KafkaDumpError:
         return None  # reported when the dump comes to it
 

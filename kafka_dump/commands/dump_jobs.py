@@ -19,13 +19,13 @@ import threading
 from collections import deque
 from collections.abc import Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
-from pathlib import Path
 from types import FrameType
 from typing import Any, NamedTuple
 
 from kafka_dump.analysis.dump import Summary, merged
 from kafka_dump.commands.dump import DumpWork, write_dump
 from kafka_dump.errors import KafkaDumpError
+from kafka_dump.log.sources import Source
 from kafka_dump.render.output import Look, Output
 from kafka_dump.render.progress import file_size
 
@@ -54,7 +54,7 @@ class _Ended(BaseException):
         self.signum = signum
 
 
-def dump_in_parallel(files: list[Path], out: Output, work: DumpWork, jobs: int) -> Summary:
+def dump_in_parallel(files: list[Source], out: Output, work: DumpWork, jobs: int) -> Summary:
     """Dump ``files`` (two or more) by ``jobs`` processes; the summary of them all."""
     workers = min(jobs, len(files))
     handlers = _catch_ending()
@@ -99,20 +99,20 @@ def dump_in_parallel(files: list[Path], out: Output, work: DumpWork, jobs: int) 
 
 
 def _shares(
-    pool: ProcessPoolExecutor, files: list[Path], work: DumpWork, look: Look, tmp: str, workers: int
+    pool: ProcessPoolExecutor, files: list[Source], work: DumpWork, look: Look, tmp: str, workers: int
 ) -> Iterator[_Share]:
     """Each file's share in file order, as its worker finishes it; a few files handed out ahead."""
     todo = iter(files)
     pending: deque[Future[_Share]] = deque()
     while True:
         while len(pending) < workers * (1 + _AHEAD) and (f := next(todo, None)) is not None:
-            pending.append(pool.submit(_dump_one, str(f), work, look, tmp))
+            pending.append(pool.submit(_dump_one, f, work, look, tmp))
         if not pending:
             return
         yield pending.popleft().result()
 
 
-def _dump_one(file: str, work: DumpWork, look: Look, tmp: str) -> _Share:
+def _dump_one(file: Source, work: DumpWork, look: Look, tmp: str) -> _Share:
     """A worker's task: dump ``file`` alone into two new files in ``tmp``."""
     out_fd, out_name = tempfile.mkstemp(dir=tmp, suffix=".out")
     err_fd, err_name = tempfile.mkstemp(dir=tmp, suffix=".err")
@@ -127,7 +127,7 @@ def _dump_one(file: str, work: DumpWork, look: Look, tmp: str) -> _Share:
         except KafkaDumpError as exc:
             error = exc
         out.flush()
-    return _Share(file, file_size(Path(file)), out_name, err_name, summary, error)
+    return _Share(file.name, file_size(file), out_name, err_name, summary, error)
 
 
 def _stream(share: _Share, out: Output) -> None:

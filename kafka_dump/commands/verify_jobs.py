@@ -19,9 +19,10 @@ from typing import TYPE_CHECKING
 from kafka_dump.analysis.verify import FileProgress, VerifyEvent, VerifyOptions, verify_file
 
 if TYPE_CHECKING:
-    from kafka_dump.log.sources import Source
     from multiprocessing.connection import Connection
     from multiprocessing.process import BaseProcess
+
+    from kafka_dump.log.sources import Source
 
 # Files a task takes at most: many small segments go in few tasks (a task's answer is a round trip
 # between processes), large ones one a task (so the cores stay busy to the end).

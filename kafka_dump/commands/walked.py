@@ -14,29 +14,36 @@ from kafka_dump.errors import NotASegmentError
 from kafka_dump.log.sources import LOOP, OTHER, STDIN, TRANSIENT, TWICE, UNREADABLE
 from kafka_dump.render.output import Output
 
+# What each kind is called on a table's stderr line: (one, several).
 _SAID = {
-    UNREADABLE: "could not be read (passed over)",
-    LOOP: "a symlink loop (not followed)",
-    TWICE: "reached a second time (read once)",
-    TRANSIENT: "Kafka's transient files and directories (.deleted, .cleaned, .swap, -delete, -future, -stray; passed over)",
-    OTHER: "not Kafka's files (passed over)",
+    UNREADABLE: ("path that could not be read", "paths that could not be read"),
+    LOOP: ("symlink loop, not followed", "symlink loops, not followed"),
+    TWICE: ("path reached again through a symlink, read once", "paths reached again through a symlink, read once"),
+    TRANSIENT: (
+        "transient file or directory of Kafka's (.deleted, .cleaned, .swap, -delete, -future, -stray), passed over",
+        "transient files and directories of Kafka's (.deleted, .cleaned, .swap, -delete, -future, -stray), passed over",
+    ),
+    OTHER: ("file that is not Kafka's, passed over", "files that are not Kafka's, passed over"),
 }
 _NAMED = 3  # paths named in a table's line; JSON names them all
 
 
 def report_skipped(out: Output, skipped: dict[str, list[str]], *, as_json: bool, hint: str = "") -> None:
     """Say what was passed over: a ``{"type": "skipped"}`` line for JSON, else a line per kind on
-    stderr. ``hint``: what reads Kafka's transient files in this command (``--transient``)."""
+    stderr. ``hint``: the option that reads Kafka's transient files in this command."""
     if not skipped:
         return
     if as_json:
+        from kafka_dump.render.jsonl import terminal_safe
+
         obj = {"type": "skipped", "skipped": {k: {"count": len(v), "paths": v} for k, v in skipped.items()}}
-        out.write(json.dumps(obj, ensure_ascii=False) + "\n")
+        text = json.dumps(obj, ensure_ascii=False, separators=(",", ":")) + "\n"
+        out.write_bytes(terminal_safe(text.encode("utf-8", "backslashreplace")))
         return
     for kind, paths in skipped.items():
-        names = ", ".join(paths[:_NAMED]) + (f" and {len(paths) - _NAMED} more" if len(paths) > _NAMED else "")
-        said = _SAID[kind] + (f"; {hint} reads them" if kind == TRANSIENT and hint else "")
-        out.diagnostic(f"{len(paths)} {said}: {names}")
+        names = ", ".join(paths[:_NAMED]) + (f" and {len(paths) - _NAMED:,} more" if len(paths) > _NAMED else "")
+        said = _SAID[kind][len(paths) > 1] + (f" ({hint} reads them)" if kind == TRANSIENT and hint else "")
+        out.diagnostic(f"{len(paths):,} {said}: {names}")
 
 
 def skipped_code(skipped: dict[str, list[str]]) -> int:

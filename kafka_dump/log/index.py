@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import BinaryIO
 
 from kafka_dump.errors import KafkaDumpError
-from kafka_dump.log.segment import read_segment, segment_base_offset
+from kafka_dump.log.names import segment_base_offset
+from kafka_dump.log.segment import read_segment
 from kafka_dump.model import Batch, Check, Problem, ProblemKind
 
 OFFSET_ENTRY = struct.Struct(">ii")  # relative offset, position

@@ -6,8 +6,11 @@ Light on purpose (no reader is imported), so that a command can sort the paths i
 from __future__ import annotations
 
 import os
+import re
 from pathlib import PurePath
 
+_SEGMENT_NAME = re.compile(r"^(\d{20})\.(log|index|timeindex|txnindex|snapshot)$")
+_SNAPSHOT_NAME = re.compile(r"^(\d{20})-(\d{10})\.checkpoint$")
 SIDE_SUFFIXES = (".index", ".timeindex", ".txnindex", ".snapshot")
 # A log dir's own files (and quorum-state, in a KRaft __cluster_metadata-0): never segments. A KRaft
 # bootstrap.checkpoint is not among them: it holds record batches, and is read as a segment.
@@ -38,3 +41,26 @@ def side_file_kind(path: str | os.PathLike[str]) -> str | None:
     dot = name.rfind(".")
     suffix = name[dot:] if 0 < dot < len(name) - 1 else ""  # Path.suffix, without building a path
     return suffix if suffix in SIDE_SUFFIXES else None
+
+
+def segment_base_offset(path: str | os.PathLike[str]) -> int | None:
+    """The base offset in a file name Kafka wrote (``00000000000000001000.log`` -> 1000)."""
+    match = _SEGMENT_NAME.match(file_name(path))
+    return int(match.group(1)) if match else None
+
+
+def snapshot_id(path: str | os.PathLike[str]) -> tuple[int, int] | None:
+    """(end offset, epoch) of a KRaft snapshot named ``<endOffset>-<epoch>.checkpoint``."""
+    match = _SNAPSHOT_NAME.match(os.path.basename(path))
+    return (int(match.group(1)), int(match.group(2))) if match else None
+
+
+def segment_order(p: PurePath) -> tuple[bool, int, str]:
+    """A sort key: Kafka-named segments in offset order, then the others by name."""
+    return name_order(p.name)
+
+
+def name_order(name: str) -> tuple[bool, int, str]:
+    """``segment_order`` of a file name (a sort key: Kafka-named segments in offset order, then the others)."""
+    match = _SEGMENT_NAME.match(name)
+    return match is None, int(match.group(1)) if match else 0, name

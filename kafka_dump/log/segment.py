@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, ParamSpec
 
 from kafka_dump import wire as _twins
 from kafka_dump.errors import CorruptRecordError, NotASegmentError
-from kafka_dump.log.names import file_name
+from kafka_dump.log.names import name_order, segment_order
 from kafka_dump.log.window import CHUNK_SIZE, FileShrankError, Window, open_segment, shrank_tail
 from kafka_dump.model import Batch, Check, Problem, ProblemKind
 from kafka_dump.wire import layout as L
@@ -39,8 +39,6 @@ _READ_SIZE = 256 * 1024
 _RUN_BYTES = 16 * 1024
 _ENTRY_PREFIX = L.MAGIC_OFFSET + 1  # bytes needed to read offset, size and magic
 _LEGACY_MIN_ENTRY = L.LOG_OVERHEAD + L.LEGACY_V0_MIN_SIZE
-_SEGMENT_NAME = re.compile(r"^(\d{20})\.(log|index|timeindex|txnindex|snapshot)$")
-_SNAPSHOT_NAME = re.compile(r"^(\d{20})-(\d{10})\.checkpoint$")
 SEGMENT_SUFFIXES = (".log", ".checkpoint")
 
 Item = Batch | Problem
@@ -53,23 +51,6 @@ WalkListener = Callable[[Batch, RecordWalk], None]
 # (file, data, pos, end, file position, with_records): (items to pass on as they are, bytes used),
 # or None to leave the run to the decoder. dump --format json writes such a run straight from its bytes.
 PlainRunReader = Callable[[str, bytes, int, int, int, bool], "tuple[Sequence[Any], int] | None"]
-
-
-def segment_base_offset(path: str | os.PathLike[str]) -> int | None:
-    """The base offset in a file name Kafka wrote (``00000000000000001000.log`` -> 1000)."""
-    match = _SEGMENT_NAME.match(file_name(path))
-    return int(match.group(1)) if match else None
-
-
-def snapshot_id(path: str | os.PathLike[str]) -> tuple[int, int] | None:
-    """(end offset, epoch) of a KRaft snapshot named ``<endOffset>-<epoch>.checkpoint``."""
-    match = _SNAPSHOT_NAME.match(os.path.basename(path))
-    return (int(match.group(1)), int(match.group(2))) if match else None
-
-
-def segment_order(p: Path) -> tuple[bool, int, str]:
-    """A sort key: Kafka-named segments in offset order, then the others by name."""
-    return name_order(p.name)
 
 
 def segment_files(path: str | os.PathLike[str]) -> list[Path]:
@@ -156,12 +137,6 @@ def _list(d: Path) -> tuple[_Listed, list[str]]:
         raise NotASegmentError(f"permission denied ({exc.strerror})", file=str(d)) from None
     names.sort(key=name_order)
     return _Listed(d, [d / name for name in names], frozenset(links)), dirs
-
-
-def name_order(name: str) -> tuple[bool, int, str]:
-    """``segment_order`` of a file name (a sort key: Kafka-named segments in offset order, then the others)."""
-    match = _SEGMENT_NAME.match(name)
-    return match is None, int(match.group(1)) if match else 0, name
 
 
 def read_segment_runs(

@@ -20,8 +20,7 @@ from collections.abc import Iterable
 from typing import IO, NamedTuple
 
 from kafka_dump.errors import NotASegmentError
-from kafka_dump.log.names import SIDE_NAMES, SIDE_SUFFIXES
-from kafka_dump.log.segment import name_order, segment_base_offset, snapshot_id
+from kafka_dump.log.names import SIDE_NAMES, SIDE_SUFFIXES, name_order, segment_base_offset, snapshot_id
 
 STDIN = "-"
 
@@ -91,9 +90,18 @@ class Found(NamedTuple):
     skipped: dict[str, list[str]]  # kind -> paths, for each kind met (SKIPPED_KINDS)
     listed: frozenset[str]  # the directories listed, as their files' ``Source.directory`` spells them
 
-    def of(self, *kinds: str) -> list[Source]:
-        """The sources of these kinds."""
-        return [s for s in self.sources if s.kind in kinds]
+    def readable(self) -> list[Source]:
+        """What the record readers read: the segments found, and every file named."""
+        return [s for s in self.sources if s.kind in READ_KINDS or s.given]
+
+
+def as_sources(paths: Iterable[str | os.PathLike[str] | Source]) -> list[Source]:
+    """What a reader given ``paths`` reads: a Source as it is, any other path as ``find`` resolves it
+    (``Found.readable``; for a library caller, which passes paths)."""
+    out: list[Source] = []
+    for p in paths:
+        out += [p] if isinstance(p, Source) else find([os.fspath(p)]).readable()
+    return out
 
 
 def kind_of(name: str) -> str | None:
@@ -109,9 +117,7 @@ def kind_of(name: str) -> str | None:
     return None
 
 
-def find(
-    paths: Iterable[str], *, transient: bool = False, stdin_name: str | None = None
-) -> Found:
+def find(paths: Iterable[str], *, transient: bool = False, stdin_name: str | None = None) -> Found:
     """Every file the paths hold, each once, in reading order (``_Walk``). ``transient``: read Kafka's
     transient files and directories too (each with its state), rather than pass over them.
     ``stdin_name``: the name shown for ``-`` (by default ``-``).
@@ -179,7 +185,7 @@ class _Walk:
         try:
             depth = self._walk(spelled, real, (real,), None, 0, top=True)
         except PermissionError as exc:
-            raise NotASegmentError(f"permission denied ({exc.strerror})", file=raw) from None
+            raise NotASegmentError(f"cannot list the directory ({exc.strerror})", file=raw) from None
         if any(s.kind in READ_KINDS for s in self.sources[before:]):
             return
         below = "in it" if depth == 0 else f"in it or {depth} level{'s' if depth > 1 else ''} below it"
@@ -189,7 +195,13 @@ class _Walk:
         raise NotASegmentError(f"directory holds no .log or .checkpoint segment {below}{why}", file=raw)
 
     def _walk(
-        self, spelled: str, real: str, ancestors: tuple[str, ...], state: str | None, depth: int, top: bool = False
+        self,
+        spelled: str,
+        real: str,
+        ancestors: tuple[str, ...],
+        state: str | None,
+        depth: int,
+        top: bool = False,
     ) -> int:
         """Take the files of one directory, then walk its subdirectories; the depth reached."""
         self._dirs.add(real)
@@ -246,7 +258,12 @@ class _Walk:
         return deepest
 
     def _file(
-        self, files: list[tuple[tuple[bool, int, str], Source]], path: str, name: str, real: str, state: str | None
+        self,
+        files: list[tuple[tuple[bool, int, str], Source]],
+        path: str,
+        name: str,
+        real: str,
+        state: str | None,
     ) -> None:
         file_state = _file_state(name)
         plain = name[: name.rfind(".")] if file_state else name

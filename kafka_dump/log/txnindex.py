@@ -29,7 +29,7 @@ from pathlib import Path
 
 from kafka_dump.log.index import TXN_ENTRY as ENTRY
 from kafka_dump.log.index import txn_entries
-from kafka_dump.log.segment import segment_base_offset
+from kafka_dump.log.names import segment_base_offset
 from kafka_dump.model import Batch, Check, Problem, ProblemKind
 
 # Kafka caps no .txnindex, but a segment's other indexes at segment.index.bytes (10 MiB by default);

@@ -29,7 +29,7 @@ from typing import Any, BinaryIO
 
 from kafka_dump.errors import KafkaDumpError
 from kafka_dump.log.index import OFFSET_ENTRY, TIME_ENTRY
-from kafka_dump.log.segment import segment_base_offset
+from kafka_dump.log.names import segment_base_offset
 from kafka_dump.model import Batch, Compression, TimestampType
 from kafka_dump.wire import encode_entry
 from kafka_dump.wire import layout as L
