@@ -89,9 +89,9 @@ def _rchar() -> int:
 
 def ls_rchar(path: str) -> int:
     from kafka_dump.analysis.ls import LsOptions, by_partition, iter_listings
-    from kafka_dump.log.segment import log_dir_files
+    from kafka_dump.log.sources import find
 
-    groups = by_partition(log_dir_files([path]))
+    groups = by_partition(find([path]).readable())
     before = _rchar()
     for _ in iter_listings(groups, LsOptions()):
         pass

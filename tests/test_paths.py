@@ -57,8 +57,9 @@ def test_verify_crc_walk_does_not_follow_symlink_loops(looped_log_dir: Path) -> 
 def test_stats_walk_counts_each_segment_once(looped_log_dir: Path) -> None:
     code, out, _ = run("stats", "--format", "json", str(looped_log_dir))
     assert code == 0
-    *files, total = (json.loads(line) for line in out.splitlines())
+    *files, total, skipped = (json.loads(line) for line in out.splitlines())
     assert len(files) == 1 and total["files"] == 1 and total["layout"]["records"] == 10
+    assert skipped["type"] == "skipped" and set(skipped["skipped"]) == {"loop", "twice"}, skipped
 
 
 # --- an output directory that cannot be written -------------------------------------------------

@@ -22,7 +22,7 @@ from kafka_dump.analysis.stats import SegmentStats
 from kafka_dump.analysis.stats_walk import iter_stats, progress_position
 from kafka_dump.cli import main
 from kafka_dump.errors import NotASegmentError
-from kafka_dump.log.segment import log_dir_files
+from kafka_dump.log.sources import find
 from kafka_dump.render.charts import bar, sparkline
 from kafka_dump.wire._gather_layout import NBUCKETS
 from tests.batches import legacy_messages, legacy_records, v2_batch
@@ -224,14 +224,14 @@ def test_log_dir_holds_partition_directories(tmp_path: Path) -> None:
         (tmp_path / part).mkdir()
         (tmp_path / part / "00000000000000000000.log").write_bytes((FIXTURES / "v2-none.log").read_bytes())
     (tmp_path / "empty-dir").mkdir()
-    files = log_dir_files([tmp_path])
-    assert [f.parent.name for f in files] == ["t-0", "t-1"]
+    files = find([str(tmp_path)]).readable()
+    assert [Path(f.path).parent.name for f in files] == ["t-0", "t-1"]
     # A KRaft log dir keeps bootstrap.checkpoint at its top: it comes first, then the partitions.
     (tmp_path / "bootstrap.checkpoint").write_bytes((FIXTURES / "v2-none.log").read_bytes())
-    files = log_dir_files([tmp_path])
-    assert [f.name for f in files] == ["bootstrap.checkpoint", *["00000000000000000000.log"] * 2]
+    files = find([str(tmp_path)]).readable()
+    assert [f.file_name for f in files] == ["bootstrap.checkpoint", *["00000000000000000000.log"] * 2]
     with pytest.raises(NotASegmentError):
-        log_dir_files([tmp_path / "empty-dir"])
+        find([str(tmp_path / "empty-dir")])
 
 
 # --- the command -----------------------------------------------------------------------------------
@@ -334,8 +334,8 @@ def test_file_names_reach_the_table_escaped(tmp_path: Path) -> None:
 def test_real_partition_directories_read_without_problems() -> None:
     dirs = sorted({p.parent for p in SHARED_REAL.glob("*/*/*.log")})[:6]
     for d in dirs:
-        for f in log_dir_files([d]):
-            s = gather(f)
+        for f in find([str(d)]).readable():
+            s = gather(Path(f.path))
             assert s.records >= 0 and s.disk_bytes + s.corrupt_bytes + s.tail_bytes == s.file_bytes
 
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Generator, Iterable, Iterator
-from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 from kafka_dump.analysis.stats import SegmentStats, Unpack
@@ -56,15 +55,16 @@ def progress_position(event: StatsEvent) -> tuple[str, int] | None:
 
 
 def iter_stats(
-    files: Iterable[Path],
+    files: Iterable[os.PathLike[str]],
     *,
     max_batch_bytes: int = DEFAULT_MAX_BATCH_BYTES,
     max_records_per_batch: int = DEFAULT_MAX_RECORDS_PER_BATCH,
-    listener: Callable[[Path], Callable[[Batch | None], None] | None] | None = None,
+    listener: Callable[[os.PathLike[str]], Callable[[Batch | None], None] | None] | None = None,
     inflate_ahead: bool = True,
-    into: Callable[[Path], SegmentStats] | None = None,
+    into: Callable[[os.PathLike[str]], SegmentStats] | None = None,
 ) -> Iterator[StatsEvent]:
-    """Read each file once: its start, a mark per batch, its problems, then its ``SegmentStats``.
+    """Read each file once (a path or a ``sources.Source``, shown by its name): its start, a mark per
+    batch, its problems, then its ``SegmentStats``.
 
     ``listener(path)`` may give a callable that sees each batch counted (and None at each problem),
     for work done in the same pass (``--compare``). ``inflate_ahead``: gzip payloads are inflated on
@@ -99,7 +99,7 @@ def iter_stats(
                 start=pos,
                 max_records_per_batch=max_records_per_batch,
                 # The bytes the walk saw: none appended since, a shrinking file's tail (a pipe is read whole).
-                size=f_size if f.is_file() else None,
+                size=f_size if os.path.isfile(f) else None,
             )
             for item in items:
                 add(item)
@@ -117,7 +117,7 @@ class _ValidWalk:
     entry, where ``read_segment`` takes over (it also reports a file that shrank)."""
 
     def __init__(
-        self, path: Path, stats: SegmentStats, size: int, max_batch_bytes: int, max_records: int
+        self, path: os.PathLike[str], stats: SegmentStats, size: int, max_batch_bytes: int, max_records: int
     ) -> None:
         self.path = path
         self.size = size

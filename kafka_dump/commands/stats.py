@@ -5,14 +5,13 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterable
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
 
 from kafka_dump.analysis.stats import SegmentStats
 from kafka_dump.analysis.stats_walk import FileStart, StatsEvent, iter_stats, progress_position
-from kafka_dump.commands import EXIT_BAD_INPUT, EXIT_CORRUPT, EXIT_OK
+from kafka_dump.commands import EXIT_BAD_INPUT, EXIT_CORRUPT
 from kafka_dump.commands.options import (
     count_option,
     format_option,
@@ -23,7 +22,8 @@ from kafka_dump.commands.options import (
     segment_paths,
     size_option,
 )
-from kafka_dump.log.segment import log_dir_files
+from kafka_dump.commands.walked import report_skipped, skipped_code, stdin_name_option
+from kafka_dump.log.sources import find
 from kafka_dump.model import Check, Compression, Problem
 from kafka_dump.render.output import UNWRAPPED, Output
 from kafka_dump.render.progress import file_size
@@ -78,16 +78,17 @@ def _codecs_option(ctx: click.Context, param: click.Parameter, value: str) -> tu
 )
 @click.option("--level", type=int, help="--compare: the compression level (each codec's default otherwise).")
 @count_option("--sample", help="--compare: encode only N batches spread over each file (the figures say so).")
+@stdin_name_option
 @output_options
 def stats(
     paths: tuple[str, ...], out: Output, fmt: str, no_charts: bool, per_file: bool, limits: Limits, compare: bool,
     batch_records: int | None, batch_bytes: int | None, codecs: tuple[Compression, ...], level: int | None,
-    sample: int | None,
+    sample: int | None, stdin_name: str | None,
 ) -> int:  # fmt: skip
     """Count what segments hold: layout, batches, records, overhead per record.
 
-    FILE|DIR is a segment, a partition directory or a log dir (a directory of partition
-    directories). Tables: each file named gets a section, and so does each directory's set of
+    FILE|DIR is a segment, a partition directory, a log dir or any directory above log dirs
+    (searched to any depth), or - for standard input. Tables: each file named gets a section, and so does each directory's set of
     segments (--per-file: each segment), then the total when there are several sections. JSON:
     one object per file, then the total. Corrupt batches are reported on stderr, counted and
     skipped; the exit code stays 0.
@@ -109,7 +110,8 @@ def stats(
     paths = segment_paths(paths, out)
     if not paths:
         return EXIT_BAD_INPUT
-    files = log_dir_files(paths)
+    found = find(paths, stdin_name=stdin_name)
+    files = found.readable()
     comparisons: dict[str, Comparison] = {}
     listener = None
     if compare:
@@ -118,20 +120,21 @@ def stats(
         options = CompareOptions(codecs, level, batch_records, batch_bytes, sample)
         options.check()
 
-        def listener(path: Path) -> Comparison:
+        def listener(path: os.PathLike[str]) -> Comparison:
             c = comparisons[str(path)] = Comparison(options, file_bytes=os.path.getsize(path))
             return c
 
     # A table's section: a file named, or the segments of one directory, counted together (JSON and
     # --per-file: each file).
-    into = None if per_file or fmt == "json" else _Sections({str(Path(p)) for p in paths}).into
+    into = None if per_file or fmt == "json" else _Sections({f.name for f in files if f.given}).into
     events: Iterable[StatsEvent] = iter_stats(files, listener=listener, into=into, **limits)
     events = out.track(events, progress_position, sum(map(file_size, files)) if out.progress else None)
     read, unread = _render(out, events, fmt, charts=not no_charts, comparisons=comparisons)
+    report_skipped(out, found.skipped, as_json=fmt == "json")
     out.flush()
     if unread:  # each said on stderr; the exit code says so too
         return EXIT_CORRUPT if read else EXIT_BAD_INPUT
-    return EXIT_OK
+    return skipped_code(found.skipped)
 
 
 def _render(
@@ -178,7 +181,7 @@ class _Sections:
         self._key: str | None = None
         self._stats = SegmentStats("", files=0)
 
-    def into(self, path: Path) -> SegmentStats:
+    def into(self, path: os.PathLike[str]) -> SegmentStats:
         file = str(path)
         key = file if file in self._named else os.path.dirname(file)
         if key != self._key or file == key:

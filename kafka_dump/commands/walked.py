@@ -18,7 +18,10 @@ from kafka_dump.render.output import Output
 _SAID = {
     UNREADABLE: ("path that could not be read", "paths that could not be read"),
     LOOP: ("symlink loop, not followed", "symlink loops, not followed"),
-    TWICE: ("path reached again through a symlink, read once", "paths reached again through a symlink, read once"),
+    TWICE: (
+        "path reached again through a symlink, read once",
+        "paths reached again through a symlink, read once",
+    ),
     TRANSIENT: (
         "transient file or directory of Kafka's (.deleted, .cleaned, .swap, -delete, -future, -stray), passed over",
         "transient files and directories of Kafka's (.deleted, .cleaned, .swap, -delete, -future, -stray), passed over",
@@ -41,7 +44,9 @@ def report_skipped(out: Output, skipped: dict[str, list[str]], *, as_json: bool,
         out.write_bytes(terminal_safe(text.encode("utf-8", "backslashreplace")))
         return
     for kind, paths in skipped.items():
-        names = ", ".join(paths[:_NAMED]) + (f" and {len(paths) - _NAMED:,} more" if len(paths) > _NAMED else "")
+        names = ", ".join(paths[:_NAMED]) + (
+            f" and {len(paths) - _NAMED:,} more" if len(paths) > _NAMED else ""
+        )
         said = _SAID[kind][len(paths) > 1] + (f" ({hint} reads them)" if kind == TRANSIENT and hint else "")
         out.diagnostic(f"{len(paths):,} {said}: {names}")
 
