@@ -20,6 +20,7 @@ from pathlib import Path
 from kafka_dump import wire as _twins
 from kafka_dump.errors import KafkaDumpError
 from kafka_dump.log.names import segment_base_offset
+from kafka_dump.log.sources import transient_dir_partition
 from kafka_dump.log.window import CHUNK_SIZE, open_segment
 from kafka_dump.model import Batch, Compression, Problem, ProblemKind
 from kafka_dump.wire import layout as L
@@ -70,6 +71,7 @@ class Listing:
     error: str | None = None
     modified: int | None = None  # the file's mtime (ms), where a v0/v1 entry had no timestamp to say
     legacy: LegacySpan | None = None  # what its v0/v1 entries hold, where there are any
+    state: str | None = None  # Kafka's transient state (sources.TRANSIENT_*): a rollup's when all share it
 
     def add_row(self, row: EntryRow) -> None:
         """Count one entry's ``EntryRow`` (the walk's, or one made of a batch by ``listed_row``)."""
@@ -175,6 +177,8 @@ class Listing:
             self.matches = (self.matches or 0) + other.matches
         if self.error is None:
             self.error = other.error
+        if self.state != other.state:
+            self.state = None
         self.modified = _high(self.modified, other.modified)
         if other.legacy is not None:
             if self.legacy is None:
@@ -260,11 +264,13 @@ class LsOptions:
 
 
 def place(path: Path) -> tuple[str, str, str]:
-    """(partition, topic, log dir) of a segment, from its directory's name (``my-topic-0``)."""
+    """(partition, topic, log dir) of a segment, from its directory's name (``my-topic-0``; the topic
+    of Kafka's ``my-topic-0.<id>-delete`` too)."""
     partition = path.parent.name or str(path.parent)
-    topic, sep, number = partition.rpartition("-")
+    live = transient_dir_partition(partition) or partition
+    topic, sep, number = live.rpartition("-")
     if not sep or not number.isdigit():
-        topic = partition
+        topic = live
     return partition, topic, str(path.parent.parent)
 
 
@@ -397,7 +403,9 @@ def rollup(listings: Iterable[Listing], by: str, name: Callable[[Listing], str])
         key = {"partition": os.path.join(one.dir, one.partition), "topic": one.topic, "dir": one.dir}[by]
         group = groups.get(key)
         if group is None:
-            groups[key] = group = Listing(name(one), one.partition, one.topic, one.dir, segments=0, entries=0)
+            groups[key] = group = Listing(
+                name(one), one.partition, one.topic, one.dir, segments=0, entries=0, state=one.state
+            )
         group.merge(one)
     return list(groups.values())
 

@@ -31,7 +31,8 @@ from kafka_dump.commands.options import (
     output_options,
     segment_paths,
 )
-from kafka_dump.log.segment import log_dir_files
+from kafka_dump.commands.walked import no_stdin, report_skipped, skipped_code
+from kafka_dump.log.sources import find
 from kafka_dump.render.output import UNWRAPPED, Output
 from kafka_dump.render.plain import Cut, Justify, fit
 from kafka_dump.render.progress import file_size
@@ -106,10 +107,14 @@ def ls(
       kdump ls --format plain /var/lib/kafka/data | awk -F'\\t' '{s += $7} END {print s}'
       kdump ls --key order-42 /var/lib/kafka/data      # the partitions that hold a key
     """
+    no_stdin(paths, "ls lists files it can open again; pipe a segment into dump, verify-crc or stats")
     paths = segment_paths(paths, out)
     if not paths:
         return EXIT_BAD_INPUT
-    files = log_dir_files(paths)
+    found = find(paths, transient=True)  # Kafka's transient files are listed, with their state
+    sources = found.readable()
+    files = [Path(s.path) for s in sources]
+    states = {s.path: s.state for s in sources if s.state is not None}
     if by is None:
         by = "partition" if any(_holds_partitions(p, files) for p in paths) else "segment"
     options = LsOptions(deep=deep, verify=verify, match=match, **limits)
@@ -128,6 +133,7 @@ def ls(
         search, only those with a match."""
         nonlocal unreadable, damaged
         for one in events:
+            one.state = states.get(one.name) if states else None
             if one.error is not None:
                 out.diagnostic(one.error)
                 unreadable += 1
@@ -142,9 +148,10 @@ def ls(
     out.flush()
     if match is not None and not whole.matches:
         out.diagnostic("no record matches the filters given")
+    report_skipped(out, found.skipped, as_json=fmt == "json")
     if unreadable == len(files):
         return EXIT_BAD_INPUT
-    return EXIT_CORRUPT if damaged else EXIT_OK
+    return max(EXIT_CORRUPT if damaged else EXIT_OK, skipped_code(found.skipped))
 
 
 def _only_tail(one: Listing) -> bool:

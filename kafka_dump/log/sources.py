@@ -37,7 +37,7 @@ UNREADABLE, LOOP, TWICE, TRANSIENT, OTHER = "unreadable", "loop", "twice", "tran
 SKIPPED_KINDS = (UNREADABLE, LOOP, TWICE, TRANSIENT, OTHER)
 
 _PARTITION_DIR = re.compile(r"^(.*)-(\d+)$")
-_TRANSIENT_DIR = re.compile(r"^.*-\d+\.[0-9a-f]{32}-(delete|future|stray)$")
+_TRANSIENT_DIR = re.compile(r"^(.*-\d+)\.[0-9a-f]{32}-(delete|future|stray)$")
 
 
 class Source(NamedTuple):
@@ -250,7 +250,7 @@ class _Walk:
                 continue
             sub_state = state
             if (m := _TRANSIENT_DIR.match(name)) is not None:
-                sub_state = TRANSIENT_DIRS["-" + m.group(1)]
+                sub_state = TRANSIENT_DIRS["-" + m.group(2)]
                 if not self.transient:
                     self._skip(TRANSIENT, path)
                     continue
@@ -299,6 +299,12 @@ def _spooled_stdin() -> str:
     spool.flush()
     _SPOOLS.append(spool)
     return spool.name
+
+
+def transient_dir_partition(name: str) -> str | None:
+    """The partition of Kafka's transient directory ``topic-N.<id>-delete`` (``topic-N``), else None."""
+    m = _TRANSIENT_DIR.match(name)
+    return m.group(1) if m else None
 
 
 def _file_state(name: str) -> str | None:

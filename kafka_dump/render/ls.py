@@ -15,6 +15,7 @@ from kafka_dump.render.plain import Justify, number
 
 # (header, justify, JSON field) of each column after the name; "segments" only in a rollup.
 COLUMNS: tuple[tuple[str, Justify], ...] = (
+    ("state", "left"),
     ("segments", "right"),
     ("offsets", "left"),
     ("first time", "left"),
@@ -28,7 +29,7 @@ COLUMNS: tuple[tuple[str, Justify], ...] = (
     ("CRC", "left"),
     ("problem", "left"),
 )
-OPTIONAL = ("matches", "CRC", "problem")  # left out when no row has anything to say in them
+OPTIONAL = ("state", "matches", "CRC", "problem")  # left out when no row has anything to say in them
 
 
 def _offsets(one: Listing, sep: str = "..") -> str:
@@ -74,6 +75,7 @@ def cells(one: Listing, name: str) -> list[str]:
     """A table row: the name, then each of ``COLUMNS``."""
     return [
         printable(name),
+        one.state or "-",
         number(one.segments),
         _offsets(one),
         _time(one.firstTimestamp),
@@ -171,4 +173,6 @@ def listing_json(one: Listing, kind: str) -> str:
     )
     if one.matches is not None:  # under a search
         obj["matches"] = one.matches
+    if one.state is not None:  # Kafka's transient files and directories
+        obj["state"] = one.state
     return json.dumps(obj, separators=(",", ":")) + "\n"
