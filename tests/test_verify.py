@@ -474,7 +474,8 @@ def test_json_output(tmp_path: Path) -> None:
 
 def test_table_output(tmp_path: Path) -> None:
     path = write(tmp_path, v2_segment())
-    code, out = run(str(path), str(path))
+    other = write(tmp_path, v2_segment(), "other.log")
+    code, out = run(str(path), str(other), str(path))  # a path named twice: checked once
     assert code == 0
     assert out.splitlines()[0] == f"Checking {tmp_path}/" and "total (2 files)" in out
 

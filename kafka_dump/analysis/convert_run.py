@@ -27,7 +27,7 @@ from kafka_dump.analysis.convert_fast import Codec, Item, TranscodedRun, inflate
 from kafka_dump.errors import CorruptRecordError, KafkaDumpError, NotASegmentError
 from kafka_dump.log.ahead import Inflating
 from kafka_dump.log.names import segment_base_offset, side_file_kind
-from kafka_dump.log.segment import segment_files
+from kafka_dump.log.sources import partition_sources
 from kafka_dump.log.window import CHUNK_SIZE
 from kafka_dump.log.writer import (
     NO_TIMESTAMP,
@@ -105,8 +105,10 @@ def plan(src: Path, dst: Path, *, force: bool, index: bool) -> list[tuple[Path, 
     """(input segment, output segment) pairs for a conversion, refusing any unsafe output: an existing
     one unless ``force``, an input file or an index of one always. A directory INPUT gives one output
     segment per ``.log`` under the same name, in the directory OUTPUT."""
+    why = "convert rewrites a segment or one partition directory"
+    found = partition_sources(str(src), why)  # a missing or unreadable input is reported as such
     if src.is_dir():
-        logs = [p for p in segment_files(src) if p.suffix == ".log"]
+        logs = [Path(p.path) for p in found if p.path.endswith(".log")]
         if not logs:
             raise NotASegmentError("directory holds no .log segment", file=str(src))
         if dst.exists() and not dst.is_dir():
@@ -117,7 +119,6 @@ def plan(src: Path, dst: Path, *, force: bool, index: bool) -> list[tuple[Path, 
             raise ConversionError("the output exists (--force writes into it)", file=str(dst))
         pairs = [(log, dst / log.name) for log in logs]
     else:
-        segment_files(src)  # a missing or unreadable input is reported as such
         if (kind := side_file_kind(src)) is not None:
             raise NotASegmentError(
                 f"a side file ({kind}), not a segment: convert rewrites segments", file=str(src)

@@ -19,7 +19,8 @@ from typing import NamedTuple
 
 from kafka_dump import wire as _twins
 from kafka_dump.errors import KafkaDumpError
-from kafka_dump.log.segment import read_segment, read_segment_runs, segment_files
+from kafka_dump.log.segment import read_segment, read_segment_runs
+from kafka_dump.log.sources import partition_sources
 from kafka_dump.log.window import CHUNK_SIZE, MappedWindow, open_segment
 from kafka_dump.model import Batch, Compression, Problem, ProblemKind, Record
 from kafka_dump.wire import layout as L
@@ -164,7 +165,8 @@ class _Side:
 
     def __init__(self, name: str, path: str, options: DiffOptions) -> None:
         self.name = name
-        self.files = [f for f in segment_files(path) if f.suffix == ".log"] or segment_files(path)
+        found = partition_sources(path, "diff compares one partition (or segment) with another")
+        self.files = [Path(f.path) for f in found if f.path.endswith(".log")] or [Path(f.path) for f in found]
         self.options = options
         self.last: int | None = None  # the last offset read (the walk's)
         self.before: int | None = None  # the last offset of the entries compared

@@ -19,7 +19,7 @@ from typing import Any
 from kafka_dump.analysis.replay import Cut, Seen
 from kafka_dump.analysis.state import Row
 from kafka_dump.log.names import segment_base_offset
-from kafka_dump.log.segment import read_segment, segment_files
+from kafka_dump.log.segment import read_segment
 from kafka_dump.log.sidefiles import ProducerEntry, read_side_file
 from kafka_dump.model import Batch, ControlType, Problem, TimestampType
 
@@ -46,9 +46,9 @@ def _start_time(b: Batch) -> int:
     return b.baseTimestamp if b.timestampType == TimestampType.CREATE_TIME else b.maxTimestamp
 
 
-def _from_snapshot(directory: Path, log_start: int, seen: Seen) -> dict[int, dict[str, Any]]:
+def _from_snapshot(snapshots: list[Path], log_start: int, seen: Seen) -> dict[int, dict[str, Any]]:
     """The transactions open at the log's start, from the newest ``.snapshot`` at or before it."""
-    snaps = [(segment_base_offset(s), s) for s in directory.glob("*.snapshot")]
+    snaps = [(segment_base_offset(s), s) for s in snapshots]
     usable = sorted((o, s) for o, s in snaps if o is not None and o <= log_start)
     if not usable:
         return {}
@@ -65,12 +65,21 @@ def _from_snapshot(directory: Path, log_start: int, seen: Seen) -> dict[int, dic
     return opened
 
 
-def open_transactions(directory: Path, cut: Cut, seen: Seen, timeout_ms: int, **limits: Any) -> list[Row]:
+def open_transactions(
+    directory: Path,
+    files: list[Path],
+    snapshots: list[Path],
+    cut: Cut,
+    seen: Seen,
+    timeout_ms: int,
+    **limits: Any,
+) -> list[Row]:
     """One ``partition-end`` row (end offset, LSO, newest timestamp) and one ``open-transaction`` row per
-    producer with a transaction begun and not ended, ``hanging`` when open longer than ``timeout_ms``."""
-    files = [f for f in segment_files(directory) if f.suffix == ".log"]
+    producer with a transaction begun and not ended, ``hanging`` when open longer than ``timeout_ms``:
+    of one partition ``directory``, from its segments and producer ``snapshots`` (``.snapshot``)."""
+    files = [f for f in files if f.suffix == ".log"]
     log_start = segment_base_offset(files[0]) if files else None
-    opened = _from_snapshot(directory, log_start or 0, seen) if directory.is_dir() else {}
+    opened = _from_snapshot(snapshots, log_start or 0, seen)
     end: int | None = None
     items = chain.from_iterable(
         seen.track(read_segment(f, with_records=False, on_walk=_ignore, **limits)) for f in files

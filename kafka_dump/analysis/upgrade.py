@@ -108,14 +108,17 @@ def metadata_dir(paths: Iterable[str], given: str | None) -> Path | None:
     return None
 
 
-def read_configs(directory: Path) -> ClusterConfigs:
-    """Replay the metadata log: the newest snapshot (``*.checkpoint``), then every log segment in offset
-    order; later records win. Undecodable records are passed over."""
+def read_configs(directory: Path, files: list[Path] | None = None) -> ClusterConfigs:
+    """Replay the metadata log in ``directory`` (``files``: its segments, when a walk found them): the
+    newest snapshot (``*.checkpoint``), then every log segment in offset order; later records win.
+    Undecodable records are passed over."""
     from kafka_dump.internal_topics.metadata import decode
     from kafka_dump.log.names import snapshot_id
-    from kafka_dump.log.segment import read_segment, segment_files
+    from kafka_dump.log.segment import read_segment
+    from kafka_dump.log.sources import find
 
-    files = segment_files(directory)
+    if files is None:
+        files = [Path(s.path) for s in find([str(directory)]).readable()]
     snapshots = sorted(
         (f for f in files if snapshot_id(f) is not None), key=lambda f: snapshot_id(f) or (0, 0)
     )

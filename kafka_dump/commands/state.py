@@ -20,8 +20,9 @@ from kafka_dump.commands.options import (
     output_options,
     time_option,
 )
+from kafka_dump.commands.walked import no_stdin, report_skipped, skipped_code
 from kafka_dump.internal_topics import resolve
-from kafka_dump.log.segment import log_dir_files
+from kafka_dump.log.sources import READ_KINDS, Found, find
 from kafka_dump.model import Problem, ProblemKind, item_end
 from kafka_dump.render.output import Output
 
@@ -98,17 +99,19 @@ def state(
       kdump state __cluster_metadata-0/ --topic orders
       kdump state --transactions orders-0/ --timeout 5m
     """
+    no_stdin(paths, "state replays partition directories and segments it can open again")
     problems: list[Problem] = []
-    partitions = _partitions(paths)
-    seen = Seen(problems.append, _progress(out, [f for _d, files in partitions for f in files]))
+    found = find(paths)
+    partitions = _partitions(found)
+    seen = Seen(problems.append, _progress(out, [f for _d, files, _s in partitions for f in files]))
     cut = Cut(at_offset, at_time)
     rows: list[dict[str, Any]] = []
     replayed = 0
-    for directory, files in partitions:
+    for directory, files, snapshots in partitions:
         if open_txns:
             from kafka_dump.analysis.open_txns import open_transactions
 
-            rows += open_transactions(directory, cut, seen, timeout, **limits)
+            rows += open_transactions(directory, files, snapshots, cut, seen, timeout, **limits)
             continue
         name = resolve(kind, files[0])
         if name in REPLAYED:
@@ -125,9 +128,11 @@ def state(
         if p.kind is ProblemKind.CORRUPT:
             out.diagnostic(str(p))
     _write(out, fmt, rows)
+    report_skipped(out, found.skipped, as_json=fmt == "json")
     if not rows:
         out.diagnostic(f"nothing to show: {seen.records} records replayed")
-    return EXIT_CORRUPT if any(p.kind is ProblemKind.CORRUPT for p in problems) else EXIT_OK
+    corrupt = any(p.kind is ProblemKind.CORRUPT for p in problems)
+    return max(EXIT_CORRUPT if corrupt else EXIT_OK, skipped_code(found.skipped))
 
 
 def _replay(
@@ -149,14 +154,19 @@ def _replay(
     return st.group_state(live, groups)
 
 
-def _partitions(paths: tuple[str, ...]) -> list[tuple[Path, list[Path]]]:
-    """The files to read, a partition (one directory's segments, in offset order) at a time; a log
-    dir's ``bootstrap.checkpoint`` only when it is all there is (the cluster's first metadata)."""
-    by_dir: dict[Path, list[Path]] = {}
-    for f in log_dir_files(paths):
-        by_dir.setdefault(f.parent, []).append(f)
-    parts = list(by_dir.items())
-    rest = [(d, fs) for d, fs in parts if [f.name for f in fs] != ["bootstrap.checkpoint"]]
+def _partitions(found: Found) -> list[tuple[Path, list[Path], list[Path]]]:
+    """The files to read, a partition at a time: its directory, its segments in offset order, and its
+    producer snapshots (``.snapshot``); a log dir's ``bootstrap.checkpoint`` only when it is all there
+    is (the cluster's first metadata)."""
+    segments: dict[str, list[Path]] = {}
+    snapshots: dict[str, list[Path]] = {}
+    for s in found.sources:
+        if s.kind in READ_KINDS or s.given:
+            segments.setdefault(s.directory, []).append(Path(s.path))
+        elif s.file_name.endswith(".snapshot"):
+            snapshots.setdefault(s.directory, []).append(Path(s.path))
+    parts = [(Path(d), fs, snapshots.get(d, [])) for d, fs in segments.items()]
+    rest = [p for p in parts if [f.name for f in p[1]] != ["bootstrap.checkpoint"]]
     return rest or parts
 
 

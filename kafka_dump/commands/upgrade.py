@@ -32,7 +32,8 @@ from kafka_dump.commands.options import (
     limit_options,
     output_options,
 )
-from kafka_dump.log.segment import log_dir_files
+from kafka_dump.commands.walked import no_stdin, report_skipped, skipped_code
+from kafka_dump.log.sources import find
 from kafka_dump.render.output import UNWRAPPED, Output
 from kafka_dump.render.progress import file_size
 
@@ -78,14 +79,24 @@ def upgrade_check(
       kdump upgrade-check --metadata /var/lib/kafka/meta /var/lib/kafka/data
       kdump upgrade-check --sample 100 --format json /data/kafka-1 /data/kafka-2
     """
-    files = [f for f in log_dir_files(paths) if f.parent.name != METADATA_PARTITION]
+    no_stdin(paths, "upgrade-check reads log dirs and partition directories")
+    found = find(paths)
+    sources = found.readable()
+    files = [Path(s.path) for s in sources if os.path.basename(s.directory) != METADATA_PARTITION]
     if not files:
         out.diagnostic("no segment to check beside the metadata log")
         return EXIT_BAD_INPUT
     meta = metadata_dir(paths, metadata)
+    if meta is None:  # a metadata log the walk found: the first log dir's, below a JBOD parent too
+        meta = next(
+            (Path(s.directory) for s in sources if os.path.basename(s.directory) == METADATA_PARTITION), None
+        )
     configs: ClusterConfigs | None = None
     if meta is not None:
-        configs = read_configs(meta)
+        metadata_files = (
+            [Path(s.path) for s in sources if s.directory == str(meta)] if metadata is None else None
+        )
+        configs = read_configs(meta, metadata_files or None)
     elif any(Path(p).is_dir() for p in paths):
         out.diagnostic(f"no {METADATA_PARTITION} here (give --metadata DIR): topic configs unknown")
     options = LsOptions(deep=deep, **limits)
@@ -122,8 +133,9 @@ def upgrade_check(
         _json(out, rows, verdicts, configs)
     else:
         _table(out, paths, rows, verdicts, configs)
+    report_skipped(out, found.skipped, as_json=fmt == "json")
     out.flush()
-    return EXIT_CORRUPT if partitions else EXIT_OK
+    return max(EXIT_CORRUPT if partitions else EXIT_OK, skipped_code(found.skipped))
 
 
 def _partition_row(key: str, held: list[Listing], c: Conversion) -> dict[str, object]:

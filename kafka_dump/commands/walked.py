@@ -3,7 +3,6 @@ vocabulary: one stderr line per kind after a table, one ``skipped`` object at th
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from typing import Any
 
@@ -37,6 +36,8 @@ def report_skipped(out: Output, skipped: dict[str, list[str]], *, as_json: bool,
     if not skipped:
         return
     if as_json:
+        import json
+
         from kafka_dump.render.jsonl import terminal_safe
 
         obj = {"type": "skipped", "skipped": {k: {"count": len(v), "paths": v} for k, v in skipped.items()}}

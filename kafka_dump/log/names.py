@@ -55,12 +55,7 @@ def snapshot_id(path: str | os.PathLike[str]) -> tuple[int, int] | None:
     return (int(match.group(1)), int(match.group(2))) if match else None
 
 
-def segment_order(p: PurePath) -> tuple[bool, int, str]:
-    """A sort key: Kafka-named segments in offset order, then the others by name."""
-    return name_order(p.name)
-
-
 def name_order(name: str) -> tuple[bool, int, str]:
-    """``segment_order`` of a file name (a sort key: Kafka-named segments in offset order, then the others)."""
+    """A sort key for file names: Kafka-named segments in offset order, then the others by name."""
     match = _SEGMENT_NAME.match(name)
     return match is None, int(match.group(1)) if match else 0, name

@@ -13,14 +13,12 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from itertools import chain
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple, ParamSpec
+from typing import TYPE_CHECKING, Any, ParamSpec
 
 from kafka_dump import wire as _twins
 from kafka_dump.errors import CorruptRecordError, NotASegmentError
-from kafka_dump.log.names import name_order, segment_order
 from kafka_dump.log.window import CHUNK_SIZE, FileShrankError, Window, open_segment, shrank_tail
 from kafka_dump.model import Batch, Check, Problem, ProblemKind
 from kafka_dump.wire import layout as L
@@ -39,7 +37,6 @@ _READ_SIZE = 256 * 1024
 _RUN_BYTES = 16 * 1024
 _ENTRY_PREFIX = L.MAGIC_OFFSET + 1  # bytes needed to read offset, size and magic
 _LEGACY_MIN_ENTRY = L.LOG_OVERHEAD + L.LEGACY_V0_MIN_SIZE
-SEGMENT_SUFFIXES = (".log", ".checkpoint")
 
 Item = Batch | Problem
 P = ParamSpec("P")
@@ -51,92 +48,6 @@ WalkListener = Callable[[Batch, RecordWalk], None]
 # (file, data, pos, end, file position, with_records): (items to pass on as they are, bytes used),
 # or None to leave the run to the decoder. dump --format json writes such a run straight from its bytes.
 PlainRunReader = Callable[[str, bytes, int, int, int, bool], "tuple[Sequence[Any], int] | None"]
-
-
-def segment_files(path: str | os.PathLike[str]) -> list[Path]:
-    """The segment files to read for a path: itself, or a partition directory's logs in offset order."""
-    p = Path(path)
-    try:
-        if p.is_dir():
-            logs = [c for c in p.iterdir() if c.suffix in SEGMENT_SUFFIXES and c.is_file()]
-            if not logs:
-                raise NotASegmentError("directory holds no .log or .checkpoint segment", file=str(p))
-            return sorted(logs, key=segment_order)
-        if not p.exists():
-            raise NotASegmentError("no such file or directory", file=str(p))
-        if p.is_char_device() or p.is_block_device():
-            raise NotASegmentError("a device file is not read as a segment", file=str(p))
-        if not p.is_file() and not p.is_fifo():
-            raise NotASegmentError("not a regular file or a pipe", file=str(p))
-    except PermissionError as exc:
-        raise NotASegmentError(f"permission denied ({exc.strerror})", file=str(p)) from None
-    return [p]
-
-
-def log_dir_files(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
-    """The segment files under each path, as ``dump`` and ``stats`` search it: a segment; a partition
-    directory (its segments in offset order); or a log dir: its own segments (a KRaft
-    ``bootstrap.checkpoint``), then those of each partition directory in it, by name."""
-    found: list[_Listed] = []
-    for path in paths:
-        p = Path(path)
-        if not p.is_dir():
-            found += [_Listed(p.parent, [f], None) for f in segment_files(p)]
-            continue
-        # Each directory is listed once, its entries' types taken from the listing (no stat each).
-        own, children = _list(p)
-        partitions = [logs for d in sorted(p / name for name in children) if (logs := _list(d)[0]).files]
-        if not own.files and not partitions:
-            segment_files(p)  # raises the error that names the directory
-        found += [own, *partitions]  # a log dir's own segments (bootstrap.checkpoint) come first
-    return _once(found)
-
-
-class _Listed(NamedTuple):
-    """Segment files of one directory, and the names of those that are symlinks (None: not known)."""
-
-    directory: Path
-    files: list[Path]
-    links: frozenset[str] | None
-
-
-def _once(found: list[_Listed]) -> list[Path]:
-    """Each file once, however many paths reach it (a symlinked partition directory, a path given
-    twice), in the order first seen. A directory is resolved once for all its files."""
-    seen: set[str] = set()
-    unique = []
-    for directory, files, links in found:
-        where = os.path.realpath(directory)
-        for f in files:
-            name = f.name
-            linked = os.path.islink(f) if links is None else name in links
-            real = os.path.realpath(f) if linked else os.path.join(where, name)
-            if real not in seen:
-                seen.add(real)
-                unique.append(f)
-    return unique
-
-
-def _list(d: Path) -> tuple[_Listed, list[str]]:
-    """The segment files directly in ``d``, in offset order, and the names of the directories in it:
-    one pass over the listing, which gives each entry's type (no stat each) and is not kept."""
-    names: list[str] = []
-    links: set[str] = set()
-    dirs: list[str] = []
-    try:
-        with os.scandir(d) as it:
-            for e in it:
-                name = e.name
-                if e.is_dir():
-                    dirs.append(name)
-                elif name.endswith(SEGMENT_SUFFIXES) and os.path.splitext(name)[1] and e.is_file():
-                    names.append(name)
-                    if e.is_symlink():
-                        links.add(name)
-    except PermissionError as exc:
-        raise NotASegmentError(f"permission denied ({exc.strerror})", file=str(d)) from None
-    names.sort(key=name_order)
-    return _Listed(d, [d / name for name in names], frozenset(links)), dirs
 
 
 def read_segment_runs(

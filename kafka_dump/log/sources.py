@@ -104,6 +104,17 @@ def as_sources(paths: Iterable[str | os.PathLike[str] | Source]) -> list[Source]
     return out
 
 
+def partition_sources(path: str, why: str) -> list[Source]:
+    """What a command that takes one partition reads for ``path`` (a segment, a partition directory):
+    its segments; a directory that holds several partitions, or ``-``, is an error that says ``why``."""
+    if path == STDIN:
+        raise NotASegmentError(f"standard input cannot be read here: {why}", file=STDIN)
+    found = find([path]).readable()
+    if len({s.directory for s in found}) > 1:
+        raise NotASegmentError(f"holds more than one partition directory: {why}", file=path)
+    return found
+
+
 def kind_of(name: str) -> str | None:
     """What a file in a walk is, by its name: SEGMENT, SNAPSHOT, SIDE, or None (not Kafka's)."""
     dot = name.rfind(".")
@@ -135,14 +146,15 @@ def find(paths: Iterable[str], *, transient: bool = False, stdin_name: str | Non
 
 
 class _Walk:
-    """The walk of the paths named, one after the other."""
+    """The walk of the paths named, one after the other: a file that several reach (a path named
+    twice, a file named inside a directory named, a symlink) is read once."""
 
     def __init__(self, transient: bool) -> None:
         self.transient = transient
         self.sources: list[Source] = []
         self.skipped: dict[str, list[str]] = {}
-        self._files: set[str] = set()  # real paths of the files taken, in the directory walked now
-        self._dirs: set[str] = set()  # real paths of the directories walked, in it
+        self._files: set[str] = set()  # real paths of the files taken
+        self._dirs: set[str] = set()  # real paths of the directories walked
         self.listed: list[str] = []
         self._stdin = False
 
@@ -169,19 +181,24 @@ class _Walk:
             raise NotASegmentError("a device file is not read as a segment", file=raw)
         if not stat.S_ISREG(st.st_mode) and not stat.S_ISFIFO(st.st_mode):
             raise NotASegmentError("not a regular file or a pipe", file=raw)
+        real = os.path.realpath(spelled)
+        if real in self._files:
+            self._skip(TWICE, spelled)
+            return
+        self._files.add(real)
         name = os.path.basename(spelled)
         state = _file_state(name)
         kind = kind_of(name[: name.rfind(".")] if state else name) or SEGMENT  # named: read as a segment
         self.sources.append(Source(spelled, spelled, kind, state, given=True))
 
     def _directory(self, raw: str, spelled: str) -> None:
-        """Walk a directory named on the command line: each file under it once (a path named twice is
-        read twice, as ``cat`` reads it)."""
+        """Walk a directory named on the command line."""
         before = len(self.sources)
         unreadable = len(self.skipped.get(UNREADABLE, ()))
         real = os.path.realpath(spelled)
-        self._files.clear()
-        self._dirs.clear()
+        if real in self._dirs:
+            self._skip(TWICE, spelled)
+            return
         try:
             depth = self._walk(spelled, real, (real,), None, 0, top=True)
         except PermissionError as exc:
