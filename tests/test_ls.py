@@ -256,7 +256,9 @@ def test_jobs_keep_the_order_and_the_figures(tmp_path: Path) -> None:
         assert one.exit_code == many.exit_code == 0 and one.stdout == many.stdout
     rows = lines(run("--format", "json", "-j", "4", str(log_dir)))
     # by topic, then partition number: t1-4 before t1-10
-    assert [r["name"] for r in rows[:-1]] == [f"t{i % 3}-{i}" for i in sorted(range(12), key=lambda i: (i % 3, i))]
+    assert [r["name"] for r in rows[:-1]] == [
+        f"t{i % 3}-{i}" for i in sorted(range(12), key=lambda i: (i % 3, i))
+    ]
 
 
 def test_names_on_a_real_terminal(tmp_path: Path) -> None:

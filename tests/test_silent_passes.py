@@ -72,7 +72,10 @@ def test_an_unreadable_partition_directory_is_reported(log_dir: Path) -> None:
     assert [(s["type"], s["file"], s["error"]) for s in summaries] == [
         ("summary", str(log_dir / "t-0" / "00000000000000000000.log"), None),
     ]
-    assert skipped == {"type": "skipped", "skipped": {"unreadable": {"count": 1, "paths": [str(log_dir / "t-1")]}}}
+    assert skipped == {
+        "type": "skipped",
+        "skipped": {"unreadable": {"count": 1, "paths": [str(log_dir / "t-1")]}},
+    }
     code, _, err = kdump("verify-crc", str(log_dir))
     assert code == 1 and f"kdump: 1 path that could not be read: {log_dir / 't-1'}\n" in err
 
