@@ -158,6 +158,7 @@ def _partition_row(key: str, held: list[Listing], c: Conversion) -> dict[str, ob
         "bytesAsV2": c.estimate,
         "sampled": c.sampled,
         "encodedEntries": c.encoded,
+        "files": [one.name for one in held],  # the segments that hold v0/v1 entries, in reading order
     }
 
 

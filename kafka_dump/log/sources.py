@@ -222,7 +222,8 @@ class _Walk:
     ) -> int:
         """Take the files of one directory, then walk its subdirectories; the depth reached."""
         self._dirs.add(real)
-        files: list[tuple[tuple[bool, int, str], Source]] = []
+        files: list[tuple[str, str, str]] = []  # (name, path, real path)
+        odd: list[tuple[str, str]] = []  # (path, what is skipped) of the entries that are neither
         dirs: list[tuple[tuple[str, int, str], str, str]] = []  # (order, name, real path or "")
         prefix = "" if spelled == "." else spelled
         try:
@@ -235,15 +236,16 @@ class _Walk:
                         is_file = not is_dir and e.is_file()
                         link = e.is_symlink()
                     except OSError:
-                        self._skip(UNREADABLE, path)
+                        odd.append((path, UNREADABLE))
                         continue
                     if is_dir:
                         dirs.append((_dir_order(name), name, os.path.realpath(path) if link else ""))
                     elif not is_file:
-                        self._skip(UNREADABLE if link else OTHER, path)  # a dangling link; a socket...
+                        odd.append((path, UNREADABLE if link else OTHER))  # a dangling link; a socket...
                     else:
-                        file_real = os.path.realpath(path) if link else os.path.join(real, name)
-                        self._file(files, path, name, file_real, state)
+                        files.append(
+                            (name, path, os.path.realpath(path) if link else os.path.join(real, name))
+                        )
         except PermissionError:
             if top:
                 raise
@@ -253,8 +255,11 @@ class _Walk:
             self._skip(UNREADABLE, spelled)
             return depth
         self.listed.append(prefix)
-        files.sort(key=lambda row: row[0])
-        self.sources += [s for _, s in files]
+        files.sort(key=_file_order)
+        for name, path, file_real in files:
+            self._file(path, name, file_real, state)
+        for path, kind in sorted(odd):
+            self._skip(kind, path)
         deepest = depth
         for _, name, link_real in sorted(dirs):
             path = os.path.join(prefix, name)
@@ -274,28 +279,19 @@ class _Walk:
             deepest = max(deepest, self._walk(path, sub_real, (*ancestors, sub_real), sub_state, depth + 1))
         return deepest
 
-    def _file(
-        self,
-        files: list[tuple[tuple[bool, int, str], Source]],
-        path: str,
-        name: str,
-        real: str,
-        state: str | None,
-    ) -> None:
+    def _file(self, path: str, name: str, real: str, state: str | None) -> None:
+        """Take a file of a walk (in reading order), or count it as passed over."""
         file_state = _file_state(name)
-        plain = name[: name.rfind(".")] if file_state else name
-        kind = kind_of(plain)
+        kind = kind_of(name[: name.rfind(".")] if file_state else name)
         if kind is None:
             self._skip(OTHER, path)
-            return
-        if file_state is not None and not self.transient:
+        elif file_state is not None and not self.transient:
             self._skip(TRANSIENT, path)
-            return
-        if real in self._files:
+        elif real in self._files:
             self._skip(TWICE, path)
-            return
-        self._files.add(real)
-        files.append((name_order(plain), Source(path, path, kind, file_state or state)))
+        else:
+            self._files.add(real)
+            self.sources.append(Source(path, path, kind, file_state or state))
 
     def _skip(self, kind: str, path: str) -> None:
         self.skipped.setdefault(kind, []).append(path)
@@ -327,6 +323,13 @@ def transient_dir_partition(name: str) -> str | None:
 def _file_state(name: str) -> str | None:
     dot = name.rfind(".")
     return TRANSIENT_FILES.get(name[dot:]) if dot > 0 else None
+
+
+def _file_order(file: tuple[str, str, str]) -> tuple[tuple[bool, int, str], str]:
+    """Files in offset order (a transient one by the name it had), then the others by name."""
+    name = file[0]
+    plain = name[: name.rfind(".")] if _file_state(name) else name
+    return name_order(plain), name
 
 
 def _dir_order(name: str) -> tuple[str, int, str]:
