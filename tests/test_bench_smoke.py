@@ -17,6 +17,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 CASES = {
+    "jbod",
     "decode",
     "dump-formats",
     "startup",

@@ -162,19 +162,19 @@ def _lines(out: str) -> list[dict[str, object]]:
 def named(command: str, path: Path) -> tuple[int, list[str], dict[str, object], list[dict[str, object]]]:
     """(exit code, the segment files a command's JSON names in order, its ``skipped`` object, all lines)."""
     extra = {"ls": ["--by", "segment"], "verify-crc": ["-j", "1"]}.get(command, [])
-    code, out, err = kdump(command, "--format", "json", *extra, str(path))
+    code, out, _ = kdump(command, "--format", "json", *extra, str(path))
     lines = _lines(out)
     files: list[str] = []
     for o in lines:
-        if command == "ls" and o["type"] == "segment" and "state" not in o:
-            files.append(str(o["file"]))
-        elif (
-            command == "verify-crc"
-            and o["type"] == "summary"
-            and str(o["file"]).endswith((".log", ".checkpoint"))
+        if (
+            (command == "ls" and o["type"] == "segment" and "state" not in o)
+            or (
+                command == "verify-crc"
+                and o["type"] == "summary"
+                and str(o["file"]).endswith((".log", ".checkpoint"))
+            )
+            or (command == "stats" and o["type"] == "file")
         ):
-            files.append(str(o["file"]))
-        elif command == "stats" and o["type"] == "file":
             files.append(str(o["file"]))
         elif command == "upgrade-check" and o["type"] == "partition":
             files += [str(f) for f in o["files"]]  # type: ignore[attr-defined]
@@ -257,7 +257,7 @@ def test_a_directory_with_no_segment_at_any_depth_is_exit_2(tmp_path: Path) -> N
     (empty / "a" / "b").mkdir(parents=True)
     (empty / "README.md").write_text("nothing here")
     for command in COMMANDS:
-        code, out, err = kdump(command, str(empty))
+        code, _, err = kdump(command, str(empty))
         assert code == 2, command
         assert err.strip().endswith(
             f"{empty}: directory holds no .log or .checkpoint segment in it or 2 levels below it"
@@ -309,7 +309,7 @@ def test_commands_that_need_a_file_or_a_directory_refuse_standard_input(tmp_path
         ["state", "-"],
         ["convert", "-", "-o", str(tmp_path / "o.log")],
     ):
-        code, out, err = kdump(*args, stdin=path.read_bytes())
+        code, _, err = kdump(*args, stdin=path.read_bytes())
         lines = err.strip().splitlines()
         assert code == 2 and len(lines) == 1 and "standard input" in lines[0], (args, err)
     assert not (tmp_path / "o.log").exists()

@@ -97,6 +97,7 @@ def registry() -> dict[str, ModuleType]:
         diff,
         dump_formats,
         encode,
+        jbod,
         ls,
         many_segments,
         search,
@@ -117,6 +118,7 @@ def registry() -> dict[str, ModuleType]:
         many_segments,
         search,
         ls,
+        jbod,
         diff,
         state,
     )
