@@ -102,6 +102,7 @@ def ls(
     \b
     Examples:
       kdump ls /var/lib/kafka/data                     # one line per partition
+      kdump ls /var/lib/kafka                          # every log dir below it (JBOD: data-1, data-2)
       kdump ls --by segment --sort size my-topic-0/
       kdump ls --by topic /data/kafka-1 /data/kafka-2
       kdump ls --format plain /var/lib/kafka/data | awk -F'\\t' '{s += $7} END {print s}'

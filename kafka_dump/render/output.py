@@ -279,30 +279,23 @@ class Output:
 
     def diagnostic(self, message: str) -> None:
         """One ``kdump: message`` line on stderr, control characters escaped (dropped when no one reads)."""
-        self.flush()
-        self._clear_bar()
-        try:
-            self.stderr.write(f"kdump: {printable(message)}\n")
-            self.stderr.flush()
-        except BrokenPipeError:
-            _to_devnull(self.stderr)
+        self._to_stderr(lambda: self.stderr.write(f"kdump: {printable(message)}\n"))
 
     def write_err(self, text: str) -> None:
         """Text for stderr as it is: what another process wrote for it (its lines escaped there)."""
-        self.flush()
-        self._clear_bar()
-        try:
-            self.stderr.write(text)
-            self.stderr.flush()
-        except BrokenPipeError:
-            _to_devnull(self.stderr)
+        self._to_stderr(lambda: self.stderr.write(text))
 
     def err_print(self, renderable: RenderableType) -> None:
         """A Rich renderable on stderr (a closing summary)."""
+        self._to_stderr(lambda: self.err_console.print(renderable))
+
+    def _to_stderr(self, write: Callable[[], object]) -> None:
+        """Write to stderr after what stdout holds and with no bar over it; dropped when no one reads."""
         self.flush()
         self._clear_bar()
         try:
-            self.err_console.print(renderable)
+            write()
+            self.stderr.flush()
         except BrokenPipeError:
             _to_devnull(self.stderr)
 
