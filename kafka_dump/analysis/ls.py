@@ -15,7 +15,6 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from kafka_dump import wire as _twins
 from kafka_dump.errors import KafkaDumpError
@@ -28,6 +27,7 @@ from kafka_dump.wire._walk_pure import EntryRow, batch_row, no_payload
 from kafka_dump.wire.codecs import DEFAULT_MAX_BATCH_BYTES, DEFAULT_MAX_RECORDS_PER_BATCH
 from kafka_dump.wire.match import Match
 
+Segment = os.PathLike[str]  # a Path, or a sources.Source (shown by its name, opened by its path)
 _ROWS = 1024  # entries a call of the walk takes at most
 _SMALL_FILE = 16 * 1024  # a file this small is read whole, and read-ahead does no harm
 
@@ -263,18 +263,19 @@ class LsOptions:
     max_records_per_batch: int = DEFAULT_MAX_RECORDS_PER_BATCH
 
 
-def place(path: Path) -> tuple[str, str, str]:
+def place(path: Segment) -> tuple[str, str, str]:
     """(partition, topic, log dir) of a segment, from its directory's name (``my-topic-0``; the topic
-    of Kafka's ``my-topic-0.<id>-delete`` too)."""
-    partition = path.parent.name or str(path.parent)
+    of Kafka's ``my-topic-0.<id>-delete`` too), as its name spells them (a path, an object's URL)."""
+    where = os.path.dirname(str(path)) or "."
+    partition = os.path.basename(where) or where
     live = transient_dir_partition(partition) or partition
     topic, sep, number = live.rpartition("-")
     if not sep or not number.isdigit():
         topic = live
-    return partition, topic, str(path.parent.parent)
+    return partition, topic, os.path.dirname(where) or "."
 
 
-def list_segment(path: Path, options: LsOptions) -> Listing:
+def list_segment(path: Segment, options: LsOptions) -> Listing:
     """One segment's ``Listing``; an unreadable file gives one with ``error`` set."""
     partition, topic, log_dir = place(path)
     listing = Listing(str(path), partition, topic, log_dir, baseOffset=segment_base_offset(path))
@@ -298,7 +299,7 @@ def list_segment(path: Path, options: LsOptions) -> Listing:
     return listing
 
 
-def _walk_headers(path: Path, listing: Listing, options: LsOptions) -> None:
+def _walk_headers(path: Segment, listing: Listing, options: LsOptions) -> None:
     f, size = open_segment(path)
     limit = max(options.max_batch_bytes, CHUNK_SIZE)
     rows: list[EntryRow] = []
@@ -338,7 +339,7 @@ def _walk_headers(path: Path, listing: Listing, options: LsOptions) -> None:
 
 
 def _read(
-    path: Path, start: int, size: int | None, listing: Listing, options: LsOptions, *, with_records: bool
+    path: Segment, start: int, size: int | None, listing: Listing, options: LsOptions, *, with_records: bool
 ) -> None:
     from kafka_dump.log.segment import read_segment
 
@@ -357,7 +358,7 @@ def _read(
             listing.add_problem(item)
 
 
-def _search(path: Path, listing: Listing, options: LsOptions, match: Match) -> None:
+def _search(path: Segment, listing: Listing, options: LsOptions, match: Match) -> None:
     """Count the records ``match`` keeps, read by the segment reader's match mode. After a header walk,
     its problems take the place of the walk's: it meets every one the walk met, and those inside
     payloads (``deep``'s read met those already, in the entries a search skips too)."""
@@ -380,16 +381,16 @@ def _search(path: Path, listing: Listing, options: LsOptions, match: Match) -> N
                 listing.add_problem(item)
 
 
-def list_partition(files: list[Path], options: LsOptions) -> list[Listing]:
+def list_partition(files: list[Segment], options: LsOptions) -> list[Listing]:
     """Each segment of one partition, in order (a unit of work for ``-j``)."""
     return [list_segment(f, options) for f in files]
 
 
-def by_partition(files: Iterable[Path]) -> list[list[Path]]:
+def by_partition(files: Iterable[Segment]) -> list[list[Segment]]:
     """The files grouped by the directory that holds them, in the order given."""
-    groups: dict[Path, list[Path]] = {}
+    groups: dict[str, list[Segment]] = {}
     for f in files:
-        groups.setdefault(f.parent, []).append(f)
+        groups.setdefault(os.path.dirname(str(f)), []).append(f)
     return list(groups.values())
 
 
@@ -425,7 +426,7 @@ def tail_problem(p: Problem | None) -> bool:
     return p is not None and p.kind is not ProblemKind.CORRUPT
 
 
-def iter_listings(groups: list[list[Path]], options: LsOptions, jobs: int = 1) -> Iterator[Listing]:
+def iter_listings(groups: list[list[Segment]], options: LsOptions, jobs: int = 1) -> Iterator[Listing]:
     """Each segment's listing, partition by partition, in the order of ``groups`` whatever ``jobs``
     (partitions listed by that many processes at once, in chunks, the answers taken in order)."""
     workers = min(jobs, len(groups))

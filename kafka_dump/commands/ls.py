@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
-from pathlib import Path
+from collections.abc import Iterator, Sequence
 from typing import Literal
 
 import click
@@ -32,7 +31,8 @@ from kafka_dump.commands.options import (
     segment_paths,
 )
 from kafka_dump.commands.walked import no_stdin, report_skipped, skipped_code
-from kafka_dump.log.sources import find
+from kafka_dump.log.remote import is_url
+from kafka_dump.log.sources import Source, common_dir, find
 from kafka_dump.render.output import UNWRAPPED, Output
 from kafka_dump.render.plain import Cut, Justify, fit
 from kafka_dump.render.progress import file_size
@@ -113,11 +113,10 @@ def ls(
     if not paths:
         return EXIT_BAD_INPUT
     found = find(paths, transient=True)  # Kafka's transient files are listed, with their state
-    sources = found.readable()
-    files = [Path(s.path) for s in sources]
-    states = {s.path: s.state for s in sources if s.state is not None}
+    files = found.readable()
+    states = {s.name: s.state for s in files if s.state is not None}
     if by is None:
-        by = "partition" if any(_holds_partitions(p, files) for p in paths) else "segment"
+        by = "partition" if _holds_partitions(paths, files) else "segment"
     options = LsOptions(deep=deep, verify=verify, match=match, **limits)
     groups = by_partition(files)
     events = out.track(
@@ -125,7 +124,7 @@ def ls(
         lambda one: (one.name, one.bytes),
         sum(file_size(f) for f in files),
     )
-    common = _common_dir([str(f) for f in files])
+    common = common_dir([str(f) for f in files])
     whole = Listing("total", segments=0, matches=None if match is None else 0)
     unreadable = damaged = 0
 
@@ -159,10 +158,10 @@ def _only_tail(one: Listing) -> bool:
     return one.problems == 1 and tail_problem(one.problem)
 
 
-def _holds_partitions(path: str, files: list[Path]) -> bool:
-    """A log dir: a directory with segments in directories below it."""
-    p = Path(path)
-    return p.is_dir() and any(f.parent != p and p in f.parents for f in files)
+def _holds_partitions(paths: Sequence[str], files: list[Source]) -> bool:
+    """A log dir (or a directory above log dirs) among ``paths``: a walk found segments below it."""
+    named = {os.path.normpath(p) if not is_url(p) else p.rstrip("/") for p in paths}
+    return any(not f.given and f.directory not in named for f in files)
 
 
 def _name(one: Listing, by: str, common: str) -> str:
@@ -173,17 +172,6 @@ def _name(one: Listing, by: str, common: str) -> str:
         return where
     rel = os.path.relpath(where, common)
     return one.partition if rel == "." else rel
-
-
-def _common_dir(files: list[str]) -> str:
-    """The directory every file lies below ("" when there is none worth naming)."""
-    if len(files) < 2:
-        return ""
-    try:
-        common = os.path.commonpath([os.path.dirname(f) or "." for f in files])
-    except ValueError:  # absolute and relative paths mixed
-        return ""
-    return "" if common in ("", ".", os.sep) else common
 
 
 def _render(out: Output, fmt: str, by: str, rows: list[Listing], all_of: Listing, heading: str) -> None:

@@ -31,6 +31,7 @@ from kafka_dump.commands.options import (
 from kafka_dump.commands.verify_jobs import checked, share
 from kafka_dump.commands.walked import no_stdin, report_skipped, skipped_code, stdin_name_option
 from kafka_dump.errors import KafkaDumpError
+from kafka_dump.log.sources import common_dir
 from kafka_dump.model import Problem, ProblemKind
 from kafka_dump.render.output import UNWRAPPED, Output
 from kafka_dump.render.payload import printable
@@ -290,7 +291,7 @@ class _TableOut(_Shown):
     def finish(self, reports: list[FileReport], code: int) -> None:
         folded = [] if self._all or len(reports) < 2 else [r for r in reports if _clean(r)]
         shown = [r for r in reports if not folded or not _clean(r)]
-        common = _common_dir([r.file for r in reports]) if len(reports) > 1 else ""
+        common = common_dir([r.file for r in reports]) if len(reports) > 1 else ""
         # The common directory goes on the heading, a line of its own that is never cut.
         heading = f"Checking {printable(common)}{os.sep}" if common else f"Checking {_checked(reports)}"
         rows = [[printable(os.path.relpath(r.file, common) if common else r.file), *_cells(r)] for r in shown]
@@ -391,15 +392,6 @@ def _verdict(reports: list[FileReport], code: int) -> str:
 def _checked(reports: list[FileReport]) -> str:
     """What the heading names where no directory is common: the one file, or how many."""
     return printable(reports[0].file) if len(reports) == 1 else plural(len(reports), "file")
-
-
-def _common_dir(files: list[str]) -> str:
-    """The directory every file lies below ("" when there is none worth naming)."""
-    try:
-        common = os.path.commonpath(list({os.path.dirname(f) or "." for f in files}))  # each directory once
-    except ValueError:  # absolute and relative paths mixed
-        return ""
-    return "" if common in ("", ".", os.sep) else common
 
 
 def _any(reports: list[FileReport], column: str) -> bool:

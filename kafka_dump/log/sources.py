@@ -13,14 +13,17 @@ files, files that are not Kafka's), for the command to report.
 
 from __future__ import annotations
 
+import atexit
 import os
 import re
 import stat
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import IO, NamedTuple
 
 from kafka_dump.errors import NotASegmentError
+from kafka_dump.log import remote
 from kafka_dump.log.names import SIDE_NAMES, SIDE_SUFFIXES, name_order, segment_base_offset, snapshot_id
+from kafka_dump.log.remote import Store, is_url
 
 STDIN = "-"
 
@@ -49,9 +52,11 @@ class Source(NamedTuple):
     state: str | None = None  # Kafka's transient state: TRANSIENT_FILES' or TRANSIENT_DIRS' values
     piped: bool = False  # standard input, copied once to a temporary file that readers open by path
     given: bool = False  # named on the command line (not found by a walk)
+    store: Store | None = None  # an object in a store (``path`` its URL), fetched when first opened
 
     def __fspath__(self) -> str:
-        return self.path
+        """The local file readers open: the path itself, or an object's local copy."""
+        return self.path if self.store is None else _local(self)
 
     def __str__(self) -> str:
         return self.name
@@ -115,6 +120,23 @@ def partition_sources(path: str, why: str) -> list[Source]:
     return found
 
 
+def common_dir(names: Sequence[str]) -> str:
+    """The directory (or prefix) every one of two or more names lies below, as they spell it; "" when
+    there is none worth naming (the root, the current directory, paths and URLs mixed)."""
+    if len(names) < 2:
+        return ""
+    scheme = names[0].split("://", 1)[0] + "://" if is_url(names[0]) else ""
+    if not all(n.startswith(scheme) and is_url(n) == bool(scheme) for n in names):
+        return ""
+    try:
+        common = os.path.commonpath(list({os.path.dirname(n[len(scheme) :]) or "." for n in names}))
+    except ValueError:  # absolute and relative paths mixed
+        return ""
+    if scheme and not names[0][len(scheme) :].startswith("/"):
+        common = common.lstrip("/")
+    return "" if common in ("", ".", os.sep) else scheme + common
+
+
 def kind_of(name: str) -> str | None:
     """What a file in a walk is, by its name: SEGMENT, SNAPSHOT, SIDE, or None (not Kafka's)."""
     dot = name.rfind(".")
@@ -128,10 +150,17 @@ def kind_of(name: str) -> str | None:
     return None
 
 
-def find(paths: Iterable[str], *, transient: bool = False, stdin_name: str | None = None) -> Found:
+def find(
+    paths: Iterable[str],
+    *,
+    transient: bool = False,
+    stdin_name: str | None = None,
+    store: Store | None = None,
+) -> Found:
     """Every file the paths hold, each once, in reading order (``_Walk``). ``transient``: read Kafka's
     transient files and directories too (each with its state), rather than pass over them.
-    ``stdin_name``: the name shown for ``-`` (by default ``-``).
+    ``stdin_name``: the name shown for ``-`` (by default ``-``). ``store``: how to reach the object
+    stores a URL names (``remote.Store``), walked as a directory is.
 
     Raises NotASegmentError for a path that does not exist, cannot be listed or opened as a file, or
     is a directory with no segment at any depth (naming how deep it looked)."""
@@ -139,6 +168,8 @@ def find(paths: Iterable[str], *, transient: bool = False, stdin_name: str | Non
     for raw in paths:
         if raw == STDIN:
             walk.stdin(stdin_name or STDIN)
+        elif is_url(raw):
+            walk.url(raw, store or Store())
         else:
             walk.path(raw)
     skipped = {k: walk.skipped[k] for k in SKIPPED_KINDS if walk.skipped.get(k)}
@@ -205,11 +236,46 @@ class _Walk:
             raise NotASegmentError(f"cannot list the directory ({exc.strerror})", file=raw) from None
         if any(s.kind in READ_KINDS for s in self.sources[before:]):
             return
-        below = "in it" if depth == 0 else f"in it or {depth} level{'s' if depth > 1 else ''} below it"
+        below = _below(depth)
         why = ""
         if (n := len(self.skipped.get(UNREADABLE, ())) - unreadable) > 0:
             why = f"; {n} director{'ies' if n > 1 else 'y'} below it could not be listed"
         raise NotASegmentError(f"directory holds no .log or .checkpoint segment {below}{why}", file=raw)
+
+    def url(self, raw: str, store: Store) -> None:
+        """An object, or a prefix walked as a directory is (one listing a level)."""
+        url = raw.rstrip("/")
+        entry = remote.stat(store, url)
+        if entry is None:
+            raise NotASegmentError("no such object or prefix", file=raw)
+        if not entry.is_dir:
+            state = _file_state(entry.name)
+            kind = kind_of(entry.name[: entry.name.rfind(".")] if state else entry.name) or SEGMENT
+            self.sources.append(Source(url, url, kind, state, given=True, store=store))
+            return
+        before = len(self.sources)
+        depth = self._walk_prefix(store, url, 0)
+        if not any(s.kind in READ_KINDS for s in self.sources[before:]):
+            raise NotASegmentError(f"prefix holds no .log or .checkpoint segment {_below(depth)}", file=raw)
+
+    def _walk_prefix(self, store: Store, url: str, depth: int, state: str | None = None) -> int:
+        files: list[remote.Entry] = []
+        dirs: list[remote.Entry] = []
+        for e in remote.listing(store, url):
+            (dirs if e.is_dir else files).append(e)
+        self.listed.append(url)
+        for e in sorted(files, key=lambda e: _file_order((e.name, "", ""))):
+            self._file(e.url, e.name, e.url, state, store)
+        deepest = depth
+        for e in sorted(dirs, key=lambda e: _dir_order(e.name)):
+            sub_state = state
+            if (m := _TRANSIENT_DIR.match(e.name)) is not None:
+                sub_state = TRANSIENT_DIRS["-" + m.group(2)]
+                if not self.transient:
+                    self._skip(TRANSIENT, e.url)
+                    continue
+            deepest = max(deepest, self._walk_prefix(store, e.url, depth + 1, sub_state))
+        return deepest
 
     def _walk(
         self,
@@ -279,7 +345,7 @@ class _Walk:
             deepest = max(deepest, self._walk(path, sub_real, (*ancestors, sub_real), sub_state, depth + 1))
         return deepest
 
-    def _file(self, path: str, name: str, real: str, state: str | None) -> None:
+    def _file(self, path: str, name: str, real: str, state: str | None, store: Store | None = None) -> None:
         """Take a file of a walk (in reading order), or count it as passed over."""
         file_state = _file_state(name)
         kind = kind_of(name[: name.rfind(".")] if file_state else name)
@@ -291,7 +357,7 @@ class _Walk:
             self._skip(TWICE, path)
         else:
             self._files.add(real)
-            self.sources.append(Source(path, path, kind, file_state or state))
+            self.sources.append(Source(path, path, kind, file_state or state, store=store))
 
     def _skip(self, kind: str, path: str) -> None:
         self.skipped.setdefault(kind, []).append(path)
@@ -318,6 +384,49 @@ def transient_dir_partition(name: str) -> str | None:
     """The partition of Kafka's transient directory ``topic-N.<id>-delete`` (``topic-N``), else None."""
     m = _TRANSIENT_DIR.match(name)
     return m.group(1) if m else None
+
+
+def _below(depth: int) -> str:
+    return "in it" if depth == 0 else f"in it or {depth} level{'s' if depth > 1 else ''} below it"
+
+
+_LOCAL: dict[str, str] = {}  # objects' local copies by URL, the newest last
+_KEPT = 4  # local copies kept at once: a command reads its sources in turn
+
+
+def _local(source: Source) -> str:
+    """The local copy of a source in a store, fetched on first use by byte ranges; the oldest copy
+    goes when more than ``_KEPT`` are held (a reader that has it open keeps reading it)."""
+    path = _LOCAL.pop(source.path, None)
+    if path is None:
+        import tempfile
+
+        assert source.store is not None
+        where = tempfile.mkdtemp(prefix="kdump-object-")
+        path = os.path.join(where, source.path.rsplit("/", 1)[-1] or "object")  # Kafka's name kept
+        try:
+            with open(path, "wb") as out:
+                remote.fetch(source.store, source.path, out)
+        except BaseException:
+            _remove(path)
+            raise
+        while len(_LOCAL) >= _KEPT:
+            _remove(_LOCAL.pop(next(iter(_LOCAL))))
+    _LOCAL[source.path] = path
+    return path
+
+
+def _remove(path: str) -> None:
+    import shutil
+
+    shutil.rmtree(os.path.dirname(path), ignore_errors=True)
+
+
+@atexit.register
+def _remove_copies() -> None:
+    for path in _LOCAL.values():
+        _remove(path)
+    _LOCAL.clear()
 
 
 def _file_state(name: str) -> str | None:

@@ -1,0 +1,138 @@
+"""Object stores as places segments live: ``s3://``, ``gs://``, ``az://`` (and ``file://``,
+``memory://``) through fsspec, the ``remote`` extra, imported only when a URL is given.
+
+A prefix is listed one level at a time (one listing per level, the types and sizes from it); an
+object is fetched by byte ranges into a local temporary file that the readers open as a segment
+(``sources.Source.__fspath__``), never whole into memory. Credentials and endpoints come from each
+backend's usual places (for S3 the AWS environment, ``AWS_ENDPOINT_URL`` included, and profiles),
+plus the ``--storage-option KEY=VALUE`` pairs handed to fsspec.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator, Mapping
+from typing import IO, Any
+
+from kafka_dump.errors import NotASegmentError
+
+_URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
+RANGE = 8 << 20  # bytes fetched a request
+INSTALL = "pip install 'kdump[remote]'"
+
+
+def is_url(path: str) -> bool:
+    """A path of an object store (``scheme://...``), not of a local file."""
+    return _URL.match(path) is not None
+
+
+class Store:
+    """How to reach the stores: the options handed to fsspec (``--storage-option``), shared by the
+    sources of one run (a plain class: a dataclass costs every command's start-up its ``exec``)."""
+
+    __slots__ = ("options",)
+
+    def __init__(self, options: Mapping[str, str] | None = None) -> None:
+        self.options = dict(options or {})
+
+    def __repr__(self) -> str:
+        return f"Store({self.options!r})"
+
+    def fs(self, url: str) -> tuple[Any, str]:
+        """The fsspec file system for ``url``, and the path in it."""
+        try:
+            import fsspec
+        except ImportError:
+            raise NotASegmentError(
+                f"reading an object store needs the remote extra: {INSTALL}", file=url
+            ) from None
+        try:
+            return fsspec.core.url_to_fs(url, **_endpoint(url), **self.options)  # type: ignore[no-any-return]
+        except ImportError as exc:  # the backend's own package (s3fs, gcsfs, adlfs)
+            raise NotASegmentError(
+                f"reading {url.split('://')[0]}:// needs {exc.name or 'its fsspec backend'}: {INSTALL}",
+                file=url,
+            ) from None
+        except ValueError as exc:
+            raise NotASegmentError(f"not an object store URL ({exc})", file=url) from None
+
+
+def _endpoint(url: str) -> dict[str, Any]:
+    """For S3: ``AWS_ENDPOINT_URL`` as s3fs takes it (an S3-compatible server: MinIO, Ceph, moto)."""
+    endpoint = os.environ.get("AWS_ENDPOINT_URL_S3") or os.environ.get("AWS_ENDPOINT_URL")
+    if url.startswith(("s3://", "s3a://")) and endpoint:
+        return {"client_kwargs": {"endpoint_url": endpoint}}
+    return {}
+
+
+class Entry:
+    """One entry of a listing: its URL, whether it is a directory (a common prefix), its size."""
+
+    __slots__ = ("is_dir", "name", "size", "url")
+
+    def __init__(self, url: str, name: str, is_dir: bool, size: int) -> None:
+        self.url, self.name, self.is_dir, self.size = url, name, is_dir, size
+
+
+def stat(store: Store, url: str) -> Entry | None:
+    """What ``url`` is: an object, a prefix (a directory), or None when there is nothing there."""
+    fs, path = store.fs(url)
+    try:
+        info = fs.info(path)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise NotASegmentError(f"cannot reach the object ({exc})", file=url) from None
+    return Entry(
+        url, path.rstrip("/").rsplit("/", 1)[-1], info.get("type") == "directory", int(info.get("size") or 0)
+    )
+
+
+def listing(store: Store, url: str) -> Iterator[Entry]:
+    """The entries one level below the prefix ``url`` (one listing request, paged by the backend)."""
+    fs, path = store.fs(url)
+    scheme = url.split("://", 1)[0]
+    try:
+        found = fs.ls(path, detail=True)
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise NotASegmentError(f"cannot list the prefix ({exc})", file=url) from None
+    top = path.rstrip("/")
+    for info in found:
+        name = str(info["name"]).rstrip("/")
+        if name == top:
+            continue
+        base = name.rsplit("/", 1)[-1]
+        yield Entry(f"{scheme}://{name}", base, info.get("type") == "directory", int(info.get("size") or 0))
+
+
+def fetch(store: Store, url: str, out: IO[bytes], start: int = 0, end: int | None = None) -> int:
+    """Copy the object's bytes ``start..end`` into ``out`` a range at a time; the bytes copied."""
+    fs, path = store.fs(url)
+    try:
+        size = fs.size(path) if end is None else end
+        pos = start
+        while pos < size:
+            data = fs.cat_file(path, start=pos, end=min(size, pos + RANGE))
+            if not data:
+                break
+            out.write(data)
+            pos += len(data)
+    except FileNotFoundError:
+        raise NotASegmentError("no such object", file=url) from None
+    except OSError as exc:
+        raise NotASegmentError(f"cannot read the object ({exc})", file=url) from None
+    return pos - start
+
+
+def read(store: Store, url: str, start: int, end: int) -> bytes:
+    """The object's bytes ``start..end`` (a small range: a manifest, a chunk)."""
+    fs, path = store.fs(url)
+    try:
+        return bytes(fs.cat_file(path, start=start, end=end))
+    except FileNotFoundError:
+        raise NotASegmentError("no such object", file=url) from None
+    except OSError as exc:
+        raise NotASegmentError(f"cannot read the object ({exc})", file=url) from None
