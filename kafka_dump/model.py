@@ -341,6 +341,7 @@ class Check:
     ZERO_TAIL = "zero-tail"
     PARTIAL_TAIL = "partial-tail"
     UNREADABLE = "unreadable"  # a file of a scan that could not be opened for reading
+    CHUNK = "chunk"  # a chunk of a tiered-storage object that could not be restored (log/aiven.py)
     OTHER = "other"
 
 

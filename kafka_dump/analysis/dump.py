@@ -20,7 +20,7 @@ from kafka_dump.log.segment import (
     read_segment_runs,
 )
 from kafka_dump.log.sidefiles import SideItem, read_side_file, side_file_kind
-from kafka_dump.log.sources import Source, as_sources
+from kafka_dump.log.sources import Source, as_sources, opening_problems
 from kafka_dump.log.txnindex import TxnIndexes
 from kafka_dump.log.window import unreadable
 from kafka_dump.model import Batch, Compression, Problem, ProblemKind, Record
@@ -244,6 +244,9 @@ def iter_dump(
                 yield event
             yield FileEnd(f.name, trailing)
             continue
+        for p in opening_problems(f):  # a tiered object's chunks that could not be restored
+            tally.count(p)
+            yield p
         tally.covers = None
         tally.unknown = False
         if txn_index and f.path.endswith(".log") and not f.piped:

@@ -20,6 +20,7 @@ from kafka_dump import wire as _twins
 from kafka_dump.errors import KafkaDumpError
 from kafka_dump.log.ahead import Inflating, inflating_for
 from kafka_dump.log.names import LOG_DIR_NAMES, side_file_kind
+from kafka_dump.log.sources import Source, opening_problems
 from kafka_dump.log.window import CHUNK_SIZE, Window, open_segment
 from kafka_dump.model import (
     Batch,
@@ -37,8 +38,8 @@ from kafka_dump.wire.codecs import DEFAULT_MAX_BATCH_BYTES, DEFAULT_MAX_RECORDS_
 
 if TYPE_CHECKING:
     from kafka_dump.log.index import IndexCheck
+    from kafka_dump.log.remote import Store
     from kafka_dump.log.segment import Item
-    from kafka_dump.log.sources import Source
     from kafka_dump.wire._walk_pure import EntryRow
     from kafka_dump.wire.v2 import RecordWalk
 
@@ -161,13 +162,15 @@ class Scan(NamedTuple):
     skipped: dict[str, list[str]]  # what the walk passed over (sources.Found.skipped)
 
 
-def verify_files(paths: list[str], *, transient: bool = False, stdin_name: str | None = None) -> Scan:
+def verify_files(
+    paths: list[str], *, transient: bool = False, stdin_name: str | None = None, store: Store | None = None
+) -> Scan:
     """The files to check for the paths given (``sources.find``): every segment (``.log``,
     ``.checkpoint``), a log dir's own checkpoint files (``LOG_DIR_NAMES``) and every file named, in
     reading order."""
     from kafka_dump.log.sources import FILE_STATES, READ_KINDS, find
 
-    found = find(paths, transient=transient, stdin_name=stdin_name)
+    found = find(paths, transient=transient, stdin_name=stdin_name, store=store)
     files: list[Source] = []
     indexes: dict[str, set[str]] = {}
     for s in found.sources:
@@ -184,10 +187,10 @@ def verify_file(path: str | os.PathLike[str], options: VerifyOptions) -> Iterato
     and at the end its ``FileReport``. An unreadable file gives a report with ``error`` set. A side
     file, known by its name as every command knows it, is read as what it is (``_side_file``)."""
     source = path
-    path = os.fspath(source)
+    path = source.path if isinstance(source, Source) else os.fspath(source)  # an object is fetched by run
     kind = side_file_kind(path)
     if kind is not None:
-        yield from _side_file(path, kind, options)
+        yield from _side_file(os.fspath(source), kind, options)
         return
     check = _FileCheck(source, options)
     try:
@@ -233,7 +236,7 @@ def _side_file(path: str, kind: str, options: VerifyOptions) -> Iterator[VerifyE
 class _FileCheck:
     def __init__(self, source: str | os.PathLike[str], options: VerifyOptions) -> None:
         self.source = source  # what the segment reader opens (a Source shows its name, opens its path)
-        self.path = os.fspath(source)
+        self.path = source.path if isinstance(source, Source) else os.fspath(source)  # the local file: run
         self.options = options
         self.report = FileReport(source if isinstance(source, str) else str(source))
         self._walks: dict[int, RecordWalk] = {}  # position -> walk, for the batch about to be yielded
@@ -248,6 +251,7 @@ class _FileCheck:
 
     def run(self) -> Iterator[VerifyEvent]:
         report = self.report
+        self.path = os.fspath(self.source)  # an object in a store is fetched (and restored) here
         indexes = self._index_files() if self.options.index and self.path.endswith(".log") else []
         if indexes:
             from kafka_dump.log.index import IndexCheck
@@ -255,6 +259,9 @@ class _FileCheck:
             self._index = IndexCheck(self.path, indexes)
             report.indexFiles = len(self._index.files)
         f, size = open_segment(self.source)
+        for p in opening_problems(self.source):  # a tiered object's chunks that could not be restored
+            report.problems += 1
+            yield p
         report.bytes = size  # what is read: bytes appended since are not, a shrinking file ends in a tail
         with f:
             yield from self._scan(f, size)

@@ -37,9 +37,10 @@ from kafka_dump.commands.options import (
     output_options,
     range_options,
 )
-from kafka_dump.commands.walked import report_skipped, skipped_code, stdin_name_option
+from kafka_dump.commands.walked import report_skipped, skipped_code, stdin_name_option, store_options
 from kafka_dump.errors import KafkaDumpError
 from kafka_dump.internal_topics import DECODE_CHOICES
+from kafka_dump.log.remote import Store
 from kafka_dump.log.sidefiles import side_file_kind
 from kafka_dump.log.sources import STDIN, Source, as_sources, find
 from kafka_dump.model import Batch, Problem, ProblemKind
@@ -108,10 +109,12 @@ T = TypeVar("T")
     help="Files read by N processes at once; the output is the same, in the same order.",
 )
 @stdin_name_option
+@store_options
 @output_options
 def dump(
     paths: tuple[str, ...],
     out: Output,
+    store: Store,
     fmt: str,
     payload: str,
     max_bytes: int,
@@ -152,7 +155,7 @@ def dump(
         raise click.UsageError(f"--expanded applies to --format table, not {fmt}")
     if batches_only and match is not None and match.records is not None:
         raise click.UsageError("--key, --key-re, --grep and --header read records: not with --batches-only")
-    found = find(paths, stdin_name=stdin_name)
+    found = find(paths, stdin_name=stdin_name, store=store)
     sources = found.readable()
     for path in paths:
         if _only_bootstrap(path, sources):

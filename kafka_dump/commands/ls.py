@@ -30,8 +30,8 @@ from kafka_dump.commands.options import (
     output_options,
     segment_paths,
 )
-from kafka_dump.commands.walked import no_stdin, report_skipped, skipped_code
-from kafka_dump.log.remote import is_url
+from kafka_dump.commands.walked import no_stdin, report_skipped, skipped_code, store_options
+from kafka_dump.log.remote import Store, is_url
 from kafka_dump.log.sources import Source, common_dir, find
 from kafka_dump.render.output import UNWRAPPED, Output
 from kafka_dump.render.plain import Cut, Justify, fit
@@ -77,10 +77,12 @@ from kafka_dump.wire.match import Match
 @count_option("-j", "--jobs", default=1, show_default=True, help="Partitions listed by N processes at once.")
 @search_options
 @limit_options
+@store_options
 @output_options
 def ls(
     paths: tuple[str, ...],
     out: Output,
+    store: Store,
     fmt: str,
     by: str | None,
     sort: str,
@@ -112,7 +114,7 @@ def ls(
     paths = segment_paths(paths, out)
     if not paths:
         return EXIT_BAD_INPUT
-    found = find(paths, transient=True)  # Kafka's transient files are listed, with their state
+    found = find(paths, transient=True, store=store)  # Kafka's transient files are listed, with their state
     files = found.readable()
     states = {s.name: s.state for s in files if s.state is not None}
     if by is None:

@@ -22,7 +22,8 @@ from kafka_dump.commands.options import (
     segment_paths,
     size_option,
 )
-from kafka_dump.commands.walked import report_skipped, skipped_code, stdin_name_option
+from kafka_dump.commands.walked import report_skipped, skipped_code, stdin_name_option, store_options
+from kafka_dump.log.remote import Store
 from kafka_dump.log.sources import find
 from kafka_dump.model import Check, Compression, Problem
 from kafka_dump.render.output import UNWRAPPED, Output
@@ -79,9 +80,11 @@ def _codecs_option(ctx: click.Context, param: click.Parameter, value: str) -> tu
 @click.option("--level", type=int, help="--compare: the compression level (each codec's default otherwise).")
 @count_option("--sample", help="--compare: encode only N batches spread over each file (the figures say so).")
 @stdin_name_option
+@store_options
 @output_options
 def stats(
-    paths: tuple[str, ...], out: Output, fmt: str, no_charts: bool, per_file: bool, limits: Limits, compare: bool,
+    paths: tuple[str, ...], out: Output,
+    store: Store, fmt: str, no_charts: bool, per_file: bool, limits: Limits, compare: bool,
     batch_records: int | None, batch_bytes: int | None, codecs: tuple[Compression, ...], level: int | None,
     sample: int | None, stdin_name: str | None,
 ) -> int:  # fmt: skip
@@ -110,7 +113,7 @@ def stats(
     paths = segment_paths(paths, out)
     if not paths:
         return EXIT_BAD_INPUT
-    found = find(paths, stdin_name=stdin_name)
+    found = find(paths, stdin_name=stdin_name, store=store)
     files = found.readable()
     comparisons: dict[str, Comparison] = {}
     listener = None

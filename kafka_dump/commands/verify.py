@@ -29,8 +29,15 @@ from kafka_dump.commands.options import (
     output_options,
 )
 from kafka_dump.commands.verify_jobs import checked, share
-from kafka_dump.commands.walked import no_stdin, report_skipped, skipped_code, stdin_name_option
+from kafka_dump.commands.walked import (
+    no_stdin,
+    report_skipped,
+    skipped_code,
+    stdin_name_option,
+    store_options,
+)
 from kafka_dump.errors import KafkaDumpError
+from kafka_dump.log.remote import Store
 from kafka_dump.log.sources import common_dir
 from kafka_dump.model import Problem, ProblemKind
 from kafka_dump.render.output import UNWRAPPED, Output
@@ -69,10 +76,12 @@ if TYPE_CHECKING:
     help="Processes checking files at once, this one included (default: a core per 16 MiB or 1,024 files).",
 )
 @limit_options
+@store_options
 @output_options
 def verify_crc(
     paths: tuple[str, ...],
     out: Output,
+    store: Store,
     deep: bool,
     no_index: bool,
     fmt: str,
@@ -108,7 +117,9 @@ def verify_crc(
 
         check_writable(salvage_dir)
         no_stdin(paths, "--salvage names its copies after the files")
-    files, indexes, skipped = verify_files(list(paths), transient=transient, stdin_name=stdin_name)
+    files, indexes, skipped = verify_files(
+        list(paths), transient=transient, stdin_name=stdin_name, store=store
+    )
     workers, sizes = share(files, jobs, progress=out.progress)
     # Inflating ahead on a second thread only for one worker: files in parallel take every core.
     logs = frozenset(f.path for f in files if f.path.endswith(".log"))

@@ -52,6 +52,8 @@ def _estimated_bytes(files: list[Source]) -> int:
 
 
 def _size(path: Source) -> int:
+    if path.store is not None:
+        return 0  # an object not fetched yet: a look-up must not fetch it
     try:
         return os.stat(path).st_size
     except OSError:

@@ -63,6 +63,62 @@ def no_stdin(paths: Sequence[str], why: str) -> None:
         raise NotASegmentError(f"standard input cannot be read here: {why}", file=STDIN)
 
 
+def store_options(f: Any) -> Any:
+    """``--storage-option KEY=VALUE`` (for fsspec) and ``--rsa-key [ID=]PEM`` (a tiered-storage key
+    pair's private key): how the sources in object stores are reached and read, as ``store``."""
+    import functools
+
+    @click.option(
+        "--storage-option",
+        "storage_options",
+        multiple=True,
+        metavar="KEY=VALUE",
+        help="An option for the object store's fsspec backend (s3://, gs://, az://); repeatable.",
+    )
+    @click.option(
+        "--rsa-key",
+        "rsa_keys",
+        multiple=True,
+        metavar="[ID=]PEM",
+        help="The RSA private key (PEM) of a tiered-storage key pair, for encrypted objects; repeatable.",
+    )
+    @functools.wraps(f)
+    def wrapper(
+        *args: Any, storage_options: tuple[str, ...], rsa_keys: tuple[str, ...], **kwargs: Any
+    ) -> Any:
+        from kafka_dump.log.remote import Store
+
+        return f(*args, store=Store(_pairs(storage_options, "--storage-option"), _keys(rsa_keys)), **kwargs)
+
+    return wrapper
+
+
+def _pairs(given: tuple[str, ...], option: str) -> dict[str, str]:
+    out = {}
+    for item in given:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise click.BadParameter(f"{item!r} is not KEY=VALUE", param_hint=option)
+        out[key] = value
+    return out
+
+
+def _keys(given: tuple[str, ...]) -> dict[str, str]:
+    """``ID=PEM`` or ``PEM`` (for any key id) -> {id: PEM file}; a PEM file that holds = is taken whole
+    when it exists."""
+    import os
+
+    out = {}
+    for item in given:
+        key_id, sep, pem = item.partition("=")
+        if not sep or os.path.exists(item):
+            key_id, pem = "", item
+        if not os.path.isfile(pem):
+            raise click.BadParameter(f"{pem!r}: no such key file", param_hint="--rsa-key")
+        out[key_id] = pem
+    return out
+
+
 def stdin_name_option(f: Any) -> Any:
     """``--name NAME``: what standard input (``-``) is called in the output."""
     return click.option(

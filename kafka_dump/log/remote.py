@@ -28,16 +28,20 @@ def is_url(path: str) -> bool:
 
 
 class Store:
-    """How to reach the stores: the options handed to fsspec (``--storage-option``), shared by the
+    """How to reach the stores and read what they hold: the options handed to fsspec
+    (``--storage-option``) and the private keys of encrypted objects (``--rsa-key``), shared by the
     sources of one run (a plain class: a dataclass costs every command's start-up its ``exec``)."""
 
-    __slots__ = ("options",)
+    __slots__ = ("options", "rsa_keys")
 
-    def __init__(self, options: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self, options: Mapping[str, str] | None = None, rsa_keys: Mapping[str, str] | None = None
+    ) -> None:
         self.options = dict(options or {})
+        self.rsa_keys = dict(rsa_keys or {})  # key pair id ("" for any) -> PEM file: --rsa-key
 
     def __repr__(self) -> str:
-        return f"Store({self.options!r})"
+        return f"Store({self.options!r}, {sorted(self.rsa_keys)!r})"
 
     def fs(self, url: str) -> tuple[Any, str]:
         """The fsspec file system for ``url``, and the path in it."""
@@ -125,6 +129,25 @@ def fetch(store: Store, url: str, out: IO[bytes], start: int = 0, end: int | Non
     except OSError as exc:
         raise NotASegmentError(f"cannot read the object ({exc})", file=url) from None
     return pos - start
+
+
+def size(store: Store, url: str) -> int:
+    """The object's size in bytes."""
+    fs, path = store.fs(url)
+    try:
+        return int(fs.size(path))
+    except FileNotFoundError:
+        raise NotASegmentError("no such object", file=url) from None
+    except OSError as exc:
+        raise NotASegmentError(f"cannot reach the object ({exc})", file=url) from None
+
+
+def exists(store: Store, url: str) -> bool:
+    fs, path = store.fs(url)
+    try:
+        return bool(fs.exists(path))
+    except OSError:
+        return False
 
 
 def read(store: Store, url: str, start: int, end: int) -> bytes:

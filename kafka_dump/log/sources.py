@@ -21,9 +21,10 @@ from collections.abc import Iterable, Sequence
 from typing import IO, NamedTuple
 
 from kafka_dump.errors import NotASegmentError
-from kafka_dump.log import remote
+from kafka_dump.log import aiven, remote
 from kafka_dump.log.names import SIDE_NAMES, SIDE_SUFFIXES, name_order, segment_base_offset, snapshot_id
 from kafka_dump.log.remote import Store, is_url
+from kafka_dump.model import Problem
 
 STDIN = "-"
 
@@ -52,10 +53,13 @@ class Source(NamedTuple):
     state: str | None = None  # Kafka's transient state: TRANSIENT_FILES' or TRANSIENT_DIRS' values
     piped: bool = False  # standard input, copied once to a temporary file that readers open by path
     given: bool = False  # named on the command line (not found by a walk)
-    store: Store | None = None  # an object in a store (``path`` its URL), fetched when first opened
+    store: Store | None = (
+        None  # an object in a store, or a tiered one: restored to a local copy when first opened
+    )
+    manifest: str | None = None  # the tiered-storage plugin's .rsm-manifest of a .log object (log/aiven.py)
 
     def __fspath__(self) -> str:
-        """The local file readers open: the path itself, or an object's local copy."""
+        """The local file readers open: the path itself, or the local copy of an object."""
         return self.path if self.store is None else _local(self)
 
     def __str__(self) -> str:
@@ -76,7 +80,10 @@ class Source(NamedTuple):
 
     @property
     def base_offset(self) -> int | None:
-        """The base offset in a segment's name as Kafka writes it (None for a free-form name, a pipe)."""
+        """The base offset in a segment's name as Kafka (or the tiered-storage plugin) writes it;
+        None for a free-form name, a pipe."""
+        if self.manifest is not None:
+            return aiven.base_offset(self.path)
         return None if self.piped else segment_base_offset(self.file_name)
 
     @property
@@ -145,7 +152,7 @@ def kind_of(name: str) -> str | None:
         return SEGMENT
     if suffix == ".checkpoint":
         return SNAPSHOT
-    if suffix in SIDE_SUFFIXES or name in SIDE_NAMES:
+    if suffix in SIDE_SUFFIXES or name in SIDE_NAMES or suffix in (aiven.MANIFEST, aiven.INDEXES):
         return SIDE
     return None
 
@@ -164,12 +171,12 @@ def find(
 
     Raises NotASegmentError for a path that does not exist, cannot be listed or opened as a file, or
     is a directory with no segment at any depth (naming how deep it looked)."""
-    walk = _Walk(transient)
+    walk = _Walk(transient, store or Store())
     for raw in paths:
         if raw == STDIN:
             walk.stdin(stdin_name or STDIN)
         elif is_url(raw):
-            walk.url(raw, store or Store())
+            walk.url(raw)
         else:
             walk.path(raw)
     skipped = {k: walk.skipped[k] for k in SKIPPED_KINDS if walk.skipped.get(k)}
@@ -180,8 +187,9 @@ class _Walk:
     """The walk of the paths named, one after the other: a file that several reach (a path named
     twice, a file named inside a directory named, a symlink) is read once."""
 
-    def __init__(self, transient: bool) -> None:
+    def __init__(self, transient: bool, store: Store) -> None:
         self.transient = transient
+        self.store = store
         self.sources: list[Source] = []
         self.skipped: dict[str, list[str]] = {}
         self._files: set[str] = set()  # real paths of the files taken
@@ -220,7 +228,11 @@ class _Walk:
         name = os.path.basename(spelled)
         state = _file_state(name)
         kind = kind_of(name[: name.rfind(".")] if state else name) or SEGMENT  # named: read as a segment
-        self.sources.append(Source(spelled, spelled, kind, state, given=True))
+        manifest = aiven.manifest_path(spelled) if name.endswith(".log") else None
+        if manifest is not None and not os.path.isfile(manifest):
+            manifest = None
+        store = self.store if manifest is not None else None
+        self.sources.append(Source(spelled, spelled, kind, state, given=True, store=store, manifest=manifest))
 
     def _directory(self, raw: str, spelled: str) -> None:
         """Walk a directory named on the command line."""
@@ -242,8 +254,9 @@ class _Walk:
             why = f"; {n} director{'ies' if n > 1 else 'y'} below it could not be listed"
         raise NotASegmentError(f"directory holds no .log or .checkpoint segment {below}{why}", file=raw)
 
-    def url(self, raw: str, store: Store) -> None:
+    def url(self, raw: str) -> None:
         """An object, or a prefix walked as a directory is (one listing a level)."""
+        store = self.store
         url = raw.rstrip("/")
         entry = remote.stat(store, url)
         if entry is None:
@@ -251,7 +264,10 @@ class _Walk:
         if not entry.is_dir:
             state = _file_state(entry.name)
             kind = kind_of(entry.name[: entry.name.rfind(".")] if state else entry.name) or SEGMENT
-            self.sources.append(Source(url, url, kind, state, given=True, store=store))
+            manifest = aiven.manifest_path(url) if url.endswith(".log") else None
+            if manifest is not None and not remote.exists(store, manifest):
+                manifest = None
+            self.sources.append(Source(url, url, kind, state, given=True, store=store, manifest=manifest))
             return
         before = len(self.sources)
         depth = self._walk_prefix(store, url, 0)
@@ -264,8 +280,9 @@ class _Walk:
         for e in remote.listing(store, url):
             (dirs if e.is_dir else files).append(e)
         self.listed.append(url)
+        names = {e.name for e in files}
         for e in sorted(files, key=lambda e: _file_order((e.name, "", ""))):
-            self._file(e.url, e.name, e.url, state, store)
+            self._file(e.url, e.name, e.url, state, store, _manifest(e.url, e.name, names))
         deepest = depth
         for e in sorted(dirs, key=lambda e: _dir_order(e.name)):
             sub_state = state
@@ -322,8 +339,11 @@ class _Walk:
             return depth
         self.listed.append(prefix)
         files.sort(key=_file_order)
+        names = (
+            {name for name, _, _ in files} if any(n.endswith(aiven.MANIFEST) for n, _, _ in files) else None
+        )
         for name, path, file_real in files:
-            self._file(path, name, file_real, state)
+            self._file(path, name, file_real, state, None, _manifest(path, name, names))
         for path, kind in sorted(odd):
             self._skip(kind, path)
         deepest = depth
@@ -345,7 +365,9 @@ class _Walk:
             deepest = max(deepest, self._walk(path, sub_real, (*ancestors, sub_real), sub_state, depth + 1))
         return deepest
 
-    def _file(self, path: str, name: str, real: str, state: str | None, store: Store | None = None) -> None:
+    def _file(
+        self, path: str, name: str, real: str, state: str | None, store: Store | None, manifest: str | None
+    ) -> None:
         """Take a file of a walk (in reading order), or count it as passed over."""
         file_state = _file_state(name)
         kind = kind_of(name[: name.rfind(".")] if file_state else name)
@@ -357,7 +379,9 @@ class _Walk:
             self._skip(TWICE, path)
         else:
             self._files.add(real)
-            self.sources.append(Source(path, path, kind, file_state or state, store=store))
+            if manifest is not None:
+                store = store or self.store  # restored from its chunks when opened
+            self.sources.append(Source(path, path, kind, file_state or state, store=store, manifest=manifest))
 
     def _skip(self, kind: str, path: str) -> None:
         self.skipped.setdefault(kind, []).append(path)
@@ -386,11 +410,20 @@ def transient_dir_partition(name: str) -> str | None:
     return m.group(1) if m else None
 
 
+def _manifest(path: str, name: str, names: set[str] | None) -> str | None:
+    """The ``.rsm-manifest`` listed beside a ``.log`` object, if there is one."""
+    if names is None or not name.endswith(".log"):
+        return None
+    manifest = aiven.manifest_path(name)
+    return aiven.manifest_path(path) if manifest in names else None
+
+
 def _below(depth: int) -> str:
     return "in it" if depth == 0 else f"in it or {depth} level{'s' if depth > 1 else ''} below it"
 
 
 _LOCAL: dict[str, str] = {}  # objects' local copies by URL, the newest last
+_RESTORED: dict[str, list[Problem]] = {}  # what restoring a tiered object met, by its path
 _KEPT = 4  # local copies kept at once: a command reads its sources in turn
 
 
@@ -403,10 +436,15 @@ def _local(source: Source) -> str:
 
         assert source.store is not None
         where = tempfile.mkdtemp(prefix="kdump-object-")
-        path = os.path.join(where, source.path.rsplit("/", 1)[-1] or "object")  # Kafka's name kept
+        base = source.base_offset
+        name = f"{base:020d}.log" if source.manifest and base is not None else source.path.rsplit("/", 1)[-1]
+        path = os.path.join(where, name or "object")  # Kafka's name kept: its base offset
         try:
             with open(path, "wb") as out:
-                remote.fetch(source.store, source.path, out)
+                if source.manifest is not None:
+                    _RESTORED[source.path] = _restore(source, source.store, source.manifest, out)
+                else:
+                    remote.fetch(source.store, source.path, out)
         except BaseException:
             _remove(path)
             raise
@@ -414,6 +452,37 @@ def _local(source: Source) -> str:
             _remove(_LOCAL.pop(next(iter(_LOCAL))))
     _LOCAL[source.path] = path
     return path
+
+
+def _restore(source: Source, store: Store, manifest: str, out: IO[bytes]) -> list[Problem]:
+    """Write the segment a tiered-storage ``.log`` object holds, through its manifest (log/aiven.py)."""
+    keys = aiven.Keys(store.rsa_keys)
+    if is_url(source.path):
+        size = remote.size(store, source.path)
+        data = remote.read(store, manifest, 0, min(remote.size(store, manifest), aiven.MAX_MANIFEST))
+        return aiven.restore(
+            source.name, lambda a, b: remote.read(store, source.path, a, b), size, data, manifest, keys, out
+        )
+    try:
+        with open(manifest, "rb") as m:
+            data = m.read(aiven.MAX_MANIFEST)
+        with open(source.path, "rb", buffering=0) as f:
+            size = os.fstat(f.fileno()).st_size
+            fd = f.fileno()
+            return aiven.restore(
+                source.name, lambda a, b: os.pread(fd, b - a, a), size, data, manifest, keys, out
+            )
+    except OSError as exc:
+        raise NotASegmentError(exc.strerror or str(exc), file=exc.filename or source.path) from None
+
+
+def opening_problems(source: object) -> list[Problem]:
+    """The problems met while a tiered-storage object was restored to be read (chunks that failed);
+    none for any other source."""
+    if not isinstance(source, Source) or source.manifest is None:
+        return []
+    os.fspath(source)  # restored now, if not yet
+    return _RESTORED.get(source.path, [])
 
 
 def _remove(path: str) -> None:

@@ -21,7 +21,7 @@ import os
 import stat
 from typing import BinaryIO, Generic, Literal, TypeVar, overload
 
-from kafka_dump.errors import NotASegmentError
+from kafka_dump.errors import KafkaDumpError, NotASegmentError
 from kafka_dump.model import Check, Problem, ProblemKind
 
 CHUNK_SIZE = 4 * 1024 * 1024
@@ -187,13 +187,17 @@ def unreadable(path: str | os.PathLike[str], st: os.stat_result | None = None) -
     """A regular file that cannot be opened for reading, as a problem of its own (at byte 0, with the
     system's reason), for a scan of several files that goes on without it; else None. Only regular
     files are tried: opening a pipe to test it would take its writer's data. ``st``: its ``os.stat``,
-    when the caller has it."""
+    when the caller has it. An object in a store is fetched here (``sources.Source``): one that
+    cannot be, or cannot be restored from its chunks, is such a problem too."""
     try:
         if not stat.S_ISREG((os.stat(path) if st is None else st).st_mode):
             return None
         os.close(os.open(path, os.O_RDONLY))
     except OSError as exc:
         reason = f"cannot read the file ({exc.strerror or exc})"
+        return Problem(str(path), 0, 0, ProblemKind.CORRUPT, reason, None, Check.UNREADABLE)
+    except KafkaDumpError as exc:  # the reason names its file where that is another (a manifest)
+        reason = exc.reason if exc.file in (None, str(path)) else str(exc)
         return Problem(str(path), 0, 0, ProblemKind.CORRUPT, reason, None, Check.UNREADABLE)
     return None
 

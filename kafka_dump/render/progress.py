@@ -38,6 +38,10 @@ def _clock(seconds: float) -> str:
 
 
 def file_size(path: str | os.PathLike[str]) -> int:
+    """A file's size for a progress bar; 0 for an object in a store not fetched yet (a look-up
+    must not fetch it)."""
+    if getattr(path, "store", None) is not None:
+        return 0
     try:
         return os.path.getsize(path)
     except OSError:

@@ -1,0 +1,262 @@
+"""Tiered storage: segments as Aiven's plugin stores them (chunked, zstd, AES-GCM) read as the
+segments they were, from a directory and from an S3 server on loopback (moto's, over HTTP through
+s3fs: nothing mocked below the HTTP line); damage reported in one line each."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from kafka_dump.log import aiven
+from tests.conftest import FIXTURES
+from tests.test_silent_passes import ROOT
+
+pytest.importorskip("cryptography", reason="the encryption extra writes and reads encrypted objects")
+from tests.tiered_writer import KeyPair, chunk_sizes_codec, make_key_pair, upload
+
+SHARED_REAL = ROOT.parent / "shared" / "fixtures-real"
+REAL = SHARED_REAL / "macsakini-kafka34-zk" / "items-0" / "00000000000000000000.log"  # written by a broker
+TRANSFORMS = {
+    "none": (False, False),
+    "zstd": (True, False),
+    "encryption": (False, True),
+    "zstd+encryption": (True, True),
+}
+
+
+def kdump(*args: str, env: dict[str, str] | None = None) -> tuple[int, str, str]:
+    done = subprocess.run(
+        [sys.executable, "-m", "kafka_dump", *args], capture_output=True, text=True, check=False,
+        env={**os.environ, "COLUMNS": "200", "NO_COLOR": "1", "PYTHONPATH": str(ROOT), **(env or {})},
+        stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    assert "Traceback" not in done.stderr, done.stderr
+    return done.returncode, done.stdout, done.stderr
+
+
+def segments() -> list[Path]:
+    found = [FIXTURES / "mixed-magic.log", FIXTURES / "v2-gzip.log"]
+    return [*found, REAL] if REAL.is_file() else found
+
+
+def _records(out: str) -> list[dict[str, object]]:
+    """dump's JSON lines, less the file name (the object's, or the file's)."""
+    rows = [json.loads(line) for line in out.splitlines()]
+    return [{k: v for k, v in row.items() if k != "file"} for row in rows]
+
+
+@pytest.fixture(scope="module")
+def pair(tmp_path_factory: pytest.TempPathFactory) -> KeyPair:
+    return make_key_pair(tmp_path_factory.mktemp("keys"))
+
+
+def test_the_chunk_size_codec_agrees_with_the_plugins_vector() -> None:
+    """``ChunkIndexSerializationTest``'s variable index: the plugin's own bytes decode to its sizes."""
+    vector = (
+        '{"version":"1","chunkIndex":{"type":"variable","originalChunkSize":100,"originalFileSize":250,'
+        '"transformedChunks":"KLUv/SAPeQAAAAAAAwAAAAoBAAoAAAAe"},"segmentIndexes":{},"compression":true}'
+    )
+    m = aiven.parse_manifest(vector.encode(), "m", 60)
+    assert [(c.number, c.start, c.size, c.stored_at, c.stored_size) for c in m.chunks] == [
+        (0, 0, 100, 0, 10), (1, 100, 100, 10, 20), (2, 200, 50, 30, 30),
+    ]  # fmt: skip
+    assert chunk_sizes_codec([10, 20, 30]).hex() == "000000030000000a01000a0000001e"
+
+
+@pytest.mark.parametrize("transform", list(TRANSFORMS))
+@pytest.mark.parametrize("segment", segments(), ids=lambda p: p.parent.name + "/" + p.name)
+def test_an_object_reads_as_the_segment_it_holds(
+    tmp_path: Path, pair: KeyPair, transform: str, segment: Path
+) -> None:
+    compression, encryption = TRANSFORMS[transform]
+    data = segment.read_bytes()
+    log = upload(data, tmp_path / "bucket", chunk_size=max(64, len(data) // 7), compression=compression,
+                 pair=pair if encryption else None)  # fmt: skip
+    assert log.read_bytes() != data or transform == "none"
+    keys = ["--rsa-key", f"{pair.key_id}={pair.private_pem}"]
+    on_file = kdump("dump", "--format", "json", str(segment))
+    for where in (str(log), str(tmp_path / "bucket")):  # the object, and the prefix walked
+        code, out, err = kdump("dump", "--format", "json", *keys, where)
+        assert (code, _records(out)) == (on_file[0], _records(on_file[1])), err
+    code, out, _ = kdump("verify-crc", "--format", "json", *keys, str(log))
+    file_code, file_out, _ = kdump("verify-crc", "--format", "json", str(segment))
+    summary = {k: v for k, v in json.loads(out.splitlines()[-1]).items() if k not in ("file", "indexFiles")}
+    expected = {
+        k: v for k, v in json.loads(file_out.splitlines()[-1]).items() if k not in ("file", "indexFiles")
+    }
+    assert (code, summary) == (file_code, expected)
+
+
+def test_a_flipped_bit_in_an_encrypted_chunk_is_a_problem_and_reading_goes_on(
+    tmp_path: Path, pair: KeyPair
+) -> None:
+    data = (FIXTURES / "mixed-magic.log").read_bytes()
+    log = upload(data, tmp_path, chunk_size=256, compression=True, pair=pair)
+    manifest = aiven.parse_manifest(Path(aiven.manifest_path(str(log))).read_bytes(), "m", log.stat().st_size)
+    second = manifest.chunks[1]
+    damaged = bytearray(log.read_bytes())
+    damaged[second.stored_at + 20] ^= 0x04
+    log.write_bytes(bytes(damaged))
+    code, out, err = kdump("verify-crc", "--format", "json", "--rsa-key", str(pair.private_pem), str(log))
+    assert code == 1, err
+    problems = [json.loads(line) for line in out.splitlines() if json.loads(line)["type"] == "problem"]
+    chunk = [p for p in problems if p["check"] == "chunk"]
+    assert len(chunk) == 1 and chunk[0]["position"] == 256 and chunk[0]["length"] == 256
+    assert (
+        f"chunk 1 (object bytes {second.stored_at}..{second.stored_at + second.stored_size})"
+        in chunk[0]["reason"]
+    )
+    assert "AES-GCM authentication" in chunk[0]["reason"]
+    summary = json.loads(out.splitlines()[-1])
+    assert summary["batches"] > 0  # the chunks around it were read
+
+
+@pytest.mark.parametrize(
+    ("damage", "says"),
+    [
+        ("wrong key", "does not unwrap with key pair 'static-key-id'"),
+        ("no key", "give its private key with --rsa-key static-key-id=PEM"),
+        ("truncated object", "maps"),
+        ("manifest claims 2 GiB", "originalFileSize"),
+        ("manifest not JSON", "is not JSON"),
+    ],
+)
+def test_damage_is_one_line_that_names_the_object(
+    tmp_path: Path, pair: KeyPair, damage: str, says: str
+) -> None:
+    log = upload((FIXTURES / "v2-gzip.log").read_bytes(), tmp_path, chunk_size=100, pair=pair)
+    manifest = Path(aiven.manifest_path(str(log)))
+    key = str(pair.private_pem)
+    if damage == "wrong key":
+        key = str(make_key_pair(tmp_path / "..", "other").private_pem)
+    elif damage == "truncated object":
+        log.write_bytes(log.read_bytes()[:-5])
+    elif damage == "manifest claims 2 GiB":
+        doc = json.loads(manifest.read_text())
+        doc["chunkIndex"]["originalFileSize"] = 2**31
+        manifest.write_text(json.dumps(doc))
+    elif damage == "manifest not JSON":
+        manifest.write_text("{not json")
+    args = [] if damage == "no key" else ["--rsa-key", f"static-key-id={key}"]
+    for command in ("dump", "verify-crc"):
+        code, out, err = kdump(command, *args, str(log))
+        lines = (
+            err.strip().splitlines()
+            if command == "dump"
+            else [ln for ln in out.splitlines() if "error" in ln]
+        )
+        assert code == 2 and says in "\n".join(lines) and log.name[:-4] in "\n".join(lines), (
+            command,
+            out,
+            err,
+        )
+        assert len(err.strip().splitlines()) <= 1, err
+
+
+def test_a_missing_key_file_is_a_usage_error(tmp_path: Path) -> None:
+    code, _, err = kdump("dump", "--rsa-key", str(tmp_path / "nope.pem"), str(FIXTURES / "v2-gzip.log"))
+    assert code == 2 and "no such key file" in err
+
+
+# --- over S3, from a server on loopback ------------------------------------------------------------
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def s3() -> Iterator[dict[str, str]]:
+    """An S3 API on loopback: ``KDUMP_TEST_S3_ENDPOINT`` (.ci/run starts moto's server), else moto's
+    server started here; the environment that points boto (s3fs) at it."""
+    pytest.importorskip("s3fs", reason="the remote extra reads s3://")
+    endpoint = os.environ.get("KDUMP_TEST_S3_ENDPOINT")
+    server = None
+    if endpoint is None:
+        moto_server = pytest.importorskip("moto.server", reason="moto[server] serves the S3 API")
+        port = _free_port()
+        server = moto_server.ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
+        server.start()
+        endpoint = f"http://127.0.0.1:{port}"
+    env = {"AWS_ENDPOINT_URL": endpoint, "AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test",
+           "AWS_DEFAULT_REGION": "us-east-1"}  # fmt: skip
+    try:
+        yield env
+    finally:
+        if server is not None:
+            server.stop()
+
+
+def _put(env: dict[str, str], bucket: str, local: Path) -> None:
+    import s3fs
+
+    fs = s3fs.S3FileSystem(key="test", secret="test", client_kwargs={"endpoint_url": env["AWS_ENDPOINT_URL"]})
+    if not fs.exists(bucket):
+        fs.mkdir(bucket)
+    fs.put(str(local) + "/", f"{bucket}/", recursive=True)
+
+
+@pytest.mark.parametrize("transform", list(TRANSFORMS))
+def test_over_s3_an_object_reads_as_the_segment(
+    tmp_path: Path, pair: KeyPair, s3: dict[str, str], transform: str
+) -> None:
+    compression, encryption = TRANSFORMS[transform]
+    segment = segments()[-1]
+    data = segment.read_bytes()
+    local = tmp_path / "up"
+    log = upload(data, local, chunk_size=max(64, len(data) // 5), compression=compression,
+                 pair=pair if encryption else None)  # fmt: skip
+    bucket = f"kdump-{os.getpid()}-{transform.replace('+', '-')}"  # CI's two suites share the server
+    _put(s3, bucket, local)
+    key = log.relative_to(local).as_posix()
+    keys = ["--rsa-key", str(pair.private_pem)]
+    on_file = kdump("dump", "--format", "json", str(segment))
+    for url in (f"s3://{bucket}/{key}", f"s3://{bucket}/tiered"):
+        code, out, err = kdump("dump", "--format", "json", *keys, url, env=s3)
+        assert (code, _records(out)) == (on_file[0], _records(on_file[1])), err
+    code, out, err = kdump("ls", "--by", "segment", "--format", "json", *keys, f"s3://{bucket}", env=s3)
+    rows = [json.loads(line) for line in out.splitlines()]
+    assert code == 0 and [r["file"] for r in rows if r["type"] == "segment"] == [f"s3://{bucket}/{key}"], err
+    code, out, err = kdump("verify-crc", *keys, f"s3://{bucket}/{key}", env=s3)
+    assert code == kdump("verify-crc", str(segment))[0], (out, err)
+
+
+def test_a_plain_segment_in_a_bucket_reads_as_on_disk(tmp_path: Path, s3: dict[str, str]) -> None:
+    part = tmp_path / "logs" / "t-0"
+    part.mkdir(parents=True)
+    shutil.copy(FIXTURES / "v2-gzip.log", part / "00000000000000000000.log")
+    bucket = f"kdump-{os.getpid()}-plain"
+    _put(s3, bucket, tmp_path / "logs")
+    for command in ("dump", "stats", "verify-crc"):
+        local = kdump(command, "--format", "json", str(part))
+        remote = kdump(command, "--format", "json", f"s3://{bucket}", env=s3)
+        assert remote[0] == local[0] and _records(remote[1]) == _records(local[1]), (command, remote)
+    code, _, err = kdump("dump", f"s3://{bucket}/nothing-here", env=s3)
+    assert code == 2 and f"s3://{bucket}/nothing-here: no such object or prefix" in err
+
+
+def test_a_broken_object_in_a_prefix_is_one_problem_and_the_others_are_read(
+    tmp_path: Path, pair: KeyPair
+) -> None:
+    data = (FIXTURES / "v2-gzip.log").read_bytes()
+    good = upload(data, tmp_path, partition=0, chunk_size=100, pair=pair)
+    bad = upload(data, tmp_path, partition=1, chunk_size=100, pair=pair)
+    Path(aiven.manifest_path(str(bad))).write_text("{not json")
+    code, out, err = kdump("dump", "--format", "json", "--rsa-key", str(pair.private_pem), str(tmp_path))
+    rows = [json.loads(line) for line in out.splitlines()]
+    assert code == 1, err
+    assert {r["file"] for r in rows if r["type"] == "batch"} == {str(good)}
+    assert [r["file"] for r in rows if r["type"] == "problem"] == [str(bad)]
+    code, out, _ = kdump("verify-crc", "--format", "json", "--rsa-key", str(pair.private_pem), str(tmp_path))
+    errors = {json.loads(line)["file"]: json.loads(line)["error"] for line in out.splitlines()}
+    assert code == 1 and errors[str(good)] is None and "is not JSON" in str(errors[str(bad)])
