@@ -342,6 +342,7 @@ class Check:
     PARTIAL_TAIL = "partial-tail"
     UNREADABLE = "unreadable"  # a file of a scan that could not be opened for reading
     CHUNK = "chunk"  # a chunk of a tiered-storage object that could not be restored (log/aiven.py)
+    MANIFEST = "manifest"  # a tiered-storage manifest that disagrees with the segment it describes
     OTHER = "other"
 
 

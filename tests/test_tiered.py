@@ -127,6 +127,10 @@ def test_a_flipped_bit_in_an_encrypted_chunk_is_a_problem_and_reading_goes_on(
         ("truncated object", "maps"),
         ("manifest claims 2 GiB", "originalFileSize"),
         ("manifest not JSON", "is not JSON"),
+        (
+            "missing manifest",
+            "manifest (00000000000000000000-7pRrW-X_Q4Ox5b2Ep6Clgg.rsm-manifest) is missing",
+        ),
     ],
 )
 def test_damage_is_one_line_that_names_the_object(
@@ -145,6 +149,8 @@ def test_damage_is_one_line_that_names_the_object(
         manifest.write_text(json.dumps(doc))
     elif damage == "manifest not JSON":
         manifest.write_text("{not json")
+    elif damage == "missing manifest":
+        manifest.unlink()
     args = [] if damage == "no key" else ["--rsa-key", f"static-key-id={key}"]
     for command in ("dump", "verify-crc"):
         code, out, err = kdump(command, *args, str(log))
@@ -260,3 +266,40 @@ def test_a_broken_object_in_a_prefix_is_one_problem_and_the_others_are_read(
     code, out, _ = kdump("verify-crc", "--format", "json", "--rsa-key", str(pair.private_pem), str(tmp_path))
     errors = {json.loads(line)["file"]: json.loads(line)["error"] for line in out.splitlines()}
     assert code == 1 and errors[str(good)] is None and "is not JSON" in str(errors[str(bad)])
+
+
+@pytest.mark.parametrize("encrypted", [False, True])
+def test_the_indexes_object_is_checked_as_the_indexes_beside_a_segment(
+    tmp_path: Path, pair: KeyPair, encrypted: bool
+) -> None:
+    part = FIXTURES / "txn-aborted"
+    log = part / "00000000000000000000.log"
+    indexes = {"offset": log.with_suffix(".index").read_bytes(), "timestamp": log.with_suffix(".timeindex").read_bytes(),
+               "transaction": log.with_suffix(".txnindex").read_bytes()}  # fmt: skip
+    obj = upload(log.read_bytes(), tmp_path, chunk_size=200, compression=True, pair=pair if encrypted else None,
+                 indexes=indexes)  # fmt: skip
+    keys = ["--rsa-key", str(pair.private_pem)]
+    _, out, _ = kdump("verify-crc", "--format", "json", *keys, str(obj))
+    _, local, _ = kdump("verify-crc", "--format", "json", str(log))
+    summary, expected = json.loads(out.splitlines()[-1]), json.loads(local.splitlines()[-1])
+    assert summary["indexFiles"] == expected["indexFiles"] == 3
+    assert {k: v for k, v in summary.items() if k != "file"} == {
+        k: v for k, v in expected.items() if k != "file"
+    }
+    if encrypted:  # a changed byte in the stored offset index: a problem of the .indexes object
+        stored = Path(str(obj)[: -len(".log")] + ".indexes")
+        damaged = bytearray(stored.read_bytes())
+        damaged[15] ^= 1
+        stored.write_bytes(bytes(damaged))
+        code, out, _ = kdump("verify-crc", "--format", "json", *keys, str(obj))
+        problems = [json.loads(line) for line in out.splitlines() if '"type":"problem"' in line]
+        assert code == 1 and [p["file"] for p in problems] == [str(stored)]
+        assert "index fails its AES-GCM authentication" in problems[0]["reason"]
+
+
+def test_a_manifest_that_disagrees_with_its_segment_is_a_problem(tmp_path: Path) -> None:
+    log = upload((FIXTURES / "v2-gzip.log").read_bytes(), tmp_path, chunk_size=100, end_offset=5)
+    code, out, _ = kdump("verify-crc", "--format", "json", str(log))
+    problems = [json.loads(line) for line in out.splitlines() if '"type":"problem"' in line]
+    assert code == 1 and [p["check"] for p in problems] == ["manifest"]
+    assert "endOffset 5 where the segment's last batch ends at" in problems[0]["reason"]

@@ -86,6 +86,20 @@ def chunk_sizes_codec(values: list[int]) -> bytes:
     return struct.pack(">iiB", len(values), base, width) + body + struct.pack(">i", values[-1])
 
 
+def last_offset(segment: bytes) -> int:
+    """The last offset of a segment's entries, by their framing: a v0/v1 entry's offset (a wrapper's
+    is its last inner message's), a v2 batch's baseOffset plus lastOffsetDelta."""
+    last, at = 0, 0
+    while at + 17 <= len(segment):
+        offset, size = struct.unpack_from(">qi", segment, at)
+        if size <= 0 or at + 12 + size > len(segment):
+            break
+        magic = segment[at + 16]
+        last = offset + struct.unpack_from(">i", segment, at + 23)[0] if magic >= 2 else offset
+        at += 12 + size
+    return last
+
+
 def upload(
     segment: bytes,
     root: Path,
@@ -93,7 +107,7 @@ def upload(
     topic: str = "orders",
     partition: int = 3,
     start_offset: int = 0,
-    end_offset: int = 0,
+    end_offset: int | None = None,
     chunk_size: int = 1000,
     compression: bool = False,
     pair: KeyPair | None = None,
@@ -101,7 +115,10 @@ def upload(
     prefix: str = "tiered/",
 ) -> Path:
     """Write the three objects of one segment under ``root`` as FileSystemStorage does (the key is
-    the path); the ``.log`` object's path."""
+    the path); the ``.log`` object's path. ``end_offset``: the metadata's, by default the segment's
+    last offset (as the broker gives it)."""
+    if end_offset is None:
+        end_offset = last_offset(segment)
     from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
     key = aad = b""

@@ -20,7 +20,7 @@ from kafka_dump import wire as _twins
 from kafka_dump.errors import KafkaDumpError
 from kafka_dump.log.ahead import Inflating, inflating_for
 from kafka_dump.log.names import LOG_DIR_NAMES, side_file_kind
-from kafka_dump.log.sources import Source, opening_problems
+from kafka_dump.log.sources import Source, opening_problems, tiered_offsets
 from kafka_dump.log.window import CHUNK_SIZE, Window, open_segment
 from kafka_dump.model import (
     Batch,
@@ -266,10 +266,29 @@ class _FileCheck:
         with f:
             yield from self._scan(f, size)
         yield from self._finish_pending()
+        yield from self._against_manifest()
         if self._index is not None:
             for p in self._index.finish():
                 report.indexProblems += 1
                 yield p
+
+    def _against_manifest(self) -> Iterator[Problem]:
+        """A tiered object's manifest against the segment: its remoteLogSegmentMetadata's offsets
+        against the base offset in the object's name and the last offset of the batches."""
+        span = tiered_offsets(self.source)
+        if span is None:
+            return
+        start, end = span
+        named = self.source.base_offset if isinstance(self.source, Source) else None
+        said = []
+        if start is not None and named is not None and start != named:
+            said.append(f"startOffset {start} where the object's name says {named}")
+        if end is not None and self._last_offset is not None and end != self._last_offset:
+            said.append(f"endOffset {end} where the segment's last batch ends at {self._last_offset}")
+        if said:
+            reason = f"the manifest's remoteLogSegmentMetadata gives {' and '.join(said)}"
+            self.report.problems += 1
+            yield Problem(self.report.file, 0, 0, ProblemKind.CORRUPT, reason, None, Check.MANIFEST)
 
     def _index_files(self) -> list[str]:
         """The index files beside the log: as its directory's listing found them, else those there now."""

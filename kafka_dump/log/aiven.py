@@ -21,6 +21,7 @@ The walk only asks this module for names (``manifest_path``, ``base_offset``): w
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Mapping
 from typing import IO, Any, NamedTuple
 
@@ -58,6 +59,14 @@ class Manifest(NamedTuple):
     aad: bytes
     indexes: dict[str, tuple[int, int] | None]  # name -> (position, size) in the .indexes object
     metadata: dict[str, Any]  # remoteLogSegmentMetadata (informative)
+
+
+_OBJECT_NAME = re.compile(r"^\d{20,}-[A-Za-z0-9_-]{22}\.log$")  # {offset:020}-{segmentId}.log
+
+
+def plugin_named(name: str) -> bool:
+    """A ``.log`` named as the plugin names its objects: its manifest belongs beside it."""
+    return _OBJECT_NAME.match(name) is not None
 
 
 def manifest_path(log: str) -> str:
@@ -269,6 +278,29 @@ def _oaep_sha3_512(em: bytes) -> bytes | None:
     return rest[1:] if rest[:1] == b"\x01" else None
 
 
+class Restored(NamedTuple):
+    """What restoring met: the problems, and the offsets the manifest's remoteLogSegmentMetadata
+    gives the segment (None where it gives none), for the check against its batches."""
+
+    problems: list[Problem]
+    start_offset: int | None
+    end_offset: int | None
+
+
+class Indexes(NamedTuple):
+    """The ``.indexes`` object beside a ``.log`` one: its name, size, how to read it, and the stem
+    of the local files its indexes are written to (``<stem>.index``, ``.timeindex``, ``.txnindex``)."""
+
+    name: str
+    size: int
+    read: ReadRange
+    stem: str
+
+
+# The indexes of the .indexes object that kdump checks, by the manifest's names, and their local suffixes.
+_INDEX_FILES = (("offset", ".index"), ("timestamp", ".timeindex"), ("transaction", ".txnindex"))
+
+
 def restore(
     name: str,
     read: ReadRange,
@@ -277,9 +309,11 @@ def restore(
     manifest_name: str,
     keys: Keys,
     out: IO[bytes],
-) -> list[Problem]:
-    """Write the segment a ``.log`` object holds to ``out``, chunk by chunk; the problems of the
-    chunks that could not be restored (their span left as zeros)."""
+    indexes: Indexes | None = None,
+) -> Restored:
+    """Write the segment a ``.log`` object holds to ``out``, chunk by chunk, and the indexes of its
+    ``.indexes`` object beside the copy (each stored on its own, encrypted as the chunks are, never
+    compressed); the problems of what could not be restored (a chunk's span left as zeros)."""
     m = parse_manifest(manifest, manifest_name, object_size)
     decrypt = None
     bad_tag: tuple[type[Exception], ...] = ()
@@ -327,6 +361,44 @@ def restore(
         else:
             out.write(data)
     out.truncate(m.file_size)
+    if indexes is not None:
+        problems += _restore_indexes(m, indexes, decrypt, bad_tag)
+    start, end = m.metadata.get("startOffset"), m.metadata.get("endOffset")
+    return Restored(
+        problems, start if isinstance(start, int) else None, end if isinstance(end, int) else None
+    )
+
+
+def _restore_indexes(
+    m: Manifest, ix: Indexes, decrypt: Callable[[bytes], bytes] | None, bad_tag: tuple[type[Exception], ...]
+) -> list[Problem]:
+    """Write the offset, time and transaction indexes to ``<stem>.index`` and so on, for the index
+    check to read beside the segment; a span the object does not hold, or one that fails its tag, is
+    a problem of the ``.indexes`` object."""
+    problems: list[Problem] = []
+    for key, suffix in _INDEX_FILES:
+        entry = m.indexes.get(key)
+        if entry is None:
+            continue
+        at, size = entry
+        why = None
+        if at + size > ix.size:
+            why = f"lies at bytes {at}..{at + size}, past the object's {ix.size:,} bytes"
+        elif size > MAX_CHUNK:
+            why = f"is {size:,} bytes, more than the {MAX_CHUNK:,} read at once"
+        else:
+            data = ix.read(at, at + size) if size else b""
+            try:
+                if decrypt is not None and data:
+                    data = decrypt(data)
+            except bad_tag:
+                why = "fails its AES-GCM authentication (a changed byte, or another key)"
+        if why is not None:
+            reason = f"the {key} index {why}"
+            problems.append(Problem(ix.name, at, size, ProblemKind.CORRUPT, reason, None, Check.CHUNK))
+            continue
+        with open(ix.stem + suffix, "wb") as f:
+            f.write(data)
     return problems
 
 

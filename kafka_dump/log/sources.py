@@ -14,6 +14,7 @@ files, files that are not Kafka's), for the command to report.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import os
 import re
 import stat
@@ -45,17 +46,15 @@ _TRANSIENT_DIR = re.compile(r"^(.*-\d+)\.[0-9a-f]{32}-(delete|future|stray)$")
 
 
 class Source(NamedTuple):
-    """One file to read: how to open it, how to show it, what it is."""
+    """One file to read: how to open it (``os.fspath``: a local file), how to show it, what it is."""
 
-    path: str  # what ``open`` takes: the path as spelled below the path given, or standard input's copy
+    path: str  # where it is: the path as spelled below the path given, an object's URL, standard input's copy
     name: str  # what is shown: the path, or ``-`` (``--name``) for standard input
     kind: str  # SEGMENT (.log, or any file named on the command line), SNAPSHOT (.checkpoint), SIDE
     state: str | None = None  # Kafka's transient state: TRANSIENT_FILES' or TRANSIENT_DIRS' values
     piped: bool = False  # standard input, copied once to a temporary file that readers open by path
     given: bool = False  # named on the command line (not found by a walk)
-    store: Store | None = (
-        None  # an object in a store, or a tiered one: restored to a local copy when first opened
-    )
+    store: Store | None = None  # set for an object (in a store, or tiered): copied when first opened
     manifest: str | None = None  # the tiered-storage plugin's .rsm-manifest of a .log object (log/aiven.py)
 
     def __fspath__(self) -> str:
@@ -229,7 +228,7 @@ class _Walk:
         state = _file_state(name)
         kind = kind_of(name[: name.rfind(".")] if state else name) or SEGMENT  # named: read as a segment
         manifest = aiven.manifest_path(spelled) if name.endswith(".log") else None
-        if manifest is not None and not os.path.isfile(manifest):
+        if manifest is not None and not aiven.plugin_named(name) and not os.path.isfile(manifest):
             manifest = None
         store = self.store if manifest is not None else None
         self.sources.append(Source(spelled, spelled, kind, state, given=True, store=store, manifest=manifest))
@@ -265,7 +264,11 @@ class _Walk:
             state = _file_state(entry.name)
             kind = kind_of(entry.name[: entry.name.rfind(".")] if state else entry.name) or SEGMENT
             manifest = aiven.manifest_path(url) if url.endswith(".log") else None
-            if manifest is not None and not remote.exists(store, manifest):
+            if (
+                manifest is not None
+                and not aiven.plugin_named(entry.name)
+                and not remote.exists(store, manifest)
+            ):
                 manifest = None
             self.sources.append(Source(url, url, kind, state, given=True, store=store, manifest=manifest))
             return
@@ -411,11 +414,12 @@ def transient_dir_partition(name: str) -> str | None:
 
 
 def _manifest(path: str, name: str, names: set[str] | None) -> str | None:
-    """The ``.rsm-manifest`` listed beside a ``.log`` object, if there is one."""
-    if names is None or not name.endswith(".log"):
+    """The ``.rsm-manifest`` listed beside a ``.log`` object, or that belongs beside one the plugin named."""
+    if not name.endswith(".log"):
         return None
-    manifest = aiven.manifest_path(name)
-    return aiven.manifest_path(path) if manifest in names else None
+    if aiven.plugin_named(name) or (names is not None and aiven.manifest_path(name) in names):
+        return aiven.manifest_path(path)  # a plugin's object without its manifest: reading says so
+    return None
 
 
 def _below(depth: int) -> str:
@@ -423,7 +427,7 @@ def _below(depth: int) -> str:
 
 
 _LOCAL: dict[str, str] = {}  # objects' local copies by URL, the newest last
-_RESTORED: dict[str, list[Problem]] = {}  # what restoring a tiered object met, by its path
+_RESTORED: dict[str, aiven.Restored] = {}  # what restoring a tiered object met, by its path
 _KEPT = 4  # local copies kept at once: a command reads its sources in turn
 
 
@@ -454,23 +458,54 @@ def _local(source: Source) -> str:
     return path
 
 
-def _restore(source: Source, store: Store, manifest: str, out: IO[bytes]) -> list[Problem]:
-    """Write the segment a tiered-storage ``.log`` object holds, through its manifest (log/aiven.py)."""
+def _restore(source: Source, store: Store, manifest: str, out: IO[bytes]) -> aiven.Restored:
+    """Write the segment a tiered-storage ``.log`` object holds, through its manifest, and the
+    indexes of the ``.indexes`` object beside it next to the copy (log/aiven.py)."""
     keys = aiven.Keys(store.rsa_keys)
+    stem = os.fspath(out.name)[: -len(".log")] if str(out.name).endswith(".log") else None
+    indexes_name = source.path[: -len(".log")] + aiven.INDEXES
+    missing = NotASegmentError(
+        f"the tiered-storage plugin's manifest ({os.path.basename(manifest)}) is missing beside it",
+        file=source.name,
+    )
     if is_url(source.path):
         size = remote.size(store, source.path)
+        if not remote.exists(store, manifest):
+            raise missing
         data = remote.read(store, manifest, 0, min(remote.size(store, manifest), aiven.MAX_MANIFEST))
+        indexes = None
+        if stem is not None and remote.exists(store, indexes_name):
+            indexes = aiven.Indexes(indexes_name, remote.size(store, indexes_name),
+                                    lambda a, b: remote.read(store, indexes_name, a, b), stem)  # fmt: skip
         return aiven.restore(
-            source.name, lambda a, b: remote.read(store, source.path, a, b), size, data, manifest, keys, out
+            source.name,
+            lambda a, b: remote.read(store, source.path, a, b),
+            size,
+            data,
+            manifest,
+            keys,
+            out,
+            indexes,
         )
     try:
         with open(manifest, "rb") as m:
             data = m.read(aiven.MAX_MANIFEST)
-        with open(source.path, "rb", buffering=0) as f:
+    except FileNotFoundError:
+        raise missing from None
+    except OSError as exc:
+        raise NotASegmentError(exc.strerror or str(exc), file=manifest) from None
+    try:
+        with open(source.path, "rb", buffering=0) as f, contextlib.ExitStack() as held:
             size = os.fstat(f.fileno()).st_size
             fd = f.fileno()
+            indexes = None
+            if stem is not None and os.path.isfile(indexes_name):
+                ix = held.enter_context(open(indexes_name, "rb", buffering=0))
+                ix_fd = ix.fileno()
+                indexes = aiven.Indexes(indexes_name, os.fstat(ix_fd).st_size,
+                                        lambda a, b: os.pread(ix_fd, b - a, a), stem)  # fmt: skip
             return aiven.restore(
-                source.name, lambda a, b: os.pread(fd, b - a, a), size, data, manifest, keys, out
+                source.name, lambda a, b: os.pread(fd, b - a, a), size, data, manifest, keys, out, indexes
             )
     except OSError as exc:
         raise NotASegmentError(exc.strerror or str(exc), file=exc.filename or source.path) from None
@@ -482,7 +517,14 @@ def opening_problems(source: object) -> list[Problem]:
     if not isinstance(source, Source) or source.manifest is None:
         return []
     os.fspath(source)  # restored now, if not yet
-    return _RESTORED.get(source.path, [])
+    restored = _RESTORED.get(source.path)
+    return [] if restored is None else restored.problems
+
+
+def tiered_offsets(source: object) -> tuple[int | None, int | None] | None:
+    """(start, end offset) a tiered object's manifest gives its segment, once restored; else None."""
+    restored = _RESTORED.get(source.path) if isinstance(source, Source) and source.manifest else None
+    return None if restored is None else (restored.start_offset, restored.end_offset)
 
 
 def _remove(path: str) -> None:
