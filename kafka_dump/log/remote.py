@@ -10,6 +10,7 @@ plus the ``--storage-option KEY=VALUE`` pairs handed to fsspec.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 from collections.abc import Iterator, Mapping
@@ -79,30 +80,37 @@ class Entry:
         self.url, self.name, self.is_dir, self.size = url, name, is_dir, size
 
 
+@contextlib.contextmanager
+def _reaching(url: str, what: str = "the object") -> Iterator[None]:
+    """A store's errors as one line that names the URL: a missing object, or one not reached."""
+    try:
+        yield
+    except FileNotFoundError:
+        raise NotASegmentError("no such object", file=url) from None
+    except OSError as exc:
+        raise NotASegmentError(f"cannot reach {what} ({exc})", file=url) from None
+
+
 def stat(store: Store, url: str) -> Entry | None:
     """What ``url`` is: an object, a prefix (a directory), or None when there is nothing there."""
     fs, path = store.fs(url)
     try:
-        info = fs.info(path)
-    except FileNotFoundError:
-        return None
-    except OSError as exc:
-        raise NotASegmentError(f"cannot reach the object ({exc})", file=url) from None
-    return Entry(
-        url, path.rstrip("/").rsplit("/", 1)[-1], info.get("type") == "directory", int(info.get("size") or 0)
-    )
+        with _reaching(url):
+            info = fs.info(path)
+    except NotASegmentError as exc:
+        if exc.reason == "no such object":
+            return None
+        raise
+    name = path.rstrip("/").rsplit("/", 1)[-1]
+    return Entry(url, name, info.get("type") == "directory", int(info.get("size") or 0))
 
 
 def listing(store: Store, url: str) -> Iterator[Entry]:
     """The entries one level below the prefix ``url`` (one listing request, paged by the backend)."""
     fs, path = store.fs(url)
     scheme = url.split("://", 1)[0]
-    try:
+    with _reaching(url, "the prefix"):
         found = fs.ls(path, detail=True)
-    except FileNotFoundError:
-        return
-    except OSError as exc:
-        raise NotASegmentError(f"cannot list the prefix ({exc})", file=url) from None
     top = path.rstrip("/")
     for info in found:
         name = str(info["name"]).rstrip("/")
@@ -115,7 +123,7 @@ def listing(store: Store, url: str) -> Iterator[Entry]:
 def fetch(store: Store, url: str, out: IO[bytes], start: int = 0, end: int | None = None) -> int:
     """Copy the object's bytes ``start..end`` into ``out`` a range at a time; the bytes copied."""
     fs, path = store.fs(url)
-    try:
+    with _reaching(url):
         size = fs.size(path) if end is None else end
         pos = start
         while pos < size:
@@ -124,22 +132,14 @@ def fetch(store: Store, url: str, out: IO[bytes], start: int = 0, end: int | Non
                 break
             out.write(data)
             pos += len(data)
-    except FileNotFoundError:
-        raise NotASegmentError("no such object", file=url) from None
-    except OSError as exc:
-        raise NotASegmentError(f"cannot read the object ({exc})", file=url) from None
     return pos - start
 
 
 def size(store: Store, url: str) -> int:
     """The object's size in bytes."""
     fs, path = store.fs(url)
-    try:
+    with _reaching(url):
         return int(fs.size(path))
-    except FileNotFoundError:
-        raise NotASegmentError("no such object", file=url) from None
-    except OSError as exc:
-        raise NotASegmentError(f"cannot reach the object ({exc})", file=url) from None
 
 
 def exists(store: Store, url: str) -> bool:
@@ -153,9 +153,5 @@ def exists(store: Store, url: str) -> bool:
 def read(store: Store, url: str, start: int, end: int) -> bytes:
     """The object's bytes ``start..end`` (a small range: a manifest, a chunk)."""
     fs, path = store.fs(url)
-    try:
+    with _reaching(url):
         return bytes(fs.cat_file(path, start=start, end=end))
-    except FileNotFoundError:
-        raise NotASegmentError("no such object", file=url) from None
-    except OSError as exc:
-        raise NotASegmentError(f"cannot read the object ({exc})", file=url) from None
