@@ -18,6 +18,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 CASES = {
     "jbod",
+    "tiered",
     "decode",
     "dump-formats",
     "startup",

@@ -104,6 +104,7 @@ def registry() -> dict[str, ModuleType]:
         startup,
         state,
         stats,
+        tiered,
         verify,
     )
 
@@ -121,5 +122,6 @@ def registry() -> dict[str, ModuleType]:
         jbod,
         diff,
         state,
+        tiered,
     )
     return {m.NAME: m for m in cases}

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import IO, Any, NamedTuple
 
 from kafka_dump.errors import NotASegmentError
@@ -37,6 +37,8 @@ MAX_SIZES = 10 << 20  # the variable index's list, decompressed (the plugin's ow
 INSTALL = "pip install 'kdump[encryption]'"
 
 ReadRange = Callable[[int, int], bytes]  # (start, end) -> the object's bytes start..end
+ReadRanges = Callable[[list[tuple[int, int]]], list[bytes]]  # several at once (in flight together)
+AHEAD_BYTES = 32 << 20  # stored chunks fetched together: memory holds these, and one chunk restored
 
 
 class Chunk(NamedTuple):
@@ -303,7 +305,7 @@ _INDEX_FILES = (("offset", ".index"), ("timestamp", ".timeindex"), ("transaction
 
 def restore(
     name: str,
-    read: ReadRange,
+    read: ReadRanges,
     object_size: int,
     manifest: bytes,
     manifest_name: str,
@@ -333,13 +335,13 @@ def restore(
 
     inflate = zstandard.ZstdDecompressor()
     problems: list[Problem] = []
-    for c in m.chunks:
+    for c, stored in _fetched(m.chunks, read):
         why = None
         data = b""
-        if c.stored_size > MAX_CHUNK or c.size > MAX_CHUNK:
+        if stored is None:
             why = f"is {max(c.stored_size, c.size):,} bytes, more than the {MAX_CHUNK:,} read at once"
         else:
-            data = read(c.stored_at, c.stored_at + c.stored_size)
+            data = stored
             try:
                 if decrypt is not None:
                     data = decrypt(data)
@@ -367,6 +369,34 @@ def restore(
     return Restored(
         problems, start if isinstance(start, int) else None, end if isinstance(end, int) else None
     )
+
+
+def _fetched(chunks: list[Chunk], read: ReadRanges) -> Iterator[tuple[Chunk, bytes | None]]:
+    """Each chunk with its stored bytes (None for one too large to read), fetched in groups of up
+    to ``AHEAD_BYTES`` whose requests are in flight together."""
+    group: list[Chunk] = []
+    held = 0
+    for c in [*chunks, None]:
+        if (
+            c is not None
+            and c.stored_size <= MAX_CHUNK
+            and c.size <= MAX_CHUNK
+            and (not group or held + c.stored_size <= AHEAD_BYTES)
+        ):
+            group.append(c)
+            held += c.stored_size
+            continue
+        if group:
+            yield from zip(
+                group, read([(g.stored_at, g.stored_at + g.stored_size) for g in group]), strict=True
+            )
+            group, held = [], 0
+        if c is None:
+            return
+        if c.stored_size > MAX_CHUNK or c.size > MAX_CHUNK:
+            yield c, None
+        else:
+            group, held = [c], c.stored_size
 
 
 def _restore_indexes(

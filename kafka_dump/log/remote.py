@@ -20,6 +20,7 @@ from kafka_dump.errors import NotASegmentError
 
 _URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 RANGE = 8 << 20  # bytes fetched a request
+AT_ONCE = 4  # requests in flight at once (fsspec's cat_ranges): memory holds AT_ONCE * RANGE
 INSTALL = "pip install 'kdump[remote]'"
 
 
@@ -33,19 +34,29 @@ class Store:
     (``--storage-option``) and the private keys of encrypted objects (``--rsa-key``), shared by the
     sources of one run (a plain class: a dataclass costs every command's start-up its ``exec``)."""
 
-    __slots__ = ("options", "rsa_keys")
+    __slots__ = ("_systems", "options", "rsa_keys")
 
     def __init__(
         self, options: Mapping[str, str] | None = None, rsa_keys: Mapping[str, str] | None = None
     ) -> None:
         self.options = dict(options or {})
         self.rsa_keys = dict(rsa_keys or {})  # key pair id ("" for any) -> PEM file: --rsa-key
+        self._systems: dict[str, Any] = {}  # scheme -> its file system, made once
 
     def __repr__(self) -> str:
         return f"Store({self.options!r}, {sorted(self.rsa_keys)!r})"
 
     def fs(self, url: str) -> tuple[Any, str]:
-        """The fsspec file system for ``url``, and the path in it."""
+        """The fsspec file system for ``url`` (made once a scheme), and the path in it."""
+        scheme = url.split("://", 1)[0]
+        fs = self._systems.get(scheme)
+        if fs is not None:
+            return fs, fs._strip_protocol(url)
+        fs, path = self._make(url)
+        self._systems[scheme] = fs
+        return fs, path
+
+    def _make(self, url: str) -> tuple[Any, str]:
         try:
             import fsspec
         except ImportError:
@@ -125,14 +136,25 @@ def fetch(store: Store, url: str, out: IO[bytes], start: int = 0, end: int | Non
     fs, path = store.fs(url)
     with _reaching(url):
         size = fs.size(path) if end is None else end
-        pos = start
-        while pos < size:
-            data = fs.cat_file(path, start=pos, end=min(size, pos + RANGE))
-            if not data:
-                break
+    pos = start
+    while pos < size:
+        ranges = [(a, min(size, a + RANGE)) for a in range(pos, min(size, pos + AT_ONCE * RANGE), RANGE)]
+        for data in read_ranges(store, url, ranges):
             out.write(data)
             pos += len(data)
+        if pos < ranges[-1][1]:
+            break  # the object is shorter than it said
     return pos - start
+
+
+def read_ranges(store: Store, url: str, ranges: list[tuple[int, int]]) -> list[bytes]:
+    """The object's bytes in each ``(start, end)`` range, the requests in flight together."""
+    fs, path = store.fs(url)
+    with _reaching(url):
+        if len(ranges) == 1 or not hasattr(fs, "cat_ranges"):
+            return [bytes(fs.cat_file(path, start=a, end=b)) for a, b in ranges]
+        found = fs.cat_ranges([path] * len(ranges), [a for a, _ in ranges], [b for _, b in ranges])
+    return [bytes(x) for x in found]
 
 
 def size(store: Store, url: str) -> int:

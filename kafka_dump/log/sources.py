@@ -479,7 +479,7 @@ def _restore(source: Source, store: Store, manifest: str, out: IO[bytes]) -> aiv
                                     lambda a, b: remote.read(store, indexes_name, a, b), stem)  # fmt: skip
         return aiven.restore(
             source.name,
-            lambda a, b: remote.read(store, source.path, a, b),
+            lambda ranges: remote.read_ranges(store, source.path, ranges),
             size,
             data,
             manifest,
@@ -505,8 +505,9 @@ def _restore(source: Source, store: Store, manifest: str, out: IO[bytes]) -> aiv
                 indexes = aiven.Indexes(indexes_name, os.fstat(ix_fd).st_size,
                                         lambda a, b: os.pread(ix_fd, b - a, a), stem)  # fmt: skip
             return aiven.restore(
-                source.name, lambda a, b: os.pread(fd, b - a, a), size, data, manifest, keys, out, indexes
-            )
+                source.name, lambda ranges: [os.pread(fd, b - a, a) for a, b in ranges], size, data, manifest,
+                keys, out, indexes,
+            )  # fmt: skip
     except OSError as exc:
         raise NotASegmentError(exc.strerror or str(exc), file=exc.filename or source.path) from None
 

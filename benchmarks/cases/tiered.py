@@ -1,0 +1,85 @@
+"""tiered: `kdump verify-crc --deep` of a segment in an object store (issue 40), from an S3 API on
+loopback (moto's server, started here), as Aiven's plugin stores it in 4 MiB chunks.
+
+Against the same segment read locally: reading it over S3 (plain chunks: the plugin's layout with
+no transform) at least at 0.5x the local speed; zstd+AES-GCM chunks at most 30% slower than plain
+chunks. All whole processes; the objects are written by tests/tiered_writer.py (the plugin's steps).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+from pathlib import Path
+
+from benchmarks import kdump_side
+from benchmarks.cases import Context
+from benchmarks.harness import Contender, Ratio, Table, measure
+
+NAME = "tiered"
+ABOUT = "verify-crc --deep of a segment over S3 on loopback (plain, zstd+AES chunks) against on disk"
+
+LOCAL = "kdump verify-crc --deep FILE (on disk)"
+S3_PLAIN = "kdump verify-crc --deep s3://… (plain chunks)"
+S3_SEALED = "kdump verify-crc --deep s3://… (zstd+AES-GCM chunks)"
+CHUNK = 4 << 20  # the plugin's README's chunk.size
+
+
+def _port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def run(ctx: Context) -> list[Table] | str:
+    why = kdump_side.missing("verify-crc")
+    if why is not None and not ctx.skip_kdump:
+        return why
+    try:
+        import s3fs
+        from moto.server import ThreadedMotoServer
+
+        from tests.tiered_writer import make_key_pair, upload
+    except ImportError as exc:
+        return f"needs the test extra (moto[server], s3fs, cryptography): {exc.name}"
+    info = ctx.segment("v2-lz4")
+    data = Path(info.path).read_bytes()
+    work = ctx.scratch() / "tiered"
+    shutil.rmtree(work, ignore_errors=True)
+    pair = make_key_pair(Path(work.mkdir(parents=True) or work))
+    upload(data, work / "plain", chunk_size=CHUNK)
+    upload(data, work / "sealed", chunk_size=CHUNK, compression=True, pair=pair)
+    port = _port()
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
+    server.start()
+    try:
+        endpoint = f"http://127.0.0.1:{port}"
+        fs = s3fs.S3FileSystem(key="bench", secret="bench", client_kwargs={"endpoint_url": endpoint})
+        for name in ("plain", "sealed"):
+            fs.mkdir(f"bench-{name}")
+            fs.put(str(work / name) + "/", f"bench-{name}/", recursive=True)
+        env = {**os.environ, "AWS_ENDPOINT_URL": endpoint, "AWS_ACCESS_KEY_ID": "bench",
+               "AWS_SECRET_ACCESS_KEY": "bench", "AWS_DEFAULT_REGION": "us-east-1"}  # fmt: skip
+        verify = [*kdump_side.command(), "verify-crc", "--deep", "--no-progress", "-j", "1"]
+        table = Table(NAME, info.name, f"{info.name}: {info.bytes / 1e6:,.1f} MB in {CHUNK >> 20} MiB chunks",
+                      info.records, info.bytes)  # fmt: skip
+        contenders = [
+            Contender(LOCAL, "kdump", argv=[*verify, info.path]),
+            Contender(S3_PLAIN, "kdump", argv=[*verify, "s3://bench-plain/tiered/"], env=env),
+            Contender(
+                S3_SEALED,
+                "kdump",
+                argv=[*verify, "--rsa-key", str(pair.private_pem), "s3://bench-sealed/tiered/"],
+                env=env,
+            ),
+        ]
+        ratios = [
+            Ratio(S3_PLAIN, LOCAL, at_most=2.0, source="issue 40: at least 0.5x the local speed"),
+            Ratio(S3_SEALED, S3_PLAIN, at_most=1.3, source="issue 40: zstd+AES at most 30% over plain"),
+        ]
+        measure(table, ctx.keep(contenders), ctx.repeat, ratios)
+    finally:
+        server.stop()
+    table.notes.append("moto's S3 server in this process's thread on loopback; whole kdump processes")
+    return [table]
