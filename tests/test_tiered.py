@@ -303,3 +303,73 @@ def test_a_manifest_that_disagrees_with_its_segment_is_a_problem(tmp_path: Path)
     problems = [json.loads(line) for line in out.splitlines() if '"type":"problem"' in line]
     assert code == 1 and [p["check"] for p in problems] == ["manifest"]
     assert "endOffset 5 where the segment's last batch ends at" in problems[0]["reason"]
+
+
+# --- __remote_log_metadata against the store --------------------------------------------------------
+
+TOPIC_UUID = "AAAAAAAAAAAAAAAAAAAAAQ"  # the topic id of tiered_writer's keys
+
+
+def _rlmm_record(api_key: int, fields: dict[str, object]) -> bytes:
+    """A __remote_log_metadata value: the frame (version 1, apiKey, version 0), then the message."""
+    from kafka_dump.wire.kmessage import schema
+    from kafka_dump.wire.kschemas import RLMM_TYPES
+
+    return bytes([1, api_key, 0]) + schema(RLMM_TYPES[api_key]).write(fields, 0)
+
+
+def _segment_added(seg: str, start: int, end: int) -> bytes:
+    tip = {"name": "orders", "id": TOPIC_UUID, "partition": 3}
+    return _rlmm_record(0, {
+        "remoteLogSegmentId": {"topicIdPartition": tip, "id": seg}, "startOffset": start, "endOffset": end,
+        "brokerId": 1, "maxTimestampMs": 5, "eventTimestampMs": 6,
+        "segmentLeaderEpochs": [{"leaderEpoch": 0, "offset": start}], "segmentSizeInBytes": 577,
+        "customMetadata": None, "remoteLogSegmentState": 0, "txnIndexEmpty": True,
+    })  # fmt: skip
+
+
+def _segment_moved(seg: str, state: int) -> bytes:
+    tip = {"name": "orders", "id": TOPIC_UUID, "partition": 3}
+    return _rlmm_record(1, {"remoteLogSegmentId": {"topicIdPartition": tip, "id": seg}, "brokerId": 1,
+                            "eventTimestampMs": 7, "customMetadata": None, "remoteLogSegmentState": state})  # fmt: skip
+
+
+def test_state_replays_remote_log_metadata_and_checks_it_against_the_store(tmp_path: Path) -> None:
+    from tests.batches import v2_batch
+
+    ok, lost, stuck, deleted, stray = (f"{c * 21}{n}" for c, n in zip("ABCDE", "QgwAQ", strict=True))
+    values = [
+        _segment_added(ok, 0, 9), _segment_moved(ok, 1),  # copied: its objects are there
+        _segment_added(lost, 10, 19), _segment_moved(lost, 1),  # copied, its .log gone: data loss
+        _segment_added(stuck, 20, 29),  # never finished
+        _segment_added(deleted, 30, 39), _segment_moved(deleted, 1), _segment_moved(deleted, 3),  # deleted...
+    ]  # fmt: skip
+    part = tmp_path / "logs" / "__remote_log_metadata-0"
+    part.mkdir(parents=True)
+    (part / "00000000000000000000.log").write_bytes(v2_batch([(None, v, []) for v in values]))
+    bucket = tmp_path / "bucket"
+    data = (FIXTURES / "v2-gzip.log").read_bytes()
+    for seg, start in ((ok, 0), (lost, 10), (deleted, 30), (stray, 40)):  # ...but its objects are left
+        log = upload(data, bucket, start_offset=start, chunk_size=200)
+        for f in log.parent.glob(f"{start:020d}-*"):
+            f.rename(f.with_name(f.name.replace(log.name.split("-", 1)[1][:22], seg)))
+    next(bucket.rglob(f"*{lost}.log")).unlink()
+    code, out, err = kdump("state", "--format", "json", str(part))
+    rows = [json.loads(line) for line in out.splitlines()]
+    states = {r["segmentId"]: r["state"] for r in rows if r["type"] == "remote-segment"}
+    assert code == 0, err
+    assert states == {ok: "COPY_SEGMENT_FINISHED", lost: "COPY_SEGMENT_FINISHED", stuck: "COPY_SEGMENT_STARTED",
+                      deleted: "DELETE_SEGMENT_FINISHED"}  # fmt: skip
+    code, out, err = kdump("state", "--format", "json", "--store", str(bucket), str(part))
+    rows = [json.loads(line) for line in out.splitlines()]
+    found = sorted((r["finding"], r["segmentId"]) for r in rows if r["type"] == "remote-finding")
+    assert code == 1, err
+    assert found == sorted(
+        [("missing", lost), ("stuck", stuck), *[("orphan", deleted)] * 3, *[("orphan", stray)] * 3]
+    )
+    verdict = rows[-1]
+    assert verdict["type"] == "remote-verdict" and not verdict["ok"] and verdict["missing"] == 1
+    missing = next(r for r in rows if r.get("finding") == "missing")
+    assert missing["why"] == "no .log object" and missing["where"] == "orders-3 offsets 10..19"
+    code, out, _ = kdump("state", "--store", str(bucket), str(part))
+    assert code == 1 and "MISSING" in out and "NOT OK" in out

@@ -20,13 +20,14 @@ from kafka_dump.commands.options import (
     output_options,
     time_option,
 )
-from kafka_dump.commands.walked import no_stdin, report_skipped, skipped_code
+from kafka_dump.commands.walked import no_stdin, report_skipped, skipped_code, store_options
 from kafka_dump.internal_topics import resolve
+from kafka_dump.log.remote import Store
 from kafka_dump.log.sources import READ_KINDS, Found, find
-from kafka_dump.model import Problem, ProblemKind, item_end
+from kafka_dump.model import Problem, ProblemKind, Record, item_end
 from kafka_dump.render.output import Output
 
-KINDS = ("auto", "offsets", "transactions", "metadata", "share-group-state")
+KINDS = ("auto", "offsets", "transactions", "metadata", "share-group-state", "remote-log-metadata")
 REPLAYED = KINDS[1:]
 _DURATION = re.compile(r"\s*([0-9]+)\s*(ms|s|m|h|)\s*")
 _UNIT_MS = {"": 1, "ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000}
@@ -70,7 +71,12 @@ class Duration(click.ParamType[int]):
     "--timeout", type=Duration(), default="15m", show_default=True,
     help="--transactions: an open transaction older than this (ms, or 30s, 15m, 1h) is hanging.",
 )  # fmt: skip
+@click.option(
+    "--store", "store_url", metavar="URL",
+    help="remote-log-metadata: compare the segments' states with the objects under URL (missing, orphan, stuck).",
+)  # fmt: skip
 @limit_options
+@store_options
 @output_options
 def state(
     paths: tuple[str, ...],
@@ -84,12 +90,15 @@ def state(
     kind: str,
     open_txns: bool,
     timeout: int,
+    store_url: str | None,
     limits: Limits,
+    store: Store,
 ) -> int:
     """Replay Kafka's own topics into the state they hold: committed offsets and groups
     (__consumer_offsets), transactions (__transaction_state), the cluster (__cluster_metadata: a
-    .checkpoint snapshot, then the log after it), share-partition state (__share_group_state). With
-    --transactions, the open and hanging transactions of data partitions.
+    .checkpoint snapshot, then the log after it), share-partition state (__share_group_state), the
+    remote segments of tiered storage (__remote_log_metadata; with --store URL, against the objects
+    there). With --transactions, the open and hanging transactions of data partitions.
 
     \b
     Examples:
@@ -98,6 +107,7 @@ def state(
       kdump state __transaction_state-3/
       kdump state __cluster_metadata-0/ --topic orders
       kdump state --transactions orders-0/ --timeout 5m
+      kdump state __remote_log_metadata-0/ --store s3://tiered-bucket/prod/
     """
     no_stdin(paths, "state replays partition directories and segments it can open again")
     problems: list[Problem] = []
@@ -121,9 +131,18 @@ def state(
             out.diagnostic(f"{directory}: skipped, not a partition of one of Kafka's own topics")
     if not open_txns and not replayed:
         raise click.UsageError(
-            f"{partitions[0][0]}: not a partition of __consumer_offsets, __transaction_state, __cluster_metadata "
-            "or __share_group_state (name its kind with --kind, or give --transactions for a data partition)"
+            f"{partitions[0][0]}: not a partition of __consumer_offsets, __transaction_state, __cluster_metadata, "
+            "__share_group_state or __remote_log_metadata (name its kind with --kind, or give --transactions for a data partition)"
         )
+    verdict_ok = True
+    if store_url is not None:
+        from kafka_dump.analysis.remote_state import against_store
+
+        if not any(r["type"] == "remote-segment" for r in rows):
+            raise click.UsageError("--store compares __remote_log_metadata's segments: give its partitions")
+        objects = [s.path for s in find([store_url], store=store).sources]
+        rows += against_store(rows, objects, store_url)
+        verdict_ok = rows[-1]["ok"]
     for p in problems:
         if p.kind is ProblemKind.CORRUPT:
             out.diagnostic(str(p))
@@ -131,7 +150,7 @@ def state(
     report_skipped(out, found.skipped, as_json=fmt == "json")
     if not rows:
         out.diagnostic(f"nothing to show: {seen.records} records replayed")
-    corrupt = any(p.kind is ProblemKind.CORRUPT for p in problems)
+    corrupt = any(p.kind is ProblemKind.CORRUPT for p in problems) or not verdict_ok
     return max(EXIT_CORRUPT if corrupt else EXIT_OK, skipped_code(found.skipped))
 
 
@@ -148,6 +167,17 @@ def _replay(
     runs = effective_runs(files, cut, seen, **limits)
     if name == "share-group-state":
         return st.share_state_rows(runs, groups)
+    if name == "remote-log-metadata":
+        from kafka_dump.analysis.remote_state import remote_segments
+        from kafka_dump.internal_topics.remote_log import decode
+
+        def decoded(r: Record) -> tuple[str, dict[str, Any]] | None:
+            d = decode(r)
+            v = d.value
+            return (v.schema, v.data) if d.ok and v is not None and v.schema and v.data is not None else None
+
+        rows = remote_segments(runs, decoded)
+        return [r for r in rows if not topics or r["topic"] in topics]
     live = last_per_key(runs)
     if name == "transactions":
         return st.transaction_state(live, seen.newest, txn_ids)

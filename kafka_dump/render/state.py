@@ -113,6 +113,25 @@ SECTIONS: dict[str, tuple[str, list[Column]]] = {
         ("HELD BACK", lambda r: r["heldBackRecords"]),
         ("FROM", lambda r: ".snapshot" if r["fromSnapshot"] else "log"), ("", lambda r: _flag(r) and "HANGING"),
     ]),
+    "remote-segment": ("Remote segments (tiered storage)", [
+        ("TOPIC", lambda r: r["topic"]), ("PARTITION", lambda r: r["partition"]),
+        ("OFFSETS", lambda r: f"{r['startOffset']}..{r['endOffset']}"), ("BYTES", lambda r: r["sizeInBytes"]),
+        ("SEGMENT ID", lambda r: r["segmentId"]), ("STATE", lambda r: r["state"]),
+        ("SINCE", lambda r: iso(r["eventTimestampMs"])), ("BROKER", lambda r: r["brokerId"]), ("", _flag),
+    ]),
+    "remote-partition": ("Remote partitions deleted", [
+        ("TOPIC", lambda r: r["topic"]), ("PARTITION", lambda r: r["partition"]), ("STATE", lambda r: r["state"]),
+        ("SINCE", lambda r: iso(r["eventTimestampMs"])),
+    ]),
+    "remote-finding": ("The store against the metadata", [
+        ("FINDING", lambda r: r["finding"].upper()), ("SEGMENT ID", lambda r: r["segmentId"]),
+        ("WHERE", lambda r: r["where"]), ("WHY", lambda r: r["why"]),
+    ]),
+    "remote-verdict": ("Verdict", [
+        ("STORE", lambda r: r["store"]), ("SEGMENTS", lambda r: r["segments"]), ("OBJECTS", lambda r: r["objects"]),
+        ("MISSING", lambda r: r["missing"]), ("ORPHANS", lambda r: r["orphan"]), ("STUCK", lambda r: r["stuck"]),
+        ("", lambda r: "ok" if r["ok"] else "NOT OK"),
+    ]),
     "undecoded": ("Records that could not be decoded", [
         ("RECORD OFFSET", lambda r: r["recordOffset"]), ("ERROR", lambda r: r["error"]),
     ]),
