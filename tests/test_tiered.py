@@ -373,3 +373,46 @@ def test_state_replays_remote_log_metadata_and_checks_it_against_the_store(tmp_p
     assert missing["why"] == "no .log object" and missing["where"] == "orders-3 offsets 10..19"
     code, out, _ = kdump("state", "--store", str(bucket), str(part))
     assert code == 1 and "MISSING" in out and "NOT OK" in out
+
+
+# --- one partition across disk and store ----------------------------------------------------------
+
+
+def _batch(first: int, last: int) -> bytes:
+    from tests.batches import default_records, v2_batch
+
+    return v2_batch(default_records(last - first + 1, seed=first), base_offset=first)
+
+
+def test_ls_remote_shows_one_line_of_offsets_across_disk_and_store(
+    tmp_path: Path, s3: dict[str, str]
+) -> None:
+    part = tmp_path / "data" / "orders-3"
+    part.mkdir(parents=True)
+    for first, last in ((25, 34), (35, 44)):
+        (part / f"{first:020d}.log").write_bytes(_batch(first, last))
+    local = tmp_path / "up"
+    for first, last in ((0, 9), (15, 24), (25, 34), (40, 49)):  # 10..14 on neither side; 40..44 twice
+        upload(_batch(first, last), local, topic="orders", partition=3, start_offset=first, chunk_size=100)
+    upload(
+        _batch(0, 9), local, topic="orders", partition=4, start_offset=0, chunk_size=100
+    )  # another partition
+    bucket = f"kdump-{os.getpid()}-across"
+    _put(s3, bucket, local)
+    for where, env in ((str(local), None), (f"s3://{bucket}/tiered/", s3)):
+        code, out, err = kdump("ls", "--format", "json", "--remote", where, str(part), env=env)
+        rows = [json.loads(line) for line in out.splitlines()]
+        assert code == 1, err  # a gap, an overlap
+        shape = [(r["type"], r.get("where"), r["firstOffset"], r["lastOffset"]) for r in rows[:-1]]
+        assert shape == [
+            ("span", "remote", 0, 9), ("gap", None, 10, 14), ("span", "remote", 15, 24), ("span", "both", 25, 34),
+            ("span", "local", 35, 44), ("overlap", None, 40, 44), ("span", "remote", 40, 49),
+        ], shape  # fmt: skip
+        assert rows[-1] == {"type": "tiered", "localStart": 25, "localEnd": 44, "localSegments": 2,
+                            "remoteStart": 0, "remoteEnd": 49, "remoteSegments": 4, "gaps": 1, "overlaps": 1}  # fmt: skip
+    code, out, _ = kdump("ls", "--remote", str(local), str(part))
+    assert (
+        code == 1
+        and "GAP     10..14  (5 offsets on neither side)" in out
+        and "remote: 0..49 in 4 segments" in out
+    )

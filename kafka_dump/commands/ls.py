@@ -75,6 +75,10 @@ from kafka_dump.wire.match import Match
     help="Also check each segment's CRCs and framing (verify-crc --shallow); a failure gives exit 1.",
 )
 @count_option("-j", "--jobs", default=1, show_default=True, help="Partitions listed by N processes at once.")
+@click.option(
+    "--remote", "remote_url", metavar="URL",
+    help="The partition's tiered-storage location: one line of offsets across disk and store (local, remote, both; gaps, overlaps).",
+)  # fmt: skip
 @search_options
 @limit_options
 @store_options
@@ -89,6 +93,7 @@ def ls(
     deep: bool,
     verify: bool,
     jobs: int,
+    remote_url: str | None,
     match: Match | None,
     limits: Limits,
 ) -> int:
@@ -109,6 +114,7 @@ def ls(
       kdump ls --by topic /data/kafka-1 /data/kafka-2
       kdump ls --format plain /var/lib/kafka/data | awk -F'\\t' '{s += $7} END {print s}'
       kdump ls --key order-42 /var/lib/kafka/data      # the partitions that hold a key
+      kdump ls --remote s3://tiered-bucket/prod/ /var/lib/kafka/data/orders-3   # disk and store
     """
     no_stdin(paths, "ls lists files it can open again; pipe a segment into dump, verify-crc or stats")
     paths = segment_paths(paths, out)
@@ -116,6 +122,8 @@ def ls(
         return EXIT_BAD_INPUT
     found = find(paths, transient=True, store=store)  # Kafka's transient files are listed, with their state
     files = found.readable()
+    if remote_url is not None:
+        return _across(out, fmt, files, remote_url, store)
     states = {s.name: s.state for s in files if s.state is not None}
     if by is None:
         by = "partition" if _holds_partitions(paths, files) else "segment"
@@ -154,6 +162,25 @@ def ls(
     if unreadable == len(files):
         return EXIT_BAD_INPUT
     return max(EXIT_CORRUPT if damaged else EXIT_OK, skipped_code(found.skipped))
+
+
+def _across(out: Output, fmt: str, files: list[Source], url: str, store: Store) -> int:
+    """``--remote``: one partition's offsets across disk and the store; exit 1 for a gap or an overlap."""
+    from kafka_dump.analysis import tiered_span as t
+
+    directories = {f.directory for f in files}
+    if len(directories) != 1:
+        raise click.UsageError("--remote lists one partition: give its directory (topic-N) alone")
+    partition = os.path.basename(directories.pop())
+    local, errors = t.local_spans(files)
+    remote, more = t.remote_spans(url, store, partition)
+    for error in [*errors, *more]:
+        out.diagnostic(error)
+    rows = t.across(local, remote)
+    out.write("".join(t.json_lines(rows) if fmt == "json" else t.table_lines(rows)))
+    out.flush()
+    summary = rows[-1]
+    return EXIT_CORRUPT if summary["gaps"] or summary["overlaps"] or errors or more else EXIT_OK
 
 
 def _only_tail(one: Listing) -> bool:
