@@ -416,3 +416,40 @@ def test_ls_remote_shows_one_line_of_offsets_across_disk_and_store(
         and "GAP     10..14  (5 offsets on neither side)" in out
         and "remote: 0..49 in 4 segments" in out
     )
+
+
+# --- on a Dask cluster ------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def dask_scheduler() -> Iterator[str]:
+    """A Dask LocalCluster (workers as threads of this process, which imports kafka_dump)."""
+    distributed = pytest.importorskip("distributed", reason="the dask extra runs --dask")
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
+                                       dashboard_address=":0", protocol="tcp://", host="127.0.0.1")  # fmt: skip
+    try:
+        yield str(cluster.scheduler_address)
+    finally:
+        cluster.close()
+
+
+def test_dask_gives_what_a_local_run_gives(tmp_path: Path, pair: KeyPair, dask_scheduler: str) -> None:
+    data = (FIXTURES / "mixed-magic.log").read_bytes()
+    for p in range(3):
+        upload(data, tmp_path / "bucket", partition=p, chunk_size=300, compression=True, pair=pair)
+    damaged = bytearray(data)
+    damaged[40] ^= 0x20
+    upload(bytes(damaged), tmp_path / "bucket", partition=3, chunk_size=300)
+    keys = ["--rsa-key", str(pair.private_pem)]
+    for command, extra in (("verify-crc", ["-j", "1"]), ("ls", ["--by", "segment"])):
+        local = kdump(command, "--format", "json", *extra, *keys, str(tmp_path / "bucket"))
+        on_dask = kdump(
+            command, "--format", "json", *extra, *keys, "--dask", dask_scheduler, str(tmp_path / "bucket")
+        )
+        assert on_dask == local and local[0] == (1 if command == "verify-crc" else 0), (
+            command,
+            on_dask,
+            local,
+        )
+    code, _, err = kdump("verify-crc", "--dask", "tcp://127.0.0.1:1", str(FIXTURES / "v2-gzip.log"))
+    assert code == 2 and "cannot reach the Dask scheduler at tcp://127.0.0.1:1" in err

@@ -426,9 +426,18 @@ def tail_problem(p: Problem | None) -> bool:
     return p is not None and p.kind is not ProblemKind.CORRUPT
 
 
-def iter_listings(groups: list[list[Segment]], options: LsOptions, jobs: int = 1) -> Iterator[Listing]:
+def iter_listings(
+    groups: list[list[Segment]], options: LsOptions, jobs: int = 1, dask: str | None = None
+) -> Iterator[Listing]:
     """Each segment's listing, partition by partition, in the order of ``groups`` whatever ``jobs``
-    (partitions listed by that many processes at once, in chunks, the answers taken in order)."""
+    (partitions listed by that many processes at once, in chunks, the answers taken in order) or
+    ``dask`` (a Dask scheduler's address: a task a partition)."""
+    if dask is not None:
+        from kafka_dump.analysis.cluster import on_dask
+
+        for listings in on_dask(dask, list_partition, groups, options):
+            yield from listings
+        return
     workers = min(jobs, len(groups))
     if workers <= 1:
         for files in groups:

@@ -24,6 +24,7 @@ from kafka_dump.commands.filters import search_options
 from kafka_dump.commands.options import (
     Limits,
     count_option,
+    dask_option,
     format_option,
     inputs,
     limit_options,
@@ -79,6 +80,7 @@ from kafka_dump.wire.match import Match
     "--remote", "remote_url", metavar="URL",
     help="The partition's tiered-storage location: one line of offsets across disk and store (local, remote, both; gaps, overlaps).",
 )  # fmt: skip
+@dask_option
 @search_options
 @limit_options
 @store_options
@@ -94,6 +96,7 @@ def ls(
     verify: bool,
     jobs: int,
     remote_url: str | None,
+    dask: str | None,
     match: Match | None,
     limits: Limits,
 ) -> int:
@@ -130,7 +133,7 @@ def ls(
     options = LsOptions(deep=deep, verify=verify, match=match, **limits)
     groups = by_partition(files)
     events = out.track(
-        iter_listings(groups, options, jobs),
+        iter_listings(groups, options, jobs, dask),
         lambda one: (one.name, one.bytes),
         sum(file_size(f) for f in files),
     )

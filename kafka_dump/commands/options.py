@@ -141,6 +141,15 @@ def segment_paths(paths: Sequence[str], out: Output) -> tuple[str, ...]:
     return tuple(kept)
 
 
+def dask_option(f: F) -> F:
+    """``--dask SCHEDULER_ADDRESS``: the per-file work on an existing Dask cluster (the dask extra)."""
+    return click.option(
+        "--dask", "dask", metavar="SCHEDULER_ADDRESS",
+        help="Run the per-file work on this Dask cluster (tcp://host:8786; pip install 'kdump[dask]'); "
+        "the output is a local run's.",
+    )(f)  # fmt: skip
+
+
 def count_option(*names: str, **kwargs: Any) -> Callable[[F], F]:
     """An option that takes a whole number, 1 or more (``COUNT``)."""
     return click.option(*names, type=COUNT, **kwargs)

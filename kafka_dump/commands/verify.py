@@ -23,6 +23,7 @@ from kafka_dump.commands import EXIT_BAD_INPUT, EXIT_CORRUPT, EXIT_OK
 from kafka_dump.commands.options import (
     Limits,
     count_option,
+    dask_option,
     format_option,
     limit_options,
     only_with_formats,
@@ -70,6 +71,7 @@ if TYPE_CHECKING:
               help="Also check Kafka's transient files and directories (.deleted, .cleaned, .swap, "
                    "-delete, -future, -stray), passed over by default.")  # fmt: skip
 @stdin_name_option
+@dask_option
 @count_option(
     "-j",
     "--jobs",
@@ -91,6 +93,7 @@ def verify_crc(
     show_all: bool,
     transient: bool,
     stdin_name: str | None,
+    dask: str | None,
     jobs: int | None,
     limits: Limits,
 ) -> int:
@@ -126,7 +129,7 @@ def verify_crc(
     options = VerifyOptions(
         deep, not no_index, **limits, inflate_ahead=workers <= 1, logs=logs, indexes=indexes
     )
-    events: Iterable[VerifyEvent] = checked(files, sizes, options, workers)
+    events: Iterable[VerifyEvent] = checked(files, sizes, options, workers, dask)
     show: _JsonOut | _TableOut = _JsonOut(out) if fmt == "json" else _TableOut(out, show_all)
     reports: list[FileReport] = []
     refused: list[str] = []  # salvage copies not written

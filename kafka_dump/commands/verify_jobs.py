@@ -61,9 +61,20 @@ def _size(path: Source) -> int:
 
 
 def checked(
-    files: list[Source], sizes: list[int] | None, options: VerifyOptions, workers: int
+    files: list[Source],
+    sizes: list[int] | None,
+    options: VerifyOptions,
+    workers: int,
+    dask: str | None = None,
 ) -> Iterator[VerifyEvent]:
-    """Every file's events, in file order, checked by ``workers`` processes (this one included)."""
+    """Every file's events, in file order, checked by ``workers`` processes (this one included), or
+    on the Dask cluster at ``dask``, a task a file."""
+    if dask is not None:
+        from kafka_dump.analysis.cluster import on_dask
+
+        for events in on_dask(dask, events_of, files, options):
+            yield from events
+        return
     if workers <= 1:
         for f in files:
             yield from verify_file(f, options)
@@ -107,6 +118,11 @@ def checked(
             if process.is_alive():
                 process.terminate()  # stopped early (Ctrl-C, a closed pipe): its answers are not wanted
             process.join()
+
+
+def events_of(source: Source, options: VerifyOptions) -> list[VerifyEvent]:
+    """One file's events, whole: a task of a Dask worker."""
+    return list(verify_file(source, options))
 
 
 def tasks(files: list[Source], sizes: list[int] | None) -> Iterator[list[Source]]:

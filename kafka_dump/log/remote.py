@@ -43,6 +43,13 @@ class Store:
         self.rsa_keys = dict(rsa_keys or {})  # key pair id ("" for any) -> PEM file: --rsa-key
         self._systems: dict[str, Any] = {}  # scheme -> its file system, made once
 
+    def __getstate__(self) -> tuple[dict[str, str], dict[str, str]]:
+        return self.options, self.rsa_keys  # sent to a worker: its file systems are its own
+
+    def __setstate__(self, state: tuple[dict[str, str], dict[str, str]]) -> None:
+        self.options, self.rsa_keys = state
+        self._systems = {}
+
     def __repr__(self) -> str:
         return f"Store({self.options!r}, {sorted(self.rsa_keys)!r})"
 
