@@ -453,3 +453,39 @@ def test_dask_gives_what_a_local_run_gives(tmp_path: Path, pair: KeyPair, dask_s
         )
     code, _, err = kdump("verify-crc", "--dask", "tcp://127.0.0.1:1", str(FIXTURES / "v2-gzip.log"))
     assert code == 2 and "cannot reach the Dask scheduler at tcp://127.0.0.1:1" in err
+
+
+def test_without_the_extras_a_url_or_a_key_is_one_line_that_names_the_install(
+    tmp_path: Path, pair: KeyPair
+) -> None:
+    """The remote and encryption extras are imported only where used; a missing one is named."""
+    blocked = tmp_path / "blocked"
+    for name in ("fsspec", "cryptography"):
+        (blocked / name).mkdir(parents=True)
+        (blocked / name / "__init__.py").write_text(f"raise ImportError('{name} is not installed here')\n")
+    env = {"PYTHONPATH": f"{blocked}{os.pathsep}{ROOT}"}
+    code, _, err = kdump("dump", "s3://bucket/prefix/", env=env)
+    assert code == 2 and err.strip() == (
+        "kdump: error: s3://bucket/prefix: reading an object store needs the remote extra: pip install 'kdump[remote]'"
+    ), err
+    log = upload((FIXTURES / "v2-gzip.log").read_bytes(), tmp_path / "bucket", chunk_size=100, pair=pair)
+    code, _, err = kdump("dump", "--rsa-key", str(pair.private_pem), str(log), env=env)
+    assert code == 2 and "decrypting needs the encryption extra: pip install 'kdump[encryption]'" in err, err
+    assert kdump("dump", str(FIXTURES / "v2-gzip.log"), env=env)[0] == 0  # a local segment needs neither
+
+
+def test_a_chunk_larger_than_the_limit_is_a_problem_not_an_allocation(tmp_path: Path) -> None:
+    log = upload((FIXTURES / "v2-gzip.log").read_bytes(), tmp_path, chunk_size=100)
+    manifest = Path(aiven.manifest_path(str(log)))
+    doc = json.loads(manifest.read_text())
+    size = log.stat().st_size
+    doc["chunkIndex"] = {"type": "fixed", "originalChunkSize": 2**31 - 1, "originalFileSize": 2**31 - 1,
+                         "transformedChunkSize": size, "finalTransformedChunkSize": size}  # fmt: skip
+    manifest.write_text(json.dumps(doc))
+    code, out, _ = kdump("verify-crc", "--format", "json", str(log))
+    problems = [json.loads(line) for line in out.splitlines() if '"type":"problem"' in line]
+    assert (
+        code == 1
+        and problems[0]["check"] == "chunk"
+        and "more than the 268,435,456 read at once" in problems[0]["reason"]
+    )
