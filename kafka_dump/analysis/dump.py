@@ -14,13 +14,14 @@ from pathlib import Path
 from typing import NamedTuple
 
 from kafka_dump.errors import NotASegmentError
+from kafka_dump.log.copies import opening_problems
 from kafka_dump.log.index import index_base_offset, seek_position
 from kafka_dump.log.segment import (
     PlainRunReader,
     read_segment_runs,
 )
 from kafka_dump.log.sidefiles import SideItem, read_side_file, side_file_kind
-from kafka_dump.log.sources import Source, as_sources, opening_problems
+from kafka_dump.log.sources import Source, as_sources
 from kafka_dump.log.txnindex import TxnIndexes
 from kafka_dump.log.window import unreadable
 from kafka_dump.model import Batch, Compression, Problem, ProblemKind, Record

@@ -19,8 +19,9 @@ from typing import TYPE_CHECKING, BinaryIO, NamedTuple
 from kafka_dump import wire as _twins
 from kafka_dump.errors import KafkaDumpError
 from kafka_dump.log.ahead import Inflating, inflating_for
+from kafka_dump.log.copies import opening_problems, tiered_offsets
 from kafka_dump.log.names import LOG_DIR_NAMES, side_file_kind
-from kafka_dump.log.sources import Source, opening_problems, tiered_offsets
+from kafka_dump.log.sources import Source
 from kafka_dump.log.window import CHUNK_SIZE, Window, open_segment
 from kafka_dump.model import (
     Batch,

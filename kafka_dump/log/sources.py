@@ -8,13 +8,13 @@ a log dir's checkpoint files) in offset order, then its subdirectories by topic 
 
 What the walk passes over is never dropped without a word: it is counted by kind in ``Found.skipped``
 (unreadable directories, symlink loops, directories and files reached twice, Kafka's transient
-files, files that are not Kafka's), for the command to report.
+files, files that are not Kafka's), for the command to report. A URL (``s3://…``) is walked as a
+directory is, through ``remote.py``; its objects, and tiered-storage objects anywhere, are opened
+through their local copies (``copies.py``).
 """
 
 from __future__ import annotations
 
-import atexit
-import contextlib
 import os
 import re
 import stat
@@ -22,10 +22,9 @@ from collections.abc import Iterable, Sequence
 from typing import IO, NamedTuple
 
 from kafka_dump.errors import NotASegmentError
-from kafka_dump.log import aiven, remote
+from kafka_dump.log import aiven, copies, remote
 from kafka_dump.log.names import SIDE_NAMES, SIDE_SUFFIXES, name_order, segment_base_offset, snapshot_id
 from kafka_dump.log.remote import Store, is_url
-from kafka_dump.model import Problem
 
 STDIN = "-"
 
@@ -59,7 +58,7 @@ class Source(NamedTuple):
 
     def __fspath__(self) -> str:
         """The local file readers open: the path itself, or the local copy of an object."""
-        return self.path if self.store is None else _local(self)
+        return self.path if self.store is None else copies.local(self)
 
     def __str__(self) -> str:
         return self.name
@@ -424,121 +423,6 @@ def _manifest(path: str, name: str, names: set[str] | None) -> str | None:
 
 def _below(depth: int) -> str:
     return "in it" if depth == 0 else f"in it or {depth} level{'s' if depth > 1 else ''} below it"
-
-
-_LOCAL: dict[str, str] = {}  # objects' local copies by URL, the newest last
-_RESTORED: dict[str, aiven.Restored] = {}  # what restoring a tiered object met, by its path
-_KEPT = 4  # local copies kept at once: a command reads its sources in turn
-
-
-def _local(source: Source) -> str:
-    """The local copy of a source in a store, fetched on first use by byte ranges; the oldest copy
-    goes when more than ``_KEPT`` are held (a reader that has it open keeps reading it)."""
-    path = _LOCAL.pop(source.path, None)
-    if path is None:
-        import tempfile
-
-        assert source.store is not None
-        where = tempfile.mkdtemp(prefix="kdump-object-")
-        base = source.base_offset
-        name = f"{base:020d}.log" if source.manifest and base is not None else source.path.rsplit("/", 1)[-1]
-        path = os.path.join(where, name or "object")  # Kafka's name kept: its base offset
-        try:
-            with open(path, "wb") as out:
-                if source.manifest is not None:
-                    _RESTORED[source.path] = _restore(source, source.store, source.manifest, out)
-                else:
-                    remote.fetch(source.store, source.path, out)
-        except BaseException:
-            _remove(path)
-            raise
-        while len(_LOCAL) >= _KEPT:
-            _remove(_LOCAL.pop(next(iter(_LOCAL))))
-    _LOCAL[source.path] = path
-    return path
-
-
-def _restore(source: Source, store: Store, manifest: str, out: IO[bytes]) -> aiven.Restored:
-    """Write the segment a tiered-storage ``.log`` object holds, through its manifest, and the
-    indexes of the ``.indexes`` object beside it next to the copy (log/aiven.py)."""
-    keys = aiven.Keys(store.rsa_keys)
-    stem = os.fspath(out.name)[: -len(".log")] if str(out.name).endswith(".log") else None
-    indexes_name = source.path[: -len(".log")] + aiven.INDEXES
-    missing = NotASegmentError(
-        f"the tiered-storage plugin's manifest ({os.path.basename(manifest)}) is missing beside it",
-        file=source.name,
-    )
-    if is_url(source.path):
-        size = remote.size(store, source.path)
-        if not remote.exists(store, manifest):
-            raise missing
-        data = remote.read(store, manifest, 0, min(remote.size(store, manifest), aiven.MAX_MANIFEST))
-        indexes = None
-        if stem is not None and remote.exists(store, indexes_name):
-            indexes = aiven.Indexes(indexes_name, remote.size(store, indexes_name),
-                                    lambda a, b: remote.read(store, indexes_name, a, b), stem)  # fmt: skip
-        return aiven.restore(
-            source.name,
-            lambda ranges: remote.read_ranges(store, source.path, ranges),
-            size,
-            data,
-            manifest,
-            keys,
-            out,
-            indexes,
-        )
-    try:
-        with open(manifest, "rb") as m:
-            data = m.read(aiven.MAX_MANIFEST)
-    except FileNotFoundError:
-        raise missing from None
-    except OSError as exc:
-        raise NotASegmentError(exc.strerror or str(exc), file=manifest) from None
-    try:
-        with open(source.path, "rb", buffering=0) as f, contextlib.ExitStack() as held:
-            size = os.fstat(f.fileno()).st_size
-            fd = f.fileno()
-            indexes = None
-            if stem is not None and os.path.isfile(indexes_name):
-                ix = held.enter_context(open(indexes_name, "rb", buffering=0))
-                ix_fd = ix.fileno()
-                indexes = aiven.Indexes(indexes_name, os.fstat(ix_fd).st_size,
-                                        lambda a, b: os.pread(ix_fd, b - a, a), stem)  # fmt: skip
-            return aiven.restore(
-                source.name, lambda ranges: [os.pread(fd, b - a, a) for a, b in ranges], size, data, manifest,
-                keys, out, indexes,
-            )  # fmt: skip
-    except OSError as exc:
-        raise NotASegmentError(exc.strerror or str(exc), file=exc.filename or source.path) from None
-
-
-def opening_problems(source: object) -> list[Problem]:
-    """The problems met while a tiered-storage object was restored to be read (chunks that failed);
-    none for any other source."""
-    if not isinstance(source, Source) or source.manifest is None:
-        return []
-    os.fspath(source)  # restored now, if not yet
-    restored = _RESTORED.get(source.path)
-    return [] if restored is None else restored.problems
-
-
-def tiered_offsets(source: object) -> tuple[int | None, int | None] | None:
-    """(start, end offset) a tiered object's manifest gives its segment, once restored; else None."""
-    restored = _RESTORED.get(source.path) if isinstance(source, Source) and source.manifest else None
-    return None if restored is None else (restored.start_offset, restored.end_offset)
-
-
-def _remove(path: str) -> None:
-    import shutil
-
-    shutil.rmtree(os.path.dirname(path), ignore_errors=True)
-
-
-@atexit.register
-def _remove_copies() -> None:
-    for path in _LOCAL.values():
-        _remove(path)
-    _LOCAL.clear()
 
 
 def _file_state(name: str) -> str | None:
