@@ -489,3 +489,20 @@ def test_a_chunk_larger_than_the_limit_is_a_problem_not_an_allocation(tmp_path: 
         and problems[0]["check"] == "chunk"
         and "more than the 268,435,456 read at once" in problems[0]["reason"]
     )
+
+
+def test_no_local_copy_is_left_behind_by_workers(tmp_path: Path) -> None:
+    data = (FIXTURES / "v2-gzip.log").read_bytes()
+    for p in range(4):
+        upload(data, tmp_path / "bucket", partition=p, chunk_size=100, compression=True)
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    for args in (
+        ["dump", "-j", "2", "--format", "json"],
+        ["ls", "-j", "2"],
+        ["verify-crc", "-j", "2"],
+        ["stats"],
+    ):
+        code, _, err = kdump(*args, str(tmp_path / "bucket"), env={"TMPDIR": str(scratch)})
+        assert code == 0, (args, err)
+        assert list(scratch.iterdir()) == [], args

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 from kafka_dump import wire as _twins
 from kafka_dump.errors import KafkaDumpError
+from kafka_dump.log.copies import release_all
 from kafka_dump.log.names import segment_base_offset
 from kafka_dump.log.sources import transient_dir_partition
 from kafka_dump.log.window import CHUNK_SIZE, open_segment
@@ -382,8 +383,12 @@ def _search(path: Segment, listing: Listing, options: LsOptions, match: Match) -
 
 
 def list_partition(files: list[Segment], options: LsOptions) -> list[Listing]:
-    """Each segment of one partition, in order (a unit of work for ``-j``)."""
-    return [list_segment(f, options) for f in files]
+    """Each segment of one partition, in order (a unit of work for ``-j`` and ``--dask``); the local
+    copies of objects removed after (a worker ends without its exit handlers)."""
+    try:
+        return [list_segment(f, options) for f in files]
+    finally:
+        release_all()
 
 
 def by_partition(files: Iterable[Segment]) -> list[list[Segment]]:

@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from kafka_dump.analysis.verify import FileProgress, VerifyEvent, VerifyOptions, verify_file
+from kafka_dump.log.copies import release_all
 
 if TYPE_CHECKING:
     from multiprocessing.connection import Connection
@@ -121,8 +122,11 @@ def checked(
 
 
 def events_of(source: Source, options: VerifyOptions) -> list[VerifyEvent]:
-    """One file's events, whole: a task of a Dask worker."""
-    return list(verify_file(source, options))
+    """One file's events, whole: a task of a Dask worker (the object's local copy removed after)."""
+    try:
+        return list(verify_file(source, options))
+    finally:
+        release_all()
 
 
 def tasks(files: list[Source], sizes: list[int] | None) -> Iterator[list[Source]]:
@@ -177,4 +181,5 @@ def _worker(
         with contextlib.suppress(OSError):
             answers.send(("error", traceback.format_exc()))
     finally:
+        release_all()  # the local copies of objects: a worker ends without its exit handlers
         answers.close()

@@ -129,7 +129,9 @@ def _remove(path: str) -> None:
 
 
 @atexit.register
-def _remove_copies() -> None:
+def release_all() -> None:
+    """Remove every local copy now: at the end of a worker's task (a worker process ends without
+    running exit handlers), and at exit."""
     for path in _LOCAL.values():
         _remove(path)
     _LOCAL.clear()
