@@ -506,3 +506,14 @@ def test_no_local_copy_is_left_behind_by_workers(tmp_path: Path) -> None:
         code, _, err = kdump(*args, str(tmp_path / "bucket"), env={"TMPDIR": str(scratch)})
         assert code == 0, (args, err)
         assert list(scratch.iterdir()) == [], args
+
+
+def test_a_manifest_of_billions_of_chunks_is_refused_before_its_index_is_built(tmp_path: Path) -> None:
+    log = upload((FIXTURES / "v2-gzip.log").read_bytes(), tmp_path, chunk_size=100)
+    manifest = Path(aiven.manifest_path(str(log)))
+    doc = json.loads(manifest.read_text())
+    doc["chunkIndex"] = {"type": "fixed", "originalChunkSize": 1, "originalFileSize": 2**31 - 1,
+                         "transformedChunkSize": 0, "finalTransformedChunkSize": 0}  # fmt: skip
+    manifest.write_text(json.dumps(doc))
+    code, out, _ = kdump("verify-crc", "--format", "json", str(log))
+    assert code == 2 and "maps 2,147,483,647 chunks" in json.loads(out.splitlines()[-1])["error"]

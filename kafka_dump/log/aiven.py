@@ -9,8 +9,9 @@ pair whose id leads the manifest's ``dataKey``. Read from the plugin's source
 (Aiven-Open/tiered-storage-for-apache-kafka 8fb15816): ``SegmentManifestV1``, the chunk indexes,
 ``ChunkSizesBinaryCodec``, ``AesEncryptionProvider``, ``RsaEncryptionProvider``.
 
-``restore`` writes the segment's own bytes to a file chunk by chunk: memory holds one chunk, and no
-size from the manifest sizes anything before it is checked against the object and the limits. A
+``restore`` writes the segment's own bytes to a file chunk by chunk: memory holds one group of
+stored chunks (``AHEAD_BYTES``) and one chunk restored, and no size from the manifest sizes anything
+before it is checked against the object and the limits (``MAX_CHUNK``, ``MAX_CHUNKS``). A
 chunk that fails (its tag, its frame, its size) becomes a problem that names the object, the chunk
 and its bytes, and its span of the segment is left as zeros so that reading goes on after it.
 
@@ -32,6 +33,7 @@ MANIFEST = ".rsm-manifest"
 INDEXES = ".indexes"
 IV, TAG = 12, 16  # AES-GCM, per chunk: the IV ahead of the ciphertext, the tag after it
 MAX_CHUNK = 256 << 20  # a chunk larger than this is a problem, not an allocation
+MAX_CHUNKS = 1 << 20  # chunks a manifest may map (1 GiB in 1 KiB chunks): its index is held whole
 MAX_MANIFEST = 16 << 20
 MAX_SIZES = 10 << 20  # the variable index's list, decompressed (the plugin's own bound)
 INSTALL = "pip install 'kdump[encryption]'"
@@ -99,6 +101,10 @@ def parse_manifest(data: bytes, name: str, object_size: int) -> Manifest:
     if chunk_size <= 0 and file_size > 0:
         raise bad(f"says chunks of {chunk_size} bytes")
     n = -(-file_size // chunk_size) if file_size else 0
+    if n > MAX_CHUNKS:
+        raise bad(
+            f"maps {n:,} chunks ({file_size:,} bytes in chunks of {chunk_size:,}), more than {MAX_CHUNKS:,}"
+        )
     if index.get("type") == "fixed":
         stored = _int(index, "transformedChunkSize", bad)
         final = _int(index, "finalTransformedChunkSize", bad)
