@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 from kafka_dump import wire as _twins
 from kafka_dump.errors import KafkaDumpError
-from kafka_dump.log.copies import release_all
+from kafka_dump.log.copies import release
 from kafka_dump.log.names import segment_base_offset
 from kafka_dump.log.sources import transient_dir_partition
 from kafka_dump.log.window import CHUNK_SIZE, open_segment
@@ -388,7 +388,7 @@ def list_partition(files: list[Segment], options: LsOptions) -> list[Listing]:
     try:
         return [list_segment(f, options) for f in files]
     finally:
-        release_all()
+        release(files)
 
 
 def by_partition(files: Iterable[Segment]) -> list[list[Segment]]:

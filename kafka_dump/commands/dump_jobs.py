@@ -25,7 +25,7 @@ from typing import Any, NamedTuple
 from kafka_dump.analysis.dump import Summary, merged
 from kafka_dump.commands.dump import DumpWork, write_dump
 from kafka_dump.errors import KafkaDumpError
-from kafka_dump.log.copies import release_all
+from kafka_dump.log.copies import release
 from kafka_dump.log.sources import Source
 from kafka_dump.render.output import Look, Output
 from kafka_dump.render.progress import file_size
@@ -128,7 +128,7 @@ def _dump_one(file: Source, work: DumpWork, look: Look, tmp: str) -> _Share:
         except KafkaDumpError as exc:
             error = exc
         finally:
-            release_all()  # the object's local copy: a worker ends without its exit handlers
+            release([file])  # the object's local copy: a worker ends without its exit handlers
         out.flush()
     return _Share(file.name, file_size(file), out_name, err_name, summary, error)
 

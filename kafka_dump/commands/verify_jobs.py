@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from kafka_dump.analysis.verify import FileProgress, VerifyEvent, VerifyOptions, verify_file
-from kafka_dump.log.copies import release_all
+from kafka_dump.log.copies import release, release_all
 
 if TYPE_CHECKING:
     from multiprocessing.connection import Connection
@@ -126,7 +126,7 @@ def events_of(source: Source, options: VerifyOptions) -> list[VerifyEvent]:
     try:
         return list(verify_file(source, options))
     finally:
-        release_all()
+        release([source])
 
 
 def tasks(files: list[Source], sizes: list[int] | None) -> Iterator[list[Source]]:

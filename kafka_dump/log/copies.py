@@ -9,6 +9,8 @@ from __future__ import annotations
 import atexit
 import contextlib
 import os
+import threading
+from collections.abc import Iterable
 from typing import IO, TYPE_CHECKING
 
 from kafka_dump.errors import NotASegmentError
@@ -19,35 +21,47 @@ from kafka_dump.model import Problem
 if TYPE_CHECKING:
     from kafka_dump.log.sources import Source
 
-_LOCAL: dict[str, str] = {}  # objects' local copies by URL, the newest last
+# Objects' local copies by URL, the newest last, each with the thread that made it: a Dask worker
+# runs tasks on several threads, and a thread evicts and releases only its own copies.
+_LOCAL: dict[str, tuple[str, int]] = {}
+_LOCK = threading.Lock()
 _RESTORED: dict[str, aiven.Restored] = {}  # what restoring a tiered object met, by its path
-_KEPT = 4  # local copies kept at once: a command reads its sources in turn
+_KEPT = 4  # local copies a thread keeps at once: a command reads its sources in turn
 
 
 def local(source: Source) -> str:
-    """The local copy of a source in a store, fetched on first use by byte ranges; the oldest copy
-    goes when more than ``_KEPT`` are held (a reader that has it open keeps reading it)."""
-    path = _LOCAL.pop(source.path, None)
-    if path is None:
-        import tempfile
+    """The local copy of a source in a store, fetched on first use by byte ranges; the thread's
+    oldest copy goes when it holds more than ``_KEPT`` (a reader that has it open keeps reading it)."""
+    me = threading.get_ident()
+    with _LOCK:
+        held = _LOCAL.pop(source.path, None)
+        if held is not None:
+            _LOCAL[source.path] = held  # the newest now
+            return held[0]
+    import tempfile
 
-        assert source.store is not None
-        where = tempfile.mkdtemp(prefix="kdump-object-")
-        base = source.base_offset
-        name = f"{base:020d}.log" if source.manifest and base is not None else source.path.rsplit("/", 1)[-1]
-        path = os.path.join(where, name or "object")  # Kafka's name kept: its base offset
-        try:
-            with open(path, "wb") as out:
-                if source.manifest is not None:
-                    _RESTORED[source.path] = _restore(source, source.store, source.manifest, out)
-                else:
-                    remote.fetch(source.store, source.path, out)
-        except BaseException:
+    assert source.store is not None
+    where = tempfile.mkdtemp(prefix="kdump-object-")
+    base = source.base_offset
+    name = f"{base:020d}.log" if source.manifest and base is not None else source.path.rsplit("/", 1)[-1]
+    path = os.path.join(where, name or "object")  # Kafka's name kept: its base offset
+    try:
+        with open(path, "wb") as out:
+            if source.manifest is not None:
+                _RESTORED[source.path] = _restore(source, source.store, source.manifest, out)
+            else:
+                remote.fetch(source.store, source.path, out)
+    except BaseException:
+        _remove(path)
+        raise
+    with _LOCK:
+        if (won := _LOCAL.get(source.path)) is not None:  # another thread fetched it meanwhile
             _remove(path)
-            raise
-        while len(_LOCAL) >= _KEPT:
-            _remove(_LOCAL.pop(next(iter(_LOCAL))))
-    _LOCAL[source.path] = path
+            return won[0]
+        mine = [url for url, (_, owner) in _LOCAL.items() if owner == me]
+        for url in mine[: max(0, len(mine) - _KEPT + 1)]:
+            _remove(_LOCAL.pop(url)[0])
+        _LOCAL[source.path] = (path, me)
     return path
 
 
@@ -128,10 +142,20 @@ def _remove(path: str) -> None:
     shutil.rmtree(os.path.dirname(path), ignore_errors=True)
 
 
+def release(sources: Iterable[object]) -> None:
+    """Remove the local copies of these sources now: at the end of a worker's task (a worker process
+    ends without running exit handlers; a Dask worker's other threads keep theirs)."""
+    with _LOCK:
+        for source in sources:
+            held = _LOCAL.pop(str(getattr(source, "path", "")), None)
+            if held is not None:
+                _remove(held[0])
+
+
 @atexit.register
 def release_all() -> None:
-    """Remove every local copy now: at the end of a worker's task (a worker process ends without
-    running exit handlers), and at exit."""
-    for path in _LOCAL.values():
-        _remove(path)
-    _LOCAL.clear()
+    """Remove every local copy: at exit, and at the end of a worker process."""
+    with _LOCK:
+        for path, _ in _LOCAL.values():
+            _remove(path)
+        _LOCAL.clear()
