@@ -517,3 +517,13 @@ def test_a_manifest_of_billions_of_chunks_is_refused_before_its_index_is_built(t
     manifest.write_text(json.dumps(doc))
     code, out, _ = kdump("verify-crc", "--format", "json", str(log))
     assert code == 2 and "maps 2,147,483,647 chunks" in json.loads(out.splitlines()[-1])["error"]
+
+
+def test_diff_takes_a_url(tmp_path: Path) -> None:
+    part = tmp_path / "t-0"
+    part.mkdir()
+    shutil.copy(FIXTURES / "v2-gzip.log", part / "00000000000000000000.log")
+    code, out, err = kdump("diff", f"file://{part}", str(part))
+    assert code == 0 and "identical over the common range" in out, err
+    code, _, err = kdump("diff", f"file://{tmp_path}/nothing", str(part))
+    assert code == 2 and f"file://{tmp_path}/nothing: no such object or prefix" in err

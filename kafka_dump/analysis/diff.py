@@ -20,7 +20,7 @@ from typing import NamedTuple
 from kafka_dump import wire as _twins
 from kafka_dump.errors import KafkaDumpError
 from kafka_dump.log.segment import read_segment, read_segment_runs
-from kafka_dump.log.sources import partition_sources
+from kafka_dump.log.sources import Source, partition_sources
 from kafka_dump.log.window import CHUNK_SIZE, MappedWindow, open_segment
 from kafka_dump.model import Batch, Compression, Problem, ProblemKind, Record
 from kafka_dump.wire import layout as L
@@ -166,7 +166,7 @@ class _Side:
     def __init__(self, name: str, path: str, options: DiffOptions) -> None:
         self.name = name
         found = partition_sources(path, "diff compares one partition (or segment) with another")
-        self.files = [Path(f.path) for f in found if f.path.endswith(".log")] or [Path(f.path) for f in found]
+        self.files: list[Source] = [f for f in found if f.path.endswith(".log")] or found
         self.options = options
         self.last: int | None = None  # the last offset read (the walk's)
         self.before: int | None = None  # the last offset of the entries compared
@@ -201,7 +201,7 @@ class _Side:
         for path in self.files:
             yield from self._file(path)
 
-    def _file(self, path: Path) -> Generator[_Chunk, None, None]:
+    def _file(self, path: Source) -> Generator[_Chunk, None, None]:
         options = self.options
         limit = max(options.max_batch_bytes, CHUNK_SIZE)
         check32c, check32 = (crc32c, zlib.crc32) if options.verify else (None, None)
