@@ -9,9 +9,9 @@ pair whose id leads the manifest's ``dataKey``. Read from the plugin's source
 (Aiven-Open/tiered-storage-for-apache-kafka 8fb15816): ``SegmentManifestV1``, the chunk indexes,
 ``ChunkSizesBinaryCodec``, ``AesEncryptionProvider``, ``RsaEncryptionProvider``.
 
-``restore`` writes the segment's own bytes to a file chunk by chunk: memory holds one group of
-stored chunks (``AHEAD_BYTES``) and one chunk restored, and no size from the manifest sizes anything
-before it is checked against the object and the limits (``MAX_CHUNK``, ``MAX_CHUNKS``). A
+``restore`` writes the segment's own bytes to a file chunk by chunk: memory holds two groups of
+stored chunks (``AHEAD_BYTES``: one restored, the next fetched) and one chunk restored, and no size
+from the manifest sizes anything before it is checked against the object and the limits (``MAX_CHUNK``, ``MAX_CHUNKS``). A
 chunk that fails (its tag, its frame, its size) becomes a problem that names the object, the chunk
 and its bytes, and its span of the segment is left as zeros so that reading goes on after it.
 
@@ -40,7 +40,8 @@ INSTALL = "pip install 'kdump[encryption]'"
 
 ReadRange = Callable[[int, int], bytes]  # (start, end) -> the object's bytes start..end
 ReadRanges = Callable[[list[tuple[int, int]]], list[bytes]]  # several at once (in flight together)
-AHEAD_BYTES = 32 << 20  # stored chunks fetched together: memory holds these, and one chunk restored
+AHEAD_BYTES = 32 << 20  # stored chunks fetched together: memory holds two groups, and one chunk restored
+REQUEST_BYTES = 16 << 20  # chunks that lie end to end, asked for in one range request
 
 
 class Chunk(NamedTuple):
@@ -378,31 +379,67 @@ def restore(
 
 
 def _fetched(chunks: list[Chunk], read: ReadRanges) -> Iterator[tuple[Chunk, bytes | None]]:
-    """Each chunk with its stored bytes (None for one too large to read), fetched in groups of up
-    to ``AHEAD_BYTES`` whose requests are in flight together."""
-    group: list[Chunk] = []
-    held = 0
-    for c in [*chunks, None]:
-        if (
-            c is not None
-            and c.stored_size <= MAX_CHUNK
-            and c.size <= MAX_CHUNK
-            and (not group or held + c.stored_size <= AHEAD_BYTES)
-        ):
-            group.append(c)
-            held += c.stored_size
-            continue
-        if group:
-            yield from zip(
-                group, read([(g.stored_at, g.stored_at + g.stored_size) for g in group]), strict=True
-            )
-            group, held = [], 0
-        if c is None:
-            return
+    """Each chunk with its stored bytes (None for one too large to read), in groups of up to
+    ``AHEAD_BYTES``: the next group is fetched (on a thread) while this one is restored, and the
+    chunks of a group that lie end to end are asked for in requests of up to ``REQUEST_BYTES``."""
+    groups = _groups(chunks)
+    if not groups:
+        return
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(1, thread_name_prefix="kdump-chunks") as ahead:
+        pending = ahead.submit(_read_group, groups[0], read)
+        for i, group in enumerate(groups):
+            got = pending.result()
+            if i + 1 < len(groups):
+                pending = ahead.submit(_read_group, groups[i + 1], read)
+            yield from zip(group, got, strict=True)
+
+
+def _groups(chunks: list[Chunk]) -> list[list[Chunk]]:
+    """The chunks in groups of up to ``AHEAD_BYTES`` stored; a chunk too large to read alone."""
+    groups: list[list[Chunk]] = []
+    held = AHEAD_BYTES + 1
+    for c in chunks:
         if c.stored_size > MAX_CHUNK or c.size > MAX_CHUNK:
-            yield c, None
+            groups.append([c])
+            held = AHEAD_BYTES + 1
+        elif held + c.stored_size > AHEAD_BYTES:
+            groups.append([c])
+            held = c.stored_size
         else:
-            group, held = [c], c.stored_size
+            groups[-1].append(c)
+            held += c.stored_size
+    return groups
+
+
+def _read_group(group: list[Chunk], read: ReadRanges) -> list[bytes | None]:
+    """The group's stored chunks (None for one too large to read), chunks that lie end to end
+    asked for together, up to ``REQUEST_BYTES`` a request."""
+    if len(group) == 1 and (group[0].stored_size > MAX_CHUNK or group[0].size > MAX_CHUNK):
+        return [None]
+    spans: list[list[Chunk]] = []
+    for c in group:
+        last = spans[-1] if spans else None
+        if (
+            last is not None
+            and last[-1].stored_at + last[-1].stored_size == c.stored_at
+            and c.stored_at + c.stored_size - last[0].stored_at <= REQUEST_BYTES
+        ):
+            last.append(c)
+        else:
+            spans.append([c])
+    found = read([(s[0].stored_at, s[-1].stored_at + s[-1].stored_size) for s in spans])
+    out: list[bytes | None] = []
+    for span, data in zip(spans, found, strict=True):
+        if len(span) == 1:
+            out.append(data)
+            continue
+        view = memoryview(data)
+        for c in span:
+            at = c.stored_at - span[0].stored_at
+            out.append(bytes(view[at : at + c.stored_size]))
+    return out
 
 
 def _restore_indexes(
