@@ -152,3 +152,41 @@ def test_progress_changes_nothing_on_stdout(in_root: Path, command: str) -> None
     assert shown.exit_code == plain.exit_code == 0
     assert shown.stdout == plain.stdout
     assert "Traceback" not in shown.stderr and " left\x1b[K" in shown.stderr
+
+
+def test_an_object_fetched_before_it_is_read_shows_its_bytes_chunks_and_place() -> None:
+    clock, screen = Clock(), Terminal()
+    bar = Bar(screen, 200, delay=0, files=3, clock=clock)
+    bar.fetching("s3://b/t-AAAAAAAAAAAAAAAAAAAAAQ/3/a.log", 0, 4 << 20, "0 of 4 chunks")
+    clock.now += 2
+    bar.fetching("s3://b/t-AAAAAAAAAAAAAAAAAAAAAQ/3/a.log", 1 << 20, 4 << 20, "1 of 4 chunks")
+    line = screen.getvalue().rsplit("\r", 1)[-1]
+    assert line.startswith("a.log ━━━━━─")
+    assert "object 1 of 3 · fetching 1.0 MiB of 4.0 MiB · 1 of 4 chunks · 512.0 KiB/s · 0:06 left" in line
+    clock.now += 1
+    bar.at("s3://b/t-AAAAAAAAAAAAAAAAAAAAAQ/3/a.log", 4 << 20)  # then read: the reader's own line
+    assert "fetching" not in screen.getvalue().rsplit("\r", 1)[-1]
+    clock.now += 1
+    bar.fetching("s3://b/t-AAAAAAAAAAAAAAAAAAAAAQ/3/b.log", 0, 100, "")  # the next object
+    assert "object 2 of 3 · fetching 0 B of 100 B · 0 B/s" in screen.getvalue().rsplit("\r", 1)[-1]
+
+
+def test_the_bar_follows_a_tiered_object_restored_chunk_by_chunk(tmp_path: Path) -> None:
+    from tests.tiered_writer import upload
+
+    data = (Path(__file__).parent.parent / "fixtures" / "v2-gzip.log").read_bytes()
+    log = upload(data, tmp_path, chunk_size=100)
+    chunks = -(-len(data) // 100)
+    result = CliRunner().invoke(
+        main,
+        ["verify-crc", "--progress", str(log)],
+        env={"KDUMP_PROGRESS_DELAY": "0"},
+        catch_exceptions=False,
+    )
+    assert result.exit_code == 0, result.output
+    # the first line (redrawn at most ten times a second): before the first chunk, with the chunks to come
+    assert (
+        f"\r00000000000000000000… fetching 0 B of {binary_size(len(data))} · 0 of {chunks} chunks"
+        in result.stderr
+    )
+    assert result.stderr.endswith("\r\x1b[K")

@@ -318,8 +318,8 @@ def _rlmm_record(api_key: int, fields: dict[str, object]) -> bytes:
     return bytes([1, api_key, 0]) + schema(RLMM_TYPES[api_key]).write(fields, 0)
 
 
-def _segment_added(seg: str, start: int, end: int) -> bytes:
-    tip = {"name": "orders", "id": TOPIC_UUID, "partition": 3}
+def _segment_added(seg: str, start: int, end: int, partition: int = 3) -> bytes:
+    tip = {"name": "orders", "id": TOPIC_UUID, "partition": partition}
     return _rlmm_record(0, {
         "remoteLogSegmentId": {"topicIdPartition": tip, "id": seg}, "startOffset": start, "endOffset": end,
         "brokerId": 1, "maxTimestampMs": 5, "eventTimestampMs": 6,
@@ -409,7 +409,8 @@ def test_ls_remote_shows_one_line_of_offsets_across_disk_and_store(
             ("span", "local", 35, 44), ("overlap", None, 40, 44), ("span", "remote", 40, 49),
         ], shape  # fmt: skip
         assert rows[-1] == {"type": "tiered", "localStart": 25, "localEnd": 44, "localSegments": 2,
-                            "remoteStart": 0, "remoteEnd": 49, "remoteSegments": 4, "gaps": 1, "overlaps": 1}  # fmt: skip
+                            "remoteStart": 0, "remoteEnd": 49, "remoteSegments": 4, "gaps": 1, "overlaps": 1,
+                            "remoteFrom": where}  # fmt: skip
     code, out, _ = kdump("ls", "--remote", str(local), str(part))
     assert (
         code == 1
@@ -527,3 +528,46 @@ def test_diff_takes_a_url(tmp_path: Path) -> None:
     assert code == 0 and "identical over the common range" in out, err
     code, _, err = kdump("diff", f"file://{tmp_path}/nothing", str(part))
     assert code == 2 and f"file://{tmp_path}/nothing: no such object or prefix" in err
+
+
+def test_ls_tiered_takes_the_remote_side_from_remote_log_metadata(tmp_path: Path) -> None:
+    from tests.batches import v2_batch
+
+    data = tmp_path / "data"
+    part = data / "orders-3"
+    part.mkdir(parents=True)
+    for first, last in ((25, 34), (35, 44)):
+        (part / f"{first:020d}.log").write_bytes(_batch(first, last))
+    ids = iter(f"{c * 21}{n}" for c, n in zip("ABCDEFGH", "QgwAQgwA", strict=True))
+    values = []
+    for first, last in ((0, 9), (15, 24), (25, 34), (40, 49)):  # copied: Kafka serves them
+        seg = next(ids)
+        values += [_segment_added(seg, first, last), _segment_moved(seg, 1)]
+    stuck, deleted, other = next(ids), next(ids), next(ids)
+    values += [_segment_added(stuck, 50, 59)]  # never finished: not served
+    values += [_segment_added(deleted, 60, 69), _segment_moved(deleted, 1), _segment_moved(deleted, 3)]
+    values += [_segment_added(other, 0, 99, partition=4), _segment_moved(other, 1)]  # another partition
+    meta = data / "__remote_log_metadata-7"
+    meta.mkdir()
+    (meta / "00000000000000000000.log").write_bytes(v2_batch([(None, v, []) for v in values]))
+    code, out, err = kdump("ls", "--format", "json", "--tiered", str(part))
+    rows = [json.loads(line) for line in out.splitlines()]
+    assert code == 1, err  # a gap, an overlap
+    shape = [(r["type"], r.get("where"), r["firstOffset"], r["lastOffset"]) for r in rows[:-1]]
+    assert shape == [
+        ("span", "remote", 0, 9), ("gap", None, 10, 14), ("span", "remote", 15, 24), ("span", "both", 25, 34),
+        ("span", "local", 35, 44), ("overlap", None, 40, 44), ("span", "remote", 40, 49),
+    ], shape  # fmt: skip
+    assert rows[0]["segment"] == "A" * 21 + "Q" and rows[0]["bytes"] == 577
+    assert rows[-1]["remoteSegments"] == 4 and rows[-1]["remoteFrom"] == "__remote_log_metadata"
+    elsewhere = tmp_path / "data-2"  # JBOD: the metadata's partition in another log dir
+    elsewhere.mkdir()
+    meta.rename(elsewhere / meta.name)
+    code, out, err = kdump("ls", "--tiered", str(part))
+    assert code == 2 and out == "" and "__remote_log_metadata partition" in err and "--metadata" in err
+    assert "Traceback" not in err
+    code, out, err = kdump("ls", "--metadata", str(tmp_path), str(part))
+    assert code == 1, err
+    assert "GAP     10..14  (5 offsets on neither side)" in out and "remote: 0..49 in 4 segments" in out
+    code, _, err = kdump("ls", "--tiered", "--remote", str(tmp_path), str(part))
+    assert code == 2 and "give one" in err

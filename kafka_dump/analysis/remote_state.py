@@ -11,14 +11,17 @@ DELETE_SEGMENT_STARTED did not get to its end (``stuck``).
 
 from __future__ import annotations
 
+import os
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
-from kafka_dump.analysis.replay import Run
+from kafka_dump.analysis.replay import Cut, Run, Seen, effective_runs
 from kafka_dump.internal_topics.remote_log import PARTITION_STATES, SEGMENT_STATES
+from kafka_dump.model import Record
 
 Row = dict[str, Any]
+TOPIC = "__remote_log_metadata"
 
 COPY_STARTED, COPY_FINISHED, DELETE_STARTED, DELETE_FINISHED = SEGMENT_STATES
 # {prefix}{topic}-{topicId}/{partition}/{offset:020}-{segmentId}.{suffix}: the ids are 22 characters
@@ -86,6 +89,19 @@ def remote_segments(runs: Iterable[Run], decoded: Any) -> list[Row]:
     for row in segments.values():
         row["stuck"] = row["state"] in (COPY_STARTED, DELETE_STARTED)
     return [*segments.values(), *partitions.values()]
+
+
+def replayed(files: Sequence[os.PathLike[str] | str], cut: Cut, seen: Seen, **limits: int) -> list[Row]:
+    """One partition of ``__remote_log_metadata`` (its segments in offset order) replayed: its
+    ``remote-segment`` and ``remote-partition`` rows (``remote_segments``)."""
+    from kafka_dump.internal_topics.remote_log import decode
+
+    def decoded(r: Record) -> tuple[str, dict[str, Any]] | None:
+        d = decode(r)
+        v = d.value
+        return (v.schema, v.data) if d.ok and v is not None and v.schema and v.data is not None else None
+
+    return remote_segments(effective_runs(files, cut, seen, **limits), decoded)  # type: ignore[arg-type]
 
 
 def _segment_id(data: Row) -> str:

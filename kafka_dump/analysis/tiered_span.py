@@ -3,8 +3,9 @@ or both, and the gaps and overlaps between the segments.
 
 Local segments are listed by their headers (``analysis/ls.py``); remote ones by their manifests
 alone (the plugin's ``.rsm-manifest``: its remoteLogSegmentMetadata's start and end offsets, and the
-size), so a store's segments are placed without being fetched. A remote segment the partition's
-local log also holds is ``both``.
+size), so a store's segments are placed without being fetched; or, with no store named, by what
+``__remote_log_metadata`` says was copied (its segments in COPY_SEGMENT_FINISHED, the state in which
+Kafka serves them). A remote segment the partition's local log also holds is ``both``.
 """
 
 from __future__ import annotations
@@ -15,11 +16,13 @@ from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 from kafka_dump.analysis.ls import LsOptions, list_segment
-from kafka_dump.analysis.remote_state import object_key
+from kafka_dump.analysis.remote_state import COPY_FINISHED, TOPIC, object_key, replayed
+from kafka_dump.analysis.replay import Cut, Seen
 from kafka_dump.errors import NotASegmentError
 from kafka_dump.log import aiven, remote
 from kafka_dump.log.remote import Store
-from kafka_dump.log.sources import Source, find
+from kafka_dump.log.sources import READ_KINDS, Source, find
+from kafka_dump.model import Problem, ProblemKind
 
 Row = dict[str, Any]
 
@@ -74,6 +77,45 @@ def remote_spans(url: str, store: Store, partition: str) -> tuple[list[Span], li
             errors.append(f"{s.path}: the manifest gives no remoteLogSegmentMetadata offsets")
             continue
         spans.append(Span("remote", s.path[: -len(aiven.MANIFEST)] + ".log", start, end, m.file_size))
+    return spans, errors
+
+
+def metadata_spans(where: Sequence[str], partition: str) -> tuple[list[Span], list[str]]:
+    """The spans of ``partition``'s (``topic-N``) remote segments as ``__remote_log_metadata`` under
+    ``where`` (log dirs, directories above them, its partitions) has them in COPY_SEGMENT_FINISHED;
+    and what could not be read (one line each). No partition of that topic under ``where`` is an error."""
+    topic, _, number = partition.rpartition("-")
+    found = find(where)
+    by_dir: dict[str, list[Source]] = {}
+    for s in found.sources:
+        if s.kind in READ_KINDS and os.path.basename(s.directory).rpartition("-")[0] == TOPIC:
+            by_dir.setdefault(s.directory, []).append(s)
+    if not by_dir:
+        shown = ", ".join(where)
+        raise NotASegmentError(
+            f"no {TOPIC} partition below it: name where they are with --metadata DIR, or the store with --remote URL",
+            file=shown,
+        )
+    errors: list[str] = []
+
+    def problem(p: Problem) -> None:
+        if p.kind is ProblemKind.CORRUPT:
+            errors.append(str(p))
+
+    spans = []
+    for files in by_dir.values():
+        for row in replayed(files, Cut(), Seen(problem)):
+            if (
+                row["type"] == "remote-segment"
+                and (row["topic"], str(row["partition"])) == (topic, number)
+                and row["state"] == COPY_FINISHED
+                and isinstance(row["startOffset"], int)
+                and isinstance(row["endOffset"], int)
+            ):
+                size = row["sizeInBytes"] if isinstance(row["sizeInBytes"], int) else 0
+                spans.append(
+                    Span("remote", str(row["segmentId"]), row["startOffset"], row["endOffset"], size)
+                )
     return spans, errors
 
 
@@ -134,6 +176,7 @@ def across(local: list[Span], remote_: list[Span]) -> list[Row]:
 def table_lines(rows: list[Row]) -> list[str]:
     """The rows as a table: one line a segment, a gap or an overlap; then the two sides' ranges."""
     from kafka_dump.render.payload import printable
+    from kafka_dump.render.plain import plural
 
     lines = []
     for r in rows:
@@ -149,8 +192,8 @@ def table_lines(rows: list[Row]) -> list[str]:
             for side in ("local", "remote"):
                 start, end = r[f"{side}Start"], r[f"{side}End"]
                 held = "-" if start is None else f"{start}..{end}"
-                lines.append(f"{side}: {held} in {r[f'{side}Segments']:,} segments")
-            lines.append(f"{r['gaps']:,} gaps, {r['overlaps']:,} overlaps")
+                lines.append(f"{side}: {held} in {plural(r[f'{side}Segments'], 'segment')}")
+            lines.append(f"{plural(r['gaps'], 'gap')}, {plural(r['overlaps'], 'overlap')}")
     return [line + "\n" for line in lines]
 
 

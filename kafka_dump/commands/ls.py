@@ -80,6 +80,14 @@ from kafka_dump.wire.match import Match
     "--remote", "remote_url", metavar="URL",
     help="The partition's tiered-storage location: one line of offsets across disk and store (local, remote, both; gaps, overlaps).",
 )  # fmt: skip
+@click.option(
+    "--tiered", is_flag=True,
+    help="As --remote, the remote side from __remote_log_metadata in the partition's log dir (its segments in COPY_SEGMENT_FINISHED).",
+)  # fmt: skip
+@click.option(
+    "--metadata", "metadata", multiple=True, metavar="DIR",
+    help="Where __remote_log_metadata's partitions are for --tiered (a log dir, a directory above log dirs); implies --tiered.",
+)  # fmt: skip
 @dask_option
 @search_options
 @limit_options
@@ -96,6 +104,8 @@ def ls(
     verify: bool,
     jobs: int,
     remote_url: str | None,
+    tiered: bool,
+    metadata: tuple[str, ...],
     dask: str | None,
     match: Match | None,
     limits: Limits,
@@ -118,6 +128,7 @@ def ls(
       kdump ls --format plain /var/lib/kafka/data | awk -F'\\t' '{s += $7} END {print s}'
       kdump ls --key order-42 /var/lib/kafka/data      # the partitions that hold a key
       kdump ls --remote s3://tiered-bucket/prod/ /var/lib/kafka/data/orders-3   # disk and store
+      kdump ls --tiered /var/lib/kafka/data/orders-3   # the store's side from __remote_log_metadata
     """
     no_stdin(paths, "ls lists files it can open again; pipe a segment into dump, verify-crc or stats")
     paths = segment_paths(paths, out)
@@ -125,8 +136,12 @@ def ls(
         return EXIT_BAD_INPUT
     found = find(paths, transient=True, store=store)  # Kafka's transient files are listed, with their state
     files = found.readable()
-    if remote_url is not None:
-        return _across(out, fmt, files, remote_url, store)
+    if remote_url is not None and (tiered or metadata):
+        raise click.UsageError(
+            "--remote reads the store's manifests, --tiered and --metadata read __remote_log_metadata: give one"
+        )
+    if remote_url is not None or tiered or metadata:
+        return _across(out, fmt, files, remote_url, metadata, store)
     states = {s.name: s.state for s in files if s.state is not None}
     if by is None:
         by = "partition" if _holds_partitions(paths, files) else "segment"
@@ -167,19 +182,28 @@ def ls(
     return max(EXIT_CORRUPT if damaged else EXIT_OK, skipped_code(found.skipped))
 
 
-def _across(out: Output, fmt: str, files: list[Source], url: str, store: Store) -> int:
-    """``--remote``: one partition's offsets across disk and the store; exit 1 for a gap or an overlap."""
+def _across(
+    out: Output, fmt: str, files: list[Source], url: str | None, metadata: Sequence[str], store: Store
+) -> int:
+    """``--remote``, ``--tiered``: one partition's offsets across disk and the store (its manifests
+    under ``url``, or ``__remote_log_metadata`` under ``metadata``, by default the partition's log
+    dir); exit 1 for a gap or an overlap."""
     from kafka_dump.analysis import tiered_span as t
 
     directories = {f.directory for f in files}
     if len(directories) != 1:
-        raise click.UsageError("--remote lists one partition: give its directory (topic-N) alone")
-    partition = os.path.basename(directories.pop())
+        raise click.UsageError("--remote and --tiered list one partition: give its directory (topic-N) alone")
+    directory = directories.pop()
+    partition = os.path.basename(directory)
     local, errors = t.local_spans(files)
-    remote, more = t.remote_spans(url, store, partition)
+    if url is not None:
+        remote, more = t.remote_spans(url, store, partition)
+    else:
+        remote, more = t.metadata_spans(list(metadata) or [os.path.dirname(directory) or "."], partition)
     for error in [*errors, *more]:
         out.diagnostic(error)
     rows = t.across(local, remote)
+    rows[-1]["remoteFrom"] = url if url is not None else "__remote_log_metadata"
     out.write("".join(t.json_lines(rows) if fmt == "json" else t.table_lines(rows)))
     out.flush()
     summary = rows[-1]

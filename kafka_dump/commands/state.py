@@ -24,7 +24,7 @@ from kafka_dump.commands.walked import no_stdin, report_skipped, skipped_code, s
 from kafka_dump.internal_topics import resolve
 from kafka_dump.log.remote import Store
 from kafka_dump.log.sources import READ_KINDS, Found, find
-from kafka_dump.model import Problem, ProblemKind, Record, item_end
+from kafka_dump.model import Problem, ProblemKind, item_end
 from kafka_dump.render.output import Output
 
 KINDS = ("auto", "offsets", "transactions", "metadata", "share-group-state", "remote-log-metadata")
@@ -164,20 +164,14 @@ def _replay(
         from kafka_dump.analysis.metadata_state import cluster_state
 
         return cluster_state(files, cut, seen, topics, **limits)
+    if name == "remote-log-metadata":
+        from kafka_dump.analysis.remote_state import replayed
+
+        rows = replayed(files, cut, seen, **limits)
+        return [r for r in rows if not topics or r["topic"] in topics]
     runs = effective_runs(files, cut, seen, **limits)
     if name == "share-group-state":
         return st.share_state_rows(runs, groups)
-    if name == "remote-log-metadata":
-        from kafka_dump.analysis.remote_state import remote_segments
-        from kafka_dump.internal_topics.remote_log import decode
-
-        def decoded(r: Record) -> tuple[str, dict[str, Any]] | None:
-            d = decode(r)
-            v = d.value
-            return (v.schema, v.data) if d.ok and v is not None and v.schema and v.data is not None else None
-
-        rows = remote_segments(runs, decoded)
-        return [r for r in rows if not topics or r["topic"] in topics]
     live = last_per_key(runs)
     if name == "transactions":
         return st.transaction_state(live, seen.newest, txn_ids)

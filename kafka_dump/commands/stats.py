@@ -131,7 +131,9 @@ def stats(
     # --per-file: each file).
     into = None if per_file or fmt == "json" else _Sections({f.name for f in files if f.given}).into
     events: Iterable[StatsEvent] = iter_stats(files, listener=listener, into=into, **limits)
-    events = out.track(events, progress_position, sum(map(file_size, files)) if out.progress else None)
+    events = out.track(
+        events, progress_position, sum(map(file_size, files)) if out.progress else None, len(files)
+    )
     read, unread = _render(out, events, fmt, charts=not no_charts, comparisons=comparisons)
     report_skipped(out, found.skipped, as_json=fmt == "json")
     out.flush()

@@ -133,7 +133,7 @@ def verify_crc(
     show: _JsonOut | _TableOut = _JsonOut(out) if fmt == "json" else _TableOut(out, show_all)
     reports: list[FileReport] = []
     refused: list[str] = []  # salvage copies not written
-    for event in out.track(events, _position, sum(sizes) if sizes is not None else None):
+    for event in out.track(events, _position, sum(sizes) if sizes is not None else None, len(files)):
         if isinstance(event, Problem):
             show.problem(event)
         elif isinstance(event, FileReport):

@@ -53,12 +53,9 @@ def _estimated_bytes(files: list[Source]) -> int:
 
 
 def _size(path: Source) -> int:
-    if path.store is not None:
-        return 0  # an object not fetched yet: a look-up must not fetch it
-    try:
-        return os.stat(path).st_size
-    except OSError:
-        return 0
+    from kafka_dump.render.progress import file_size
+
+    return file_size(path)  # an object not fetched yet: its listed size, never a fetch
 
 
 def checked(

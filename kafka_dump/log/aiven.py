@@ -40,6 +40,7 @@ INSTALL = "pip install 'kdump[encryption]'"
 
 ReadRange = Callable[[int, int], bytes]  # (start, end) -> the object's bytes start..end
 ReadRanges = Callable[[list[tuple[int, int]]], list[bytes]]  # several at once (in flight together)
+Seen = Callable[[int, int, str], None]  # (bytes restored, bytes in all, "3 of 17 chunks"): a progress bar
 AHEAD_BYTES = 32 << 20  # stored chunks fetched together: memory holds two groups, and one chunk restored
 REQUEST_BYTES = 16 << 20  # chunks that lie end to end, asked for in one range request
 
@@ -319,6 +320,7 @@ def restore(
     keys: Keys,
     out: IO[bytes],
     indexes: Indexes | None = None,
+    seen: Seen | None = None,
 ) -> Restored:
     """Write the segment a ``.log`` object holds to ``out``, chunk by chunk, and the indexes of its
     ``.indexes`` object beside the copy (each stored on its own, encrypted as the chunks are, never
@@ -342,6 +344,9 @@ def restore(
 
     inflate = zstandard.ZstdDecompressor()
     problems: list[Problem] = []
+    done, chunks = 0, len(m.chunks)
+    if seen is not None:
+        seen(0, m.file_size, f"0 of {chunks:,} chunks")
     for c, stored in _fetched(m.chunks, read):
         why = None
         data = b""
@@ -369,6 +374,9 @@ def restore(
             out.seek(c.size, os.SEEK_CUR)  # a hole: zeros, on disk only
         else:
             out.write(data)
+        if seen is not None:
+            done += c.size
+            seen(done, m.file_size, f"{c.number + 1:,} of {chunks:,} chunks")
     out.truncate(m.file_size)
     if indexes is not None:
         problems += _restore_indexes(m, indexes, decrypt, bad_tag)

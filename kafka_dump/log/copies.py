@@ -10,7 +10,7 @@ import atexit
 import contextlib
 import os
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import IO, TYPE_CHECKING
 
 from kafka_dump.errors import NotASegmentError
@@ -27,6 +27,24 @@ _LOCAL: dict[str, tuple[str, int]] = {}
 _LOCK = threading.Lock()
 _RESTORED: dict[str, aiven.Restored] = {}  # what restoring a tiered object met, by its path
 _KEPT = 4  # local copies a thread keeps at once: a command reads its sources in turn
+
+# (object's name, bytes done, bytes in all, what: "3 of 17 chunks" or "") while a copy is made
+Watcher = Callable[[str, int, int, str], None]
+_WATCHER: tuple[Watcher, int] | None = None  # the watcher and its thread: only that thread's copies
+
+
+def watch(watcher: Watcher | None) -> None:
+    """Tell ``watcher`` how the copies this thread makes from now on go (a progress bar), or stop."""
+    global _WATCHER
+    _WATCHER = None if watcher is None else (watcher, threading.get_ident())
+
+
+def _watcher(name: str) -> Callable[[int, int, str], None] | None:
+    held = _WATCHER
+    if held is None or held[1] != threading.get_ident():
+        return None
+    watcher = held[0]
+    return lambda done, total, what: watcher(name, done, total, what)
 
 
 def local(source: Source) -> str:
@@ -45,12 +63,13 @@ def local(source: Source) -> str:
     base = source.base_offset
     name = f"{base:020d}.log" if source.manifest and base is not None else source.path.rsplit("/", 1)[-1]
     path = os.path.join(where, name or "object")  # Kafka's name kept: its base offset
+    seen = _watcher(source.name)
     try:
         with open(path, "wb") as out:
             if source.manifest is not None:
-                _RESTORED[source.path] = _restore(source, source.store, source.manifest, out)
+                _RESTORED[source.path] = _restore(source, source.store, source.manifest, out, seen)
             else:
-                remote.fetch(source.store, source.path, out)
+                remote.fetch(source.store, source.path, out, seen=seen)
     except BaseException:
         _remove(path)
         raise
@@ -65,7 +84,9 @@ def local(source: Source) -> str:
     return path
 
 
-def _restore(source: Source, store: Store, manifest: str, out: IO[bytes]) -> aiven.Restored:
+def _restore(
+    source: Source, store: Store, manifest: str, out: IO[bytes], seen: aiven.Seen | None
+) -> aiven.Restored:
     """Write the segment a tiered-storage ``.log`` object holds, through its manifest, and the
     indexes of the ``.indexes`` object beside it next to the copy (log/aiven.py)."""
     keys = aiven.Keys(store.rsa_keys)
@@ -93,6 +114,7 @@ def _restore(source: Source, store: Store, manifest: str, out: IO[bytes]) -> aiv
             keys,
             out,
             indexes,
+            seen,
         )
     try:
         with open(manifest, "rb") as m:
@@ -113,7 +135,7 @@ def _restore(source: Source, store: Store, manifest: str, out: IO[bytes]) -> aiv
                                         lambda a, b: os.pread(ix_fd, b - a, a), stem)  # fmt: skip
             return aiven.restore(
                 source.name, lambda ranges: [os.pread(fd, b - a, a) for a, b in ranges], size, data, manifest,
-                keys, out, indexes,
+                keys, out, indexes, seen,
             )  # fmt: skip
     except OSError as exc:
         raise NotASegmentError(exc.strerror or str(exc), file=exc.filename or source.path) from None

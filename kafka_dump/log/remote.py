@@ -13,7 +13,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import IO, Any
 
 from kafka_dump.errors import NotASegmentError
@@ -138,17 +138,29 @@ def listing(store: Store, url: str) -> Iterator[Entry]:
         yield Entry(f"{scheme}://{name}", base, info.get("type") == "directory", int(info.get("size") or 0))
 
 
-def fetch(store: Store, url: str, out: IO[bytes], start: int = 0, end: int | None = None) -> int:
-    """Copy the object's bytes ``start..end`` into ``out`` a range at a time; the bytes copied."""
+def fetch(
+    store: Store,
+    url: str,
+    out: IO[bytes],
+    start: int = 0,
+    end: int | None = None,
+    seen: Callable[[int, int, str], None] | None = None,
+) -> int:
+    """Copy the object's bytes ``start..end`` into ``out`` a range at a time; the bytes copied.
+    ``seen(done, total, "")`` after each range (a progress bar)."""
     fs, path = store.fs(url)
     with _reaching(url):
         size = fs.size(path) if end is None else end
     pos = start
+    if seen is not None:
+        seen(0, size - start, "")
     while pos < size:
         ranges = [(a, min(size, a + RANGE)) for a in range(pos, min(size, pos + AT_ONCE * RANGE), RANGE)]
         for data in read_ranges(store, url, ranges):
             out.write(data)
             pos += len(data)
+        if seen is not None:
+            seen(pos - start, size - start, "")
         if pos < ranges[-1][1]:
             break  # the object is shorter than it said
     return pos - start

@@ -55,6 +55,7 @@ class Source(NamedTuple):
     given: bool = False  # named on the command line (not found by a walk)
     store: Store | None = None  # set for an object (in a store, or tiered): copied when first opened
     manifest: str | None = None  # the tiered-storage plugin's .rsm-manifest of a .log object (log/aiven.py)
+    size: int | None = None  # an object's size as its store's listing gave it (a progress bar's total)
 
     def __fspath__(self) -> str:
         """The local file readers open: the path itself, or the local copy of an object."""
@@ -269,7 +270,9 @@ class _Walk:
                 and not remote.exists(store, manifest)
             ):
                 manifest = None
-            self.sources.append(Source(url, url, kind, state, given=True, store=store, manifest=manifest))
+            self.sources.append(
+                Source(url, url, kind, state, given=True, store=store, manifest=manifest, size=entry.size)
+            )
             return
         before = len(self.sources)
         depth = self._walk_prefix(store, url, 0)
@@ -284,7 +287,7 @@ class _Walk:
         self.listed.append(url)
         names = {e.name for e in files}
         for e in sorted(files, key=lambda e: _file_order((e.name, "", ""))):
-            self._file(e.url, e.name, e.url, state, store, _manifest(e.url, e.name, names))
+            self._file(e.url, e.name, e.url, state, store, _manifest(e.url, e.name, names), e.size)
         deepest = depth
         for e in sorted(dirs, key=lambda e: _dir_order(e.name)):
             sub_state = state
@@ -368,7 +371,14 @@ class _Walk:
         return deepest
 
     def _file(
-        self, path: str, name: str, real: str, state: str | None, store: Store | None, manifest: str | None
+        self,
+        path: str,
+        name: str,
+        real: str,
+        state: str | None,
+        store: Store | None,
+        manifest: str | None,
+        size: int | None = None,
     ) -> None:
         """Take a file of a walk (in reading order), or count it as passed over."""
         file_state = _file_state(name)
@@ -383,7 +393,9 @@ class _Walk:
             self._files.add(real)
             if manifest is not None:
                 store = store or self.store  # restored from its chunks when opened
-            self.sources.append(Source(path, path, kind, file_state or state, store=store, manifest=manifest))
+            self.sources.append(
+                Source(path, path, kind, file_state or state, store=store, manifest=manifest, size=size)
+            )
 
     def _skip(self, kind: str, path: str) -> None:
         self.skipped.setdefault(kind, []).append(path)

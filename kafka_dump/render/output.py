@@ -163,16 +163,23 @@ class Output:
         return out
 
     def track(
-        self, events: Iterable[T], where: Callable[[T], tuple[str, int] | None], total: int | None = None
+        self,
+        events: Iterable[T],
+        where: Callable[[T], tuple[str, int] | None],
+        total: int | None = None,
+        files: int | None = None,
     ) -> Iterable[T]:
         """``events`` as they are, followed by a progress bar when one is wanted (``progress``):
-        ``where`` gives an event's (file, bytes done in it); ``total``: every file's bytes, if known."""
+        ``where`` gives an event's (file, bytes done in it); ``total``: every file's bytes, if known;
+        ``files``: how many. The bar also follows the fetching of objects from a store."""
         if not self.progress:
             return events
+        from kafka_dump.log import copies
         from kafka_dump.render.progress import Bar, delay_from
 
         if self._bar is None:  # one bar for the command, whatever it tracks in turn
-            self._bar = Bar(self.stderr, self._err_width, total, delay=delay_from(self._environ))
+            self._bar = Bar(self.stderr, self._err_width, total, files=files, delay=delay_from(self._environ))
+            copies.watch(self._bar.fetching)
         return self._bar.track(events, where)
 
     def _clear_bar(self) -> None:

@@ -5,6 +5,8 @@ It is drawn only after ``DELAY`` seconds of work (``KDUMP_PROGRESS_DELAY`` sets 
 few times a second, cut to the terminal's width and erased when done. It is drawn by hand, not by a
 thread: ``Output`` erases it before it writes to the same terminal, so output and bar never mix.
 The caller says where each event stands, ``(file, bytes done in it)``, so this module knows no event.
+While an object of a store is fetched (or restored from its chunks) before it is read, the line says
+so: bytes fetched of the object's, chunks, and which object of how many.
 """
 
 from __future__ import annotations
@@ -38,10 +40,15 @@ def _clock(seconds: float) -> str:
 
 
 def file_size(path: str | os.PathLike[str]) -> int:
-    """A file's size for a progress bar; 0 for an object in a store not fetched yet (a look-up
-    must not fetch it)."""
+    """A file's size for a progress bar: an object's from its store's listing, 0 for one not
+    listed (a look-up must not fetch it); a tiered object on disk by its own size."""
+    listed = getattr(path, "size", None)
+    if listed is not None:
+        return int(listed)
     if getattr(path, "store", None) is not None:
-        return 0
+        path = str(getattr(path, "path", ""))
+        if "://" in path:
+            return 0
     try:
         return os.path.getsize(path)
     except OSError:
@@ -58,6 +65,7 @@ class Bar:
         width: int | None,
         total: int | None = None,
         *,
+        files: int | None = None,
         delay: float = DELAY,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
@@ -72,19 +80,46 @@ class Bar:
         self._file_size = 0
         self._before = 0  # bytes of the files already read
         self._done = 0
+        self._files = files  # the files (objects) to read, when known
+        self._index = 0  # which of them is read now, from 1
+        self._fetch_start = 0.0
         self.shown = False
 
     def at(self, path: str, done: int) -> None:
         """Reading ``path``, ``done`` bytes into it; the line is redrawn when it is time."""
-        if path != self._file:
-            if self._file:
-                self._before += self._file_size
-            self._file, self._file_size = path, file_size(path)
+        self._turn(path)
         self._done = done
         now = self._clock()
         if now >= self._next:
             self._next = now + _REDRAW
             self._draw(now)
+
+    def _turn(self, path: str) -> None:
+        if path != self._file:
+            if self._file:
+                self._before += max(self._file_size, self._done)  # an object's size: what was read
+            self._file, self._file_size = path, file_size(path)
+            self._done = 0
+            self._index += 1
+            self._fetch_start = self._clock()
+
+    def fetching(self, path: str, done: int, total: int, what: str) -> None:
+        """An object is fetched before it is read: ``done`` of its ``total`` bytes, ``what`` more
+        (``3 of 17 chunks``)."""
+        self._turn(path)
+        now = self._clock()
+        if now < self._next:
+            return
+        self._next = now + _REDRAW
+        rate = done / max(now - self._fetch_start, 1e-3)
+        left = _clock((total - done) / rate) if rate > 0 and total >= done else "-:--"
+        which = f"object {self._index:,} of {self._files:,} · " if self._files and self._files > 1 else ""
+        more = f" · {what}" if what else ""
+        numbers = (
+            f"{which}fetching {binary_size(done)} of {binary_size(total)}{more} · "
+            f"{binary_size(rate)}/s · {left} left"
+        )
+        self._line(numbers, done, max(total, done))
 
     def _draw(self, now: float) -> None:
         done = self._done if self._total is None else self._before + self._done
@@ -92,6 +127,9 @@ class Bar:
         rate = done / max(now - self._start, 1e-3)
         left = _clock((total - done) / rate) if rate > 0 else "-:--"
         numbers = f"{binary_size(done)} of {binary_size(total)} · {binary_size(rate)}/s · {left} left"
+        self._line(numbers, done, total)
+
+    def _line(self, numbers: str, done: int, total: int) -> None:
         name = printable(os.path.basename(self._file))
         room = self._width - len(numbers) - 1  # for the name and the bar
         cells = min(_CELLS, room - 1 - min(len(name), 24))
