@@ -456,6 +456,34 @@ def test_dask_gives_what_a_local_run_gives(tmp_path: Path, pair: KeyPair, dask_s
     assert code == 2 and "cannot reach the Dask scheduler at tcp://127.0.0.1:1" in err
 
 
+def _fails(item: int) -> int:
+    if item == 1:
+        raise TypeError("Source.__new__() takes from 4 to 9 positional arguments but 10 were given")
+    return item
+
+
+def test_a_task_the_cluster_cannot_run_is_one_line_not_a_traceback(dask_scheduler: str) -> None:
+    from kafka_dump.analysis.cluster import on_dask
+    from kafka_dump.errors import KafkaDumpError, NotASegmentError
+
+    results = on_dask(dask_scheduler, _fails, [0, 1, 2])
+    assert next(results) == 0
+    with pytest.raises(KafkaDumpError) as raised:
+        next(results)
+    assert str(raised.value) == (
+        f"the Dask cluster at {dask_scheduler} could not run a task (TypeError: Source.__new__() takes from 4 to 9"
+        " positional arguments but 10 were given); its workers need the kdump and Python of this machine"
+    )
+    with pytest.raises(NotASegmentError):  # a task's own error passes as it is
+        list(on_dask(dask_scheduler, _not_a_segment, [0]))
+
+
+def _not_a_segment(item: int) -> int:
+    from kafka_dump.errors import NotASegmentError
+
+    raise NotASegmentError("no such object", file="s3://b/x.log")
+
+
 def test_without_the_extras_a_url_or_a_key_is_one_line_that_names_the_install(
     tmp_path: Path, pair: KeyPair
 ) -> None:

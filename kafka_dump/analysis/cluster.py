@@ -27,6 +27,16 @@ def on_dask(address: str, fn: Callable[..., R], items: Sequence[T], *args: Any) 
     try:
         futures = client.map(fn, items, *[[a] * len(items) for a in args], pure=False)
         for future in futures:
-            yield future.result()
+            try:
+                result = future.result()
+            except KafkaDumpError:
+                raise  # the task's own one-line error (a file, an object), as a local run says it
+            except Exception as exc:  # the cluster's: a worker lost, a task it could not unpickle
+                first = (str(exc).strip().splitlines() or [""])[0][:200]
+                raise KafkaDumpError(
+                    f"the Dask cluster at {address} could not run a task ({type(exc).__name__}: {first}); "
+                    "its workers need the kdump and Python of this machine"
+                ) from None
+            yield result
     finally:
         client.close()  # type: ignore[no-untyped-call]
