@@ -190,3 +190,6 @@ def test_the_bar_follows_a_tiered_object_restored_chunk_by_chunk(tmp_path: Path)
         in result.stderr
     )
     assert result.stderr.endswith("\r\x1b[K")
+    from kafka_dump.log import copies
+
+    assert copies._WATCHER is None  # the bar no longer follows copies once the command is done

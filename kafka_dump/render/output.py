@@ -16,7 +16,7 @@ import os
 import re
 import stat
 import sys
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, BinaryIO, Literal, NamedTuple, TextIO, TypeVar
 
 from kafka_dump.render.payload import printable
@@ -179,8 +179,16 @@ class Output:
 
         if self._bar is None:  # one bar for the command, whatever it tracks in turn
             self._bar = Bar(self.stderr, self._err_width, total, files=files, delay=delay_from(self._environ))
-            copies.watch(self._bar.fetching)
-        return self._bar.track(events, where)
+        bar = self._bar
+
+        def tracked() -> Iterator[T]:
+            copies.watch(bar.fetching)  # while these events are read, and no longer
+            try:
+                yield from bar.track(events, where)
+            finally:
+                copies.watch(None)
+
+        return tracked()
 
     def _clear_bar(self) -> None:
         if self._bar is not None:
