@@ -12,6 +12,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -384,6 +385,18 @@ def _batch(first: int, last: int) -> bytes:
     return v2_batch(default_records(last - first + 1, seed=first), base_offset=first)
 
 
+# The made partition of both tests below: local 25..44, remote 0..9, 15..24, 25..34 (both) and 40..49.
+ACROSS = [
+    ("span", "remote", 0, 9), ("gap", None, 10, 14), ("span", "remote", 15, 24), ("span", "both", 25, 34),
+    ("span", "local", 35, 44), ("overlap", None, 40, 44), ("span", "remote", 40, 49),
+]  # fmt: skip
+
+
+def _shape(rows: list[dict[str, Any]]) -> list[tuple[object, ...]]:
+    """The span, gap and overlap rows of ``ls --remote``/``--tiered`` JSON, less the summary."""
+    return [(r["type"], r.get("where"), r["firstOffset"], r["lastOffset"]) for r in rows[:-1]]
+
+
 def test_ls_remote_shows_one_line_of_offsets_across_disk_and_store(
     tmp_path: Path, s3: dict[str, str]
 ) -> None:
@@ -403,11 +416,7 @@ def test_ls_remote_shows_one_line_of_offsets_across_disk_and_store(
         code, out, err = kdump("ls", "--format", "json", "--remote", where, str(part), env=env)
         rows = [json.loads(line) for line in out.splitlines()]
         assert code == 1, err  # a gap, an overlap
-        shape = [(r["type"], r.get("where"), r["firstOffset"], r["lastOffset"]) for r in rows[:-1]]
-        assert shape == [
-            ("span", "remote", 0, 9), ("gap", None, 10, 14), ("span", "remote", 15, 24), ("span", "both", 25, 34),
-            ("span", "local", 35, 44), ("overlap", None, 40, 44), ("span", "remote", 40, 49),
-        ], shape  # fmt: skip
+        assert _shape(rows) == ACROSS, _shape(rows)
         assert rows[-1] == {"type": "tiered", "localStart": 25, "localEnd": 44, "localSegments": 2,
                             "remoteStart": 0, "remoteEnd": 49, "remoteSegments": 4, "gaps": 1, "overlaps": 1,
                             "remoteFrom": where}  # fmt: skip
@@ -581,11 +590,7 @@ def test_ls_tiered_takes_the_remote_side_from_remote_log_metadata(tmp_path: Path
     code, out, err = kdump("ls", "--format", "json", "--tiered", str(part))
     rows = [json.loads(line) for line in out.splitlines()]
     assert code == 1, err  # a gap, an overlap
-    shape = [(r["type"], r.get("where"), r["firstOffset"], r["lastOffset"]) for r in rows[:-1]]
-    assert shape == [
-        ("span", "remote", 0, 9), ("gap", None, 10, 14), ("span", "remote", 15, 24), ("span", "both", 25, 34),
-        ("span", "local", 35, 44), ("overlap", None, 40, 44), ("span", "remote", 40, 49),
-    ], shape  # fmt: skip
+    assert _shape(rows) == ACROSS, _shape(rows)
     assert rows[0]["segment"] == "A" * 21 + "Q" and rows[0]["bytes"] == 577
     assert rows[-1]["remoteSegments"] == 4 and rows[-1]["remoteFrom"] == "__remote_log_metadata"
     elsewhere = tmp_path / "data-2"  # JBOD: the metadata's partition in another log dir

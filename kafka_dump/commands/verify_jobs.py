@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from kafka_dump.analysis.verify import FileProgress, VerifyEvent, VerifyOptions, verify_file
 from kafka_dump.log.copies import release, release_all
+from kafka_dump.render.progress import file_size  # an object's listed size: a look-up never fetches
 
 if TYPE_CHECKING:
     from multiprocessing.connection import Connection
@@ -42,20 +43,14 @@ def share(files: list[Source], jobs: int | None, *, progress: bool) -> tuple[int
     if jobs is None:
         workers = min(workers, max(-(-estimate // TASK_BYTES), len(files) // WORKER_FILES) or 1)
     wanted = progress or (workers > 1 and estimate >= TASK_BYTES)
-    return workers, list(map(_size, files)) if wanted else None
+    return workers, list(map(file_size, files)) if wanted else None
 
 
 def _estimated_bytes(files: list[Source]) -> int:
     """The bytes of ``files``, from the sizes of at most ``SAMPLED`` of them spread evenly: a look-up
     of each costs as much as the check of a one-batch segment (a wrong guess costs time, not results)."""
     sample = files[:: -(-len(files) // SAMPLED) or 1]
-    return sum(map(_size, sample)) * len(files) // max(len(sample), 1)
-
-
-def _size(path: Source) -> int:
-    from kafka_dump.render.progress import file_size
-
-    return file_size(path)  # an object not fetched yet: its listed size, never a fetch
+    return sum(map(file_size, sample)) * len(files) // max(len(sample), 1)
 
 
 def checked(

@@ -409,7 +409,7 @@ def _groups(chunks: list[Chunk]) -> list[list[Chunk]]:
     groups: list[list[Chunk]] = []
     held = AHEAD_BYTES + 1
     for c in chunks:
-        if c.stored_size > MAX_CHUNK or c.size > MAX_CHUNK:
+        if _too_large(c):
             groups.append([c])
             held = AHEAD_BYTES + 1
         elif held + c.stored_size > AHEAD_BYTES:
@@ -421,10 +421,15 @@ def _groups(chunks: list[Chunk]) -> list[list[Chunk]]:
     return groups
 
 
+def _too_large(c: Chunk) -> bool:
+    """A chunk larger than is read at once, stored or restored: a problem, never an allocation."""
+    return c.stored_size > MAX_CHUNK or c.size > MAX_CHUNK
+
+
 def _read_group(group: list[Chunk], read: ReadRanges) -> list[bytes | None]:
     """The group's stored chunks (None for one too large to read), chunks that lie end to end
     asked for together, up to ``REQUEST_BYTES`` a request."""
-    if len(group) == 1 and (group[0].stored_size > MAX_CHUNK or group[0].size > MAX_CHUNK):
+    if len(group) == 1 and _too_large(group[0]):
         return [None]
     spans: list[list[Chunk]] = []
     for c in group:

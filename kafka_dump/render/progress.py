@@ -16,6 +16,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import TextIO, TypeVar
 
+from kafka_dump.log.remote import is_url
 from kafka_dump.render.payload import printable
 from kafka_dump.render.plain import binary_size as binary_size  # the one bytes style, re-exported
 
@@ -47,12 +48,19 @@ def file_size(path: str | os.PathLike[str]) -> int:
         return int(listed)
     if getattr(path, "store", None) is not None:
         path = str(getattr(path, "path", ""))
-        if "://" in path:
+        if is_url(path):
             return 0
     try:
         return os.path.getsize(path)
     except OSError:
         return 0
+
+
+def _pace(done: int, total: int, seconds: float) -> str:
+    """``rate/s · time left`` of ``done`` bytes of ``total`` in ``seconds``."""
+    rate = done / max(seconds, 1e-3)
+    left = _clock((total - done) / rate) if rate > 0 else "-:--"
+    return f"{binary_size(rate)}/s · {left} left"
 
 
 class Bar:
@@ -89,10 +97,16 @@ class Bar:
         """Reading ``path``, ``done`` bytes into it; the line is redrawn when it is time."""
         self._turn(path)
         self._done = done
-        now = self._clock()
-        if now >= self._next:
-            self._next = now + _REDRAW
+        if (now := self._due()) is not None:
             self._draw(now)
+
+    def _due(self) -> float | None:
+        """Now, when it is time to redraw (and the next redraw is set); else None."""
+        now = self._clock()
+        if now < self._next:
+            return None
+        self._next = now + _REDRAW
+        return now
 
     def _turn(self, path: str) -> None:
         if path != self._file:
@@ -107,27 +121,19 @@ class Bar:
         """An object is fetched before it is read: ``done`` of its ``total`` bytes, ``what`` more
         (``3 of 17 chunks``)."""
         self._turn(path)
-        now = self._clock()
-        if now < self._next:
+        if (now := self._due()) is None:
             return
-        self._next = now + _REDRAW
-        rate = done / max(now - self._fetch_start, 1e-3)
-        left = _clock((total - done) / rate) if rate > 0 and total >= done else "-:--"
+        total = max(total, done)
         which = f"object {self._index:,} of {self._files:,} · " if self._files and self._files > 1 else ""
         more = f" · {what}" if what else ""
-        numbers = (
-            f"{which}fetching {binary_size(done)} of {binary_size(total)}{more} · "
-            f"{binary_size(rate)}/s · {left} left"
-        )
-        self._line(numbers, done, max(total, done))
+        pace = _pace(done, total, now - self._fetch_start)
+        self._line(f"{which}fetching {binary_size(done)} of {binary_size(total)}{more} · {pace}", done, total)
 
     def _draw(self, now: float) -> None:
         done = self._done if self._total is None else self._before + self._done
         total = max(self._file_size if self._total is None else self._total, done)
-        rate = done / max(now - self._start, 1e-3)
-        left = _clock((total - done) / rate) if rate > 0 else "-:--"
-        numbers = f"{binary_size(done)} of {binary_size(total)} · {binary_size(rate)}/s · {left} left"
-        self._line(numbers, done, total)
+        pace = _pace(done, total, now - self._start)
+        self._line(f"{binary_size(done)} of {binary_size(total)} · {pace}", done, total)
 
     def _line(self, numbers: str, done: int, total: int) -> None:
         name = printable(os.path.basename(self._file))
