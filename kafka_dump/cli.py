@@ -22,7 +22,9 @@ from kafka_dump import __version__
 from kafka_dump.commands import EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_OK
 from kafka_dump.errors import KafkaDumpError
 
-__all__ = ["main"]
+__all__ = ["DOCS", "main"]
+
+DOCS = "https://kdump.readthedocs.io/en/latest/"  # the site (mkdocs.yml's site_url); a command's page: commands/NAME/
 
 
 class _LazyCommands(MutableMapping[str, click.Command]):
@@ -40,6 +42,7 @@ class _LazyCommands(MutableMapping[str, click.Command]):
         if name not in self._loaded and name in self._where:
             module, _, attribute = self._where[name].partition(":")
             command: click.Command = getattr(importlib.import_module(module), attribute)
+            command.epilog = f"Docs: {DOCS}commands/{name}/"  # the last line of its --help
             self._loaded[name] = command
         return self._loaded[name]
 
@@ -174,7 +177,7 @@ def _show_version(ctx: click.Context, _param: click.Parameter, value: bool) -> N
     ctx.exit()
 
 
-@click.group(cls=_Kdump, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=_Kdump, context_settings={"help_option_names": ["-h", "--help"]}, epilog=f"Docs: {DOCS}")
 @click.option(
     "--version",
     is_flag=True,

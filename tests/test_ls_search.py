@@ -174,3 +174,15 @@ def test_a_search_on_a_terminal(tmp_path: Path) -> None:
         hidden = next((line for line in plain.splitlines() if line.startswith("not shown at")), "")
         heading = next(line for line in plain.splitlines() if line.startswith("┃"))
         assert ("matches" in heading) != ("matches" in hidden), plain
+
+
+def test_a_narrow_terminal_keeps_the_matches_column(tmp_path: Path) -> None:
+    """Under a search the count of matches is the answer: the last column a narrow table gives up."""
+    three_segments(tmp_path / "data")
+    three_segments(tmp_path / "data", "events-0")
+    result = CliRunner().invoke(
+        main, ["ls", "--key", "needle", str(tmp_path / "data")], env={**ENV, "COLUMNS": "100"}
+    )
+    header = next(line for line in result.stdout.splitlines() if line.startswith("┃"))
+    assert "matches" in header and "entries" not in header
+    assert "not shown at 100 columns: entries" in result.stdout

@@ -170,6 +170,8 @@ def test_ready_when_only_v2_is_left(tmp_path: Path) -> None:
     partition(log_dir, "fresh-0", v2_batch(default_records(3)))
     result = run(str(log_dir))
     assert result.exit_code == 0 and result.stdout.rstrip().endswith("ready: no v0/v1 data · exit 0")
+    for given in (str(log_dir), f"{log_dir}/", f"{log_dir}//"):  # one slash after a directory, as ls
+        assert run(given).stdout.splitlines()[0].startswith(f"Checking {log_dir}/ for v0/v1 data"), given
 
 
 @pytest.mark.skipif(not SHARED_REAL.is_dir(), reason="the real broker files are not here")

@@ -1,50 +1,78 @@
-"""Regenerate the README's captures: kdump's output at 100 columns, as text, from the bundled fixtures.
+"""Regenerate every capture of kdump's output in README.md and docs/, and the speed page's chart.
 
-    python tools/screenshots.py            # rewrite the captures in README.md
-    python tools/screenshots.py --check    # exit 1 when a capture is not what kdump prints today
+    python tools/screenshots.py                  # rewrite every capture (README.md, docs/**/*.md)
+    python tools/screenshots.py --check          # exit 1 when any capture is not what kdump prints today
+    python tools/screenshots.py docs/guides/x.md # only these files' captures
 
-Each capture sits between ``<!-- capture: NAME -->`` and ``<!-- /capture -->`` in README.md. The
-commands run in a temporary directory holding a small log dir made of fixtures, ``data/``: a healthy
-partition ``events-0`` and a partition ``orders-0`` one of whose segments has a byte flipped (in the
-copy; the fixtures are only read).
+A capture is a shell command between markers; the generator runs it and writes what it printed:
+
+    <!-- capture: kdump verify-crc data/ -->                     the output as a text block
+    <!-- capture from="Size in every format": kdump stats ... -->  from the line that starts so
+    <!-- capture svg="verify": kdump verify-crc data/ -->         an SVG (Rich's export of the colours),
+    <!-- /capture -->                                             docs/assets/captures/verify.svg
+
+The commands run through ``sh`` (pipes allowed), at 100 columns, in a temporary directory holding
+the log dirs ``make_data`` builds from the bundled fixtures (the fixtures are only read), with a
+``kdump`` on PATH that runs this checkout. The chart ``docs/assets/speed.svg`` is drawn from the
+benchmark's results file ``docs/assets/speed.json`` (``benchmarks/bench.py --json``).
 """
 
 from __future__ import annotations
 
+import io
+import json
 import os
 import re
 import shutil
+import struct
 import subprocess
 import sys
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
 README = ROOT / "README.md"
+DOCS = ROOT / "docs"
+CAPTURES = DOCS / "assets" / "captures"
+SPEED_JSON = DOCS / "assets" / "speed.json"
+SPEED_SVG = DOCS / "assets" / "speed.svg"
 COLUMNS = 100
 DAMAGED_AT = 200  # a byte inside the last batch (offsets 15..16) of orders-0's second segment
+T0 = 1_700_000_000_000  # 2023-11-14T22:13:20Z, as the fixtures
 
-# name: (the command line shown, after "kdump"; the line an excerpt starts at, after "...", or None)
-CAPTURES = {
-    "table": ("events-0/00000000000000000000.log", None),
-    "expanded": ("dump -x --limit 2 events-0/00000000000000000000.log", None),
-    "verify": ("verify-crc data/", None),
-    "ls": ("ls data/", None),
-    "stats": ("stats old-0/00000000000000000000.log", None),
-    "compare": ("stats --compare --no-charts old-0/00000000000000000000.log", "Size in every format"),
-    "convert": ("convert old-0/00000000000000000000.log -o new.log", None),
-}
-_BLOCK = re.compile(r"(<!-- capture: (\S+) -->\n)(.*?)(<!-- /capture -->)", re.S)
+BLOCK = re.compile(
+    r"<!-- capture(?P<attrs>(?: [a-z]+=\"[^\"]*\")*): (?P<command>.+?) -->\n(?P<body>.*?)<!-- /capture -->",
+    re.S,
+)
+ATTR = re.compile(r' ([a-z]+)="([^"]*)"')
+KNOWN = {"from", "svg"}
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def pages() -> list[Path]:
+    """Every Markdown file that may hold captures: README.md and the site's pages."""
+    return [README, *sorted(DOCS.rglob("*.md"))]
 
 
 def make_data(top: Path) -> None:
-    """``data/``: ``events-0`` (a v2 segment with headers), ``orders-0`` (two transactional segments
-    with their indexes, one damaged); ``old-0`` (a v1 uncompressed segment) beside it."""
+    """The places the captures look at, all below ``top``:
+
+    - ``data/``, a log dir: ``events-0`` (a v2 segment with headers) and ``orders-0`` (two
+      transactional segments with their indexes, one with a byte flipped); ``events-0`` beside it
+      links to ``data/events-0``;
+    - ``old-0/``, a v1 uncompressed segment (to convert, to compare, before Kafka 4);
+    - ``broker/data-1`` and ``broker/data-2``, a JBOD broker's two log dirs;
+    - ``replica-a/orders-0`` and ``replica-b/orders-0``, two replicas, b's last segment cut short;
+    - ``data/__consumer_offsets-0``, a group's commits (for ``kdump state``).
+    """
     data = top / "data"
     (data / "events-0").mkdir(parents=True)
     shutil.copy(FIXTURES / "v2-headers.log", data / "events-0" / "00000000000000000000.log")
     shutil.copytree(FIXTURES / "txn-aborted", data / "orders-0", ignore=shutil.ignore_patterns("*.py"))
+    (top / "replica-a").mkdir()
+    shutil.copytree(data / "orders-0", top / "replica-a" / "orders-0")
     damaged = data / "orders-0" / "00000000000000000013.log"
     raw = bytearray(damaged.read_bytes())
     raw[DAMAGED_AT] ^= 0xFF
@@ -52,56 +80,226 @@ def make_data(top: Path) -> None:
     (top / "old-0").mkdir()
     shutil.copy(FIXTURES / "v1-none.log", top / "old-0" / "00000000000000000000.log")
     os.symlink("data/events-0", top / "events-0")
+    for disk, partition, fixture in (
+        ("data-1", "events-0", "v2-lz4.log"),
+        ("data-2", "old-0", "v1-gzip.log"),
+    ):
+        (top / "broker" / disk / partition).mkdir(parents=True)
+        shutil.copy(FIXTURES / fixture, top / "broker" / disk / partition / "00000000000000000000.log")
+    shutil.copytree(top / "replica-a" / "orders-0", top / "replica-b" / "orders-0")
+    cut = top / "replica-b" / "orders-0" / "00000000000000000013.log"
+    cut.write_bytes(cut.read_bytes()[:-60])
+    offsets = data / "__consumer_offsets-0"
+    offsets.mkdir()
+    (offsets / "00000000000000000000.log").write_bytes(_commits())
 
 
-def capture(command: str, start: str | None, top: Path) -> str:
-    """``$ kdump COMMAND`` and what it prints (stdout, then stderr), at ``COLUMNS`` without colour;
-    from the line that starts with ``start`` on, if given."""
-    env = {k: v for k, v in os.environ.items() if k not in ("FORCE_COLOR", "KDUMP_PURE")}
-    env.update(COLUMNS=str(COLUMNS), NO_COLOR="1", PYTHONPATH=str(ROOT), TERM="dumb")
-    run = subprocess.run(
-        [sys.executable, "-m", "kafka_dump", *command.split()],
-        cwd=top,
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
+def _s16(text: str) -> bytes:
+    raw = text.encode()
+    return struct.pack(">h", len(raw)) + raw
+
+
+def _commits() -> bytes:
+    """A ``__consumer_offsets`` segment: group ``billing`` commits on two partitions of ``orders``,
+    three times, then ``audit`` commits once and leaves (a tombstone of its commit)."""
+    from kafka_dump import Record, encode_entry
+    from kafka_dump.wire import new_batch
+
+    def commit(group: str, partition: int, offset: int) -> tuple[bytes, bytes]:
+        key = struct.pack(">h", 1) + _s16(group) + _s16("orders") + struct.pack(">i", partition)
+        value = struct.pack(">hqi", 3, offset, 7) + _s16("") + struct.pack(">q", T0 + offset * 1000)
+        return key, value
+
+    pairs = [commit("billing", p, o) for o in (100, 250, 420) for p in (0, 1)]
+    pairs.append(commit("audit", 0, 90))
+    pairs.append((commit("audit", 0, 90)[0], None))  # type: ignore[arg-type]
+    out = b""
+    for i, (key, value) in enumerate(pairs):
+        record = Record(i, T0 + i * 1000, key, value, (), -1, 0)
+        out += encode_entry(new_batch((record,), magic=2, base_offset=i, partition_leader_epoch=0))
+    return out
+
+
+def _shim(top: Path) -> Path:
+    """A ``kdump`` on PATH that runs this checkout with this interpreter."""
+    bin_dir = top / ".bin"
+    bin_dir.mkdir()
+    shim = bin_dir / "kdump"
+    shim.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m kafka_dump "$@"\n')
+    shim.chmod(0o755)
+    return bin_dir
+
+
+def _env(top: Path, colour: bool) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("FORCE_COLOR", "NO_COLOR", "KDUMP_PURE")}
+    env.update(
+        COLUMNS=str(COLUMNS), PYTHONPATH=str(ROOT), PATH=f"{top / '.bin'}{os.pathsep}{env.get('PATH', '')}"
     )
-    lines = f"{run.stdout}{run.stderr}".rstrip("\n").split("\n")
-    if start is not None:
-        lines = ["...", *lines[next(i for i, line in enumerate(lines) if line.startswith(start)) :]]
-    return "".join(f"{line}\n" for line in [f"$ kdump {command}", *lines])
+    env.update(
+        {"FORCE_COLOR": "1", "TERM": "xterm-256color"} if colour else {"NO_COLOR": "1", "TERM": "dumb"}
+    )
+    return env
 
 
-def captures() -> dict[str, str]:
+def run(command: str, top: Path, *, colour: bool = False) -> str:
+    """What ``command`` prints (stdout, then stderr), its trailing newlines dropped."""
+    done = subprocess.run(
+        ["sh", "-c", command], cwd=top, env=_env(top, colour), capture_output=True, text=True, check=False
+    )
+    return f"{done.stdout}{done.stderr}".rstrip("\n")
+
+
+def excerpt(text: str, start: str | None) -> list[str]:
+    lines = text.split("\n")
+    if start is None:
+        return lines
+    at = next((i for i, line in enumerate(lines) if _ANSI.sub("", line).startswith(start)), None)
+    if at is None:
+        raise SystemExit(f"capture: no line starts with {start!r} in the output")
+    return ["...", *lines[at:]]
+
+
+def text_capture(command: str, start: str | None, top: Path) -> str:
+    """``$ COMMAND`` and what it prints, without colour, as a fenced text block."""
+    lines = [f"$ {command}", *excerpt(run(command, top), start)]
+    return "```text\n" + "".join(f"{line}\n" for line in lines) + "```\n"
+
+
+def svg_capture(command: str, start: str | None, top: Path) -> str:
+    """The same output with its colours, as Rich exports a console to SVG."""
+    from rich.console import Console
+    from rich.text import Text
+
+    lines = [
+        Text(f"$ {command}", style="bold"),
+        *map(Text.from_ansi, excerpt(run(command, top, colour=True), start)),
+    ]
+    width = max(COLUMNS, *(line.cell_len for line in lines))  # a problem's line is wider than a table
+    console = Console(
+        record=True, width=width, file=io.StringIO(), force_terminal=True, color_system="truecolor"
+    )
+    for line in lines:
+        console.print(line, overflow="ignore", crop=False, no_wrap=True)
+    return console.export_svg(title="kdump", unique_id="kdump")
+
+
+def regenerate(files: Iterable[Path], top: Path) -> tuple[dict[Path, str], dict[Path, str]]:
+    """Each file's text with its captures made again, and the SVG files those captures name."""
+    texts: dict[Path, str] = {}
+    svgs: dict[Path, str] = {}
+    made: dict[tuple[str, str | None, bool], str] = {}
+    for path in files:
+        old = path.read_text(encoding="utf-8")
+
+        def block(m: re.Match[str], path: Path = path) -> str:
+            attrs = dict(ATTR.findall(m["attrs"]))
+            if set(attrs) - KNOWN or not re.fullmatch(r"[\w-]*", attrs.get("svg", "")):
+                raise SystemExit(f'{path}: a capture takes from="TEXT" and svg="NAME", not{m["attrs"]}')
+            command, start, svg = m["command"], attrs.get("from"), attrs.get("svg")
+            key = (command, start, svg is not None)
+            if svg is None:
+                body = made.get(key) or made.setdefault(key, text_capture(command, start, top))
+            else:
+                target = CAPTURES / f"{svg}.svg"
+                if target in svgs:
+                    raise SystemExit(f"{path}: two captures write {svg}.svg")
+                svgs[target] = made.get(key) or made.setdefault(key, svg_capture(command, start, top))
+                link = os.path.relpath(target, path.parent).replace(os.sep, "/")
+                body = f"![$ {command}]({link})\n"
+            head = m.group(0)[: m.start("body") - m.start()]
+            return f"{head}{body}<!-- /capture -->"
+
+        texts[path] = BLOCK.sub(block, old)
+    return texts, svgs
+
+
+def chart(results: dict[str, object]) -> str:
+    """A bar chart of records per second, kdump against its peers, from the benchmark's results."""
+    rows: list[tuple[str, str, float]] = []  # (group, label, records/s)
+    cases = results.get("cases", {})
+    assert isinstance(cases, dict)
+    for case in cases.values():
+        for table in case.get("tables", []):
+            group = f"{table['case']} · {table['file']}"
+            for line in table["lines"]:
+                if line["side"] in ("kdump", "peer") and line.get("records_per_s"):
+                    how = (
+                        ""
+                        if line.get("how") == "process" or "(process)" in line["label"]
+                        else " (in process)"
+                    )
+                    rows.append((group, line["label"] + how, float(line["records_per_s"])))
+    width, bar_x, row_h = 900, 420, 22
+    top_pad, groups = 40, list(dict.fromkeys(g for g, _, _ in rows))
+    height = top_pad + sum(row_h * (1 + sum(1 for g, _, _ in rows if g == grp)) for grp in groups) + 20
+    most = max((r for _, _, r in rows), default=1.0)
+    env, settings = results.get("environment", {}), results.get("settings", {})
+    commit = env.get("commit", "?") if isinstance(env, dict) else "?"
+    runs = settings.get("repeat", "?") if isinstance(settings, dict) else "?"
+    records = settings.get("records", 0) if isinstance(settings, dict) else 0
+    out = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+        f'viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="12">',
+        f'<rect width="{width}" height="{height}" fill="white"/>',
+        f'<text x="10" y="22" font-size="14" font-weight="bold">Records per second: median of {runs} runs, '
+        f"{records:,} records a file, kdump at {_esc(str(commit))} (blue) and its peers (grey)</text>",
+    ]
+    y = top_pad
+    for grp in groups:
+        out.append(f'<text x="10" y="{y + 15}" font-weight="bold">{_esc(grp)}</text>')
+        y += row_h
+        for g, label, rate in rows:
+            if g != grp:
+                continue
+            w = max(1.0, (width - bar_x - 110) * rate / most)
+            colour = "#1f77b4" if label.startswith("kdump") else "#aaaaaa"
+            out.append(f'<text x="20" y="{y + 15}">{_esc(label[:60])}</text>')
+            out.append(
+                f'<rect x="{bar_x}" y="{y + 4}" width="{w:.1f}" height="{row_h - 8}" fill="{colour}"/>'
+            )
+            out.append(f'<text x="{bar_x + w + 6:.1f}" y="{y + 15}">{rate / 1e6:.2f}M/s</text>')
+            y += row_h
+    out.append("</svg>")
+    return "\n".join(out) + "\n"
+
+
+def _esc(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def everything(files: list[Path]) -> dict[Path, str]:
+    """Every generated file's new content: the Markdown files, their SVGs, the speed chart."""
     with tempfile.TemporaryDirectory() as tmp:
         top = Path(tmp)
+        _shim(top)
         make_data(top)
-        return {name: capture(command, start, top) for name, (command, start) in CAPTURES.items()}
-
-
-def rewritten(readme: str, shots: dict[str, str]) -> str:
-    def block(match: re.Match[str]) -> str:
-        name = match.group(2)
-        if name not in shots:
-            raise SystemExit(f"README.md: no capture named {name!r}")
-        return f"{match.group(1)}```text\n{shots[name]}```\n{match.group(4)}"
-
-    return _BLOCK.sub(block, readme)
+        texts, svgs = regenerate(files, top)
+    made = {**texts, **svgs}
+    if SPEED_JSON.exists():
+        made[SPEED_SVG] = chart(json.loads(SPEED_JSON.read_text(encoding="utf-8")))
+    return made
 
 
 def main(argv: list[str]) -> int:
-    readme = README.read_text(encoding="utf-8")
-    new = rewritten(readme, captures())
-    if argv[1:] == ["--check"]:
-        if new != readme:
-            print("README.md: captures differ from kdump's output; run python tools/screenshots.py")
-            return 1
-        return 0
-    if new != readme:
-        tmp = README.with_name(README.name + ".tmp")
-        tmp.write_text(new, encoding="utf-8")
-        tmp.replace(README)
+    args = argv[1:]
+    check = "--check" in args
+    named = [Path(a).resolve() for a in args if a != "--check"]
+    made = everything(named or pages())
+    stale = [p for p, text in made.items() if not p.exists() or p.read_text(encoding="utf-8") != text]
+    if not named:  # a capture's SVG that no page makes any more
+        stale += [p for p in CAPTURES.glob("*.svg") if p not in made]
+    if check:
+        for p in stale:
+            print(f"{p.relative_to(ROOT)}: stale; run python tools/screenshots.py")
+        return 1 if stale else 0
+    for p in stale:
+        if p not in made:
+            p.unlink()
+            continue
+        p.parent.mkdir(parents=True, exist_ok=True)
+        tmp = p.with_name(p.name + ".tmp")
+        tmp.write_text(made[p], encoding="utf-8")
+        tmp.replace(p)
     return 0
 
 

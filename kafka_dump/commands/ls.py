@@ -296,10 +296,10 @@ _STEPS: tuple[tuple[tuple[str, ...], int, Literal["end", "middle", "time"]] | st
     (("problem",), 16, "end"),
     (("first time", "last time"), 17, "time"),
     "entries",
-    "matches",
     "producer",
     "segments",
     "first time",
+    "matches",  # under a search, the answer: the last column to go
     (("",), 0, "middle"),
     (("last time",), 10, "time"),
 )

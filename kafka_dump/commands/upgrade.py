@@ -231,8 +231,9 @@ def _table(
     def raw(v: object) -> str:  # offsets are written raw, as the number style says
         return "?" if v is None else str(v)
 
+    first = paths[0].rstrip(os.sep) or os.sep  # "broker/" is shown "broker/", not "broker//"
     where = (
-        printable(paths[0]) + (os.sep if os.path.isdir(paths[0]) else "")
+        printable(first) + (os.sep if os.path.isdir(first) and first != os.sep else "")
         if len(paths) == 1
         else plural(len(paths), "path")
     )
