@@ -55,10 +55,11 @@ def rendered_options(options: dict[str, str]) -> set[str]:
 
 
 def click_options(command: click.Command) -> set[str]:
-    """Every option name the command defines and shows (``--help`` included)."""
-    ctx = click.Context(command)
-    names: set[str] = set()
-    for param in command.get_params(ctx):
+    """Every option name the command defines and shows, with its help option as its own context
+    names it, as mkdocs-click builds that context (``Command.get_params`` would cache one)."""
+    helps = command.context_settings.get("help_option_names", ["--help"])
+    names = set(helps) if command.add_help_option else set()
+    for param in command.params:
         if isinstance(param, click.Option) and not param.hidden:
             names.update(param.opts + param.secondary_opts)
     return names

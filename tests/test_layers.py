@@ -4,7 +4,8 @@
   layers (``wire/``, ``native/``, ``model.py``, ``errors.py``) import neither click nor rich, checked twice: from
   the source (``ast``, every import statement, also those inside functions) and from a fresh
   interpreter's ``sys.modules`` after importing the decoder modules.
-* Every command and every option of every command is mentioned in README.md.
+* Every command and every option of every command is explained in the prose of its page on the site
+  (``docs/commands/NAME.md``; the options' list below that prose is generated from Click at build time).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from kafka_dump.cli import main
 from tests.conftest import ROOT
 
 PACKAGE = ROOT / "kafka_dump"
-README = (ROOT / "README.md").read_text(encoding="utf-8")
+COMMAND_PAGES = ROOT / "docs" / "commands"
 UI_LIBRARIES = {"click", "rich"}
 CODEC_LIBRARIES = {"crc32c", "lz4", "snappy", "zstandard", "cramjam"}
 
@@ -153,7 +154,7 @@ def test_decoder_modules_load_no_ui_library() -> None:
     assert json.loads(proc.stdout) == []
 
 
-# --- README coverage ---------------------------------------------------------------------------
+# --- the command pages' prose -------------------------------------------------------------------
 
 
 def _mentioned(word: str, text: str) -> bool:
@@ -161,10 +162,10 @@ def _mentioned(word: str, text: str) -> bool:
 
 
 def _section(command: str) -> str:
-    """The README text under the ``### `kdump COMMAND ...` `` heading, up to the next heading of that level."""
-    match = re.search(rf"^### `kdump {re.escape(command)}\b.*?$(.*?)(?=^### |\Z)", README, re.M | re.S)
-    assert match, f"README.md has no '### `kdump {command} ...`' section"
-    return match.group(1)
+    """The written text of the command's page, without the block mkdocs-click fills in at build time."""
+    page = COMMAND_PAGES / f"{command}.md"
+    assert page.is_file(), f"docs/commands/{command}.md is missing"
+    return page.read_text(encoding="utf-8").split("::: mkdocs-click", 1)[0]
 
 
 def _options(cmd: click.Command) -> list[str]:
@@ -192,7 +193,7 @@ def test_group_has_commands() -> None:
 
 
 @pytest.mark.parametrize("command", COMMANDS)
-def test_every_command_has_a_readme_section(command: str) -> None:
+def test_every_command_has_a_page(command: str) -> None:
     assert _section(command).strip()
 
 
@@ -200,24 +201,22 @@ def test_every_command_has_a_readme_section(command: str) -> None:
     ("command", "option"),
     [(c, o) for c in COMMANDS for o in _options(main.commands[c]) if o not in ("--help", "-h")],
 )
-def test_every_option_is_in_its_readme_section(command: str, option: str) -> None:
-    assert _mentioned(option, _section(command)), (
-        f"{option} of `kdump {command}` is not in its README section"
-    )
+def test_every_option_is_explained_on_its_page(command: str, option: str) -> None:
+    assert _mentioned(option, _section(command)), f"{option} of `kdump {command}` is not explained on its page"
 
 
 @pytest.mark.parametrize("command", COMMANDS)
-def test_every_argument_is_in_the_readme(command: str) -> None:
+def test_every_argument_is_on_its_page(command: str) -> None:
     cmd = main.commands[command]
     for param in cmd.params:
         if isinstance(param, click.Argument):
             shown = param.make_metavar(click.Context(cmd)) if param.metavar is None else param.metavar
-            assert shown in README, shown
+            assert shown in _section(command), shown
 
 
 @pytest.mark.parametrize("option", [o for o in _options(main) if o != "-h"])
-def test_every_group_option_is_in_the_readme(option: str) -> None:
-    assert _mentioned(option, README), option
+def test_every_group_option_is_on_the_commands_page(option: str) -> None:
+    assert _mentioned(option, _section("index")), option
 
 
 @pytest.mark.parametrize("command", COMMANDS)

@@ -65,7 +65,9 @@ def make_data(top: Path) -> None:
     - ``old-0/``, a v1 uncompressed segment (to convert, to compare, before Kafka 4);
     - ``broker/data-1`` and ``broker/data-2``, a JBOD broker's two log dirs;
     - ``replica-a/orders-0`` and ``replica-b/orders-0``, two replicas, b's last segment cut short;
-    - ``data/__consumer_offsets-0``, a group's commits (for ``kdump state``).
+    - ``data/__consumer_offsets-0``, a group's commits (for ``kdump state``);
+    - ``broker1/orders-0`` and ``broker2/orders-0``, replicas that diverge (``_diverged``);
+    - ``fixtures``, a link to the bundled fixtures.
     """
     data = top / "data"
     (data / "events-0").mkdir(parents=True)
@@ -92,6 +94,8 @@ def make_data(top: Path) -> None:
     offsets = data / "__consumer_offsets-0"
     offsets.mkdir()
     (offsets / "00000000000000000000.log").write_bytes(_commits())
+    _diverged(top)
+    os.symlink(FIXTURES, top / "fixtures")  # the bundled fixtures themselves, read as they are
 
 
 def _s16(text: str) -> bytes:
@@ -118,6 +122,39 @@ def _commits() -> bytes:
         record = Record(i, T0 + i * 1000, key, value, (), -1, 0)
         out += encode_entry(new_batch((record,), magic=2, base_offset=i, partition_leader_epoch=0))
     return out
+
+
+def _diverged(top: Path) -> None:
+    """``broker1/orders-0`` and ``broker2/orders-0``: one partition on two brokers, in batches of 5.
+    Both hold offsets 0..59 (leader epochs 2 then 3 from offset 40). broker1 goes on in epoch 3 to
+    offset 99. broker2 was truncated at 60 and re-fetched from a new leader, epoch 4, to offset 109,
+    in a segment of its own."""
+    from kafka_dump import Record, encode_entry
+    from kafka_dump.wire import new_batch
+
+    def batches(first: int, last: int, epoch: int, side: str) -> bytes:
+        out = b""
+        for base in range(first, last + 1, 5):
+            records = tuple(
+                Record(o, T0 + o * 1000, b"order-%d" % o, f"{side} {o}".encode(), (), -1, 0)
+                for o in range(base, base + 5)
+            )
+            out += encode_entry(new_batch(records, magic=2, base_offset=base, partition_leader_epoch=epoch))
+        return out
+
+    def checkpoint(d: Path, epochs: list[tuple[int, int]]) -> None:
+        lines = ["0", str(len(epochs)), *(f"{e} {o}" for e, o in epochs)]
+        (d / "leader-epoch-checkpoint").write_text("\n".join(lines) + "\n")
+
+    one, two = top / "broker1" / "orders-0", top / "broker2" / "orders-0"
+    one.mkdir(parents=True)
+    two.mkdir(parents=True)
+    common = batches(0, 39, 2, "placed") + batches(40, 59, 3, "placed")
+    (one / "00000000000000000000.log").write_bytes(common + batches(60, 99, 3, "placed"))
+    checkpoint(one, [(2, 0), (3, 40)])
+    (two / "00000000000000000000.log").write_bytes(common)
+    (two / "00000000000000000060.log").write_bytes(batches(60, 109, 4, "re-sent"))
+    checkpoint(two, [(2, 0), (3, 40), (4, 60)])
 
 
 def _shim(top: Path) -> Path:
