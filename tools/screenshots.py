@@ -67,6 +67,7 @@ def make_data(top: Path) -> None:
     - ``replica-a/orders-0`` and ``replica-b/orders-0``, two replicas, b's last segment cut short;
     - ``data/__consumer_offsets-0``, a group's commits (for ``kdump state``);
     - ``broker1/orders-0`` and ``broker2/orders-0``, replicas that diverge (``_diverged``);
+    - ``tiered/data``, a tiered partition's log dir with ``__remote_log_metadata`` (``_tiered``);
     - ``fixtures``, a link to the bundled fixtures.
     """
     data = top / "data"
@@ -95,6 +96,7 @@ def make_data(top: Path) -> None:
     offsets.mkdir()
     (offsets / "00000000000000000000.log").write_bytes(_commits())
     _diverged(top)
+    _tiered(top)
     os.symlink(FIXTURES, top / "fixtures")  # the bundled fixtures themselves, read as they are
 
 
@@ -155,6 +157,55 @@ def _diverged(top: Path) -> None:
     (two / "00000000000000000000.log").write_bytes(common)
     (two / "00000000000000000060.log").write_bytes(batches(60, 109, 4, "re-sent"))
     checkpoint(two, [(2, 0), (3, 40), (4, 60)])
+
+
+def _v2(first: int, last: int, values: list[bytes] | None = None, epoch: int = 0) -> bytes:
+    """One v2 batch of records ``first..last`` (their values given, or ``value N``)."""
+    from kafka_dump import Record, encode_entry
+    from kafka_dump.wire import new_batch
+
+    vals = values or [b"value %d" % o for o in range(first, last + 1)]
+    records = tuple(Record(first + i, T0 + (first + i) * 1000, None, v, (), -1, 0) for i, v in enumerate(vals))
+    return encode_entry(new_batch(records, magic=2, base_offset=first, partition_leader_epoch=epoch))
+
+
+def _tiered(top: Path) -> None:
+    """``tiered/data/orders-3``: offsets 25..44 on disk; ``__remote_log_metadata-7`` says the store
+    holds 0..9, 15..24, 25..34 and 40..49 (copied), 50..59 (a copy never finished) and 60..69
+    (deleted): a gap at 10..14 and an overlap at 40..44."""
+    from kafka_dump.wire.kmessage import schema
+    from kafka_dump.wire.kschemas import RLMM_TYPES
+
+    def value(api_key: int, fields: dict[str, object]) -> bytes:
+        return bytes([1, api_key, 0]) + schema(RLMM_TYPES[api_key]).write(fields, 0)
+
+    def segment_id(n: int) -> dict[str, object]:
+        tip = {"name": "orders", "id": "AAAAAAAAAAAAAAAAAAAAAQ", "partition": 3}
+        return {"topicIdPartition": tip, "id": f"{'ABCDEF'[n] * 21}{'QgwAQg'[n]}"}
+
+    def added(n: int, start: int, end: int) -> bytes:
+        return value(0, {
+            "remoteLogSegmentId": segment_id(n), "startOffset": start, "endOffset": end, "brokerId": 1,
+            "maxTimestampMs": T0 + end * 1000, "eventTimestampMs": T0, "segmentSizeInBytes": 577,
+            "segmentLeaderEpochs": [{"leaderEpoch": 0, "offset": start}], "customMetadata": None,
+            "remoteLogSegmentState": 0, "txnIndexEmpty": True,
+        })  # fmt: skip
+
+    def moved(n: int, state: int) -> bytes:
+        return value(1, {"remoteLogSegmentId": segment_id(n), "brokerId": 1, "eventTimestampMs": T0,
+                         "customMetadata": None, "remoteLogSegmentState": state})  # fmt: skip
+
+    part = top / "tiered" / "data" / "orders-3"
+    part.mkdir(parents=True)
+    for first, last in ((25, 34), (35, 44)):
+        (part / f"{first:020d}.log").write_bytes(_v2(first, last))
+    values: list[bytes] = []
+    for n, (start, end) in enumerate(((0, 9), (15, 24), (25, 34), (40, 49))):
+        values += [added(n, start, end), moved(n, 1)]  # COPY_SEGMENT_FINISHED: Kafka serves it
+    values += [added(4, 50, 59), added(5, 60, 69), moved(5, 1), moved(5, 3)]  # stuck; deleted
+    meta = top / "tiered" / "data" / "__remote_log_metadata-7"
+    meta.mkdir()
+    (meta / "00000000000000000000.log").write_bytes(_v2(0, len(values) - 1, values))
 
 
 def _shim(top: Path) -> Path:
