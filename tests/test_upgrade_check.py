@@ -165,6 +165,17 @@ def test_a_metadata_dir_without_a_metadata_log_is_an_error(tmp_path: Path) -> No
     assert result.exit_code == 2 and "empty" in result.stderr and "Traceback" not in result.output
 
 
+def test_retention_minus_one_without_a_policy_is_kept_not_deleted(tmp_path: Path) -> None:
+    """No cleanup.policy anywhere, retention.ms -1: whatever the policy, retention never deletes it."""
+    log_dir = tmp_path / "data"
+    metadata_log(log_dir, [topic_record("forever", 3), config_record(TOPIC, "forever", "retention.ms", "-1")])
+    partition(log_dir, "forever-0", v1_plain(2, TS0))
+    topic = next(r for r in lines(run("--format", "json", str(log_dir))) if r["type"] == "topic")
+    assert (topic["outcome"], topic["retentionMs"], topic["deletedAfter"]) == ("unknown", -1, None)
+    table = run(str(log_dir)).stdout
+    assert "else kept indefinitely (retention.ms -1)" in table and "deleted by retention" not in table
+
+
 def test_ready_when_only_v2_is_left(tmp_path: Path) -> None:
     log_dir = tmp_path / "data"
     partition(log_dir, "fresh-0", v2_batch(default_records(3)))

@@ -68,6 +68,7 @@ def make_data(top: Path) -> None:
     - ``data/__consumer_offsets-0``, a group's commits (for ``kdump state``);
     - ``broker1/orders-0`` and ``broker2/orders-0``, replicas that diverge (``_diverged``);
     - ``tiered/data``, a tiered partition's log dir with ``__remote_log_metadata`` (``_tiered``);
+    - ``cluster/data``, a KRaft broker's log dir with old topics and their configs (``_cluster``);
     - ``fixtures``, a link to the bundled fixtures.
     """
     data = top / "data"
@@ -97,6 +98,7 @@ def make_data(top: Path) -> None:
     (offsets / "00000000000000000000.log").write_bytes(_commits())
     _diverged(top)
     _tiered(top)
+    _cluster(top)
     os.symlink(FIXTURES, top / "fixtures")  # the bundled fixtures themselves, read as they are
 
 
@@ -206,6 +208,45 @@ def _tiered(top: Path) -> None:
     meta = top / "tiered" / "data" / "__remote_log_metadata-7"
     meta.mkdir()
     (meta / "00000000000000000000.log").write_bytes(_v2(0, len(values) - 1, values))
+
+
+def _cluster(top: Path) -> None:
+    """``cluster/data``: ``__cluster_metadata-0`` with three topics and their configs (``compacted``,
+    ``deleted`` after a day, ``forever``: retention -1), each a partition of v0/v1 data, and ``fresh``
+    in v2 only; the cluster's default retention is an hour."""
+
+    def uvarint(n: int) -> bytes:
+        out = b""
+        while n >= 0x80:
+            out, n = out + bytes([n & 0x7F | 0x80]), n >> 7
+        return out + bytes([n])
+
+    def text(s: str | None) -> bytes:
+        return b"\0" if s is None else uvarint(len(s.encode()) + 1) + s.encode()
+
+    def framed(api_key: int, body: bytes) -> bytes:  # frame version 1, the record's version 0, no tags
+        return uvarint(1) + uvarint(api_key) + uvarint(0) + body + b"\0"
+
+    def topic(name: str, n: int) -> bytes:
+        return framed(2, text(name) + bytes([n]) * 16)
+
+    def config(kind: int, resource: str, name: str, value: str) -> bytes:
+        return framed(4, bytes([kind]) + text(resource) + text(name) + text(value))
+
+    data = top / "cluster" / "data"
+    values = [
+        topic("compacted", 1), config(2, "compacted", "cleanup.policy", "compact"),
+        topic("deleted", 2), config(2, "deleted", "retention.ms", "86400000"),
+        topic("forever", 3), config(2, "forever", "retention.ms", "-1"),
+        topic("fresh", 4), config(4, "", "log.retention.ms", "3600000"),
+        config(4, "", "log.cleanup.policy", "delete"),
+    ]  # fmt: skip
+    (data / "__cluster_metadata-0").mkdir(parents=True)
+    (data / "__cluster_metadata-0" / "00000000000000000000.log").write_bytes(_v2(0, len(values) - 1, values))
+    for name, fixture in (("compacted-0", "v1-gzip.log"), ("deleted-0", "v1-none.log"),
+                          ("forever-0", "v0-none.log"), ("fresh-0", "v2-lz4.log")):  # fmt: skip
+        (data / name).mkdir()
+        shutil.copy(FIXTURES / fixture, data / name / "00000000000000000000.log")
 
 
 def _shim(top: Path) -> Path:

@@ -173,7 +173,8 @@ def topic_verdict(
         outcome = KEPT if retention is not None and retention < 0 else RETENTION
     newest = _newest_legacy_time(segments)
     deleted_after = None
-    if outcome in (RETENTION, UNKNOWN) and newest is not None:
+    forever = retention is not None and retention < 0  # retention.ms -1: no retention deletes it
+    if outcome in (RETENTION, UNKNOWN) and newest is not None and not forever:
         deleted_after = newest + (KAFKA_RETENTION_MS if retention is None else retention)
     return TopicVerdict(
         topic,

@@ -175,6 +175,8 @@ def _outcome(v: TopicVerdict) -> str:
         if v.deletedAfter is not None and v.deletedAfter < time.time() * 1000:
             return f"past retention since {iso(v.deletedAfter)}: deleted at the next retention check"
         return f"kept until retention deletes them{when}"
+    if v.retentionMs is not None and v.retentionMs < 0:
+        return "config unknown: rewritten at the next compaction if compacted, else kept indefinitely (retention.ms -1)"
     default = " (Kafka's default retention.ms, 7 days)" if v.retentionMs is None else ""
     return f"config unknown: rewritten at the next compaction if compacted, else kept until retention deletes them{when}{default}"
 
@@ -185,6 +187,8 @@ def _outcome_cell(v: TopicVerdict) -> str:
 
     when = "" if v.deletedAfter is None else iso(v.deletedAfter)[:16] + "Z"
     if v.outcome not in (COMPACTION, KEPT, RETENTION):
+        if v.retentionMs is not None and v.retentionMs < 0:
+            return "if compacted: rewritten as v2 at the next compaction; else kept indefinitely (retention.ms -1)"
         after = f" after {when}" if when else ""
         default = " (7 days by default)" if v.retentionMs is None else ""
         return (
