@@ -202,7 +202,9 @@ def test_every_command_has_a_page(command: str) -> None:
     [(c, o) for c in COMMANDS for o in _options(main.commands[c]) if o not in ("--help", "-h")],
 )
 def test_every_option_is_explained_on_its_page(command: str, option: str) -> None:
-    assert _mentioned(option, _section(command)), f"{option} of `kdump {command}` is not explained on its page"
+    assert _mentioned(option, _section(command)), (
+        f"{option} of `kdump {command}` is not explained on its page"
+    )
 
 
 @pytest.mark.parametrize("command", COMMANDS)
