@@ -1,0 +1,318 @@
+"""``kdump redact``: a segment of the same shape with no producer-chosen bytes in it.
+
+Each entry keeps its place, offsets, timestamps, magic, attributes, codec, producer fields and
+record count; only keys, values and header values become pseudonyms of the same length
+(``pseudonyms.Pseudonyms``). A valid entry is encoded again (its CRC computed, a compressed one
+compressed again with its codec); an entry that fails its CRC is encoded the same way but keeps its
+stored CRC, so it still fails it. Bytes no entry could be read from (a corrupt header, bytes between
+entries, a partial tail) keep their framing fields (offset, length, magic, CRC) and every other
+byte becomes a pseudonym byte; a zero-filled tail stays zeros. Control batches and Kafka's own
+topics (``__consumer_offsets``...) are Kafka's bytes, kept. The output goes through a temporary
+file, renamed into place; the ``.index`` follows the entries' new positions (uncompressed entries
+keep theirs), the other side files are copied.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from kafka_dump.analysis.pseudonyms import Pseudonyms
+from kafka_dump.errors import KafkaDumpError, NotASegmentError
+from kafka_dump.internal_topics import decoder_for_path
+from kafka_dump.log.segment import Item, read_segment_runs
+from kafka_dump.log.writer import discard, place, same_file, sync_close, temporary
+from kafka_dump.model import Batch, Check, Problem, ProblemKind, Record, new_header, new_record
+from kafka_dump.wire import encode_entry
+
+CHUNK = 1 << 20  # bytes of a region read at a time: memory does not follow a region's length
+INDEX_ENTRY = 8  # relative offset, position
+V2_HEADER = 61  # baseOffset .. recordCount: framing and Kafka's fields, not the producer's
+LEGACY_HEADER = {0: 18, 1: 26}  # offset, size, crc, magic, attributes (v1: timestamp), before the key
+
+
+@dataclass
+class FileReport:
+    """What redacting one file did."""
+
+    src: str
+    dst: str
+    entries: int = 0
+    records: int = 0
+    encoded: int = 0  # entries encoded again with pseudonyms (valid or failing their CRC)
+    kept: int = 0  # entries kept as they are: control batches, Kafka's own topics
+    scrubbed: int = 0  # regions no entry was read from, their bytes replaced
+    scrubbed_bytes: int = 0
+    problems: dict[str, int] = field(default_factory=dict)  # kind -> count, as read in the input
+    bytes_in: int = 0
+    bytes_out: int = 0
+    copied: bool = False  # a side file copied as it is
+    reason: str | None = None  # why no entry could be read at all (the whole file scrubbed)
+
+
+class _Index:
+    """The input's ``.index`` entries, read in order as the log is written, each given the new
+    position of the entry it points at (a sparse index: a few entries, in position order)."""
+
+    def __init__(self, path: Path, out: Path) -> None:
+        self._in = path.open("rb")
+        self._tmp, fd = temporary(out)
+        self._out = os.fdopen(fd, "wb")
+        self._next = self._read()
+
+    def _read(self) -> tuple[bytes, int] | None:
+        raw = self._in.read(INDEX_ENTRY)
+        if len(raw) < INDEX_ENTRY:
+            if raw:
+                self._out.write(raw)  # a torn last entry, as it was
+            return None
+        return raw[:4], int.from_bytes(raw[4:], "big")
+
+    def up_to(self, position: int, shift: int) -> None:
+        """Write the entries at or before ``position`` of the input, moved by ``shift``."""
+        while self._next is not None and self._next[1] <= position:
+            rel, pos = self._next
+            moved = pos + shift if (pos or rel != b"\0\0\0\0") else 0  # a preallocated zero entry stays
+            self._out.write(rel + max(0, moved).to_bytes(4, "big"))
+            self._next = self._read()
+
+    def finish(self, shift: int) -> Path:
+        self.up_to(1 << 62, shift)
+        self._in.close()
+        sync_close(self._out)
+        return self._tmp
+
+    def abort(self) -> None:
+        self._in.close()
+        discard([self._out], [self._tmp])
+
+
+def check_paths(src: Path, dst: Path) -> None:
+    """Refuse an output that is the input, lies inside it, or holds it."""
+    if dst.exists() and same_file(src, dst):
+        raise KafkaDumpError("refusing to write over the input", file=str(dst))
+    a, b = src.resolve(), dst.resolve()
+    if a.is_dir() and (b == a or a in b.parents):
+        raise KafkaDumpError("refusing to write into the input", file=str(dst))
+
+
+def redact_segment(
+    src: Path,
+    dst: Path,
+    names: Pseudonyms,
+    *,
+    force: bool = False,
+    max_batch_bytes: int,
+    max_records_per_batch: int,
+) -> FileReport:
+    """Write the redacted copy of the segment ``src`` (and its ``.index``) to ``dst``."""
+    report = FileReport(str(src), str(dst))
+    internal = decoder_for_path(src) is not None
+    targets = [dst]
+    index_src = src.with_suffix(".index")
+    has_index = src.suffix == ".log" and index_src.is_file()
+    if has_index:
+        targets.append(dst.with_suffix(".index"))
+    for t in targets:
+        if t.exists() and not force:
+            raise KafkaDumpError("already exists (not overwritten unless asked)", file=str(t))
+    tmp, fd = temporary(dst)
+    out = os.fdopen(fd, "wb")
+    index = _Index(index_src, targets[1]) if has_index else None
+    try:
+        with src.open("rb") as f:
+            size = os.fstat(f.fileno()).st_size
+            report.bytes_in = size
+            cursor, shift = 0, 0
+            runs = read_segment_runs(
+                str(src), max_batch_bytes=max_batch_bytes, max_records_per_batch=max_records_per_batch
+            )
+            try:
+                for run in runs:
+                    for item, damage in _entries(run):
+                        if item.position < cursor:
+                            continue
+                        if item.position > cursor:  # bytes no item covers: scrubbed, never passed over
+                            shift += _scrub(f, out, cursor, item.position, names, report) - (
+                                item.position - cursor
+                            )
+                            cursor = item.position
+                        if index is not None:
+                            index.up_to(item.position, shift)
+                        for problem in damage:
+                            _count(report, problem)
+                        if isinstance(item, Batch):
+                            data = _entry(f, item, damage, names, report, internal)
+                            out.write(data)
+                            shift += len(data) - item.sizeInBytes
+                            cursor = item.position + item.sizeInBytes
+                            report.entries += 1
+                            continue
+                        end = min(size, item.position + max(item.length, 0))
+                        if item.kind is ProblemKind.ZERO_TAIL:
+                            _copy(f, out, item.position, end)
+                        else:
+                            shift += _scrub(f, out, item.position, end, names, report) - (end - item.position)
+                        cursor = end
+            except NotASegmentError as exc:
+                if cursor:
+                    raise
+                report.problems["not-a-segment"] = 1  # no entry at all: the file's bytes, framing kept
+                report.reason = exc.reason
+            if cursor < size:
+                shift += _scrub(f, out, cursor, size, names, report) - (size - cursor)
+        sync_close(out)
+        moves = [(tmp, dst)]
+        if index is not None:
+            moves.append((index.finish(shift), targets[1]))
+            index = None
+        for a, b in moves:
+            place(a, b, force, KafkaDumpError("already exists", file=str(b)))
+        report.bytes_out = dst.stat().st_size
+    except BaseException:
+        discard([out], [tmp])
+        if index is not None:
+            index.abort()
+        raise
+    return report
+
+
+def copy_side_file(src: Path, dst: Path, *, force: bool) -> FileReport:
+    """A side file (``.timeindex``, ``.txnindex``, ``.snapshot``, checkpoints) copied as it is:
+    offsets, timestamps and producer ids, none of a producer's bytes."""
+    if dst.exists() and not force:
+        raise KafkaDumpError("already exists (not overwritten unless asked)", file=str(dst))
+    tmp, fd = temporary(dst)
+    try:
+        with src.open("rb") as f, os.fdopen(fd, "wb") as out:
+            shutil.copyfileobj(f, out, CHUNK)
+            out.flush()
+            os.fsync(out.fileno())
+        place(tmp, dst, force, KafkaDumpError("already exists", file=str(dst)))
+    except BaseException:
+        discard([], [tmp])
+        raise
+    size = dst.stat().st_size
+    return FileReport(str(src), str(dst), bytes_in=size, bytes_out=size, copied=True)
+
+
+def _count(report: FileReport, problem: Problem) -> None:
+    kind = problem.check or problem.kind.label
+    report.problems[kind] = report.problems.get(kind, 0) + 1
+
+
+def _entries(run: Sequence[Item]) -> Iterator[tuple[Item, list[Problem]]]:
+    """Each entry of a run with the problems found inside it (at its position, after it), and each
+    problem of its own (a region no entry was read from)."""
+    i = 0
+    while i < len(run):
+        item = run[i]
+        i += 1
+        if isinstance(item, Problem):
+            yield item, [item]
+            continue
+        end = item.position + item.sizeInBytes
+        inside: list[Problem] = []
+        while i < len(run) and isinstance(p := run[i], Problem) and p.position < end:
+            inside.append(p)
+            i += 1
+        yield item, inside
+
+
+def _entry(f: object, batch: Batch, damage: list[Problem], names: Pseudonyms, report: FileReport,
+           internal: bool) -> bytes:  # fmt: skip
+    """The entry's new bytes: encoded again with pseudonyms, or its own where nothing is the producer's;
+    an entry with damage other than its CRC (its records, its wrapper) has its payload scrubbed."""
+    report.records += len(batch.records or ())
+    raw = _read(f, batch.position, batch.position + batch.sizeInBytes)
+    if internal or (batch.isControl and not damage):
+        report.kept += 1
+        return raw
+    if batch.records is None or any(p.check != Check.CRC_MISMATCH for p in damage):
+        return _scrubbed(raw, names, report, crc_valid=batch.crcValid)
+    records = tuple(_record(r, names) for r in batch.records)
+    try:
+        data = encode_entry(batch._replace(records=records))
+    except KafkaDumpError:  # a codec no encoder has (an unknown one, zstd below v2): scrubbed
+        return _scrubbed(raw, names, report, crc_valid=batch.crcValid)
+    report.encoded += 1
+    if not batch.crcValid:  # still fails its CRC: the stored one is kept
+        at = 17 if batch.magic == 2 else 12
+        data = data[:at] + batch.crc.to_bytes(4, "big") + data[at + 4 :]
+    return data
+
+
+def _record(r: Record, names: Pseudonyms) -> Record:
+    headers = tuple(new_header(h.key, names.replace(h.value, "header")) for h in r.headers)
+    key, value = names.replace(r.key, "key"), names.replace(r.value, "value")
+    return new_record(r.offset, r.timestamp, key, value, headers, r.sequence, r.sizeInBytes, r.crc, r.crcValid,
+                      r.control, r.storedTimestamp)  # fmt: skip
+
+
+def _read(f: object, start: int, end: int) -> bytes:
+    fd = f.fileno()  # type: ignore[attr-defined]
+    return os.pread(fd, end - start, start)
+
+
+def _copy(f: object, out: object, start: int, end: int) -> None:
+    for a in range(start, end, CHUNK):
+        out.write(_read(f, a, min(end, a + CHUNK)))  # type: ignore[attr-defined]
+
+
+def _scrub(f: object, out: object, start: int, end: int, names: Pseudonyms, report: FileReport) -> int:
+    """Write the region ``start..end`` with its framing kept and its other bytes replaced; its length."""
+    head = _read(f, start, min(end, start + V2_HEADER))
+    out.write(_scrubbed(head, names, report, whole=end - start))  # type: ignore[attr-defined]
+    for a in range(start + len(head), end, CHUNK):
+        chunk = _read(f, a, min(end, a + CHUNK))
+        out.write(names.stream(chunk, len(chunk), b"r"))  # type: ignore[attr-defined]
+        report.scrubbed_bytes += len(chunk)
+    return end - start
+
+
+def _scrubbed(
+    head: bytes, names: Pseudonyms, report: FileReport, whole: int | None = None, crc_valid: bool = False
+) -> bytes:
+    """The first bytes of a region no entry was read from (or a damaged entry whole): offset, length
+    and, where a known magic is where it would be, the rest of the header kept (a v0/v1 message's key
+    and value lengths too); every other byte replaced. ``crc_valid``: the entry's CRC held, and is
+    computed again over the new bytes, so that only its own damage remains."""
+    report.scrubbed += 1
+    magic = head[16] if len(head) > 16 else None
+    keep = {2: V2_HEADER, **LEGACY_HEADER}.get(magic, 12) if magic is not None else 12
+    keep = min(keep, len(head))
+    out = bytearray(head[:keep]) + names.stream(head[keep:], len(head) - keep, b"r")
+    report.scrubbed_bytes += len(head) - keep
+    if magic in LEGACY_HEADER and whole is None:  # a whole message: its two lengths are framing
+        at = LEGACY_HEADER[magic] - 4
+        for _ in range(2):
+            if at + 4 > len(head):
+                break
+            out[at : at + 4] = head[at : at + 4]
+            n = int.from_bytes(head[at : at + 4], "big", signed=True)
+            at += 4 + max(0, n)
+    if crc_valid and magic in (0, 1, 2) and whole is None:
+        out = _with_crc(out, magic)
+    return bytes(out)
+
+
+def _with_crc(data: bytearray, magic: int) -> bytearray:
+    """The entry with its CRC computed (v2: CRC-32C from the attributes; v0/v1: CRC-32 from the magic)."""
+    if magic == 2 and len(data) >= V2_HEADER:
+        import crc32c
+
+        data[17:21] = crc32c.crc32c(bytes(data[21:])).to_bytes(4, "big")
+    elif magic < 2 and len(data) >= LEGACY_HEADER[magic]:
+        import zlib
+
+        data[12:16] = zlib.crc32(bytes(data[16:])).to_bytes(4, "big")
+    return data
+
+
+def walk_outputs(src: Path, dst: Path, files: list[Path]) -> Iterator[tuple[Path, Path]]:
+    """Each input file and where its copy goes: OUT itself for a file, OUT/relative for a directory."""
+    for file in files:
+        yield file, (dst if file == src else dst / file.relative_to(src))
