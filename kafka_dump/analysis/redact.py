@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -31,6 +31,7 @@ from kafka_dump.wire import encode_entry
 CHUNK = 1 << 20  # bytes of a region read at a time: memory does not follow a region's length
 INDEX_ENTRY = 8  # relative offset, position
 V2_HEADER = 61  # baseOffset .. recordCount: framing and Kafka's fields, not the producer's
+Watch = Callable[[Iterator[Sequence[Item]]], Iterator[Sequence[Item]]]  # a progress bar over the runs
 LEGACY_HEADER = {0: 18, 1: 26}  # offset, size, crc, magic, attributes (v1: timestamp), before the key
 
 
@@ -107,8 +108,10 @@ def redact_segment(
     force: bool = False,
     max_batch_bytes: int,
     max_records_per_batch: int,
+    watch: Watch | None = None,
 ) -> FileReport:
-    """Write the redacted copy of the segment ``src`` (and its ``.index``) to ``dst``."""
+    """Write the redacted copy of the segment ``src`` (and its ``.index``) to ``dst``; ``watch`` sees
+    the input's runs go by (a progress bar)."""
     report = FileReport(str(src), str(dst))
     internal = decoder_for_path(src) is not None
     targets = [dst]
@@ -130,6 +133,8 @@ def redact_segment(
             runs = read_segment_runs(
                 str(src), max_batch_bytes=max_batch_bytes, max_records_per_batch=max_records_per_batch
             )
+            if watch is not None:
+                runs = watch(runs)
             try:
                 for run in runs:
                     for item, damage in _entries(run):

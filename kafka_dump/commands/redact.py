@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
@@ -18,10 +19,12 @@ from kafka_dump.commands import EXIT_CORRUPT, EXIT_OK
 from kafka_dump.commands.options import Limits, format_option, limit_options, output_options
 from kafka_dump.errors import KafkaDumpError
 from kafka_dump.render.output import Output
+from kafka_dump.render.progress import file_size
 
 if TYPE_CHECKING:
     from kafka_dump.analysis.pseudonyms import Pseudonyms
-    from kafka_dump.analysis.redact import FileReport
+    from kafka_dump.analysis.redact import FileReport, Watch
+    from kafka_dump.log.segment import Item
 
 
 @click.command()
@@ -91,6 +94,7 @@ def redact(
     mapping = _open_map(map_path, force) if map_path is not None else None
     names = Pseudonyms(secret, keep_prefix=keep_prefix, json_values=json_values, mapping=mapping)
     reports: list[FileReport] = []
+    watch = _watch(out, sum(file_size(s) for s in found.sources if s.kind == SEGMENT))
     try:
         segments = {Path(s.path) for s in found.sources if s.kind == SEGMENT}
         for source in found.sources:
@@ -104,7 +108,7 @@ def redact(
                 continue  # written with its segment, at the new positions
             dst.parent.mkdir(parents=True, exist_ok=True)
             if source.kind == SEGMENT:
-                reports.append(engine.redact_segment(src, dst, names, force=force, **limits))
+                reports.append(engine.redact_segment(src, dst, names, force=force, watch=watch, **limits))
             else:
                 reports.append(engine.copy_side_file(src, dst, force=force))
     finally:
@@ -112,6 +116,18 @@ def redact(
             mapping.close()
     _summary(out, reports, names, found.skipped, fmt)
     return EXIT_CORRUPT if any(r.problems for r in reports) else EXIT_OK
+
+
+def _watch(out: Output, total: int) -> Watch | None:
+    """The progress bar, when one is wanted: bytes of input done, of ``total``."""
+    if not out.progress:
+        return None
+    from kafka_dump.analysis.convert_run import progress_position
+
+    def watch(runs: Iterator[Sequence[Item]]) -> Iterator[Sequence[Item]]:
+        return iter(out.track(runs, lambda run: progress_position(run[-1]), total))
+
+    return watch
 
 
 def _open_map(path: Path, force: bool) -> TextIO:
