@@ -69,7 +69,7 @@ def make_data(top: Path) -> None:
     - ``broker1/orders-0`` and ``broker2/orders-0``, replicas that diverge (``_diverged``);
     - ``tiered/data``, a tiered partition's log dir with ``__remote_log_metadata`` (``_tiered``);
     - ``cluster/data``, a KRaft broker's log dir with old topics and their configs (``_cluster``);
-    - ``fixtures``, a link to the bundled fixtures.
+    - ``fixtures``, a link to the bundled fixtures; ``secret``, a secret for ``redact --secret-file``.
     """
     data = top / "data"
     (data / "events-0").mkdir(parents=True)
@@ -100,6 +100,7 @@ def make_data(top: Path) -> None:
     _tiered(top)
     _cluster(top)
     os.symlink(FIXTURES, top / "fixtures")  # the bundled fixtures themselves, read as they are
+    (top / "secret").write_text("case 4711\n")  # redact's --secret-file: the same pseudonyms every run
 
 
 def _s16(text: str) -> bytes:

@@ -30,6 +30,7 @@ from kafka_dump.wire import encode_entry
 
 CHUNK = 1 << 20  # bytes of a region read at a time: memory does not follow a region's length
 INDEX_ENTRY = 8  # relative offset, position
+FRAMING = 17  # offset, length, then a v0/v1 CRC or a v2 leader epoch, and the magic byte
 V2_HEADER = 61  # baseOffset .. recordCount: framing and Kafka's fields, not the producer's
 Watch = Callable[[Iterator[Sequence[Item]]], Iterator[Sequence[Item]]]  # a progress bar over the runs
 LEGACY_HEADER = {0: 18, 1: 26}  # offset, size, crc, magic, attributes (v1: timestamp), before the key
@@ -236,18 +237,43 @@ def _entry(f: object, batch: Batch, damage: list[Problem], names: Pseudonyms, re
     if internal or (batch.isControl and not damage):
         report.kept += 1
         return raw
-    if batch.records is None or any(p.check != Check.CRC_MISMATCH for p in damage):
+    if (
+        batch.records is None
+        or any(p.check != Check.CRC_MISMATCH for p in damage)
+        or any(r.crcValid is False for r in batch.records)  # an inner v0/v1 message that fails its CRC
+    ):
         return _scrubbed(raw, names, report, crc_valid=batch.crcValid)
     records = tuple(_record(r, names) for r in batch.records)
     try:
         data = encode_entry(batch._replace(records=records))
     except KafkaDumpError:  # a codec no encoder has (an unknown one, zstd below v2): scrubbed
         return _scrubbed(raw, names, report, crc_valid=batch.crcValid)
+    if batch.magic < 2 and not _reads_back(data, batch):  # a wrapper the encoder would normalise
+        return _scrubbed(raw, names, report, crc_valid=batch.crcValid)
     report.encoded += 1
     if not batch.crcValid:  # still fails its CRC: the stored one is kept
         at = 17 if batch.magic == 2 else 12
         data = data[:at] + batch.crc.to_bytes(4, "big") + data[at + 4 :]
     return data
+
+
+def _reads_back(data: bytes, batch: Batch) -> bool:
+    """Whether a v0/v1 entry encoded again reads back with the input's offsets, timestamps and
+    attributes (a wrapper whose inner offsets were damaged would come out repaired, its damage gone)."""
+    from kafka_dump.wire.legacy import decode_message
+
+    try:
+        got, error = decode_message("", data, 0, len(data), 0, with_records=True,
+                                    max_batch_bytes=max(len(data), 1) * 64 + (1 << 20))  # fmt: skip
+    except KafkaDumpError:
+        return False
+    if error is not None or got.records is None or batch.records is None:
+        return False
+    same_header = (got.baseOffset, got.lastOffset, got.attributes, got.maxTimestamp) == (
+        batch.baseOffset, batch.lastOffset, batch.attributes, batch.maxTimestamp)  # fmt: skip
+    return same_header and [(r.offset, r.timestamp) for r in got.records] == [
+        (r.offset, r.timestamp) for r in batch.records
+    ]
 
 
 def _record(r: Record, names: Pseudonyms) -> Record:
@@ -287,7 +313,7 @@ def _scrubbed(
     computed again over the new bytes, so that only its own damage remains."""
     report.scrubbed += 1
     magic = head[16] if len(head) > 16 else None
-    keep = {2: V2_HEADER, **LEGACY_HEADER}.get(magic, 12) if magic is not None else 12
+    keep = {2: V2_HEADER, **LEGACY_HEADER}.get(magic, FRAMING) if magic is not None else FRAMING
     keep = min(keep, len(head))
     out = bytearray(head[:keep]) + names.stream(head[keep:], len(head) - keep, b"r")
     report.scrubbed_bytes += len(head) - keep

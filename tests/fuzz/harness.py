@@ -35,6 +35,7 @@ CASES: dict[str, tuple[str, ...]] = {
     "convert": ("convert", "IN", "-o", "OUT", "--skip-corrupt", "--force"),
     "convert-v1-gzip": ("convert", "IN", "-o", "OUT", "--to-magic", "1", "--compression", "gzip",
                         "--drop-control", "--skip-corrupt", "--force"),
+    "redact": ("redact", "IN", "-o", "OUT", "--force", "--format", "json"),
 }  # fmt: skip
 ENV = {"COLUMNS": "120", "NO_COLOR": "1", "TERM": "dumb"}
 _SECONDS_BASE, _SECONDS_PER_MIB = 10.0, 2.0  # generous: CI machines are noisy
@@ -103,7 +104,28 @@ def check(data: bytes, workdir: Path, cases: Sequence[str]) -> list[str]:
         problems += _stderr_problems(where, res.stderr, len(data))
         if case.startswith("convert") and res.exit_code in (0, 1) and out.exists():
             problems += _output_verifies(runner, out)
+        if case == "redact" and res.exit_code in (0, 1):
+            problems += _same_damage(runner, src, out)
     return problems
+
+
+def _kinds(runner: CliRunner, path: Path) -> tuple[int, list[tuple[str, int]]]:
+    """verify-crc's exit code and the (kind, offset) of its problems, each once."""
+    res = runner.invoke(main, ["verify-crc", "--format", "json", "--no-index", str(path)], env=ENV)
+    rows = [json.loads(line) for line in res.stdout.splitlines() if line.startswith("{")]
+    return res.exit_code, sorted(
+        {(r["kind"], r.get("baseOffset")) for r in rows if r.get("type") == "problem"}
+    )
+
+
+def _same_damage(runner: CliRunner, src: Path, out: Path) -> list[str]:
+    """A redacted copy holds the input's damage: verify-crc's verdict and problem kinds. (Its offsets
+    too, but for a v0/v1 wrapper whose inner message fails its CRC: the copy's wrapper is scrubbed,
+    and verify-crc names a wrapper it cannot read by its last offset, not its first.)"""
+    (code_in, before), (code_out, after) = _kinds(runner, src), _kinds(runner, out)
+    if code_in == code_out and {k for k, _ in before} == {k for k, _ in after}:
+        return []
+    return [f"redact: verify-crc of the copy says {code_out} {after}, of the input {code_in} {before}"]
 
 
 def _json_problems(where: str, stdout: str, size: int) -> list[str]:
