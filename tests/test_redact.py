@@ -280,3 +280,26 @@ def test_problems_are_counted_in_the_json_summary(tmp_path: Path) -> None:
     rows = [json.loads(line) for line in done.stdout.splitlines()]
     assert rows[0]["problems"] == {"crc-mismatch": 1} and rows[0]["encoded"] == 3
     assert rows[-1]["type"] == "summary" and rows[-1]["redactedBytes"]["value"] > 0
+
+
+def test_dump_redact_shows_what_redact_writes(log_dir: Path, tmp_path: Path) -> None:
+    secret, out = _secret(tmp_path), tmp_path / "out"
+    kdump("redact", "--secret-file", secret, log_dir, "-o", out, code=1)
+
+    def records(*args: str | Path) -> list[tuple[object, ...]]:
+        rows = [
+            json.loads(line)
+            for line in kdump("dump", "--format", "json", "--payload", "hex", *args).stdout.splitlines()
+        ]
+        return [(r["offset"], r["key"], r["value"], json.dumps(r["headers"])) for row in rows if row["type"] == "batch"
+                for r in row.get("records") or []]  # fmt: skip
+
+    for part in ("mixed-0", "orders-0", "__consumer_offsets-0"):
+        shown = records("--redact", "--secret-file", secret, log_dir / part)
+        assert shown == records(out / part) and shown, part
+    assert records("--redact", log_dir / "__consumer_offsets-0") == records(log_dir / "__consumer_offsets-0")
+    assert records("--redact", log_dir / "mixed-0") != records(log_dir / "mixed-0")
+    table = kdump("dump", "--redact", log_dir / "mixed-0").stdout
+    assert "customer-" not in table and "secret order" not in table
+    done = kdump("dump", "--secret-file", secret, log_dir / "mixed-0", code=2)
+    assert "--secret-file applies to --redact" in done.stderr

@@ -16,6 +16,8 @@ import json
 import os
 from typing import IO
 
+from kafka_dump.errors import KafkaDumpError
+
 ALNUM = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
 DIGITS = b"0123456789"
 HEX = b"0123456789abcdef"
@@ -30,16 +32,20 @@ PRINTABLE = bytes(range(0x20, 0x7F))
 TO_ALNUM = bytes(ALNUM[b % len(ALNUM)] for b in range(256))  # a noise byte as a letter or digit
 
 
-def new_secret() -> bytes:
-    """A random secret for one run: never written anywhere, so its pseudonyms cannot be reversed."""
-    return os.urandom(SECRET_BYTES)
-
-
-def read_secret(path: str) -> bytes:
-    """The secret in ``--secret-file``: its bytes, trailing newline aside (as ``echo`` writes it)."""
-    with open(path, "rb") as f:
-        data = f.read(1 << 16)
-    return data.rstrip(b"\r\n")
+def secret(path: str | None) -> bytes:
+    """The secret in ``--secret-file`` (its bytes, a trailing newline aside, as ``echo`` writes it),
+    or with none a random secret for this run: never written anywhere, so its pseudonyms cannot be
+    traced back."""
+    if path is None:
+        return os.urandom(SECRET_BYTES)
+    try:
+        with open(path, "rb") as f:
+            data = f.read(1 << 16).rstrip(b"\r\n")
+    except OSError as exc:
+        raise KafkaDumpError(exc.strerror or str(exc), file=path) from None
+    if not data:
+        raise KafkaDumpError("the secret file is empty", file=path)
+    return data
 
 
 class Pseudonyms:

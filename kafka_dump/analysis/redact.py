@@ -16,10 +16,11 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from kafka_dump.analysis.dump import BatchEvent, BatchRun, DumpEvent
 from kafka_dump.analysis.pseudonyms import Pseudonyms
 from kafka_dump.errors import KafkaDumpError, NotASegmentError
 from kafka_dump.internal_topics import decoder_for_path
@@ -248,7 +249,9 @@ def _entry(f: object, batch: Batch, damage: list[Problem], names: Pseudonyms, re
         data = encode_entry(batch._replace(records=records))
     except KafkaDumpError:  # a codec no encoder has (an unknown one, zstd below v2): scrubbed
         return _scrubbed(raw, names, report, crc_valid=batch.crcValid)
-    if batch.magic < 2 and not _reads_back(data, batch):  # a wrapper the encoder would normalise
+    if batch.magic < 2:  # the wrapper's own offset field as it was (Kafka's rule for offset 0: absolute)
+        data = raw[:8] + data[8:]
+    if batch.magic < 2 and not _reads_back(data, raw, batch):  # a wrapper the encoder would normalise
         return _scrubbed(raw, names, report, crc_valid=batch.crcValid)
     report.encoded += 1
     if not batch.crcValid:  # still fails its CRC: the stored one is kept
@@ -257,23 +260,48 @@ def _entry(f: object, batch: Batch, damage: list[Problem], names: Pseudonyms, re
     return data
 
 
-def _reads_back(data: bytes, batch: Batch) -> bool:
-    """Whether a v0/v1 entry encoded again reads back with the input's offsets, timestamps and
-    attributes (a wrapper whose inner offsets were damaged would come out repaired, its damage gone)."""
+def redacted_events(events: Iterable[DumpEvent], names: Pseudonyms) -> Iterator[DumpEvent]:
+    """``dump --redact``: the dump's events with the records of producers' batches under pseudonyms
+    (the same as ``redact`` writes for the same secret); Kafka's own topics and control batches kept."""
+    for event in events:
+        if isinstance(event, BatchEvent):
+            if event.records and _producers(event.batch):
+                event = event._replace(records=tuple(_record(r, names) for r in event.records))
+        elif isinstance(event, BatchRun):
+            event = BatchRun([
+                b._replace(records=tuple(_record(r, names) for r in b.records))
+                if b.records and _producers(b) else b
+                for b in event.batches
+            ])  # fmt: skip
+        yield event
+
+
+def _producers(batch: Batch) -> bool:
+    """Whether a batch's records are a producer's bytes (not a control batch, not Kafka's own topic)."""
+    return not batch.isControl and decoder_for_path(batch.file) is None
+
+
+def _reads_back(data: bytes, raw: bytes, batch: Batch) -> bool:
+    """Whether a v0/v1 entry encoded again keeps the input's offset field, attributes, and its records'
+    offsets and timestamps (a wrapper whose inner offsets were damaged would come out repaired, its
+    damage gone)."""
     from kafka_dump.wire.legacy import decode_message
 
+    if data[:8] != raw[:8]:
+        return False
     try:
         got, error = decode_message("", data, 0, len(data), 0, with_records=True,
                                     max_batch_bytes=max(len(data), 1) * 64 + (1 << 20))  # fmt: skip
     except KafkaDumpError:
         return False
-    if error is not None or got.records is None or batch.records is None:
+    if (
+        error is not None
+        or got.records is None
+        or batch.records is None
+        or got.attributes != batch.attributes
+    ):
         return False
-    same_header = (got.baseOffset, got.lastOffset, got.attributes, got.maxTimestamp) == (
-        batch.baseOffset, batch.lastOffset, batch.attributes, batch.maxTimestamp)  # fmt: skip
-    return same_header and [(r.offset, r.timestamp) for r in got.records] == [
-        (r.offset, r.timestamp) for r in batch.records
-    ]
+    return [(r.offset, r.timestamp) for r in got.records] == [(r.offset, r.timestamp) for r in batch.records]
 
 
 def _record(r: Record, names: Pseudonyms) -> Record:

@@ -108,6 +108,10 @@ T = TypeVar("T")
     show_default=True,
     help="Files read by N processes at once; the output is the same, in the same order.",
 )
+@click.option("--redact", is_flag=True,
+              help="Show keys, values and header values as the pseudonyms kdump redact writes (same length).")  # fmt: skip
+@click.option("--secret-file", type=click.Path(dir_okay=False),
+              help="--redact: the secret of the pseudonyms, as redact's (default: a random one, never written).")  # fmt: skip
 @stdin_name_option
 @store_options
 @output_options
@@ -130,6 +134,8 @@ def dump(
     no_txnindex: bool,
     stdin_name: str | None,
     jobs: int,
+    redact: bool,
+    secret_file: str | None,
 ) -> int:
     """Show every batch and record of segments, of a partition directory's segments, of every
     partition directory in a log dir or below (JBOD parents, backup trees), or of standard input (-);
@@ -155,6 +161,11 @@ def dump(
         raise click.UsageError(f"--expanded applies to --format table, not {fmt}")
     if batches_only and match is not None and match.records is not None:
         raise click.UsageError("--key, --key-re, --grep and --header read records: not with --batches-only")
+    if secret_file is not None and not redact:
+        raise click.UsageError("--secret-file applies to --redact")
+    from kafka_dump.analysis.pseudonyms import secret as load_secret
+
+    secret = load_secret(secret_file) if redact else None
     found = find(paths, stdin_name=stdin_name, store=store)
     sources = found.readable()
     for path in paths:
@@ -176,6 +187,7 @@ def dump(
         decode=decode,
         kafka_version=kafka_version,
         txn_index=not no_txnindex,
+        redact=secret,
     )
     if jobs > 1 and rng.limit is None and len(sources) > 1:  # --limit: the files in turn, where it stops
         from kafka_dump.commands.dump_jobs import dump_in_parallel
@@ -219,6 +231,7 @@ class DumpWork:
     decode: str
     kafka_version: str
     txn_index: bool
+    redact: bytes | None = None  # --redact: the pseudonyms' secret (random unless --secret-file)
 
 
 def write_dump(
@@ -234,7 +247,9 @@ def write_dump(
         with_records=not w.batches_only,
         **w.limits,
         # JSON Lines write a run of plain v0/v1 messages straight from its bytes
-        plain_run=json_renderer.plain_run if json_renderer is not None and not w.count_only else None,
+        plain_run=json_renderer.plain_run
+        if json_renderer is not None and not w.count_only and w.redact is None
+        else None,
         txn_index=w.txn_index,
         match=w.match,
         several=several,
@@ -244,6 +259,11 @@ def write_dump(
             return _count(events, out, w.fmt == "json")
         finally:
             out.flush()  # the lines gathered, also before an error's line on stderr
+    if w.redact is not None:
+        from kafka_dump.analysis.pseudonyms import Pseudonyms
+        from kafka_dump.analysis.redact import redacted_events
+
+        events = redacted_events(events, Pseudonyms(w.redact))
     events = out.track(events, progress_position, _bytes_of(paths) if out.progress else None)
     renderer: Renderer[Any]
     write: Callable[[Sequence[Any]], None] = out.write_utf8_lines

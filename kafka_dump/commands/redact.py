@@ -71,7 +71,7 @@ def redact(
       kdump redact --json --map mapping.jsonl /var/lib/kafka/data -o data.redacted/
     """
     from kafka_dump.analysis import redact as engine
-    from kafka_dump.analysis.pseudonyms import Pseudonyms, new_secret, read_secret
+    from kafka_dump.analysis.pseudonyms import Pseudonyms, secret
     from kafka_dump.log.sources import SEGMENT, find
 
     if not input_path.exists():
@@ -79,12 +79,7 @@ def redact(
     if str(input_path) == "-":
         raise KafkaDumpError("standard input cannot be redacted: give a file or directory", file="-")
     engine.check_paths(input_path, output)
-    try:
-        secret = read_secret(str(secret_file)) if secret_file is not None else new_secret()
-    except OSError as exc:
-        raise KafkaDumpError(exc.strerror or str(exc), file=str(secret_file)) from None
-    if not secret:
-        raise KafkaDumpError("the secret file is empty", file=str(secret_file))
+    key = secret(None if secret_file is None else str(secret_file))
     found = find([str(input_path)])
     is_dir = input_path.is_dir()
     if is_dir:
@@ -92,7 +87,7 @@ def redact(
     elif output.is_dir():
         output = output / input_path.name
     mapping = _open_map(map_path, force) if map_path is not None else None
-    names = Pseudonyms(secret, keep_prefix=keep_prefix, json_values=json_values, mapping=mapping)
+    names = Pseudonyms(key, keep_prefix=keep_prefix, json_values=json_values, mapping=mapping)
     reports: list[FileReport] = []
     watch = _watch(out, sum(file_size(s) for s in found.sources if s.kind == SEGMENT))
     try:
