@@ -18,7 +18,7 @@ import pytest
 
 from kafka_dump import Batch, read_segment
 from kafka_dump.analysis.pseudonyms import Pseudonyms
-from tests.batches import GZIP, LZ4, NONE, SNAPPY, ZSTD, legacy_messages, v2_batch
+from tests.batches import GZIP, LZ4, NONE, SNAPPY, ZSTD, legacy_messages, set_offset, v2_batch
 from tests.conftest import ROOT
 from tests.test_state import commit_key, commit_value, segment
 
@@ -303,3 +303,19 @@ def test_dump_redact_shows_what_redact_writes(log_dir: Path, tmp_path: Path) -> 
     assert "customer-" not in table and "secret order" not in table
     done = kdump("dump", "--secret-file", secret, log_dir / "mixed-0", code=2)
     assert "--secret-file applies to --redact" in done.stderr
+
+
+def test_a_batch_that_holds_fewer_records_than_it_declares_stays_so(tmp_path: Path) -> None:
+    """The problem is found at the batch's end (no length): it belongs to the batch, which is scrubbed
+    rather than encoded again (which would write the count it holds, the damage gone)."""
+    from tests.batches import fix_v2_crc, patch
+
+    good = v2_batch([(b"k", b"customer value %d" % i, []) for i in range(3)])
+    short = fix_v2_crc(patch(good, 57, ">i", 4))  # recordCount 4, three records
+    seg = tmp_path / "in.log"
+    seg.write_bytes(good + set_offset(short, 3) + set_offset(good, 7))
+    out = tmp_path / "out.log"
+    kdump("redact", seg, "-o", out, code=1)
+    (code_in, before), (code_out, after) = _problems(seg), _problems(out)
+    assert (code_in, [p[1:] for p in before]) == (code_out, [p[1:] for p in after]) == (1, [("corrupt", 3)])
+    assert b"customer value" not in _payloads(out)

@@ -223,7 +223,12 @@ def _entries(run: Sequence[Item]) -> Iterator[tuple[Item, list[Problem]]]:
             continue
         end = item.position + item.sizeInBytes
         inside: list[Problem] = []
-        while i < len(run) and isinstance(p := run[i], Problem) and p.position < end:
+        # inside it, or at its very end with no length (what its records lacked: a count unmet)
+        while (
+            i < len(run)
+            and isinstance(p := run[i], Problem)
+            and (p.position < end or (p.position == end and p.length == 0))
+        ):
             inside.append(p)
             i += 1
         yield item, inside
