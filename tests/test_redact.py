@@ -311,9 +311,9 @@ def test_a_batch_that_holds_fewer_records_than_it_declares_stays_so(tmp_path: Pa
     from tests.batches import fix_v2_crc, patch
 
     good = v2_batch([(b"k", b"customer value %d" % i, []) for i in range(3)])
-    short = fix_v2_crc(patch(good, 57, ">i", 4))  # recordCount 4, three records
+    empty = fix_v2_crc(patch(v2_batch([(b"k", b"v", [])])[:61], 8, ">i", 49))  # 1 record declared, none held
     seg = tmp_path / "in.log"
-    seg.write_bytes(good + set_offset(short, 3) + set_offset(good, 7))
+    seg.write_bytes(good + set_offset(empty, 3) + set_offset(good, 7))
     out = tmp_path / "out.log"
     kdump("redact", seg, "-o", out, code=1)
     (code_in, before), (code_out, after) = _problems(seg), _problems(out)
