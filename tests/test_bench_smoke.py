@@ -31,6 +31,7 @@ CASES = {
     "ls",
     "diff",
     "state",
+    "redact",
 }
 ON_MAIN = {"decode", "dump-formats", "startup", "search"}  # their kdump pieces exist: they must not skip
 

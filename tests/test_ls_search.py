@@ -186,3 +186,15 @@ def test_a_narrow_terminal_keeps_the_matches_column(tmp_path: Path) -> None:
     header = next(line for line in result.stdout.splitlines() if line.startswith("┃"))
     assert "matches" in header and "entries" not in header
     assert "not shown at 100 columns: entries" in result.stdout
+
+
+def test_a_damaged_segment_without_a_match_is_named(tmp_path: Path) -> None:
+    """Left out of the table for its lack of matches, its damage still gives exit 1: it is said why."""
+    d = three_segments(tmp_path)
+    seg = d / "00000000000000000008.log"
+    raw = bytearray(seg.read_bytes())
+    raw[-5] ^= 0xFF
+    seg.write_bytes(bytes(raw))
+    result = run("--key", "needle", "--verify", d, code=1)
+    assert "00000000000000000008.log" not in result.stdout
+    assert f"kdump: {seg}: no matching record, and damaged: " in result.stderr

@@ -94,7 +94,7 @@ class _Index:
 
 
 def check_paths(src: Path, dst: Path) -> None:
-    """Refuse an output that is the input, lies inside it, or holds it."""
+    """Refuse an output that is the input, or lies inside it."""
     if dst.exists() and same_file(src, dst):
         raise KafkaDumpError("refusing to write over the input", file=str(dst))
     a, b = src.resolve(), dst.resolve()

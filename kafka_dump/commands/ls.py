@@ -165,7 +165,11 @@ def ls(
             if one.error is not None:
                 out.diagnostic(one.error)
                 unreadable += 1
-            damaged += bool(one.error is not None or one.crcErrors or (one.problem and not _only_tail(one)))
+            hurt = bool(one.error is not None or one.crcErrors or (one.problem and not _only_tail(one)))
+            damaged += hurt
+            if hurt and one.error is None and match is not None and not one.matches:  # not listed: said here
+                what = one.problem.reason if one.problem is not None else f"{one.crcErrors} CRC errors"
+                out.diagnostic(f"{one.name}: no matching record, and damaged: {what}")
             if match is None or one.matches:
                 whole.merge(one)
                 yield one
