@@ -76,8 +76,9 @@ def test_an_unreadable_partition_directory_is_reported(log_dir: Path) -> None:
         "type": "skipped",
         "skipped": {"unreadable": {"count": 1, "paths": [str(log_dir / "t-1")]}},
     }
-    code, _, err = kdump("verify-crc", str(log_dir))
+    code, out, err = kdump("verify-crc", str(log_dir))
     assert code == 1 and f"kdump: 1 path that could not be read: {log_dir / 't-1'}\n" in err
+    assert out.rstrip().endswith("the file is valid · 1 path of the walk unreadable · exit 1")  # not a tail
 
 
 def test_nothing_readable_is_exit_2(log_dir: Path) -> None:

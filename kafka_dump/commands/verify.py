@@ -39,7 +39,7 @@ from kafka_dump.commands.walked import (
 )
 from kafka_dump.errors import KafkaDumpError
 from kafka_dump.log.remote import Store
-from kafka_dump.log.sources import common_dir
+from kafka_dump.log.sources import UNREADABLE, common_dir
 from kafka_dump.model import Problem, ProblemKind
 from kafka_dump.render.output import UNWRAPPED, Output
 from kafka_dump.render.payload import printable
@@ -149,7 +149,7 @@ def verify_crc(
                     show.refused(str(exc))
     code = EXIT_BAD_INPUT if refused else exit_code(reports, fail_on_tail=fail_on_tail)
     code = max(code, skipped_code(skipped))
-    show.finish(reports, code)
+    show.finish(reports, code, len(skipped.get(UNREADABLE, ())))
     report_skipped(out, skipped, as_json=fmt == "json", hint="--transient")
     out.flush()
     return code
@@ -184,8 +184,8 @@ class _Shown:
     def __init__(self, out: Output) -> None:
         self._out = out
 
-    def finish(self, reports: list[FileReport], code: int) -> None:
-        pass
+    def finish(self, reports: list[FileReport], code: int, unreadable: int = 0) -> None:
+        """After the last file: ``unreadable`` paths the walk could not read (they count in ``code``)."""
 
 
 class _JsonOut(_Shown):
@@ -302,7 +302,7 @@ class _TableOut(_Shown):
     def refused(self, reason: str) -> None:
         self._out.diagnostic(f"error: {reason}")
 
-    def finish(self, reports: list[FileReport], code: int) -> None:
+    def finish(self, reports: list[FileReport], code: int, unreadable: int = 0) -> None:
         folded = [] if self._all or len(reports) < 2 else [r for r in reports if _clean(r)]
         shown = [r for r in reports if not folded or not _clean(r)]
         common = common_dir([r.file for r in reports]) if len(reports) > 1 else ""
@@ -335,7 +335,7 @@ class _TableOut(_Shown):
         width = self._out.width
         if width is not None:
             _fit_names(columns, rows, width)
-        verdict = _verdict(reports, code)
+        verdict = _verdict(reports, code, unreadable)
         with_logs = sum(1 for r in reports if r.note is not None and WITH_ITS_LOG in r.note)
         if with_logs:
             verdict = f"{plural(with_logs, 'index file')} checked with the segment they index\n{verdict}"
@@ -384,8 +384,9 @@ def _damaged(r: FileReport) -> bool:
     return r.error is None and (r.problems > 0 or r.indexProblems > 0)
 
 
-def _verdict(reports: list[FileReport], code: int) -> str:
-    """``2 of 88 files damaged · exit 1``; ``all 88 files valid · exit 0``."""
+def _verdict(reports: list[FileReport], code: int, passed_over: int = 0) -> str:
+    """``2 of 88 files damaged · exit 1``; ``all 88 files valid · exit 0``; ``passed_over``: paths of
+    the walk that could not be read (a dangling link, a directory that cannot be listed)."""
     n = len(reports)
     parts = []
     damaged = sum(map(_damaged, reports))
@@ -398,7 +399,9 @@ def _verdict(reports: list[FileReport], code: int) -> str:
         tails = sum(r.tail is not None for r in reports)
         word = "the file is" if n == 1 else f"all {plural(n, 'file')}"
         parts.append(f"{word} valid" + (f" ({plural(tails, 'tail')} reported)" if tails else ""))
-        if code:
+        if passed_over:
+            parts.append(f"{plural(passed_over, 'path')} of the walk unreadable")
+        elif code:
             parts[-1] += ", a partial tail failed by --fail-on-tail"
     return " · ".join([*parts, f"exit {code}"])
 
