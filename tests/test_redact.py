@@ -264,6 +264,7 @@ def test_refusals_and_the_map(log_dir: Path, tmp_path: Path) -> None:
     assert stat.S_IMODE(mapping.stat().st_mode) == 0o600
     rows = [json.loads(line) for line in mapping.read_text().splitlines()]
     assert {"field": "key", "pseudonym": rows[0]["pseudonym"], "original": "customer-0"} in rows
+    assert "standard input cannot be redacted" in kdump("redact", "-", "-o", out, code=2).stderr
     kdump("redact", seg, "-o", out, code=2)  # exists: not overwritten unless asked
     kdump("redact", "--force", seg, "-o", out, code=1)
     assert seg.read_bytes() == before

@@ -1,7 +1,8 @@
 """``kdump redact``: a copy of a segment, a partition or a log dir that support can read, with the
 bytes producers chose replaced by pseudonyms and the damage kept where it was (``analysis/redact.py``).
 
-Exit codes: 0 redacted; 1 redacted, and the input holds damage (kept, as it was, in the output);
+Exit codes: 0 redacted; 1 redacted, and the input holds damage (kept, as it was, in the output) or
+a path of the walk could not be read;
 2 a bad option, an unreadable input, a refused output.
 """
 
@@ -17,6 +18,7 @@ import click
 
 from kafka_dump.commands import EXIT_CORRUPT, EXIT_OK
 from kafka_dump.commands.options import Limits, format_option, limit_options, output_options
+from kafka_dump.commands.walked import skipped_code
 from kafka_dump.errors import KafkaDumpError
 from kafka_dump.render.output import Output
 from kafka_dump.render.progress import file_size
@@ -74,10 +76,10 @@ def redact(
     from kafka_dump.analysis.pseudonyms import Pseudonyms, secret
     from kafka_dump.log.sources import SEGMENT, find
 
-    if not input_path.exists():
-        raise KafkaDumpError("no such file or directory", file=str(input_path))
     if str(input_path) == "-":
         raise KafkaDumpError("standard input cannot be redacted: give a file or directory", file="-")
+    if not input_path.exists():
+        raise KafkaDumpError("no such file or directory", file=str(input_path))
     engine.check_paths(input_path, output)
     key = secret(None if secret_file is None else str(secret_file))
     found = find([str(input_path)])
@@ -110,7 +112,7 @@ def redact(
         if mapping is not None:
             mapping.close()
     _summary(out, reports, names, found.skipped, fmt)
-    return EXIT_CORRUPT if any(r.problems for r in reports) else EXIT_OK
+    return max(EXIT_CORRUPT if any(r.problems for r in reports) else EXIT_OK, skipped_code(found.skipped))
 
 
 def _watch(out: Output, total: int) -> Watch | None:
