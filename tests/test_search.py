@@ -244,6 +244,22 @@ def test_header_rules_skip_batches_undecoded(tmp_path: Path) -> None:
     assert result.stderr.strip() == "kdump: no record matches the filters given"
 
 
+def test_a_damaged_batch_of_another_producer_is_still_reported(tmp_path: Path) -> None:
+    """Skipped by its header, a batch's CRC is still checked: its damage is a problem (and exit 1),
+    its records are not shown."""
+    bad = bytearray(v2_entry(RECORDS, base_offset=6, producer_id=9))
+    bad[-3] ^= 0xFF  # inside its last record: the header intact, the CRC now fails
+    path = tmp_path / "00000000000000000000.log"
+    path.write_bytes(v2_entry(RECORDS, base_offset=0, producer_id=4001) + bytes(bad))
+    for extra in ([], ["--batches-only"]):
+        result = run("--format", "json", "--producer", "4001", *extra, path, code=1)
+        rows = [json.loads(line) for line in result.stdout.splitlines()]
+        assert [(r["type"], r.get("baseOffset"), r.get("check")) for r in rows] == [
+            ("batch", 0, None),
+            ("problem", 6, "crc-mismatch"),
+        ], extra
+
+
 def test_problems_stay_under_a_search(tmp_path: Path) -> None:
     bad = bytearray(v2_entry(RECORDS, base_offset=0))
     bad[61:70] = b"\x7f" * 9

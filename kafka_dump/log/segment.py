@@ -201,10 +201,14 @@ def _walk(
                 pos += entry
                 continue
             buf, i = win.span(pos, entry)
-            if match is not None and not match.batches.keep(buf, i, entry, magic):
-                pos += entry
-                continue
-            if magic < 2 and keep is None:
+            unwanted = match is not None and not match.batches.keep(buf, i, entry, magic)
+            if unwanted:
+                if _entry_crc_ok(win, pos, entry, magic):
+                    pos += entry
+                    continue
+                # Not the search's, but damaged: decoded below for its problems alone (never passed
+                # over in silence); its records are not shown.
+            if magic < 2 and keep is None and not unwanted:
                 # Old segments hold one message per entry: decode the whole run in one call.
                 run_end = min(len(buf), i + max(entry, _RUN_BYTES))
                 # Plain messages hold nothing to walk: their records are built only when asked for.
@@ -258,7 +262,9 @@ def _walk(
                     continue
             if found is not None and on_walk is not None and isinstance(items[0], Batch):
                 on_walk(items[0], found)
-            if records_match is not None and with_records:
+            if unwanted:
+                items = [x for x in items if isinstance(x, Problem)]
+            elif records_match is not None and with_records:
                 items = _searched(items, records_match)
             if items:
                 yield items
