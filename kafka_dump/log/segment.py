@@ -201,13 +201,12 @@ def _walk(
                 pos += entry
                 continue
             buf, i = win.span(pos, entry)
+            # A batch the search does not want is passed over if sound; a damaged one is decoded below
+            # for its problems alone (never passed over in silence), its records not shown.
             unwanted = match is not None and not match.batches.keep(buf, i, entry, magic)
-            if unwanted:
-                if _entry_crc_ok(win, pos, entry, magic):
-                    pos += entry
-                    continue
-                # Not the search's, but damaged: decoded below for its problems alone (never passed
-                # over in silence); its records are not shown.
+            if unwanted and _entry_crc_ok(win, pos, entry, magic):
+                pos += entry
+                continue
             if magic < 2 and keep is None and not unwanted:
                 # Old segments hold one message per entry: decode the whole run in one call.
                 run_end = min(len(buf), i + max(entry, _RUN_BYTES))
