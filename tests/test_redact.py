@@ -320,3 +320,22 @@ def test_a_batch_that_holds_fewer_records_than_it_declares_stays_so(tmp_path: Pa
     (code_in, before), (code_out, after) = _problems(seg), _problems(out)
     assert (code_in, [p[1:] for p in before]) == (code_out, [p[1:] for p in after]) == (1, [("corrupt", 3)])
     assert b"customer value" not in _payloads(out)
+
+
+def test_a_scrubbed_legacy_message_keeps_its_lengths_and_a_crc_that_held() -> None:
+    """A damaged v0/v1 entry: its header, its key's and value's lengths kept; their bytes replaced;
+    the CRC computed again when it held (so only its own damage remains)."""
+    import zlib
+
+    from kafka_dump.analysis.redact import FileReport, _scrubbed
+
+    for magic in (0, 1):
+        raw = legacy_messages([(b"customer-key", b"customer value, private")], magic=magic)
+        head = 18 if magic == 0 else 26
+        out = _scrubbed(raw, Pseudonyms(SECRET), FileReport("in", "out"), crc_valid=True)
+        assert len(out) == len(raw) and out[:12] == raw[:12] and out[16:head] == raw[16:head]
+        assert out[head : head + 4] == raw[head : head + 4] == (12).to_bytes(4, "big")  # the key's length
+        at = head + 4 + 12
+        assert out[at : at + 4] == raw[at : at + 4] == (23).to_bytes(4, "big")  # the value's length
+        assert b"customer" not in out
+        assert int.from_bytes(out[12:16], "big") == zlib.crc32(out[16:])

@@ -24,17 +24,19 @@ from kafka_dump.analysis.dump import BatchEvent, BatchRun, DumpEvent
 from kafka_dump.analysis.pseudonyms import Pseudonyms
 from kafka_dump.errors import KafkaDumpError, NotASegmentError
 from kafka_dump.internal_topics import decoder_for_path
+from kafka_dump.log.index import OFFSET_ENTRY, index_entries
 from kafka_dump.log.segment import Item, read_segment_runs
 from kafka_dump.log.writer import discard, place, same_file, sync_close, temporary
 from kafka_dump.model import Batch, Check, Problem, ProblemKind, Record, new_header, new_record
 from kafka_dump.wire import encode_entry
+from kafka_dump.wire import layout as L
+from kafka_dump.wire.checksum import crc32, crc32c
 
 CHUNK = 1 << 20  # bytes of a region read at a time: memory does not follow a region's length
-INDEX_ENTRY = 8  # relative offset, position
-FRAMING = 17  # offset, length, then a v0/v1 CRC or a v2 leader epoch, and the magic byte
-V2_HEADER = 61  # baseOffset .. recordCount: framing and Kafka's fields, not the producer's
+FRAMING = L.MAGIC_OFFSET + 1  # offset, length, then a v0/v1 CRC or a v2 leader epoch, and the magic byte
+V2_HEADER = L.V2_HEADER_SIZE  # baseOffset .. recordCount: framing and Kafka's fields, not the producer's
+LEGACY_HEADER = {0: L.LEGACY_HEADER_SIZE, 1: L.LEGACY_V1_LAYOUT.size}  # up to the key (v1: the timestamp)
 Watch = Callable[[Iterator[Sequence[Item]]], Iterator[Sequence[Item]]]  # a progress bar over the runs
-LEGACY_HEADER = {0: 18, 1: 26}  # offset, size, crc, magic, attributes (v1: timestamp), before the key
 
 
 @dataclass
@@ -57,39 +59,36 @@ class FileReport:
 
 
 class _Index:
-    """The input's ``.index`` entries, read in order as the log is written, each given the new
-    position of the entry it points at (a sparse index: a few entries, in position order)."""
+    """The input's ``.index`` entries (``index.index_entries``), written in order as the log is, each
+    moved by the shift of the entry it points at; what follows them (preallocated zeros, a torn entry)
+    is copied as it is."""
 
     def __init__(self, path: Path, out: Path) -> None:
-        self._in = path.open("rb")
+        self._path = path
+        self._entries = index_entries(path.open("rb"), OFFSET_ENTRY)
         self._tmp, fd = temporary(out)
         self._out = os.fdopen(fd, "wb")
-        self._next = self._read()
-
-    def _read(self) -> tuple[bytes, int] | None:
-        raw = self._in.read(INDEX_ENTRY)
-        if len(raw) < INDEX_ENTRY:
-            if raw:
-                self._out.write(raw)  # a torn last entry, as it was
-            return None
-        return raw[:4], int.from_bytes(raw[4:], "big")
+        self._done = 0  # bytes of the input's entries written
+        self._next = next(self._entries, None)
 
     def up_to(self, position: int, shift: int) -> None:
-        """Write the entries at or before ``position`` of the input, moved by ``shift``."""
-        while self._next is not None and self._next[1] <= position:
-            rel, pos = self._next
-            moved = pos + shift if (pos or rel != b"\0\0\0\0") else 0  # a preallocated zero entry stays
-            self._out.write(rel + max(0, moved).to_bytes(4, "big"))
-            self._next = self._read()
+        """Write the entries that point at or before ``position`` of the input, moved by ``shift``."""
+        while self._next is not None and self._next[2] <= position:
+            at, relative, pos = self._next
+            self._out.write(OFFSET_ENTRY.pack(relative, max(0, pos + shift)))
+            self._done = at + OFFSET_ENTRY.size
+            self._next = next(self._entries, None)
 
     def finish(self, shift: int) -> Path:
         self.up_to(1 << 62, shift)
-        self._in.close()
+        with self._path.open("rb") as rest:
+            rest.seek(self._done)
+            shutil.copyfileobj(rest, self._out, CHUNK)
         sync_close(self._out)
         return self._tmp
 
     def abort(self) -> None:
-        self._in.close()
+        self._entries.close()
         discard([self._out], [self._tmp])
 
 
@@ -260,8 +259,8 @@ def _entry(f: object, batch: Batch, damage: list[Problem], names: Pseudonyms, re
         return _scrubbed(raw, names, report, crc_valid=batch.crcValid)
     report.encoded += 1
     if not batch.crcValid:  # still fails its CRC: the stored one is kept
-        at = 17 if batch.magic == 2 else 12
-        data = data[:at] + batch.crc.to_bytes(4, "big") + data[at + 4 :]
+        at = L.V2_CRC_OFFSET if batch.magic == 2 else L.LEGACY_CRC_OFFSET
+        data = data[:at] + L.UINT32.pack(batch.crc) + data[at + 4 :]
     return data
 
 
@@ -345,13 +344,13 @@ def _scrubbed(
     and value lengths too); every other byte replaced. ``crc_valid``: the entry's CRC held, and is
     computed again over the new bytes, so that only its own damage remains."""
     report.scrubbed += 1
-    magic = head[16] if len(head) > 16 else None
+    magic = head[L.MAGIC_OFFSET] if len(head) > L.MAGIC_OFFSET else None
     keep = {2: V2_HEADER, **LEGACY_HEADER}.get(magic, FRAMING) if magic is not None else FRAMING
     keep = min(keep, len(head))
     out = bytearray(head[:keep]) + names.stream(head[keep:], len(head) - keep, b"r")
     report.scrubbed_bytes += len(head) - keep
     if magic in LEGACY_HEADER and whole is None:  # a whole message: its two lengths are framing
-        at = LEGACY_HEADER[magic] - 4
+        at = LEGACY_HEADER[magic]  # the key's length, then (after the key) the value's
         for _ in range(2):
             if at + 4 > len(head):
                 break
@@ -366,13 +365,9 @@ def _scrubbed(
 def _with_crc(data: bytearray, magic: int) -> bytearray:
     """The entry with its CRC computed (v2: CRC-32C from the attributes; v0/v1: CRC-32 from the magic)."""
     if magic == 2 and len(data) >= V2_HEADER:
-        import crc32c
-
-        data[17:21] = crc32c.crc32c(bytes(data[21:])).to_bytes(4, "big")
+        data[L.V2_CRC_OFFSET : L.V2_CRC_OFFSET + 4] = L.UINT32.pack(crc32c(data[L.V2_ATTRIBUTES_OFFSET :]))
     elif magic < 2 and len(data) >= LEGACY_HEADER[magic]:
-        import zlib
-
-        data[12:16] = zlib.crc32(bytes(data[16:])).to_bytes(4, "big")
+        data[L.LEGACY_CRC_OFFSET : L.LEGACY_CRC_OFFSET + 4] = L.UINT32.pack(crc32(data[L.MAGIC_OFFSET :]))
     return data
 
 
