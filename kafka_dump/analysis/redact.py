@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kafka_dump.analysis.dump import BatchEvent, BatchRun, DumpEvent
+from kafka_dump.analysis.dump import BatchEvent, BatchRun, DumpEvent, FileStart
 from kafka_dump.analysis.pseudonyms import Pseudonyms
 from kafka_dump.errors import KafkaDumpError, NotASegmentError
 from kafka_dump.internal_topics import decoder_for_path
@@ -266,23 +266,23 @@ def _entry(f: object, batch: Batch, damage: list[Problem], names: Pseudonyms, re
 
 def redacted_events(events: Iterable[DumpEvent], names: Pseudonyms) -> Iterator[DumpEvent]:
     """``dump --redact``: the dump's events with the records of producers' batches under pseudonyms
-    (the same as ``redact`` writes for the same secret); Kafka's own topics and control batches kept."""
+    (the same as ``redact`` writes for the same secret); Kafka's own topics (told once a file, by its
+    ``FileStart``) and control batches kept."""
+    internal = False
     for event in events:
-        if isinstance(event, BatchEvent):
-            if event.records and _producers(event.batch):
+        if isinstance(event, FileStart):
+            internal = decoder_for_path(event.path) is not None
+        elif internal:
+            pass
+        elif isinstance(event, BatchEvent):
+            if event.records and not event.batch.isControl:
                 event = event._replace(records=tuple(_record(r, names) for r in event.records))
-        elif isinstance(event, BatchRun):
+        elif isinstance(event, BatchRun):  # plain v0/v1 messages: never control batches
             event = BatchRun([
-                b._replace(records=tuple(_record(r, names) for r in b.records))
-                if b.records and _producers(b) else b
+                b._replace(records=tuple(_record(r, names) for r in b.records)) if b.records else b
                 for b in event.batches
             ])  # fmt: skip
         yield event
-
-
-def _producers(batch: Batch) -> bool:
-    """Whether a batch's records are a producer's bytes (not a control batch, not Kafka's own topic)."""
-    return not batch.isControl and decoder_for_path(batch.file) is None
 
 
 def _reads_back(data: bytes, raw: bytes, batch: Batch) -> bool:
