@@ -103,30 +103,47 @@ def make_data(top: Path) -> None:
     (top / "secret").write_text("case 4711\n")  # redact's --secret-file: the same pseudonyms every run
 
 
-def _s16(text: str) -> bytes:
-    raw = text.encode()
-    return struct.pack(">h", len(raw)) + raw
+def _batch(first: int, pairs: list[tuple[bytes | None, bytes | None]], epoch: int = 0) -> bytes:
+    """One v2 batch (kdump's encoder) of records at offsets ``first``.., keys and values given, a
+    second apart from the fixtures' time."""
+    from kafka_dump import Record, encode_entry
+    from kafka_dump.wire import new_batch
+
+    records = tuple(
+        Record(first + i, T0 + (first + i) * 1000, k, v, (), -1, 0) for i, (k, v) in enumerate(pairs)
+    )
+    return encode_entry(new_batch(records, magic=2, base_offset=first, partition_leader_epoch=epoch))
+
+
+def _message(name: str, fields: dict[str, object], version: int = 0, *, head: bytes | None = None) -> bytes:
+    """A record of Kafka's own, the schema writer's bytes behind ``head``: by default the frame of the
+    metadata and remote log metadata topics (frame version 1, the message's apiKey, ``version``)."""
+    from kafka_dump.wire.kmessage import schema
+    from kafka_dump.wire.kschemas import METADATA_TYPES, RLMM_TYPES
+
+    if head is None:
+        api_key = next(k for k, v in (*METADATA_TYPES.items(), *RLMM_TYPES.items()) if v == name)
+        head = bytes([1, api_key, version])
+    return head + schema(name).write(fields, version)
 
 
 def _commits() -> bytes:
     """A ``__consumer_offsets`` segment: group ``billing`` commits on two partitions of ``orders``,
     three times, then ``audit`` commits once and leaves (a tombstone of its commit)."""
-    from kafka_dump import Record, encode_entry
-    from kafka_dump.wire import new_batch
 
     def commit(group: str, partition: int, offset: int) -> tuple[bytes, bytes]:
-        key = struct.pack(">h", 1) + _s16(group) + _s16("orders") + struct.pack(">i", partition)
-        value = struct.pack(">hqi", 3, offset, 7) + _s16("") + struct.pack(">q", T0 + offset * 1000)
+        # The key: its record type (1, an offset commit) then the struct; the value: its version, then it.
+        key = _message("OffsetCommitKey", {"group": group, "topic": "orders", "partition": partition},
+                       head=struct.pack(">h", 1))  # fmt: skip
+        value = _message("OffsetCommitValue", {"offset": offset, "leaderEpoch": 7, "metadata": "",
+                                               "commitTimestamp": T0 + offset * 1000}, 3, head=struct.pack(">h", 3))  # fmt: skip
         return key, value
 
-    pairs = [commit("billing", p, o) for o in (100, 250, 420) for p in (0, 1)]
-    pairs.append(commit("audit", 0, 90))
-    pairs.append((commit("audit", 0, 90)[0], None))  # type: ignore[arg-type]
-    out = b""
-    for i, (key, value) in enumerate(pairs):
-        record = Record(i, T0 + i * 1000, key, value, (), -1, 0)
-        out += encode_entry(new_batch((record,), magic=2, base_offset=i, partition_leader_epoch=0))
-    return out
+    pairs: list[tuple[bytes | None, bytes | None]] = [
+        commit("billing", p, o) for o in (100, 250, 420) for p in (0, 1)
+    ]
+    pairs += [commit("audit", 0, 90), (commit("audit", 0, 90)[0], None)]
+    return b"".join(_batch(i, [pair]) for i, pair in enumerate(pairs))
 
 
 def _diverged(top: Path) -> None:
@@ -134,18 +151,12 @@ def _diverged(top: Path) -> None:
     Both hold offsets 0..59 (leader epochs 2 then 3 from offset 40). broker1 goes on in epoch 3 to
     offset 99. broker2 was truncated at 60 and re-fetched from a new leader, epoch 4, to offset 109,
     in a segment of its own."""
-    from kafka_dump import Record, encode_entry
-    from kafka_dump.wire import new_batch
 
     def batches(first: int, last: int, epoch: int, side: str) -> bytes:
-        out = b""
-        for base in range(first, last + 1, 5):
-            records = tuple(
-                Record(o, T0 + o * 1000, b"order-%d" % o, f"{side} {o}".encode(), (), -1, 0)
-                for o in range(base, base + 5)
-            )
-            out += encode_entry(new_batch(records, magic=2, base_offset=base, partition_leader_epoch=epoch))
-        return out
+        return b"".join(
+            _batch(base, [(b"order-%d" % o, f"{side} {o}".encode()) for o in range(base, base + 5)], epoch)
+            for base in range(first, last + 1, 5)
+        )
 
     def checkpoint(d: Path, epochs: list[tuple[int, int]]) -> None:
         lines = ["0", str(len(epochs)), *(f"{e} {o}" for e, o in epochs)]
@@ -162,32 +173,22 @@ def _diverged(top: Path) -> None:
     checkpoint(two, [(2, 0), (3, 40), (4, 60)])
 
 
-def _v2(first: int, last: int, values: list[bytes] | None = None, epoch: int = 0) -> bytes:
-    """One v2 batch of records ``first..last`` (their values given, or ``value N``)."""
-    from kafka_dump import Record, encode_entry
-    from kafka_dump.wire import new_batch
-
-    vals = values or [b"value %d" % o for o in range(first, last + 1)]
-    records = tuple(Record(first + i, T0 + (first + i) * 1000, None, v, (), -1, 0) for i, v in enumerate(vals))
-    return encode_entry(new_batch(records, magic=2, base_offset=first, partition_leader_epoch=epoch))
+def _values(values: list[bytes]) -> bytes:
+    """One batch of keyless records with these values (a topic of Kafka's own), from offset 0."""
+    return _batch(0, [(None, v) for v in values])
 
 
 def _tiered(top: Path) -> None:
     """``tiered/data/orders-3``: offsets 25..44 on disk; ``__remote_log_metadata-7`` says the store
     holds 0..9, 15..24, 25..34 and 40..49 (copied), 50..59 (a copy never finished) and 60..69
     (deleted): a gap at 10..14 and an overlap at 40..44."""
-    from kafka_dump.wire.kmessage import schema
-    from kafka_dump.wire.kschemas import RLMM_TYPES
-
-    def value(api_key: int, fields: dict[str, object]) -> bytes:
-        return bytes([1, api_key, 0]) + schema(RLMM_TYPES[api_key]).write(fields, 0)
 
     def segment_id(n: int) -> dict[str, object]:
         tip = {"name": "orders", "id": "AAAAAAAAAAAAAAAAAAAAAQ", "partition": 3}
         return {"topicIdPartition": tip, "id": f"{'ABCDEF'[n] * 21}{'QgwAQg'[n]}"}
 
     def added(n: int, start: int, end: int) -> bytes:
-        return value(0, {
+        return _message("RemoteLogSegmentMetadataRecord", {
             "remoteLogSegmentId": segment_id(n), "startOffset": start, "endOffset": end, "brokerId": 1,
             "maxTimestampMs": T0 + end * 1000, "eventTimestampMs": T0, "segmentSizeInBytes": 577,
             "segmentLeaderEpochs": [{"leaderEpoch": 0, "offset": start}], "customMetadata": None,
@@ -195,44 +196,37 @@ def _tiered(top: Path) -> None:
         })  # fmt: skip
 
     def moved(n: int, state: int) -> bytes:
-        return value(1, {"remoteLogSegmentId": segment_id(n), "brokerId": 1, "eventTimestampMs": T0,
-                         "customMetadata": None, "remoteLogSegmentState": state})  # fmt: skip
+        return _message("RemoteLogSegmentMetadataUpdateRecord", {"remoteLogSegmentId": segment_id(n), "brokerId": 1,
+                        "eventTimestampMs": T0, "customMetadata": None, "remoteLogSegmentState": state})  # fmt: skip
 
     part = top / "tiered" / "data" / "orders-3"
     part.mkdir(parents=True)
     for first, last in ((25, 34), (35, 44)):
-        (part / f"{first:020d}.log").write_bytes(_v2(first, last))
+        (part / f"{first:020d}.log").write_bytes(
+            _batch(first, [(None, b"value %d" % o) for o in range(first, last + 1)])
+        )
     values: list[bytes] = []
     for n, (start, end) in enumerate(((0, 9), (15, 24), (25, 34), (40, 49))):
         values += [added(n, start, end), moved(n, 1)]  # COPY_SEGMENT_FINISHED: Kafka serves it
     values += [added(4, 50, 59), added(5, 60, 69), moved(5, 1), moved(5, 3)]  # stuck; deleted
     meta = top / "tiered" / "data" / "__remote_log_metadata-7"
     meta.mkdir()
-    (meta / "00000000000000000000.log").write_bytes(_v2(0, len(values) - 1, values))
+    (meta / "00000000000000000000.log").write_bytes(_values(values))
 
 
 def _cluster(top: Path) -> None:
     """``cluster/data``: ``__cluster_metadata-0`` with three topics and their configs (``compacted``,
     ``deleted`` after a day, ``forever``: retention -1), each a partition of v0/v1 data, and ``fresh``
     in v2 only; the cluster's default retention is an hour."""
-
-    def uvarint(n: int) -> bytes:
-        out = b""
-        while n >= 0x80:
-            out, n = out + bytes([n & 0x7F | 0x80]), n >> 7
-        return out + bytes([n])
-
-    def text(s: str | None) -> bytes:
-        return b"\0" if s is None else uvarint(len(s.encode()) + 1) + s.encode()
-
-    def framed(api_key: int, body: bytes) -> bytes:  # frame version 1, the record's version 0, no tags
-        return uvarint(1) + uvarint(api_key) + uvarint(0) + body + b"\0"
+    import base64
 
     def topic(name: str, n: int) -> bytes:
-        return framed(2, text(name) + bytes([n]) * 16)
+        topic_id = base64.urlsafe_b64encode(bytes([n]) * 16).rstrip(b"=").decode()
+        return _message("TopicRecord", {"name": name, "topicId": topic_id})
 
     def config(kind: int, resource: str, name: str, value: str) -> bytes:
-        return framed(4, bytes([kind]) + text(resource) + text(name) + text(value))
+        fields = {"resourceType": kind, "resourceName": resource, "name": name, "value": value}
+        return _message("ConfigRecord", fields)
 
     data = top / "cluster" / "data"
     values = [
@@ -243,7 +237,7 @@ def _cluster(top: Path) -> None:
         config(4, "", "log.cleanup.policy", "delete"),
     ]  # fmt: skip
     (data / "__cluster_metadata-0").mkdir(parents=True)
-    (data / "__cluster_metadata-0" / "00000000000000000000.log").write_bytes(_v2(0, len(values) - 1, values))
+    (data / "__cluster_metadata-0" / "00000000000000000000.log").write_bytes(_values(values))
     for name, fixture in (("compacted-0", "v1-gzip.log"), ("deleted-0", "v1-none.log"),
                           ("forever-0", "v0-none.log"), ("fresh-0", "v2-lz4.log")):  # fmt: skip
         (data / name).mkdir()
@@ -327,13 +321,15 @@ def regenerate(files: Iterable[Path], top: Path) -> tuple[dict[Path, str], dict[
                 raise SystemExit(f'{path}: a capture takes from="TEXT" and svg="NAME", not{m["attrs"]}')
             command, start, svg = m["command"], attrs.get("from"), attrs.get("svg")
             key = (command, start, svg is not None)
+            if key not in made:  # a command shown twice runs once: its side effects happen once
+                made[key] = (text_capture if svg is None else svg_capture)(command, start, top)
             if svg is None:
-                body = made.get(key) or made.setdefault(key, text_capture(command, start, top))
+                body = made[key]
             else:
                 target = CAPTURES / f"{svg}.svg"
                 if target in svgs:
                     raise SystemExit(f"{path}: two captures write {svg}.svg")
-                svgs[target] = made.get(key) or made.setdefault(key, svg_capture(command, start, top))
+                svgs[target] = made[key]
                 link = os.path.relpath(target, path.parent).replace(os.sep, "/")
                 body = f"![$ {command}]({link})\n"
             head = m.group(0)[: m.start("body") - m.start()]
