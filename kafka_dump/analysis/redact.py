@@ -2,9 +2,10 @@
 
 Each entry keeps its place, offsets, timestamps, magic, attributes, codec, producer fields and
 record count; only keys, values and header values become pseudonyms of the same length
-(``pseudonyms.Pseudonyms``). A valid entry is encoded again (its CRC computed, a compressed one
-compressed again with its codec); an entry that fails its CRC is encoded the same way but keeps its
-stored CRC, so it still fails it. Bytes no entry could be read from (a corrupt header, bytes between
+(``pseudonyms.Pseudonyms``). A valid v2 batch, its records checked by the reader's walk, has them
+replaced where they lie (``redact_records``); a v0/v1 entry is encoded again; either is compressed
+again with its codec and its CRC computed. An entry that fails its CRC is written the same way but
+keeps its stored CRC, so it still fails it. Bytes no entry could be read from (a corrupt header, bytes between
 entries, a partial tail) keep their framing fields (offset, length, magic, CRC) and every other
 byte becomes a pseudonym byte; a zero-filled tail stays zeros. Control batches and Kafka's own
 topics (``__consumer_offsets``...) are Kafka's bytes, kept. The output goes through a temporary
@@ -22,15 +23,18 @@ from pathlib import Path
 
 from kafka_dump.analysis.dump import BatchEvent, BatchRun, DumpEvent, FileStart
 from kafka_dump.analysis.pseudonyms import Pseudonyms
-from kafka_dump.errors import KafkaDumpError, NotASegmentError
+from kafka_dump.analysis.redact_records import redact_v2_records
+from kafka_dump.errors import CorruptRecordError, KafkaDumpError, NotASegmentError
 from kafka_dump.internal_topics import decoder_for_path
 from kafka_dump.log.index import OFFSET_ENTRY, index_entries
 from kafka_dump.log.segment import Item, read_segment_runs
 from kafka_dump.log.writer import discard, place, same_file, sync_close, temporary
-from kafka_dump.model import Batch, Check, Problem, ProblemKind, Record, new_header, new_record
-from kafka_dump.wire import encode_entry
+from kafka_dump.model import Batch, Check, Compression, Problem, ProblemKind, Record, new_header, new_record
+from kafka_dump.wire import encode_entry, legacy, v2
 from kafka_dump.wire import layout as L
 from kafka_dump.wire.checksum import crc32, crc32c
+from kafka_dump.wire.codecs import compress, decompress
+from kafka_dump.wire.encoder import finish_v2_entry
 
 CHUNK = 1 << 20  # bytes of a region read at a time: memory does not follow a region's length
 FRAMING = L.MAGIC_OFFSET + 1  # offset, length, then a v0/v1 CRC or a v2 leader epoch, and the magic byte
@@ -114,6 +118,7 @@ def redact_segment(
     """Write the redacted copy of the segment ``src`` (and its ``.index``) to ``dst``; ``watch`` sees
     the input's runs go by (a progress bar)."""
     report = FileReport(str(src), str(dst))
+    limits = (max_batch_bytes, max_records_per_batch)
     internal = decoder_for_path(src) is not None
     targets = [dst]
     index_src = src.with_suffix(".index")
@@ -131,9 +136,12 @@ def redact_segment(
             size = os.fstat(f.fileno()).st_size
             report.bytes_in = size
             cursor, shift = 0, 0
+            # v2 batches walked (their records checked, not built: redact_records replaces them where
+            # they lie), v0/v1 entries and control batches decoded
             runs = read_segment_runs(
-                str(src), max_batch_bytes=max_batch_bytes, max_records_per_batch=max_records_per_batch
-            )
+                str(src), with_records=False, on_walk=_walked, max_batch_bytes=max_batch_bytes,
+                max_records_per_batch=max_records_per_batch,
+            )  # fmt: skip
             if watch is not None:
                 runs = watch(runs)
             try:
@@ -151,7 +159,7 @@ def redact_segment(
                         for problem in damage:
                             _count(report, problem)
                         if isinstance(item, Batch):
-                            data = _entry(f, item, damage, names, report, internal)
+                            data = _entry(f, item, damage, names, report, internal, limits)
                             out.write(data)
                             shift += len(data) - item.sizeInBytes
                             cursor = item.position + item.sizeInBytes
@@ -205,6 +213,10 @@ def copy_side_file(src: Path, dst: Path, *, force: bool) -> FileReport:
     return FileReport(str(src), str(dst), bytes_in=size, bytes_out=size, copied=True)
 
 
+def _walked(batch: Batch, found: object) -> None:
+    """The walk's findings: not needed, its problems come as items."""
+
+
 def _count(report: FileReport, problem: Problem) -> None:
     kind = problem.check or problem.kind.label
     report.problems[kind] = report.problems.get(kind, 0) + 1
@@ -234,25 +246,40 @@ def _entries(run: Sequence[Item]) -> Iterator[tuple[Item, list[Problem]]]:
 
 
 def _entry(f: object, batch: Batch, damage: list[Problem], names: Pseudonyms, report: FileReport,
-           internal: bool) -> bytes:  # fmt: skip
+           internal: bool, limits: tuple[int, int]) -> bytes:  # fmt: skip
     """The entry's new bytes: encoded again with pseudonyms, or its own where nothing is the producer's;
-    an entry with damage other than its CRC (its records, its wrapper) has its payload scrubbed."""
-    report.records += len(batch.records or ())
+    an entry with damage other than its CRC (its records, its wrapper) has its payload scrubbed.
+    ``limits``: --max-batch-bytes and --max-records-per-batch."""
     raw = _read(f, batch.position, batch.position + batch.sizeInBytes)
+    crc_only = all(p.check == Check.CRC_MISMATCH for p in damage)
+    # The walk checked a sound v2 batch's records without building them; they are replaced where they
+    # lie. Any other entry's records are read here: a plain v0/v1 message, a batch failing its CRC.
+    walked = batch.magic == 2 and batch.records is None and not damage
+    if batch.records is None and crc_only and not (walked and names.in_place and not internal):
+        try:
+            batch, error = _decoded(raw, batch, limits)
+            crc_only = error is None
+        except KafkaDumpError:  # its records cannot be read: scrubbed
+            crc_only = False
+    report.records += (batch.recordCount or 0) if batch.records is None else len(batch.records)
     if internal or (batch.isControl and not damage):
         report.kept += 1
         return raw
     if (
-        batch.records is None
-        or any(p.check != Check.CRC_MISMATCH for p in damage)
-        or any(r.crcValid is False for r in batch.records)  # an inner v0/v1 message that fails its CRC
+        (batch.records is None and not walked)
+        or not crc_only
+        or (batch.magic < 2 and any(r.crcValid is False for r in batch.records or ()))  # an inner message's
     ):
         return _scrubbed(raw, names, report, crc_valid=batch.crcValid)
-    records = tuple(_record(r, names) for r in batch.records)
-    try:
-        data = encode_entry(batch._replace(records=records))
-    except KafkaDumpError:  # a codec no encoder has (an unknown one, zstd below v2): scrubbed
-        return _scrubbed(raw, names, report, crc_valid=batch.crcValid)
+    data = _in_place(raw, batch, names, limits[0]) if batch.magic == 2 and names.in_place else None
+    if data is None:
+        if batch.records is None:  # walked, but the records are not as the walk read them
+            return _scrubbed(raw, names, report, crc_valid=batch.crcValid)
+        records = tuple(_record(r, names) for r in batch.records)
+        try:
+            data = encode_entry(batch._replace(records=records))
+        except KafkaDumpError:  # a codec no encoder has (an unknown one, zstd below v2): scrubbed
+            return _scrubbed(raw, names, report, crc_valid=batch.crcValid)
     if batch.magic < 2:  # the wrapper's own offset field as it was (Kafka's rule for offset 0: absolute)
         data = raw[:8] + data[8:]
     if batch.magic < 2 and not _reads_back(data, raw, batch):  # a wrapper the encoder would normalise
@@ -262,6 +289,38 @@ def _entry(f: object, batch: Batch, damage: list[Problem], names: Pseudonyms, re
         at = L.V2_CRC_OFFSET if batch.magic == 2 else L.LEGACY_CRC_OFFSET
         data = data[:at] + L.UINT32.pack(batch.crc) + data[at + 4 :]
     return data
+
+
+def _decoded(raw: bytes, batch: Batch, limits: tuple[int, int]) -> tuple[Batch, CorruptRecordError | None]:
+    """The entry ``raw`` read again with its records (and the error in them, or None)."""
+    if batch.magic == 2:
+        return v2.decode_batch(
+            batch.file, raw, 0, batch.position, with_records=True, max_batch_bytes=limits[0]
+        )
+    return legacy.decode_message(batch.file, raw, 0, len(raw), batch.position, with_records=True,
+                                 max_batch_bytes=limits[0], max_records=limits[1])  # fmt: skip
+
+
+def _in_place(raw: bytes, batch: Batch, names: Pseudonyms, max_batch_bytes: int) -> bytes | None:
+    """A v2 batch whose records were read whole, with its records' fields replaced where they lie
+    (``redact_records``), compressed again with its codec, its length and CRC computed; its header
+    otherwise its own. None where the records are not as read (then they are encoded again)."""
+    body = memoryview(raw)[V2_HEADER:]
+    count = L.INT32.unpack_from(raw, V2_HEADER - 4)[0]
+    codec = batch.compression
+    try:
+        plain = bytes(body) if codec is Compression.NONE else decompress(codec, body, max_batch_bytes)
+    except KafkaDumpError:
+        return None
+    got = redact_v2_records(
+        names.secret, plain, count, -1 if names.keep_prefix is None else names.keep_prefix
+    )
+    if got is None:
+        return None
+    records, counts, kept = got
+    names.add(counts, kept)
+    payload = records if codec is Compression.NONE else compress(codec, records, magic=2)
+    return finish_v2_entry(raw[:V2_HEADER], payload)
 
 
 def redacted_events(events: Iterable[DumpEvent], names: Pseudonyms) -> Iterator[DumpEvent]:

@@ -4,6 +4,7 @@
 from collections.abc import Callable
 from typing import overload
 
+from kafka_dump.analysis.redact_records import redact_v2_records as redact_v2_records
 from kafka_dump.model import Compression
 from kafka_dump.render.jsonl import batch_json as batch_json
 from kafka_dump.render.jsonl import plain_run_json as plain_run_json
@@ -62,3 +63,8 @@ class InflateEngine:
     def counts(self) -> dict[str, int]: ...
 
 def compressed_spans(data: bytes | bytearray, pos: int, end: int, /) -> list[tuple[int, int, int]]: ...
+
+# redact.c: Pseudonyms.stream by the compiled digests, and which SHA-256 compression they use.
+def pseudonym_stream(secret: bytes, domain: int, data: bytes, n: int, portable: bool, /) -> bytes: ...
+
+SHA256_PATH: str

@@ -5,7 +5,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
-#define EACH_FILE(X) X(speedups) X(walk) X(jsonfast) X(encoder) X(gather) X(recheck) X(transcode) X(ahead) X(tablefast)
+#define EACH_FILE(X) X(speedups) X(walk) X(jsonfast) X(encoder) X(gather) X(recheck) X(transcode) X(ahead) X(tablefast) X(redact)
 #define EACH_FUNCTION(X) \
     X(decode_v2_records) X(decode_legacy_inner) X(decode_legacy_wrapper) X(decode_legacy_run) X(crc32_paths) \
     X(walk_v2_records) X(walk_entries) \
@@ -16,7 +16,8 @@
     X(same_v2_records) X(same_as_v1_inner) \
     X(gunzip) X(lz4_frame) X(unlz4_frame) X(read_wrappers) X(write_wrappers) \
     X(compressed_spans) \
-    X(cells) X(lines) X(messages)
+    X(cells) X(lines) X(messages) \
+    X(redact_v2_records) X(pseudonym_stream)
 #define DECLARE_INIT(stem) int stem##_init(PyObject *m);
 #define DECLARE_FUNCTION(name) PyObject *name(PyObject *self, PyObject *args);
 EACH_FILE(DECLARE_INIT)
@@ -95,6 +96,12 @@ static PyMethodDef methods[] = {
     /* ahead.c */
     FN(compressed_spans, "(data, pos, end) -> list of (codec, start, length): ahead.py's scan (gzip "
                          "wanted),\nas the engine's scan() finds them."),
+    /* redact.c */
+    TWIN(redact_v2_records, "(secret, data, count, keep_prefix) -> (bytes, counts, kept) | None",
+         "analysis.redact_records"),
+    FN(pseudonym_stream, "(secret, domain, data, n, portable) -> bytes: Pseudonyms(secret).stream(data, n, "
+                         "bytes([domain]))\nby the compiled digests (portable: without the SHA extensions); "
+                         "for the tests."),
     {NULL, NULL, 0, NULL},
 };
 

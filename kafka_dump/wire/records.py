@@ -27,12 +27,16 @@ _EMPTY: tuple[Header, ...] = ()
 
 # start, end, attributes, timestampDelta, offsetDelta, key, value, headers: one record as read.
 RawRecord = tuple[int, int, int, int, int, "bytes | None", "bytes | None", tuple[Header, ...]]
+Spans = list[tuple[str, int, int]]  # ("key" | "value" | "header", start, length) of each non-null field read
 
 
-def v2_records(data: bytes, pos: int, end: int, count: int) -> Iterator[RawRecord]:
+def v2_records(
+    data: bytes, pos: int, end: int, count: int, spans: Spans | None = None
+) -> Iterator[RawRecord]:
     """The ``count`` records in ``data[pos:end]`` (``end <= len(data)``), one at a time, as read. An
     error inside a record is raised at the record's start; a record short of ``count`` at the records'
-    start (the count is what is wrong); bytes left after the last record where they begin."""
+    start (the count is what is wrong); bytes left after the last record where they begin. ``spans``
+    is told where each key, value and header value lies (redact replaces them in place)."""
     varint = read_zigzag
     first = pos
     for i in range(count):
@@ -53,12 +57,16 @@ def v2_records(data: bytes, pos: int, end: int, count: int) -> Iterator[RawRecor
             ts_delta, pos = varint(data, pos + 1, body_end, L.VARLONG_MAX_BYTES)
             offset_delta, pos = varint(data, pos, body_end, L.VARINT_MAX_BYTES)
             key, pos = _field(data, pos, body_end, "key")
+            if spans is not None and key is not None:
+                spans.append(("key", pos - len(key), len(key)))
             value, pos = _field(data, pos, body_end, "value")
+            if spans is not None and value is not None:
+                spans.append(("value", pos - len(value), len(value)))
             if pos < body_end and data[pos] == 0:
                 headers = _EMPTY
                 pos += 1
             else:
-                headers, pos = _headers(data, pos, body_end)
+                headers, pos = _headers(data, pos, body_end, spans)
             if pos != body_end:
                 raise CorruptRecordError(
                     f"record declares {length} bytes but its fields take {length + pos - body_end}",
@@ -117,7 +125,7 @@ def _field(data: bytes, pos: int, body_end: int, what: str) -> tuple[bytes | Non
     return data[pos : pos + n], pos + n
 
 
-def _headers(data: bytes, pos: int, body_end: int) -> tuple[tuple[Header, ...], int]:
+def _headers(data: bytes, pos: int, body_end: int, spans: Spans | None) -> tuple[tuple[Header, ...], int]:
     count, pos = read_zigzag(data, pos, body_end, L.VARINT_MAX_BYTES)
     if count < 0 or count > body_end - pos:
         raise CorruptRecordError(f"invalid header count {count}", check=Check.HEADER_COUNT, found=count)
@@ -129,5 +137,7 @@ def _headers(data: bytes, pos: int, body_end: int) -> tuple[tuple[Header, ...], 
         if key is None:
             raise CorruptRecordError("header key is null", check=Check.FIELD_LENGTH)
         value, pos = _field(data, pos, body_end, "header value")
+        if spans is not None and value is not None:
+            spans.append(("header", pos - len(value), len(value)))
         headers.append(new_header(key, value))
     return tuple(headers), pos
