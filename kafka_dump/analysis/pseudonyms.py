@@ -145,6 +145,27 @@ class Pseudonyms:
             )
         return out
 
+    def name(self, text: str, kind: str) -> str:
+        """The pseudonym of a topic name, group id or transactional id (``kind``): as many letters
+        and digits as the name has bytes (a legal topic name, the same length on the wire); the same
+        for a name wherever it appears. Kafka's own names (``__consumer_offsets``...) are kept."""
+        if not text or text.startswith("__"):
+            return text
+        seen = self._memo.get((kind, text.encode()))
+        if seen is not None:
+            out = seen.decode("ascii")
+        else:
+            original = text.encode()
+            new = self.stream(original, len(original), b"N" + kind.encode()).translate(TO_ALNUM)
+            if len(self._memo) >= MEMO_ENTRIES:
+                self._memo.clear()
+            self._memo[kind, original] = new
+            out = new.decode("ascii")
+            if self._mapping is not None:
+                self._mapping.write(json.dumps({"field": kind, "pseudonym": out, "original": text}) + "\n")
+        self.counts[kind] = self.counts.get(kind, 0) + len(out)
+        return out
+
     def _keep(self, why: str, n: int) -> None:
         self.kept[why] = self.kept.get(why, 0) + n
 

@@ -23,6 +23,7 @@ from pathlib import Path
 
 from kafka_dump.analysis.dump import BatchEvent, BatchRun, DumpEvent, FileStart
 from kafka_dump.analysis.pseudonyms import Pseudonyms
+from kafka_dump.analysis.redact_names import Renamer
 from kafka_dump.analysis.redact_records import redact_v2_records
 from kafka_dump.errors import CorruptRecordError, KafkaDumpError, NotASegmentError
 from kafka_dump.internal_topics import decoder_for_path
@@ -114,12 +115,15 @@ def redact_segment(
     max_batch_bytes: int,
     max_records_per_batch: int,
     watch: Watch | None = None,
+    renamer: Renamer | None = None,
 ) -> FileReport:
     """Write the redacted copy of the segment ``src`` (and its ``.index``) to ``dst``; ``watch`` sees
-    the input's runs go by (a progress bar)."""
+    the input's runs go by (a progress bar); ``renamer`` (--names) replaces the names in Kafka's own
+    topics' records."""
     report = FileReport(str(src), str(dst))
     limits = (max_batch_bytes, max_records_per_batch)
-    internal = decoder_for_path(src) is not None
+    own = decoder_for_path(src)  # Kafka's own topic: kept, but for its names under --names
+    internal = (own, renamer) if own is not None else None
     targets = [dst]
     index_src = src.with_suffix(".index")
     has_index = src.suffix == ".log" and index_src.is_file()
@@ -246,49 +250,71 @@ def _entries(run: Sequence[Item]) -> Iterator[tuple[Item, list[Problem]]]:
 
 
 def _entry(f: object, batch: Batch, damage: list[Problem], names: Pseudonyms, report: FileReport,
-           internal: bool, limits: tuple[int, int]) -> bytes:  # fmt: skip
+           internal: tuple[str, Renamer | None] | None, limits: tuple[int, int]) -> bytes:  # fmt: skip
     """The entry's new bytes: encoded again with pseudonyms, or its own where nothing is the producer's;
     an entry with damage other than its CRC (its records, its wrapper) has its payload scrubbed.
-    ``limits``: --max-batch-bytes and --max-records-per-batch."""
+    ``internal``: Kafka's own topic (its decoder, and the renamer of --names); ``limits``:
+    --max-batch-bytes and --max-records-per-batch."""
     raw = _read(f, batch.position, batch.position + batch.sizeInBytes)
     crc_only = all(p.check == Check.CRC_MISMATCH for p in damage)
+    renamer = internal[1] if internal is not None and not batch.isControl else None
+    if renamer is not None and damage:
+        renamer.keep("a damaged batch, kept as it is")
+        renamer = None
     # The walk checked a sound v2 batch's records without building them; they are replaced where they
-    # lie. Any other entry's records are read here: a plain v0/v1 message, a batch failing its CRC.
+    # lie. Any other entry's records are read here: a plain v0/v1 message, a batch failing its CRC, a
+    # batch whose records are encoded one by one (--map, --json, --names).
     walked = batch.magic == 2 and batch.records is None and not damage
-    if batch.records is None and crc_only and not (walked and names.in_place and not internal):
+    wanted = not walked or renamer is not None or (internal is None and not names.in_place)
+    if batch.records is None and crc_only and wanted:
         try:
             batch, error = _decoded(raw, batch, limits)
             crc_only = error is None
         except KafkaDumpError:  # its records cannot be read: scrubbed
             crc_only = False
     report.records += (batch.recordCount or 0) if batch.records is None else len(batch.records)
-    if internal or (batch.isControl and not damage):
+    data: bytes | None = None
+    records: tuple[Record, ...] | None = None
+    if internal is not None and renamer is not None and batch.records is not None and crc_only:
+        records = tuple(_renamed(r, internal[0], renamer) for r in batch.records)
+    elif internal is not None or (batch.isControl and not damage):
         report.kept += 1
         return raw
-    if (
+    elif (
         (batch.records is None and not walked)
         or not crc_only
         or (batch.magic < 2 and any(r.crcValid is False for r in batch.records or ()))  # an inner message's
     ):
         return _scrubbed(raw, names, report, crc_valid=batch.crcValid)
-    data = _in_place(raw, batch, names, limits[0]) if batch.magic == 2 and names.in_place else None
-    if data is None:
-        if batch.records is None:  # walked, but the records are not as the walk read them
+    elif batch.magic == 2 and names.in_place:
+        data = _in_place(raw, batch, names, limits[0])
+        if data is None and batch.records is None:  # walked, but the records are not as the walk read them
             return _scrubbed(raw, names, report, crc_valid=batch.crcValid)
-        records = tuple(_record(r, names) for r in batch.records)
+    # What cannot be written again is scrubbed; Kafka's own records are kept as they are.
+    unwritten = raw if internal is not None else None
+    if data is None:
+        if records is None:
+            records = tuple(_record(r, names) for r in batch.records or ())
         try:
             data = encode_entry(batch._replace(records=records))
-        except KafkaDumpError:  # a codec no encoder has (an unknown one, zstd below v2): scrubbed
-            return _scrubbed(raw, names, report, crc_valid=batch.crcValid)
+        except KafkaDumpError:  # a codec no encoder has (an unknown one, zstd below v2)
+            return unwritten or _scrubbed(raw, names, report, crc_valid=batch.crcValid)
     if batch.magic < 2:  # the wrapper's own offset field as it was (Kafka's rule for offset 0: absolute)
         data = raw[:8] + data[8:]
     if batch.magic < 2 and not _reads_back(data, raw, batch):  # a wrapper the encoder would normalise
-        return _scrubbed(raw, names, report, crc_valid=batch.crcValid)
+        return unwritten or _scrubbed(raw, names, report, crc_valid=batch.crcValid)
     report.encoded += 1
     if not batch.crcValid:  # still fails its CRC: the stored one is kept
         at = L.V2_CRC_OFFSET if batch.magic == 2 else L.LEGACY_CRC_OFFSET
         data = data[:at] + L.UINT32.pack(batch.crc) + data[at + 4 :]
     return data
+
+
+def _renamed(r: Record, decoder: str, renamer: Renamer) -> Record:
+    """A record of Kafka's own topic with its names replaced (``redact_names``)."""
+    key, value = renamer.record(decoder, r.key, r.value)
+    return new_record(r.offset, r.timestamp, key, value, r.headers, r.sequence, r.sizeInBytes, r.crc, r.crcValid,
+                      r.control, r.storedTimestamp)  # fmt: skip
 
 
 def _decoded(raw: bytes, batch: Batch, limits: tuple[int, int]) -> tuple[Batch, CorruptRecordError | None]:

@@ -26,6 +26,7 @@ from kafka_dump.render.progress import file_size
 if TYPE_CHECKING:
     from kafka_dump.analysis.pseudonyms import Pseudonyms
     from kafka_dump.analysis.redact import FileReport, Watch
+    from kafka_dump.analysis.redact_names import Renamer
     from kafka_dump.log.segment import Item
 
 
@@ -42,6 +43,10 @@ if TYPE_CHECKING:
               help="Values that are JSON keep their shape: only their string and number leaves are replaced.")  # fmt: skip
 @click.option("--map", "map_path", type=click.Path(dir_okay=False, path_type=Path),
               help="Also write each pseudonym and its original to this file (mode 0600), to trace a finding back.")  # fmt: skip
+@click.option("--names", "names_too", is_flag=True,
+              help="Also replace topic names, group ids, transactional ids and group members' client ids and hosts: in "
+              "Kafka's own topics' records (__consumer_offsets, __transaction_state, __cluster_metadata...) and in "
+              "the partition directories' names.")  # fmt: skip
 @click.option("--force", is_flag=True, help="Replace existing output files (never the input).")
 @format_option("table", "json", help="The summary: lines on stderr, or one JSON object per file on stdout.")
 @limit_options
@@ -54,6 +59,7 @@ def redact(
     keep_prefix: int | None,
     json_values: bool,
     map_path: Path | None,
+    names_too: bool,
     force: bool,
     fmt: str,
     limits: Limits,
@@ -62,7 +68,8 @@ def redact(
 
     FILE|DIR is a segment, a partition directory or a log dir; OUTPUT has the same shape, side files
     included. Offsets, timestamps, attributes, codecs, producer fields, header keys, control batches
-    and Kafka's own topics are kept; a pseudonym has its original's length, and equal originals get
+    and Kafka's own topics are kept (with --names, not their topic names, group ids and transactional
+    ids, nor the partition directories' names); a pseudonym has its original's length, and equal originals get
     equal pseudonyms (null stays null, printable ASCII stays printable ASCII). Damage stays where
     it was: verify-crc reports the same problems on the copy. The input is never written to.
 
@@ -71,10 +78,12 @@ def redact(
       kdump redact 00000000000000000000.log -o for-support.log
       kdump redact --secret-file ~/.kdump-secret my-topic-0/ -o my-topic-0.redacted/
       kdump redact --json --map mapping.jsonl /var/lib/kafka/data -o data.redacted/
+      kdump redact --names /var/lib/kafka/data -o data.redacted/
     """
     from kafka_dump.analysis import redact as engine
     from kafka_dump.analysis.pseudonyms import Pseudonyms, secret
-    from kafka_dump.log.sources import SEGMENT, find
+    from kafka_dump.analysis.redact_names import Renamer
+    from kafka_dump.log.sources import SEGMENT, SNAPSHOT, find
 
     if str(input_path) == "-":
         raise KafkaDumpError("standard input cannot be redacted: give a file or directory", file="-")
@@ -90,28 +99,37 @@ def redact(
         output = output / input_path.name
     mapping = _open_map(map_path, force) if map_path is not None else None
     names = Pseudonyms(key, keep_prefix=keep_prefix, json_values=json_values, mapping=mapping)
+    renamer = Renamer(names) if names_too else None
     reports: list[FileReport] = []
     watch = _watch(out, sum(file_size(s) for s in found.sources if s.kind == SEGMENT))
     try:
         segments = {Path(s.path) for s in found.sources if s.kind == SEGMENT}
         for source in found.sources:
             src = Path(source.path)
+            relative = src.relative_to(input_path) if is_dir else None
+            if relative is not None and renamer is not None:
+                relative = Path(renamer.path(relative))
             dst = (
-                output / src.relative_to(input_path)
-                if is_dir
+                output / relative
+                if relative is not None
                 else (output if src == input_path else output.parent / src.name)
             )
             if src.suffix == ".index" and src.with_suffix(".log") in segments:
                 continue  # written with its segment, at the new positions
             dst.parent.mkdir(parents=True, exist_ok=True)
-            if source.kind == SEGMENT:
-                reports.append(engine.redact_segment(src, dst, names, force=force, watch=watch, **limits))
+            # a KRaft snapshot holds Kafka's own records: copied, but renamed with the log under --names
+            if source.kind == SEGMENT or (source.kind == SNAPSHOT and renamer is not None):
+                reports.append(
+                    engine.redact_segment(
+                        src, dst, names, force=force, watch=watch, renamer=renamer, **limits
+                    )
+                )
             else:
                 reports.append(engine.copy_side_file(src, dst, force=force))
     finally:
         if mapping is not None:
             mapping.close()
-    _summary(out, reports, names, found.skipped, fmt)
+    _summary(out, reports, names, renamer, found.skipped, fmt)
     return max(EXIT_CORRUPT if any(r.problems for r in reports) else EXIT_OK, skipped_code(found.skipped))
 
 
@@ -140,7 +158,12 @@ def _open_map(path: Path, force: bool) -> TextIO:
 
 
 def _summary(
-    out: Output, reports: list[FileReport], names: Pseudonyms, skipped: dict[str, list[str]], fmt: str
+    out: Output,
+    reports: list[FileReport],
+    names: Pseudonyms,
+    renamer: Renamer | None,
+    skipped: dict[str, list[str]],
+    fmt: str,
 ) -> None:
     """What was replaced, what was kept and why, per field: lines on stderr, or JSON on stdout."""
     if fmt == "json":
@@ -149,8 +172,11 @@ def _summary(
                                   "entries": r.entries, "records": r.records, "encoded": r.encoded,
                                   "kept": r.kept, "scrubbed": r.scrubbed, "scrubbedBytes": r.scrubbed_bytes,
                                   "problems": r.problems, "bytesIn": r.bytes_in, "bytesOut": r.bytes_out}) + "\n")  # fmt: skip
+        renamed = (
+            {} if renamer is None else {"rewrittenRecords": renamer.rewritten, "keptRecords": renamer.kept}
+        )
         out.write(json.dumps({"type": "summary", "redactedBytes": names.counts, "keptBytes": names.kept,
-                              "skipped": skipped}) + "\n")  # fmt: skip
+                              **renamed, "skipped": skipped}) + "\n")  # fmt: skip
         out.flush()
         return
     from kafka_dump.render.theme import number, plural
@@ -161,6 +187,15 @@ def _summary(
              f"{plural(sum(r.records for r in segs), 'record')}); {plural(len(reports) - len(segs), 'side file')} copied"]  # fmt: skip
     for field_name in ("key", "value", "header"):
         lines.append(f"  {field_name}s: {number(names.counts.get(field_name, 0))} bytes replaced")
+    if renamer is not None:
+        from kafka_dump.analysis.redact_names import KINDS
+
+        told = ", ".join(f"{kind}s {number(names.counts.get(kind, 0))} bytes" for kind in KINDS)
+        lines.append(
+            f"  names replaced: {told}, in {plural(renamer.rewritten, 'record')} of Kafka's own topics"
+        )
+        for why, n in renamer.kept.items():
+            lines.append(f"  names kept: {plural(n, 'record')} ({why})")
     kept = sum(r.kept for r in segs)
     if kept:
         lines.append(
