@@ -269,11 +269,15 @@ def place(path: Segment) -> tuple[str, str, str]:
     of Kafka's ``my-topic-0.<id>-delete`` too), as its name spells them (a path, an object's URL)."""
     where = os.path.dirname(str(path)) or "."
     partition = os.path.basename(where) or where
+    log_dir = os.path.dirname(where) or "."
+    if partition in (".", "..") and "://" not in where:  # spelled relative to it: the directory's own name
+        partition = os.path.basename(os.path.abspath(where)) or partition
+        log_dir = os.path.join(where, "..")
     live = transient_dir_partition(partition) or partition
     topic, sep, number = live.rpartition("-")
     if not sep or not number.isdigit():
         topic = live
-    return partition, topic, os.path.dirname(where) or "."
+    return partition, topic, log_dir
 
 
 def list_segment(path: Segment, options: LsOptions) -> Listing:

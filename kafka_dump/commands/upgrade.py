@@ -97,7 +97,7 @@ def upgrade_check(
             [Path(s.path) for s in sources if s.directory == str(meta)] if metadata is None else None
         )
         configs = read_configs(meta, metadata_files or None)
-    elif any(Path(p).is_dir() for p in paths):
+    elif fmt == "json" and any(Path(p).is_dir() for p in paths):  # the table says so in its header
         out.diagnostic(f"no {METADATA_PARTITION} here (give --metadata DIR): topic configs unknown")
     options = LsOptions(deep=deep, **limits)
     groups = by_partition(files)
@@ -136,6 +136,15 @@ def upgrade_check(
     report_skipped(out, found.skipped, as_json=fmt == "json")
     out.flush()
     return max(EXIT_CORRUPT if partitions else EXIT_OK, skipped_code(found.skipped))
+
+
+def _shown_partition(partition: str, top: str) -> str:
+    """A partition as a row names it: below the one directory given, or (that directory is the
+    partition) by its own name."""
+    if not top:
+        return partition
+    shown = os.path.relpath(partition, top)
+    return os.path.basename(os.path.abspath(partition)) if shown == "." else shown
 
 
 def _partition_row(key: str, held: list[Listing], c: Conversion) -> dict[str, object]:
@@ -262,7 +271,7 @@ def _table(
         ]
         cells = [
             [
-                printable(os.path.relpath(str(r["partition"]), top) if top else str(r["partition"])),
+                printable(_shown_partition(str(r["partition"]), top)),
                 n(r["segments"]),
                 n(r["entries"]),
                 n(r["bytes"]),
